@@ -1,0 +1,61 @@
+# gpujoin: GPU join paths for PostgreSQL (PGXS build)
+#
+#   make && make install          CUDA build when nvcc is found, else CPU-only
+#   make WITH_CUDA=0              CPU-only build
+#   make installcheck             pg_regress suite (sql/, expected/)
+#   make prove                    pgTAP suite (test/*.sql) through pg_prove
+#   make -C cuda check            kernel tests outside PostgreSQL
+#
+# The device side (cuda/*.cu) is compiled by nvcc into cuda/libgpujoin_cuda.a and
+# linked into gpujoin.so together with the static CUDA runtime; see cuda/config.mk.
+
+EXTENSION = gpujoin
+MODULE_big = gpujoin
+DATA = gpujoin--0.1.0.sql
+PGFILEDESC = "gpujoin - GPU join paths for PostgreSQL"
+
+OBJS = \
+	src/gpujoin.o \
+	src/planner.o \
+	src/exec.o \
+	src/keys.o \
+	src/device.o \
+	cuda/context_cpu.o \
+	cuda/hash_join_cpu.o
+
+REGRESS = setup hash_join rescan settings
+REGRESS_OPTS = --inputdir=. --load-extension=gpujoin
+
+include cuda/config.mk
+
+PG_CPPFLAGS = -I$(srcdir)/cuda
+ifeq ($(WITH_CUDA),1)
+PG_CPPFLAGS += -DGPUJOIN_WITH_CUDA
+# --exclude-libs: keep CUB's and the CUDA runtime's symbols out of the backend's
+# global namespace (PostgreSQL loads modules with RTLD_GLOBAL)
+SHLIB_LINK += cuda/libgpujoin_cuda.a $(CUDA_LIBS) -Wl,--exclude-libs,ALL
+endif
+
+EXTRA_CLEAN = cuda/build cuda/libgpujoin_cuda.a results regression.diffs regression.out
+
+# No LLVM bitcode: JIT inlining of this module buys nothing, and GPU hosts may
+# have no clang.  (Set before PGXS is read: pgxs.mk decides on it there.)
+override with_llvm = no
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+ifeq ($(WITH_CUDA),1)
+$(shlib): cuda/libgpujoin_cuda.a
+cuda/libgpujoin_cuda.a: FORCE
+	$(MAKE) -C cuda lib
+.PHONY: FORCE
+FORCE:
+endif
+
+# pgTAP suite; connection settings come from PGHOST, PGPORT, PGUSER, PGDATABASE
+PROVE_FLAGS ?= --failures
+.PHONY: prove
+prove:
+	pg_prove $(PROVE_FLAGS) test/*.sql

@@ -23,7 +23,7 @@ OBJS = \
 	cuda/context_cpu.o \
 	cuda/hash_join_cpu.o
 
-REGRESS = setup hash_join rescan settings
+REGRESS = hash_join rescan settings
 REGRESS_OPTS = --inputdir=. --load-extension=gpujoin
 
 include cuda/config.mk
@@ -36,7 +36,7 @@ PG_CPPFLAGS += -DGPUJOIN_WITH_CUDA
 SHLIB_LINK += cuda/libgpujoin_cuda.a $(CUDA_LIBS) -Wl,--exclude-libs,ALL
 endif
 
-EXTRA_CLEAN = cuda/build cuda/libgpujoin_cuda.a results regression.diffs regression.out
+EXTRA_CLEAN = .build-flags cuda/build cuda/libgpujoin_cuda.a results regression.diffs regression.out
 
 # No LLVM bitcode: JIT inlining of this module buys nothing, and GPU hosts may
 # have no clang.  (Set before PGXS is read: pgxs.mk decides on it there.)
@@ -46,12 +46,18 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# Rebuild when a header changes, or when WITH_CUDA changes (.build-flags holds
+# the value of the last build): PGXS tracks neither.
+$(OBJS): $(wildcard src/*.h cuda/*.h) .build-flags
+.build-flags: FORCE
+	@echo 'WITH_CUDA=$(WITH_CUDA) $(CUDA_ARCHS)' | cmp -s - $@ || echo 'WITH_CUDA=$(WITH_CUDA) $(CUDA_ARCHS)' > $@
+.PHONY: FORCE
+FORCE:
+
 ifeq ($(WITH_CUDA),1)
 $(shlib): cuda/libgpujoin_cuda.a
 cuda/libgpujoin_cuda.a: FORCE
 	$(MAKE) -C cuda lib
-.PHONY: FORCE
-FORCE:
 endif
 
 # pgTAP suite; connection settings come from PGHOST, PGPORT, PGUSER, PGDATABASE

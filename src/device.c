@@ -1,0 +1,345 @@
+/*-------------------------------------------------------------------------
+ *
+ * device.c
+ *	  Which kernels run a join, device contexts and their cleanup, errors
+ *
+ * The CPU twins are always compiled in, so "cpu" is always a valid answer;
+ * the CUDA kernels are used when gpujoin.device allows it and a device
+ * answers the probe.  The probe runs lazily in the backend, never in
+ * _PG_init: with shared_preload_libraries that would initialize CUDA in the
+ * postmaster, and forked backends could not use it.
+ *
+ * A device context (GjContext) holds device and pinned host memory.  It is
+ * destroyed by EndGpuJoin, and, should the query fail or be cancelled
+ * first, by a reset callback on the executor's memory context, so neither an
+ * ERROR nor a cancel can leak device memory.
+ *
+ * IDENTIFICATION
+ *	  src/device.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "funcapi.h"
+#include "gpujoin.h"
+#include "utils/builtins.h"
+
+/* Number of usable CUDA devices in this backend; -1 until probed */
+static int	cuda_device_count = -1;
+
+/* Why there is no device, once probed; shown by gpujoin_device_info() */
+static char cuda_probe_message[256];
+
+#ifdef GPUJOIN_WITH_CUDA
+/* Name of device 0, for EXPLAIN */
+static char cuda_device_name[256];
+#endif
+
+PG_FUNCTION_INFO_V1(gpujoin_device_info);
+
+/*
+ * Probe CUDA once per backend; true if a device is usable
+ */
+static bool
+ProbeCuda(void)
+{
+#ifdef GPUJOIN_WITH_CUDA
+	if (cuda_device_count < 0)
+	{
+		GjError		err;
+
+		memset(&err, 0, sizeof(err));
+		cuda_device_count = gj_cuda_device_count(&err);
+		if (cuda_device_count <= 0)
+		{
+			cuda_device_count = 0;
+			strlcpy(cuda_probe_message, err.message, sizeof(cuda_probe_message));
+		}
+		else
+		{
+			GjDeviceInfo info;
+
+			memset(&info, 0, sizeof(info));
+			if (gj_cuda_device_info(0, &info, &err) == GJ_OK)
+				strlcpy(cuda_device_name, info.name, sizeof(cuda_device_name));
+		}
+	}
+#else
+	cuda_device_count = 0;
+	strlcpy(cuda_probe_message, "gpujoin was built without CUDA.",
+			sizeof(cuda_probe_message));
+#endif
+	return cuda_device_count > 0;
+}
+
+/*
+ * May the planner offer GPU join paths, and will they run on a GPU?
+ *
+ * With gpujoin.device = auto and no usable GPU there are no paths at all:
+ * the CPU twin is there for tests and for falling back mid-query, not to
+ * compete with PostgreSQL's own joins.
+ */
+bool
+GpuJoinPlannerHasDevice(bool *use_gpu)
+{
+	switch ((GpuJoinDeviceSetting) gpujoin_device)
+	{
+		case GPUJOIN_DEVICE_CPU:
+			*use_gpu = false;
+			return true;
+		case GPUJOIN_DEVICE_GPU:
+			*use_gpu = true;
+			return true;
+		case GPUJOIN_DEVICE_AUTO:
+			*use_gpu = true;
+			return ProbeCuda();
+	}
+	return false;
+}
+
+/*
+ * Choose the kernel table for a join that is about to run
+ */
+const GjKernels *
+GpuJoinChooseKernels(void)
+{
+	if (gpujoin_device == GPUJOIN_DEVICE_CPU)
+		return &gj_cpu_kernels;
+
+#ifdef GPUJOIN_WITH_CUDA
+	if (ProbeCuda())
+		return &gj_cuda_kernels;
+#else
+	(void) ProbeCuda();
+#endif
+
+	if (gpujoin_device == GPUJOIN_DEVICE_GPU)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("no usable GPU for gpujoin"),
+				 errdetail("%s", cuda_probe_message),
+				 errhint("Set gpujoin.device = 'auto' to run joins on the CPU when no GPU is available.")));
+
+	return &gj_cpu_kernels;
+}
+
+/*
+ * The device a kernel table runs on, for EXPLAIN; NULL kernels means "what
+ * a join would use now", and never fails
+ */
+const char *
+GpuJoinDescribeDevice(const GjKernels *kernels)
+{
+	if (kernels == NULL)
+	{
+		if (gpujoin_device == GPUJOIN_DEVICE_CPU || !ProbeCuda())
+			kernels = &gj_cpu_kernels;
+#ifdef GPUJOIN_WITH_CUDA
+		else
+			kernels = &gj_cuda_kernels;
+#endif
+	}
+
+#ifdef GPUJOIN_WITH_CUDA
+	if (kernels == &gj_cuda_kernels)
+		return psprintf("GPU 0 (%s)", cuda_device_name);
+#endif
+	return "CPU";
+}
+
+/*
+ * SQLSTATE for a kernel status
+ */
+int
+GpuJoinStatusToSqlState(GjStatus status)
+{
+	switch (status)
+	{
+		case GJ_OK:
+			return ERRCODE_SUCCESSFUL_COMPLETION;
+		case GJ_ERROR_NO_DEVICE:
+			return ERRCODE_FEATURE_NOT_SUPPORTED;
+		case GJ_ERROR_DEVICE_MEMORY:
+		case GJ_ERROR_HOST_MEMORY:
+			return ERRCODE_OUT_OF_MEMORY;
+		case GJ_ERROR_INVALID_ARGUMENT:
+			return ERRCODE_INTERNAL_ERROR;
+		case GJ_ERROR_KERNEL:
+			return ERRCODE_SYSTEM_ERROR;
+	}
+	return ERRCODE_INTERNAL_ERROR;
+}
+
+/*
+ * Turn a failed kernel call into an ERROR; "what" is the primary message
+ */
+void
+GpuJoinCheckStatus(GjStatus status, const GjError *err, const char *what)
+{
+	if (status == GJ_OK)
+		return;
+
+	ereport(ERROR,
+			(errcode(GpuJoinStatusToSqlState(status)),
+			 errmsg("%s", what),
+			 err->cuda_error[0] != '\0' ?
+			 errdetail("%s (%s)", err->message, err->cuda_error) :
+			 errdetail("%s", err->message),
+			 errhint("Set gpujoin.device = 'cpu' to run joins without the GPU.")));
+}
+
+/*
+ * Reset callback: destroy a context the executor did not get to close
+ */
+static void
+DeviceContextCallback(void *arg)
+{
+	GpuJoinDeviceContext *dev = (GpuJoinDeviceContext *) arg;
+
+	if (dev->ctx != NULL)
+	{
+		dev->kernels->context_destroy(dev->ctx);
+		dev->ctx = NULL;
+	}
+}
+
+/*
+ * Arm dev: no context yet, cleanup tied to the memory context "owner"
+ */
+void
+GpuJoinDeviceInit(GpuJoinDeviceContext *dev, MemoryContext owner)
+{
+	memset(dev, 0, sizeof(*dev));
+	dev->callback.func = DeviceContextCallback;
+	dev->callback.arg = dev;
+	MemoryContextRegisterResetCallback(owner, &dev->callback);
+}
+
+/*
+ * Create a context on the given kernels; reports ERROR on failure
+ */
+void
+GpuJoinDeviceOpen(GpuJoinDeviceContext *dev, const GjKernels *kernels,
+				  int64 max_matches)
+{
+	GjError		err;
+	GjStatus	status;
+	int64		limit = (int64) gpujoin_device_memory_limit * 1024 * 1024;
+
+	Assert(dev->ctx == NULL);
+	memset(&err, 0, sizeof(err));
+	dev->kernels = kernels;
+	status = kernels->context_create(&dev->ctx, limit, max_matches, &err);
+	if (status != GJ_OK)
+		dev->ctx = NULL;
+	GpuJoinCheckStatus(status, &err, "could not create a device context for a GPU join");
+}
+
+/*
+ * Destroy the context, keeping its counters for EXPLAIN ANALYZE
+ */
+void
+GpuJoinDeviceClose(GpuJoinDeviceContext *dev)
+{
+	if (dev->ctx != NULL)
+	{
+		GjStats		stats;
+
+		dev->kernels->context_stats(dev->ctx, &stats);
+		dev->closed.bytes_to_device += stats.bytes_to_device;
+		dev->closed.bytes_from_device += stats.bytes_from_device;
+		dev->closed.transfer_ms += stats.transfer_ms;
+		dev->closed.build_ms += stats.build_ms;
+		dev->closed.probe_ms += stats.probe_ms;
+		dev->closed.device_memory_peak = Max(dev->closed.device_memory_peak,
+											 stats.device_memory_peak);
+		dev->kernels->context_destroy(dev->ctx);
+		dev->ctx = NULL;
+	}
+}
+
+/*
+ * Counters of every context dev has had, the open one included
+ */
+void
+GpuJoinDeviceStats(const GpuJoinDeviceContext *dev, GjStats *stats)
+{
+	*stats = dev->closed;
+	if (dev->ctx != NULL)
+	{
+		GjStats		live;
+
+		dev->kernels->context_stats(dev->ctx, &live);
+		stats->bytes_to_device += live.bytes_to_device;
+		stats->bytes_from_device += live.bytes_from_device;
+		stats->transfer_ms += live.transfer_ms;
+		stats->build_ms += live.build_ms;
+		stats->probe_ms += live.probe_ms;
+		stats->device_memory_peak = Max(stats->device_memory_peak,
+										live.device_memory_peak);
+	}
+}
+
+/*
+ * gpujoin_device_info()
+ *		The device joins use in this backend, or a row saying there is none
+ */
+Datum
+gpujoin_device_info(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[9];
+	bool		nulls[9];
+	const GjKernels *kernels;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+
+	memset(nulls, true, sizeof(nulls));
+	kernels = (gpujoin_device == GPUJOIN_DEVICE_CPU || !ProbeCuda()) ?
+		&gj_cpu_kernels : NULL;
+
+#ifdef GPUJOIN_WITH_CUDA
+	if (kernels == NULL)
+	{
+		GjDeviceInfo info;
+		GjError		err;
+		GjStatus	status;
+
+		memset(&info, 0, sizeof(info));
+		memset(&err, 0, sizeof(err));
+		status = gj_cuda_device_info(0, &info, &err);
+		GpuJoinCheckStatus(status, &err, "could not read the GPU's properties");
+
+		values[0] = Int32GetDatum(info.device);
+		values[1] = CStringGetTextDatum(info.name);
+		values[2] = Int64GetDatum(info.total_memory);
+		values[3] = Int64GetDatum(info.free_memory);
+		values[4] = CStringGetTextDatum(psprintf("%d.%d", info.cc_major, info.cc_minor));
+		values[5] = Int32GetDatum(info.multiprocessors);
+		values[6] = CStringGetTextDatum(psprintf("%d.%d", info.driver_version / 1000,
+												 (info.driver_version % 1000) / 10));
+		values[7] = CStringGetTextDatum(psprintf("%d.%d", info.runtime_version / 1000,
+												 (info.runtime_version % 1000) / 10));
+		values[8] = CStringGetTextDatum(gj_cuda_kernels.name);
+		memset(nulls, false, sizeof(nulls));
+		kernels = &gj_cuda_kernels;
+	}
+#endif
+
+	if (kernels == &gj_cpu_kernels)
+	{
+		/* one row saying why there is no GPU, and what runs instead */
+		values[1] = CStringGetTextDatum(gpujoin_device == GPUJOIN_DEVICE_CPU ?
+										"no GPU: gpujoin.device is cpu" :
+										psprintf("no GPU: %s", cuda_probe_message));
+		nulls[1] = false;
+		values[8] = CStringGetTextDatum(gj_cpu_kernels.name);
+		nulls[8] = false;
+	}
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

@@ -1,0 +1,1096 @@
+/*-------------------------------------------------------------------------
+ *
+ * exec.c
+ *	  Executor callbacks and state machine for the GpuJoin custom scan
+ *
+ * A GpuJoin node joins two child plans: custom_ps[0] is the outer side and
+ * custom_ps[1] the inner side.  The inner side is read completely into a
+ * column batch, its join keys packed into one uint64 per row (keys.c), and
+ * the kernels (device.c picks GPU or CPU twin) build a table on them.  The
+ * outer side is then read in chunks of gpujoin.chunk_rows rows; each chunk's
+ * keys are counted against the table on the device, and the matches come
+ * back in rounds as (outer row, inner row) pairs.  Each pair fills the scan
+ * tuple, the join quals the device could not evaluate are rechecked with
+ * ExecQual, as nodeHashjoin.c rechecks after a bucket match, and the
+ * projection makes the result.
+ *
+ * A column batch keeps, for each side, only the columns referenced above the
+ * join (targetlist and quals), as arrays of Datums; by-reference values are
+ * copied into the batch's memory context, because the child's slot is
+ * reused for its next row.
+ *
+ * STATE MACHINE
+ *
+ *	 GJ_LOAD_INNER	 -- read the inner plan into its batch, encode keys
+ *	 GJ_BUILD		 -- kernels->hash_build
+ *	 GJ_LOAD_OUTER	 -- read the next outer chunk, encode its keys
+ *	 GJ_PROBE		 -- kernels->hash_count for the chunk
+ *	 GJ_RETRIEVE	 -- kernels->hash_retrieve: the next round of matches
+ *	 GJ_EMIT		 -- return one joined tuple per call
+ *	 GJ_DONE		 -- nothing left
+ *
+ * The kernels may change from "cuda" to "cpu" between device calls (see
+ * SwitchToCpu): the keys are kept in host memory and both implementations
+ * number the matches of a chunk the same way, so the join continues where it
+ * stood, with no row lost or repeated.
+ *
+ * IDENTIFICATION
+ *	  src/exec.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "gpujoin.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "portability/instr_time.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/ruleutils.h"
+
+/*
+ * States of the ExecGpuJoin state machine
+ */
+#define GJ_LOAD_INNER		1
+#define GJ_BUILD			2
+#define GJ_LOAD_OUTER		3
+#define GJ_PROBE			4
+#define GJ_RETRIEVE			5
+#define GJ_EMIT				6
+#define GJ_DONE				7
+
+/* First allocation of a column batch, in rows; it doubles from there */
+#define GJ_INITIAL_BATCH_ROWS	1024
+
+/* Smallest round of matches, so tiny chunks do not mean tiny rounds */
+#define GJ_MIN_ROUND_MATCHES	1024
+
+/*
+ * One side of the join: its child plan, how its rows are read, and the
+ * column batch holding the rows read so far (all of the inner side, or the
+ * current chunk of the outer side)
+ *
+ *	ps				child plan state
+ *	scan_offset		position of the child's first column in the scan tuple
+ *	nneeded			columns referenced above the join, and for each:
+ *	needed			its attribute number in the child's tuple (1-based),
+ *	typlen/typbyval	its type's storage, to copy by-reference values
+ *	maxattno		highest attribute to deform from the child's slot
+ *	has_byref		some needed column is passed by reference
+ *	key_exprs		per join key, the expression over the child's tuple, or
+ *					NULL when key_attnos gives a plain column
+ *	key_kinds		per join key, how its value is encoded (keys.c)
+ *	max_rows		rows a batch may hold (chunk size, or GJ_MAX_ROWS)
+ *	cxt				memory of the batch: arrays and by-reference values
+ *	nrows/capacity	rows in the batch and rows allocated
+ *	values/isnull	per needed column, one entry per row
+ *	keys			packed join key per row
+ *	keynulls		1 where a key is NULL; NULL until the first NULL key
+ *	exhausted		the child has returned its last row
+ */
+typedef struct GpuJoinSide
+{
+	PlanState  *ps;
+	int			scan_offset;
+	int			nneeded;
+	AttrNumber *needed;
+	int16	   *typlen;
+	bool	   *typbyval;
+	AttrNumber	maxattno;
+	bool		has_byref;
+	ExprState **key_exprs;
+	AttrNumber *key_attnos;
+	GpuJoinKeyKind *key_kinds;
+	int64		max_rows;
+	MemoryContext cxt;
+	int64		nrows;
+	int64		capacity;
+	Datum	  **values;
+	bool	  **isnull;
+	uint64	   *keys;
+	uint8	   *keynulls;
+	bool		exhausted;
+} GpuJoinSide;
+
+/*
+ * GpuJoinState: executor state of a GpuJoin custom scan
+ *
+ *	gj_JoinState		current state of ExecGpuJoin state machine
+ *	gj_Outer, gj_Inner	the two sides
+ *	gj_NumKeys			join key clauses evaluated on the device
+ *	gj_KeyBits			bits of each key in the packed key
+ *	gj_KeyExact			packed keys compare exactly (else: hashed)
+ *	gj_JoinQual			quals rechecked on each matched pair, or NULL
+ *	gj_Device			kernels and device context
+ *	gj_MaxMatches		capacity of one round of matches
+ *	gj_TableBuilt		the device context holds the inner table
+ *	gj_ChunkCounted		the device context has counted the current chunk
+ *	gj_ChunkMatches		matches of the current chunk
+ *	gj_NextMatch		number of the first match of the next round
+ *	gj_Round			the current round of matches
+ *	gj_RoundPos			next match of the round to emit
+ *	gj_FellBack			switched from the GPU to the CPU twin
+ *	gj_Timing			measure phase times (EXPLAIN ANALYZE with TIMING)
+ *	gj_Chunks ...		counters for EXPLAIN ANALYZE
+ */
+typedef struct GpuJoinState
+{
+	CustomScanState css;
+	int			gj_JoinState;
+	GpuJoinSide gj_Outer;
+	GpuJoinSide gj_Inner;
+	int			gj_NumKeys;
+	int		   *gj_KeyBits;
+	bool		gj_KeyExact;
+	ExprState  *gj_JoinQual;
+	GpuJoinDeviceContext gj_Device;
+	int64		gj_MaxMatches;
+	bool		gj_TableBuilt;
+	bool		gj_ChunkCounted;
+	int64		gj_ChunkMatches;
+	int64		gj_NextMatch;
+	GjMatchRound gj_Round;
+	int64		gj_RoundPos;
+	bool		gj_FellBack;
+	bool		gj_Timing;
+	int64		gj_Chunks;
+	int64		gj_InnerRows;
+	int64		gj_OuterRows;
+	int64		gj_Matches;
+	double		gj_LoadMs;
+	double		gj_MaterializeMs;
+} GpuJoinState;
+
+static Node *CreateGpuJoinState(CustomScan *cscan);
+static void BeginGpuJoin(CustomScanState *css, EState *estate, int eflags);
+static TupleTableSlot *ExecGpuJoin(CustomScanState *css);
+static void EndGpuJoin(CustomScanState *css);
+static void ReScanGpuJoin(CustomScanState *css);
+static void ExplainGpuJoin(CustomScanState *css, List *ancestors,
+						   ExplainState *es);
+
+CustomScanMethods gpujoin_hash_scan_methods = {
+	.CustomName = "GpuHashJoin",
+	.CreateCustomScanState = CreateGpuJoinState,
+};
+
+static const CustomExecMethods gpujoin_hash_exec_methods = {
+	.CustomName = "GpuHashJoin",
+	.BeginCustomScan = BeginGpuJoin,
+	.ExecCustomScan = ExecGpuJoin,
+	.EndCustomScan = EndGpuJoin,
+	.ReScanCustomScan = ReScanGpuJoin,
+	.ExplainCustomScan = ExplainGpuJoin,
+};
+
+/* Milliseconds since start */
+static inline double
+ElapsedMs(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
+/*
+ * CreateCustomScanState callback
+ */
+static Node *
+CreateGpuJoinState(CustomScan *cscan)
+{
+	GpuJoinState *node = (GpuJoinState *) newNode(sizeof(GpuJoinState),
+												  T_CustomScanState);
+
+	node->css.methods = &gpujoin_hash_exec_methods;
+	return (Node *) node;
+}
+
+/*
+ * Rewrite the INDEX_VAR references of a key expression (setrefs.c made them
+ * point into the scan tuple) into references to one child's tuple
+ */
+typedef struct SideVarsContext
+{
+	int			scan_offset;	/* the side's first scan tuple column - 1 */
+	int			natts;			/* columns of the side */
+	int			varno;			/* OUTER_VAR or INNER_VAR */
+} SideVarsContext;
+
+static Node *
+ToSideVarsMutator(Node *node, SideVarsContext *context)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var) && ((Var *) node)->varno == INDEX_VAR)
+	{
+		Var		   *var = (Var *) copyObject(node);
+
+		var->varattno -= context->scan_offset;
+		if (var->varattno < 1 || var->varattno > context->natts)
+			elog(ERROR, "gpujoin: join key refers to the other side of the join");
+		var->varno = context->varno;
+		return (Node *) var;
+	}
+	return expression_tree_mutator(node, ToSideVarsMutator, (void *) context);
+}
+
+/*
+ * Set up one side: which of its columns to keep, how to compute its keys
+ *
+ * needed holds the scan tuple columns referenced above the join, offset by
+ * FirstLowInvalidHeapAttributeNumber as pull_varattnos leaves them.
+ */
+static void
+InitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, int scan_offset,
+		 Bitmapset *needed, List *key_args, int varno, int64 max_rows)
+{
+	List	   *tlist = ps->plan->targetlist;
+	int			natts = list_length(tlist);
+	int			nkeys = list_length(key_args);
+	SideVarsContext context;
+	int			i;
+
+	side->ps = ps;
+	side->scan_offset = scan_offset;
+	side->max_rows = max_rows;
+	side->needed = palloc(sizeof(AttrNumber) * Max(natts, 1));
+	side->typlen = palloc(sizeof(int16) * Max(natts, 1));
+	side->typbyval = palloc(sizeof(bool) * Max(natts, 1));
+	side->nneeded = 0;
+	side->maxattno = 0;
+	side->has_byref = false;
+
+	for (i = 1; i <= natts; i++)
+	{
+		TargetEntry *tle = list_nth_node(TargetEntry, tlist, i - 1);
+		int			n = side->nneeded;
+
+		if (!bms_is_member(scan_offset + i - FirstLowInvalidHeapAttributeNumber, needed))
+			continue;
+		side->needed[n] = i;
+		get_typlenbyval(exprType((Node *) tle->expr), &side->typlen[n],
+						&side->typbyval[n]);
+		side->has_byref |= !side->typbyval[n];
+		side->maxattno = i;
+		side->nneeded++;
+	}
+
+	context.scan_offset = scan_offset;
+	context.natts = natts;
+	context.varno = varno;
+	side->key_exprs = palloc0(sizeof(ExprState *) * Max(nkeys, 1));
+	side->key_attnos = palloc0(sizeof(AttrNumber) * Max(nkeys, 1));
+	side->key_kinds = palloc(sizeof(GpuJoinKeyKind) * Max(nkeys, 1));
+	for (i = 0; i < nkeys; i++)
+	{
+		Expr	   *arg = (Expr *) ToSideVarsMutator(list_nth(key_args, i), &context);
+		Expr	   *stripped = arg;
+
+		side->key_kinds[i] = GpuJoinKeyKindOf(exprType((Node *) arg));
+		if (side->key_kinds[i] == GPUJOIN_KEY_NONE)
+			elog(ERROR, "gpujoin: join key of type %u has no encoding",
+				 exprType((Node *) arg));
+
+		/* a plain column (or a binary-compatible relabeling of one) is read directly */
+		while (IsA(stripped, RelabelType))
+			stripped = ((RelabelType *) stripped)->arg;
+		if (IsA(stripped, Var))
+		{
+			side->key_attnos[i] = ((Var *) stripped)->varattno;
+			side->maxattno = Max(side->maxattno, side->key_attnos[i]);
+		}
+		else
+			side->key_exprs[i] = ExecInitExpr(arg, &node->css.ss.ps);
+	}
+
+	if (varno == OUTER_VAR)
+		side->cxt = AllocSetContextCreate(CurrentMemoryContext,
+										  "GpuJoin outer batch",
+										  ALLOCSET_DEFAULT_SIZES);
+	else
+		side->cxt = AllocSetContextCreate(CurrentMemoryContext,
+										  "GpuJoin inner batch",
+										  ALLOCSET_DEFAULT_SIZES);
+}
+
+/*
+ * Empty a side's batch, releasing its memory
+ */
+static void
+ResetSide(GpuJoinSide *side)
+{
+	MemoryContextReset(side->cxt);
+	side->nrows = 0;
+	side->capacity = 0;
+	side->values = NULL;
+	side->isnull = NULL;
+	side->keys = NULL;
+	side->keynulls = NULL;
+}
+
+/*
+ * Make room for more rows in a side's batch
+ */
+static void
+GrowSide(GpuJoinSide *side)
+{
+	int64		newcap;
+	MemoryContext oldcxt;
+
+	newcap = (side->capacity == 0) ? GJ_INITIAL_BATCH_ROWS : side->capacity * 2;
+	newcap = Min(newcap, side->max_rows);
+	Assert(newcap > side->capacity);
+
+	oldcxt = MemoryContextSwitchTo(side->cxt);
+	if (side->capacity == 0)
+	{
+		side->values = palloc0(sizeof(Datum *) * Max(side->nneeded, 1));
+		side->isnull = palloc0(sizeof(bool *) * Max(side->nneeded, 1));
+		for (int i = 0; i < side->nneeded; i++)
+		{
+			side->values[i] = MemoryContextAllocHuge(side->cxt, sizeof(Datum) * newcap);
+			side->isnull[i] = MemoryContextAllocHuge(side->cxt, sizeof(bool) * newcap);
+		}
+		side->keys = MemoryContextAllocHuge(side->cxt, sizeof(uint64) * newcap);
+	}
+	else
+	{
+		for (int i = 0; i < side->nneeded; i++)
+		{
+			side->values[i] = repalloc_huge(side->values[i], sizeof(Datum) * newcap);
+			side->isnull[i] = repalloc_huge(side->isnull[i], sizeof(bool) * newcap);
+		}
+		side->keys = repalloc_huge(side->keys, sizeof(uint64) * newcap);
+		if (side->keynulls != NULL)
+		{
+			side->keynulls = repalloc_huge(side->keynulls, sizeof(uint8) * newcap);
+			memset(side->keynulls + side->capacity, 0, newcap - side->capacity);
+		}
+	}
+	side->capacity = newcap;
+	MemoryContextSwitchTo(oldcxt);
+}
+
+/*
+ * Append the child's current row to a side's batch: its needed columns and
+ * its packed join key
+ */
+static void
+AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
+{
+	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
+	int64		row;
+	int64		keyvals[64];
+	bool		keynull = false;
+
+	if (side->nrows >= side->capacity)
+		GrowSide(side);
+	row = side->nrows++;
+
+	slot_getsomeattrs(slot, side->maxattno);
+
+	for (int i = 0; i < side->nneeded; i++)
+	{
+		int			att = side->needed[i] - 1;
+		Datum		value = slot->tts_values[att];
+		bool		isnull = slot->tts_isnull[att];
+
+		if (!isnull && !side->typbyval[i])
+		{
+			MemoryContext oldcxt = MemoryContextSwitchTo(side->cxt);
+
+			value = datumCopy(value, false, side->typlen[i]);
+			MemoryContextSwitchTo(oldcxt);
+		}
+		side->values[i][row] = value;
+		side->isnull[i][row] = isnull;
+	}
+
+	for (int k = 0; k < node->gj_NumKeys && !keynull; k++)
+	{
+		Datum		value;
+
+		if (side->key_exprs[k] == NULL)
+		{
+			value = slot->tts_values[side->key_attnos[k] - 1];
+			keynull = slot->tts_isnull[side->key_attnos[k] - 1];
+		}
+		else
+		{
+			ResetExprContext(econtext);
+			econtext->ecxt_outertuple = slot;
+			econtext->ecxt_innertuple = slot;
+			value = ExecEvalExprSwitchContext(side->key_exprs[k], econtext, &keynull);
+		}
+		if (!keynull)
+			keyvals[k] = GpuJoinKeyToInt64(value, side->key_kinds[k]);
+	}
+
+	if (keynull)
+	{
+		/* NULL never equals anything: the kernels skip this row */
+		if (side->keynulls == NULL)
+			side->keynulls = MemoryContextAllocExtended(side->cxt, side->capacity,
+														MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		side->keynulls[row] = 1;
+		side->keys[row] = 0;
+	}
+	else
+		side->keys[row] = GpuJoinPackKeys(keyvals, node->gj_KeyBits,
+										  node->gj_NumKeys, node->gj_KeyExact);
+}
+
+/*
+ * A side's keys as the kernels take them
+ */
+static GjKeyColumn
+SideKeyColumn(const GpuJoinSide *side)
+{
+	GjKeyColumn col;
+
+	col.keys = side->keys;
+	col.nulls = side->keynulls;
+	col.nrows = side->nrows;
+	return col;
+}
+
+/*
+ * GJ_LOAD_INNER: read the whole inner side
+ */
+static void
+LoadInnerRelation(GpuJoinState *node)
+{
+	GpuJoinSide *inner = &node->gj_Inner;
+
+	ResetSide(inner);
+	for (;;)
+	{
+		TupleTableSlot *slot = ExecProcNode(inner->ps);
+
+		if (TupIsNull(slot))
+			break;
+		if (inner->nrows >= inner->max_rows)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("inner relation of a GPU join has more than " INT64_FORMAT " rows",
+							inner->max_rows),
+					 errhint("Set gpujoin.enabled = off to run this join with PostgreSQL's own join methods.")));
+		AppendRow(node, inner, slot);
+	}
+	node->gj_InnerRows += inner->nrows;
+}
+
+/*
+ * GJ_LOAD_OUTER: read the next chunk of the outer side; false when no rows
+ * are left
+ */
+static bool
+LoadOuterChunk(GpuJoinState *node)
+{
+	GpuJoinSide *outer = &node->gj_Outer;
+
+	ResetSide(outer);
+	while (!outer->exhausted && outer->nrows < outer->max_rows)
+	{
+		TupleTableSlot *slot = ExecProcNode(outer->ps);
+
+		if (TupIsNull(slot))
+		{
+			outer->exhausted = true;
+			break;
+		}
+		AppendRow(node, outer, slot);
+	}
+	if (outer->nrows == 0)
+		return false;
+
+	node->gj_Chunks++;
+	node->gj_OuterRows += outer->nrows;
+	return true;
+}
+
+static void BuildTable(GpuJoinState *node);
+static void CountChunk(GpuJoinState *node);
+
+/*
+ * Continue on the CPU twin after the device ran out of memory
+ *
+ * The keys are still in host memory, so the CPU twin rebuilds the table and
+ * recounts the current chunk; its matches are numbered like the GPU's, so
+ * the caller repeats its call and carries on where it stood.
+ */
+static void
+SwitchToCpu(GpuJoinState *node, const GjError *cause)
+{
+	ereport(NOTICE,
+			(errmsg("gpujoin: the GPU join ran out of device memory and continues on the CPU"),
+			 errdetail("%s", cause->message),
+			 errhint("Raise gpujoin.device_memory_limit or lower gpujoin.chunk_rows to keep such joins on the GPU.")));
+
+	GpuJoinDeviceClose(&node->gj_Device);
+	GpuJoinDeviceOpen(&node->gj_Device, &gj_cpu_kernels, node->gj_MaxMatches);
+	node->gj_FellBack = true;
+	node->gj_TableBuilt = false;
+	BuildTable(node);
+	if (node->gj_ChunkCounted)
+	{
+		node->gj_ChunkCounted = false;
+		CountChunk(node);
+	}
+}
+
+/* Out of device memory on the GPU: the one failure we recover from */
+#define GJ_CAN_FALL_BACK(node, status) \
+	((status) == GJ_ERROR_DEVICE_MEMORY && \
+	 (node)->gj_Device.kernels != &gj_cpu_kernels)
+
+/*
+ * GJ_BUILD: build the table on the inner keys
+ */
+static void
+BuildTable(GpuJoinState *node)
+{
+	GpuJoinDeviceContext *dev = &node->gj_Device;
+	GjKeyColumn inner = SideKeyColumn(&node->gj_Inner);
+	GjError		err;
+	GjStatus	status;
+
+	if (dev->ctx == NULL)
+		GpuJoinDeviceOpen(dev, GpuJoinChooseKernels(), node->gj_MaxMatches);
+
+	memset(&err, 0, sizeof(err));
+	status = dev->kernels->hash_build(dev->ctx, &inner, &err);
+	if (GJ_CAN_FALL_BACK(node, status))
+	{
+		SwitchToCpu(node, &err);	/* builds on the CPU */
+		return;
+	}
+	GpuJoinCheckStatus(status, &err, "could not build the hash table of a GPU join");
+	node->gj_TableBuilt = true;
+}
+
+/*
+ * GJ_PROBE: count the matches of the current outer chunk
+ */
+static void
+CountChunk(GpuJoinState *node)
+{
+	GjKeyColumn outer = SideKeyColumn(&node->gj_Outer);
+
+	for (;;)
+	{
+		GpuJoinDeviceContext *dev = &node->gj_Device;
+		GjError		err;
+		GjStatus	status;
+
+		memset(&err, 0, sizeof(err));
+		status = dev->kernels->hash_count(dev->ctx, &outer, &node->gj_ChunkMatches, &err);
+		if (GJ_CAN_FALL_BACK(node, status))
+		{
+			SwitchToCpu(node, &err);
+			continue;
+		}
+		GpuJoinCheckStatus(status, &err, "could not probe the hash table of a GPU join");
+		break;
+	}
+	node->gj_ChunkCounted = true;
+	node->gj_NextMatch = 0;
+	node->gj_Matches += node->gj_ChunkMatches;
+}
+
+/*
+ * GJ_RETRIEVE: fetch the next round of matches; false when the chunk has no
+ * more
+ */
+static bool
+RetrieveRound(GpuJoinState *node)
+{
+	if (node->gj_NextMatch >= node->gj_ChunkMatches)
+		return false;
+
+	for (;;)
+	{
+		GpuJoinDeviceContext *dev = &node->gj_Device;
+		GjError		err;
+		GjStatus	status;
+
+		memset(&err, 0, sizeof(err));
+		status = dev->kernels->hash_retrieve(dev->ctx, node->gj_NextMatch,
+											 &node->gj_Round, &err);
+		if (GJ_CAN_FALL_BACK(node, status))
+		{
+			SwitchToCpu(node, &err);	/* recounts the chunk */
+			continue;
+		}
+		GpuJoinCheckStatus(status, &err, "could not fetch the matches of a GPU join");
+		break;
+	}
+	if (node->gj_Round.nmatches <= 0)
+		elog(ERROR, "gpujoin: the kernels returned no matches where " INT64_FORMAT " were counted",
+			 node->gj_ChunkMatches - node->gj_NextMatch);
+	node->gj_NextMatch += node->gj_Round.nmatches;
+	node->gj_RoundPos = 0;
+	return true;
+}
+
+/*
+ * Fill the scan tuple with one outer and one inner row
+ */
+static inline void
+FillScanSlot(GpuJoinState *node, TupleTableSlot *slot, GjRowId outer_row,
+			 GjRowId inner_row)
+{
+	const GpuJoinSide *outer = &node->gj_Outer;
+	const GpuJoinSide *inner = &node->gj_Inner;
+
+	ExecClearTuple(slot);
+	for (int i = 0; i < outer->nneeded; i++)
+	{
+		int			att = outer->scan_offset + outer->needed[i] - 1;
+
+		slot->tts_values[att] = outer->values[i][outer_row];
+		slot->tts_isnull[att] = outer->isnull[i][outer_row];
+	}
+	for (int i = 0; i < inner->nneeded; i++)
+	{
+		int			att = inner->scan_offset + inner->needed[i] - 1;
+
+		slot->tts_values[att] = inner->values[i][inner_row];
+		slot->tts_isnull[att] = inner->isnull[i][inner_row];
+	}
+	ExecStoreVirtualTuple(slot);
+}
+
+/*
+ * GJ_EMIT: the next match of the round that passes the quals, projected;
+ * NULL when the round is used up
+ */
+static TupleTableSlot *
+EmitNextMatch(GpuJoinState *node)
+{
+	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
+	TupleTableSlot *scanslot = node->css.ss.ss_ScanTupleSlot;
+	ExprState  *otherqual = node->css.ss.ps.qual;
+
+	while (node->gj_RoundPos < node->gj_Round.nmatches)
+	{
+		int64		i = node->gj_RoundPos++;
+		GjRowId		outer_row = node->gj_Round.outer_rows[i];
+		GjRowId		inner_row = node->gj_Round.inner_rows[i];
+
+		if (outer_row >= node->gj_Outer.nrows || inner_row >= node->gj_Inner.nrows)
+			elog(ERROR, "gpujoin: the kernels returned a match (%u, %u) outside the join's rows",
+				 outer_row, inner_row);
+
+		ResetExprContext(econtext);
+		FillScanSlot(node, scanslot, outer_row, inner_row);
+		econtext->ecxt_scantuple = scanslot;
+
+		if (node->gj_JoinQual != NULL && !ExecQual(node->gj_JoinQual, econtext))
+		{
+			InstrCountFiltered2(node, 1);
+			continue;
+		}
+		if (otherqual != NULL && !ExecQual(otherqual, econtext))
+		{
+			InstrCountFiltered1(node, 1);
+			continue;
+		}
+
+		if (node->css.ss.ps.ps_ProjInfo != NULL)
+			return ExecProject(node->css.ss.ps.ps_ProjInfo);
+		return scanslot;
+	}
+	return NULL;
+}
+
+/*
+ * BeginCustomScan callback
+ */
+static void
+BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
+{
+	GpuJoinState *node = (GpuJoinState *) css;
+	CustomScan *cscan = (CustomScan *) css->ss.ps.plan;
+	List	   *priv = cscan->custom_private;
+	List	   *key_clauses = list_nth(cscan->custom_exprs, GpuJoinExprsKeyClauses);
+	List	   *join_quals = list_nth(cscan->custom_exprs, GpuJoinExprsJoinQuals);
+	List	   *outer_is_left = list_nth(priv, GpuJoinPrivateOuterIsLeft);
+	List	   *key_bits = list_nth(priv, GpuJoinPrivateKeyBits);
+	int			num_outer_cols = intVal(list_nth(priv, GpuJoinPrivateNumOuterCols));
+	List	   *outer_args = NIL;
+	List	   *inner_args = NIL;
+	Bitmapset  *needed = NULL;
+	PlanState  *outer_ps;
+	PlanState  *inner_ps;
+	TupleTableSlot *scanslot = css->ss.ss_ScanTupleSlot;
+	ListCell   *lc1;
+	ListCell   *lc2;
+	int			k;
+
+	/* no backward scan, no mark/restore: the path does not offer them */
+	eflags &= ~(EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
+	outer_ps = ExecInitNode(linitial(cscan->custom_plans), estate, eflags);
+	inner_ps = ExecInitNode(lsecond(cscan->custom_plans), estate, eflags);
+	css->custom_ps = list_make2(outer_ps, inner_ps);
+
+	/* the join keys, split by side */
+	forboth(lc1, key_clauses, lc2, outer_is_left)
+	{
+		OpExpr	   *op = lfirst_node(OpExpr, lc1);
+
+		outer_args = lappend(outer_args, lfirst_int(lc2) ? linitial(op->args) : lsecond(op->args));
+		inner_args = lappend(inner_args, lfirst_int(lc2) ? lsecond(op->args) : linitial(op->args));
+	}
+	node->gj_NumKeys = list_length(key_clauses);
+	if (node->gj_NumKeys < 1 || node->gj_NumKeys > 64)
+		elog(ERROR, "gpujoin: a hash join needs 1 to 64 key clauses, not %d", node->gj_NumKeys);
+	node->gj_KeyBits = palloc(sizeof(int) * node->gj_NumKeys);
+	k = 0;
+	foreach(lc1, key_bits)
+		node->gj_KeyBits[k++] = lfirst_int(lc1);
+	node->gj_KeyExact = boolVal(list_nth(priv, GpuJoinPrivateKeyExact));
+
+	/* the scan tuple columns that anything above the join reads */
+	pull_varattnos((Node *) cscan->scan.plan.targetlist, INDEX_VAR, &needed);
+	pull_varattnos((Node *) cscan->scan.plan.qual, INDEX_VAR, &needed);
+	pull_varattnos((Node *) join_quals, INDEX_VAR, &needed);
+
+	InitSide(node, &node->gj_Outer, outer_ps, 0, needed, outer_args,
+			 OUTER_VAR, gpujoin_chunk_rows);
+	InitSide(node, &node->gj_Inner, inner_ps, num_outer_cols, needed, inner_args,
+			 INNER_VAR, GJ_MAX_ROWS);
+
+	node->gj_JoinQual = ExecInitQual(join_quals, &css->ss.ps);
+
+	/* columns nobody reads stay NULL in the scan tuple */
+	for (int i = 0; i < scanslot->tts_tupleDescriptor->natts; i++)
+	{
+		scanslot->tts_values[i] = (Datum) 0;
+		scanslot->tts_isnull[i] = true;
+	}
+
+	node->gj_MaxMatches = Max((int64) gpujoin_chunk_rows, GJ_MIN_ROUND_MATCHES);
+	node->gj_Timing = (css->ss.ps.instrument != NULL && css->ss.ps.instrument->need_timer);
+	node->gj_JoinState = GJ_LOAD_INNER;
+
+	/* the device context is created on first use, and cleaned up by this */
+	GpuJoinDeviceInit(&node->gj_Device, CurrentMemoryContext);
+}
+
+/*
+ * ExecCustomScan callback: return the next joined tuple, or NULL when the
+ * join is done
+ */
+static TupleTableSlot *
+ExecGpuJoin(CustomScanState *css)
+{
+	GpuJoinState *node = (GpuJoinState *) css;
+	instr_time	start;
+
+	for (;;)
+	{
+		/* Device calls are per chunk or round, so this is reached between them */
+		CHECK_FOR_INTERRUPTS();
+
+		switch (node->gj_JoinState)
+		{
+			case GJ_LOAD_INNER:
+				if (node->gj_Timing)
+					INSTR_TIME_SET_CURRENT(start);
+				LoadInnerRelation(node);
+				if (node->gj_Timing)
+					node->gj_LoadMs += ElapsedMs(start);
+				if (node->gj_Inner.nrows == 0)
+				{
+					/* an inner join with an empty inner side is empty */
+					node->gj_JoinState = GJ_DONE;
+					continue;
+				}
+				node->gj_JoinState = GJ_BUILD;
+				/* FALL THRU */
+
+			case GJ_BUILD:
+				node->gj_TableBuilt = false;
+				BuildTable(node);
+				node->gj_JoinState = GJ_LOAD_OUTER;
+				/* FALL THRU */
+
+			case GJ_LOAD_OUTER:
+				{
+					bool		loaded;
+
+					if (node->gj_Timing)
+						INSTR_TIME_SET_CURRENT(start);
+					node->gj_ChunkCounted = false;
+					loaded = LoadOuterChunk(node);
+					if (node->gj_Timing)
+						node->gj_LoadMs += ElapsedMs(start);
+					if (!loaded)
+					{
+						node->gj_JoinState = GJ_DONE;
+						continue;
+					}
+				}
+				node->gj_JoinState = GJ_PROBE;
+				/* FALL THRU */
+
+			case GJ_PROBE:
+				CountChunk(node);
+				node->gj_JoinState = GJ_RETRIEVE;
+				/* FALL THRU */
+
+			case GJ_RETRIEVE:
+				if (!RetrieveRound(node))
+				{
+					node->gj_JoinState = GJ_LOAD_OUTER;
+					continue;
+				}
+				node->gj_JoinState = GJ_EMIT;
+				/* FALL THRU */
+
+			case GJ_EMIT:
+				{
+					TupleTableSlot *slot;
+
+					if (node->gj_Timing)
+						INSTR_TIME_SET_CURRENT(start);
+					slot = EmitNextMatch(node);
+					if (node->gj_Timing)
+						node->gj_MaterializeMs += ElapsedMs(start);
+					if (slot != NULL)
+						return slot;
+					node->gj_JoinState = GJ_RETRIEVE;
+					break;
+				}
+
+			case GJ_DONE:
+				return NULL;
+
+			default:
+				elog(ERROR, "unrecognized gpujoin state: %d", node->gj_JoinState);
+		}
+	}
+}
+
+/*
+ * EndCustomScan callback
+ */
+static void
+EndGpuJoin(CustomScanState *css)
+{
+	GpuJoinState *node = (GpuJoinState *) css;
+
+	GpuJoinDeviceClose(&node->gj_Device);
+	ExecEndNode(node->gj_Outer.ps);
+	ExecEndNode(node->gj_Inner.ps);
+	MemoryContextDelete(node->gj_Outer.cxt);
+	MemoryContextDelete(node->gj_Inner.cxt);
+}
+
+/*
+ * ReScanCustomScan callback
+ *
+ * As in ExecReScanHashJoin: when the inner side's parameters did not change,
+ * the table stays and only the outer side starts over; otherwise the inner
+ * side is read and built again.  A child whose parameters changed is
+ * rescanned by its first ExecProcNode; the others we rescan here.
+ *
+ * ExecReScan passes changed parameters down to lefttree and righttree only;
+ * our children are in custom_ps, so we pass them on ourselves.
+ */
+static void
+ReScanGpuJoin(CustomScanState *css)
+{
+	GpuJoinState *node = (GpuJoinState *) css;
+	PlanState  *outer_ps = node->gj_Outer.ps;
+	PlanState  *inner_ps = node->gj_Inner.ps;
+
+	if (css->ss.ps.chgParam != NULL)
+	{
+		UpdateChangedParamSet(outer_ps, css->ss.ps.chgParam);
+		UpdateChangedParamSet(inner_ps, css->ss.ps.chgParam);
+	}
+
+	if (node->gj_JoinState == GJ_LOAD_INNER || inner_ps->chgParam != NULL ||
+		!node->gj_TableBuilt)
+	{
+		node->gj_JoinState = GJ_LOAD_INNER;
+		if (inner_ps->chgParam == NULL)
+			ExecReScan(inner_ps);
+	}
+	else
+		node->gj_JoinState = GJ_LOAD_OUTER;
+
+	/*
+	 * An empty inner side (no table built) went straight to GJ_DONE; it is
+	 * read again above, as its table was never built.
+	 */
+	ResetSide(&node->gj_Outer);
+	node->gj_Outer.exhausted = false;
+	node->gj_ChunkCounted = false;
+	node->gj_ChunkMatches = 0;
+	node->gj_NextMatch = 0;
+	node->gj_Round.nmatches = 0;
+	node->gj_RoundPos = 0;
+	if (outer_ps->chgParam == NULL)
+		ExecReScan(outer_ps);
+}
+
+/*
+ * Show a label's count the way explain.c shows "Rows Removed by ..."
+ */
+static void
+ShowRowsRemoved(const char *qlabel, CustomScanState *css, ExplainState *es)
+{
+	Instrumentation *instr = css->ss.ps.instrument;
+	double		nloops;
+
+	if (instr == NULL)
+		return;
+	nloops = instr->nloops;
+	if (instr->nfiltered2 > 0 || es->format != EXPLAIN_FORMAT_TEXT)
+		ExplainPropertyFloat(qlabel, NULL,
+							 nloops > 0 ? instr->nfiltered2 / nloops : 0.0, 0, es);
+}
+
+/*
+ * Show expressions the way explain.c's show_qual does
+ */
+static void
+ShowExprs(const char *qlabel, List *exprs, List *context, bool useprefix,
+		  ExplainState *es)
+{
+	char	   *exprstr;
+
+	if (exprs == NIL)
+		return;
+	exprstr = deparse_expression((Node *) make_ands_explicit(exprs), context,
+								 useprefix, false);
+	ExplainPropertyText(qlabel, exprstr, es);
+}
+
+/*
+ * ExplainCustomScan callback
+ *
+ * Plain EXPLAIN: the keys, the rechecked quals and the device.  ANALYZE adds
+ * chunks, rows and matches; the bus traffic (hardware-specific, hidden with
+ * gpujoin.explain_device = off); and, with TIMING, the time per phase.
+ */
+static void
+ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
+{
+	GpuJoinState *node = (GpuJoinState *) css;
+	CustomScan *cscan = (CustomScan *) css->ss.ps.plan;
+	List	   *join_quals = list_nth(cscan->custom_exprs, GpuJoinExprsJoinQuals);
+	List	   *context;
+	bool		useprefix;
+
+	context = set_deparse_context_plan(es->deparse_cxt, (Plan *) cscan, ancestors);
+	useprefix = list_length(es->rtable) > 1 || es->verbose;
+
+	ShowExprs("Hash Cond", list_nth(cscan->custom_exprs, GpuJoinExprsKeyClauses),
+			  context, useprefix, es);
+	ShowExprs("Join Filter", join_quals, context, useprefix, es);
+	if (join_quals != NIL && es->analyze)
+		ShowRowsRemoved("Rows Removed by Join Filter", css, es);
+
+	if (gpujoin_explain_device)
+	{
+		const char *device;
+
+		if (node->gj_Device.kernels == NULL)
+			device = GpuJoinDescribeDevice(NULL);	/* not run (yet) */
+		else if (node->gj_FellBack)
+			device = "CPU (fell back from the GPU: out of device memory)";
+		else
+			device = GpuJoinDescribeDevice(node->gj_Device.kernels);
+		ExplainPropertyText("Device", device, es);
+	}
+
+	if (!es->analyze)
+		return;
+
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		appendStringInfoSpaces(es->str, es->indent * 2);
+		appendStringInfo(es->str,
+						 "Chunks: " INT64_FORMAT "  Inner Rows: " INT64_FORMAT
+						 "  Outer Rows: " INT64_FORMAT "  Matches: " INT64_FORMAT "\n",
+						 node->gj_Chunks, node->gj_InnerRows,
+						 node->gj_OuterRows, node->gj_Matches);
+	}
+	else
+	{
+		ExplainPropertyInteger("Chunks", NULL, node->gj_Chunks, es);
+		ExplainPropertyInteger("Inner Rows", NULL, node->gj_InnerRows, es);
+		ExplainPropertyInteger("Outer Rows", NULL, node->gj_OuterRows, es);
+		ExplainPropertyInteger("Matches", NULL, node->gj_Matches, es);
+	}
+
+	{
+		GjStats		stats;
+
+		GpuJoinDeviceStats(&node->gj_Device, &stats);
+
+		if (gpujoin_explain_device)
+		{
+			int64		to_kb = (stats.bytes_to_device + 1023) / 1024;
+			int64		from_kb = (stats.bytes_from_device + 1023) / 1024;
+			int64		peak_kb = (stats.device_memory_peak + 1023) / 1024;
+
+			if (es->format == EXPLAIN_FORMAT_TEXT)
+			{
+				appendStringInfoSpaces(es->str, es->indent * 2);
+				appendStringInfo(es->str,
+								 "Transfer: to device " INT64_FORMAT "kB  from device " INT64_FORMAT
+								 "kB  Device Memory: " INT64_FORMAT "kB\n",
+								 to_kb, from_kb, peak_kb);
+			}
+			else
+			{
+				ExplainPropertyInteger("Transfer To Device", "kB", to_kb, es);
+				ExplainPropertyInteger("Transfer From Device", "kB", from_kb, es);
+				ExplainPropertyInteger("Device Memory", "kB", peak_kb, es);
+			}
+		}
+
+		if (es->timing)
+		{
+			if (es->format == EXPLAIN_FORMAT_TEXT)
+			{
+				appendStringInfoSpaces(es->str, es->indent * 2);
+				appendStringInfo(es->str,
+								 "Time: load=%.3f transfer=%.3f build=%.3f probe=%.3f materialize=%.3f ms\n",
+								 node->gj_LoadMs, stats.transfer_ms, stats.build_ms,
+								 stats.probe_ms, node->gj_MaterializeMs);
+			}
+			else
+			{
+				ExplainPropertyFloat("Load Time", "ms", node->gj_LoadMs, 3, es);
+				ExplainPropertyFloat("Transfer Time", "ms", stats.transfer_ms, 3, es);
+				ExplainPropertyFloat("Build Time", "ms", stats.build_ms, 3, es);
+				ExplainPropertyFloat("Probe Time", "ms", stats.probe_ms, 3, es);
+				ExplainPropertyFloat("Materialize Time", "ms", node->gj_MaterializeMs, 3, es);
+			}
+		}
+	}
+}
+
+/*
+ * Register the scan methods, so plans can be copied and read back
+ */
+void
+GpuJoinInitExecutor(void)
+{
+	RegisterCustomScanMethods(&gpujoin_hash_scan_methods);
+}

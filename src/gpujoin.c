@@ -1,0 +1,161 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpujoin.c
+ *	  Module entry point and the gpujoin.* settings
+ *
+ * _PG_init only defines settings and installs the planner hook.  It must not
+ * touch CUDA: with shared_preload_libraries it runs in the postmaster, and a
+ * CUDA context does not survive fork().  The device is probed lazily, in the
+ * backend, the first time a join is planned or run (device.c).
+ *
+ * IDENTIFICATION
+ *	  src/gpujoin.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <float.h>
+
+#include "fmgr.h"
+#include "gpujoin.h"
+#include "utils/guc.h"
+
+PG_MODULE_MAGIC;
+
+/* Settings, documented in README.md (Reference: GUCs) */
+bool		gpujoin_enabled = true;
+int			gpujoin_device = GPUJOIN_DEVICE_AUTO;
+bool		gpujoin_enable_hashjoin = true;
+int			gpujoin_chunk_rows = GPUJOIN_DEFAULT_CHUNK_ROWS;
+int			gpujoin_device_memory_limit = 0;
+bool		gpujoin_explain_device = true;
+double		gpujoin_setup_cost = 500.0;
+double		gpujoin_transfer_cost = 25.0;
+double		gpujoin_device_tuple_cost = 0.0001;
+double		gpujoin_extract_cost = 0.0005;
+
+static const struct config_enum_entry gpujoin_device_options[] = {
+	{"auto", GPUJOIN_DEVICE_AUTO, false},
+	{"gpu", GPUJOIN_DEVICE_GPU, false},
+	{"cpu", GPUJOIN_DEVICE_CPU, false},
+	{NULL, 0, false}
+};
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	DefineCustomBoolVariable("gpujoin.enabled",
+							 "Offers GPU join paths to the planner.",
+							 "When off, gpujoin adds no paths and queries plan as without the extension.",
+							 &gpujoin_enabled,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("gpujoin.device",
+							 "Selects where GPU joins run: auto, gpu or cpu.",
+							 "auto uses a GPU when one is usable and otherwise offers no GPU paths; "
+							 "gpu requires a GPU and fails without one; "
+							 "cpu runs the same joins with the CPU implementation of the kernels.",
+							 &gpujoin_device,
+							 GPUJOIN_DEVICE_AUTO,
+							 gpujoin_device_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.enable_hashjoin",
+							 "Enables the GPU hash join path (GpuHashJoin).",
+							 NULL,
+							 &gpujoin_enable_hashjoin,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpujoin.chunk_rows",
+							"Sets the number of outer rows sent to the device at a time.",
+							"Larger chunks mean fewer device calls and more host and device memory; "
+							"it also bounds the matches returned per round.",
+							&gpujoin_chunk_rows,
+							GPUJOIN_DEFAULT_CHUNK_ROWS,
+							GPUJOIN_MIN_CHUNK_ROWS,
+							GPUJOIN_MAX_CHUNK_ROWS,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpujoin.device_memory_limit",
+							"Sets the most device memory one GPU join may hold.",
+							"0 means the device memory that is free when the join starts. "
+							"A join that needs more continues on the CPU with a NOTICE.",
+							&gpujoin_device_memory_limit,
+							0,
+							0,
+							INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.explain_device",
+							 "Shows the device (GPU name or CPU) in EXPLAIN output.",
+							 "Regression tests turn it off so one expected output fits every machine.",
+							 &gpujoin_explain_device,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomRealVariable("gpujoin.setup_cost",
+							 "Sets the planner's estimate of the fixed cost of one GPU join.",
+							 "Device buffers, pinned host buffers and kernel launches, in units of seq_page_cost.",
+							 &gpujoin_setup_cost,
+							 500.0,
+							 0.0,
+							 DBL_MAX,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomRealVariable("gpujoin.transfer_cost",
+							 "Sets the planner's estimate of the cost of moving one megabyte between host and device.",
+							 NULL,
+							 &gpujoin_transfer_cost,
+							 25.0,
+							 0.0,
+							 DBL_MAX,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomRealVariable("gpujoin.device_tuple_cost",
+							 "Sets the planner's estimate of the device work per key built or probed.",
+							 NULL,
+							 &gpujoin_device_tuple_cost,
+							 0.0001,
+							 0.0,
+							 DBL_MAX,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomRealVariable("gpujoin.extract_cost",
+							 "Sets the planner's estimate of the cost of copying one column value into a column batch.",
+							 "Paid on the host for every needed column and join key of every input row.",
+							 &gpujoin_extract_cost,
+							 0.0005,
+							 0.0,
+							 DBL_MAX,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("gpujoin");
+
+	GpuJoinInitExecutor();
+	GpuJoinInitPlanner();
+}

@@ -1,0 +1,171 @@
+/*-------------------------------------------------------------------------
+ *
+ * gpujoin.h
+ *	  Declarations shared by the PostgreSQL side of gpujoin (src/)
+ *
+ * src/ never includes CUDA headers; it reaches the kernels only through
+ * cuda/gpujoin_kernels.h.  The files:
+ *
+ *	gpujoin.c	_PG_init, settings
+ *	planner.c	the join hook, clause analysis, costs, CustomPath -> CustomScan
+ *	exec.c		the GpuJoin custom scan: state machine, batches, EXPLAIN
+ *	keys.c		join key encoding into the kernels' uint64 keys
+ *	device.c	kernel table choice, device contexts, errors, device info
+ *
+ * IDENTIFICATION
+ *	  src/gpujoin.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUJOIN_H
+#define GPUJOIN_H
+
+#include "postgres.h"
+
+#include "gpujoin_kernels.h"
+#include "nodes/execnodes.h"
+#include "nodes/extensible.h"
+#include "nodes/pathnodes.h"
+#include "utils/palloc.h"
+
+/* gpujoin.device */
+typedef enum GpuJoinDeviceSetting
+{
+	GPUJOIN_DEVICE_AUTO,		/* GPU if there is one, else no GPU paths */
+	GPUJOIN_DEVICE_GPU,			/* GPU required: error if there is none */
+	GPUJOIN_DEVICE_CPU			/* CPU twin (tests, hosts without a GPU) */
+} GpuJoinDeviceSetting;
+
+#define GPUJOIN_DEFAULT_CHUNK_ROWS		1048576
+#define GPUJOIN_MIN_CHUNK_ROWS			1
+#define GPUJOIN_MAX_CHUNK_ROWS			((int) GJ_MAX_ROWS)
+
+/* Settings (gpujoin.c) */
+extern bool gpujoin_enabled;
+extern int	gpujoin_device;
+extern bool gpujoin_enable_hashjoin;
+extern int	gpujoin_chunk_rows;
+extern int	gpujoin_device_memory_limit;	/* MB; 0 = free device memory */
+extern bool gpujoin_explain_device;
+extern double gpujoin_setup_cost;
+extern double gpujoin_transfer_cost;
+extern double gpujoin_device_tuple_cost;
+extern double gpujoin_extract_cost;
+
+/* Join strategies; issue-by-issue more will come (sort-merge, theta) */
+typedef enum GpuJoinStrategy
+{
+	GPUJOIN_STRATEGY_HASH
+} GpuJoinStrategy;
+
+/*
+ * Items stored in CustomScan.custom_private
+ *
+ * The list holds only nodeToString-able nodes, so EXPLAIN (VERBOSE) and
+ * debug_print_plan work.  Fetch an item with list_nth(), for example:
+ *		strategy = intVal(list_nth(cscan->custom_private, GpuJoinPrivateStrategy));
+ */
+typedef enum GpuJoinPrivateIndex
+{
+	/* GpuJoinStrategy (as an Integer node) */
+	GpuJoinPrivateStrategy,
+	/* JoinType (as an Integer node) */
+	GpuJoinPrivateJoinType,
+	/* Integer: custom_scan_tlist entries that come from the outer plan */
+	GpuJoinPrivateNumOuterCols,
+	/* Integer list: per key clause, 1 if its left argument is the outer side */
+	GpuJoinPrivateOuterIsLeft,
+	/* Integer list: per key clause, bits it takes in the packed key */
+	GpuJoinPrivateKeyBits,
+	/* Boolean: equal packed keys imply equal clause values (no recheck) */
+	GpuJoinPrivateKeyExact,
+	/* Float: planner's inner row estimate */
+	GpuJoinPrivateInnerRows,
+} GpuJoinPrivateIndex;
+
+/*
+ * Items stored in CustomScan.custom_exprs; setrefs.c rewrites them to
+ * reference custom_scan_tlist (INDEX_VAR), like the targetlist
+ */
+typedef enum GpuJoinExprsIndex
+{
+	/* List of OpExpr: the equality clauses evaluated on the device */
+	GpuJoinExprsKeyClauses,
+	/* List of quals rechecked on the CPU on each matched pair */
+	GpuJoinExprsJoinQuals,
+} GpuJoinExprsIndex;
+
+/* planner.c */
+extern void GpuJoinInitPlanner(void);
+
+/* exec.c */
+extern CustomScanMethods gpujoin_hash_scan_methods;
+extern void GpuJoinInitExecutor(void);
+
+/* How a key value becomes a signed 64-bit integer (keys.c) */
+typedef enum GpuJoinKeyKind
+{
+	GPUJOIN_KEY_NONE,			/* no exact encoding */
+	GPUJOIN_KEY_INT2,
+	GPUJOIN_KEY_INT4,
+	GPUJOIN_KEY_INT8,
+	GPUJOIN_KEY_DATE
+} GpuJoinKeyKind;
+
+/* keys.c */
+extern GpuJoinKeyKind GpuJoinKeyKindOf(Oid typid);
+extern int	GpuJoinKeyKindBits(GpuJoinKeyKind kind);
+extern bool GpuJoinKeyOperatorIsExact(Oid opno, Oid lefttype, Oid righttype);
+extern bool GpuJoinKeysAreExact(List *key_bits);
+extern uint64 GpuJoinPackKeys(const int64 *values, const int *bits, int nkeys,
+							  bool exact);
+
+/*
+ * The signed 64-bit value of a non-NULL key datum; inline because it runs
+ * once per key per row
+ */
+static inline int64
+GpuJoinKeyToInt64(Datum value, GpuJoinKeyKind kind)
+{
+	switch (kind)
+	{
+		case GPUJOIN_KEY_INT2:
+			return (int64) DatumGetInt16(value);
+		case GPUJOIN_KEY_INT4:
+		case GPUJOIN_KEY_DATE:	/* DateADT is an int32 */
+			return (int64) DatumGetInt32(value);
+		case GPUJOIN_KEY_INT8:
+			return DatumGetInt64(value);
+		case GPUJOIN_KEY_NONE:
+			break;
+	}
+	elog(ERROR, "gpujoin: key of kind %d has no encoding", (int) kind);
+	return 0;					/* keep compiler quiet */
+}
+
+/*
+ * A device context owned by one executor node: the kernel table it runs on,
+ * the context, and the cleanup that fires if the query ends in an ERROR
+ */
+typedef struct GpuJoinDeviceContext
+{
+	const GjKernels *kernels;	/* table the context was created by */
+	GjContext  *ctx;			/* NULL when closed */
+	GjStats		closed;			/* counters of contexts already destroyed */
+	MemoryContextCallback callback; /* destroys ctx on reset of the owner */
+} GpuJoinDeviceContext;
+
+/* device.c */
+extern bool GpuJoinPlannerHasDevice(bool *use_gpu);
+extern void GpuJoinDeviceInit(GpuJoinDeviceContext *dev, MemoryContext owner);
+extern void GpuJoinDeviceOpen(GpuJoinDeviceContext *dev,
+							  const GjKernels *kernels, int64 max_matches);
+extern void GpuJoinDeviceClose(GpuJoinDeviceContext *dev);
+extern void GpuJoinDeviceStats(const GpuJoinDeviceContext *dev, GjStats *stats);
+extern const GjKernels *GpuJoinChooseKernels(void);
+extern const char *GpuJoinDescribeDevice(const GjKernels *kernels);
+extern void GpuJoinCheckStatus(GjStatus status, const GjError *err,
+							   const char *what);
+extern int	GpuJoinStatusToSqlState(GjStatus status);
+
+#endif							/* GPUJOIN_H */

@@ -1,0 +1,170 @@
+/*-------------------------------------------------------------------------
+ *
+ * keys.c
+ *	  Join key encoding: SQL values to the kernels' uint64 keys
+ *
+ * The kernels compare one uint64 per row (cuda/gpujoin_kernels.h).  A join
+ * on one key clause encodes the value as a signed 64-bit integer, which is
+ * exact: two keys are equal exactly when the SQL operator says so.  This
+ * holds across int2, int4 and int8 (int4 = int8 compares the values as
+ * int8, as int48eq does), and for date = date.
+ *
+ * Several key clauses are packed side by side when their widths add up to
+ * 64 bits or less (two int4 keys, or int2 + int4 ...): each value keeps the
+ * low "bits" bits of its two's complement, which is still exact because
+ * every value of the type fits in them.  Wider combinations are hashed
+ * into one uint64; then unequal keys may collide, and the planner puts the
+ * key clauses into the join filter so that every match is rechecked on the
+ * CPU.
+ *
+ * IDENTIFICATION
+ *	  src/keys.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "gpujoin.h"
+#include "nodes/value.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+
+/*
+ * How values of this type are encoded, or GPUJOIN_KEY_NONE when there is no
+ * exact encoding (yet).  Domains are encoded as their base type.
+ */
+GpuJoinKeyKind
+GpuJoinKeyKindOf(Oid typid)
+{
+	switch (getBaseType(typid))
+	{
+		case INT2OID:
+			return GPUJOIN_KEY_INT2;
+		case INT4OID:
+			return GPUJOIN_KEY_INT4;
+		case INT8OID:
+			return GPUJOIN_KEY_INT8;
+		case DATEOID:
+			return GPUJOIN_KEY_DATE;
+		default:
+			return GPUJOIN_KEY_NONE;
+	}
+}
+
+/*
+ * Bits a value of this kind takes in a packed key
+ */
+int
+GpuJoinKeyKindBits(GpuJoinKeyKind kind)
+{
+	switch (kind)
+	{
+		case GPUJOIN_KEY_INT2:
+			return 16;
+		case GPUJOIN_KEY_INT4:
+		case GPUJOIN_KEY_DATE:
+			return 32;
+		case GPUJOIN_KEY_INT8:
+			return 64;
+		case GPUJOIN_KEY_NONE:
+			break;
+	}
+	return 0;
+}
+
+/*
+ * Is opno an equality whose result is exactly "the encoded keys are equal"?
+ *
+ * Checked by the function behind the operator rather than by operator OID,
+ * so that every cross-type variant of integer equality is recognized and
+ * nothing else is (a user-defined "=" on int4 with other semantics is not).
+ */
+bool
+GpuJoinKeyOperatorIsExact(Oid opno, Oid lefttype, Oid righttype)
+{
+	Oid			ltype = getBaseType(lefttype);
+	Oid			rtype = getBaseType(righttype);
+
+	switch (get_opcode(opno))
+	{
+		case F_INT2EQ:
+		case F_INT4EQ:
+		case F_INT8EQ:
+		case F_INT24EQ:
+		case F_INT42EQ:
+		case F_INT28EQ:
+		case F_INT82EQ:
+		case F_INT48EQ:
+		case F_INT84EQ:
+			return (ltype == INT2OID || ltype == INT4OID || ltype == INT8OID) &&
+				(rtype == INT2OID || rtype == INT4OID || rtype == INT8OID);
+		case F_DATE_EQ:
+			return ltype == DATEOID && rtype == DATEOID;
+		default:
+			return false;
+	}
+}
+
+/*
+ * Do keys packed with these widths (an integer List) compare exactly?
+ */
+bool
+GpuJoinKeysAreExact(List *key_bits)
+{
+	int			total = 0;
+	ListCell   *lc;
+
+	foreach(lc, key_bits)
+		total += lfirst_int(lc);
+	return total <= 64;
+}
+
+/*
+ * A 64-bit mixing step (the finalizer of MurmurHash3), used to hash keys
+ * that do not fit 64 bits when packed
+ */
+static inline uint64
+MixKey(uint64 h)
+{
+	h ^= h >> 33;
+	h *= UINT64CONST(0xff51afd7ed558ccd);
+	h ^= h >> 33;
+	h *= UINT64CONST(0xc4ceb93e45349a53);
+	h ^= h >> 33;
+	return h;
+}
+
+/*
+ * Encode one row's non-NULL key values into the uint64 the kernels compare
+ *
+ * Both sides must call this with the same bits[] and exact, so that equal
+ * values give equal keys; the planner stores both in the plan.
+ */
+uint64
+GpuJoinPackKeys(const int64 *values, const int *bits, int nkeys, bool exact)
+{
+	uint64		key = 0;
+
+	if (exact)
+	{
+		for (int i = 0; i < nkeys; i++)
+		{
+			uint64		field = (uint64) values[i];
+
+			if (bits[i] < 64)
+			{
+				field &= (UINT64CONST(1) << bits[i]) - 1;
+				key = (key << bits[i]) | field;
+			}
+			else
+				key = field;	/* only possible when nkeys == 1 */
+		}
+	}
+	else
+	{
+		for (int i = 0; i < nkeys; i++)
+			key = MixKey(key ^ (uint64) values[i]) + UINT64CONST(0x9e3779b97f4a7c15);
+	}
+	return key;
+}

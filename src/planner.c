@@ -1,0 +1,441 @@
+/*-------------------------------------------------------------------------
+ *
+ * planner.c
+ *	  Offer GPU join paths to the planner and turn the chosen one into a plan
+ *
+ * set_join_pathlist_hook is called for every (outer, inner) split of every
+ * join relation, after PostgreSQL has added its own paths.  For an inner
+ * join with at least one equality clause whose keys have an exact encoding
+ * (keys.c), we add one GpuHashJoin CustomPath over the cheapest unparameterized
+ * paths of both sides.  add_path() keeps it only if it is cheaper than what
+ * is there, so a join the GPU would not speed up stays on the CPU.
+ *
+ * Clause analysis splits extra->restrictlist into
+ *	- key clauses: equality with an exact key encoding, evaluated on the
+ *	  device (packed into one uint64 per row; see keys.c), and
+ *	- join quals: everything else, rechecked on the CPU on each matched pair,
+ *	  like a hash join's Join Filter.  When the keys do not pack into 64
+ *	  bits they are hashed, and then the key clauses are rechecked too.
+ *
+ * The plan: a CustomScan whose custom_plans are [outer, inner], whose
+ * custom_scan_tlist is the outer child's targetlist followed by the inner
+ * child's, and whose targetlist and custom_exprs setrefs.c rewrites into
+ * references to that scan tuple (INDEX_VAR).  The executor fills the scan
+ * tuple from the two sides' column batches (exec.c).
+ *
+ * Costs: a first, transfer-first model (papers/notes/rui-2020.md §7: bytes
+ * over the bus dominate in-core GPU joins), in the planner's units:
+ *	- host extraction: every needed column and key of every input row is
+ *	  copied into a column batch (gpujoin.extract_cost each),
+ *	- the bus: 9 bytes per key each way in, 8 bytes per match back
+ *	  (gpujoin.transfer_cost per megabyte), plus gpujoin.setup_cost once,
+ *	- device work: gpujoin.device_tuple_cost per key built or probed and
+ *	  per match written (the CPU twin: cpu_operator_cost each),
+ *	- output: the recheck quals on every match, then cpu_tuple_cost and the
+ *	  projection for every row returned, as PostgreSQL charges its own joins.
+ * The cost-model work will calibrate these on the GPU.
+ *
+ * IDENTIFICATION
+ *	  src/planner.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "gpujoin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "utils/lsyscache.h"
+
+/* Bytes on the bus per key (the key and its NULL flag) and per match */
+#define GPUJOIN_KEY_BYTES		(sizeof(uint64) + sizeof(uint8))
+#define GPUJOIN_MATCH_BYTES		(2 * sizeof(GjRowId))
+
+/*
+ * Items stored in CustomPath.custom_private, turned into the plan's
+ * custom_exprs and custom_private by PlanGpuJoinPath
+ */
+typedef enum GpuJoinPathPrivateIndex
+{
+	GpuJoinPathKeyClauses,		/* List of OpExpr */
+	GpuJoinPathOuterIsLeft,		/* Integer list */
+	GpuJoinPathKeyBits,			/* Integer list */
+	GpuJoinPathKeyExact,		/* Boolean */
+	GpuJoinPathJoinQuals,		/* List of Expr, rechecked on the CPU */
+} GpuJoinPathPrivateIndex;
+
+/* What ExtractJoinClauses found in a restrictlist */
+typedef struct GpuJoinClauses
+{
+	List	   *key_rinfos;		/* RestrictInfos of the key clauses */
+	List	   *key_clauses;	/* their OpExprs */
+	List	   *outer_is_left;	/* Integer list: 1 if arg 1 is the outer side */
+	List	   *key_bits;		/* Integer list: bits in the packed key */
+	bool		exact;			/* packed keys compare exactly */
+	List	   *join_quals;		/* bare clauses rechecked on the CPU */
+} GpuJoinClauses;
+
+static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
+
+static Plan *PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel,
+							 CustomPath *best_path, List *tlist,
+							 List *clauses, List *custom_plans);
+
+static const CustomPathMethods gpujoin_hash_path_methods = {
+	.CustomName = "GpuHashJoin",
+	.PlanCustomPath = PlanGpuJoinPath,
+};
+
+/*
+ * Can every variable of expr be taken from this side's targetlist?
+ *
+ * The child plans are made with exactly their rel's reltarget as tlist
+ * (CP_EXACT_TLIST), so that is where key values must come from.  Vars are
+ * matched on varno and varattno, PlaceHolderVars on phid, as setrefs.c
+ * matches them against a child's tlist.
+ */
+static bool
+ExprIsComputableFrom(Node *expr, RelOptInfo *rel)
+{
+	List	   *vars = pull_var_clause(expr, PVC_INCLUDE_PLACEHOLDERS);
+	ListCell   *lc;
+
+	foreach(lc, vars)
+	{
+		Node	   *var = lfirst(lc);
+		bool		found = false;
+		ListCell   *lc2;
+
+		foreach(lc2, rel->reltarget->exprs)
+		{
+			Node	   *texpr = lfirst(lc2);
+
+			if (IsA(var, Var) && IsA(texpr, Var))
+				found = ((Var *) var)->varno == ((Var *) texpr)->varno &&
+					((Var *) var)->varattno == ((Var *) texpr)->varattno;
+			else if (IsA(var, PlaceHolderVar) && IsA(texpr, PlaceHolderVar))
+				found = ((PlaceHolderVar *) var)->phid == ((PlaceHolderVar *) texpr)->phid;
+			if (found)
+				break;
+		}
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Is rinfo an equality the device can evaluate between outerrel and innerrel?
+ *
+ * On success, *outer_is_left says which argument comes from the outer side,
+ * and *bits how wide the key is once packed.
+ */
+static bool
+IsDeviceKeyClause(RestrictInfo *rinfo, RelOptInfo *outerrel,
+				  RelOptInfo *innerrel, bool *outer_is_left, int *bits)
+{
+	OpExpr	   *op;
+	Node	   *outer_arg;
+	Node	   *inner_arg;
+	GpuJoinKeyKind lkind;
+	GpuJoinKeyKind rkind;
+
+	if (!rinfo->can_join || rinfo->pseudoconstant ||
+		!is_opclause(rinfo->clause))
+		return false;
+	op = (OpExpr *) rinfo->clause;
+	if (list_length(op->args) != 2)
+		return false;
+
+	/* which side is which; also rejects clauses spanning both sides */
+	if (bms_is_subset(rinfo->left_relids, outerrel->relids) &&
+		bms_is_subset(rinfo->right_relids, innerrel->relids))
+		*outer_is_left = true;
+	else if (bms_is_subset(rinfo->left_relids, innerrel->relids) &&
+			 bms_is_subset(rinfo->right_relids, outerrel->relids))
+		*outer_is_left = false;
+	else
+		return false;
+
+	/* evaluated once per row on each side, so no volatility or subplans */
+	if (contain_volatile_functions((Node *) op) || contain_subplans((Node *) op))
+		return false;
+
+	lkind = GpuJoinKeyKindOf(exprType(linitial(op->args)));
+	rkind = GpuJoinKeyKindOf(exprType(lsecond(op->args)));
+	if (lkind == GPUJOIN_KEY_NONE || rkind == GPUJOIN_KEY_NONE ||
+		!GpuJoinKeyOperatorIsExact(op->opno, exprType(linitial(op->args)),
+								   exprType(lsecond(op->args))))
+		return false;
+
+	outer_arg = *outer_is_left ? linitial(op->args) : lsecond(op->args);
+	inner_arg = *outer_is_left ? lsecond(op->args) : linitial(op->args);
+	if (!ExprIsComputableFrom(outer_arg, outerrel) ||
+		!ExprIsComputableFrom(inner_arg, innerrel))
+		return false;
+
+	/* int4 = int8 compares as int8: the wider type sets the width */
+	*bits = Max(GpuJoinKeyKindBits(lkind), GpuJoinKeyKindBits(rkind));
+	return true;
+}
+
+/*
+ * Split the restrictlist into device key clauses and quals to recheck
+ *
+ * Returns false when there is no key clause, i.e. no GPU hash join.
+ */
+static bool
+ExtractJoinClauses(List *restrictlist, RelOptInfo *outerrel,
+				   RelOptInfo *innerrel, GpuJoinClauses *clauses)
+{
+	ListCell   *lc;
+
+	memset(clauses, 0, sizeof(*clauses));
+	foreach(lc, restrictlist)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		bool		outer_is_left;
+		int			bits;
+
+		if (IsDeviceKeyClause(rinfo, outerrel, innerrel, &outer_is_left, &bits))
+		{
+			clauses->key_rinfos = lappend(clauses->key_rinfos, rinfo);
+			clauses->key_clauses = lappend(clauses->key_clauses, rinfo->clause);
+			clauses->outer_is_left = lappend_int(clauses->outer_is_left, outer_is_left);
+			clauses->key_bits = lappend_int(clauses->key_bits, bits);
+		}
+		else
+			clauses->join_quals = lappend(clauses->join_quals, rinfo->clause);
+	}
+	if (clauses->key_clauses == NIL)
+		return false;
+
+	/* hashed keys may collide: then every key clause is rechecked too */
+	clauses->exact = GpuJoinKeysAreExact(clauses->key_bits);
+	if (!clauses->exact)
+		clauses->join_quals = list_concat(list_copy(clauses->key_clauses),
+										  clauses->join_quals);
+	return true;
+}
+
+/*
+ * Estimate the costs of a GPU hash join path; see the file header
+ */
+static void
+CostGpuHashJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
+				Path *inner_path, GpuJoinClauses *clauses,
+				JoinPathExtraData *extra, bool use_gpu)
+{
+	double		outer_rows = outer_path->rows;
+	double		inner_rows = inner_path->rows;
+	double		out_rows = cpath->path.rows;
+	int			nkeys = list_length(clauses->key_clauses);
+	int			outer_cols = list_length(outer_path->pathtarget->exprs);
+	int			inner_cols = list_length(inner_path->pathtarget->exprs);
+	double		matches;
+	QualCost	qual_cost;
+	Cost		startup_cost;
+	Cost		run_cost;
+
+	/* candidate pairs the device returns: rows matching the key clauses */
+	matches = clamp_row_est(outer_rows * inner_rows *
+							clauselist_selectivity(root, clauses->key_rinfos, 0,
+												   JOIN_INNER, extra->sjinfo));
+
+	startup_cost = outer_path->startup_cost + inner_path->total_cost;
+	run_cost = outer_path->total_cost - outer_path->startup_cost;
+
+	/* host: column batches */
+	startup_cost += inner_rows * (inner_cols + nkeys) * gpujoin_extract_cost;
+	run_cost += outer_rows * (outer_cols + nkeys) * gpujoin_extract_cost;
+
+	/* the bus and the device */
+	if (use_gpu)
+	{
+		startup_cost += gpujoin_setup_cost;
+		startup_cost += gpujoin_transfer_cost * inner_rows * GPUJOIN_KEY_BYTES / (1024.0 * 1024.0);
+		startup_cost += gpujoin_device_tuple_cost * inner_rows;
+		run_cost += gpujoin_transfer_cost *
+			(outer_rows * GPUJOIN_KEY_BYTES + matches * GPUJOIN_MATCH_BYTES) / (1024.0 * 1024.0);
+		run_cost += gpujoin_device_tuple_cost * (outer_rows + matches);
+	}
+	else
+	{
+		startup_cost += cpu_operator_cost * inner_rows;
+		run_cost += cpu_operator_cost * (outer_rows + matches);
+	}
+
+	/* output: recheck every candidate, emit and project the survivors */
+	cost_qual_eval(&qual_cost, clauses->join_quals, root);
+	startup_cost += qual_cost.startup;
+	run_cost += qual_cost.per_tuple * matches;
+	startup_cost += cpath->path.pathtarget->cost.startup;
+	run_cost += (cpu_tuple_cost + cpath->path.pathtarget->cost.per_tuple) * out_rows;
+
+	cpath->path.startup_cost = startup_cost;
+	cpath->path.total_cost = startup_cost + run_cost;
+}
+
+/*
+ * Add a GpuHashJoin path for this (outer, inner) split, if it can run
+ */
+static void
+TryHashJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+				RelOptInfo *innerrel, JoinPathExtraData *extra,
+				GpuJoinClauses *clauses, bool use_gpu)
+{
+	Path	   *outer_path = outerrel->cheapest_total_path;
+	Path	   *inner_path = innerrel->cheapest_total_path;
+	CustomPath *cpath;
+
+	/* the children are run to completion once per scan: no parameters */
+	if (outer_path == NULL || inner_path == NULL ||
+		PATH_REQ_OUTER(outer_path) != NULL || PATH_REQ_OUTER(inner_path) != NULL)
+		return;
+	/* row numbers on the device are 32 bits (GJ_MAX_ROWS) */
+	if (inner_path->rows > (double) GJ_MAX_ROWS)
+		return;
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = joinrel;
+	cpath->path.pathtarget = joinrel->reltarget;
+	cpath->path.param_info = NULL;	/* not parameterized: see above */
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = false;	/* one device context per join, in
+										 * the leader */
+	cpath->path.parallel_workers = 0;
+	cpath->path.rows = joinrel->rows;
+	cpath->path.pathkeys = NIL; /* no pathkeys: hash output is unordered */
+	cpath->flags = 0;			/* no backward scan, no mark/restore */
+	cpath->custom_paths = list_make2(outer_path, inner_path);
+	cpath->custom_private = list_make5(clauses->key_clauses,
+									   clauses->outer_is_left,
+									   clauses->key_bits,
+									   makeBoolean(clauses->exact),
+									   clauses->join_quals);
+	cpath->methods = &gpujoin_hash_path_methods;
+
+	CostGpuHashJoin(root, cpath, outer_path, inner_path, clauses, extra, use_gpu);
+	add_path(joinrel, &cpath->path);
+}
+
+/*
+ * Add GPU join paths for one (outer, inner) combination of a join relation
+ *
+ * The planner calls this repeatedly for the same joinrel with different
+ * outer/inner splits; each call adds at most one path per strategy.
+ */
+static void
+GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
+				RelOptInfo *outerrel, RelOptInfo *innerrel,
+				JoinType jointype, JoinPathExtraData *extra)
+{
+	GpuJoinClauses clauses;
+	bool		use_gpu;
+
+	if (prev_set_join_pathlist_hook)
+		prev_set_join_pathlist_hook(root, joinrel, outerrel, innerrel,
+									jointype, extra);
+
+	/* Cheap checks first: settings, join type, lateral references */
+	if (!gpujoin_enabled || !gpujoin_enable_hashjoin)
+		return;
+	if (jointype != JOIN_INNER)
+		return;					/* other join types: a later release */
+	if (!bms_is_empty(joinrel->lateral_relids))
+		return;					/* would need parameterized paths */
+
+	/* Split restrictlist into encodable key clauses and quals to recheck */
+	if (!ExtractJoinClauses(extra->restrictlist, outerrel, innerrel, &clauses))
+		return;
+
+	/* Last, as it may probe the device: is there one to run on? */
+	if (!GpuJoinPlannerHasDevice(&use_gpu))
+		return;
+
+	TryHashJoinPath(root, joinrel, outerrel, innerrel, extra, &clauses, use_gpu);
+}
+
+/*
+ * The scan tuple: the outer child's targetlist, then the inner child's
+ */
+static List *
+BuildScanTargetList(List *outer_tlist, List *inner_tlist)
+{
+	List	   *tlist = NIL;
+	AttrNumber	resno = 1;
+	ListCell   *lc;
+
+	foreach(lc, outer_tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+		tlist = lappend(tlist, makeTargetEntry(copyObject(tle->expr), resno++,
+											   NULL, false));
+	}
+	foreach(lc, inner_tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+		tlist = lappend(tlist, makeTargetEntry(copyObject(tle->expr), resno++,
+											   NULL, false));
+	}
+	return tlist;
+}
+
+/*
+ * PlanCustomPath callback: the CustomScan for a GpuHashJoin path
+ *
+ * "clauses" is the joinrel's baserestrictinfo, which is empty for a join;
+ * our quals travel in the path's private list.
+ */
+static Plan *
+PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+				List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *priv = best_path->custom_private;
+	Plan	   *outer_plan = linitial(custom_plans);
+	Plan	   *inner_plan = lsecond(custom_plans);
+
+	Assert(clauses == NIL);
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = NIL;	/* every qual is a join qual here */
+	cscan->scan.scanrelid = 0;	/* a join, not a scan of one relation */
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = custom_plans;
+	cscan->custom_exprs = list_make2(list_nth(priv, GpuJoinPathKeyClauses),
+									 list_nth(priv, GpuJoinPathJoinQuals));
+	cscan->custom_private = list_make5(makeInteger(GPUJOIN_STRATEGY_HASH),
+									   makeInteger(JOIN_INNER),
+									   makeInteger(list_length(outer_plan->targetlist)),
+									   list_nth(priv, GpuJoinPathOuterIsLeft),
+									   list_nth(priv, GpuJoinPathKeyBits));
+	cscan->custom_private = lappend(cscan->custom_private,
+									list_nth(priv, GpuJoinPathKeyExact));
+	cscan->custom_private = lappend(cscan->custom_private,
+									makeFloat(psprintf("%.0f", inner_plan->plan_rows)));
+	cscan->custom_scan_tlist = BuildScanTargetList(outer_plan->targetlist,
+												   inner_plan->targetlist);
+	cscan->methods = &gpujoin_hash_scan_methods;
+
+	return &cscan->scan.plan;
+}
+
+/*
+ * Install the join hook, chaining any hook loaded before us
+ */
+void
+GpuJoinInitPlanner(void)
+{
+	prev_set_join_pathlist_hook = set_join_pathlist_hook;
+	set_join_pathlist_hook = GpuJoinAddPaths;
+}

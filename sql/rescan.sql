@@ -3,6 +3,7 @@ LOAD 'gpujoin';
 SET gpujoin.explain_device = off;
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
+SET enable_nestloop = off;
 
 -- group sizes and key spreads differ, so each parameter value has its own answer
 CREATE TABLE a AS SELECT g AS id, g % 10 AS grp, g % 37 AS k FROM generate_series(1, 500) g;
@@ -22,6 +23,7 @@ SELECT q.grp,
 FROM q;
 SET gpujoin.enabled = off;
 RESET enable_hashjoin;
+RESET enable_nestloop;
 CREATE TEMP TABLE want AS
 SELECT q.grp,
 	   (SELECT count(*) FROM a JOIN b ON a.k = b.k WHERE a.grp = q.grp) AS outer_param,
@@ -32,6 +34,7 @@ SELECT * FROM want ORDER BY grp;
 SELECT count(*) AS differences FROM (SELECT * FROM got EXCEPT SELECT * FROM want) d;
 SET gpujoin.enabled = on;
 SET enable_hashjoin = off;
+SET enable_nestloop = off;
 
 -- an uncorrelated subplan without a Material node is rescanned with no
 -- parameter change, often after reading only part of its rows: the table
@@ -62,7 +65,6 @@ BEGIN
 	END LOOP;
 END
 $$;
-SET enable_nestloop = off;
 SELECT count(*), sum(a.id * 1000 + b.id) FROM a JOIN b ON a.k = b.k;
 BEGIN;
 DECLARE c CURSOR FOR SELECT a.id, b.id FROM a JOIN b ON a.k = b.k;

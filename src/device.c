@@ -337,8 +337,12 @@ gpujoin_device_info(PG_FUNCTION_ARGS)
 										"no GPU: gpujoin.device is cpu" :
 										psprintf("no GPU: %s", cuda_probe_message));
 		nulls[1] = false;
-		values[8] = CStringGetTextDatum(gj_cpu_kernels.name);
-		nulls[8] = false;
+		/* with gpujoin.device = gpu, joins fail instead of using the CPU twin */
+		if (gpujoin_device != GPUJOIN_DEVICE_GPU)
+		{
+			values[8] = CStringGetTextDatum(gj_cpu_kernels.name);
+			nulls[8] = false;
+		}
 	}
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

@@ -137,7 +137,9 @@ typedef struct GpuJoinSide
  *	gj_Round			the current round of matches
  *	gj_RoundPos			next match of the round to emit
  *	gj_FellBack			switched from the GPU to the CPU twin
- *	gj_Timing			measure phase times (EXPLAIN ANALYZE with TIMING)
+ *	gj_Timing			measure phase times (EXPLAIN ANALYZE with TIMING);
+ *						set on the first call, as ExecInitNode attaches
+ *						the instrumentation after BeginCustomScan
  *	gj_Chunks ...		counters for EXPLAIN ANALYZE
  */
 typedef struct GpuJoinState
@@ -780,7 +782,6 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	}
 
 	node->gj_MaxMatches = Max((int64) gpujoin_chunk_rows, GJ_MIN_ROUND_MATCHES);
-	node->gj_Timing = (css->ss.ps.instrument != NULL && css->ss.ps.instrument->need_timer);
 	node->gj_JoinState = GJ_LOAD_INNER;
 
 	/* the device context is created on first use, and cleaned up by this */
@@ -796,6 +797,10 @@ ExecGpuJoin(CustomScanState *css)
 {
 	GpuJoinState *node = (GpuJoinState *) css;
 	instr_time	start;
+
+	if (node->gj_JoinState == GJ_LOAD_INNER)
+		node->gj_Timing = (css->ss.ps.instrument != NULL &&
+						   css->ss.ps.instrument->need_timer);
 
 	for (;;)
 	{

@@ -1,0 +1,295 @@
+# shellcheck shell=bash
+# scripts/lib.sh: shell functions shared by test/run and demo/run
+#
+# Source it from a bash script that runs with `set -euo pipefail`:
+#
+#   gj_require_tools            find PostgreSQL 15, pgTAP, pg_prove, make, cc;
+#                               apt-get install what is missing (root, Debian)
+#   gj_build_install            make && make install against $PG_CONFIG
+#   gj_cluster_init [CONF...]   initdb a throwaway cluster, append CONF lines
+#                               to postgresql.conf; removed again on exit
+#   gj_cluster_start / gj_cluster_stop / gj_cluster_restart
+#   gj_psql ARGS...             psql against that cluster, stopping on errors
+#   gj_device_info              print gpujoin_device_info() of a new session
+#
+# The cluster runs as an unprivileged user (PostgreSQL refuses root): when
+# run as root, GJ_PGUSER (default gpujoin_test, created when missing);
+# otherwise the current user.  Its data directory, unix socket and log live
+# in one mktemp -d directory, so runs never share anything with an installed
+# cluster or with each other, and nothing listens on TCP.
+#
+# Environment:
+#   PG_CONFIG          pg_config to build and test against (default: the
+#                      Debian PostgreSQL 15 one, else pg_config on PATH)
+#   GJ_DEVICE          cpu | gpu | auto, passed to every test session as
+#                      gpujoin.device (default cpu: same results on any host)
+#   GJ_SKIP_INSTALL=1  never apt-get install; fail if something is missing
+#   GJ_SKIP_BUILD=1    use the installed extension as it is
+#   GJ_PGUSER, GJ_PGPORT   cluster owner and port (default gpujoin_test, 55432)
+#   LD_LIBRARY_PATH    passed on to the server processes (GPU host: /opt/pglibs)
+
+GJ_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+GJ_PG_MAJOR=15
+GJ_NAME=$(basename "$(dirname "$0")")/$(basename "$0")
+
+gj_step() {
+	printf '\n==== %s: %s ====\n' "$GJ_NAME" "$*"
+}
+
+gj_note() {
+	printf '%s: %s\n' "$GJ_NAME" "$*"
+}
+
+gj_die() {
+	printf '%s: ERROR: %s\n' "$GJ_NAME" "$*" >&2
+	exit 1
+}
+
+# pg_config to use: $PG_CONFIG, else Debian's PostgreSQL 15, else PATH
+gj_find_pg_config() {
+	if [ -n "${PG_CONFIG:-}" ]; then
+		printf '%s\n' "$PG_CONFIG"
+	elif [ -x "/usr/lib/postgresql/$GJ_PG_MAJOR/bin/pg_config" ]; then
+		printf '%s\n' "/usr/lib/postgresql/$GJ_PG_MAJOR/bin/pg_config"
+	else
+		command -v pg_config || true
+	fi
+}
+
+# Print "package: what is missing" for each requirement that is not met.
+# Files and programs are checked, not dpkg records: on the GPU host the
+# packages are unpacked from a tarball (../shared/gpu-host/pack) and dpkg
+# knows nothing of them.
+gj_missing_requirements() {
+	local pgc bindir sharedir
+	pgc=$(gj_find_pg_config)
+
+	if [ -z "$pgc" ] || ! "$pgc" --version >/dev/null 2>&1; then
+		echo "postgresql-server-dev-$GJ_PG_MAJOR: pg_config (set PG_CONFIG)"
+		echo "postgresql-$GJ_PG_MAJOR: initdb, postgres, pg_ctl"
+		echo "postgresql-$GJ_PG_MAJOR-pgtap: the pgtap extension"
+	else
+		case "$("$pgc" --version)" in
+			"PostgreSQL $GJ_PG_MAJOR."*) ;;
+			*) echo "postgresql-server-dev-$GJ_PG_MAJOR: $pgc is $("$pgc" --version), not PostgreSQL $GJ_PG_MAJOR (set PG_CONFIG)" ;;
+		esac
+		[ -f "$("$pgc" --pgxs)" ] ||
+			echo "postgresql-server-dev-$GJ_PG_MAJOR: PGXS ($("$pgc" --pgxs))"
+		[ -f "$("$pgc" --includedir-server)/postgres.h" ] ||
+			echo "postgresql-server-dev-$GJ_PG_MAJOR: server headers ($("$pgc" --includedir-server))"
+		bindir=$("$pgc" --bindir)
+		sharedir=$("$pgc" --sharedir)
+		for prog in initdb postgres pg_ctl psql; do
+			[ -x "$bindir/$prog" ] || echo "postgresql-$GJ_PG_MAJOR: $bindir/$prog"
+		done
+		[ -f "$sharedir/extension/pgtap.control" ] ||
+			echo "postgresql-$GJ_PG_MAJOR-pgtap: $sharedir/extension/pgtap.control"
+	fi
+	command -v pg_prove >/dev/null 2>&1 && pg_prove --version >/dev/null 2>&1 ||
+		echo "libtap-parser-sourcehandler-pgtap-perl: pg_prove"
+	command -v make >/dev/null 2>&1 || echo "make: make"
+	command -v gcc >/dev/null 2>&1 || echo "gcc: gcc"
+	[ -f /usr/include/stdio.h ] || echo "libc6-dev: C library headers"
+	# nvcc needs a host C++ compiler, and the kernel tests link with it
+	if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+		command -v g++ >/dev/null 2>&1 || echo "g++: g++ (for nvcc)"
+	fi
+	if [ "$(id -u)" = 0 ]; then
+		command -v runuser >/dev/null 2>&1 || echo "util-linux: runuser"
+	fi
+	return 0
+}
+
+# Make sure everything needed is there, installing Debian packages if allowed;
+# then set PG_CONFIG, PG_BINDIR and PATH (PostgreSQL's bindir first, so that
+# pg_prove and make find this version's psql).
+gj_require_tools() {
+	local missing pkgs
+	missing=$(gj_missing_requirements)
+	if [ -n "$missing" ]; then
+		pkgs=$(printf '%s\n' "$missing" | cut -d: -f1 | sort -u | tr '\n' ' ')
+		gj_note "missing: $(printf '%s\n' "$missing" | cut -d: -f2- | tr '\n' ';')"
+		if [ "${GJ_SKIP_INSTALL:-0}" = 1 ]; then
+			gj_die "missing requirements and GJ_SKIP_INSTALL=1; install these packages: $pkgs"
+		elif [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+			gj_die "missing requirements; install these packages (as root, Debian/Ubuntu): $pkgs"
+		fi
+		gj_note "apt-get install $pkgs"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq || gj_die "apt-get update failed"
+		# shellcheck disable=SC2086  # $pkgs is a list of package names
+		apt-get install -y -qq --no-install-recommends $pkgs || gj_die "apt-get could not install: $pkgs"
+		missing=$(gj_missing_requirements)
+		[ -z "$missing" ] || gj_die "still missing after apt-get install: $(printf '%s\n' "$missing" | tr '\n' ';')"
+	fi
+
+	PG_CONFIG=$(gj_find_pg_config)
+	PG_BINDIR=$("$PG_CONFIG" --bindir)
+	PATH=$PG_BINDIR:$PATH
+	export PG_CONFIG PG_BINDIR PATH
+	gj_note "$("$PG_CONFIG" --version) at $PG_BINDIR; pgTAP $(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$("$PG_CONFIG" --sharedir)/extension/pgtap.control"); $(pg_prove --version)"
+}
+
+# Build the extension and install it into $PG_CONFIG's installation
+gj_build_install() {
+	if [ "${GJ_SKIP_BUILD:-0}" = 1 ]; then
+		gj_note "GJ_SKIP_BUILD=1: using the installed extension as it is"
+		return 0
+	fi
+	make -C "$GJ_ROOT" -j"$(nproc)" PG_CONFIG="$PG_CONFIG" ||
+		gj_die "the build failed (make)"
+	if [ -w "$("$PG_CONFIG" --pkglibdir)" ]; then
+		make -C "$GJ_ROOT" install PG_CONFIG="$PG_CONFIG" ||
+			gj_die "make install failed"
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+		sudo -n make -C "$GJ_ROOT" install PG_CONFIG="$PG_CONFIG" ||
+			gj_die "sudo make install failed"
+	else
+		gj_die "cannot write to $("$PG_CONFIG" --pkglibdir): run as root, or set PG_CONFIG to a PostgreSQL installation of your own"
+	fi
+}
+
+# GJ_DEVICE, validated, and PGOPTIONS that pass it to every session
+gj_device_options() {
+	GJ_DEVICE=${GJ_DEVICE:-cpu}
+	case "$GJ_DEVICE" in
+		cpu | gpu | auto) ;;
+		*) gj_die "GJ_DEVICE must be cpu, gpu or auto, not '$GJ_DEVICE'" ;;
+	esac
+	export GJ_DEVICE
+	export PGOPTIONS="-c gpujoin.device=$GJ_DEVICE${PGOPTIONS:+ $PGOPTIONS}"
+}
+
+#
+# The throwaway cluster
+#
+
+GJ_WORK=
+GJ_CLUSTER_DIR=
+
+# A scratch directory for this run (logs, the cluster), removed on exit
+# together with the cluster: call it first, it installs the EXIT trap
+gj_workdir() {
+	[ -z "$GJ_WORK" ] || return 0
+	GJ_WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpujoin.XXXXXX")
+	trap gj_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+
+# Run a command as the cluster owner, from a directory it can read
+gj_as_owner() {
+	if [ "$(id -u)" = 0 ]; then
+		(cd "$GJ_CLUSTER_DIR" && runuser -u "$GJ_PGUSER" -- \
+			env PATH="$PATH" LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" "$@")
+	else
+		(cd "$GJ_CLUSTER_DIR" && "$@")
+	fi
+}
+
+gj_cluster_start() {
+	gj_as_owner "$PG_BINDIR/pg_ctl" -D "$PGDATA" -l "$GJ_CLUSTER_DIR/server.log" -w -t 120 start >/dev/null || {
+		tail -n 40 "$GJ_CLUSTER_DIR/server.log" >&2 || true
+		gj_die "the cluster did not start (server log above)"
+	}
+	gj_note "cluster up: PGHOST=$PGHOST PGPORT=$PGPORT PGUSER=$PGUSER"
+}
+
+gj_cluster_stop() {
+	[ -f "$PGDATA/postmaster.pid" ] || return 0
+	gj_as_owner "$PG_BINDIR/pg_ctl" -D "$PGDATA" -m fast -w -t 60 stop >/dev/null
+}
+
+gj_cluster_restart() {
+	gj_cluster_stop
+	gj_cluster_start
+}
+
+# Append settings to postgresql.conf (takes effect at the next start)
+gj_cluster_conf() {
+	printf '%s\n' "$@" >>"$PGDATA/postgresql.conf"
+}
+
+# Trap handler: stop the server we started, whatever state it is in, and
+# remove the scratch directory
+gj_cleanup() {
+	local rc=$? pid
+	trap - EXIT
+	if [ -n "$GJ_WORK" ] && [ -d "$GJ_WORK" ]; then
+		if [ -n "$GJ_CLUSTER_DIR" ] && [ -f "$PGDATA/postmaster.pid" ]; then
+			if ! gj_cluster_stop 2>/dev/null; then
+				pid=$(head -n 1 "$PGDATA/postmaster.pid" 2>/dev/null || true)
+				if [ -n "$pid" ]; then
+					kill -QUIT "$pid" 2>/dev/null || true # immediate shutdown
+					sleep 2
+				fi
+			fi
+		fi
+		if [ "${GJ_KEEP:-0}" = 1 ]; then
+			gj_note "GJ_KEEP=1: left $GJ_WORK"
+		else
+			rm -rf "$GJ_WORK"
+		fi
+	fi
+	exit "$rc"
+}
+
+# Create the cluster: gj_cluster_init [postgresql.conf line ...]
+gj_cluster_init() {
+	if [ "$(id -u)" = 0 ]; then
+		GJ_PGUSER=${GJ_PGUSER:-gpujoin_test}
+		if ! id "$GJ_PGUSER" >/dev/null 2>&1; then
+			gj_note "creating system user $GJ_PGUSER to own the cluster (PostgreSQL refuses root)"
+			useradd --system --no-create-home --shell /usr/sbin/nologin "$GJ_PGUSER" ||
+				gj_die "could not create user $GJ_PGUSER"
+		fi
+	else
+		GJ_PGUSER=$(id -un)
+	fi
+
+	gj_workdir
+	GJ_CLUSTER_DIR=$GJ_WORK/cluster
+	mkdir "$GJ_CLUSTER_DIR"
+	if [ "$(id -u)" = 0 ]; then
+		chown "$GJ_PGUSER" "$GJ_WORK" "$GJ_CLUSTER_DIR"
+	fi
+
+	export PGDATA=$GJ_CLUSTER_DIR/data
+	export PGHOST=$GJ_CLUSTER_DIR
+	export PGPORT=${GJ_PGPORT:-55432}
+	export PGUSER=$GJ_PGUSER
+	export PGDATABASE=postgres
+	unset PGSERVICE PGPASSWORD PGHOSTADDR
+
+	gj_as_owner "$PG_BINDIR/initdb" -D "$PGDATA" -U "$GJ_PGUSER" -A trust \
+		-E UTF8 --locale=C --no-sync >"$GJ_CLUSTER_DIR/initdb.log" 2>&1 || {
+		cat "$GJ_CLUSTER_DIR/initdb.log" >&2
+		gj_die "initdb failed"
+	}
+	gj_cluster_conf \
+		"# gpujoin throwaway cluster ($GJ_NAME)" \
+		"listen_addresses = ''" \
+		"unix_socket_directories = '$GJ_CLUSTER_DIR'" \
+		"port = $PGPORT" \
+		"fsync = off" \
+		"synchronous_commit = off" \
+		"full_page_writes = off" \
+		"log_min_messages = warning" \
+		"$@"
+}
+
+# psql against the cluster: no psqlrc, stop at the first error
+gj_psql() {
+	psql -X -v ON_ERROR_STOP=1 "$@"
+}
+
+# Print gpujoin_device_info() as a session with the current PGOPTIONS sees it;
+# the extension is created in a transaction that is rolled back
+gj_device_info() {
+	gj_psql -q -d "${1:-postgres}" -x <<-'SQL'
+		BEGIN;
+		CREATE EXTENSION IF NOT EXISTS gpujoin;
+		SELECT * FROM gpujoin_device_info();
+		ROLLBACK;
+	SQL
+}

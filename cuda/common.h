@@ -183,6 +183,45 @@ gj_check_key_column(const GjKeyColumn *column, const char *side, GjError *err)
 	return GJ_OK;
 }
 
+/*
+ * Check hash_retrieve's arguments and size its round
+ *
+ * has_chunk: a chunk has been counted; nmatches: its matches; max_matches:
+ * the context's round capacity.  Points round at the context's arrays
+ * (outer_rows, inner_rows) with no matches yet, and sets *round_size to
+ * the matches this round returns: 0 when first is past the last match.
+ * Both implementations call it, so they accept and size rounds alike.
+ */
+static inline GjStatus
+gj_check_retrieve(bool has_chunk, uint64_t nmatches, int64_t max_matches,
+				  int64_t first, GjMatchRound *round,
+				  const GjRowId *outer_rows, const GjRowId *inner_rows,
+				  int64_t *round_size, GjError *err)
+{
+	if (round == NULL)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"No place to return the round of matches was given.");
+	if (!has_chunk)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"hash_retrieve was called before hash_count.");
+	if (first < 0)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"The first match of a round must not be negative, but is %lld.",
+							(long long) first);
+
+	round->outer_rows = outer_rows;
+	round->inner_rows = inner_rows;
+	round->nmatches = 0;
+	*round_size = 0;
+	if ((uint64_t) first < nmatches)
+	{
+		*round_size = max_matches;
+		if ((uint64_t) *round_size > nmatches - (uint64_t) first)
+			*round_size = (int64_t) (nmatches - (uint64_t) first);
+	}
+	return GJ_OK;
+}
+
 /* Milliseconds on the monotonic clock, for GjStats */
 static inline double
 gj_clock_ms(void)

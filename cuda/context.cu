@@ -347,47 +347,46 @@ gj_cuda_buffer_release(GjCudaContext *ctx, GjBufferId id)
 }
 
 /*
- * Copy bytes from host memory to the device, counted in the statistics
+ * Copy bytes between host and device, counted in the statistics
  *
- * Synchronous: when it returns, the copy is done and src may be reused.
- * The stream is drained before the clock starts, so that kernels queued
- * earlier are not counted as transfer time.
+ * Synchronous: when it returns, the copy is done and the source may be
+ * reused.  The stream is drained before the clock starts, so that kernels
+ * queued earlier are not counted as transfer time.
  */
+static GjStatus
+CopyCounted(GjCudaContext *ctx, void *dst, const void *src, size_t bytes,
+			cudaMemcpyKind kind, GjError *err)
+{
+	double		start;
+
+	if (bytes == 0)
+		return GJ_OK;
+	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
+	start = gj_clock_ms();
+	GJ_CUDA_TRY(err, cudaMemcpyAsync(dst, src, bytes, kind, ctx->stream));
+	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
+	ctx->stats.transfer_ms += gj_clock_ms() - start;
+	if (kind == cudaMemcpyHostToDevice)
+		ctx->stats.bytes_to_device += (int64_t) bytes;
+	else
+		ctx->stats.bytes_from_device += (int64_t) bytes;
+	return GJ_OK;
+}
+
+/* Copy bytes from host memory to the device */
 GjStatus
 gj_cuda_copy_to_device(GjCudaContext *ctx, void *d_dst, const void *h_src,
 					   size_t bytes, GjError *err)
 {
-	double		start;
-
-	if (bytes == 0)
-		return GJ_OK;
-	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
-	start = gj_clock_ms();
-	GJ_CUDA_TRY(err, cudaMemcpyAsync(d_dst, h_src, bytes,
-									 cudaMemcpyHostToDevice, ctx->stream));
-	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
-	ctx->stats.transfer_ms += gj_clock_ms() - start;
-	ctx->stats.bytes_to_device += (int64_t) bytes;
-	return GJ_OK;
+	return CopyCounted(ctx, d_dst, h_src, bytes, cudaMemcpyHostToDevice, err);
 }
 
-/* Copy bytes from the device to host memory; the same, the other way */
+/* Copy bytes from the device to host memory */
 GjStatus
 gj_cuda_copy_from_device(GjCudaContext *ctx, void *h_dst, const void *d_src,
 						 size_t bytes, GjError *err)
 {
-	double		start;
-
-	if (bytes == 0)
-		return GJ_OK;
-	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
-	start = gj_clock_ms();
-	GJ_CUDA_TRY(err, cudaMemcpyAsync(h_dst, d_src, bytes,
-									 cudaMemcpyDeviceToHost, ctx->stream));
-	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
-	ctx->stats.transfer_ms += gj_clock_ms() - start;
-	ctx->stats.bytes_from_device += (int64_t) bytes;
-	return GJ_OK;
+	return CopyCounted(ctx, h_dst, d_src, bytes, cudaMemcpyDeviceToHost, err);
 }
 
 /*

@@ -543,31 +543,16 @@ gj_cuda_hash_retrieve(GjContext *ctx, int64_t first, GjMatchRound *round,
 	GjCudaContext *cuda = gj_cuda_context_get(ctx, err);
 	double		start = gj_clock_ms();
 	double		transfer_start;
-	int64_t		round_size;
+	int64_t		round_size = 0;
 	GjStatus	status;
 
 	if (cuda == NULL)
 		return GJ_ERROR_INVALID_ARGUMENT;
-	if (round == NULL)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"No place to return the round of matches was given.");
-	if (!cuda->has_chunk)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"hash_retrieve was called before hash_count.");
-	if (first < 0)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"The first match of a round must not be negative, but is %lld.",
-							(long long) first);
-
-	round->outer_rows = cuda->h_match_outer;
-	round->inner_rows = cuda->h_match_inner;
-	round->nmatches = 0;
-	if ((uint64_t) first >= cuda->nmatches)
-		return GJ_OK;
-
-	round_size = cuda->max_matches;
-	if ((uint64_t) round_size > cuda->nmatches - (uint64_t) first)
-		round_size = (int64_t) (cuda->nmatches - (uint64_t) first);
+	status = gj_check_retrieve(cuda->has_chunk, cuda->nmatches, cuda->max_matches,
+							   first, round, cuda->h_match_outer,
+							   cuda->h_match_inner, &round_size, err);
+	if (status != GJ_OK || round_size == 0)
+		return status;
 
 	transfer_start = cuda->stats.transfer_ms;
 	status = RetrieveRound(cuda, (uint64_t) first, round_size, err);

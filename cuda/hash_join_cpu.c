@@ -309,30 +309,16 @@ gj_cpu_hash_retrieve(GjContext *ctx, int64_t first, GjMatchRound *round,
 	const uint64_t *offsets;
 	uint64_t	window_begin;
 	uint64_t	window_end;
-	int64_t		round_size;
+	int64_t		round_size = 0;
+	GjStatus	status;
 
 	if (cpu == NULL)
 		return GJ_ERROR_INVALID_ARGUMENT;
-	if (round == NULL)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"No place to return the round of matches was given.");
-	if (!cpu->has_chunk)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"hash_retrieve was called before hash_count.");
-	if (first < 0)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"The first match of a round must not be negative, but is %lld.",
-							(long long) first);
-
-	round->outer_rows = cpu->match_outer;
-	round->inner_rows = cpu->match_inner;
-	round->nmatches = 0;
-	if ((uint64_t) first >= cpu->nmatches)
-		return GJ_OK;
-
-	round_size = cpu->max_matches;
-	if ((uint64_t) round_size > cpu->nmatches - (uint64_t) first)
-		round_size = (int64_t) (cpu->nmatches - (uint64_t) first);
+	status = gj_check_retrieve(cpu->has_chunk, cpu->nmatches, cpu->max_matches,
+							   first, round, cpu->match_outer, cpu->match_inner,
+							   &round_size, err);
+	if (status != GJ_OK || round_size == 0)
+		return status;
 	window_begin = (uint64_t) first;
 	window_end = window_begin + (uint64_t) round_size;
 

@@ -25,6 +25,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "common.h"				/* gj_hash64, shared with the kernels */
 #include "gpujoin.h"
 #include "nodes/value.h"
 #include "utils/fmgroids.h"
@@ -121,21 +122,6 @@ GpuJoinKeysAreExact(List *key_bits)
 }
 
 /*
- * A 64-bit mixing step (the finalizer of MurmurHash3), used to hash keys
- * that do not fit 64 bits when packed
- */
-static inline uint64
-MixKey(uint64 h)
-{
-	h ^= h >> 33;
-	h *= UINT64CONST(0xff51afd7ed558ccd);
-	h ^= h >> 33;
-	h *= UINT64CONST(0xc4ceb93e45349a53);
-	h ^= h >> 33;
-	return h;
-}
-
-/*
  * Encode one row's non-NULL key values into the uint64 the kernels compare
  *
  * Both sides must call this with the same bits[] and exact, so that equal
@@ -164,7 +150,7 @@ GpuJoinPackKeys(const int64 *values, const int *bits, int nkeys, bool exact)
 	else
 	{
 		for (int i = 0; i < nkeys; i++)
-			key = MixKey(key ^ (uint64) values[i]) + UINT64CONST(0x9e3779b97f4a7c15);
+			key = gj_hash64(key ^ (uint64) values[i]) + UINT64CONST(0x9e3779b97f4a7c15);
 	}
 	return key;
 }

@@ -10,12 +10,17 @@
  * int8, as int48eq does), and for date = date.
  *
  * Several key clauses are packed side by side when their widths add up to
- * 64 bits or less (two int4 keys, or int2 + int4 ...): each value keeps the
- * low "bits" bits of its two's complement, which is still exact because
- * every value of the type fits in them.  Wider combinations are hashed
- * into one uint64; then unequal keys may collide, and the planner puts the
- * key clauses into the join filter so that every match is rechecked on the
- * CPU.
+ * 64 bits or less (two int4 keys, or int2 + int4 ...), the first clause in
+ * the highest bits.  Wider combinations are hashed into one uint64; then
+ * unequal keys may collide, and the planner puts the key clauses into the
+ * join filter so that every match is rechecked on the CPU.
+ *
+ * Exact keys also preserve order: each value is offset by 2^(bits-1), so
+ * that the signed range of its type maps onto the unsigned range of its
+ * field in the same order (the two's complement with its top bit flipped).
+ * Comparing packed keys as unsigned integers then orders rows by the first
+ * key, then the second, ..., which is what a sort-merge join needs to hand
+ * its output to a parent expecting that order.
  *
  * IDENTIFICATION
  *	  src/keys.c
@@ -136,7 +141,8 @@ GpuJoinPackKeys(const int64 *values, const int *bits, int nkeys, bool exact)
 	{
 		for (int i = 0; i < nkeys; i++)
 		{
-			uint64		field = (uint64) values[i];
+			/* flip the sign bit of the field: order-preserving, see above */
+			uint64		field = (uint64) values[i] ^ (UINT64CONST(1) << (bits[i] - 1));
 
 			if (bits[i] < 64)
 			{

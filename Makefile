@@ -21,7 +21,8 @@ OBJS = \
 	src/keys.o \
 	src/device.o \
 	cuda/context_cpu.o \
-	cuda/hash_join_cpu.o
+	cuda/hash_join_cpu.o \
+	cuda/materialize_cpu.o
 
 REGRESS = hash_join rescan settings
 REGRESS_OPTS = --inputdir=. --load-extension=gpujoin

@@ -3,17 +3,22 @@
  * common.cuh
  *	  The CUDA context and the helpers every kernel file uses
  *
- * Private to the *.cu files.  Everything a kernel file needs besides its
- * kernels is here, so that the next strategy (partitioned hash join, sort-
- * merge join, theta joins, payload materialization) is one more .cu file
- * written against these helpers:
+ * Private to the *.cu files.  Everything a variant file (hash_join.cu,
+ * and next partitioned_join.cu and sort_merge.cu) needs besides its own
+ * kernels is here, so that a variant is one more .cu file written against
+ * these helpers:
  *
  *	  GJ_CUDA_TRY		check a CUDA call, fill the GjError, return a GjStatus
  *	  GJ_TRY			propagate a GjStatus from a helper that filled the GjError
- *	  buffers			device arrays by GjBufferId: grow-only, counted
- *						against the context's memory limit, reused across
- *						chunks (gj_cuda_buffer_reserve); CUB temporary
- *						storage is one of them
+ *	  GjCudaVariant		a variant's entry points: build, count, retrieve,
+ *						destroy_state (registered in context.cu)
+ *	  device buffers	grow-only, counted against the context's memory limit,
+ *						reused across chunks, freed with the context: the
+ *						shared ones by GjBufferId (gj_cuda_buffer_reserve),
+ *						a variant's own in its private state, and any other
+ *						GjDeviceBuffer (gj_cuda_device_reserve)
+ *	  payload columns	materialize.cu: upload a batch's columns, gather them
+ *						by a map (GFTR transforms, and every round)
  *	  copies			gj_cuda_copy_to_device / gj_cuda_copy_from_device,
  *						which count bytes and time for GjStats
  *	  launches			GJ_BLOCK_SIZE threads a block, gj_cuda_grid_size()
@@ -69,50 +74,109 @@
 			return gj_try_status_; \
 	} while (0)
 
+/* One device array: grow-only, see gj_cuda_device_reserve() */
+typedef struct GjDeviceBuffer
+{
+	void	   *ptr;			/* device memory, or NULL */
+	size_t		bytes;			/* allocated size */
+} GjDeviceBuffer;
+
 /*
- * The device arrays of a context
+ * The device arrays that every variant uses, in the context
  *
  * Held in one array indexed by GjBufferId, so that context_destroy frees
- * every one of them, including those that later kernel files add here,
- * and so that an allocation error can name the array (BufferName() in
- * context.cu).  Each is grow-only: it is reallocated only when a call
- * needs more bytes than it holds.
+ * every one of them, and so that an allocation error can name the array
+ * (BufferName() in context.cu).  A variant keeps its own arrays (its table,
+ * its partitions) in its private state instead, so that adding a variant
+ * does not touch this list.
  */
 typedef enum GjBufferId
 {
 	/* CUB temporary storage, shared by every CUB call of the context */
 	GJ_BUFFER_CUB_TEMP,
 
-	/* The hash table (hash_join.cu), kept from hash_build to the next one */
-	GJ_BUFFER_ENTRY_KEYS,		/* uint64_t[nentries] */
-	GJ_BUFFER_ENTRY_ROWS,		/* GjRowId[inner rows]; nentries are used */
-	GJ_BUFFER_BUCKET_START,		/* uint32_t[nbuckets + 1] */
-
-	/* Scratch of hash_build, released when it returns */
+	/* A batch's keys as uploaded by gj_cuda_upload_keys */
 	GJ_BUFFER_INNER_KEYS,		/* uint64_t[inner rows] */
 	GJ_BUFFER_INNER_NULLS,		/* uint8_t[inner rows] */
-	GJ_BUFFER_BUCKET_IDS,		/* uint32_t[inner rows], sort keys */
-	GJ_BUFFER_BUCKET_IDS_ALT,	/* uint32_t[inner rows], their double buffer */
-	GJ_BUFFER_ROWS_ALT,			/* GjRowId[inner rows], double buffer of
-								 * GJ_BUFFER_ENTRY_ROWS */
-
-	/* The counted chunk, kept for hash_retrieve */
 	GJ_BUFFER_OUTER_KEYS,		/* uint64_t[outer rows] */
 	GJ_BUFFER_OUTER_NULLS,		/* uint8_t[outer rows] */
-	GJ_BUFFER_OFFSETS,			/* uint64_t[outer rows + 1] */
-
-	/* One round of hash_retrieve, copied into the pinned h_match_* */
-	GJ_BUFFER_MATCH_OUTER,		/* GjRowId[round] */
-	GJ_BUFFER_MATCH_INNER,		/* GjRowId[round] */
 
 	GJ_NUM_BUFFERS
 } GjBufferId;
 
-typedef struct GjDeviceBuffer
+/*
+ * One side's payload columns on the device (materialize.cu)
+ *
+ *	side		whose columns: the spec's ncolumns and widths of that side
+ *	nrows		rows the columns hold now
+ *	has_nulls	has_nulls[c]: nulls[c] holds column c's NULL flags
+ *	values		values[c]: nrows values of the column's width, packed
+ *	nulls		nulls[c]: nrows uint8_t flags, when has_nulls[c]
+ *
+ * Every buffer is grow-only and counted like the GjBufferId ones.
+ */
+typedef struct GjDeviceColumns
 {
-	void	   *ptr;			/* device memory, or NULL */
-	size_t		bytes;			/* allocated size */
-} GjDeviceBuffer;
+	GjSide		side;
+	int64_t		nrows;
+	bool		has_nulls[GJ_MAX_COLUMNS];
+	GjDeviceBuffer values[GJ_MAX_COLUMNS];
+	GjDeviceBuffer nulls[GJ_MAX_COLUMNS];
+} GjDeviceColumns;
+
+/*
+ * The page-locked host arrays a round is handed out in (materialize.cu)
+ *
+ *	rows		rows[side]: GjRowId[max_matches], when spec.row_ids
+ *	values		values[side][c]: max_matches values of column c's width
+ *	nulls		nulls[side][c]: uint8_t[max_matches], allocated by the first
+ *				call that meets column c with NULL flags
+ */
+typedef struct GjPinnedRound
+{
+	GjRowId    *rows[GJ_NUM_SIDES];
+	void	   *values[GJ_NUM_SIDES][GJ_MAX_COLUMNS];
+	uint8_t    *nulls[GJ_NUM_SIDES][GJ_MAX_COLUMNS];
+} GjPinnedRound;
+
+struct GjCudaContext;
+
+/*
+ * A variant's entry points (hash_join.cu: gj_cuda_nphj)
+ *
+ * context.cu checks every argument, keeps the state that every variant
+ * shares (has_build, has_chunk, nmatches, the NULL flags of each side's
+ * columns), times each call, and then calls:
+ *
+ *	build			build on the inner side (checked; nrows may be 0);
+ *					replaces any earlier build.  Sets stats.detail.
+ *	count			count the matches of one outer chunk (checked; nrows may
+ *					be 0) into *nmatches, and keep what retrieve needs
+ *	retrieve		for the matches first .. first + round_size - 1 (round_size
+ *					>= 1), write the round maps (gj_cuda_round_map) that
+ *					*sources names, and OUTER_ROWS and INNER_ROWS when
+ *					spec.row_ids; context.cu then gathers the payload
+ *					values and copies the round out (materialize.cu)
+ *	destroy_state	free ctx->variant_state and the device buffers it holds;
+ *					called by context_destroy when variant_state is set,
+ *					cannot fail
+ *
+ * A variant allocates its private state (ctx->variant_state) in its first
+ * build, and keeps its device arrays there as GjDeviceBuffers reserved by
+ * gj_cuda_device_reserve.
+ */
+typedef struct GjCudaVariant
+{
+	const char *name;
+	GjStatus	(*build) (struct GjCudaContext *ctx, const GjBatch *inner,
+						  GjError *err);
+	GjStatus	(*count) (struct GjCudaContext *ctx, const GjBatch *outer,
+						  uint64_t *nmatches, GjError *err);
+	GjStatus	(*retrieve) (struct GjCudaContext *ctx, uint64_t first,
+							 int64_t round_size, GjRoundSources *sources,
+							 GjError *err);
+	void		(*destroy_state) (struct GjCudaContext *ctx);
+} GjCudaVariant;
 
 /*
  * The CUDA implementation's GjContext
@@ -122,24 +186,26 @@ typedef struct GjDeviceBuffer
  *	stream			the one stream every copy and kernel is ordered on
  *	max_grid		cap of gj_cuda_grid_size(): multiprocessors x
  *					GJ_BLOCKS_PER_SM
- *	memory_limit	most device bytes the buffers may hold; 0 = no limit but
- *					the device's own
- *	max_matches		capacity of one round of hash_retrieve
+ *	spec			the validated GjJoinSpec the context was created with
+ *	variant			the spec's variant's entry points
+ *	variant_state	the variant's private state, or NULL before its first
+ *					build; freed by variant->destroy_state
  *	device_bytes	device bytes the buffers hold now
- *	pinned_bytes	page-locked host bytes held (h_match_*): host memory, so
- *					not counted against memory_limit
+ *	pinned_bytes	page-locked host bytes held (the round's arrays): host
+ *					memory, so not counted against spec.memory_limit
  *	stats			what context_stats reports
- *	buffers			device arrays, see GjBufferId
+ *	buffers			shared device arrays, see GjBufferId
+ *	columns			payload column sets, see GjColumnSetId (common.h)
+ *	round_maps		index arrays of one round, see GjRoundMap (common.h)
+ *	pinned			the round's page-locked output arrays
  *
- * The table (hash_join.cu), valid once has_table is set:
- *	bucket_bits, nentries	as in the CPU twin (cpu_internal.h)
- *
- * The counted chunk, valid once has_chunk is set:
- *	outer_rows, nmatches	as in the CPU twin
- *
- * One round of hash_retrieve:
- *	h_match_outer, h_match_inner	pinned GjRowId[max_matches], handed out
- *					in the GjMatchRound
+ * The state every variant shares, kept by context.cu:
+ *	has_build		a build has succeeded (and no later one has failed)
+ *	has_chunk		a chunk has been counted since
+ *	outer_rows		rows of the counted chunk
+ *	nmatches		its matches
+ *	has_nulls		has_nulls[side][c]: the build's (inner) or the chunk's
+ *					(outer) column c came with NULL flags
  */
 typedef struct GjCudaContext
 {
@@ -147,48 +213,54 @@ typedef struct GjCudaContext
 	int			device;
 	cudaStream_t stream;
 	int			max_grid;
-	int64_t		memory_limit;
-	int64_t		max_matches;
+	GjJoinSpec	spec;
+	const GjCudaVariant *variant;
+	void	   *variant_state;
 	size_t		device_bytes;
 	size_t		pinned_bytes;
 	GjStats		stats;
 	GjDeviceBuffer buffers[GJ_NUM_BUFFERS];
+	GjDeviceColumns columns[GJ_NUM_COLUMN_SETS];
+	GjDeviceBuffer round_maps[GJ_NUM_ROUND_MAPS];
+	GjPinnedRound pinned;
 
-	bool		has_table;
-	int			bucket_bits;
-	int64_t		nentries;
-
+	bool		has_build;
 	bool		has_chunk;
 	int64_t		outer_rows;
 	uint64_t	nmatches;
-
-	GjRowId    *h_match_outer;
-	GjRowId    *h_match_inner;
+	bool		has_nulls[GJ_NUM_SIDES][GJ_MAX_COLUMNS];
 } GjCudaContext;
+
+/* The variants (one line per implemented variant; see context.cu) */
+extern const GjCudaVariant gj_cuda_nphj;	/* hash_join.cu */
 
 /* The kernel table's entry points; context.cu collects them in gj_cuda_kernels */
 extern "C"
 {
-	/* context.cu */
-	GjStatus	gj_cuda_context_create(GjContext **ctx, int64_t memory_limit,
-									   int64_t max_matches, GjError *err);
+	GjStatus	gj_cuda_context_create(GjContext **ctx, const GjJoinSpec *spec,
+									   GjError *err);
 	void		gj_cuda_context_destroy(GjContext *ctx);
 	void		gj_cuda_context_stats(const GjContext *ctx, GjStats *stats);
-
-	/* hash_join.cu */
-	GjStatus	gj_cuda_hash_build(GjContext *ctx, const GjKeyColumn *inner,
-								   GjError *err);
-	GjStatus	gj_cuda_hash_count(GjContext *ctx, const GjKeyColumn *outer,
-								   int64_t *nmatches, GjError *err);
-	GjStatus	gj_cuda_hash_retrieve(GjContext *ctx, int64_t first,
-									  GjMatchRound *round, GjError *err);
+	GjStatus	gj_cuda_build(GjContext *ctx, const GjBatch *inner, GjError *err);
+	GjStatus	gj_cuda_count(GjContext *ctx, const GjBatch *outer,
+							  int64_t *nmatches, GjError *err);
+	GjStatus	gj_cuda_retrieve(GjContext *ctx, int64_t first,
+								 GjMatchRound *round, GjError *err);
 }
 
 /* Helpers, context.cu */
 extern GjCudaContext *gj_cuda_context_get(GjContext *ctx, GjError *err);
+extern GjStatus gj_cuda_device_reserve(GjCudaContext *ctx, GjDeviceBuffer *buf,
+									   size_t bytes, const char *what,
+									   GjError *err);
+extern void gj_cuda_device_release(GjCudaContext *ctx, GjDeviceBuffer *buf);
 extern GjStatus gj_cuda_buffer_reserve(GjCudaContext *ctx, GjBufferId id,
 									   size_t bytes, GjError *err);
 extern void gj_cuda_buffer_release(GjCudaContext *ctx, GjBufferId id);
+extern GjStatus gj_cuda_upload_keys(GjCudaContext *ctx, GjSide side,
+									const GjBatch *batch,
+									const uint64_t **d_keys,
+									const uint8_t **d_nulls, GjError *err);
 extern GjStatus gj_cuda_copy_to_device(GjCudaContext *ctx, void *d_dst,
 									   const void *h_src, size_t bytes,
 									   GjError *err);
@@ -199,8 +271,28 @@ extern int	gj_cuda_grid_size(const GjCudaContext *ctx, int64_t nitems);
 extern GjStatus gj_cuda_fail(GjError *err, cudaError_t rc, const char *file,
 							 int line);
 
-/* A buffer's device memory, typed: GJ_BUFFER(ctx, GJ_BUFFER_OFFSETS, uint64_t) */
+/* Payload columns and rounds, materialize.cu */
+extern void gj_cuda_columns_init(GjCudaContext *ctx);
+extern GjStatus gj_cuda_columns_upload(GjCudaContext *ctx, GjColumnSetId set,
+									   const GjBatch *batch, GjError *err);
+extern GjStatus gj_cuda_columns_gather(GjCudaContext *ctx, GjColumnSetId dst,
+									   GjColumnSetId src, const GjRowId *d_map,
+									   int64_t n, GjError *err);
+extern void gj_cuda_columns_release(GjCudaContext *ctx, GjColumnSetId set);
+extern GjStatus gj_cuda_round_map_reserve(GjCudaContext *ctx, GjRoundMap map,
+										  int64_t n, GjError *err);
+extern GjStatus gj_cuda_round_alloc(GjCudaContext *ctx, GjError *err);
+extern GjStatus gj_cuda_round_materialize(GjCudaContext *ctx,
+										  const GjRoundSources *sources,
+										  int64_t n, GjError *err);
+extern void gj_cuda_round_fill(const GjCudaContext *ctx, GjMatchRound *round);
+extern void gj_cuda_materialize_release(GjCudaContext *ctx);
+
+/* A buffer's device memory, typed: GJ_BUFFER(ctx, GJ_BUFFER_OUTER_KEYS, uint64_t) */
 #define GJ_BUFFER(ctx, id, type)	((type *) (ctx)->buffers[(id)].ptr)
+
+/* A round map's device memory: GJ_ROUND_MAP(ctx, GJ_ROUND_OUTER_ROWS) */
+#define GJ_ROUND_MAP(ctx, map)		((GjRowId *) (ctx)->round_maps[(map)].ptr)
 
 /* Index of this thread in the grid, and the stride of a grid-stride loop */
 static __device__ __forceinline__ int64_t
@@ -213,6 +305,13 @@ static __device__ __forceinline__ int64_t
 gj_grid_stride(void)
 {
 	return (int64_t) gridDim.x * blockDim.x;
+}
+
+/* Is row's flag set?  (d_flags is NULL when no flag is) */
+static __device__ __forceinline__ bool
+gj_flag_set(const uint8_t *d_flags, int64_t row)
+{
+	return d_flags != NULL && d_flags[row] != 0;
 }
 
 #endif							/* GPUJOIN_COMMON_CUH */

@@ -5,20 +5,29 @@
  *
  * Plain C, included by gcc (the *_cpu.c twins, the kernel tests) and by
  * nvcc (the *.cu files, through common.cuh).  Whatever decides the layout
- * of a device table lives here, written once, so that the two
- * implementations cannot drift apart: the hash function, the number of
- * buckets and the bucket of a key.  If hash_join.cu computed a bucket in
- * any other way than hash_join_cpu.c, the two would order the entries of a
- * bucket differently and the kernel tests would fail on their first case.
+ * of a device structure or the answer to a call lives here, written once,
+ * so that the two implementations cannot drift apart: the hash function,
+ * the NPHJ table layout (hashed or dense) and the bucket of a key, the
+ * checks of every argument, and the words of every message.  If
+ * hash_join.cu computed a bucket in any other way than hash_join_cpu.c,
+ * the two would order the entries of a bucket differently and the kernel
+ * tests would fail on their first case.
  *
- * THE BUCKET-SORTED HASH TABLE
+ * THE NPHJ TABLE (hash_join.cu, hash_join_cpu.c)
  *
- * The hash table is a CSR-style ("compressed sparse row") array: the
- * entries (key, inner row) sorted by bucket, and bucket_start[b] the index
- * of bucket b's first entry, bucket_start[nbuckets] the number of entries.
+ * A CSR-style ("compressed sparse row") array: the entries (key, inner
+ * row) sorted by bucket, and bucket_start[b] the index of bucket b's first
+ * entry, bucket_start[nbuckets] the number of entries.  Its layout is one
+ * of two, chosen from the inner side by gj_nphj_layout():
  *
- *	  bucket_bits   smallest b >= 1 with 2^b >= inner rows (load factor <= 1)
- *	  bucket(key)   the top bucket_bits bits of gj_hash64(key)
+ *	  dense		the non-NULL inner keys lie in [min, max] with
+ *				max - min + 1 <= 2 x inner rows (and <= 2^31): one bucket
+ *				per key value, bucket(key) = key - min, so a bucket holds
+ *				only equal keys and needs no key comparison (a perfect
+ *				hash); outer keys outside [min, max] match nothing
+ *	  hashed	otherwise: bucket_bits = the smallest b >= 1 with 2^b >=
+ *				inner rows (load factor <= 1), bucket(key) = the top
+ *				bucket_bits bits of gj_hash64(key)
  *
  * The top bits, not the bottom ones, because they are the best mixed bits
  * of a multiplicative finalizer, and because then the bucket order is the
@@ -74,12 +83,12 @@ gj_hash64(uint64_t key)
 }
 
 /*
- * Number of bucket bits for a table built on nrows inner rows
+ * Number of bucket bits of a hashed table built on nrows inner rows
  *
  * The smallest b >= 1 with 2^b >= nrows.  Rows with a NULL key are counted
  * too, so the layout depends on nrows alone.  nrows <= GJ_MAX_ROWS < 2^31
  * gives at most 31 bits, so a bucket number, and the sentinel bucket
- * 2^bucket_bits that the GPU build sorts NULL keys into, fit in uint32.
+ * nbuckets that the GPU build sorts NULL keys into, fit in uint32.
  */
 static inline GJ_HOST_DEVICE int
 gj_bucket_bits(int64_t nrows)
@@ -106,13 +115,107 @@ gj_bucket(uint64_t key, int bucket_bits)
 }
 
 /*
+ * The layout of an NPHJ table
+ *
+ *	dense		true: bucket(key) = key - min_key; false: hashed
+ *	bucket_bits	hashed: bits of gj_bucket(); 0 when dense
+ *	min_key		dense: the key of bucket 0; 0 when hashed
+ *	nbuckets	dense: max - min + 1; hashed: 2^bucket_bits.  At most 2^31,
+ *				so nbuckets itself, the GPU's NULL sentinel, fits in uint32
+ */
+typedef struct GjNphjLayout
+{
+	bool		dense;
+	int			bucket_bits;
+	uint64_t	min_key;
+	uint32_t	nbuckets;
+} GjNphjLayout;
+
+/* Most buckets of a dense table: key - min_key must fit in a GjRowId */
+#define GJ_NPHJ_MAX_DENSE_BUCKETS	(UINT64_C(1) << 31)
+
+/*
+ * Choose the layout of an NPHJ table on nrows inner rows (NULL keys
+ * included, as for gj_bucket_bits) whose non-NULL keys lie in [min_key,
+ * max_key] (unsigned order; min_key <= max_key, so at least one key is
+ * not NULL)
+ *
+ * Dense when the range has at most 2 x nrows values, and at most 2^31:
+ * the bucket array then costs at most 8 bytes an inner row, no more than
+ * the hashed table's, and a probe costs one subtraction instead of a hash
+ * and a walk over a bucket comparing keys.  Both implementations call
+ * this with the same numbers, so they choose alike.
+ */
+static inline void
+gj_nphj_layout(int64_t nrows, uint64_t min_key, uint64_t max_key,
+			   GjNphjLayout *layout)
+{
+	uint64_t	span = max_key - min_key;	/* values in range, less one */
+
+	if (span < (uint64_t) 2 * (uint64_t) nrows &&
+		span < GJ_NPHJ_MAX_DENSE_BUCKETS)
+	{
+		layout->dense = true;
+		layout->bucket_bits = 0;
+		layout->min_key = min_key;
+		layout->nbuckets = (uint32_t) (span + 1);
+	}
+	else
+	{
+		layout->dense = false;
+		layout->bucket_bits = gj_bucket_bits(nrows);
+		layout->min_key = 0;
+		layout->nbuckets = (uint32_t) gj_bucket_count(layout->bucket_bits);
+	}
+}
+
+/*
+ * The bucket of key in an NPHJ table, into *bucket; false when the key
+ * cannot be in the table (dense layout, key outside [min, max])
+ */
+static inline GJ_HOST_DEVICE bool
+gj_nphj_bucket(const GjNphjLayout *layout, uint64_t key, uint32_t *bucket)
+{
+	if (layout->dense)
+	{
+		uint64_t	offset = key - layout->min_key;
+
+		/* keys below min_key wrap around to offsets >= 2^63 */
+		if (offset >= layout->nbuckets)
+			return false;
+		*bucket = (uint32_t) offset;
+		return true;
+	}
+	*bucket = gj_bucket(key, layout->bucket_bits);
+	return true;
+}
+
+/*
+ * What an NPHJ build chose, for GjStats.detail (EXPLAIN): "dense keys,
+ * 2000 buckets", "hashed, 2^20 buckets", or "no inner keys" when the inner
+ * side has no non-NULL key (then no table is built at all)
+ */
+static inline void
+gj_nphj_describe(const GjNphjLayout *layout, int64_t nentries, char *buf,
+				 size_t size)
+{
+	if (nentries == 0)
+		snprintf(buf, size, "no inner keys");
+	else if (layout->dense)
+		snprintf(buf, size, "dense keys, %lu buckets",
+				 (unsigned long) layout->nbuckets);
+	else
+		snprintf(buf, size, "hashed, 2^%d buckets", layout->bucket_bits);
+}
+
+/*
  * The outer row that holds match number "first" of a counted chunk
  *
  * offsets[0..nrows] is the exclusive prefix sum of the per-row match
  * counts, with offsets[nrows] the total; the caller guarantees first <
  * offsets[nrows].  Returns the row r with offsets[r] <= first <
- * offsets[r + 1], found by binary search, so a round of hash_retrieve
- * starts where its window starts instead of at row 0.
+ * offsets[r + 1], found by binary search, so a round of retrieve starts
+ * where its window starts instead of at row 0.
  */
 static inline GJ_HOST_DEVICE int64_t
 gj_seek_match_row(const uint64_t *offsets, int64_t nrows, uint64_t first)
@@ -130,6 +233,146 @@ gj_seek_match_row(const uint64_t *offsets, int64_t nrows, uint64_t first)
 			hi = mid;
 	}
 	return lo;
+}
+
+/*
+ * The two sides of a join, as an index: per-side arrays of the contexts
+ * (payload columns, NULL flags, output arrays) are indexed by it
+ */
+typedef enum GjSide
+{
+	GJ_SIDE_OUTER = 0,
+	GJ_SIDE_INNER,
+	GJ_NUM_SIDES
+} GjSide;
+
+/* "outer" or "inner", for messages */
+static inline const char *
+gj_side_name(GjSide side)
+{
+	return side == GJ_SIDE_OUTER ? "outer" : "inner";
+}
+
+/* Payload columns of one side of a spec, and their widths */
+static inline int
+gj_side_ncolumns(const GjJoinSpec *spec, GjSide side)
+{
+	return side == GJ_SIDE_OUTER ? spec->outer_ncolumns : spec->inner_ncolumns;
+}
+
+static inline const int32_t *
+gj_side_widths(const GjJoinSpec *spec, GjSide side)
+{
+	return side == GJ_SIDE_OUTER ? spec->outer_widths : spec->inner_widths;
+}
+
+/*
+ * The payload column sets of a context (materialize.cu,
+ * materialize_cpu.c): each holds one side's payload columns, values and
+ * NULL flags, in one order.  The variants choose which they fill:
+ *
+ *	INNER				the inner side as it came, in row order: the source
+ *						of GFUR; scratch of a GFTR build
+ *	INNER_TRANSFORMED	GFTR: the inner side permuted by the variant's stable
+ *						transform, along with its keys (NPHJ: entry order)
+ *	OUTER				the counted chunk as it came, in row order
+ *	OUTER_TRANSFORMED	GFTR, for variants that transform the outer side too
+ *						(PHJ, SMJ); NPHJ probes in row order and leaves it empty
+ *	ROUND_OUTER			one round's values of each side, in match order:
+ *	ROUND_INNER			what retrieve hands out
+ */
+typedef enum GjColumnSetId
+{
+	GJ_COLUMNS_INNER,
+	GJ_COLUMNS_INNER_TRANSFORMED,
+	GJ_COLUMNS_OUTER,
+	GJ_COLUMNS_OUTER_TRANSFORMED,
+	GJ_COLUMNS_ROUND_OUTER,
+	GJ_COLUMNS_ROUND_INNER,
+	GJ_NUM_COLUMN_SETS
+} GjColumnSetId;
+
+/* Which side's columns a set holds */
+static inline GjSide
+gj_column_set_side(GjColumnSetId set)
+{
+	switch (set)
+	{
+		case GJ_COLUMNS_OUTER:
+		case GJ_COLUMNS_OUTER_TRANSFORMED:
+		case GJ_COLUMNS_ROUND_OUTER:
+			return GJ_SIDE_OUTER;
+		default:
+			return GJ_SIDE_INNER;
+	}
+}
+
+/* What a set holds, for error messages: "the inner payload column" */
+static inline const char *
+gj_column_set_name(GjColumnSetId set)
+{
+	switch (set)
+	{
+		case GJ_COLUMNS_INNER:
+			return "inner payload column";
+		case GJ_COLUMNS_INNER_TRANSFORMED:
+			return "transformed inner payload column";
+		case GJ_COLUMNS_OUTER:
+			return "outer payload column";
+		case GJ_COLUMNS_OUTER_TRANSFORMED:
+			return "transformed outer payload column";
+		case GJ_COLUMNS_ROUND_OUTER:
+			return "round's outer payload column";
+		case GJ_COLUMNS_ROUND_INNER:
+			return "round's inner payload column";
+		case GJ_NUM_COLUMN_SETS:
+			break;
+	}
+	return "payload column";
+}
+
+/*
+ * The index arrays of one round of matches, GjRowId[round], written by a
+ * variant's retrieve:
+ *
+ *	OUTER_ROWS, INNER_ROWS	the matches' row numbers; required when
+ *							spec.row_ids (they become GjMatchRound's
+ *							outer_rows and inner_rows)
+ *	OUTER_POS, INNER_POS	positions in a TRANSFORMED column set, for GFTR
+ *
+ * and which set and which map each side's payload values are gathered
+ * from (GjRoundSources): GFUR gathers from the untransformed sets by row,
+ * GFTR from the transformed ones by position.
+ */
+typedef enum GjRoundMap
+{
+	GJ_ROUND_OUTER_ROWS,
+	GJ_ROUND_INNER_ROWS,
+	GJ_ROUND_OUTER_POS,
+	GJ_ROUND_INNER_POS,
+	GJ_NUM_ROUND_MAPS
+} GjRoundMap;
+
+typedef struct GjRoundSources
+{
+	GjColumnSetId columns[GJ_NUM_SIDES];	/* gathered from ... */
+	GjRoundMap	map[GJ_NUM_SIDES];	/* ... at these rows or positions */
+} GjRoundSources;
+
+/* "NPHJ", "PHJ", "SMJ", for messages */
+static inline const char *
+gj_variant_name(GjVariant variant)
+{
+	switch (variant)
+	{
+		case GJ_VARIANT_NPHJ:
+			return "NPHJ";
+		case GJ_VARIANT_PHJ:
+			return "PHJ";
+		case GJ_VARIANT_SMJ:
+			return "SMJ";
+	}
+	return "unknown";
 }
 
 /*
@@ -159,60 +402,132 @@ gj_error_set(GjError *err, GjStatus status, const char *fmt,...)
 }
 
 /*
- * Check a key column passed to hash_build or hash_count
+ * Check a GjJoinSpec passed to context_create
  *
- * Both implementations reject the same calls with the same messages, so
- * that switching from "cuda" to "cpu" never changes what a caller bug
- * looks like.  side is "inner" or "outer".
+ * implemented: whether the caller's kernel table has the spec's variant
+ * (each implementation's variant table says).  Both implementations reject
+ * the same specs with the same messages, so that switching from "cuda" to
+ * "cpu" never changes what a caller bug looks like; every check of this
+ * file is written for that reason.
  */
 static inline GjStatus
-gj_check_key_column(const GjKeyColumn *column, const char *side, GjError *err)
+gj_check_spec(const GjJoinSpec *spec, bool (*implemented) (GjVariant),
+			  GjError *err)
 {
-	if (column == NULL)
+	if (spec == NULL)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"The %s key column is NULL.", side);
-	if (column->nrows < 0 || column->nrows > GJ_MAX_ROWS)
+							"No join spec was given.");
+	if ((int) spec->variant < 0 || (int) spec->variant >= GJ_NUM_VARIANTS)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"The %s key column has %lld rows, but a call takes 0 to %lld rows.",
-							side, (long long) column->nrows,
-							(long long) GJ_MAX_ROWS);
-	if (column->nrows > 0 && column->keys == NULL)
+							"The join variant %d is not one of NPHJ, PHJ and SMJ.",
+							(int) spec->variant);
+	if (spec->materialize != GJ_MATERIALIZE_GFUR &&
+		spec->materialize != GJ_MATERIALIZE_GFTR)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"The %s key column has %lld rows but no key array.",
-							side, (long long) column->nrows);
+							"The materialization %d is not one of GFUR and GFTR.",
+							(int) spec->materialize);
+	for (int s = 0; s < GJ_NUM_SIDES; s++)
+	{
+		GjSide		side = (GjSide) s;
+		int			ncolumns = gj_side_ncolumns(spec, side);
+		const int32_t *widths = gj_side_widths(spec, side);
+
+		if (ncolumns < 0 || ncolumns > GJ_MAX_COLUMNS)
+			return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+								"The %s side has %d payload columns, but a side takes 0 to %d.",
+								gj_side_name(side), ncolumns, GJ_MAX_COLUMNS);
+		for (int c = 0; c < ncolumns; c++)
+		{
+			if (widths[c] != 1 && widths[c] != 2 && widths[c] != 4 &&
+				widths[c] != 8)
+				return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+									"The %s payload column %d is %d bytes wide, but a payload column is 1, 2, 4 or 8 bytes wide.",
+									gj_side_name(side), c, (int) widths[c]);
+		}
+	}
+	if (spec->max_matches < 1)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"A round of matches must hold at least 1 match, but max_matches is %lld.",
+							(long long) spec->max_matches);
+	if (spec->memory_limit < 0)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"The memory limit must not be negative, but is %lld.",
+							(long long) spec->memory_limit);
+	if (!implemented(spec->variant))
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"The %s join variant is not implemented yet.",
+							gj_variant_name(spec->variant));
+	/* the widest output array of a round: max_matches 8-byte values */
+	if ((uint64_t) spec->max_matches > SIZE_MAX / sizeof(uint64_t))
+		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+							"A round of %lld matches does not fit into host memory.",
+							(long long) spec->max_matches);
 	return GJ_OK;
 }
 
 /*
- * Check hash_retrieve's arguments and size its round
+ * Check a batch passed to build (side inner) or count (side outer):
+ * 0 .. GJ_MAX_ROWS rows, the keys, and the spec's payload columns of that
+ * side, each with its values (NULL flags are optional)
+ */
+static inline GjStatus
+gj_check_batch(const GjBatch *batch, const GjJoinSpec *spec, GjSide side,
+			   GjError *err)
+{
+	const char *name = gj_side_name(side);
+	int			ncolumns = gj_side_ncolumns(spec, side);
+
+	if (batch == NULL)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"The %s batch is NULL.", name);
+	if (batch->nrows < 0 || batch->nrows > GJ_MAX_ROWS)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"The %s batch has %lld rows, but a call takes 0 to %lld rows.",
+							name, (long long) batch->nrows,
+							(long long) GJ_MAX_ROWS);
+	if (batch->nrows > 0 && batch->keys == NULL)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"The %s batch has %lld rows but no key array.",
+							name, (long long) batch->nrows);
+	if (ncolumns > 0 && batch->columns == NULL)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"The %s batch has no payload columns, but the join spec gives it %d.",
+							name, ncolumns);
+	for (int c = 0; c < ncolumns && batch->nrows > 0; c++)
+	{
+		if (batch->columns[c].values == NULL)
+			return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+								"The %s payload column %d has %lld rows but no value array.",
+								name, c, (long long) batch->nrows);
+	}
+	return GJ_OK;
+}
+
+/*
+ * Check retrieve's arguments and size its round
  *
  * has_chunk: a chunk has been counted; nmatches: its matches; max_matches:
- * the context's round capacity.  Points round at the context's arrays
- * (outer_rows, inner_rows) with no matches yet, and sets *round_size to
- * the matches this round returns: 0 when first is past the last match.
- * Both implementations call it, so they accept and size rounds alike.
+ * the context's round capacity.  Sets *round_size to the matches this
+ * round returns: 0 when first is past the last match.  Both
+ * implementations call it, so they accept and size rounds alike.
  */
 static inline GjStatus
 gj_check_retrieve(bool has_chunk, uint64_t nmatches, int64_t max_matches,
-				  int64_t first, GjMatchRound *round,
-				  const GjRowId *outer_rows, const GjRowId *inner_rows,
+				  int64_t first, const GjMatchRound *round,
 				  int64_t *round_size, GjError *err)
 {
+	*round_size = 0;
 	if (round == NULL)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"No place to return the round of matches was given.");
 	if (!has_chunk)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"hash_retrieve was called before hash_count.");
+							"retrieve was called before count.");
 	if (first < 0)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"The first match of a round must not be negative, but is %lld.",
 							(long long) first);
 
-	round->outer_rows = outer_rows;
-	round->inner_rows = inner_rows;
-	round->nmatches = 0;
-	*round_size = 0;
 	if ((uint64_t) first < nmatches)
 	{
 		*round_size = max_matches;

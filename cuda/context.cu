@@ -1,19 +1,42 @@
 /*-------------------------------------------------------------------------
  *
  * context.cu
- *	  CUDA contexts: stream, grow-only device buffers, copies, the kernel
- *	  table, and the device probes
+ *	  CUDA contexts: the variant table, the entry points of the kernel
+ *	  table, stream, grow-only device buffers, copies, and the device probes
  *
  * A context holds everything one GpuJoin node needs between calls: the
- * table built on the inner side, the counts of the current outer chunk,
- * and the arrays one round of matches is handed out in.  Creating one
- * initializes CUDA in the calling process (cudaSetDevice), which is why
- * src/ creates contexts lazily in the backend and never in the postmaster:
- * CUDA does not survive fork().
+ * spec it was created for, what the variant built on the inner side, the
+ * counts of the current outer chunk, and the arrays one round of matches
+ * is handed out in.  Creating one initializes CUDA in the calling process
+ * (cudaSetDevice), which is why src/ creates contexts lazily in the
+ * backend and never in the postmaster: CUDA does not survive fork().
+ *
+ * ENTRY POINTS AND VARIANTS
+ *
+ * gj_cuda_build, gj_cuda_count and gj_cuda_retrieve check their arguments
+ * (through common.h, as the twin does), keep the state that every variant
+ * shares, time the call, and dispatch on the spec's variant through the
+ * table "variants" below to the variant's own functions (GjCudaVariant,
+ * common.cuh).  A round is then materialized the same way for every
+ * variant: the variant writes the round's maps and names the column sets
+ * they index (GjRoundSources), and materialize.cu gathers each payload
+ * column into the round and copies it to page-locked host memory.
+ *
+ * How to add a variant (say PHJ, in partitioned_join.cu):
+ *	  1. write its build, count, retrieve and destroy_state against
+ *		 common.cuh, with its device arrays in a private state struct hung
+ *		 off ctx->variant_state (allocated by its first build, reserved with
+ *		 gj_cuda_device_reserve, freed by its destroy_state), and export
+ *		 them as "const GjCudaVariant gj_cuda_phj";
+ *	  2. declare gj_cuda_phj in common.cuh next to gj_cuda_nphj;
+ *	  3. replace the NULL of its line in "variants" below with &gj_cuda_phj.
+ * Nothing else here changes: the Makefile compiles every *.cu, and the
+ * payload columns, the round and its output arrays are materialize.cu's.
+ * The CPU twin (context_cpu.c) takes the same three steps.
  *
  * DEVICE MEMORY
  *
- * Every device allocation goes through gj_cuda_buffer_reserve().  It
+ * Every device allocation goes through gj_cuda_device_reserve().  It
  * enforces the context's memory limit (gpujoin's share of the device,
  * from a setting), so that running out is a GJ_ERROR_DEVICE_MEMORY that
  * the executor answers by switching to the CPU twin at a chunk boundary,
@@ -22,23 +45,22 @@
  * cudaMalloc and cudaFree synchronize the device and cost far more than a
  * kernel on a chunk.  (Rui 2020 found "memory allocation/release" among
  * the CUDA calls that serialize a pipeline; papers/notes/rui-2020.md §0.)
- *
- * The arrays of one round of matches are page-locked host memory
- * (cudaMallocHost): device-to-host copies into them run at full bus speed
- * and need no staging copy.
+ * The shared buffers are indexed by GjBufferId, the payload columns by
+ * GjColumnSetId (materialize.cu), a variant's own in its state; all are
+ * freed by context_destroy.
  *
  * STATISTICS
  *
  * bytes_to_device and bytes_from_device count every copy; transfer_ms is
  * the host wall clock around each copy, taken after the stream has
  * drained, so kernels still running are not counted as transfer time.
- * build_ms and probe_ms are the wall clock of their calls less the
- * transfer time within them (hash_join.cu).
+ * build_ms, probe_ms (count) and materialize_ms (retrieve) are the wall
+ * clock of their calls less the transfer time within them.
  *
  * CPU twin: context_cpu.c (the same functions, in the same order, up to
- * the copy and launch helpers, which only a device needs).  The device
- * probes gj_cuda_device_count and gj_cuda_device_info, at the end, have no
- * twin.
+ * the key upload, copy and launch helpers, which only a device needs).
+ * The device probes gj_cuda_device_count and gj_cuda_device_info, at the
+ * end, have no twin.
  *
  * IDENTIFICATION
  *	  cuda/context.cu
@@ -51,53 +73,39 @@
 #include "common.cuh"
 #include "gpujoin_kernels.h"
 
-/* Release every buffer and the pinned arrays, ignoring errors */
+/*
+ * The variants, indexed by GjVariant: one line each, NULL for a variant
+ * that is not implemented yet (context_create then refuses its specs)
+ */
+static const GjCudaVariant *const variants[GJ_NUM_VARIANTS] = {
+	&gj_cuda_nphj,				/* GJ_VARIANT_NPHJ: hash_join.cu */
+	NULL,						/* GJ_VARIANT_PHJ: partitioned_join.cu */
+	NULL,						/* GJ_VARIANT_SMJ: sort_merge.cu */
+};
+
+/* Does this table implement the variant?  (for gj_check_spec) */
+static bool
+VariantImplemented(GjVariant variant)
+{
+	return variants[variant] != NULL;
+}
+
+/* Release the variant's state, every buffer and the pinned arrays */
 static void
 ReleaseAll(GjCudaContext *ctx)
 {
+	if (ctx->variant_state != NULL && ctx->variant != NULL)
+		ctx->variant->destroy_state(ctx);
+	ctx->variant_state = NULL;
 	for (int id = 0; id < GJ_NUM_BUFFERS; id++)
 		gj_cuda_buffer_release(ctx, (GjBufferId) id);
-	if (ctx->h_match_outer != NULL)
-		(void) cudaFreeHost(ctx->h_match_outer);
-	if (ctx->h_match_inner != NULL)
-		(void) cudaFreeHost(ctx->h_match_inner);
-	ctx->h_match_outer = NULL;
-	ctx->h_match_inner = NULL;
-	ctx->pinned_bytes = 0;
-}
-
-/*
- * Allocate a pinned host array for a round of matches
- *
- * A failure is the host's, not the device's: GJ_ERROR_HOST_MEMORY.
- */
-static GjStatus
-AllocPinned(GjCudaContext *ctx, GjRowId **ptr, size_t bytes, GjError *err)
-{
-	cudaError_t rc = cudaMallocHost((void **) ptr, bytes);
-
-	if (rc == cudaErrorMemoryAllocation)
-	{
-		(void) cudaGetLastError();
-		*ptr = NULL;
-		gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-					 "Could not allocate %zu bytes of page-locked host memory for a round of matches.",
-					 bytes);
-		if (err != NULL)
-			snprintf(err->cuda_error, sizeof(err->cuda_error), "%s",
-					 cudaGetErrorName(rc));
-		return GJ_ERROR_HOST_MEMORY;
-	}
-	GJ_CUDA_TRY(err, rc);
-	ctx->pinned_bytes += bytes;
-	return GJ_OK;
+	gj_cuda_materialize_release(ctx);
 }
 
 /* The fallible part of gj_cuda_context_create */
 static GjStatus
 InitContext(GjCudaContext *ctx, GjError *err)
 {
-	size_t		round_bytes = (size_t) ctx->max_matches * sizeof(GjRowId);
 	int			multiprocessors = 0;
 
 	GJ_CUDA_TRY(err, cudaSetDevice(ctx->device));
@@ -107,21 +115,20 @@ InitContext(GjCudaContext *ctx, GjError *err)
 	ctx->max_grid = (multiprocessors > 0 ? multiprocessors : 1) * GJ_BLOCKS_PER_SM;
 	GJ_CUDA_TRY(err, cudaStreamCreateWithFlags(&ctx->stream,
 											   cudaStreamNonBlocking));
-	GJ_TRY(AllocPinned(ctx, &ctx->h_match_outer, round_bytes, err));
-	GJ_TRY(AllocPinned(ctx, &ctx->h_match_inner, round_bytes, err));
-	return GJ_OK;
+	gj_cuda_columns_init(ctx);
+	return gj_cuda_round_alloc(ctx, err);
 }
 
 /*
- * Create a context on device 0
+ * Create a context on device 0 for the join spec describes
  *
- * memory_limit: most device bytes the context may hold, 0 for no limit
- * but what the device has free.  max_matches: capacity of one round of
- * hash_retrieve; two pinned arrays of that many GjRowId are allocated here.
+ * The spec is checked (common.h) and copied.  The page-locked arrays a
+ * round is handed out in are allocated here, max_matches values for each
+ * payload column (and row numbers when spec->row_ids), so that an
+ * impossible max_matches fails now, not in the middle of the join.
  */
 extern "C" GjStatus
-gj_cuda_context_create(GjContext **ctx, int64_t memory_limit,
-					   int64_t max_matches, GjError *err)
+gj_cuda_context_create(GjContext **ctx, const GjJoinSpec *spec, GjError *err)
 {
 	GjCudaContext *cuda;
 	GjStatus	status;
@@ -130,18 +137,9 @@ gj_cuda_context_create(GjContext **ctx, int64_t memory_limit,
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"No place to return the context was given.");
 	*ctx = NULL;
-	if (memory_limit < 0)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"The memory limit must not be negative, but is %lld.",
-							(long long) memory_limit);
-	if (max_matches < 1)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"A round of matches must hold at least 1 match, but max_matches is %lld.",
-							(long long) max_matches);
-	if ((uint64_t) max_matches > SIZE_MAX / sizeof(GjRowId))
-		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-							"A round of %lld matches does not fit into host memory.",
-							(long long) max_matches);
+	status = gj_check_spec(spec, VariantImplemented, err);
+	if (status != GJ_OK)
+		return status;
 
 	cuda = (GjCudaContext *) calloc(1, sizeof(GjCudaContext));
 	if (cuda == NULL)
@@ -150,8 +148,8 @@ gj_cuda_context_create(GjContext **ctx, int64_t memory_limit,
 							sizeof(GjCudaContext));
 	cuda->magic = GJ_CUDA_CONTEXT_MAGIC;
 	cuda->device = 0;
-	cuda->memory_limit = memory_limit;
-	cuda->max_matches = max_matches;
+	cuda->spec = *spec;
+	cuda->variant = variants[spec->variant];
 
 	status = InitContext(cuda, err);
 	if (status != GJ_OK)
@@ -165,7 +163,8 @@ gj_cuda_context_create(GjContext **ctx, int64_t memory_limit,
 }
 
 /*
- * Free a context: every device buffer, the pinned arrays, the stream
+ * Free a context: the variant's state, every device buffer, the pinned
+ * arrays, the stream
  *
  * Accepts NULL and cannot fail: it runs on error paths (from a memory-
  * context reset callback on the PostgreSQL side), so errors are ignored
@@ -230,7 +229,146 @@ gj_cuda_context_get(GjContext *ctx, GjError *err)
 	return cuda;
 }
 
-/* What a buffer holds, for error messages */
+/* Add the wall clock since start, less the copies since then, to *timer */
+static void
+AddElapsed(GjCudaContext *ctx, double *timer, double start,
+		   double transfer_start)
+{
+	*timer += (gj_clock_ms() - start) - (ctx->stats.transfer_ms - transfer_start);
+}
+
+/* Remember which of a batch's payload columns came with NULL flags */
+static void
+RecordNulls(GjCudaContext *ctx, GjSide side, const GjBatch *batch)
+{
+	int			ncolumns = gj_side_ncolumns(&ctx->spec, side);
+
+	memset(ctx->has_nulls[side], 0, sizeof(ctx->has_nulls[side]));
+	for (int c = 0; c < ncolumns; c++)
+		ctx->has_nulls[side][c] = (batch->columns[c].nulls != NULL);
+}
+
+/*
+ * Build on the inner side: keys and payload columns
+ *
+ * Replaces the build of an earlier call and forgets any counted chunk,
+ * also when it fails.
+ */
+extern "C" GjStatus
+gj_cuda_build(GjContext *ctx, const GjBatch *inner, GjError *err)
+{
+	GjCudaContext *cuda = gj_cuda_context_get(ctx, err);
+	double		start = gj_clock_ms();
+	double		transfer_start;
+	GjStatus	status;
+
+	if (cuda == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	cuda->has_build = false;
+	cuda->has_chunk = false;
+	status = gj_check_batch(inner, &cuda->spec, GJ_SIDE_INNER, err);
+	if (status != GJ_OK)
+		return status;
+
+	transfer_start = cuda->stats.transfer_ms;
+	RecordNulls(cuda, GJ_SIDE_INNER, inner);
+	status = cuda->variant->build(cuda, inner, err);
+	cuda->has_build = (status == GJ_OK);
+	AddElapsed(cuda, &cuda->stats.build_ms, start, transfer_start);
+	return status;
+}
+
+/*
+ * Count the matches of one outer chunk
+ *
+ * Forgets the previous chunk, then keeps what retrieve needs of this one
+ * on the device.  *nmatches is the chunk's total, which can exceed 2^32.
+ */
+extern "C" GjStatus
+gj_cuda_count(GjContext *ctx, const GjBatch *outer, int64_t *nmatches,
+			  GjError *err)
+{
+	GjCudaContext *cuda = gj_cuda_context_get(ctx, err);
+	double		start = gj_clock_ms();
+	double		transfer_start;
+	uint64_t	total = 0;
+	GjStatus	status;
+
+	if (cuda == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	cuda->has_chunk = false;
+	if (!cuda->has_build)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"count was called before build.");
+	if (nmatches == NULL)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"No place to return the number of matches was given.");
+	status = gj_check_batch(outer, &cuda->spec, GJ_SIDE_OUTER, err);
+	if (status != GJ_OK)
+		return status;
+
+	transfer_start = cuda->stats.transfer_ms;
+	RecordNulls(cuda, GJ_SIDE_OUTER, outer);
+	cuda->outer_rows = outer->nrows;
+	cuda->nmatches = 0;
+	status = cuda->variant->count(cuda, outer, &total, err);
+	if (status == GJ_OK)
+	{
+		cuda->nmatches = total;
+		cuda->has_chunk = true;
+		*nmatches = (int64_t) total;
+	}
+	AddElapsed(cuda, &cuda->stats.probe_ms, start, transfer_start);
+	return status;
+}
+
+/*
+ * Hand out the matches numbered first .. first + max_matches - 1
+ *
+ * round->nmatches is min(max_matches, total - first), 0 once first reaches
+ * the total.  The arrays are the context's pinned ones; a column's NULL
+ * array is there when the column came with NULL flags (in the build for
+ * the inner side, in the counted chunk for the outer side).
+ */
+extern "C" GjStatus
+gj_cuda_retrieve(GjContext *ctx, int64_t first, GjMatchRound *round,
+				 GjError *err)
+{
+	GjCudaContext *cuda = gj_cuda_context_get(ctx, err);
+	double		start = gj_clock_ms();
+	double		transfer_start;
+	int64_t		round_size = 0;
+	GjRoundSources sources;
+	GjStatus	status;
+
+	if (cuda == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	status = gj_check_retrieve(cuda->has_chunk, cuda->nmatches,
+							   cuda->spec.max_matches, first, round,
+							   &round_size, err);
+	if (status != GJ_OK)
+		return status;
+
+	transfer_start = cuda->stats.transfer_ms;
+	status = gj_cuda_round_alloc(cuda, err);	/* NULL arrays met since */
+	if (status != GJ_OK)
+		return status;
+	gj_cuda_round_fill(cuda, round);
+	if (round_size > 0)
+	{
+		memset(&sources, 0, sizeof(sources));
+		status = cuda->variant->retrieve(cuda, (uint64_t) first, round_size,
+										 &sources, err);
+		if (status == GJ_OK)
+			status = gj_cuda_round_materialize(cuda, &sources, round_size, err);
+		if (status == GJ_OK)
+			round->nmatches = round_size;
+	}
+	AddElapsed(cuda, &cuda->stats.materialize_ms, start, transfer_start);
+	return status;
+}
+
+/* What a shared buffer holds, for error messages */
 static const char *
 BufferName(GjBufferId id)
 {
@@ -238,30 +376,14 @@ BufferName(GjBufferId id)
 	{
 		case GJ_BUFFER_CUB_TEMP:
 			return "CUB temporary storage";
-		case GJ_BUFFER_ENTRY_KEYS:
-			return "the hash table's keys";
-		case GJ_BUFFER_ENTRY_ROWS:
-			return "the hash table's rows";
-		case GJ_BUFFER_BUCKET_START:
-			return "the hash table's buckets";
 		case GJ_BUFFER_INNER_KEYS:
 			return "the inner keys";
 		case GJ_BUFFER_INNER_NULLS:
 			return "the inner NULL flags";
-		case GJ_BUFFER_BUCKET_IDS:
-		case GJ_BUFFER_BUCKET_IDS_ALT:
-			return "the inner rows' buckets";
-		case GJ_BUFFER_ROWS_ALT:
-			return "the inner rows being sorted";
 		case GJ_BUFFER_OUTER_KEYS:
 			return "the outer chunk's keys";
 		case GJ_BUFFER_OUTER_NULLS:
 			return "the outer chunk's NULL flags";
-		case GJ_BUFFER_OFFSETS:
-			return "the outer chunk's match offsets";
-		case GJ_BUFFER_MATCH_OUTER:
-		case GJ_BUFFER_MATCH_INNER:
-			return "a round of matches";
 		case GJ_NUM_BUFFERS:
 			break;
 	}
@@ -269,20 +391,24 @@ BufferName(GjBufferId id)
 }
 
 /*
- * Make buffer id hold at least bytes bytes of device memory
+ * Make buf hold at least bytes bytes of device memory
  *
  * Grow-only: a large enough buffer is kept as it is; a smaller one is
  * freed first and replaced, without copying its contents (every caller
  * overwrites what it reserved), so that the old and the new one never
  * count against the limit together.  Fails with GJ_ERROR_DEVICE_MEMORY,
  * and a message with the numbers, when the context would hold more than
- * its memory_limit, or when the device itself is out of memory.
+ * its memory limit, or when the device itself is out of memory.  "what"
+ * names the buffer in the message ("the inner keys").
+ *
+ * buf may be any GjDeviceBuffer of the context: a shared one, a payload
+ * column's, or one in a variant's private state; whoever holds it
+ * releases it with gj_cuda_device_release before the context goes.
  */
 GjStatus
-gj_cuda_buffer_reserve(GjCudaContext *ctx, GjBufferId id, size_t bytes,
-					   GjError *err)
+gj_cuda_device_reserve(GjCudaContext *ctx, GjDeviceBuffer *buf, size_t bytes,
+					   const char *what, GjError *err)
 {
-	GjDeviceBuffer *buf = &ctx->buffers[id];
 	void	   *ptr = NULL;
 	cudaError_t rc;
 
@@ -291,12 +417,12 @@ gj_cuda_buffer_reserve(GjCudaContext *ctx, GjBufferId id, size_t bytes,
 	if (bytes == 0)
 		bytes = 1;				/* a valid pointer, even for no rows */
 
-	gj_cuda_buffer_release(ctx, id);
-	if (ctx->memory_limit > 0 &&
-		(uint64_t) ctx->device_bytes + bytes > (uint64_t) ctx->memory_limit)
+	gj_cuda_device_release(ctx, buf);
+	if (ctx->spec.memory_limit > 0 &&
+		(uint64_t) ctx->device_bytes + bytes > (uint64_t) ctx->spec.memory_limit)
 		return gj_error_set(err, GJ_ERROR_DEVICE_MEMORY,
 							"Allocating %zu bytes of device memory for %s would exceed the limit of %lld bytes; the join holds %zu bytes already.",
-							bytes, BufferName(id), (long long) ctx->memory_limit,
+							bytes, what, (long long) ctx->spec.memory_limit,
 							ctx->device_bytes);
 
 	rc = cudaMalloc(&ptr, bytes);
@@ -310,8 +436,7 @@ gj_cuda_buffer_reserve(GjCudaContext *ctx, GjBufferId id, size_t bytes,
 		(void) cudaGetLastError();
 		gj_error_set(err, GJ_ERROR_DEVICE_MEMORY,
 					 "Could not allocate %zu bytes of device memory for %s; the device has %zu of %zu bytes free and the join holds %zu bytes.",
-					 bytes, BufferName(id), free_bytes, total_bytes,
-					 ctx->device_bytes);
+					 bytes, what, free_bytes, total_bytes, ctx->device_bytes);
 		if (err != NULL)
 			snprintf(err->cuda_error, sizeof(err->cuda_error), "%s",
 					 cudaGetErrorName(rc));
@@ -328,22 +453,66 @@ gj_cuda_buffer_reserve(GjCudaContext *ctx, GjBufferId id, size_t bytes,
 }
 
 /*
- * Free buffer id; it can be reserved again
+ * Free buf; it can be reserved again
  *
  * cudaFree waits for the device to finish work that may still use the
  * buffer.  Errors are ignored: this also runs on error paths.
  */
 void
-gj_cuda_buffer_release(GjCudaContext *ctx, GjBufferId id)
+gj_cuda_device_release(GjCudaContext *ctx, GjDeviceBuffer *buf)
 {
-	GjDeviceBuffer *buf = &ctx->buffers[id];
-
 	if (buf->ptr == NULL)
 		return;
 	(void) cudaFree(buf->ptr);
 	ctx->device_bytes -= buf->bytes;
 	buf->ptr = NULL;
 	buf->bytes = 0;
+}
+
+/* Make shared buffer id hold at least bytes bytes (gj_cuda_device_reserve) */
+GjStatus
+gj_cuda_buffer_reserve(GjCudaContext *ctx, GjBufferId id, size_t bytes,
+					   GjError *err)
+{
+	return gj_cuda_device_reserve(ctx, &ctx->buffers[id], bytes,
+								  BufferName(id), err);
+}
+
+/* Free shared buffer id; it can be reserved again */
+void
+gj_cuda_buffer_release(GjCudaContext *ctx, GjBufferId id)
+{
+	gj_cuda_device_release(ctx, &ctx->buffers[id]);
+}
+
+/*
+ * Copy a batch's keys, and their NULL flags when it has them, into the
+ * side's key buffers; *d_keys and *d_nulls (NULL when no key is NULL)
+ * point at them.  The batch has rows (nrows > 0).
+ */
+GjStatus
+gj_cuda_upload_keys(GjCudaContext *ctx, GjSide side, const GjBatch *batch,
+					const uint64_t **d_keys, const uint8_t **d_nulls,
+					GjError *err)
+{
+	GjBufferId	keys_id = side == GJ_SIDE_OUTER ? GJ_BUFFER_OUTER_KEYS : GJ_BUFFER_INNER_KEYS;
+	GjBufferId	nulls_id = side == GJ_SIDE_OUTER ? GJ_BUFFER_OUTER_NULLS : GJ_BUFFER_INNER_NULLS;
+	size_t		nrows = (size_t) batch->nrows;
+
+	*d_keys = NULL;
+	*d_nulls = NULL;
+	GJ_TRY(gj_cuda_buffer_reserve(ctx, keys_id, nrows * sizeof(uint64_t), err));
+	GJ_TRY(gj_cuda_copy_to_device(ctx, ctx->buffers[keys_id].ptr, batch->keys,
+								  nrows * sizeof(uint64_t), err));
+	*d_keys = GJ_BUFFER(ctx, keys_id, const uint64_t);
+	if (batch->nulls != NULL)
+	{
+		GJ_TRY(gj_cuda_buffer_reserve(ctx, nulls_id, nrows, err));
+		GJ_TRY(gj_cuda_copy_to_device(ctx, ctx->buffers[nulls_id].ptr,
+									  batch->nulls, nrows, err));
+		*d_nulls = GJ_BUFFER(ctx, nulls_id, const uint8_t);
+	}
+	return GJ_OK;
 }
 
 /*
@@ -465,9 +634,9 @@ const GjKernels gj_cuda_kernels = {
 	gj_cuda_context_create,
 	gj_cuda_context_destroy,
 	gj_cuda_context_stats,
-	gj_cuda_hash_build,
-	gj_cuda_hash_count,
-	gj_cuda_hash_retrieve,
+	gj_cuda_build,
+	gj_cuda_count,
+	gj_cuda_retrieve,
 };
 
 /*

@@ -1,14 +1,37 @@
 /*-------------------------------------------------------------------------
  *
  * context_cpu.c
- *	  CPU twin of context.cu: contexts, grow-only buffers, the kernel table
+ *	  CPU twin of context.cu: the variant table, the entry points of the
+ *	  kernel table, contexts, grow-only buffers
  *
  * A context holds everything one GpuJoin node needs between calls: the
- * table built on the inner side, the counts of the current outer chunk,
- * and the arrays that one round of matches is handed out in.  The CUDA
- * context (context.cu) holds the same in device memory plus a stream; this
- * one holds it in malloc'ed memory, ignores memory_limit, and reports no
- * device traffic in its statistics.
+ * spec it was created for, what the variant built on the inner side, the
+ * counts of the current outer chunk, and the arrays that one round of
+ * matches is handed out in.  The CUDA context (context.cu) holds the same
+ * in device memory plus a stream; this one holds it in malloc'ed memory,
+ * ignores memory_limit, and reports no device traffic in its statistics.
+ *
+ * ENTRY POINTS AND VARIANTS
+ *
+ * gj_cpu_build, gj_cpu_count and gj_cpu_retrieve check their arguments
+ * (through common.h, exactly as context.cu does), keep the state that
+ * every variant shares, time the call, and dispatch on the spec's variant
+ * through the table "variants" below to the variant's own functions
+ * (GjCpuVariant, cpu_internal.h).  A round is then materialized the same
+ * way for every variant (materialize_cpu.c).
+ *
+ * How to add a variant (say SMJ, in sort_merge_cpu.c):
+ *	  1. write its build, count, retrieve and destroy_state against
+ *		 cpu_internal.h, with its arrays in a private state struct hung off
+ *		 ctx->variant_state (allocated by its first build, freed by its
+ *		 destroy_state), and export them as "const GjCpuVariant gj_cpu_smj";
+ *	  2. declare gj_cpu_smj in cpu_internal.h next to gj_cpu_nphj;
+ *	  3. replace the NULL of its line in "variants" below with &gj_cpu_smj;
+ *	  4. have sort_merge_cpu.o added to OBJS in the top-level Makefile
+ *		 (cuda/Makefile compiles every *_cpu.c for the kernel tests).
+ * The CUDA side (context.cu) takes the same steps; a variant must be in
+ * both tables before a spec may name it, since a join may move from the
+ * GPU to the CPU twin between two calls.
  *
  * Arrays are grow-only (gj_cpu_buffer_reserve): a chunk that fits into the
  * arrays of the previous one reuses them, so a join of many chunks
@@ -30,33 +53,53 @@
 #include "gpujoin_kernels.h"
 
 /*
- * Create a context
+ * The variants, indexed by GjVariant: one line each, NULL for a variant
+ * that is not implemented yet (context_create then refuses its specs)
+ */
+static const GjCpuVariant *const variants[GJ_NUM_VARIANTS] = {
+	&gj_cpu_nphj,				/* GJ_VARIANT_NPHJ: hash_join_cpu.c */
+	NULL,						/* GJ_VARIANT_PHJ: partitioned_join_cpu.c */
+	NULL,						/* GJ_VARIANT_SMJ: sort_merge_cpu.c */
+};
+
+/* Does this table implement the variant?  (for gj_check_spec) */
+static bool
+VariantImplemented(GjVariant variant)
+{
+	return variants[variant] != NULL;
+}
+
+/* Release the variant's state and every array */
+static void
+ReleaseAll(GjCpuContext *ctx)
+{
+	if (ctx->variant_state != NULL && ctx->variant != NULL)
+		ctx->variant->destroy_state(ctx);
+	ctx->variant_state = NULL;
+	gj_cpu_materialize_release(ctx);
+}
+
+/*
+ * Create a context for the join spec describes
  *
- * memory_limit is checked (a negative one is a caller bug) but otherwise
+ * The spec is checked (common.h) and copied; memory_limit is otherwise
  * ignored: the host memory that the twin uses is PostgreSQL's business.
+ * The arrays a round is handed out in are allocated here, as the CUDA
+ * context allocates its page-locked ones.
  */
 GjStatus
-gj_cpu_context_create(GjContext **ctx, int64_t memory_limit,
-					  int64_t max_matches, GjError *err)
+gj_cpu_context_create(GjContext **ctx, const GjJoinSpec *spec, GjError *err)
 {
 	GjCpuContext *cpu;
+	GjStatus	status;
 
 	if (ctx == NULL)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"No place to return the context was given.");
 	*ctx = NULL;
-	if (memory_limit < 0)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"The memory limit must not be negative, but is %lld.",
-							(long long) memory_limit);
-	if (max_matches < 1)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"A round of matches must hold at least 1 match, but max_matches is %lld.",
-							(long long) max_matches);
-	if ((uint64_t) max_matches > SIZE_MAX / sizeof(GjRowId))
-		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-							"A round of %lld matches does not fit into host memory.",
-							(long long) max_matches);
+	status = gj_check_spec(spec, VariantImplemented, err);
+	if (status != GJ_OK)
+		return status;
 
 	cpu = (GjCpuContext *) calloc(1, sizeof(GjCpuContext));
 	if (cpu == NULL)
@@ -64,17 +107,15 @@ gj_cpu_context_create(GjContext **ctx, int64_t memory_limit,
 							"Could not allocate %zu bytes of host memory for a join context.",
 							sizeof(GjCpuContext));
 	cpu->magic = GJ_CPU_CONTEXT_MAGIC;
-	cpu->max_matches = max_matches;
+	cpu->spec = *spec;
+	cpu->variant = variants[spec->variant];
 
-	cpu->match_outer = (GjRowId *) malloc((size_t) max_matches * sizeof(GjRowId));
-	cpu->match_inner = (GjRowId *) malloc((size_t) max_matches * sizeof(GjRowId));
-	if (cpu->match_outer == NULL || cpu->match_inner == NULL)
+	gj_cpu_columns_init(cpu);
+	status = gj_cpu_round_alloc(cpu, err);
+	if (status != GJ_OK)
 	{
 		gj_cpu_context_destroy((GjContext *) cpu);
-		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-							"Could not allocate 2 x %zu bytes of host memory for a round of %lld matches.",
-							(size_t) max_matches * sizeof(GjRowId),
-							(long long) max_matches);
+		return status;
 	}
 
 	*ctx = (GjContext *) cpu;
@@ -90,13 +131,7 @@ gj_cpu_context_destroy(GjContext *ctx)
 	if (cpu == NULL || cpu->magic != GJ_CPU_CONTEXT_MAGIC)
 		return;
 
-	gj_cpu_buffer_release(&cpu->entry_keys);
-	gj_cpu_buffer_release(&cpu->entry_rows);
-	gj_cpu_buffer_release(&cpu->bucket_start);
-	gj_cpu_buffer_release(&cpu->outer_keys);
-	gj_cpu_buffer_release(&cpu->offsets);
-	free(cpu->match_outer);
-	free(cpu->match_inner);
+	ReleaseAll(cpu);
 	cpu->magic = 0;				/* a stale pointer no longer looks valid */
 	free(cpu);
 }
@@ -142,6 +177,140 @@ gj_cpu_context_get(GjContext *ctx, GjError *err)
 	return cpu;
 }
 
+/* Milliseconds since start, added to one of the phase timers */
+static void
+AddElapsed(double *timer, double start)
+{
+	*timer += gj_clock_ms() - start;
+}
+
+/* Remember which of a batch's payload columns came with NULL flags */
+static void
+RecordNulls(GjCpuContext *ctx, GjSide side, const GjBatch *batch)
+{
+	int			ncolumns = gj_side_ncolumns(&ctx->spec, side);
+
+	memset(ctx->has_nulls[side], 0, sizeof(ctx->has_nulls[side]));
+	for (int c = 0; c < ncolumns; c++)
+		ctx->has_nulls[side][c] = (batch->columns[c].nulls != NULL);
+}
+
+/*
+ * Build on the inner side: keys and payload columns
+ *
+ * Replaces the build of an earlier call and forgets any counted chunk,
+ * also when it fails.
+ */
+GjStatus
+gj_cpu_build(GjContext *ctx, const GjBatch *inner, GjError *err)
+{
+	GjCpuContext *cpu = gj_cpu_context_get(ctx, err);
+	double		start = gj_clock_ms();
+	GjStatus	status;
+
+	if (cpu == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	cpu->has_build = false;
+	cpu->has_chunk = false;
+	status = gj_check_batch(inner, &cpu->spec, GJ_SIDE_INNER, err);
+	if (status != GJ_OK)
+		return status;
+
+	RecordNulls(cpu, GJ_SIDE_INNER, inner);
+	status = cpu->variant->build(cpu, inner, err);
+	cpu->has_build = (status == GJ_OK);
+	AddElapsed(&cpu->stats.build_ms, start);
+	return status;
+}
+
+/*
+ * Count the matches of one outer chunk
+ *
+ * Forgets the previous chunk, then keeps what retrieve needs of this one
+ * (copies: the caller's arrays need not outlive count).  *nmatches is the
+ * chunk's total, which can exceed 2^32 (every outer row may match every
+ * inner row).
+ */
+GjStatus
+gj_cpu_count(GjContext *ctx, const GjBatch *outer, int64_t *nmatches,
+			 GjError *err)
+{
+	GjCpuContext *cpu = gj_cpu_context_get(ctx, err);
+	double		start = gj_clock_ms();
+	uint64_t	total = 0;
+	GjStatus	status;
+
+	if (cpu == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	cpu->has_chunk = false;
+	if (!cpu->has_build)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"count was called before build.");
+	if (nmatches == NULL)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"No place to return the number of matches was given.");
+	status = gj_check_batch(outer, &cpu->spec, GJ_SIDE_OUTER, err);
+	if (status != GJ_OK)
+		return status;
+
+	RecordNulls(cpu, GJ_SIDE_OUTER, outer);
+	cpu->outer_rows = outer->nrows;
+	cpu->nmatches = 0;
+	status = cpu->variant->count(cpu, outer, &total, err);
+	if (status == GJ_OK)
+	{
+		cpu->nmatches = total;
+		cpu->has_chunk = true;
+		*nmatches = (int64_t) total;
+	}
+	AddElapsed(&cpu->stats.probe_ms, start);
+	return status;
+}
+
+/*
+ * Hand out the matches numbered first .. first + max_matches - 1
+ *
+ * round->nmatches is min(max_matches, total - first), 0 once first reaches
+ * the total.  The arrays are the context's; a column's NULL array is there
+ * when the column came with NULL flags (in the build for the inner side,
+ * in the counted chunk for the outer side).
+ */
+GjStatus
+gj_cpu_retrieve(GjContext *ctx, int64_t first, GjMatchRound *round,
+				GjError *err)
+{
+	GjCpuContext *cpu = gj_cpu_context_get(ctx, err);
+	double		start = gj_clock_ms();
+	int64_t		round_size = 0;
+	GjRoundSources sources;
+	GjStatus	status;
+
+	if (cpu == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	status = gj_check_retrieve(cpu->has_chunk, cpu->nmatches,
+							   cpu->spec.max_matches, first, round,
+							   &round_size, err);
+	if (status != GJ_OK)
+		return status;
+
+	status = gj_cpu_round_alloc(cpu, err);	/* NULL arrays met since */
+	if (status != GJ_OK)
+		return status;
+	gj_cpu_round_fill(cpu, round);
+	if (round_size > 0)
+	{
+		memset(&sources, 0, sizeof(sources));
+		status = cpu->variant->retrieve(cpu, (uint64_t) first, round_size,
+										&sources, err);
+		if (status == GJ_OK)
+			status = gj_cpu_round_materialize(cpu, &sources, round_size, err);
+		if (status == GJ_OK)
+			round->nmatches = round_size;
+	}
+	AddElapsed(&cpu->stats.materialize_ms, start);
+	return status;
+}
+
 /*
  * Make buf hold at least bytes bytes
  *
@@ -183,7 +352,7 @@ const GjKernels gj_cpu_kernels = {
 	.context_create = gj_cpu_context_create,
 	.context_destroy = gj_cpu_context_destroy,
 	.context_stats = gj_cpu_context_stats,
-	.hash_build = gj_cpu_hash_build,
-	.hash_count = gj_cpu_hash_count,
-	.hash_retrieve = gj_cpu_hash_retrieve,
+	.build = gj_cpu_build,
+	.count = gj_cpu_count,
+	.retrieve = gj_cpu_retrieve,
 };

@@ -1,13 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * cpu_internal.h
- *	  The CPU twin's context, shared by context_cpu.c and hash_join_cpu.c
+ *	  The CPU twin's context and helpers, shared by the *_cpu.c files
  *
  * Private to cuda/: src/ reaches the twin only through gj_cpu_kernels.
  * The context mirrors the CUDA one (common.cuh) field for field where the
  * two do the same thing, with malloc'ed host arrays in place of device
  * buffers; reading the two side by side shows what the GPU adds (a stream,
- * a memory limit, copies and their accounting).
+ * a memory limit, copies and their accounting, page-locked output arrays).
  *
  * IDENTIFICATION
  *	  cuda/cpu_internal.h
@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common.h"
 #include "gpujoin_kernels.h"
 
 /* First word of every CPU context: catches a context of the other table */
@@ -37,71 +38,110 @@ typedef struct GjHostBuffer
 } GjHostBuffer;
 
 /*
+ * One side's payload columns (materialize_cpu.c): as GjDeviceColumns
+ * (common.cuh), in host memory
+ */
+typedef struct GjHostColumns
+{
+	GjSide		side;
+	int64_t		nrows;
+	bool		has_nulls[GJ_MAX_COLUMNS];
+	GjHostBuffer values[GJ_MAX_COLUMNS];
+	GjHostBuffer nulls[GJ_MAX_COLUMNS];
+} GjHostColumns;
+
+struct GjCpuContext;
+
+/*
+ * A variant's entry points (hash_join_cpu.c: gj_cpu_nphj); the contract
+ * of each is GjCudaVariant's (common.cuh), with host arrays
+ */
+typedef struct GjCpuVariant
+{
+	const char *name;
+	GjStatus	(*build) (struct GjCpuContext *ctx, const GjBatch *inner,
+						  GjError *err);
+	GjStatus	(*count) (struct GjCpuContext *ctx, const GjBatch *outer,
+						  uint64_t *nmatches, GjError *err);
+	GjStatus	(*retrieve) (struct GjCpuContext *ctx, uint64_t first,
+							 int64_t round_size, GjRoundSources *sources,
+							 GjError *err);
+	void		(*destroy_state) (struct GjCpuContext *ctx);
+} GjCpuVariant;
+
+/*
  * The CPU twin's GjContext
  *
  *	magic			GJ_CPU_CONTEXT_MAGIC
- *	max_matches		capacity of one round of hash_retrieve
+ *	spec			the validated GjJoinSpec the context was created with
+ *	variant			the spec's variant's entry points
+ *	variant_state	the variant's private state, or NULL before its first
+ *					build; freed by variant->destroy_state
  *	stats			what context_stats reports
+ *	columns			payload column sets, see GjColumnSetId (common.h); the
+ *					ROUND sets are the arrays a round is handed out in
+ *	round_maps		index arrays of one round, see GjRoundMap (common.h)
+ *	round_rows		round_rows[side]: GjRowId[max_matches], the round's row
+ *					numbers when spec.row_ids
  *
- * The table, valid once has_table is set (see hash_join_cpu.c):
- *	bucket_bits		gj_bucket_bits(inner rows); 0 for an empty inner side
- *	nentries		inner rows with a non-NULL key
- *	entry_keys		uint64_t[nentries], keys in bucket order
- *	entry_rows		GjRowId[nentries], their inner rows
- *	bucket_start	uint32_t[nbuckets + 1], first entry of each bucket
- *
- * The counted chunk, valid once has_chunk is set:
- *	outer_rows		rows in the chunk
- *	nmatches		total matches of the chunk
- *	outer_keys		uint64_t[outer_rows], a copy of the chunk's keys (the
- *					caller's array need not outlive hash_count)
- *	offsets			uint64_t[outer_rows + 1], exclusive prefix sum of the
- *					per-row match counts; row r's count is
- *					offsets[r + 1] - offsets[r]
- *
- * One round of hash_retrieve:
- *	match_outer, match_inner	GjRowId[max_matches], handed out in the
- *					GjMatchRound
+ * The state every variant shares, kept by context_cpu.c:
+ *	has_build, has_chunk, outer_rows, nmatches, has_nulls
+ *					as in the CUDA context
  */
 typedef struct GjCpuContext
 {
 	uint32_t	magic;
-	int64_t		max_matches;
+	GjJoinSpec	spec;
+	const GjCpuVariant *variant;
+	void	   *variant_state;
 	GjStats		stats;
+	GjHostColumns columns[GJ_NUM_COLUMN_SETS];
+	GjHostBuffer round_maps[GJ_NUM_ROUND_MAPS];
+	GjHostBuffer round_rows[GJ_NUM_SIDES];
 
-	bool		has_table;
-	int			bucket_bits;
-	int64_t		nentries;
-	GjHostBuffer entry_keys;
-	GjHostBuffer entry_rows;
-	GjHostBuffer bucket_start;
-
+	bool		has_build;
 	bool		has_chunk;
 	int64_t		outer_rows;
 	uint64_t	nmatches;
-	GjHostBuffer outer_keys;
-	GjHostBuffer offsets;
-
-	GjRowId    *match_outer;
-	GjRowId    *match_inner;
+	bool		has_nulls[GJ_NUM_SIDES][GJ_MAX_COLUMNS];
 } GjCpuContext;
 
+/* The variants (one line per implemented variant; see context_cpu.c) */
+extern const GjCpuVariant gj_cpu_nphj;	/* hash_join_cpu.c */
+
+/* A round map's array: GJ_CPU_ROUND_MAP(ctx, GJ_ROUND_OUTER_ROWS) */
+#define GJ_CPU_ROUND_MAP(ctx, map)	((GjRowId *) (ctx)->round_maps[(map)].ptr)
+
 /* context_cpu.c */
-extern GjStatus gj_cpu_context_create(GjContext **ctx, int64_t memory_limit,
-									  int64_t max_matches, GjError *err);
+extern GjStatus gj_cpu_context_create(GjContext **ctx, const GjJoinSpec *spec,
+									  GjError *err);
 extern void gj_cpu_context_destroy(GjContext *ctx);
 extern void gj_cpu_context_stats(const GjContext *ctx, GjStats *stats);
 extern GjCpuContext *gj_cpu_context_get(GjContext *ctx, GjError *err);
+extern GjStatus gj_cpu_build(GjContext *ctx, const GjBatch *inner, GjError *err);
+extern GjStatus gj_cpu_count(GjContext *ctx, const GjBatch *outer,
+							 int64_t *nmatches, GjError *err);
+extern GjStatus gj_cpu_retrieve(GjContext *ctx, int64_t first,
+								GjMatchRound *round, GjError *err);
 extern GjStatus gj_cpu_buffer_reserve(GjHostBuffer *buf, size_t bytes,
 									  const char *what, GjError *err);
 extern void gj_cpu_buffer_release(GjHostBuffer *buf);
 
-/* hash_join_cpu.c */
-extern GjStatus gj_cpu_hash_build(GjContext *ctx, const GjKeyColumn *inner,
-								  GjError *err);
-extern GjStatus gj_cpu_hash_count(GjContext *ctx, const GjKeyColumn *outer,
-								  int64_t *nmatches, GjError *err);
-extern GjStatus gj_cpu_hash_retrieve(GjContext *ctx, int64_t first,
-									 GjMatchRound *round, GjError *err);
+/* materialize_cpu.c */
+extern void gj_cpu_columns_init(GjCpuContext *ctx);
+extern GjStatus gj_cpu_columns_upload(GjCpuContext *ctx, GjColumnSetId set,
+									  const GjBatch *batch, GjError *err);
+extern GjStatus gj_cpu_columns_gather(GjCpuContext *ctx, GjColumnSetId dst,
+									  GjColumnSetId src, const GjRowId *map,
+									  int64_t n, GjError *err);
+extern void gj_cpu_columns_release(GjCpuContext *ctx, GjColumnSetId set);
+extern GjStatus gj_cpu_round_map_reserve(GjCpuContext *ctx, GjRoundMap map,
+										 int64_t n, GjError *err);
+extern GjStatus gj_cpu_round_alloc(GjCpuContext *ctx, GjError *err);
+extern GjStatus gj_cpu_round_materialize(GjCpuContext *ctx,
+										 const GjRoundSources *sources,
+										 int64_t n, GjError *err);
+extern void gj_cpu_round_fill(const GjCpuContext *ctx, GjMatchRound *round);
+extern void gj_cpu_materialize_release(GjCpuContext *ctx);
 
 #endif							/* GPUJOIN_CPU_INTERNAL_H */

@@ -12,19 +12,37 @@
  * twin, the executable specification).  Both are reached through a
  * GjKernels table, chosen in src/device.c.
  *
- * THE HASH JOIN CONTRACT
+ * THE CONTRACT
  *
- * hash_build takes the inner side's normalized keys (one uint64 per row,
- * see src/keys.c) and builds a table on them.  hash_count takes one outer
- * chunk's keys and counts, for every outer row, the inner rows whose key is
- * equal; a NULL key on either side never matches.  hash_retrieve then hands
- * out the matches of that chunk in rounds of at most max_matches rows.
+ * A context is created for one join with a GjJoinSpec: the variant (the
+ * join algorithm), the materialization (GFTR or GFUR), and the fixed-width
+ * payload columns of each side.  build takes the whole inner side (keys and
+ * payload columns), count one outer chunk, and retrieve hands out that
+ * chunk's matches in rounds of at most max_matches: for each match, the
+ * values of every payload column of both sides, materialized on the device,
+ * and, when asked for, the row numbers of both rows (for the columns that
+ * stay on the host).  A NULL key on either side never matches.
  *
- * The matches of a chunk are numbered 0 .. nmatches-1 in one fixed order:
- * by outer row ascending, and for one outer row by inner row ascending.
- * hash_retrieve(first) returns the matches numbered first, first+1, ...;
- * both implementations produce the very same arrays, so the kernel tests
- * compare them element by element.
+ * Keys are one uint64 per row, normalized by the caller (src/keys.c) so
+ * that equal SQL values have equal keys and, for exact keys, unsigned order
+ * is SQL order.
+ *
+ * The matches of a chunk are numbered 0 .. nmatches-1 in one fixed order
+ * that depends on the variant alone:
+ *
+ *	NPHJ	by outer row, then by inner row
+ *	PHJ		by partition (the top bits of gj_hash64(key); how many bits
+ *			is decided from the inner side's row count by one function in
+ *			cuda/common.h that both implementations call), then by outer
+ *			row, then by inner row
+ *	SMJ		by key (unsigned), then by outer row, then by inner row
+ *
+ * retrieve(first) returns the matches numbered first, first+1, ...  The
+ * materialization changes how the values are gathered, never which values
+ * come out: both implementations of a variant, with either
+ * materialization, produce the very same arrays, so the kernel tests
+ * compare them element by element, and a join may switch from the GPU to
+ * the CPU twin between two calls and continue where it stood.
  *
  *-------------------------------------------------------------------------
  */
@@ -68,14 +86,64 @@ typedef uint32_t GjRowId;
 
 #define GJ_MAX_ROWS		((int64_t) 0x7FFFFFFF)
 
-/* The join keys of one side, normalized by the caller */
-typedef struct GjKeyColumn
+/* The join algorithms (DESIGN.md section 4) */
+typedef enum GjVariant
 {
-	const uint64_t *keys;		/* one key per row */
+	GJ_VARIANT_NPHJ = 0,		/* non-partitioned hash join: one global
+								 * table; dense integer keys index it
+								 * directly */
+	GJ_VARIANT_PHJ,				/* radix-partitioned hash join */
+	GJ_VARIANT_SMJ				/* sort-merge join: matches in key order */
+} GjVariant;
+
+#define GJ_NUM_VARIANTS		3
+
+/* How payload columns are materialized (papers/notes/wu-2025-gftr.md) */
+typedef enum GjMaterialize
+{
+	GJ_MATERIALIZE_GFUR = 0,	/* transform (key, row id); gather the
+								 * payloads by row id */
+	GJ_MATERIALIZE_GFTR			/* transform every (key, payload) pair with
+								 * the same stable transform; gather from
+								 * the transformed columns */
+} GjMaterialize;
+
+/* Fixed-width payload columns a side may send to the device */
+#define GJ_MAX_COLUMNS		32
+
+/* One fixed-width payload column of a batch */
+typedef struct GjColumn
+{
+	const void *values;			/* nrows values of width bytes, packed */
+	const uint8_t *nulls;		/* 1 = NULL; the pointer itself is NULL
+								 * when no value is NULL */
+} GjColumn;
+
+/* Rows of one side: the whole inner side, or one outer chunk */
+typedef struct GjBatch
+{
+	const uint64_t *keys;		/* one normalized key per row */
 	const uint8_t *nulls;		/* 1 = NULL key, never matches; the pointer
 								 * itself is NULL when no key is NULL */
 	int64_t		nrows;			/* 0 .. GJ_MAX_ROWS */
-} GjKeyColumn;
+	const GjColumn *columns;	/* the spec's ncolumns of this side */
+} GjBatch;
+
+/* What a context is created for */
+typedef struct GjJoinSpec
+{
+	GjVariant	variant;
+	GjMaterialize materialize;
+	int32_t		outer_ncolumns; /* 0 .. GJ_MAX_COLUMNS */
+	int32_t		outer_widths[GJ_MAX_COLUMNS];	/* 1, 2, 4 or 8 bytes */
+	int32_t		inner_ncolumns;
+	int32_t		inner_widths[GJ_MAX_COLUMNS];
+	bool		row_ids;		/* also return the row numbers of each match */
+	int64_t		max_matches;	/* capacity of one round, at least 1 */
+	int64_t		memory_limit;	/* most device bytes the context may hold;
+								 * 0: what the device has free (the CPU twin
+								 * ignores it) */
+} GjJoinSpec;
 
 /*
  * One round of matches.  The arrays belong to the context and stay valid
@@ -83,9 +151,17 @@ typedef struct GjKeyColumn
  */
 typedef struct GjMatchRound
 {
-	const GjRowId *outer_rows;	/* row within the outer chunk */
-	const GjRowId *inner_rows;	/* row within the inner relation */
-	int64_t		nmatches;		/* rows in this round */
+	int64_t		nmatches;		/* matches in this round */
+	const GjRowId *outer_rows;	/* row within the outer chunk; NULL unless
+								 * spec.row_ids */
+	const GjRowId *inner_rows;	/* row within the inner side; likewise */
+	const void *outer_values[GJ_MAX_COLUMNS];	/* nmatches values of each
+												 * outer payload column */
+	const uint8_t *outer_nulls[GJ_MAX_COLUMNS]; /* and their NULL flags;
+												 * NULL when the column came
+												 * without NULL flags */
+	const void *inner_values[GJ_MAX_COLUMNS];
+	const uint8_t *inner_nulls[GJ_MAX_COLUMNS];
 } GjMatchRound;
 
 /* Counters a context keeps over its lifetime, for EXPLAIN ANALYZE */
@@ -94,10 +170,12 @@ typedef struct GjStats
 	int64_t		bytes_to_device;	/* host to device copies */
 	int64_t		bytes_from_device;	/* device to host copies */
 	double		transfer_ms;	/* time in those copies */
-	double		build_ms;		/* hash_build, copies excluded */
-	double		probe_ms;		/* hash_count and hash_retrieve, copies
-								 * excluded */
+	double		build_ms;		/* build, copies excluded */
+	double		probe_ms;		/* count, copies excluded */
+	double		materialize_ms; /* retrieve, copies excluded */
 	int64_t		device_memory_peak; /* most bytes held at once (0 for CPU) */
+	char		detail[64];		/* what the last build chose, for EXPLAIN,
+								 * e.g. "dense keys" or "radix bits 2x8" */
 } GjStats;
 
 typedef struct GjContext GjContext;	/* opaque: buffers, streams, the table */
@@ -106,26 +184,20 @@ typedef struct GjKernels
 {
 	const char *name;			/* "cuda" or "cpu" */
 
-	/*
-	 * memory_limit: most device bytes the context may hold (0: what the
-	 * device has free; ignored by the CPU twin).  max_matches: capacity of
-	 * one round of hash_retrieve, at least 1.
-	 */
-	GjStatus	(*context_create) (GjContext **ctx, int64_t memory_limit,
-								   int64_t max_matches, GjError *err);
+	GjStatus	(*context_create) (GjContext **ctx, const GjJoinSpec *spec,
+								   GjError *err);
 	void		(*context_destroy) (GjContext *ctx);	/* accepts NULL, cannot
 														 * fail */
 	void		(*context_stats) (const GjContext *ctx, GjStats *stats);
 
-	/* Build the table on the inner keys; replaces any earlier table */
-	GjStatus	(*hash_build) (GjContext *ctx, const GjKeyColumn *inner,
-							   GjError *err);
+	/* Build on the inner side; replaces any earlier build */
+	GjStatus	(*build) (GjContext *ctx, const GjBatch *inner, GjError *err);
 	/* Count the matches of one outer chunk; forgets the previous chunk */
-	GjStatus	(*hash_count) (GjContext *ctx, const GjKeyColumn *outer,
-							   int64_t *nmatches, GjError *err);
+	GjStatus	(*count) (GjContext *ctx, const GjBatch *outer,
+						  int64_t *nmatches, GjError *err);
 	/* Matches numbered first .. first+max_matches-1 of the counted chunk */
-	GjStatus	(*hash_retrieve) (GjContext *ctx, int64_t first,
-								  GjMatchRound *round, GjError *err);
+	GjStatus	(*retrieve) (GjContext *ctx, int64_t first,
+							 GjMatchRound *round, GjError *err);
 } GjKernels;
 
 /* What gpujoin_device_info() shows */

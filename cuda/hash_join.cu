@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * hash_join.cu
- *	  GPU hash join: build a bucket-sorted table on the inner keys, then
- *	  count and retrieve the matches of one outer chunk at a time
+ *	  GPU non-partitioned hash join (NPHJ): build a bucket-sorted table on
+ *	  the inner keys, then count and retrieve the matches of one outer
+ *	  chunk at a time
  *
  * CPU twin: hash_join_cpu.c, the specification (same functions, same
  * order; its banner describes the table and the count/retrieve contract).
@@ -11,100 +12,265 @@
  * BUILD (one global, non-partitioned table: papers/notes/wu-2025-gftr.md
  * §3.3, built by sorting rather than by atomic inserts)
  *
- *	  hash_assign_kernel	bucket of every inner row; NULL keys get the
+ *	  nphj_range_kernel		min and max of the non-NULL keys (warp shuffles,
+ *							one atomicMin/atomicMax per warp), copied back to
+ *							choose the layout: dense or hashed (common.h,
+ *							gj_nphj_layout, the twin's very function)
+ *	  nphj_assign_kernel	bucket of every inner row; NULL keys get the
  *							sentinel bucket nbuckets, which sorts last
- *	  cub::DeviceRadixSort	(bucket, row) pairs, bits 0 .. bucket_bits, so
- *							the sentinel is included; LSD radix sort is
- *							stable, so rows stay ascending within a bucket,
- *							as the twin's counting sort leaves them
- *	  hash_histogram_kernel	entries per bucket (warp-aggregated atomics)
+ *	  cub::DeviceRadixSort	(bucket, row) pairs, on the bits that hold
+ *							nbuckets, so the sentinel is included; LSD radix
+ *							sort is stable, so rows stay ascending within a
+ *							bucket, as the twin's counting sort leaves them
+ *	  nphj_histogram_kernel	entries per bucket (warp-aggregated atomics)
  *	  cub::DeviceScan		exclusive sum of the histogram: bucket_start
- *	  hash_gather_kernel	entry_keys[e] = keys[entry_rows[e]]
+ *	  nphj_gather_keys_kernel	entry_keys[e] = keys[entry_rows[e]]; hashed
+ *							layout only: a dense bucket holds one key value,
+ *							so the probe never compares keys
  *
  * Sorting replaces the open-addressing table of cuDF and Crystal: no slot
  * is ever "empty", so no key value has to be given up as a sentinel, and
  * the result does not depend on the order in which threads ran.
  *
+ * PAYLOAD COLUMNS (materialize.cu; wu-2025-gftr.md §3.3, §4)
+ *
+ * The stable bucket sort is the transform.  GFUR keeps the inner payload
+ * columns as they came and gathers each round's values by inner row,
+ * entry_rows[e]: one random access per match and column.  GFTR applies
+ * the sort's permutation to every inner payload column once, after the
+ * build (a gather by entry_rows into entry order: the permutation that a
+ * CUB SortPairs of (bucket, value) per column would apply, in one pass
+ * instead of one per radix digit), and gathers each round's values by
+ * entry, e.  The matches of one outer row are neighbouring entries of one
+ * bucket (all of the bucket, for dense keys), so a row with k matches
+ * reads k neighbouring values where GFUR reads k random rows: GFTR pays
+ * when matches per outer row are many (many-to-many joins, skewed keys),
+ * or, for dense keys, when outer chunks arrive in key order.  A PK-FK
+ * probe in random key order reads one random entry per row either way,
+ * and GFTR only adds the transform (the match-ratio trade-off of §4.4
+ * there).  The outer side is probed in row order, so both gather its
+ * payload by outer row, which ascends within a round: no outer transform
+ * is needed (§3.3: "random accesses only happen when materializing R's
+ * payload data but not for S").
+ *
  * PROBE (the "double probe" of papers/notes/rui-2020.md §1.2.3: count
  * pass, prefix scan, write pass)
  *
- *	  hash_count_kernel		one thread per outer row: equal keys in its bucket
+ *	  nphj_count_kernel		one thread per outer row: the entries of its
+ *							bucket with an equal key (dense: the bucket's
+ *							size, or 0 outside [min, max])
  *	  cub::DeviceScan		exclusive sum into 64-bit offsets; one extra
  *							element, set to 0, comes out as the total
- *	  hash_retrieve_kernel	one thread per outer row whose matches meet the
- *							window [first, first + max_matches): it walks
- *							its bucket and writes the k-th equal key at
- *							offsets[row] + k - first
+ *	  nphj_retrieve_kernel	one thread per outer row whose matches meet the
+ *							window [first, first + max_matches): it writes
+ *							its k-th match's outer row, inner row and entry
+ *							at offsets[row] + k - first (dense: entry
+ *							bucket_start + k, found without a walk)
  *
- * The pairs of a round are copied into page-locked host arrays owned by
- * the context (context.cu).  Rui 2020 found a direct output buffer with
- * atomics 20-25% faster than the double probe, but its order depends on
- * thread timing, and the count is what bounds a round by max_matches.
+ * The outer payload columns are uploaded only when the count found
+ * matches.  Rui 2020 found a direct output buffer with atomics 20-25%
+ * faster than the double probe, but its order depends on thread timing,
+ * and the count is what bounds a round by max_matches.
  *
  * COSTS
  *
- * Device memory: the build peaks at about 41 bytes an inner row (the keys,
- * the NULL flags, bucket ids and rows twice for the sort, bucket_start,
- * the entry keys) and keeps at most 20 as the table; a chunk takes 17
- * bytes an outer row, a round 8 bytes a match.  Work: one thread walks the
- * whole bucket of its outer row, so an outer row with m matches costs O(m)
- * in one thread, in every round that its matches touch.  Keys heavily
- * duplicated on both sides (Zipf > 1) would want a warp per heavy row, or
- * a partitioned join (XXX, later work).
+ * P is a side's payload bytes a row: the widths, plus one for each column
+ * with NULL flags.  Device memory: the build peaks at about max(33, 20 +
+ * P) bytes an inner row for GFUR and max(33, 20 + 2P) for GFTR (the keys,
+ * bucket ids and rows twice for the sort, bucket_start, then the entry
+ * keys; the payload is uploaded after the sort's scratch is freed, and a
+ * GFTR build holds it twice while transforming), and keeps 20 + P hashed
+ * or at most 12 + P dense (entry rows, bucket_start of up to 2 buckets a
+ * row, the entry keys when hashed).  A chunk takes 17 + P bytes an outer
+ * row, a round 8 bytes a match for the maps (12 for GFTR with row ids)
+ * plus the P of both sides.  Work: one thread walks the whole bucket of
+ * its outer row, so an outer row with m matches costs O(m) in one thread,
+ * in every round that its matches touch (dense keys skip to the window).
+ * Keys heavily duplicated on both sides (Zipf > 1) would want a warp per
+ * heavy row, or the partitioned join (XXX, later work).
  *
- * Each entry point checks its arguments exactly as the twin does, then
- * runs a static function whose every CUDA call is checked by GJ_CUDA_TRY;
- * the entry point then records the time and the state.
+ * Measured on an H200 (make -C cuda bench: 10M inner rows, 2 + 2 payload
+ * columns of 4 and 8 bytes, 10M matches): build 1.2-2.5 ms (GFTR's
+ * transform adds 0.6-0.8 ms), count 0.3-0.9 ms, materialize 0.8-1.7 ms
+ * (GFTR 15-43% below GFUR, most for 10 matches an outer row), against
+ * 26-48 ms of copies over the bus: the device work is the small part.
  *
  * IDENTIFICATION
  *	  cuda/hash_join.cu
  *
  *-------------------------------------------------------------------------
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include <cub/cub.cuh>
 
 #include "common.cuh"
 #include "gpujoin_kernels.h"
 
+/*
+ * NPHJ's own device arrays, in its private state
+ */
+typedef enum NphjBufferId
+{
+	/* The table, kept from one build to the next */
+	NPHJ_ENTRY_KEYS,			/* uint64_t[nentries], hashed layout only */
+	NPHJ_ENTRY_ROWS,			/* GjRowId[inner rows]; nentries are used */
+	NPHJ_BUCKET_START,			/* uint32_t[nbuckets + 1] */
+
+	/* Scratch of the build, released when it returns */
+	NPHJ_RANGE,					/* unsigned long long[2]: min, max key */
+	NPHJ_BUCKET_IDS,			/* uint32_t[inner rows], sort keys */
+	NPHJ_BUCKET_IDS_ALT,		/* uint32_t[inner rows], their double buffer */
+	NPHJ_ROWS_ALT,				/* GjRowId[inner rows], double buffer of
+								 * NPHJ_ENTRY_ROWS */
+
+	/* The counted chunk, kept for retrieve */
+	NPHJ_OFFSETS,				/* uint64_t[outer rows + 1] */
+
+	NPHJ_NUM_BUFFERS
+} NphjBufferId;
+
+/*
+ * NPHJ's state (ctx->variant_state)
+ *
+ *	layout		the table's layout (common.h); valid when nentries > 0
+ *	nentries	inner rows with a non-NULL key; 0: no table, nothing matches
+ *	buffers		see NphjBufferId
+ */
+typedef struct NphjState
+{
+	GjNphjLayout layout;
+	int64_t		nentries;
+	GjDeviceBuffer buffers[NPHJ_NUM_BUFFERS];
+} NphjState;
+
+/* A buffer of the state, typed */
+#define NPHJ_BUFFER(state, id, type)	((type *) (state)->buffers[(id)].ptr)
+
 /* The table as the probe kernels see it; passed by value */
 typedef struct GjDeviceTable
 {
-	const uint64_t *entry_keys;
+	const uint64_t *entry_keys; /* NULL when dense */
 	const GjRowId *entry_rows;
 	const uint32_t *bucket_start;
-	int			bucket_bits;
+	GjNphjLayout layout;
 } GjDeviceTable;
 
-/* Is row's key NULL?  (d_nulls is NULL when no key is) */
-static __device__ __forceinline__ bool
-KeyIsNull(const uint8_t *d_nulls, int64_t row)
+/* What a buffer holds, for error messages */
+static const char *
+NphjBufferName(NphjBufferId id)
 {
-	return d_nulls != NULL && d_nulls[row] != 0;
+	switch (id)
+	{
+		case NPHJ_ENTRY_KEYS:
+			return "the hash table's keys";
+		case NPHJ_ENTRY_ROWS:
+			return "the hash table's rows";
+		case NPHJ_BUCKET_START:
+			return "the hash table's buckets";
+		case NPHJ_RANGE:
+			return "the inner key range";
+		case NPHJ_BUCKET_IDS:
+		case NPHJ_BUCKET_IDS_ALT:
+			return "the inner rows' buckets";
+		case NPHJ_ROWS_ALT:
+			return "the inner rows being sorted";
+		case NPHJ_OFFSETS:
+			return "the outer chunk's match offsets";
+		case NPHJ_NUM_BUFFERS:
+			break;
+	}
+	return "a hash join buffer";
 }
 
-/* Add the wall clock since start, less the copies since then, to *timer */
-static void
-AddElapsed(GjCudaContext *ctx, double *timer, double start,
-		   double transfer_start)
+/* Make buffer id of the state hold bytes bytes (gj_cuda_device_reserve) */
+static GjStatus
+NphjReserve(GjCudaContext *ctx, NphjState *state, NphjBufferId id,
+			size_t bytes, GjError *err)
 {
-	*timer += (gj_clock_ms() - start) - (ctx->stats.transfer_ms - transfer_start);
+	return gj_cuda_device_reserve(ctx, &state->buffers[id], bytes,
+								  NphjBufferName(id), err);
+}
+
+static void
+NphjRelease(GjCudaContext *ctx, NphjState *state, NphjBufferId id)
+{
+	gj_cuda_device_release(ctx, &state->buffers[id]);
+}
+
+/* Bits a radix sort needs to order bucket ids up to the sentinel nbuckets */
+static int
+SortBits(uint32_t nbuckets)
+{
+	int			bits = 1;
+
+	while (bits < 32 && ((uint64_t) 1 << bits) <= nbuckets)
+		bits++;
+	return bits;
+}
+
+/*
+ * Min and max of the non-NULL keys into d_range[0] and d_range[1], which
+ * the caller set to UINT64_MAX and 0: they stay so when every key is NULL
+ *
+ * Each thread reduces its rows, each warp its threads by shuffles, and
+ * lane 0 of each warp does one atomicMin and one atomicMax.  Every lane
+ * reaches the shuffles (the loop ends before them), so the full mask holds.
+ */
+__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
+nphj_range_kernel(const uint64_t *__restrict__ d_keys,
+				  const uint8_t *__restrict__ d_nulls, int64_t nrows,
+				  unsigned long long *__restrict__ d_range)
+{
+	unsigned long long lo = ~0ULL;
+	unsigned long long hi = 0;
+
+	for (int64_t row = gj_thread_index(); row < nrows; row += gj_grid_stride())
+	{
+		if (!gj_flag_set(d_nulls, row))
+		{
+			unsigned long long key = d_keys[row];
+
+			lo = key < lo ? key : lo;
+			hi = key > hi ? key : hi;
+		}
+	}
+	for (int offset = 16; offset > 0; offset /= 2)
+	{
+		unsigned long long other_lo = __shfl_xor_sync(0xFFFFFFFFu, lo, offset);
+		unsigned long long other_hi = __shfl_xor_sync(0xFFFFFFFFu, hi, offset);
+
+		lo = other_lo < lo ? other_lo : lo;
+		hi = other_hi > hi ? other_hi : hi;
+	}
+	if (threadIdx.x % 32 == 0 && lo <= hi)
+	{
+		atomicMin(&d_range[0], lo);
+		atomicMax(&d_range[1], hi);
+	}
 }
 
 /*
  * Bucket of every inner row, and the row numbers to sort along with them
+ *
+ * Every non-NULL inner key lies within the layout's range, so a dense
+ * bucket always exists.
  */
 __global__ void __launch_bounds__(GJ_BLOCK_SIZE)
-hash_assign_kernel(const uint64_t *__restrict__ d_keys,
+nphj_assign_kernel(const uint64_t *__restrict__ d_keys,
 				   const uint8_t *__restrict__ d_nulls, int64_t nrows,
-				   int bucket_bits, uint32_t *__restrict__ d_bucket_ids,
+				   const GjNphjLayout layout,
+				   uint32_t *__restrict__ d_bucket_ids,
 				   GjRowId *__restrict__ d_rows)
 {
-	uint32_t	null_bucket = (uint32_t) gj_bucket_count(bucket_bits);
-
 	for (int64_t row = gj_thread_index(); row < nrows; row += gj_grid_stride())
 	{
-		d_bucket_ids[row] = KeyIsNull(d_nulls, row) ?
-			null_bucket : gj_bucket(d_keys[row], bucket_bits);
+		uint32_t	bucket = layout.nbuckets;	/* NULL: the sentinel */
+
+		if (!gj_flag_set(d_nulls, row))
+			(void) gj_nphj_bucket(&layout, d_keys[row], &bucket);
+		d_bucket_ids[row] = bucket;
 		d_rows[row] = (GjRowId) row;
 	}
 }
@@ -120,7 +286,7 @@ hash_assign_kernel(const uint64_t *__restrict__ d_keys,
  * 32 lanes take part in every __match_any_sync.
  */
 __global__ void __launch_bounds__(GJ_BLOCK_SIZE)
-hash_histogram_kernel(const uint32_t *__restrict__ d_bucket_ids,
+nphj_histogram_kernel(const uint32_t *__restrict__ d_bucket_ids,
 					  int64_t nrows, uint32_t nbuckets,
 					  uint32_t *__restrict__ d_bucket_counts)
 {
@@ -140,95 +306,121 @@ hash_histogram_kernel(const uint32_t *__restrict__ d_bucket_ids,
 
 /* Keys of the entries, in entry order */
 __global__ void __launch_bounds__(GJ_BLOCK_SIZE)
-hash_gather_kernel(const uint64_t *__restrict__ d_keys,
-				   const GjRowId *__restrict__ d_entry_rows, int64_t nentries,
-				   uint64_t *__restrict__ d_entry_keys)
+nphj_gather_keys_kernel(const uint64_t *__restrict__ d_keys,
+						const GjRowId *__restrict__ d_entry_rows,
+						int64_t nentries, uint64_t *__restrict__ d_entry_keys)
 {
 	for (int64_t e = gj_thread_index(); e < nentries; e += gj_grid_stride())
 		d_entry_keys[e] = d_keys[d_entry_rows[e]];
 }
 
-/* The body of gj_cuda_hash_build, for a non-empty inner side */
+/*
+ * The key range of the inner side: *has_keys is false when every key is
+ * NULL, else [*min_key, *max_key]
+ */
 static GjStatus
-BuildTable(GjCudaContext *ctx, const GjKeyColumn *inner, GjError *err)
+InnerKeyRange(GjCudaContext *ctx, NphjState *state, const uint64_t *d_keys,
+			  const uint8_t *d_nulls, int64_t nrows, bool *has_keys,
+			  uint64_t *min_key, uint64_t *max_key, GjError *err)
+{
+	unsigned long long range[2] = {0, 0};
+	unsigned long long *d_range;
+
+	GJ_TRY(NphjReserve(ctx, state, NPHJ_RANGE, sizeof(range), err));
+	d_range = NPHJ_BUFFER(state, NPHJ_RANGE, unsigned long long);
+	GJ_CUDA_TRY(err, cudaMemsetAsync(d_range, 0xFF, sizeof(range[0]), ctx->stream));
+	GJ_CUDA_TRY(err, cudaMemsetAsync(d_range + 1, 0, sizeof(range[1]), ctx->stream));
+	nphj_range_kernel<<<gj_cuda_grid_size(ctx, nrows), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+		d_keys, d_nulls, nrows, d_range);
+	GJ_CUDA_TRY(err, cudaGetLastError());
+	GJ_TRY(gj_cuda_copy_from_device(ctx, range, d_range, sizeof(range), err));
+
+	*has_keys = range[0] <= range[1];
+	*min_key = range[0];
+	*max_key = range[1];
+	return GJ_OK;
+}
+
+/* The body of the NPHJ build, for a non-empty inner side */
+static GjStatus
+BuildTable(GjCudaContext *ctx, NphjState *state, const GjBatch *inner,
+		   GjError *err)
 {
 	int64_t		nrows = inner->nrows;
-	int			bucket_bits = gj_bucket_bits(nrows);
-	uint32_t	nbuckets = (uint32_t) gj_bucket_count(bucket_bits);
 	int			grid = gj_cuda_grid_size(ctx, nrows);
-	const uint8_t *d_nulls = NULL;
+	const uint64_t *d_keys;
+	const uint8_t *d_nulls;
+	GjNphjLayout layout;
+	bool		has_keys = false;
+	uint64_t	min_key = 0;
+	uint64_t	max_key = 0;
+	uint32_t	nbuckets;
+	int			sort_bits;
 	uint32_t   *d_bucket_start;
 	uint32_t	nentries = 0;
 	size_t		temp_bytes = 0;
 
-	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_INNER_KEYS,
-								  (size_t) nrows * sizeof(uint64_t), err));
-	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_BUCKET_IDS,
-								  (size_t) nrows * sizeof(uint32_t), err));
-	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_BUCKET_IDS_ALT,
-								  (size_t) nrows * sizeof(uint32_t), err));
-	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_ENTRY_ROWS,
-								  (size_t) nrows * sizeof(GjRowId), err));
-	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_ROWS_ALT,
-								  (size_t) nrows * sizeof(GjRowId), err));
-	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_BUCKET_START,
-								  ((size_t) nbuckets + 1) * sizeof(uint32_t), err));
+	GJ_TRY(gj_cuda_upload_keys(ctx, GJ_SIDE_INNER, inner, &d_keys, &d_nulls, err));
 
-	GJ_TRY(gj_cuda_copy_to_device(ctx, GJ_BUFFER(ctx, GJ_BUFFER_INNER_KEYS, void),
-								  inner->keys, (size_t) nrows * sizeof(uint64_t),
-								  err));
-	if (inner->nulls != NULL)
-	{
-		GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_INNER_NULLS,
-									  (size_t) nrows, err));
-		GJ_TRY(gj_cuda_copy_to_device(ctx, GJ_BUFFER(ctx, GJ_BUFFER_INNER_NULLS, void),
-									  inner->nulls, (size_t) nrows, err));
-		d_nulls = GJ_BUFFER(ctx, GJ_BUFFER_INNER_NULLS, uint8_t);
-	}
+	/* 1. The layout, from the range of the keys; nothing to build without keys */
+	GJ_TRY(InnerKeyRange(ctx, state, d_keys, d_nulls, nrows, &has_keys,
+						 &min_key, &max_key, err));
+	if (!has_keys)
+		return GJ_OK;
+	gj_nphj_layout(nrows, min_key, max_key, &layout);
+	nbuckets = layout.nbuckets;
+	sort_bits = SortBits(nbuckets);
 
-	/* 1. The bucket of every row */
-	hash_assign_kernel<<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-		GJ_BUFFER(ctx, GJ_BUFFER_INNER_KEYS, uint64_t), d_nulls, nrows,
-		bucket_bits, GJ_BUFFER(ctx, GJ_BUFFER_BUCKET_IDS, uint32_t),
-		GJ_BUFFER(ctx, GJ_BUFFER_ENTRY_ROWS, GjRowId));
+	GJ_TRY(NphjReserve(ctx, state, NPHJ_BUCKET_IDS, (size_t) nrows * sizeof(uint32_t), err));
+	GJ_TRY(NphjReserve(ctx, state, NPHJ_BUCKET_IDS_ALT, (size_t) nrows * sizeof(uint32_t), err));
+	GJ_TRY(NphjReserve(ctx, state, NPHJ_ENTRY_ROWS, (size_t) nrows * sizeof(GjRowId), err));
+	GJ_TRY(NphjReserve(ctx, state, NPHJ_ROWS_ALT, (size_t) nrows * sizeof(GjRowId), err));
+	GJ_TRY(NphjReserve(ctx, state, NPHJ_BUCKET_START,
+					   ((size_t) nbuckets + 1) * sizeof(uint32_t), err));
+
+	/* 2. The bucket of every row */
+	nphj_assign_kernel<<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+		d_keys, d_nulls, nrows, layout,
+		NPHJ_BUFFER(state, NPHJ_BUCKET_IDS, uint32_t),
+		NPHJ_BUFFER(state, NPHJ_ENTRY_ROWS, GjRowId));
 	GJ_CUDA_TRY(err, cudaGetLastError());
 
 	/*
-	 * 2. Stable sort of (bucket, row) by bucket.  The DoubleBuffer form
+	 * 3. Stable sort of (bucket, row) by bucket.  The DoubleBuffer form
 	 * needs O(1) temporary storage instead of a copy of the pairs; the
 	 * result lands in either buffer of each pair, and the row buffer that
-	 * holds it becomes GJ_BUFFER_ENTRY_ROWS.
+	 * holds it becomes NPHJ_ENTRY_ROWS.
 	 */
 	{
-		cub::DoubleBuffer<uint32_t> sort_ids(GJ_BUFFER(ctx, GJ_BUFFER_BUCKET_IDS, uint32_t),
-											 GJ_BUFFER(ctx, GJ_BUFFER_BUCKET_IDS_ALT, uint32_t));
-		cub::DoubleBuffer<GjRowId> sort_rows(GJ_BUFFER(ctx, GJ_BUFFER_ENTRY_ROWS, GjRowId),
-											 GJ_BUFFER(ctx, GJ_BUFFER_ROWS_ALT, GjRowId));
+		cub::DoubleBuffer<uint32_t> sort_ids(NPHJ_BUFFER(state, NPHJ_BUCKET_IDS, uint32_t),
+											 NPHJ_BUFFER(state, NPHJ_BUCKET_IDS_ALT, uint32_t));
+		cub::DoubleBuffer<GjRowId> sort_rows(NPHJ_BUFFER(state, NPHJ_ENTRY_ROWS, GjRowId),
+											 NPHJ_BUFFER(state, NPHJ_ROWS_ALT, GjRowId));
 
 		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(NULL, temp_bytes,
 														 sort_ids, sort_rows,
-														 nrows, 0, bucket_bits + 1,
+														 nrows, 0, sort_bits,
 														 ctx->stream));
 		GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err));
 		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
 														 temp_bytes,
 														 sort_ids, sort_rows,
-														 nrows, 0, bucket_bits + 1,
+														 nrows, 0, sort_bits,
 														 ctx->stream));
 		if (sort_rows.selector != 0)
 		{
-			GjDeviceBuffer sorted = ctx->buffers[GJ_BUFFER_ROWS_ALT];
+			GjDeviceBuffer sorted = state->buffers[NPHJ_ROWS_ALT];
 
-			ctx->buffers[GJ_BUFFER_ROWS_ALT] = ctx->buffers[GJ_BUFFER_ENTRY_ROWS];
-			ctx->buffers[GJ_BUFFER_ENTRY_ROWS] = sorted;
+			state->buffers[NPHJ_ROWS_ALT] = state->buffers[NPHJ_ENTRY_ROWS];
+			state->buffers[NPHJ_ENTRY_ROWS] = sorted;
 		}
 
-		/* 3. Histogram of the buckets, then bucket_start by exclusive sum */
-		d_bucket_start = GJ_BUFFER(ctx, GJ_BUFFER_BUCKET_START, uint32_t);
+		/* 4. Histogram of the buckets, then bucket_start by exclusive sum */
+		d_bucket_start = NPHJ_BUFFER(state, NPHJ_BUCKET_START, uint32_t);
 		GJ_CUDA_TRY(err, cudaMemsetAsync(d_bucket_start, 0,
 										 ((size_t) nbuckets + 1) * sizeof(uint32_t),
 										 ctx->stream));
-		hash_histogram_kernel<<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+		nphj_histogram_kernel<<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>(
 			sort_ids.Current(), nrows, nbuckets, d_bucket_start);
 		GJ_CUDA_TRY(err, cudaGetLastError());
 	}
@@ -245,74 +437,124 @@ BuildTable(GjCudaContext *ctx, const GjKeyColumn *inner, GjError *err)
 												   ctx->stream));
 	GJ_TRY(gj_cuda_copy_from_device(ctx, &nentries, d_bucket_start + nbuckets,
 									sizeof(uint32_t), err));
-	ctx->bucket_bits = bucket_bits;
-	ctx->nentries = nentries;
 
-	/* 4. The keys of the entries, in entry order */
-	if (nentries > 0)
+	/* The sort's scratch is done with (cudaFree waits for the device) */
+	NphjRelease(ctx, state, NPHJ_BUCKET_IDS);
+	NphjRelease(ctx, state, NPHJ_BUCKET_IDS_ALT);
+	NphjRelease(ctx, state, NPHJ_ROWS_ALT);
+
+	/* 5. The keys of the entries, in entry order; a dense table needs none */
+	if (!layout.dense)
 	{
-		GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_ENTRY_KEYS,
-									  (size_t) nentries * sizeof(uint64_t), err));
-		hash_gather_kernel<<<gj_cuda_grid_size(ctx, nentries), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-			GJ_BUFFER(ctx, GJ_BUFFER_INNER_KEYS, uint64_t),
-			GJ_BUFFER(ctx, GJ_BUFFER_ENTRY_ROWS, GjRowId), nentries,
-			GJ_BUFFER(ctx, GJ_BUFFER_ENTRY_KEYS, uint64_t));
+		GJ_TRY(NphjReserve(ctx, state, NPHJ_ENTRY_KEYS,
+						   (size_t) nentries * sizeof(uint64_t), err));
+		nphj_gather_keys_kernel<<<gj_cuda_grid_size(ctx, nentries), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+			d_keys, NPHJ_BUFFER(state, NPHJ_ENTRY_ROWS, GjRowId), nentries,
+			NPHJ_BUFFER(state, NPHJ_ENTRY_KEYS, uint64_t));
 		GJ_CUDA_TRY(err, cudaGetLastError());
 	}
+	else
+		NphjRelease(ctx, state, NPHJ_ENTRY_KEYS);
 	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
+	gj_cuda_buffer_release(ctx, GJ_BUFFER_INNER_KEYS);
+	gj_cuda_buffer_release(ctx, GJ_BUFFER_INNER_NULLS);
+
+	/*
+	 * 6. The payload columns: GFUR keeps them in row order; GFTR permutes
+	 * them into entry order, the sort's transform, and drops the originals
+	 */
+	if (ctx->spec.inner_ncolumns > 0)
+	{
+		GJ_TRY(gj_cuda_columns_upload(ctx, GJ_COLUMNS_INNER, inner, err));
+		if (ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
+		{
+			GJ_TRY(gj_cuda_columns_gather(ctx, GJ_COLUMNS_INNER_TRANSFORMED,
+										  GJ_COLUMNS_INNER,
+										  NPHJ_BUFFER(state, NPHJ_ENTRY_ROWS, GjRowId),
+										  nentries, err));
+			GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
+		}
+	}
+
+	state->layout = layout;
+	state->nentries = nentries;
 	return GJ_OK;
 }
 
 /*
- * Build the table on the inner keys
+ * Build the table on the inner keys (GjCudaVariant.build)
  *
- * Replaces the table of an earlier call and forgets any counted chunk,
- * also when it fails.  The build's scratch buffers (the inner keys, the
- * bucket ids and the sort's second buffers, about 21 bytes a row) are
- * released before returning, so the probe has that device memory; the
- * table itself (about 16 bytes a row) stays.
+ * Replaces the table of an earlier call.  The build's scratch buffers
+ * (the inner keys, the bucket ids and the sort's second buffers, and for
+ * GFTR the untransformed payload) are released before returning, also
+ * when it fails, so the probe has that device memory; the table itself
+ * stays.  An inner side with no non-NULL key builds no table.
  */
-extern "C" GjStatus
-gj_cuda_hash_build(GjContext *ctx, const GjKeyColumn *inner, GjError *err)
+static GjStatus
+NphjBuild(GjCudaContext *ctx, const GjBatch *inner, GjError *err)
 {
-	GjCudaContext *cuda = gj_cuda_context_get(ctx, err);
-	double		start = gj_clock_ms();
-	double		transfer_start;
-	GjStatus	status;
+	NphjState  *state = (NphjState *) ctx->variant_state;
+	GjStatus	status = GJ_OK;
 
-	if (cuda == NULL)
-		return GJ_ERROR_INVALID_ARGUMENT;
-	cuda->has_table = false;
-	cuda->has_chunk = false;
-	status = gj_check_key_column(inner, "inner", err);
-	if (status != GJ_OK)
-		return status;
+	if (state == NULL)
+	{
+		state = (NphjState *) calloc(1, sizeof(NphjState));
+		if (state == NULL)
+			return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+								"Could not allocate %zu bytes of host memory for a hash join.",
+								sizeof(NphjState));
+		ctx->variant_state = state;
+	}
+	memset(&state->layout, 0, sizeof(state->layout));
+	state->nentries = 0;
 
-	transfer_start = cuda->stats.transfer_ms;
-	cuda->bucket_bits = 0;
-	cuda->nentries = 0;
 	if (inner->nrows > 0)
-		status = BuildTable(cuda, inner, err);
+		status = BuildTable(ctx, state, inner, err);
 
-	gj_cuda_buffer_release(cuda, GJ_BUFFER_INNER_KEYS);
-	gj_cuda_buffer_release(cuda, GJ_BUFFER_INNER_NULLS);
-	gj_cuda_buffer_release(cuda, GJ_BUFFER_BUCKET_IDS);
-	gj_cuda_buffer_release(cuda, GJ_BUFFER_BUCKET_IDS_ALT);
-	gj_cuda_buffer_release(cuda, GJ_BUFFER_ROWS_ALT);
+	gj_cuda_buffer_release(ctx, GJ_BUFFER_INNER_KEYS);
+	gj_cuda_buffer_release(ctx, GJ_BUFFER_INNER_NULLS);
+	NphjRelease(ctx, state, NPHJ_RANGE);
+	NphjRelease(ctx, state, NPHJ_BUCKET_IDS);
+	NphjRelease(ctx, state, NPHJ_BUCKET_IDS_ALT);
+	NphjRelease(ctx, state, NPHJ_ROWS_ALT);
+	if (ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
+		gj_cuda_columns_release(ctx, GJ_COLUMNS_INNER);
 
-	cuda->has_table = (status == GJ_OK);
-	AddElapsed(cuda, &cuda->stats.build_ms, start, transfer_start);
+	if (status != GJ_OK)
+		state->nentries = 0;
+	else
+		gj_nphj_describe(&state->layout, state->nentries, ctx->stats.detail,
+						 sizeof(ctx->stats.detail));
 	return status;
+}
+
+/* The table of a state, for the probe kernels */
+static GjDeviceTable
+CurrentTable(const NphjState *state)
+{
+	GjDeviceTable table;
+
+	table.entry_keys = state->layout.dense ? NULL :
+		NPHJ_BUFFER(state, NPHJ_ENTRY_KEYS, const uint64_t);
+	table.entry_rows = NPHJ_BUFFER(state, NPHJ_ENTRY_ROWS, const GjRowId);
+	table.bucket_start = NPHJ_BUFFER(state, NPHJ_BUCKET_START, const uint32_t);
+	table.layout = state->layout;
+	return table;
 }
 
 /* Number of entries of the table whose key equals key */
 static __device__ __forceinline__ uint64_t
 CountKeyMatches(const GjDeviceTable *table, uint64_t key)
 {
-	uint32_t	bucket = gj_bucket(key, table->bucket_bits);
-	uint32_t	end = table->bucket_start[bucket + 1];
+	uint32_t	bucket;
+	uint32_t	end;
 	uint64_t	count = 0;
 
+	if (!gj_nphj_bucket(&table->layout, key, &bucket))
+		return 0;
+	end = table->bucket_start[bucket + 1];
+	if (table->layout.dense)
+		return end - table->bucket_start[bucket];
 	for (uint32_t e = table->bucket_start[bucket]; e < end; e++)
 	{
 		if (table->entry_keys[e] == key)
@@ -321,26 +563,13 @@ CountKeyMatches(const GjDeviceTable *table, uint64_t key)
 	return count;
 }
 
-/* The table of a context, for the probe kernels */
-static GjDeviceTable
-CurrentTable(GjCudaContext *ctx)
-{
-	GjDeviceTable table;
-
-	table.entry_keys = GJ_BUFFER(ctx, GJ_BUFFER_ENTRY_KEYS, const uint64_t);
-	table.entry_rows = GJ_BUFFER(ctx, GJ_BUFFER_ENTRY_ROWS, const GjRowId);
-	table.bucket_start = GJ_BUFFER(ctx, GJ_BUFFER_BUCKET_START, const uint32_t);
-	table.bucket_bits = ctx->bucket_bits;
-	return table;
-}
-
 /*
  * Matches of every outer row, into d_counts[0 .. nrows); d_counts[nrows]
  * is set to 0, so that the exclusive sum over nrows + 1 elements ends in
  * the total
  */
 __global__ void __launch_bounds__(GJ_BLOCK_SIZE)
-hash_count_kernel(const GjDeviceTable table,
+nphj_count_kernel(const GjDeviceTable table,
 				  const uint64_t *__restrict__ d_keys,
 				  const uint8_t *__restrict__ d_nulls, int64_t nrows,
 				  uint64_t *__restrict__ d_counts)
@@ -349,7 +578,7 @@ hash_count_kernel(const GjDeviceTable table,
 	{
 		uint64_t	count = 0;
 
-		if (!KeyIsNull(d_nulls, row))
+		if (!gj_flag_set(d_nulls, row))
 			count = CountKeyMatches(&table, d_keys[row]);
 		d_counts[row] = count;
 	}
@@ -357,36 +586,25 @@ hash_count_kernel(const GjDeviceTable table,
 		d_counts[nrows] = 0;
 }
 
-/* The body of gj_cuda_hash_count, for a chunk that can have matches */
+/* The body of the NPHJ count, for a chunk that can have matches */
 static GjStatus
-CountChunk(GjCudaContext *ctx, const GjKeyColumn *outer, GjError *err)
+CountChunk(GjCudaContext *ctx, NphjState *state, const GjBatch *outer,
+		   uint64_t *nmatches, GjError *err)
 {
 	int64_t		nrows = outer->nrows;
-	const uint8_t *d_nulls = NULL;
+	const uint64_t *d_keys;
+	const uint8_t *d_nulls;
 	uint64_t   *d_offsets;
-	uint64_t	nmatches = 0;
+	uint64_t	total = 0;
 	size_t		temp_bytes = 0;
 
-	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_OUTER_KEYS,
-								  (size_t) nrows * sizeof(uint64_t), err));
-	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_OFFSETS,
-								  ((size_t) nrows + 1) * sizeof(uint64_t), err));
-	GJ_TRY(gj_cuda_copy_to_device(ctx, GJ_BUFFER(ctx, GJ_BUFFER_OUTER_KEYS, void),
-								  outer->keys, (size_t) nrows * sizeof(uint64_t),
-								  err));
-	if (outer->nulls != NULL)
-	{
-		GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_OUTER_NULLS,
-									  (size_t) nrows, err));
-		GJ_TRY(gj_cuda_copy_to_device(ctx, GJ_BUFFER(ctx, GJ_BUFFER_OUTER_NULLS, void),
-									  outer->nulls, (size_t) nrows, err));
-		d_nulls = GJ_BUFFER(ctx, GJ_BUFFER_OUTER_NULLS, uint8_t);
-	}
-	d_offsets = GJ_BUFFER(ctx, GJ_BUFFER_OFFSETS, uint64_t);
+	GJ_TRY(gj_cuda_upload_keys(ctx, GJ_SIDE_OUTER, outer, &d_keys, &d_nulls, err));
+	GJ_TRY(NphjReserve(ctx, state, NPHJ_OFFSETS,
+					   ((size_t) nrows + 1) * sizeof(uint64_t), err));
+	d_offsets = NPHJ_BUFFER(state, NPHJ_OFFSETS, uint64_t);
 
-	hash_count_kernel<<<gj_cuda_grid_size(ctx, nrows), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-		CurrentTable(ctx), GJ_BUFFER(ctx, GJ_BUFFER_OUTER_KEYS, uint64_t),
-		d_nulls, nrows, d_offsets);
+	nphj_count_kernel<<<gj_cuda_grid_size(ctx, nrows), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+		CurrentTable(state), d_keys, d_nulls, nrows, d_offsets);
 	GJ_CUDA_TRY(err, cudaGetLastError());
 
 	/* In place; 64-bit elements, so the sum cannot wrap */
@@ -396,56 +614,46 @@ CountChunk(GjCudaContext *ctx, const GjKeyColumn *outer, GjError *err)
 	GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
 												   temp_bytes, d_offsets,
 												   nrows + 1, ctx->stream));
-	GJ_TRY(gj_cuda_copy_from_device(ctx, &nmatches, d_offsets + nrows,
+	GJ_TRY(gj_cuda_copy_from_device(ctx, &total, d_offsets + nrows,
 									sizeof(uint64_t), err));
-	ctx->nmatches = nmatches;
+
+	/* The payload columns only travel when some row has a match */
+	if (total > 0 && ctx->spec.outer_ncolumns > 0)
+		GJ_TRY(gj_cuda_columns_upload(ctx, GJ_COLUMNS_OUTER, outer, err));
+	*nmatches = total;
 	return GJ_OK;
 }
 
 /*
- * Count the matches of one outer chunk
+ * Count the matches of one outer chunk (GjCudaVariant.count)
  *
- * Forgets the previous chunk, then keeps this one's keys and match offsets
- * on the device for hash_retrieve.  *nmatches is the chunk's total, which
- * can exceed 2^32.
+ * Keeps the chunk's keys, match offsets and payload columns on the device
+ * for retrieve.
  */
-extern "C" GjStatus
-gj_cuda_hash_count(GjContext *ctx, const GjKeyColumn *outer,
-				   int64_t *nmatches, GjError *err)
+static GjStatus
+NphjCount(GjCudaContext *ctx, const GjBatch *outer, uint64_t *nmatches,
+		  GjError *err)
 {
-	GjCudaContext *cuda = gj_cuda_context_get(ctx, err);
-	double		start = gj_clock_ms();
-	double		transfer_start;
-	GjStatus	status;
+	NphjState  *state = (NphjState *) ctx->variant_state;
 
-	if (cuda == NULL)
-		return GJ_ERROR_INVALID_ARGUMENT;
-	cuda->has_chunk = false;
-	if (!cuda->has_table)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"hash_count was called before hash_build.");
-	if (nmatches == NULL)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"No place to return the number of matches was given.");
-	status = gj_check_key_column(outer, "outer", err);
-	if (status != GJ_OK)
-		return status;
+	*nmatches = 0;
+	/* Nothing can match: no device work, retrieve returns 0 */
+	if (outer->nrows == 0 || state == NULL || state->nentries == 0)
+		return GJ_OK;
+	return CountChunk(ctx, state, outer, nmatches, err);
+}
 
-	transfer_start = cuda->stats.transfer_ms;
-	cuda->outer_rows = outer->nrows;
-	cuda->nmatches = 0;
-
-	/* Nothing can match: no device work, hash_retrieve returns 0 */
-	if (outer->nrows > 0 && cuda->nentries > 0)
-		status = CountChunk(cuda, outer, err);
-
-	if (status == GJ_OK)
-	{
-		cuda->has_chunk = true;
-		*nmatches = (int64_t) cuda->nmatches;
-	}
-	AddElapsed(cuda, &cuda->stats.probe_ms, start, transfer_start);
-	return status;
+/* Record match number match - window_begin: its outer row, inner row, entry */
+static __device__ __forceinline__ void
+WriteMatch(const GjDeviceTable *table, uint64_t slot, int64_t row, uint32_t e,
+		   GjRowId *d_outer_rows, GjRowId *d_inner_rows, GjRowId *d_inner_pos)
+{
+	if (d_outer_rows != NULL)
+		d_outer_rows[slot] = (GjRowId) row;
+	if (d_inner_rows != NULL)
+		d_inner_rows[slot] = table->entry_rows[e];
+	if (d_inner_pos != NULL)
+		d_inner_pos[slot] = (GjRowId) e;
 }
 
 /*
@@ -454,17 +662,20 @@ gj_cuda_hash_count(GjContext *ctx, const GjKeyColumn *outer,
  * Thread 0 of each block finds the first outer row of the window by
  * binary search on the offsets; the block's threads then stride over the
  * rows from there, and stop at the first row whose matches start at or
- * beyond the window's end (offsets never decrease).  A row walks its
- * bucket from the start and numbers the equal keys it meets, so the
- * numbering is the one hash_count counted.
+ * beyond the window's end (offsets never decrease).  A row of a hashed
+ * table walks its bucket from the start and numbers the equal keys it
+ * meets, so the numbering is the one count counted; in a dense table
+ * every entry of the bucket matches, so match k is entry start + k.
+ * Each of the three outputs is written when its pointer is not NULL.
  */
 __global__ void __launch_bounds__(GJ_BLOCK_SIZE)
-hash_retrieve_kernel(const GjDeviceTable table,
+nphj_retrieve_kernel(const GjDeviceTable table,
 					 const uint64_t *__restrict__ d_keys,
 					 const uint64_t *__restrict__ d_offsets, int64_t nrows,
 					 uint64_t window_begin, uint64_t window_end,
-					 GjRowId *__restrict__ d_match_outer,
-					 GjRowId *__restrict__ d_match_inner)
+					 GjRowId *__restrict__ d_outer_rows,
+					 GjRowId *__restrict__ d_inner_rows,
+					 GjRowId *__restrict__ d_inner_pos)
 {
 	__shared__ int64_t first_row;
 
@@ -477,7 +688,8 @@ hash_retrieve_kernel(const GjDeviceTable table,
 	{
 		uint64_t	match = d_offsets[row];
 		uint64_t	key;
-		uint32_t	bucket;
+		uint32_t	bucket = 0;
+		uint32_t	e;
 		uint32_t	end;
 
 		if (match >= window_end)
@@ -486,78 +698,96 @@ hash_retrieve_kernel(const GjDeviceTable table,
 			continue;			/* no matches (or a NULL key) */
 
 		key = d_keys[row];
-		bucket = gj_bucket(key, table.bucket_bits);
+		(void) gj_nphj_bucket(&table.layout, key, &bucket);
+		e = table.bucket_start[bucket];
 		end = table.bucket_start[bucket + 1];
-		for (uint32_t e = table.bucket_start[bucket]; e < end && match < window_end; e++)
+
+		if (table.layout.dense)
+		{
+			if (match < window_begin)
+			{
+				e += (uint32_t) (window_begin - match);
+				match = window_begin;
+			}
+			for (; e < end && match < window_end; e++, match++)
+				WriteMatch(&table, match - window_begin, row, e,
+						   d_outer_rows, d_inner_rows, d_inner_pos);
+			continue;
+		}
+
+		for (; e < end && match < window_end; e++)
 		{
 			if (table.entry_keys[e] != key)
 				continue;
 			if (match >= window_begin)
-			{
-				d_match_outer[match - window_begin] = (GjRowId) row;
-				d_match_inner[match - window_begin] = table.entry_rows[e];
-			}
+				WriteMatch(&table, match - window_begin, row, e,
+						   d_outer_rows, d_inner_rows, d_inner_pos);
 			match++;
 		}
 	}
 }
 
-/* The body of gj_cuda_hash_retrieve, for a non-empty window */
+/*
+ * Write the round maps of the matches first .. first + round_size - 1
+ * (GjCudaVariant.retrieve)
+ *
+ * The outer payload comes from the chunk's columns by outer row; the inner
+ * payload from the untransformed columns by inner row (GFUR) or from the
+ * transformed ones by entry (GFTR).  Each map is written only when the
+ * round needs it.
+ */
 static GjStatus
-RetrieveRound(GjCudaContext *ctx, uint64_t window_begin, int64_t round_size,
-			  GjError *err)
+NphjRetrieve(GjCudaContext *ctx, uint64_t first, int64_t round_size,
+			 GjRoundSources *sources, GjError *err)
 {
-	size_t		round_bytes = (size_t) round_size * sizeof(GjRowId);
+	NphjState  *state = (NphjState *) ctx->variant_state;
+	bool		gftr = (ctx->spec.materialize == GJ_MATERIALIZE_GFTR);
+	bool		need_outer_rows = ctx->spec.row_ids || ctx->spec.outer_ncolumns > 0;
+	bool		need_inner_rows = ctx->spec.row_ids || (!gftr && ctx->spec.inner_ncolumns > 0);
+	bool		need_inner_pos = gftr && ctx->spec.inner_ncolumns > 0;
 	int64_t		rows_to_cover = ctx->outer_rows < round_size ? ctx->outer_rows : round_size;
 
-	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_MATCH_OUTER, round_bytes, err));
-	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_MATCH_INNER, round_bytes, err));
+	sources->columns[GJ_SIDE_OUTER] = GJ_COLUMNS_OUTER;
+	sources->map[GJ_SIDE_OUTER] = GJ_ROUND_OUTER_ROWS;
+	sources->columns[GJ_SIDE_INNER] = gftr ? GJ_COLUMNS_INNER_TRANSFORMED : GJ_COLUMNS_INNER;
+	sources->map[GJ_SIDE_INNER] = gftr ? GJ_ROUND_INNER_POS : GJ_ROUND_INNER_ROWS;
 
-	hash_retrieve_kernel<<<gj_cuda_grid_size(ctx, rows_to_cover), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-		CurrentTable(ctx), GJ_BUFFER(ctx, GJ_BUFFER_OUTER_KEYS, uint64_t),
-		GJ_BUFFER(ctx, GJ_BUFFER_OFFSETS, uint64_t), ctx->outer_rows,
-		window_begin, window_begin + (uint64_t) round_size,
-		GJ_BUFFER(ctx, GJ_BUFFER_MATCH_OUTER, GjRowId),
-		GJ_BUFFER(ctx, GJ_BUFFER_MATCH_INNER, GjRowId));
+	if (need_outer_rows)
+		GJ_TRY(gj_cuda_round_map_reserve(ctx, GJ_ROUND_OUTER_ROWS, round_size, err));
+	if (need_inner_rows)
+		GJ_TRY(gj_cuda_round_map_reserve(ctx, GJ_ROUND_INNER_ROWS, round_size, err));
+	if (need_inner_pos)
+		GJ_TRY(gj_cuda_round_map_reserve(ctx, GJ_ROUND_INNER_POS, round_size, err));
+
+	nphj_retrieve_kernel<<<gj_cuda_grid_size(ctx, rows_to_cover), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+		CurrentTable(state), GJ_BUFFER(ctx, GJ_BUFFER_OUTER_KEYS, uint64_t),
+		NPHJ_BUFFER(state, NPHJ_OFFSETS, uint64_t), ctx->outer_rows,
+		first, first + (uint64_t) round_size,
+		need_outer_rows ? GJ_ROUND_MAP(ctx, GJ_ROUND_OUTER_ROWS) : NULL,
+		need_inner_rows ? GJ_ROUND_MAP(ctx, GJ_ROUND_INNER_ROWS) : NULL,
+		need_inner_pos ? GJ_ROUND_MAP(ctx, GJ_ROUND_INNER_POS) : NULL);
 	GJ_CUDA_TRY(err, cudaGetLastError());
-
-	GJ_TRY(gj_cuda_copy_from_device(ctx, ctx->h_match_outer,
-									GJ_BUFFER(ctx, GJ_BUFFER_MATCH_OUTER, void),
-									round_bytes, err));
-	GJ_TRY(gj_cuda_copy_from_device(ctx, ctx->h_match_inner,
-									GJ_BUFFER(ctx, GJ_BUFFER_MATCH_INNER, void),
-									round_bytes, err));
 	return GJ_OK;
 }
 
-/*
- * Hand out the matches numbered first .. first + max_matches - 1
- *
- * round->nmatches is min(max_matches, total - first), 0 once first reaches
- * the total.  The arrays are the context's pinned ones.
- */
-extern "C" GjStatus
-gj_cuda_hash_retrieve(GjContext *ctx, int64_t first, GjMatchRound *round,
-					  GjError *err)
+/* Free the state and its device arrays (GjCudaVariant.destroy_state) */
+static void
+NphjDestroyState(GjCudaContext *ctx)
 {
-	GjCudaContext *cuda = gj_cuda_context_get(ctx, err);
-	double		start = gj_clock_ms();
-	double		transfer_start;
-	int64_t		round_size = 0;
-	GjStatus	status;
+	NphjState  *state = (NphjState *) ctx->variant_state;
 
-	if (cuda == NULL)
-		return GJ_ERROR_INVALID_ARGUMENT;
-	status = gj_check_retrieve(cuda->has_chunk, cuda->nmatches, cuda->max_matches,
-							   first, round, cuda->h_match_outer,
-							   cuda->h_match_inner, &round_size, err);
-	if (status != GJ_OK || round_size == 0)
-		return status;
-
-	transfer_start = cuda->stats.transfer_ms;
-	status = RetrieveRound(cuda, (uint64_t) first, round_size, err);
-	if (status == GJ_OK)
-		round->nmatches = round_size;
-	AddElapsed(cuda, &cuda->stats.probe_ms, start, transfer_start);
-	return status;
+	if (state == NULL)
+		return;
+	for (int id = 0; id < NPHJ_NUM_BUFFERS; id++)
+		NphjRelease(ctx, state, (NphjBufferId) id);
+	free(state);
+	ctx->variant_state = NULL;
 }
+
+const GjCudaVariant gj_cuda_nphj = {
+	"NPHJ",						/* name */
+	NphjBuild,
+	NphjCount,
+	NphjRetrieve,
+	NphjDestroyState,
+};

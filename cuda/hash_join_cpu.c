@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * hash_join_cpu.c
- *	  CPU twin of hash_join.cu: the same contract, written for clarity
+ *	  CPU twin of hash_join.cu, the non-partitioned hash join (NPHJ): the
+ *	  same contract, written for clarity
  *
- * This file is the specification of the hash kernels: if hash_join.cu and
+ * This file is the specification of the NPHJ kernels: if hash_join.cu and
  * this file disagree on any input, hash_join.cu is wrong.  It is also the
  * fallback when there is no GPU, or when the GPU runs out of memory in the
  * middle of a join, so it must produce the very same arrays, element by
@@ -15,37 +16,56 @@
  * cuDF's non-partitioned hash join (papers/notes/wu-2025-gftr.md §3.3), but
  * built by sorting instead of by inserting into open-addressing slots:
  * the entries (key, inner row) of the rows with a non-NULL key, ordered by
- * bucket (common.h says what a bucket is), plus bucket_start[], where
- * bucket b's entries are entry_keys/entry_rows[bucket_start[b] ..
- * bucket_start[b + 1]).  Within a bucket the entries are in ascending
- * inner row order.  This is a counting sort here:
+ * bucket, plus bucket_start[], where bucket b's entries are
+ * entry_keys/entry_rows[bucket_start[b] .. bucket_start[b + 1]).  Within
+ * a bucket the entries are in ascending inner row order.
  *
- *	  1. histogram: count the non-NULL rows of each bucket
- *	  2. exclusive prefix sum of the counts: bucket_start[]
- *	  3. scatter the rows, in ascending row order, each to the next free
+ * What a bucket is depends on the inner keys (common.h, gj_nphj_layout):
+ * when their range [min, max] holds at most 2 x inner rows values, the
+ * table is dense, one bucket per key value, bucket(key) = key - min (a
+ * perfect hash: a bucket holds only equal keys, so no key is compared and
+ * entry_keys is not kept; outer keys outside [min, max] match nothing).
+ * Otherwise it is hashed, with 2^bucket_bits buckets on the top bits of
+ * gj_hash64(key).  The table is a counting sort either way:
+ *
+ *	  1. the range of the non-NULL keys, and from it the layout
+ *	  2. histogram: count the non-NULL rows of each bucket
+ *	  3. exclusive prefix sum of the counts: bucket_start[]
+ *	  4. scatter the rows, in ascending row order, each to the next free
  *		 slot of its bucket (stable by construction)
  *
  * and a stable radix sort of (bucket, row) pairs on the GPU; both give the
  * same arrays.  Nothing needs an empty-slot sentinel, so every 64-bit value,
- * 0 and UINT64_MAX included, is an ordinary key.
+ * 0 and UINT64_MAX included, is an ordinary key.  An inner side without a
+ * non-NULL key builds no table: nothing can match.
+ *
+ * PAYLOAD COLUMNS (materialize_cpu.c; wu-2025-gftr.md §3.3, §4)
+ *
+ * The inner payload columns are copied in at build.  GFUR keeps them in
+ * row order and gathers each match's values at its inner row,
+ * entry_rows[e].  GFTR transforms them with the keys: the stable sort
+ * above put row entry_rows[e] at entry e, so the transformed column holds
+ * at entry e the value of row entry_rows[e]; a match then gathers its
+ * values at its entry, e.  Both read the value of the same row.  The outer
+ * side is probed in row order, so both gather its values by outer row.
  *
  * COUNT, THEN RETRIEVE
  *
  * Matches are produced by the "double probe" of the classic GPU joins
  * (papers/notes/rui-2020.md §1.2.3: count pass, prefix scan, write pass):
  *
- *	  hash_count	for each outer row, the number of entries in its bucket
- *					with an equal key; their exclusive prefix sum gives every
- *					row the number of its first match, and the total
- *	  hash_retrieve	the matches numbered first .. first + max_matches - 1,
- *					each written at its own number, so rounds can be taken
- *					in any order and each is deterministic
+ *	  count		for each outer row, the number of entries in its bucket
+ *				with an equal key; their exclusive prefix sum gives every
+ *				row the number of its first match, and the total
+ *	  retrieve	the matches numbered first .. first + max_matches - 1,
+ *				each written at its own number, so rounds can be taken
+ *				in any order and each is deterministic
  *
  * Match number offsets[r] + k is the k-th entry of row r's bucket with an
  * equal key, so matches are ordered by outer row, then inner row, as
- * gpujoin_kernels.h promises.  Rui 2020 measured a direct output buffer
- * with atomics to be 20-25% faster than the double probe, but its output
- * order is not deterministic, and the count pass is what lets the
+ * gpujoin_kernels.h promises for NPHJ.  Rui 2020 measured a direct output
+ * buffer with atomics to be 20-25% faster than the double probe, but its
+ * output order is not deterministic, and the count pass is what lets the
  * executor bound each round by max_matches.
  *
  * IDENTIFICATION
@@ -53,152 +73,248 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
 #include "cpu_internal.h"
 #include "gpujoin_kernels.h"
 
-/* Is row's key NULL?  (nulls is NULL when no key is) */
-static inline bool
-KeyIsNull(const uint8_t *nulls, int64_t row)
+/*
+ * NPHJ's state (ctx->variant_state)
+ *
+ * The table, kept from one build to the next:
+ *	layout			the table's layout (common.h); valid when nentries > 0
+ *	nentries		inner rows with a non-NULL key; 0: no table
+ *	entry_keys		uint64_t[nentries], keys in bucket order; hashed only
+ *	entry_rows		GjRowId[nentries], their inner rows
+ *	bucket_start	uint32_t[nbuckets + 1], first entry of each bucket
+ *
+ * The counted chunk, kept for retrieve:
+ *	outer_keys		uint64_t[outer rows], a copy of the chunk's keys (the
+ *					caller's array need not outlive count)
+ *	offsets			uint64_t[outer rows + 1], exclusive prefix sum of the
+ *					per-row match counts; row r's count is
+ *					offsets[r + 1] - offsets[r]
+ */
+typedef struct NphjState
 {
-	return nulls != NULL && nulls[row] != 0;
-}
+	GjNphjLayout layout;
+	int64_t		nentries;
+	GjHostBuffer entry_keys;
+	GjHostBuffer entry_rows;
+	GjHostBuffer bucket_start;
+	GjHostBuffer outer_keys;
+	GjHostBuffer offsets;
+} NphjState;
 
-/* Milliseconds since start, added to one of the phase timers */
-static inline void
-AddElapsed(double *timer, double start)
+/* Is row's flag set?  (flags is NULL when no flag is) */
+static inline bool
+FlagSet(const uint8_t *flags, int64_t row)
 {
-	*timer += gj_clock_ms() - start;
+	return flags != NULL && flags[row] != 0;
 }
 
 /*
- * Build the table on the inner keys
- *
- * Replaces the table of an earlier call and forgets any counted chunk,
- * also when it fails.  An empty inner side gives an empty table (every
- * outer row then counts 0 matches); so does one whose keys are all NULL.
+ * The key range of the inner side: *has_keys is false when every key is
+ * NULL, else [*min_key, *max_key] in unsigned order
  */
-GjStatus
-gj_cpu_hash_build(GjContext *ctx, const GjKeyColumn *inner, GjError *err)
+static void
+InnerKeyRange(const GjBatch *inner, bool *has_keys, uint64_t *min_key,
+			  uint64_t *max_key)
 {
-	GjCpuContext *cpu = gj_cpu_context_get(ctx, err);
-	double		start = gj_clock_ms();
+	*has_keys = false;
+	*min_key = UINT64_MAX;
+	*max_key = 0;
+	for (int64_t row = 0; row < inner->nrows; row++)
+	{
+		uint64_t	key = inner->keys[row];
+
+		if (FlagSet(inner->nulls, row))
+			continue;
+		*has_keys = true;
+		if (key < *min_key)
+			*min_key = key;
+		if (key > *max_key)
+			*max_key = key;
+	}
+}
+
+/* The body of the NPHJ build, for a non-empty inner side */
+static GjStatus
+BuildTable(GjCpuContext *ctx, NphjState *state, const GjBatch *inner,
+		   GjError *err)
+{
+	const uint64_t *keys = inner->keys;
+	int64_t		nrows = inner->nrows;
 	GjHostBuffer cursor_buf = {NULL, 0};
-	const uint64_t *keys;
-	int64_t		nrows;
-	int64_t		nbuckets;
+	GjNphjLayout layout;
+	bool		has_keys;
+	uint64_t	min_key;
+	uint64_t	max_key;
 	uint32_t   *bucket_start;
 	uint32_t   *cursor;
-	uint64_t   *entry_keys;
+	uint64_t   *entry_keys = NULL;
 	GjRowId    *entry_rows;
+	uint32_t	nentries;
 	uint32_t	sum;
+	uint32_t	bucket = 0;
 	GjStatus	status;
 
-	if (cpu == NULL)
-		return GJ_ERROR_INVALID_ARGUMENT;
-	cpu->has_table = false;
-	cpu->has_chunk = false;
-	status = gj_check_key_column(inner, "inner", err);
-	if (status != GJ_OK)
-		return status;
-
-	keys = inner->keys;
-	nrows = inner->nrows;
-	if (nrows == 0)
-	{
-		cpu->bucket_bits = 0;
-		cpu->nentries = 0;
-		cpu->has_table = true;
-		AddElapsed(&cpu->stats.build_ms, start);
+	/* 1. The layout, from the range of the keys; nothing to build without keys */
+	InnerKeyRange(inner, &has_keys, &min_key, &max_key);
+	if (!has_keys)
 		return GJ_OK;
-	}
+	gj_nphj_layout(nrows, min_key, max_key, &layout);
 
-	cpu->bucket_bits = gj_bucket_bits(nrows);
-	nbuckets = gj_bucket_count(cpu->bucket_bits);
-	status = gj_cpu_buffer_reserve(&cpu->bucket_start,
-								   (size_t) (nbuckets + 1) * sizeof(uint32_t),
+	status = gj_cpu_buffer_reserve(&state->bucket_start,
+								   ((size_t) layout.nbuckets + 1) * sizeof(uint32_t),
 								   "the hash table's buckets", err);
 	if (status != GJ_OK)
 		return status;
-	bucket_start = (uint32_t *) cpu->bucket_start.ptr;
+	bucket_start = (uint32_t *) state->bucket_start.ptr;
 
-	/* 1. Histogram: the number of non-NULL keys in each bucket */
-	memset(bucket_start, 0, (size_t) (nbuckets + 1) * sizeof(uint32_t));
+	/* 2. Histogram: the number of non-NULL keys in each bucket */
+	memset(bucket_start, 0, ((size_t) layout.nbuckets + 1) * sizeof(uint32_t));
 	for (int64_t row = 0; row < nrows; row++)
 	{
-		if (!KeyIsNull(inner->nulls, row))
-			bucket_start[gj_bucket(keys[row], cpu->bucket_bits)]++;
+		if (FlagSet(inner->nulls, row))
+			continue;
+		(void) gj_nphj_bucket(&layout, keys[row], &bucket);
+		bucket_start[bucket]++;
 	}
 
 	/*
-	 * 2. Exclusive prefix sum, in place.  bucket_start[nbuckets] starts at
+	 * 3. Exclusive prefix sum, in place.  bucket_start[nbuckets] starts at
 	 * 0 and ends as the number of entries.  The sum fits in 32 bits since
 	 * it counts at most GJ_MAX_ROWS rows.
 	 */
 	sum = 0;
-	for (int64_t b = 0; b <= nbuckets; b++)
+	for (int64_t b = 0; b <= (int64_t) layout.nbuckets; b++)
 	{
 		uint32_t	count = bucket_start[b];
 
 		bucket_start[b] = sum;
 		sum += count;
 	}
-	cpu->nentries = bucket_start[nbuckets];
+	nentries = bucket_start[layout.nbuckets];
 
-	status = gj_cpu_buffer_reserve(&cpu->entry_keys,
-								   (size_t) cpu->nentries * sizeof(uint64_t),
-								   "the hash table's keys", err);
-	if (status == GJ_OK)
-		status = gj_cpu_buffer_reserve(&cpu->entry_rows,
-									   (size_t) cpu->nentries * sizeof(GjRowId),
-									   "the hash table's rows", err);
+	status = gj_cpu_buffer_reserve(&state->entry_rows,
+								   (size_t) nentries * sizeof(GjRowId),
+								   "the hash table's rows", err);
+	if (status == GJ_OK && !layout.dense)
+		status = gj_cpu_buffer_reserve(&state->entry_keys,
+									   (size_t) nentries * sizeof(uint64_t),
+									   "the hash table's keys", err);
 	if (status == GJ_OK)
 		status = gj_cpu_buffer_reserve(&cursor_buf,
-									   (size_t) nbuckets * sizeof(uint32_t),
+									   (size_t) layout.nbuckets * sizeof(uint32_t),
 									   "the hash table's bucket cursors", err);
 	if (status != GJ_OK)
 	{
 		gj_cpu_buffer_release(&cursor_buf);
 		return status;
 	}
-	entry_keys = (uint64_t *) cpu->entry_keys.ptr;
-	entry_rows = (GjRowId *) cpu->entry_rows.ptr;
+	if (layout.dense)
+		gj_cpu_buffer_release(&state->entry_keys);
+	else
+		entry_keys = (uint64_t *) state->entry_keys.ptr;
+	entry_rows = (GjRowId *) state->entry_rows.ptr;
 	cursor = (uint32_t *) cursor_buf.ptr;
 
 	/*
-	 * 3. Scatter.  cursor[b] is the next free entry of bucket b; rows are
+	 * 4. Scatter.  cursor[b] is the next free entry of bucket b; rows are
 	 * visited in ascending order, so a bucket's entries end up in ascending
-	 * row order, which is what the GPU's stable sort gives too.
+	 * row order, which is what the GPU's stable sort gives too.  A dense
+	 * bucket holds one key value, which its number says: no entry keys.
 	 */
-	memcpy(cursor, bucket_start, (size_t) nbuckets * sizeof(uint32_t));
+	memcpy(cursor, bucket_start, (size_t) layout.nbuckets * sizeof(uint32_t));
 	for (int64_t row = 0; row < nrows; row++)
 	{
 		uint32_t	entry;
 
-		if (KeyIsNull(inner->nulls, row))
+		if (FlagSet(inner->nulls, row))
 			continue;
-		entry = cursor[gj_bucket(keys[row], cpu->bucket_bits)]++;
-		entry_keys[entry] = keys[row];
+		(void) gj_nphj_bucket(&layout, keys[row], &bucket);
+		entry = cursor[bucket]++;
+		if (entry_keys != NULL)
+			entry_keys[entry] = keys[row];
 		entry_rows[entry] = (GjRowId) row;
 	}
 	gj_cpu_buffer_release(&cursor_buf);
 
-	cpu->has_table = true;
-	AddElapsed(&cpu->stats.build_ms, start);
+	/*
+	 * 5. The payload columns: GFUR keeps them in row order; GFTR permutes
+	 * them into entry order, the sort's transform, and drops the originals
+	 */
+	if (ctx->spec.inner_ncolumns > 0)
+	{
+		status = gj_cpu_columns_upload(ctx, GJ_COLUMNS_INNER, inner, err);
+		if (status == GJ_OK && ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
+			status = gj_cpu_columns_gather(ctx, GJ_COLUMNS_INNER_TRANSFORMED,
+										   GJ_COLUMNS_INNER, entry_rows,
+										   nentries, err);
+		if (status != GJ_OK)
+			return status;
+	}
+
+	state->layout = layout;
+	state->nentries = nentries;
 	return GJ_OK;
+}
+
+/*
+ * Build the table on the inner keys (GjCpuVariant.build)
+ *
+ * Replaces the table of an earlier call.  An empty inner side, or one
+ * whose keys are all NULL, builds no table: every outer row then counts
+ * 0 matches.
+ */
+static GjStatus
+NphjBuild(GjCpuContext *ctx, const GjBatch *inner, GjError *err)
+{
+	NphjState  *state = (NphjState *) ctx->variant_state;
+	GjStatus	status = GJ_OK;
+
+	if (state == NULL)
+	{
+		state = (NphjState *) calloc(1, sizeof(NphjState));
+		if (state == NULL)
+			return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+								"Could not allocate %zu bytes of host memory for a hash join.",
+								sizeof(NphjState));
+		ctx->variant_state = state;
+	}
+	memset(&state->layout, 0, sizeof(state->layout));
+	state->nentries = 0;
+
+	if (inner->nrows > 0)
+		status = BuildTable(ctx, state, inner, err);
+
+	if (ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
+		gj_cpu_columns_release(ctx, GJ_COLUMNS_INNER);
+
+	if (status != GJ_OK)
+		state->nentries = 0;
+	else
+		gj_nphj_describe(&state->layout, state->nentries, ctx->stats.detail,
+						 sizeof(ctx->stats.detail));
+	return status;
 }
 
 /* Number of entries of the table whose key equals key */
 static uint64_t
-CountKeyMatches(const GjCpuContext *cpu, uint64_t key)
+CountKeyMatches(const NphjState *state, uint64_t key)
 {
-	const uint64_t *entry_keys = (const uint64_t *) cpu->entry_keys.ptr;
-	const uint32_t *bucket_start = (const uint32_t *) cpu->bucket_start.ptr;
-	uint32_t	bucket = gj_bucket(key, cpu->bucket_bits);
+	const uint64_t *entry_keys = (const uint64_t *) state->entry_keys.ptr;
+	const uint32_t *bucket_start = (const uint32_t *) state->bucket_start.ptr;
+	uint32_t	bucket;
 	uint64_t	count = 0;
 
+	if (!gj_nphj_bucket(&state->layout, key, &bucket))
+		return 0;
+	if (state->layout.dense)
+		return bucket_start[bucket + 1] - bucket_start[bucket];
 	for (uint32_t e = bucket_start[bucket]; e < bucket_start[bucket + 1]; e++)
 	{
 		if (entry_keys[e] == key)
@@ -207,68 +323,34 @@ CountKeyMatches(const GjCpuContext *cpu, uint64_t key)
 	return count;
 }
 
-/*
- * Count the matches of one outer chunk
- *
- * Forgets the previous chunk, then keeps this one's keys and match offsets
- * for hash_retrieve.  *nmatches is the chunk's total, which can exceed
- * 2^32 (every outer row may match every inner row).
- */
-GjStatus
-gj_cpu_hash_count(GjContext *ctx, const GjKeyColumn *outer,
-				  int64_t *nmatches, GjError *err)
+/* The body of the NPHJ count, for a chunk that can have matches */
+static GjStatus
+CountChunk(GjCpuContext *ctx, NphjState *state, const GjBatch *outer,
+		   uint64_t *nmatches, GjError *err)
 {
-	GjCpuContext *cpu = gj_cpu_context_get(ctx, err);
-	double		start = gj_clock_ms();
-	int64_t		nrows;
+	int64_t		nrows = outer->nrows;
 	uint64_t   *offsets;
 	uint64_t	sum;
 	GjStatus	status;
 
-	if (cpu == NULL)
-		return GJ_ERROR_INVALID_ARGUMENT;
-	cpu->has_chunk = false;
-	if (!cpu->has_table)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"hash_count was called before hash_build.");
-	if (nmatches == NULL)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"No place to return the number of matches was given.");
-	status = gj_check_key_column(outer, "outer", err);
-	if (status != GJ_OK)
-		return status;
-
-	nrows = outer->nrows;
-	cpu->outer_rows = nrows;
-	cpu->nmatches = 0;
-
-	/* Nothing can match: no arrays are needed, hash_retrieve returns 0 */
-	if (nrows == 0 || cpu->nentries == 0)
-	{
-		cpu->has_chunk = true;
-		*nmatches = 0;
-		AddElapsed(&cpu->stats.probe_ms, start);
-		return GJ_OK;
-	}
-
-	status = gj_cpu_buffer_reserve(&cpu->outer_keys,
+	status = gj_cpu_buffer_reserve(&state->outer_keys,
 								   (size_t) nrows * sizeof(uint64_t),
 								   "the outer chunk's keys", err);
 	if (status == GJ_OK)
-		status = gj_cpu_buffer_reserve(&cpu->offsets,
+		status = gj_cpu_buffer_reserve(&state->offsets,
 									   (size_t) (nrows + 1) * sizeof(uint64_t),
 									   "the outer chunk's match offsets", err);
 	if (status != GJ_OK)
 		return status;
-	memcpy(cpu->outer_keys.ptr, outer->keys, (size_t) nrows * sizeof(uint64_t));
-	offsets = (uint64_t *) cpu->offsets.ptr;
+	memcpy(state->outer_keys.ptr, outer->keys, (size_t) nrows * sizeof(uint64_t));
+	offsets = (uint64_t *) state->offsets.ptr;
 
 	/* The count of each row, then their exclusive prefix sum in place */
 	for (int64_t row = 0; row < nrows; row++)
 	{
 		offsets[row] = 0;
-		if (!KeyIsNull(outer->nulls, row))
-			offsets[row] = CountKeyMatches(cpu, outer->keys[row]);
+		if (!FlagSet(outer->nulls, row))
+			offsets[row] = CountKeyMatches(state, outer->keys[row]);
 	}
 	offsets[nrows] = 0;
 
@@ -281,83 +363,161 @@ gj_cpu_hash_count(GjContext *ctx, const GjKeyColumn *outer,
 		sum += count;
 	}
 
-	cpu->nmatches = offsets[nrows];
-	cpu->has_chunk = true;
-	*nmatches = (int64_t) cpu->nmatches;
-	AddElapsed(&cpu->stats.probe_ms, start);
+	/* The payload columns are kept only when some row has a match */
+	if (sum > 0 && ctx->spec.outer_ncolumns > 0)
+	{
+		status = gj_cpu_columns_upload(ctx, GJ_COLUMNS_OUTER, outer, err);
+		if (status != GJ_OK)
+			return status;
+	}
+	*nmatches = sum;
 	return GJ_OK;
 }
 
 /*
- * Hand out the matches numbered first .. first + max_matches - 1
+ * Count the matches of one outer chunk (GjCpuVariant.count)
  *
- * round->nmatches is min(max_matches, total - first), 0 once first reaches
- * the total.  Only the rows whose matches intersect the window are
- * visited: the first one is found by binary search on the offsets, and the
- * walk stops at the first row that starts beyond the window.
+ * Keeps copies of the chunk's keys, its match offsets and its payload
+ * columns for retrieve.
  */
-GjStatus
-gj_cpu_hash_retrieve(GjContext *ctx, int64_t first, GjMatchRound *round,
-					 GjError *err)
+static GjStatus
+NphjCount(GjCpuContext *ctx, const GjBatch *outer, uint64_t *nmatches,
+		  GjError *err)
 {
-	GjCpuContext *cpu = gj_cpu_context_get(ctx, err);
-	double		start = gj_clock_ms();
-	const uint64_t *entry_keys;
-	const GjRowId *entry_rows;
-	const uint32_t *bucket_start;
-	const uint64_t *outer_keys;
-	const uint64_t *offsets;
-	uint64_t	window_begin;
-	uint64_t	window_end;
-	int64_t		round_size = 0;
-	GjStatus	status;
+	NphjState  *state = (NphjState *) ctx->variant_state;
 
-	if (cpu == NULL)
-		return GJ_ERROR_INVALID_ARGUMENT;
-	status = gj_check_retrieve(cpu->has_chunk, cpu->nmatches, cpu->max_matches,
-							   first, round, cpu->match_outer, cpu->match_inner,
-							   &round_size, err);
-	if (status != GJ_OK || round_size == 0)
+	*nmatches = 0;
+	/* Nothing can match: no arrays are needed, retrieve returns 0 */
+	if (outer->nrows == 0 || state == NULL || state->nentries == 0)
+		return GJ_OK;
+	return CountChunk(ctx, state, outer, nmatches, err);
+}
+
+/*
+ * Record match number "slot" of the round: its outer row, its inner row,
+ * its entry; each when its array is not NULL
+ */
+static inline void
+WriteMatch(const NphjState *state, uint64_t slot, int64_t row, uint32_t e,
+		   GjRowId *outer_rows, GjRowId *inner_rows, GjRowId *inner_pos)
+{
+	const GjRowId *entry_rows = (const GjRowId *) state->entry_rows.ptr;
+
+	if (outer_rows != NULL)
+		outer_rows[slot] = (GjRowId) row;
+	if (inner_rows != NULL)
+		inner_rows[slot] = entry_rows[e];
+	if (inner_pos != NULL)
+		inner_pos[slot] = (GjRowId) e;
+}
+
+/*
+ * Write the round maps of the matches first .. first + round_size - 1
+ * (GjCpuVariant.retrieve)
+ *
+ * Only the rows whose matches intersect the window are visited: the first
+ * one is found by binary search on the offsets, and the walk stops at the
+ * first row that starts beyond the window.  The outer payload comes from
+ * the chunk's columns by outer row; the inner payload from the
+ * untransformed columns by inner row (GFUR) or from the transformed ones
+ * by entry (GFTR).
+ */
+static GjStatus
+NphjRetrieve(GjCpuContext *ctx, uint64_t first, int64_t round_size,
+			 GjRoundSources *sources, GjError *err)
+{
+	NphjState  *state = (NphjState *) ctx->variant_state;
+	bool		gftr = (ctx->spec.materialize == GJ_MATERIALIZE_GFTR);
+	bool		need_outer_rows = ctx->spec.row_ids || ctx->spec.outer_ncolumns > 0;
+	bool		need_inner_rows = ctx->spec.row_ids || (!gftr && ctx->spec.inner_ncolumns > 0);
+	bool		need_inner_pos = gftr && ctx->spec.inner_ncolumns > 0;
+	const uint64_t *entry_keys = (const uint64_t *) state->entry_keys.ptr;
+	const uint32_t *bucket_start = (const uint32_t *) state->bucket_start.ptr;
+	const uint64_t *outer_keys = (const uint64_t *) state->outer_keys.ptr;
+	const uint64_t *offsets = (const uint64_t *) state->offsets.ptr;
+	uint64_t	window_begin = first;
+	uint64_t	window_end = first + (uint64_t) round_size;
+	GjRowId    *outer_rows = NULL;
+	GjRowId    *inner_rows = NULL;
+	GjRowId    *inner_pos = NULL;
+	GjStatus	status = GJ_OK;
+
+	sources->columns[GJ_SIDE_OUTER] = GJ_COLUMNS_OUTER;
+	sources->map[GJ_SIDE_OUTER] = GJ_ROUND_OUTER_ROWS;
+	sources->columns[GJ_SIDE_INNER] = gftr ? GJ_COLUMNS_INNER_TRANSFORMED : GJ_COLUMNS_INNER;
+	sources->map[GJ_SIDE_INNER] = gftr ? GJ_ROUND_INNER_POS : GJ_ROUND_INNER_ROWS;
+
+	if (need_outer_rows)
+		status = gj_cpu_round_map_reserve(ctx, GJ_ROUND_OUTER_ROWS, round_size, err);
+	if (status == GJ_OK && need_inner_rows)
+		status = gj_cpu_round_map_reserve(ctx, GJ_ROUND_INNER_ROWS, round_size, err);
+	if (status == GJ_OK && need_inner_pos)
+		status = gj_cpu_round_map_reserve(ctx, GJ_ROUND_INNER_POS, round_size, err);
+	if (status != GJ_OK)
 		return status;
-	window_begin = (uint64_t) first;
-	window_end = window_begin + (uint64_t) round_size;
+	if (need_outer_rows)
+		outer_rows = GJ_CPU_ROUND_MAP(ctx, GJ_ROUND_OUTER_ROWS);
+	if (need_inner_rows)
+		inner_rows = GJ_CPU_ROUND_MAP(ctx, GJ_ROUND_INNER_ROWS);
+	if (need_inner_pos)
+		inner_pos = GJ_CPU_ROUND_MAP(ctx, GJ_ROUND_INNER_POS);
 
-	entry_keys = (const uint64_t *) cpu->entry_keys.ptr;
-	entry_rows = (const GjRowId *) cpu->entry_rows.ptr;
-	bucket_start = (const uint32_t *) cpu->bucket_start.ptr;
-	outer_keys = (const uint64_t *) cpu->outer_keys.ptr;
-	offsets = (const uint64_t *) cpu->offsets.ptr;
-
-	for (int64_t row = gj_seek_match_row(offsets, cpu->outer_rows, window_begin);
-		 row < cpu->outer_rows && offsets[row] < window_end;
+	for (int64_t row = gj_seek_match_row(offsets, ctx->outer_rows, window_begin);
+		 row < ctx->outer_rows && offsets[row] < window_end;
 		 row++)
 	{
 		uint64_t	key = outer_keys[row];
-		uint32_t	bucket;
-		uint64_t	match;
+		uint64_t	match = offsets[row];
+		uint32_t	bucket = 0;
+		uint32_t	e;
 
 		if (offsets[row] == offsets[row + 1])
 			continue;			/* no matches (or a NULL key) */
+		(void) gj_nphj_bucket(&state->layout, key, &bucket);
+		e = bucket_start[bucket];
 
-		/* Walk the bucket; the k-th equal key is match offsets[row] + k */
-		bucket = gj_bucket(key, cpu->bucket_bits);
-		match = offsets[row];
-		for (uint32_t e = bucket_start[bucket];
-			 e < bucket_start[bucket + 1] && match < window_end;
-			 e++)
+		/* In a dense bucket every entry matches: skip to the window */
+		if (state->layout.dense && match < window_begin)
 		{
-			if (entry_keys[e] != key)
+			e += (uint32_t) (window_begin - match);
+			match = window_begin;
+		}
+
+		/* Walk the bucket; the k-th entry with an equal key is match offsets[row] + k */
+		for (; e < bucket_start[bucket + 1] && match < window_end; e++)
+		{
+			if (!state->layout.dense && entry_keys[e] != key)
 				continue;
 			if (match >= window_begin)
-			{
-				cpu->match_outer[match - window_begin] = (GjRowId) row;
-				cpu->match_inner[match - window_begin] = entry_rows[e];
-			}
+				WriteMatch(state, match - window_begin, row, e,
+						   outer_rows, inner_rows, inner_pos);
 			match++;
 		}
 	}
-
-	round->nmatches = round_size;
-	AddElapsed(&cpu->stats.probe_ms, start);
 	return GJ_OK;
 }
+
+/* Free the state and its arrays (GjCpuVariant.destroy_state) */
+static void
+NphjDestroyState(GjCpuContext *ctx)
+{
+	NphjState  *state = (NphjState *) ctx->variant_state;
+
+	if (state == NULL)
+		return;
+	gj_cpu_buffer_release(&state->entry_keys);
+	gj_cpu_buffer_release(&state->entry_rows);
+	gj_cpu_buffer_release(&state->bucket_start);
+	gj_cpu_buffer_release(&state->outer_keys);
+	gj_cpu_buffer_release(&state->offsets);
+	free(state);
+	ctx->variant_state = NULL;
+}
+
+const GjCpuVariant gj_cpu_nphj = {
+	.name = "NPHJ",
+	.build = NphjBuild,
+	.count = NphjCount,
+	.retrieve = NphjRetrieve,
+	.destroy_state = NphjDestroyState,
+};

@@ -3,31 +3,41 @@
  * test_kernels.c
  *	  Kernel tests outside PostgreSQL (make -C cuda check)
  *
- * Each case is an inner key column and one or more outer chunks, generated
- * from a fixed seed.  Three answers are computed for it:
+ * Each case is an inner side and one or more outer chunks, generated from
+ * a fixed seed: keys (unique, duplicated, Zipf-skewed, over the whole
+ * 64-bit range or packed into a dense range, with NULLs) and 0 to 8
+ * fixed-width payload columns a side, of widths 1, 2, 4 and 8, with and
+ * without NULL flags, holding random values.  Three answers are computed
+ * for it:
  *
  *	  reference		sort the inner (key, row) pairs, then binary-search each
- *					outer key: the exact match list in the contract's order
- *					(outer row ascending, then inner row ascending), by a
- *					method that shares nothing with the kernels; on small
- *					cases a nested loop checks the reference itself
+ *					outer key: the exact match list in the NPHJ contract's
+ *					order (outer row ascending, then inner row ascending), by
+ *					a method that shares nothing with the kernels; on small
+ *					cases a nested loop checks the reference itself.  The
+ *					expected payload values of match m are the input
+ *					columns' values at its two rows.
  *	  cpu			the CPU twin, through gj_cpu_kernels, which must equal
- *					the reference
- *	  cuda			the CUDA kernels, which must equal the CPU twin element
- *					by element, when built with CUDA and a device answers
+ *					the reference: row numbers, every value, every NULL flag
+ *	  cuda			the CUDA kernels, which must equal the CPU twin array by
+ *					array, element by element, when built with CUDA and a
+ *					device answers
  *
- * Matches are taken out in rounds of max_matches, with the round arrays
- * poisoned before every retrieve; one extra round at a random window
- * checks that rounds do not depend on the ones before them.  Further
- * cases check the invalid-argument paths and, on a GPU, the device memory
- * limit.
+ * Every case runs in the four configurations NPHJ x {GFUR, GFTR} x {row
+ * numbers on, off}: the materialization must not change a single output
+ * byte.  Matches are taken out in rounds of max_matches, with every round
+ * array poisoned before every retrieve; one extra round at a random window
+ * checks that rounds do not depend on the ones before them.  Further cases
+ * check the dense-key (perfect hash) layout and its edges, the invalid-
+ * argument paths (PHJ and SMJ are not implemented yet) and, on a GPU, the
+ * device memory limit.
  *
  * Without a GPU the CUDA comparisons are skipped, with one line saying so;
  * GJ_REQUIRE_GPU=1 makes that a failure (for the GPU host).
  * GJ_TEST_VERBOSE=1 prints every case, its size and what each run cost;
  * GJ_TEST_LARGE_ROWS=N sets the inner rows of the two large cases
- * (2000000 by default).  The last line is
- * "N passed, N failed"; the exit status is non-zero on any failure.
+ * (2000000 by default).  The last line is "N passed, N failed"; the exit
+ * status is non-zero on any failure.
  *
  * IDENTIFICATION
  *	  cuda/test_kernels.c
@@ -138,15 +148,6 @@ RandomBelow(uint64_t *state, int64_t n)
 	return (int64_t) (NextRandom(state) % (uint64_t) n);
 }
 
-/* How a key index 0, 1, 2, ... becomes a 64-bit key */
-typedef enum KeyMap
-{
-	KEYS_DENSE,					/* the index itself, like int4 keys */
-	KEYS_WIDE,					/* 0, UINT64_MAX, 2^63, 2^63-1, then spread
-								 * over the whole 64-bit range */
-	KEYS_COLLIDE				/* distinct keys crowded into three buckets */
-} KeyMap;
-
 /*
  * Draws key indexes from [0, domain) with probability proportional to
  * 1 / (i + 1)^s: Zipf-like skew, uniform for s = 0
@@ -208,6 +209,35 @@ ZipfFree(ZipfSampler *z)
 	z->cdf = NULL;
 }
 
+/*
+ * How a key index becomes a 64-bit key.  Indexes 0 .. domain-1 are the
+ * inner side's keys; outer misses come from MissKey.
+ */
+typedef enum KeyMap
+{
+	KEYS_DENSE,					/* the index itself, like int4 keys 0, 1, ... */
+	KEYS_BIASED,				/* 2^63 - domain/2 + index: normalized int keys
+								 * from -domain/2 up, across the sign flip */
+	KEYS_TOP,					/* the domain's last index is UINT64_MAX */
+	KEYS_STRIDE,				/* index * stride: a range of stride x n
+								 * values (dense up to 2n, hashed beyond) */
+	KEYS_EDGE,					/* 0, 2, 4, ..., then the last index at
+								 * 2n - 2 + edge_extra: a range of exactly
+								 * 2n + edge_extra - 1 values */
+	KEYS_WIDE,					/* 0, UINT64_MAX, 2^63, 2^63-1, then spread
+								 * over the whole 64-bit range */
+	KEYS_COLLIDE				/* distinct keys crowded into three buckets */
+} KeyMap;
+
+/* What the inner keys must make the NPHJ build choose */
+typedef enum ExpectLayout
+{
+	EXPECT_ANY,
+	EXPECT_DENSE,
+	EXPECT_HASHED,
+	EXPECT_NO_KEYS
+} ExpectLayout;
+
 /* What a generated case looks like */
 typedef struct CaseSpec
 {
@@ -221,29 +251,50 @@ typedef struct CaseSpec
 	double		inner_skew;		/* Zipf exponent of the inner side */
 	double		outer_skew;		/* ... and of the outer side's hits */
 	double		match_ratio;	/* share of outer keys drawn from the inner
-								 * domain; the rest are from outside it */
+								 * domain; the rest are misses */
 	KeyMap		keymap;
+	int			stride;			/* KEYS_STRIDE */
+	int			edge_extra;		/* KEYS_EDGE */
 	double		inner_null_share;	/* share of NULL keys */
 	double		outer_null_share;
 	bool		inner_null_array;	/* pass a nulls array even without NULLs */
 	bool		outer_null_array;
+	bool		null_keys_extreme;	/* the key slots of NULL rows hold 0 and
+									 * UINT64_MAX (inner), or a key that would
+									 * match (outer) */
+	int			outer_ncolumns; /* payload columns of each side */
+	int			inner_ncolumns;
+	int32_t		outer_widths[GJ_MAX_COLUMNS];
+	int32_t		inner_widths[GJ_MAX_COLUMNS];
 	int64_t		max_matches;
 	int64_t		memory_limit;	/* for the CUDA context; 0 = none */
 	bool		rebuild;		/* build on other keys first, then rebuild */
+	KeyMap		decoy_keymap;	/* ... with these keys */
+	ExpectLayout expect;
 	uint64_t	seed;
 } CaseSpec;
+
+/* One side's batch and the arrays behind it (never copied: batch.columns points into it) */
+typedef struct SideData
+{
+	GjBatch		batch;
+	GjColumn	columns[GJ_MAX_COLUMNS];
+	int			ncolumns;
+	const int32_t *widths;
+} SideData;
 
 /* A case's data */
 typedef struct CaseData
 {
-	GjKeyColumn inner;
-	GjKeyColumn decoy;			/* built first when spec->rebuild */
-	GjKeyColumn outer[MAX_CHUNKS];
+	SideData	inner;
+	SideData	decoy;			/* built first when spec->rebuild */
+	SideData	outer[MAX_CHUNKS];
 	int			nchunks;
 } CaseData;
 
 /* Keys that share three buckets at the inner table's bucket_bits */
 static uint64_t *collide_pool = NULL;
+static int64_t collide_pool_size = 0;
 
 static void
 MakeCollidePool(int64_t size, int64_t inner_rows, uint64_t seed)
@@ -257,6 +308,7 @@ MakeCollidePool(int64_t size, int64_t inner_rows, uint64_t seed)
 	targets[1] = 1;
 	targets[2] = (uint32_t) (gj_bucket_count(bits) - 1);
 	collide_pool = (uint64_t *) Alloc((size_t) size * sizeof(uint64_t));
+	collide_pool_size = size;
 	while (found < size)
 	{
 		uint64_t	key = NextRandom(&state);
@@ -267,8 +319,9 @@ MakeCollidePool(int64_t size, int64_t inner_rows, uint64_t seed)
 	}
 }
 
+/* The key of index (0 .. domain-1 for the inner side) */
 static uint64_t
-KeyOf(KeyMap keymap, int64_t index)
+KeyOf(const CaseSpec *spec, KeyMap keymap, int64_t domain, int64_t index)
 {
 	static const uint64_t special[] = {
 		0, UINT64_MAX, UINT64_C(1) << 63, (UINT64_C(1) << 63) - 1
@@ -279,13 +332,55 @@ KeyOf(KeyMap keymap, int64_t index)
 	{
 		case KEYS_DENSE:
 			return (uint64_t) index;
+		case KEYS_BIASED:
+			return (UINT64_C(1) << 63) - (uint64_t) (domain / 2) + (uint64_t) index;
+		case KEYS_TOP:
+			return UINT64_MAX - (uint64_t) (domain - 1) + (uint64_t) index;
+		case KEYS_STRIDE:
+			return (uint64_t) index * (uint64_t) spec->stride;
+		case KEYS_EDGE:
+			if (index < domain - 1)
+				return (uint64_t) index * 2;
+			return (uint64_t) index * 2 + (uint64_t) spec->edge_extra;
 		case KEYS_WIDE:
-			if (index < 4)
+			if (index >= 0 && index < 4)
 				return special[index];
 			state = (uint64_t) index * UINT64_C(0x2545F4914F6CDD1D);
 			return NextRandom(&state);
 		case KEYS_COLLIDE:
-			return collide_pool[index];
+			return collide_pool[index % collide_pool_size];
+	}
+	return 0;
+}
+
+/*
+ * A key that (almost certainly) matches nothing: beyond the domain on
+ * either side where the key map has sides, so that dense tables see outer
+ * keys below their minimum and above their maximum (and, for KEYS_DENSE
+ * and KEYS_TOP, keys that wrap around 2^64), or in the gaps of a strided
+ * range
+ */
+static uint64_t
+MissKey(const CaseSpec *spec, KeyMap keymap, int64_t domain, uint64_t *state)
+{
+	int64_t		r = RandomBelow(state, domain);
+	bool		below = RandomBelow(state, 2) == 0;
+
+	switch (keymap)
+	{
+		case KEYS_DENSE:
+		case KEYS_BIASED:
+		case KEYS_TOP:
+			return KeyOf(spec, keymap, domain, below ? -1 - r : domain + r);
+		case KEYS_STRIDE:
+			return (uint64_t) r * (uint64_t) spec->stride + 1;
+		case KEYS_EDGE:
+			return below ? (uint64_t) (r % (domain > 1 ? domain - 1 : 1)) * 2 + 1 :
+				(uint64_t) (domain + r) * 2 + 7;
+		case KEYS_WIDE:
+			return KeyOf(spec, keymap, domain, domain + r);
+		case KEYS_COLLIDE:
+			return collide_pool[domain + r % (collide_pool_size - domain)];
 	}
 	return 0;
 }
@@ -303,12 +398,45 @@ MakeNulls(int64_t nrows, double share, bool always, uint64_t *state)
 	return nulls;
 }
 
-/* The inner side: a permutation (unique keys) or draws from the domain */
-static GjKeyColumn
-MakeInner(const CaseSpec *spec, int64_t nrows, uint64_t *state)
+/*
+ * Payload columns of a batch: random bytes (never all zeros, so a value
+ * that was not copied shows), and per batch and column one of three: no
+ * NULL flags, flags with about a quarter NULL, flags with none NULL
+ */
+static void
+MakeColumns(SideData *side, int ncolumns, const int32_t *widths,
+			uint64_t *state)
 {
-	GjKeyColumn col;
+	int64_t		nrows = side->batch.nrows;
+
+	side->ncolumns = ncolumns;
+	side->widths = widths;
+	side->batch.columns = ncolumns > 0 ? side->columns : NULL;
+	for (int c = 0; c < ncolumns; c++)
+	{
+		size_t		bytes = (size_t) nrows * (size_t) widths[c];
+		uint8_t    *values = (uint8_t *) Alloc(bytes);
+		int			kind = (int) RandomBelow(state, 3);
+
+		for (size_t i = 0; i < bytes; i += 8)
+		{
+			uint64_t	r = NextRandom(state) | 1;
+
+			memcpy(values + i, &r, bytes - i < 8 ? bytes - i : 8);
+		}
+		side->columns[c].values = values;
+		side->columns[c].nulls = kind == 0 ? NULL :
+			MakeNulls(nrows, kind == 1 ? 0.25 : 0.0, true, state);
+	}
+}
+
+/* The inner side (or the decoy): a permutation (unique keys) or draws from the domain */
+static void
+MakeInner(const CaseSpec *spec, KeyMap keymap, int64_t nrows, SideData *side,
+		  uint64_t *state)
+{
 	uint64_t   *keys = (uint64_t *) Alloc((size_t) nrows * sizeof(uint64_t));
+	int64_t		domain = spec->domain > 0 ? spec->domain : nrows;
 
 	if (spec->domain == 0)
 	{
@@ -325,7 +453,7 @@ MakeInner(const CaseSpec *spec, int64_t nrows, uint64_t *state)
 			perm[j] = t;
 		}
 		for (int64_t i = 0; i < nrows; i++)
-			keys[i] = KeyOf(spec->keymap, perm[i]);
+			keys[i] = KeyOf(spec, keymap, domain, perm[i]);
 		free(perm);
 	}
 	else
@@ -334,43 +462,53 @@ MakeInner(const CaseSpec *spec, int64_t nrows, uint64_t *state)
 
 		ZipfInit(&z, spec->domain, spec->inner_skew);
 		for (int64_t i = 0; i < nrows; i++)
-			keys[i] = KeyOf(spec->keymap, ZipfNext(&z, state));
+			keys[i] = KeyOf(spec, keymap, domain, ZipfNext(&z, state));
 		ZipfFree(&z);
 	}
-	col.keys = keys;
-	col.nrows = nrows;
-	col.nulls = MakeNulls(nrows, spec->inner_null_share,
-						  spec->inner_null_array, state);
-	return col;
+	memset(side, 0, sizeof(SideData));
+	side->batch.keys = keys;
+	side->batch.nrows = nrows;
+	side->batch.nulls = MakeNulls(nrows, spec->inner_null_share,
+								  spec->inner_null_array, state);
+	for (int64_t row = 0; spec->null_keys_extreme && row < nrows; row++)
+	{
+		if (side->batch.nulls != NULL && side->batch.nulls[row])
+			keys[row] = row % 2 ? UINT64_MAX : 0;
+	}
+	MakeColumns(side, spec->inner_ncolumns, spec->inner_widths, state);
 }
 
 /* An outer chunk: hits from the inner domain, misses from beyond it */
-static GjKeyColumn
-MakeOuter(const CaseSpec *spec, uint64_t *state)
+static void
+MakeOuter(const CaseSpec *spec, SideData *side, uint64_t *state)
 {
-	GjKeyColumn col;
 	int64_t		nrows = spec->outer_rows;
 	int64_t		domain = spec->domain > 0 ? spec->domain : spec->inner_rows;
 	uint64_t   *keys = (uint64_t *) Alloc((size_t) nrows * sizeof(uint64_t));
 	ZipfSampler z;
 
-	ZipfInit(&z, domain > 0 ? domain : 1, spec->outer_skew);
+	if (domain < 1)
+		domain = 1;
+	ZipfInit(&z, domain, spec->outer_skew);
 	for (int64_t i = 0; i < nrows; i++)
 	{
-		int64_t		index;
-
-		if (domain > 0 && RandomUnit(state) < spec->match_ratio)
-			index = ZipfNext(&z, state);
+		if (RandomUnit(state) < spec->match_ratio)
+			keys[i] = KeyOf(spec, spec->keymap, domain, ZipfNext(&z, state));
 		else
-			index = (domain > 0 ? domain : 1) + RandomBelow(state, domain > 0 ? domain : 1);
-		keys[i] = KeyOf(spec->keymap, index);
+			keys[i] = MissKey(spec, spec->keymap, domain, state);
 	}
 	ZipfFree(&z);
-	col.keys = keys;
-	col.nrows = nrows;
-	col.nulls = MakeNulls(nrows, spec->outer_null_share,
-						  spec->outer_null_array, state);
-	return col;
+	memset(side, 0, sizeof(SideData));
+	side->batch.keys = keys;
+	side->batch.nrows = nrows;
+	side->batch.nulls = MakeNulls(nrows, spec->outer_null_share,
+								  spec->outer_null_array, state);
+	for (int64_t row = 0; spec->null_keys_extreme && row < nrows; row++)
+	{
+		if (side->batch.nulls != NULL && side->batch.nulls[row])
+			keys[row] = KeyOf(spec, spec->keymap, domain, 0);
+	}
+	MakeColumns(side, spec->outer_ncolumns, spec->outer_widths, state);
 }
 
 static void
@@ -380,35 +518,41 @@ MakeCase(const CaseSpec *spec, CaseData *data)
 	int64_t		domain = spec->domain > 0 ? spec->domain : spec->inner_rows;
 
 	memset(data, 0, sizeof(CaseData));
-	if (spec->keymap == KEYS_COLLIDE)
-		MakeCollidePool(2 * (domain > 0 ? domain : 1), spec->inner_rows,
+	if (spec->keymap == KEYS_COLLIDE || spec->decoy_keymap == KEYS_COLLIDE)
+		MakeCollidePool(2 * (domain > 0 ? domain : 1) + 1, spec->inner_rows,
 						spec->seed ^ 0x5eed);
-	data->inner = MakeInner(spec, spec->inner_rows, &state);
+	MakeInner(spec, spec->keymap, spec->inner_rows, &data->inner, &state);
 	if (spec->rebuild)
-		data->decoy = MakeInner(spec, spec->inner_rows / 2 + 3, &state);
+		MakeInner(spec, spec->decoy_keymap, spec->inner_rows / 2 + 3,
+				  &data->decoy, &state);
 	data->nchunks = spec->nchunks;
 	for (int c = 0; c < spec->nchunks; c++)
-		data->outer[c] = MakeOuter(spec, &state);
+		MakeOuter(spec, &data->outer[c], &state);
 }
 
 static void
-FreeColumn(GjKeyColumn *col)
+FreeSide(SideData *side)
 {
-	free((void *) col->keys);
-	free((void *) col->nulls);
-	col->keys = NULL;
-	col->nulls = NULL;
+	free((void *) side->batch.keys);
+	free((void *) side->batch.nulls);
+	for (int c = 0; c < side->ncolumns; c++)
+	{
+		free((void *) side->columns[c].values);
+		free((void *) side->columns[c].nulls);
+	}
+	memset(side, 0, sizeof(SideData));
 }
 
 static void
 FreeCase(CaseData *data)
 {
-	FreeColumn(&data->inner);
-	FreeColumn(&data->decoy);
+	FreeSide(&data->inner);
+	FreeSide(&data->decoy);
 	for (int c = 0; c < data->nchunks; c++)
-		FreeColumn(&data->outer[c]);
+		FreeSide(&data->outer[c]);
 	free(collide_pool);
 	collide_pool = NULL;
+	collide_pool_size = 0;
 }
 
 /* ----------------------------------------------------------------
@@ -444,9 +588,9 @@ CompareKeyRow(const void *a, const void *b)
 }
 
 static bool
-IsNull(const GjKeyColumn *col, int64_t row)
+IsNull(const GjBatch *batch, int64_t row)
 {
-	return col->nulls != NULL && col->nulls[row] != 0;
+	return batch->nulls != NULL && batch->nulls[row] != 0;
 }
 
 /* First index of sorted[0..n) with key >= key */
@@ -469,13 +613,12 @@ LowerBound(const KeyRow *sorted, int64_t n, uint64_t key)
 }
 
 /*
- * The expected matches of every chunk: sort the inner (key, row) pairs
- * with non-NULL keys by (key, row), then, for each outer row in order, the
- * run of equal keys gives its inner rows in ascending order.
+ * The expected matches of a chunk: sort the inner (key, row) pairs with
+ * non-NULL keys by (key, row), then, for each outer row in order, the run
+ * of equal keys gives its inner rows in ascending order.
  */
 static void
-ReferenceJoin(const GjKeyColumn *inner, const GjKeyColumn *outer,
-			  MatchList *out)
+ReferenceJoin(const GjBatch *inner, const GjBatch *outer, MatchList *out)
 {
 	KeyRow	   *sorted = (KeyRow *) Alloc((size_t) inner->nrows * sizeof(KeyRow));
 	int64_t		n = 0;
@@ -525,7 +668,7 @@ ReferenceJoin(const GjKeyColumn *inner, const GjKeyColumn *outer,
 
 /* On small cases, check the reference against a nested loop */
 static void
-CheckReference(const GjKeyColumn *inner, const GjKeyColumn *outer,
+CheckReference(const GjBatch *inner, const GjBatch *outer,
 			   const MatchList *ref)
 {
 	int64_t		m = 0;
@@ -564,30 +707,331 @@ FreeMatches(MatchList *list)
 	memset(list, 0, sizeof(MatchList));
 }
 
-/* Compare two match lists element by element */
-static void
-CompareMatches(const char *what, int chunk, const MatchList *got,
-			   const MatchList *expected)
+/*
+ * The layout the NPHJ contract implies for an inner side, worked out here
+ * from the rule in gpujoin_kernels.h and common.h rather than by calling
+ * it: dense when the non-NULL keys span at most 2 x rows (and 2^31) values
+ */
+static ExpectLayout
+ExpectedLayout(const GjBatch *inner)
 {
+	uint64_t	lo = UINT64_MAX;
+	uint64_t	hi = 0;
+	bool		any = false;
+
+	for (int64_t row = 0; row < inner->nrows; row++)
+	{
+		if (IsNull(inner, row))
+			continue;
+		any = true;
+		lo = inner->keys[row] < lo ? inner->keys[row] : lo;
+		hi = inner->keys[row] > hi ? inner->keys[row] : hi;
+	}
+	if (!any)
+		return EXPECT_NO_KEYS;
+	if (hi - lo + 1 != 0 &&
+		hi - lo + 1 <= (uint64_t) (2 * inner->nrows) &&
+		hi - lo + 1 <= (UINT64_C(1) << 31))
+		return EXPECT_DENSE;
+	return EXPECT_HASHED;
+}
+
+/* Does a GjStats.detail say what layout says? */
+static bool
+DetailSays(const char *detail, ExpectLayout layout)
+{
+	switch (layout)
+	{
+		case EXPECT_DENSE:
+			return strncmp(detail, "dense keys", 10) == 0;
+		case EXPECT_HASHED:
+			return strncmp(detail, "hashed, 2^", 10) == 0;
+		case EXPECT_NO_KEYS:
+			return strcmp(detail, "no inner keys") == 0;
+		case EXPECT_ANY:
+			return detail[0] != '\0';
+	}
+	return false;
+}
+
+static const char *
+LayoutName(ExpectLayout layout)
+{
+	switch (layout)
+	{
+		case EXPECT_DENSE:
+			return "dense";
+		case EXPECT_HASHED:
+			return "hashed";
+		case EXPECT_NO_KEYS:
+			return "no keys";
+		case EXPECT_ANY:
+			break;
+	}
+	return "any";
+}
+
+/* ----------------------------------------------------------------
+ *		What a run hands out
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The configurations every case runs in
+ *
+ * PHJ and SMJ join these once they exist (and leave TestInvalidArguments'
+ * "not implemented yet" checks): each with its own match order in
+ * ReferenceJoin (gpujoin_kernels.h gives the three), and its own detail
+ * check in place of ExpectedLayout's NPHJ one.
+ */
+typedef struct Config
+{
+	GjVariant	variant;
+	GjMaterialize materialize;
+	bool		row_ids;
+	const char *name;
+} Config;
+
+static const Config configs[] = {
+	{GJ_VARIANT_NPHJ, GJ_MATERIALIZE_GFUR, true, "NPHJ-GFUR rows"},
+	{GJ_VARIANT_NPHJ, GJ_MATERIALIZE_GFUR, false, "NPHJ-GFUR"},
+	{GJ_VARIANT_NPHJ, GJ_MATERIALIZE_GFTR, true, "NPHJ-GFTR rows"},
+	{GJ_VARIANT_NPHJ, GJ_MATERIALIZE_GFTR, false, "NPHJ-GFTR"},
+};
+
+#define NUM_CONFIGS		((int) (sizeof(configs) / sizeof(configs[0])))
+
+/* The spec of a case in one configuration */
+static GjJoinSpec
+MakeJoinSpec(const CaseSpec *spec, const Config *config)
+{
+	GjJoinSpec	js;
+
+	memset(&js, 0, sizeof(js));
+	js.variant = config->variant;
+	js.materialize = config->materialize;
+	js.outer_ncolumns = spec->outer_ncolumns;
+	js.inner_ncolumns = spec->inner_ncolumns;
+	memcpy(js.outer_widths, spec->outer_widths, sizeof(js.outer_widths));
+	memcpy(js.inner_widths, spec->inner_widths, sizeof(js.inner_widths));
+	js.row_ids = config->row_ids;
+	js.max_matches = spec->max_matches;
+	js.memory_limit = spec->memory_limit;
+	return js;
+}
+
+/*
+ * Every array of a round or of a run's output, in one order: the two row
+ * arrays (when there), then per side and column its values and its NULL
+ * flags (when there).  elem is an element's size.
+ */
+#define MAX_ARRAYS		(2 + 4 * GJ_MAX_COLUMNS)
+
+typedef struct ArrayView
+{
+	int			n;
+	uint8_t    *ptr[MAX_ARRAYS];
+	size_t		elem[MAX_ARRAYS];
+	char		what[MAX_ARRAYS][40];
+} ArrayView;
+
+static void
+ViewAdd(ArrayView *view, const void *ptr, size_t elem, const char *fmt,...)
+GJ_PRINTF_LIKE(4, 5);
+
+static void
+ViewAdd(ArrayView *view, const void *ptr, size_t elem, const char *fmt,...)
+{
+	va_list		args;
+
+	if (ptr == NULL)
+		return;
+	view->ptr[view->n] = (uint8_t *) ptr;
+	view->elem[view->n] = elem;
+	va_start(args, fmt);
+	vsnprintf(view->what[view->n], sizeof(view->what[0]), fmt, args);
+	va_end(args);
+	view->n++;
+}
+
+/* The arrays of a round (casting away const: the test knows they are writable) */
+static void
+ViewRound(const GjMatchRound *round, const GjJoinSpec *js, ArrayView *view)
+{
+	view->n = 0;
+	ViewAdd(view, round->outer_rows, sizeof(GjRowId), "outer rows");
+	ViewAdd(view, round->inner_rows, sizeof(GjRowId), "inner rows");
+	for (int c = 0; c < js->outer_ncolumns; c++)
+	{
+		ViewAdd(view, round->outer_values[c], (size_t) js->outer_widths[c],
+				"outer column %d", c);
+		ViewAdd(view, round->outer_nulls[c], 1, "outer column %d NULLs", c);
+	}
+	for (int c = 0; c < js->inner_ncolumns; c++)
+	{
+		ViewAdd(view, round->inner_values[c], (size_t) js->inner_widths[c],
+				"inner column %d", c);
+		ViewAdd(view, round->inner_nulls[c], 1, "inner column %d NULLs", c);
+	}
+}
+
+/* Everything a run handed out for one chunk, rounds put together */
+typedef struct Output
+{
+	int64_t		nmatches;
+	GjMatchRound shape;			/* where each array is: non-NULL pointers
+								 * to the arrays below */
+} Output;
+
+/* Allocate the arrays of out in the shape of a round */
+static void
+OutputAlloc(Output *out, const GjMatchRound *round, const GjJoinSpec *js,
+			int64_t nmatches)
+{
+	memset(out, 0, sizeof(Output));
+	out->nmatches = nmatches;
+	/* the same shape, own arrays: one allocation per array of the round */
+#define OWN(field) \
+	out->shape.field = round->field == NULL ? NULL : Alloc((size_t) nmatches * sizeof(*round->field))
+	OWN(outer_rows);
+	OWN(inner_rows);
+#undef OWN
+	for (int c = 0; c < js->outer_ncolumns; c++)
+	{
+		if (round->outer_values[c] != NULL)
+			out->shape.outer_values[c] = Alloc((size_t) nmatches * (size_t) js->outer_widths[c]);
+		if (round->outer_nulls[c] != NULL)
+			out->shape.outer_nulls[c] = (uint8_t *) Alloc((size_t) nmatches);
+	}
+	for (int c = 0; c < js->inner_ncolumns; c++)
+	{
+		if (round->inner_values[c] != NULL)
+			out->shape.inner_values[c] = Alloc((size_t) nmatches * (size_t) js->inner_widths[c]);
+		if (round->inner_nulls[c] != NULL)
+			out->shape.inner_nulls[c] = (uint8_t *) Alloc((size_t) nmatches);
+	}
+}
+
+static void
+OutputFree(Output *out, const GjJoinSpec *js)
+{
+	ArrayView	view;
+
+	ViewRound(&out->shape, js, &view);
+	for (int i = 0; i < view.n; i++)
+		free(view.ptr[i]);
+	memset(out, 0, sizeof(Output));
+}
+
+/*
+ * Check a run's output of one chunk against the reference: the row
+ * numbers, and each payload value and NULL flag against the input columns
+ * at the match's rows
+ */
+static void
+CheckAgainstReference(int chunk, const Output *got, const MatchList *ref,
+					  const GjJoinSpec *js, const SideData *outer,
+					  const SideData *inner)
+{
+	const GjMatchRound *g = &got->shape;
+
+	if (got->nmatches != ref->nmatches)
+	{
+		Failf("chunk %d: %lld matches, the reference has %lld", chunk,
+			  (long long) got->nmatches, (long long) ref->nmatches);
+		return;
+	}
+	for (int64_t m = 0; m < got->nmatches && js->row_ids; m++)
+	{
+		if (g->outer_rows[m] != ref->outer_rows[m] ||
+			g->inner_rows[m] != ref->inner_rows[m])
+		{
+			Failf("chunk %d, match %lld of %lld: (outer %u, inner %u), the reference has (outer %u, inner %u)",
+				  chunk, (long long) m, (long long) got->nmatches,
+				  g->outer_rows[m], g->inner_rows[m],
+				  ref->outer_rows[m], ref->inner_rows[m]);
+			return;
+		}
+	}
+	for (int s = 0; s < 2; s++)
+	{
+		const SideData *side = s == 0 ? outer : inner;
+		const GjRowId *rows = s == 0 ? ref->outer_rows : ref->inner_rows;
+		const void *const *values = s == 0 ? g->outer_values : g->inner_values;
+		const uint8_t *const *nulls = s == 0 ? g->outer_nulls : g->inner_nulls;
+		const char *name = s == 0 ? "outer" : "inner";
+
+		for (int c = 0; c < side->ncolumns; c++)
+		{
+			size_t		w = (size_t) side->widths[c];
+			const uint8_t *in_values = (const uint8_t *) side->columns[c].values;
+			const uint8_t *in_nulls = side->columns[c].nulls;
+
+			for (int64_t m = 0; m < got->nmatches; m++)
+			{
+				GjRowId		row = rows[m];
+
+				if (memcmp((const uint8_t *) values[c] + m * w, in_values + row * w, w) != 0)
+				{
+					Failf("chunk %d, match %lld: %s column %d (%zu bytes) is not the value of %s row %u",
+						  chunk, (long long) m, name, c, w, name, row);
+					return;
+				}
+				if (in_nulls != NULL && nulls[c][m] != in_nulls[row])
+				{
+					Failf("chunk %d, match %lld: %s column %d's NULL flag is %d, %s row %u has %d",
+						  chunk, (long long) m, name, c, nulls[c][m], name, row,
+						  in_nulls[row]);
+					return;
+				}
+			}
+		}
+	}
+}
+
+#ifdef GPUJOIN_WITH_CUDA
+/* Compare two runs' outputs of one chunk, array by array, element by element */
+static void
+CompareOutputs(int chunk, const Output *got, const Output *expected,
+			   const GjJoinSpec *js, const char *what)
+{
+	ArrayView	g;
+	ArrayView	e;
+
 	if (got->nmatches != expected->nmatches)
 	{
 		Failf("chunk %d: %lld matches, %s has %lld", chunk,
 			  (long long) got->nmatches, what, (long long) expected->nmatches);
 		return;
 	}
-	for (int64_t m = 0; m < got->nmatches; m++)
+	ViewRound(&got->shape, js, &g);
+	ViewRound(&expected->shape, js, &e);
+	if (g.n != e.n)
 	{
-		if (got->outer_rows[m] != expected->outer_rows[m] ||
-			got->inner_rows[m] != expected->inner_rows[m])
+		Failf("chunk %d: %d output arrays, %s has %d", chunk, g.n, what, e.n);
+		return;
+	}
+	for (int i = 0; i < g.n; i++)
+	{
+		if (strcmp(g.what[i], e.what[i]) != 0)
 		{
-			Failf("chunk %d, match %lld of %lld: (outer %u, inner %u), %s has (outer %u, inner %u)",
-				  chunk, (long long) m, (long long) got->nmatches,
-				  got->outer_rows[m], got->inner_rows[m], what,
-				  expected->outer_rows[m], expected->inner_rows[m]);
+			Failf("chunk %d: array %d is %s, in %s %s", chunk, i, g.what[i],
+				  what, e.what[i]);
 			return;
+		}
+		for (int64_t m = 0; m < got->nmatches; m++)
+		{
+			if (memcmp(g.ptr[i] + m * g.elem[i], e.ptr[i] + m * e.elem[i], g.elem[i]) != 0)
+			{
+				Failf("chunk %d, match %lld of %lld: %s differs from %s",
+					  chunk, (long long) m, (long long) got->nmatches,
+					  g.what[i], what);
+				return;
+			}
 		}
 	}
 }
+#endif
 
 /* ----------------------------------------------------------------
  *		Running a kernel table
@@ -607,89 +1051,155 @@ Expect(GjStatus status, GjStatus expected, const GjError *err,
 	return false;
 }
 
-static void
-Poison(const GjMatchRound *round, int64_t capacity)
+/*
+ * Does a round have the shape the contract promises?  Row arrays exactly
+ * when js->row_ids; a value array for each payload column and none beyond;
+ * a NULL array exactly for the columns whose input had NULL flags.
+ */
+static bool
+CheckShape(const GjMatchRound *round, const GjJoinSpec *js,
+		   const SideData *outer, const SideData *inner)
 {
-	if (round->outer_rows != NULL)
-		memset((void *) round->outer_rows, POISON_BYTE,
-			   (size_t) capacity * sizeof(GjRowId));
-	if (round->inner_rows != NULL)
-		memset((void *) round->inner_rows, POISON_BYTE,
-			   (size_t) capacity * sizeof(GjRowId));
+	if ((round->outer_rows != NULL) != js->row_ids ||
+		(round->inner_rows != NULL) != js->row_ids)
+	{
+		Failf("the round's row arrays are %s, %s with row_ids %s",
+			  round->outer_rows ? "there" : "NULL",
+			  round->inner_rows ? "there" : "NULL", js->row_ids ? "on" : "off");
+		return false;
+	}
+	for (int s = 0; s < 2; s++)
+	{
+		const SideData *side = s == 0 ? outer : inner;
+		const void *const *values = s == 0 ? round->outer_values : round->inner_values;
+		const uint8_t *const *nulls = s == 0 ? round->outer_nulls : round->inner_nulls;
+
+		for (int c = 0; c < GJ_MAX_COLUMNS; c++)
+		{
+			bool		want_values = c < side->ncolumns;
+			bool		want_nulls = c < side->ncolumns && side->columns[c].nulls != NULL;
+
+			if ((values[c] != NULL) != want_values || (nulls[c] != NULL) != want_nulls)
+			{
+				Failf("the round's %s column %d has %s values and %s NULL flags, expected %s and %s",
+					  s == 0 ? "outer" : "inner", c,
+					  values[c] ? "" : "no", nulls[c] ? "" : "no",
+					  want_values ? "values" : "none", want_nulls ? "flags" : "none");
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+/* Poison every array of a round, max_matches elements each */
+static void
+Poison(const GjMatchRound *round, const GjJoinSpec *js)
+{
+	ArrayView	view;
+
+	ViewRound(round, js, &view);
+	for (int i = 0; i < view.n; i++)
+		memset(view.ptr[i], POISON_BYTE, (size_t) js->max_matches * view.elem[i]);
 }
 
 /* Did a retrieve write past its round, into the poisoned rest? */
 static bool
-PoisonIntact(const GjMatchRound *round, int64_t capacity)
+PoisonIntact(const GjMatchRound *round, const GjJoinSpec *js)
 {
-	const uint8_t *outer = (const uint8_t *) (round->outer_rows + round->nmatches);
-	const uint8_t *inner = (const uint8_t *) (round->inner_rows + round->nmatches);
-	size_t		rest = (size_t) (capacity - round->nmatches) * sizeof(GjRowId);
+	ArrayView	view;
 
-	for (size_t i = 0; i < rest; i++)
+	ViewRound(round, js, &view);
+	for (int i = 0; i < view.n; i++)
 	{
-		if (outer[i] != POISON_BYTE || inner[i] != POISON_BYTE)
-			return false;
+		for (size_t b = (size_t) round->nmatches * view.elem[i];
+			 b < (size_t) js->max_matches * view.elem[i]; b++)
+		{
+			if (view.ptr[i][b] != POISON_BYTE)
+			{
+				Failf("a round of %lld matches wrote past its end, into %s",
+					  (long long) round->nmatches, view.what[i]);
+				return false;
+			}
+		}
 	}
 	return true;
+}
+
+/* Same arrays at the same addresses?  (The poisoning relies on it.) */
+static bool
+SameArrays(const GjMatchRound *a, const GjMatchRound *b)
+{
+	return a->outer_rows == b->outer_rows && a->inner_rows == b->inner_rows &&
+		memcmp(a->outer_values, b->outer_values, sizeof(a->outer_values)) == 0 &&
+		memcmp(a->outer_nulls, b->outer_nulls, sizeof(a->outer_nulls)) == 0 &&
+		memcmp(a->inner_values, b->inner_values, sizeof(a->inner_values)) == 0 &&
+		memcmp(a->inner_nulls, b->inner_nulls, sizeof(a->inner_nulls)) == 0;
 }
 
 /*
  * Take all matches of the counted chunk out in rounds, into *out
  *
- * The round arrays belong to the context; they are poisoned before every
- * retrieve (casting away their const: the test knows they are writable),
- * so that a match the kernels forgot to write shows up.
+ * The round arrays are poisoned before every retrieve, so that a match
+ * the kernels forgot to write shows up; the first, empty, round (at the
+ * total) shows where they are.
  */
 static bool
 RetrieveAll(const GjKernels *k, GjContext *ctx, int64_t nmatches,
-			int64_t max_matches, MatchList *out, uint64_t *state)
+			const GjJoinSpec *js, const SideData *outer, const SideData *inner,
+			Output *out, uint64_t *state)
 {
 	GjMatchRound round;
+	GjMatchRound previous;
+	ArrayView	round_view;
+	ArrayView	out_view;
 	GjError		err;
 	int64_t		first = 0;
 
 	memset(&err, 0, sizeof(err));
 	memset(&round, 0, sizeof(round));
-	out->nmatches = nmatches;
-	out->outer_rows = (GjRowId *) Alloc((size_t) nmatches * sizeof(GjRowId));
-	out->inner_rows = (GjRowId *) Alloc((size_t) nmatches * sizeof(GjRowId));
 
 	/* A round past the end is empty, and shows where the arrays are */
-	if (!Expect(k->hash_retrieve(ctx, nmatches, &round, &err), GJ_OK, &err,
-				"hash_retrieve(total)"))
+	if (!Expect(k->retrieve(ctx, nmatches, &round, &err), GJ_OK, &err,
+				"retrieve(total)"))
 		return false;
-	if (round.nmatches != 0 || round.outer_rows == NULL || round.inner_rows == NULL)
+	if (round.nmatches != 0)
 	{
-		Failf("hash_retrieve(total) gave %lld matches", (long long) round.nmatches);
+		Failf("retrieve(total) gave %lld matches", (long long) round.nmatches);
 		return false;
 	}
+	if (!CheckShape(&round, js, outer, inner))
+		return false;
+	OutputAlloc(out, &round, js, nmatches);
+	ViewRound(&out->shape, js, &out_view);
 
 	while (first < nmatches)
 	{
-		int64_t		expected = nmatches - first < max_matches ? nmatches - first : max_matches;
+		int64_t		expected = nmatches - first < js->max_matches ? nmatches - first : js->max_matches;
 
-		Poison(&round, max_matches);
-		if (!Expect(k->hash_retrieve(ctx, first, &round, &err), GJ_OK, &err,
-					"hash_retrieve"))
+		Poison(&round, js);
+		previous = round;
+		if (!Expect(k->retrieve(ctx, first, &round, &err), GJ_OK, &err,
+					"retrieve"))
 			return false;
 		if (round.nmatches != expected)
 		{
-			Failf("hash_retrieve(%lld) gave %lld matches, expected %lld",
+			Failf("retrieve(%lld) gave %lld matches, expected %lld",
 				  (long long) first, (long long) round.nmatches,
 				  (long long) expected);
 			return false;
 		}
-		if (!PoisonIntact(&round, max_matches))
+		if (!SameArrays(&round, &previous))
 		{
-			Failf("hash_retrieve(%lld) wrote past its %lld matches",
-				  (long long) first, (long long) round.nmatches);
+			Failf("retrieve(%lld) moved the round's arrays", (long long) first);
 			return false;
 		}
-		memcpy(out->outer_rows + first, round.outer_rows,
-			   (size_t) round.nmatches * sizeof(GjRowId));
-		memcpy(out->inner_rows + first, round.inner_rows,
-			   (size_t) round.nmatches * sizeof(GjRowId));
+		if (!PoisonIntact(&round, js))
+			return false;
+		ViewRound(&round, js, &round_view);
+		for (int i = 0; i < round_view.n; i++)
+			memcpy(out_view.ptr[i] + (size_t) first * out_view.elem[i],
+				   round_view.ptr[i], (size_t) round.nmatches * round_view.elem[i]);
 		first += round.nmatches;
 	}
 
@@ -698,17 +1208,19 @@ RetrieveAll(const GjKernels *k, GjContext *ctx, int64_t nmatches,
 	{
 		int64_t		window = RandomBelow(state, nmatches);
 
-		Poison(&round, max_matches);
-		if (!Expect(k->hash_retrieve(ctx, window, &round, &err), GJ_OK, &err,
-					"hash_retrieve(random window)"))
+		Poison(&round, js);
+		if (!Expect(k->retrieve(ctx, window, &round, &err), GJ_OK, &err,
+					"retrieve(random window)"))
 			return false;
-		for (int64_t m = 0; m < round.nmatches; m++)
+		ViewRound(&round, js, &round_view);
+		for (int i = 0; i < round_view.n; i++)
 		{
-			if (round.outer_rows[m] != out->outer_rows[window + m] ||
-				round.inner_rows[m] != out->inner_rows[window + m])
+			if (memcmp(round_view.ptr[i],
+					   out_view.ptr[i] + (size_t) window * out_view.elem[i],
+					   (size_t) round.nmatches * round_view.elem[i]) != 0)
 			{
-				Failf("hash_retrieve(%lld) differs from the rounds before at match %lld",
-					  (long long) window, (long long) (window + m));
+				Failf("retrieve(%lld) differs from the rounds before in %s",
+					  (long long) window, round_view.what[i]);
 				return false;
 			}
 		}
@@ -717,56 +1229,59 @@ RetrieveAll(const GjKernels *k, GjContext *ctx, int64_t nmatches,
 }
 
 /*
- * Run one case through one kernel table; out[c] gets chunk c's matches.
- * Returns false, with the failure recorded, if any call fails.
+ * Run one case through one kernel table in one configuration; out[c]
+ * gets chunk c's output, *stats the context's statistics.  Returns false,
+ * with the failure recorded, if any call fails.
  */
 static bool
-RunKernels(const GjKernels *k, const CaseSpec *spec, const CaseData *data,
-		   MatchList *out, GjStats *stats)
+RunKernels(const GjKernels *k, const CaseSpec *spec, const Config *config,
+		   const CaseData *data, Output *out, GjStats *stats)
 {
+	GjJoinSpec	js = MakeJoinSpec(spec, config);
 	GjContext  *ctx = NULL;
 	GjError		err;
 	uint64_t	state = spec->seed ^ 0xC0FFEE;
 	bool		ok = false;
 
 	memset(&err, 0, sizeof(err));
-	if (!Expect(k->context_create(&ctx, spec->memory_limit, spec->max_matches, &err),
-				GJ_OK, &err, "context_create"))
+	memset(stats, 0, sizeof(GjStats));
+	if (!Expect(k->context_create(&ctx, &js, &err), GJ_OK, &err, "context_create"))
 		return false;
 
 	if (spec->rebuild)
 	{
 		int64_t		nmatches = 0;
-		MatchList	ignored;
+		Output		ignored;
+		bool		decoy_ok;
 
 		memset(&ignored, 0, sizeof(ignored));
-		if (!Expect(k->hash_build(ctx, &data->decoy, &err), GJ_OK, &err,
-					"hash_build(decoy)") ||
-			!Expect(k->hash_count(ctx, &data->outer[0], &nmatches, &err),
-					GJ_OK, &err, "hash_count(decoy)") ||
-			!RetrieveAll(k, ctx, nmatches, spec->max_matches, &ignored, &state))
-		{
-			FreeMatches(&ignored);
+		decoy_ok = Expect(k->build(ctx, &data->decoy.batch, &err), GJ_OK, &err,
+						  "build(decoy)") &&
+			Expect(k->count(ctx, &data->outer[0].batch, &nmatches, &err),
+				   GJ_OK, &err, "count(decoy)") &&
+			RetrieveAll(k, ctx, nmatches, &js, &data->outer[0], &data->decoy,
+						&ignored, &state);
+		OutputFree(&ignored, &js);
+		if (!decoy_ok)
 			goto done;
-		}
-		FreeMatches(&ignored);
 	}
 
-	if (!Expect(k->hash_build(ctx, &data->inner, &err), GJ_OK, &err, "hash_build"))
+	if (!Expect(k->build(ctx, &data->inner.batch, &err), GJ_OK, &err, "build"))
 		goto done;
 	for (int c = 0; c < data->nchunks; c++)
 	{
 		int64_t		nmatches = -1;
 
-		if (!Expect(k->hash_count(ctx, &data->outer[c], &nmatches, &err),
-					GJ_OK, &err, "hash_count"))
+		if (!Expect(k->count(ctx, &data->outer[c].batch, &nmatches, &err),
+					GJ_OK, &err, "count"))
 			goto done;
 		if (nmatches < 0)
 		{
-			Failf("hash_count gave %lld matches", (long long) nmatches);
+			Failf("count gave %lld matches", (long long) nmatches);
 			goto done;
 		}
-		if (!RetrieveAll(k, ctx, nmatches, spec->max_matches, &out[c], &state))
+		if (!RetrieveAll(k, ctx, nmatches, &js, &data->outer[c], &data->inner,
+						 &out[c], &state))
 			goto done;
 	}
 	ok = true;
@@ -780,10 +1295,14 @@ done:
 /* Sanity of the statistics a run left */
 static void
 CheckStats(const char *impl, const GjStats *stats, const CaseData *data,
-		   int64_t memory_limit)
+		   int64_t memory_limit, ExpectLayout layout)
 {
-	if (stats->build_ms < 0.0 || stats->probe_ms < 0.0 || stats->transfer_ms < 0.0)
+	if (stats->build_ms < 0.0 || stats->probe_ms < 0.0 ||
+		stats->materialize_ms < 0.0 || stats->transfer_ms < 0.0)
 		Failf("negative times in the statistics");
+	if (!DetailSays(stats->detail, layout))
+		Failf("the build's detail is \"%s\", expected the %s layout",
+			  stats->detail, LayoutName(layout));
 	if (strcmp(impl, "cpu") == 0)
 	{
 		if (stats->bytes_to_device != 0 || stats->bytes_from_device != 0 ||
@@ -791,11 +1310,11 @@ CheckStats(const char *impl, const GjStats *stats, const CaseData *data,
 			Failf("the CPU twin reports device traffic");
 		return;
 	}
-	if (data->inner.nrows > 0 &&
-		stats->bytes_to_device < data->inner.nrows * (int64_t) sizeof(uint64_t))
+	if (data->inner.batch.nrows > 0 &&
+		stats->bytes_to_device < data->inner.batch.nrows * (int64_t) sizeof(uint64_t))
 		Failf("bytes_to_device is %lld, less than the inner keys",
 			  (long long) stats->bytes_to_device);
-	if (data->inner.nrows > 0 && stats->device_memory_peak <= 0)
+	if (data->inner.batch.nrows > 0 && stats->device_memory_peak <= 0)
 		Failf("device_memory_peak is %lld", (long long) stats->device_memory_peak);
 	if (memory_limit > 0 && stats->device_memory_peak > memory_limit)
 		Failf("device_memory_peak %lld is over the limit of %lld",
@@ -808,85 +1327,113 @@ PrintStats(const char *impl, const GjStats *stats)
 {
 	if (!verbose)
 		return;
-	printf("      %-5s build %.2f ms, probe %.2f ms, transfer %.2f ms (%lld bytes to, %lld from the device), device memory peak %lld bytes\n",
-		   impl, stats->build_ms, stats->probe_ms, stats->transfer_ms,
+	printf("      %-5s %s: build %.2f ms, probe %.2f ms, materialize %.2f ms, transfer %.2f ms (%lld bytes to, %lld from the device), device memory peak %lld bytes\n",
+		   impl, stats->detail, stats->build_ms, stats->probe_ms,
+		   stats->materialize_ms, stats->transfer_ms,
 		   (long long) stats->bytes_to_device,
 		   (long long) stats->bytes_from_device,
 		   (long long) stats->device_memory_peak);
 }
 
 /*
- * Run a case: reference, CPU twin against it, CUDA against the CPU twin
+ * Run a case: the reference; then in each configuration the CPU twin
+ * against it and CUDA against the CPU twin
  */
 static void
 RunCase(const CaseSpec *spec, CaseData *data)
 {
 	MatchList	ref[MAX_CHUNKS];
-	MatchList	cpu[MAX_CHUNKS];
-	GjStats		stats;
+	ExpectLayout layout = ExpectedLayout(&data->inner.batch);
+	char		name[160];
 
 	memset(ref, 0, sizeof(ref));
-	memset(cpu, 0, sizeof(cpu));
-
 	for (int c = 0; c < data->nchunks; c++)
 	{
-		ReferenceJoin(&data->inner, &data->outer[c], &ref[c]);
-		CheckReference(&data->inner, &data->outer[c], &ref[c]);
+		ReferenceJoin(&data->inner.batch, &data->outer[c].batch, &ref[c]);
+		CheckReference(&data->inner.batch, &data->outer[c].batch, &ref[c]);
 	}
+	if (spec->expect != EXPECT_ANY && layout != spec->expect)
+		Failf("the inner keys call for the %s layout, the case is meant for the %s one",
+			  LayoutName(layout), LayoutName(spec->expect));
+	Report("ref", spec->name);
 	if (verbose)
 	{
 		int64_t		total = 0;
 
 		for (int c = 0; c < data->nchunks; c++)
 			total += ref[c].nmatches;
-		printf("      %s: %lld inner rows, %d chunk(s) of %lld rows, %lld matches\n",
-			   spec->name, (long long) data->inner.nrows, data->nchunks,
-			   (long long) (data->nchunks > 0 ? data->outer[0].nrows : 0),
-			   (long long) total);
+		printf("      %s: %lld inner rows, %d chunk(s) of %lld rows, %lld matches, %d + %d payload columns, layout %s\n",
+			   spec->name, (long long) data->inner.batch.nrows, data->nchunks,
+			   (long long) (data->nchunks > 0 ? data->outer[0].batch.nrows : 0),
+			   (long long) total, spec->outer_ncolumns, spec->inner_ncolumns,
+			   LayoutName(layout));
 	}
-	if (failure[0] == '\0' && RunKernels(&gj_cpu_kernels, spec, data, cpu, &stats))
-	{
-		for (int c = 0; c < data->nchunks; c++)
-			CompareMatches("the reference", c, &cpu[c], &ref[c]);
-		CheckStats("cpu", &stats, data, 0);
-		PrintStats("cpu", &stats);
-	}
-	Report("cpu", spec->name);
 
-#ifdef GPUJOIN_WITH_CUDA
-	if (have_cuda)
+	for (int k = 0; k < NUM_CONFIGS; k++)
 	{
-		MatchList	gpu[MAX_CHUNKS];
+		const Config *config = &configs[k];
+		GjJoinSpec	js = MakeJoinSpec(spec, config);
+		Output		cpu[MAX_CHUNKS];
+		GjStats		stats;
+		bool		cpu_ok;
 
-		memset(gpu, 0, sizeof(gpu));
-		if (RunKernels(&gj_cuda_kernels, spec, data, gpu, &stats))
+		memset(cpu, 0, sizeof(cpu));
+		snprintf(name, sizeof(name), "%s [%s]", spec->name, config->name);
+		cpu_ok = RunKernels(&gj_cpu_kernels, spec, config, data, cpu, &stats);
+		if (cpu_ok)
 		{
 			for (int c = 0; c < data->nchunks; c++)
-				CompareMatches("the CPU twin", c, &gpu[c], &cpu[c]);
-			CheckStats("cuda", &stats, data, spec->memory_limit);
-			PrintStats("cuda", &stats);
+				CheckAgainstReference(c, &cpu[c], &ref[c], &js,
+									  &data->outer[c], &data->inner);
+			CheckStats("cpu", &stats, data, 0, layout);
+			PrintStats("cpu", &stats);
 		}
-		Report("cuda", spec->name);
-		for (int c = 0; c < MAX_CHUNKS; c++)
-			FreeMatches(&gpu[c]);
-	}
+		Report("cpu", name);
+
+#ifdef GPUJOIN_WITH_CUDA
+		if (have_cuda)
+		{
+			Output		gpu[MAX_CHUNKS];
+			char		cpu_detail[sizeof(stats.detail)];
+
+			memcpy(cpu_detail, stats.detail, sizeof(cpu_detail));
+			memset(gpu, 0, sizeof(gpu));
+			if (!RunKernels(&gj_cuda_kernels, spec, config, data, gpu, &stats))
+				;				/* the failure is recorded */
+			else if (!cpu_ok)
+				Failf("the CPU twin failed, so there is nothing to compare with");
+			else
+			{
+				for (int c = 0; c < data->nchunks; c++)
+					CompareOutputs(c, &gpu[c], &cpu[c], &js, "the CPU twin");
+				if (strcmp(stats.detail, cpu_detail) != 0)
+					Failf("the build's detail is \"%s\", the CPU twin's \"%s\"",
+						  stats.detail, cpu_detail);
+				CheckStats("cuda", &stats, data, spec->memory_limit, layout);
+				PrintStats("cuda", &stats);
+			}
+			Report("cuda", name);
+			for (int c = 0; c < MAX_CHUNKS; c++)
+				OutputFree(&gpu[c], &js);
+		}
 #endif
+		for (int c = 0; c < MAX_CHUNKS; c++)
+			OutputFree(&cpu[c], &js);
+	}
 
 	for (int c = 0; c < MAX_CHUNKS; c++)
-	{
 		FreeMatches(&ref[c]);
-		FreeMatches(&cpu[c]);
-	}
 }
 
 static void
 RunGenerated(const CaseSpec *spec)
 {
-	CaseData	data;
+	CaseData   *data = (CaseData *) Alloc(sizeof(CaseData));
 
-	MakeCase(spec, &data);
-	RunCase(spec, &data);
-	FreeCase(&data);
+	MakeCase(spec, data);
+	RunCase(spec, data);
+	FreeCase(data);
+	free(data);
 }
 
 /* ----------------------------------------------------------------
@@ -894,11 +1441,39 @@ RunGenerated(const CaseSpec *spec)
  * ----------------------------------------------------------------
  */
 
+/*
+ * Payload columns of the generated cases, (outer, inner), taken in turn
+ * by Spec(): 0 to 8 a side, widths drawn from 1, 2, 4 and 8
+ */
+static const int column_plan[][2] = {
+	{2, 3}, {0, 0}, {1, 0}, {0, 1}, {8, 8}, {3, 5}, {5, 2}, {4, 4},
+	{1, 1}, {6, 0}, {0, 7}, {2, 2}
+};
+static int	next_column_plan = 0;
+
+/* Give a spec ncolumns a side, of random widths (seeded by the spec) */
+static void
+SetColumns(CaseSpec *spec, int outer_ncolumns, int inner_ncolumns)
+{
+	static const int32_t widths[] = {1, 2, 4, 8};
+	uint64_t	state = spec->seed ^ UINT64_C(0x77696474);
+
+	spec->outer_ncolumns = outer_ncolumns;
+	spec->inner_ncolumns = inner_ncolumns;
+	memset(spec->outer_widths, 0, sizeof(spec->outer_widths));
+	memset(spec->inner_widths, 0, sizeof(spec->inner_widths));
+	for (int c = 0; c < outer_ncolumns; c++)
+		spec->outer_widths[c] = widths[RandomBelow(&state, 4)];
+	for (int c = 0; c < inner_ncolumns; c++)
+		spec->inner_widths[c] = widths[RandomBelow(&state, 4)];
+}
+
 /* A spec with the defaults every case starts from */
 static CaseSpec
 Spec(const char *name, int64_t inner_rows, int64_t outer_rows)
 {
 	CaseSpec	spec;
+	const int  *plan = column_plan[next_column_plan++ % (sizeof(column_plan) / sizeof(column_plan[0]))];
 
 	memset(&spec, 0, sizeof(spec));
 	spec.name = name;
@@ -907,8 +1482,14 @@ Spec(const char *name, int64_t inner_rows, int64_t outer_rows)
 	spec.nchunks = 1;
 	spec.match_ratio = 1.0;
 	spec.keymap = KEYS_DENSE;
+	spec.decoy_keymap = KEYS_DENSE;
+	spec.stride = 1;
 	spec.max_matches = 1000;
+	spec.expect = EXPECT_ANY;
 	spec.seed = UINT64_C(0x6770756a6f696e) ^ (uint64_t) inner_rows * 31 ^ (uint64_t) outer_rows;
+	for (const char *p = name; *p != '\0'; p++)
+		spec.seed = spec.seed * 131 + (uint64_t) (unsigned char) *p;
+	SetColumns(&spec, plan[0], plan[1]);
 	return spec;
 }
 
@@ -921,37 +1502,57 @@ TestHandWritten(void)
 {
 	static const uint64_t inner_keys[] = {5, 7, 5, 0, 0, UINT64_MAX, 5};
 	static const uint8_t inner_nulls[] = {0, 0, 0, 1, 0, 0, 0};
+	static const int32_t inner_values[] = {10, 11, 12, 13, 14, 15, 16};
+	static const uint8_t inner_value_nulls[] = {0, 0, 1, 0, 0, 0, 0};
 	static const uint64_t outer_keys[] = {5, 5, 0, 8, UINT64_MAX, 7, 5};
 	static const uint8_t outer_nulls[] = {0, 1, 0, 0, 0, 0, 0};
+	static const int16_t outer_values[] = {100, 101, 102, 103, 104, 105, 106};
 	static const GjRowId expected_outer[] = {0, 0, 0, 2, 4, 5, 6, 6, 6};
 	static const GjRowId expected_inner[] = {0, 2, 6, 4, 5, 1, 0, 2, 6};
 	CaseSpec	spec = Spec("hand-written 7 x 7", 7, 7);
-	CaseData	data;
+	CaseData   *data = (CaseData *) Alloc(sizeof(CaseData));
 	MatchList	expected;
+	MatchList	ref;
 
-	memset(&data, 0, sizeof(data));
-	data.inner.keys = inner_keys;
-	data.inner.nulls = inner_nulls;
-	data.inner.nrows = 7;
-	data.outer[0].keys = outer_keys;
-	data.outer[0].nulls = outer_nulls;
-	data.outer[0].nrows = 7;
-	data.nchunks = 1;
+	memset(data, 0, sizeof(CaseData));
+	spec.outer_ncolumns = 1;
+	spec.outer_widths[0] = 2;
+	spec.inner_ncolumns = 1;
+	spec.inner_widths[0] = 4;
 	spec.max_matches = 2;
+
+	data->inner.batch.keys = inner_keys;
+	data->inner.batch.nulls = inner_nulls;
+	data->inner.batch.nrows = 7;
+	data->inner.batch.columns = data->inner.columns;
+	data->inner.columns[0].values = inner_values;
+	data->inner.columns[0].nulls = inner_value_nulls;
+	data->inner.ncolumns = 1;
+	data->inner.widths = spec.inner_widths;
+	data->outer[0].batch.keys = outer_keys;
+	data->outer[0].batch.nulls = outer_nulls;
+	data->outer[0].batch.nrows = 7;
+	data->outer[0].batch.columns = data->outer[0].columns;
+	data->outer[0].columns[0].values = outer_values;
+	data->outer[0].ncolumns = 1;
+	data->outer[0].widths = spec.outer_widths;
+	data->nchunks = 1;
 
 	/* The reference must agree with the answer written here */
 	expected.nmatches = 9;
 	expected.outer_rows = (GjRowId *) expected_outer;
 	expected.inner_rows = (GjRowId *) expected_inner;
-	{
-		MatchList	ref;
+	ReferenceJoin(&data->inner.batch, &data->outer[0].batch, &ref);
+	if (ref.nmatches != expected.nmatches ||
+		memcmp(ref.outer_rows, expected_outer, sizeof(expected_outer)) != 0 ||
+		memcmp(ref.inner_rows, expected_inner, sizeof(expected_inner)) != 0)
+		Failf("the reference disagrees with the hand-written answer");
+	FreeMatches(&ref);
+	Report("ref", "hand-written answer");
 
-		ReferenceJoin(&data.inner, &data.outer[0], &ref);
-		CompareMatches("the hand-written answer", 0, &ref, &expected);
-		FreeMatches(&ref);
-	}
-	Report("ref", spec.name);
-	RunCase(&spec, &data);
+	spec.expect = EXPECT_HASHED;
+	RunCase(&spec, data);
+	free(data);
 }
 
 /*
@@ -963,8 +1564,8 @@ ExpectInvalid(GjStatus status, const GjError *err, const char *call)
 {
 	if (status != GJ_ERROR_INVALID_ARGUMENT)
 	{
-		Failf("%s returned %d, expected GJ_ERROR_INVALID_ARGUMENT",
-			  call, (int) status);
+		Failf("%s returned %d, expected GJ_ERROR_INVALID_ARGUMENT (%s)",
+			  call, (int) status, status == GJ_OK ? "" : err->message);
 		return;
 	}
 	if (err->status != status)
@@ -974,78 +1575,171 @@ ExpectInvalid(GjStatus status, const GjError *err, const char *call)
 		Failf("%s left the message \"%s\"", call, err->message);
 }
 
+/* context_create(bad) must fail as invalid, and return no context */
+static void
+ExpectBadSpec(const GjKernels *k, const GjJoinSpec *spec, const char *what,
+			  const char *message_part)
+{
+	GjContext  *ctx = (GjContext *) &ctx;	/* not NULL: must be reset */
+	GjError		err;
+	char		call[128];
+
+	memset(&err, 0, sizeof(err));
+	snprintf(call, sizeof(call), "context_create(%s)", what);
+	ExpectInvalid(k->context_create(&ctx, spec, &err), &err, call);
+	if (ctx != NULL)
+	{
+		Failf("%s returned a context", call);
+		if (ctx != (GjContext *) &ctx)
+			k->context_destroy(ctx);
+	}
+	if (message_part != NULL && strstr(err.message, message_part) == NULL)
+		Failf("%s said \"%s\", not \"%s\"", call, err.message, message_part);
+}
+
 static void
 TestInvalidArguments(const GjKernels *k, const GjKernels *other)
 {
 	static const uint64_t keys[] = {1, 2, 3, 2};
-	GjKeyColumn good = {keys, NULL, 4};
-	GjKeyColumn too_long = {keys, NULL, GJ_MAX_ROWS + 1};
-	GjKeyColumn negative = {keys, NULL, -1};
-	GjKeyColumn no_keys = {NULL, NULL, 4};
+	static const int32_t inner_values[] = {10, 20, 30, 40};
+	static const int64_t outer_values[] = {-1, -2, -3, -4};
+	GjColumn	inner_column = {inner_values, NULL};
+	GjColumn	outer_column = {outer_values, NULL};
+	GjColumn	no_values = {NULL, NULL};
+	GjBatch		inner = {keys, NULL, 4, &inner_column};
+	GjBatch		outer = {keys, NULL, 4, &outer_column};
+	GjBatch		too_long = {keys, NULL, GJ_MAX_ROWS + 1, &inner_column};
+	GjBatch		negative = {keys, NULL, -1, &inner_column};
+	GjBatch		no_keys = {NULL, NULL, 4, &inner_column};
+	GjBatch		no_columns = {keys, NULL, 4, NULL};
+	GjBatch		no_column_values = {keys, NULL, 4, &no_values};
+	GjJoinSpec	spec;
+	GjJoinSpec	bad;
 	GjContext  *ctx = NULL;
 	GjContext  *other_ctx = NULL;
 	GjMatchRound round;
 	GjError		err;
+	GjStats		stats;
 	int64_t		nmatches = 0;
 
 	memset(&err, 0, sizeof(err));
-	ExpectInvalid(k->context_create(NULL, 0, 10, &err), &err, "context_create(NULL)");
-	ExpectInvalid(k->context_create(&ctx, 0, 0, &err), &err, "context_create(max_matches 0)");
-	ExpectInvalid(k->context_create(&ctx, -1, 10, &err), &err, "context_create(limit -1)");
-	if (ctx != NULL)
-		Failf("a failed context_create returned a context");
+	memset(&spec, 0, sizeof(spec));
+	spec.variant = GJ_VARIANT_NPHJ;
+	spec.materialize = GJ_MATERIALIZE_GFTR;
+	spec.outer_ncolumns = 1;
+	spec.outer_widths[0] = 8;
+	spec.inner_ncolumns = 1;
+	spec.inner_widths[0] = 4;
+	spec.row_ids = true;
+	spec.max_matches = 3;
+
+	ExpectInvalid(k->context_create(NULL, &spec, &err), &err, "context_create(NULL)");
+	ExpectBadSpec(k, NULL, "no spec", NULL);
+	bad = spec;
+	bad.max_matches = 0;
+	ExpectBadSpec(k, &bad, "max_matches 0", "max_matches");
+	bad = spec;
+	bad.memory_limit = -1;
+	ExpectBadSpec(k, &bad, "limit -1", "limit");
+	bad = spec;
+	bad.variant = (GjVariant) 7;
+	ExpectBadSpec(k, &bad, "variant 7", "variant");
+	bad = spec;
+	bad.materialize = (GjMaterialize) 5;
+	ExpectBadSpec(k, &bad, "materialize 5", "materialization");
+	bad = spec;
+	bad.outer_ncolumns = GJ_MAX_COLUMNS + 1;
+	ExpectBadSpec(k, &bad, "33 outer columns", "33 payload columns");
+	bad = spec;
+	bad.inner_ncolumns = -1;
+	ExpectBadSpec(k, &bad, "-1 inner columns", "-1 payload columns");
+	bad = spec;
+	bad.inner_widths[0] = 3;
+	ExpectBadSpec(k, &bad, "width 3", "3 bytes wide");
+	bad = spec;
+	bad.outer_widths[0] = 16;
+	ExpectBadSpec(k, &bad, "width 16", "16 bytes wide");
+	bad = spec;
+	bad.outer_ncolumns = 2;		/* outer_widths[1] is 0 */
+	ExpectBadSpec(k, &bad, "width 0", "0 bytes wide");
+	bad = spec;
+	bad.variant = GJ_VARIANT_PHJ;
+	ExpectBadSpec(k, &bad, "PHJ", "PHJ join variant is not implemented yet");
+	bad = spec;
+	bad.variant = GJ_VARIANT_SMJ;
+	bad.materialize = GJ_MATERIALIZE_GFUR;
+	ExpectBadSpec(k, &bad, "SMJ", "SMJ join variant is not implemented yet");
 	k->context_destroy(NULL);
 
-	if (!Expect(k->context_create(&ctx, 0, 3, &err), GJ_OK, &err, "context_create"))
+	if (!Expect(k->context_create(&ctx, &spec, &err), GJ_OK, &err, "context_create"))
 	{
 		Report(k->name, "invalid arguments");
 		return;
 	}
-	ExpectInvalid(k->hash_count(ctx, &good, &nmatches, &err), &err, "hash_count before hash_build");
-	ExpectInvalid(k->hash_retrieve(ctx, 0, &round, &err), &err, "hash_retrieve before hash_build");
-	ExpectInvalid(k->hash_build(ctx, NULL, &err), &err, "hash_build(NULL)");
-	ExpectInvalid(k->hash_build(ctx, &too_long, &err), &err, "hash_build(GJ_MAX_ROWS + 1 rows)");
-	ExpectInvalid(k->hash_build(ctx, &negative, &err), &err, "hash_build(-1 rows)");
-	ExpectInvalid(k->hash_build(ctx, &no_keys, &err), &err, "hash_build(no keys)");
-	ExpectInvalid(k->hash_build(NULL, &good, &err), &err, "hash_build(NULL context)");
+	ExpectInvalid(k->count(ctx, &outer, &nmatches, &err), &err, "count before build");
+	ExpectInvalid(k->retrieve(ctx, 0, &round, &err), &err, "retrieve before build");
+	ExpectInvalid(k->build(ctx, NULL, &err), &err, "build(NULL)");
+	ExpectInvalid(k->build(ctx, &too_long, &err), &err, "build(GJ_MAX_ROWS + 1 rows)");
+	ExpectInvalid(k->build(ctx, &negative, &err), &err, "build(-1 rows)");
+	ExpectInvalid(k->build(ctx, &no_keys, &err), &err, "build(no keys)");
+	ExpectInvalid(k->build(ctx, &no_columns, &err), &err, "build(no columns)");
+	ExpectInvalid(k->build(ctx, &no_column_values, &err), &err, "build(a column without values)");
+	ExpectInvalid(k->build(NULL, &inner, &err), &err, "build(NULL context)");
 
 	/* After the failures, a real build and count work */
-	Expect(k->hash_build(ctx, &good, &err), GJ_OK, &err, "hash_build");
-	ExpectInvalid(k->hash_retrieve(ctx, 0, &round, &err), &err, "hash_retrieve before hash_count");
-	ExpectInvalid(k->hash_count(ctx, &too_long, &nmatches, &err), &err, "hash_count(GJ_MAX_ROWS + 1 rows)");
-	ExpectInvalid(k->hash_count(ctx, &good, NULL, &err), &err, "hash_count(no nmatches)");
-	ExpectInvalid(k->hash_retrieve(ctx, 0, &round, &err), &err, "hash_retrieve after a failed hash_count");
+	Expect(k->build(ctx, &inner, &err), GJ_OK, &err, "build");
+	k->context_stats(ctx, &stats);
+	if (!DetailSays(stats.detail, EXPECT_DENSE))
+		Failf("keys 1, 2, 3, 2 built \"%s\", not a dense table", stats.detail);
+	ExpectInvalid(k->retrieve(ctx, 0, &round, &err), &err, "retrieve before count");
+	ExpectInvalid(k->count(ctx, &too_long, &nmatches, &err), &err, "count(GJ_MAX_ROWS + 1 rows)");
+	ExpectInvalid(k->count(ctx, &outer, NULL, &err), &err, "count(no nmatches)");
+	ExpectInvalid(k->count(ctx, &no_columns, &nmatches, &err), &err, "count(no columns)");
+	ExpectInvalid(k->retrieve(ctx, 0, &round, &err), &err, "retrieve after a failed count");
 
-	Expect(k->hash_count(ctx, &good, &nmatches, &err), GJ_OK, &err, "hash_count");
+	Expect(k->count(ctx, &outer, &nmatches, &err), GJ_OK, &err, "count");
 	if (nmatches != 6)
-		Failf("hash_count gave %lld matches, expected 6", (long long) nmatches);
-	ExpectInvalid(k->hash_retrieve(ctx, -1, &round, &err), &err, "hash_retrieve(-1)");
-	ExpectInvalid(k->hash_retrieve(ctx, 0, NULL, &err), &err, "hash_retrieve(no round)");
+		Failf("count gave %lld matches, expected 6", (long long) nmatches);
+	ExpectInvalid(k->retrieve(ctx, -1, &round, &err), &err, "retrieve(-1)");
+	ExpectInvalid(k->retrieve(ctx, 0, NULL, &err), &err, "retrieve(no round)");
 
-	/* The chunk survives invalid retrieves: matches 3..5 are (2,2),(3,1),(3,3) */
-	if (Expect(k->hash_retrieve(ctx, 3, &round, &err), GJ_OK, &err, "hash_retrieve(3)"))
+	/*
+	 * The chunk survives invalid retrieves: matches 3..5 are (2,2), (3,1),
+	 * (3,3), with outer values -3, -4, -4 and inner values 30, 20, 40
+	 */
+	if (Expect(k->retrieve(ctx, 3, &round, &err), GJ_OK, &err, "retrieve(3)"))
 	{
+		const int64_t *ov = (const int64_t *) round.outer_values[0];
+		const int32_t *iv = (const int32_t *) round.inner_values[0];
+
 		if (round.nmatches != 3 ||
 			round.outer_rows[0] != 2 || round.inner_rows[0] != 2 ||
 			round.outer_rows[1] != 3 || round.inner_rows[1] != 1 ||
 			round.outer_rows[2] != 3 || round.inner_rows[2] != 3)
-			Failf("hash_retrieve(3) after invalid calls gave the wrong matches");
+			Failf("retrieve(3) after invalid calls gave the wrong matches");
+		else if (ov == NULL || iv == NULL ||
+				 ov[0] != -3 || ov[1] != -4 || ov[2] != -4 ||
+				 iv[0] != 30 || iv[1] != 20 || iv[2] != 40)
+			Failf("retrieve(3) after invalid calls gave the wrong values");
+		else if (round.outer_nulls[0] != NULL || round.inner_nulls[0] != NULL ||
+				 round.outer_values[1] != NULL)
+			Failf("retrieve(3) gave NULL flags for columns without them");
 	}
-	if (Expect(k->hash_retrieve(ctx, INT64_MAX, &round, &err), GJ_OK, &err,
-			   "hash_retrieve(INT64_MAX)") && round.nmatches != 0)
-		Failf("hash_retrieve(INT64_MAX) gave %lld matches", (long long) round.nmatches);
+	if (Expect(k->retrieve(ctx, INT64_MAX, &round, &err), GJ_OK, &err,
+			   "retrieve(INT64_MAX)") && round.nmatches != 0)
+		Failf("retrieve(INT64_MAX) gave %lld matches", (long long) round.nmatches);
 
 	/* A rebuild forgets the counted chunk */
-	Expect(k->hash_build(ctx, &good, &err), GJ_OK, &err, "hash_build again");
-	ExpectInvalid(k->hash_retrieve(ctx, 0, &round, &err), &err, "hash_retrieve after a rebuild");
+	Expect(k->build(ctx, &inner, &err), GJ_OK, &err, "build again");
+	ExpectInvalid(k->retrieve(ctx, 0, &round, &err), &err, "retrieve after a rebuild");
 
 	/* A context of the other table is refused, not misread */
 	if (other != NULL &&
-		Expect(other->context_create(&other_ctx, 0, 3, &err), GJ_OK, &err,
+		Expect(other->context_create(&other_ctx, &spec, &err), GJ_OK, &err,
 			   "context_create (other table)"))
 	{
-		ExpectInvalid(k->hash_build(other_ctx, &good, &err), &err,
-					  "hash_build on a context of the other table");
+		ExpectInvalid(k->build(other_ctx, &inner, &err), &err,
+					  "build on a context of the other table");
 		other->context_destroy(other_ctx);
 	}
 
@@ -1055,47 +1749,104 @@ TestInvalidArguments(const GjKernels *k, const GjKernels *other)
 
 #ifdef GPUJOIN_WITH_CUDA
 /*
- * A memory limit too small for the table must give GJ_ERROR_DEVICE_MEMORY,
- * leave no table behind, and let the context be destroyed
+ * A memory limit too small for the table must give GJ_ERROR_DEVICE_MEMORY
+ * with the numbers, leave no table behind, and let the context be
+ * destroyed; a limit that holds the table but not a large chunk must fail
+ * that chunk's count alone, and take the next, smaller, chunk
  */
 static void
 TestDeviceMemoryLimit(void)
 {
-	const int64_t limit = 4096;
 	const int64_t nrows = 100000;
-	uint64_t   *keys = (uint64_t *) Alloc((size_t) nrows * sizeof(uint64_t));
-	GjKeyColumn inner = {keys, NULL, nrows};
+	const int64_t big_rows = 2000000;
+	uint64_t   *keys = (uint64_t *) Alloc((size_t) big_rows * sizeof(uint64_t));
+	int64_t    *values = (int64_t *) Alloc((size_t) big_rows * sizeof(int64_t));
+	GjColumn	column = {values, NULL};
+	GjBatch		inner = {keys, NULL, nrows, &column};
+	GjBatch		big = {keys, NULL, big_rows, &column};
+	GjBatch		small = {keys, NULL, 1000, &column};
+	GjJoinSpec	spec;
 	GjContext  *ctx = NULL;
+	GjMatchRound round;
 	GjError		err;
 	GjStats		stats;
 	GjStatus	status;
-	int64_t		nmatches;
+	int64_t		nmatches = 0;
 
 	memset(&err, 0, sizeof(err));
-	for (int64_t i = 0; i < nrows; i++)
+	for (int64_t i = 0; i < big_rows; i++)
+	{
 		keys[i] = (uint64_t) i;
+		values[i] = i * 7 + 1;
+	}
+	memset(&spec, 0, sizeof(spec));
+	spec.variant = GJ_VARIANT_NPHJ;
+	spec.materialize = GJ_MATERIALIZE_GFUR;
+	spec.outer_ncolumns = 1;
+	spec.outer_widths[0] = 8;
+	spec.inner_ncolumns = 1;
+	spec.inner_widths[0] = 8;
+	spec.max_matches = 1000;
 
-	if (Expect(gj_cuda_kernels.context_create(&ctx, limit, 1000, &err), GJ_OK,
+	/* 1. 4096 bytes: not even the keys fit */
+	spec.memory_limit = 4096;
+	if (Expect(gj_cuda_kernels.context_create(&ctx, &spec, &err), GJ_OK,
 			   &err, "context_create(limit 4096)"))
 	{
-		status = gj_cuda_kernels.hash_build(ctx, &inner, &err);
+		status = gj_cuda_kernels.build(ctx, &inner, &err);
 		if (status != GJ_ERROR_DEVICE_MEMORY)
-			Failf("hash_build over the limit returned %d, expected GJ_ERROR_DEVICE_MEMORY",
+			Failf("build over the limit returned %d, expected GJ_ERROR_DEVICE_MEMORY",
 				  (int) status);
-		else if (err.status != status || err.message[0] == '\0')
-			Failf("hash_build over the limit left no message");
+		else if (err.status != status || strstr(err.message, "limit of 4096 bytes") == NULL)
+			Failf("build over the limit said \"%s\"", err.message);
 		else if (verbose)
 			printf("      (message: %s)\n", err.message);
-		ExpectInvalid(gj_cuda_kernels.hash_count(ctx, &inner, &nmatches, &err),
-					  &err, "hash_count after a failed hash_build");
+		ExpectInvalid(gj_cuda_kernels.count(ctx, &inner, &nmatches, &err),
+					  &err, "count after a failed build");
 		gj_cuda_kernels.context_stats(ctx, &stats);
-		if (stats.device_memory_peak > limit)
+		if (stats.device_memory_peak > spec.memory_limit)
 			Failf("device_memory_peak %lld is over the limit of %lld",
-				  (long long) stats.device_memory_peak, (long long) limit);
+				  (long long) stats.device_memory_peak, (long long) spec.memory_limit);
 		gj_cuda_kernels.context_destroy(ctx);
 	}
+	Report("cuda", "device memory limit: build");
+
+	/* 2. 16 MB: the table fits, a chunk of 2M rows (16 MB of keys) does not */
+	spec.memory_limit = 16 << 20;
+	ctx = NULL;
+	if (Expect(gj_cuda_kernels.context_create(&ctx, &spec, &err), GJ_OK,
+			   &err, "context_create(limit 16 MB)") &&
+		Expect(gj_cuda_kernels.build(ctx, &inner, &err), GJ_OK, &err,
+			   "build under 16 MB"))
+	{
+		status = gj_cuda_kernels.count(ctx, &big, &nmatches, &err);
+		if (status != GJ_ERROR_DEVICE_MEMORY)
+			Failf("count over the limit returned %d, expected GJ_ERROR_DEVICE_MEMORY",
+				  (int) status);
+		else if (verbose)
+			printf("      (message: %s)\n", err.message);
+		ExpectInvalid(gj_cuda_kernels.retrieve(ctx, 0, &round, &err), &err,
+					  "retrieve after a failed count");
+		if (Expect(gj_cuda_kernels.count(ctx, &small, &nmatches, &err), GJ_OK,
+				   &err, "count of a small chunk after a failed one") &&
+			nmatches != 1000)
+			Failf("the small chunk counted %lld matches, expected 1000",
+				  (long long) nmatches);
+		if (Expect(gj_cuda_kernels.retrieve(ctx, 999, &round, &err), GJ_OK,
+				   &err, "retrieve(999)") &&
+			(round.nmatches != 1 ||
+			 ((const int64_t *) round.outer_values[0])[0] != 999 * 7 + 1 ||
+			 ((const int64_t *) round.inner_values[0])[0] != 999 * 7 + 1))
+			Failf("retrieve(999) gave the wrong match");
+		gj_cuda_kernels.context_stats(ctx, &stats);
+		if (stats.device_memory_peak > spec.memory_limit)
+			Failf("device_memory_peak %lld is over the limit of %lld",
+				  (long long) stats.device_memory_peak, (long long) spec.memory_limit);
+	}
+	gj_cuda_kernels.context_destroy(ctx);
 	free(keys);
-	Report("cuda", "device memory limit");
+	free(values);
+	Report("cuda", "device memory limit: count");
 }
 #endif
 
@@ -1109,16 +1860,19 @@ TestGenerated(int64_t large_rows)
 	static const double match_ratios[] = {0.01, 0.1, 0.25, 0.5, 1.0};
 	static const double skews[] = {0.0, 0.5, 1.0, 1.5};
 	static const int64_t round_sizes[] = {1, 7, 1000};
+	static const int column_sweep[][2] = {{8, 8}, {0, 8}, {8, 0}, {32, 32}};
 	char		names[64][96];
 	int			n = 0;
 	CaseSpec	spec;
 
-	/* Unique keys, every size class, one outer row per inner row or so */
+	/* Unique keys, every size class; dense and 64-bit keys in turn */
 	for (size_t i = 0; i < sizeof(unique_sizes) / sizeof(unique_sizes[0]); i++)
 	{
-		snprintf(names[n], sizeof(names[n]), "unique %lld x %lld",
-				 (long long) unique_sizes[i][0], (long long) unique_sizes[i][1]);
+		snprintf(names[n], sizeof(names[n]), "unique %lld x %lld, %s keys",
+				 (long long) unique_sizes[i][0], (long long) unique_sizes[i][1],
+				 i % 2 ? "64-bit" : "dense");
 		spec = Spec(names[n++], unique_sizes[i][0], unique_sizes[i][1]);
+		spec.keymap = i % 2 ? KEYS_WIDE : KEYS_DENSE;
 		spec.max_matches = unique_sizes[i][0] < 100 ? 3 : 4096;
 		RunGenerated(&spec);
 	}
@@ -1131,27 +1885,30 @@ TestGenerated(int64_t large_rows)
 		spec = Spec(names[n++], 20000, 30000);
 		spec.match_ratio = match_ratios[i];
 		spec.keymap = KEYS_WIDE;
+		spec.expect = EXPECT_HASHED;
 		spec.max_matches = 5000;
 		RunGenerated(&spec);
 	}
 
-	/* Zipf skew on both sides: many-to-many, the hot keys are the same */
+	/* Zipf skew: many-to-many with the same hot keys, dense and hashed */
 	for (size_t i = 0; i < sizeof(skews) / sizeof(skews[0]); i++)
 	{
-		snprintf(names[n], sizeof(names[n]), "zipf %.1f both sides", skews[i]);
+		snprintf(names[n], sizeof(names[n]), "zipf %.1f both sides, dense keys", skews[i]);
 		spec = Spec(names[n++], 4000, 4000);
 		spec.domain = 4000;
 		spec.inner_skew = skews[i];
 		spec.outer_skew = skews[i];
 		spec.match_ratio = 0.9;
+		spec.expect = EXPECT_DENSE;
 		spec.max_matches = 100000;
 		RunGenerated(&spec);
 
-		snprintf(names[n], sizeof(names[n]), "zipf %.1f inner, uniform outer", skews[i]);
+		snprintf(names[n], sizeof(names[n]), "zipf %.1f inner, uniform outer, 64-bit keys", skews[i]);
 		spec = Spec(names[n++], 50000, 20000);
 		spec.domain = 10000;
 		spec.inner_skew = skews[i];
 		spec.keymap = KEYS_WIDE;
+		spec.expect = EXPECT_HASHED;
 		spec.max_matches = 65536;
 		RunGenerated(&spec);
 	}
@@ -1167,13 +1924,102 @@ TestGenerated(int64_t large_rows)
 	spec.domain = 300;
 	spec.keymap = KEYS_COLLIDE;
 	spec.match_ratio = 0.5;
+	spec.expect = EXPECT_HASHED;
 	spec.max_matches = 777;
 	RunGenerated(&spec);
 
 	spec = Spec("bucket collisions, unique", 512, 512);
 	spec.keymap = KEYS_COLLIDE;
 	spec.match_ratio = 0.5;
+	spec.expect = EXPECT_HASHED;
 	RunGenerated(&spec);
+
+	/* Dense keys (perfect hashing) and the edges of the rule */
+	spec = Spec("dense: negative-looking keys across the sign flip", 5000, 6000);
+	spec.keymap = KEYS_BIASED;
+	spec.match_ratio = 0.6;
+	spec.expect = EXPECT_DENSE;
+	RunGenerated(&spec);
+
+	spec = Spec("dense: duplicates up to UINT64_MAX, misses wrap to 0", 6000, 5000);
+	spec.domain = 3000;
+	spec.keymap = KEYS_TOP;
+	spec.inner_skew = 0.5;
+	spec.match_ratio = 0.7;
+	spec.expect = EXPECT_DENSE;
+	spec.max_matches = 999;
+	RunGenerated(&spec);
+
+	spec = Spec("dense: range of exactly 2n", 3000, 4000);
+	spec.keymap = KEYS_EDGE;
+	spec.edge_extra = 1;
+	spec.match_ratio = 0.5;
+	spec.expect = EXPECT_DENSE;
+	RunGenerated(&spec);
+
+	spec = Spec("hashed: range of 2n + 1", 3000, 4000);
+	spec.keymap = KEYS_EDGE;
+	spec.edge_extra = 2;
+	spec.match_ratio = 0.5;
+	spec.expect = EXPECT_HASHED;
+	RunGenerated(&spec);
+
+	spec = Spec("dense: stride 2, misses in the gaps", 4000, 4000);
+	spec.keymap = KEYS_STRIDE;
+	spec.stride = 2;
+	spec.match_ratio = 0.5;
+	spec.expect = EXPECT_DENSE;
+	RunGenerated(&spec);
+
+	spec = Spec("hashed: sparse keys, stride 3", 4000, 4000);
+	spec.keymap = KEYS_STRIDE;
+	spec.stride = 3;
+	spec.match_ratio = 0.5;
+	spec.expect = EXPECT_HASHED;
+	RunGenerated(&spec);
+
+	spec = Spec("dense: one repeated key", 2000, 600);
+	spec.domain = 1;
+	spec.keymap = KEYS_BIASED;
+	spec.match_ratio = 0.9;
+	spec.expect = EXPECT_DENSE;
+	spec.max_matches = 4099;
+	RunGenerated(&spec);
+
+	spec = Spec("dense: one repeated key, NULL keys hold extremes", 1500, 500);
+	spec.domain = 1;
+	spec.inner_null_share = 0.5;
+	spec.outer_null_share = 0.3;
+	spec.null_keys_extreme = true;
+	spec.expect = EXPECT_DENSE;
+	spec.max_matches = 3000;
+	RunGenerated(&spec);
+
+	spec = Spec("dense: zipf 1.5 duplicates, NULL keys hold extremes", 8000, 8000);
+	spec.domain = 2000;
+	spec.inner_skew = 1.5;
+	spec.outer_skew = 1.0;
+	spec.inner_null_share = 0.2;
+	spec.outer_null_share = 0.2;
+	spec.null_keys_extreme = true;
+	spec.match_ratio = 0.8;
+	spec.expect = EXPECT_DENSE;
+	spec.max_matches = 30000;
+	RunGenerated(&spec);
+
+	/* Payload columns: none, the most, every width */
+	for (size_t i = 0; i < sizeof(column_sweep) / sizeof(column_sweep[0]); i++)
+	{
+		snprintf(names[n], sizeof(names[n]), "columns: %d outer + %d inner",
+				 column_sweep[i][0], column_sweep[i][1]);
+		spec = Spec(names[n++], i == 3 ? 300 : 3000, i == 3 ? 200 : 2000);
+		SetColumns(&spec, column_sweep[i][0], column_sweep[i][1]);
+		spec.domain = i == 3 ? 100 : 1000;
+		spec.keymap = i % 2 ? KEYS_WIDE : KEYS_DENSE;
+		spec.match_ratio = 0.8;
+		spec.max_matches = 1234;
+		RunGenerated(&spec);
+	}
 
 	/* NULL keys */
 	spec = Spec("NULLs on both sides", 10000, 10000);
@@ -1190,6 +2036,7 @@ TestGenerated(int64_t large_rows)
 
 	spec = Spec("inner all NULL", 3000, 3000);
 	spec.inner_null_share = 1.0;
+	spec.expect = EXPECT_NO_KEYS;
 	RunGenerated(&spec);
 
 	spec = Spec("outer all NULL", 3000, 3000);
@@ -1198,6 +2045,7 @@ TestGenerated(int64_t large_rows)
 
 	/* Empty sides, no matches */
 	spec = Spec("empty inner", 0, 1000);
+	spec.expect = EXPECT_NO_KEYS;
 	RunGenerated(&spec);
 
 	spec = Spec("empty outer", 1000, 0);
@@ -1217,25 +2065,39 @@ TestGenerated(int64_t large_rows)
 	{
 		snprintf(names[n], sizeof(names[n]), "rounds of %lld",
 				 (long long) round_sizes[i]);
-		spec = Spec(names[n++], 2000, 2500);
-		spec.domain = 1500;
+		/* a round of 1 is a round trip per match: fewer matches there */
+		spec = Spec(names[n++], i == 0 ? 300 : 2000, i == 0 ? 400 : 2500);
+		spec.domain = i == 0 ? 250 : 1500;
+		spec.keymap = i == 1 ? KEYS_WIDE : KEYS_DENSE;
 		spec.inner_null_share = 0.1;
 		spec.max_matches = round_sizes[i];
 		RunGenerated(&spec);
 	}
 
-	/* Several chunks against one build, and a rebuild on one context */
+	/* Several chunks against one build, and rebuilds on one context */
 	spec = Spec("8 outer chunks", 10000, 3000);
 	spec.domain = 5000;
 	spec.nchunks = 8;
 	spec.outer_null_share = 0.05;
 	RunGenerated(&spec);
 
-	spec = Spec("rebuild on one context", 10000, 4000);
+	spec = Spec("rebuild: dense, then hashed", 10000, 4000);
 	spec.domain = 8000;
 	spec.nchunks = 3;
 	spec.rebuild = true;
+	spec.decoy_keymap = KEYS_DENSE;
 	spec.keymap = KEYS_WIDE;
+	spec.expect = EXPECT_HASHED;
+	RunGenerated(&spec);
+
+	spec = Spec("rebuild: hashed, then dense", 10000, 4000);
+	spec.domain = 8000;
+	spec.nchunks = 2;
+	spec.rebuild = true;
+	spec.decoy_keymap = KEYS_WIDE;
+	spec.keymap = KEYS_BIASED;
+	spec.inner_null_share = 0.1;
+	spec.expect = EXPECT_DENSE;
 	RunGenerated(&spec);
 
 	/* Large: 2M rows by default, GJ_TEST_LARGE_ROWS on a GPU host */
@@ -1243,6 +2105,7 @@ TestGenerated(int64_t large_rows)
 			 "large: %lld unique x 2 chunks of %lld, 64-bit keys",
 			 (long long) large_rows, (long long) (large_rows / 2));
 	spec = Spec(names[n++], large_rows, large_rows / 2);
+	SetColumns(&spec, 2, 2);
 	spec.nchunks = 2;
 	spec.match_ratio = 0.5;
 	spec.keymap = KEYS_WIDE;
@@ -1250,13 +2113,14 @@ TestGenerated(int64_t large_rows)
 	RunGenerated(&spec);
 
 	snprintf(names[n], sizeof(names[n]),
-			 "large: %lld duplicates x %lld, under a limit of 64 bytes a row",
+			 "large: %lld dense duplicates x %lld, under a limit of 96 bytes a row",
 			 (long long) large_rows, (long long) (large_rows / 2));
 	spec = Spec(names[n++], large_rows, large_rows / 2);
+	SetColumns(&spec, 2, 2);
 	spec.domain = large_rows / 2;
 	spec.inner_null_share = 0.01;
 	spec.max_matches = 300000;
-	spec.memory_limit = 64 * large_rows;
+	spec.memory_limit = 96 * large_rows;
 	RunGenerated(&spec);
 }
 

@@ -187,7 +187,8 @@ GpuJoinCheckStatus(GjStatus status, const GjError *err, const char *what)
 			 err->cuda_error[0] != '\0' ?
 			 errdetail("%s (%s)", err->message, err->cuda_error) :
 			 errdetail("%s", err->message),
-			 errhint("Set gpujoin.device = 'cpu' to run joins without the GPU.")));
+			 (status == GJ_ERROR_KERNEL || status == GJ_ERROR_NO_DEVICE) ?
+			 errhint("Set gpujoin.device = 'cpu' to run joins without the GPU.") : 0));
 }
 
 /*
@@ -218,20 +219,22 @@ GpuJoinDeviceInit(GpuJoinDeviceContext *dev, MemoryContext owner)
 }
 
 /*
- * Create a context on the given kernels; reports ERROR on failure
+ * Create a context on the given kernels for the join spec describes;
+ * reports ERROR on failure.  The memory limit is the setting's, now.
  */
 void
 GpuJoinDeviceOpen(GpuJoinDeviceContext *dev, const GjKernels *kernels,
-				  int64 max_matches)
+				  const GjJoinSpec *spec)
 {
+	GjJoinSpec	local = *spec;
 	GjError		err;
 	GjStatus	status;
-	int64		limit = (int64) gpujoin_device_memory_limit * 1024 * 1024;
 
 	Assert(dev->ctx == NULL);
+	local.memory_limit = (int64) gpujoin_device_memory_limit * 1024 * 1024;
 	memset(&err, 0, sizeof(err));
 	dev->kernels = kernels;
-	status = kernels->context_create(&dev->ctx, limit, max_matches, &err);
+	status = kernels->context_create(&dev->ctx, &local, &err);
 	if (status != GJ_OK)
 		dev->ctx = NULL;
 	GpuJoinCheckStatus(status, &err, "could not create a device context for a GPU join");
@@ -253,6 +256,8 @@ GpuJoinDeviceClose(GpuJoinDeviceContext *dev)
 		dev->closed.transfer_ms += stats.transfer_ms;
 		dev->closed.build_ms += stats.build_ms;
 		dev->closed.probe_ms += stats.probe_ms;
+		dev->closed.materialize_ms += stats.materialize_ms;
+		memcpy(dev->closed.detail, stats.detail, sizeof(stats.detail));
 		dev->closed.device_memory_peak = Max(dev->closed.device_memory_peak,
 											 stats.device_memory_peak);
 		dev->kernels->context_destroy(dev->ctx);
@@ -277,6 +282,8 @@ GpuJoinDeviceStats(const GpuJoinDeviceContext *dev, GjStats *stats)
 		stats->transfer_ms += live.transfer_ms;
 		stats->build_ms += live.build_ms;
 		stats->probe_ms += live.probe_ms;
+		stats->materialize_ms += live.materialize_ms;
+		memcpy(stats->detail, live.detail, sizeof(live.detail));
 		stats->device_memory_peak = Max(stats->device_memory_peak,
 										live.device_memory_peak);
 	}

@@ -15,9 +15,19 @@
  * projection makes the result.
  *
  * A column batch keeps, for each side, only the columns referenced above the
- * join (targetlist and quals), as arrays of Datums; by-reference values are
- * copied into the batch's memory context, because the child's slot is
- * reused for its next row.
+ * join (targetlist and quals).  Fixed-width pass-by-value columns (int2/4/8,
+ * float4/8, date, timestamp, bool, ...) are "device columns": packed arrays
+ * of their 1, 2, 4 or 8 bytes that travel to the device, where the chosen
+ * variant (NPHJ, PHJ or SMJ) materializes them for every match, by GFTR or
+ * GFUR (papers/notes/wu-2025-gftr.md); the matched values come back column
+ * by column.  The other columns (text, numeric, ...) are "host columns":
+ * arrays of Datums, by-reference values copied into the batch's memory
+ * context (the child's slot is reused for its next row), reached through
+ * the row numbers the device returns with each match.
+ *
+ * A GpuHashJoin reads the outer side in chunks and emits each chunk's
+ * matches in the variant's order; a GpuMergeJoin reads it whole, runs SMJ,
+ * and so emits its matches in key order, which its pathkeys promise.
  *
  * STATE MACHINE
  *
@@ -50,6 +60,7 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "portability/instr_time.h"
+#include "access/tupmacs.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -73,24 +84,44 @@
 #define GJ_MIN_ROUND_MATCHES	1024
 
 /*
+ * A column of one side that is referenced above the join
+ *
+ *	attno			its attribute number in the child's tuple (1-based)
+ *	scan_att		its position in the scan tuple (0-based)
+ *	typlen/typbyval	its type's storage
+ *	device			its index among the side's device columns, or -1
+ *	host			its index among the side's host columns, or -1
+ */
+typedef struct GpuJoinColumn
+{
+	AttrNumber	attno;
+	int			scan_att;
+	int16		typlen;
+	bool		typbyval;
+	int			device;
+	int			host;
+} GpuJoinColumn;
+
+/*
  * One side of the join: its child plan, how its rows are read, and the
  * column batch holding the rows read so far (all of the inner side, or the
  * current chunk of the outer side)
  *
  *	ps				child plan state
- *	scan_offset		position of the child's first column in the scan tuple
- *	nneeded			columns referenced above the join, and for each:
- *	needed			its attribute number in the child's tuple (1-based),
- *	typlen/typbyval	its type's storage, to copy by-reference values
+ *	ncolumns		columns referenced above the join, described by
+ *	columns			... one GpuJoinColumn each
+ *	ndevice			device columns among them (at most GJ_MAX_COLUMNS)
+ *	nhost			host columns among them
  *	maxattno		highest attribute to deform from the child's slot
- *	has_byref		some needed column is passed by reference
  *	key_exprs		per join key, the expression over the child's tuple, or
  *					NULL when key_attnos gives a plain column
  *	key_kinds		per join key, how its value is encoded (keys.c)
  *	max_rows		rows a batch may hold (chunk size, or GJ_MAX_ROWS)
  *	cxt				memory of the batch: arrays and by-reference values
  *	nrows/capacity	rows in the batch and rows allocated
- *	values/isnull	per needed column, one entry per row
+ *	device_values	per device column, nrows packed values
+ *	device_nulls	per device column, 1 where NULL; NULL until the first NULL
+ *	host_values/host_isnull	per host column, one Datum and flag per row
  *	keys			packed join key per row
  *	keynulls		1 where a key is NULL; NULL until the first NULL key
  *	exhausted		the child has returned its last row
@@ -98,13 +129,11 @@
 typedef struct GpuJoinSide
 {
 	PlanState  *ps;
-	int			scan_offset;
-	int			nneeded;
-	AttrNumber *needed;
-	int16	   *typlen;
-	bool	   *typbyval;
+	int			ncolumns;
+	GpuJoinColumn *columns;
+	int			ndevice;
+	int			nhost;
 	AttrNumber	maxattno;
-	bool		has_byref;
 	ExprState **key_exprs;
 	AttrNumber *key_attnos;
 	GpuJoinKeyKind *key_kinds;
@@ -112,8 +141,10 @@ typedef struct GpuJoinSide
 	MemoryContext cxt;
 	int64		nrows;
 	int64		capacity;
-	Datum	  **values;
-	bool	  **isnull;
+	char	   *device_values[GJ_MAX_COLUMNS];
+	uint8	   *device_nulls[GJ_MAX_COLUMNS];
+	Datum	  **host_values;
+	bool	  **host_isnull;
 	uint64	   *keys;
 	uint8	   *keynulls;
 	bool		exhausted;
@@ -128,8 +159,10 @@ typedef struct GpuJoinSide
  *	gj_KeyBits			bits of each key in the packed key
  *	gj_KeyExact			packed keys compare exactly (else: hashed)
  *	gj_JoinQual			quals rechecked on each matched pair, or NULL
+ *	gj_Strategy			hash (chunked outer) or merge (whole outer, sorted)
+ *	gj_Spec				what device contexts are created for: variant,
+ *						materialization, device columns, round capacity
  *	gj_Device			kernels and device context
- *	gj_MaxMatches		capacity of one round of matches
  *	gj_TableBuilt		the device context holds the inner table
  *	gj_ChunkCounted		the device context has counted the current chunk
  *	gj_ChunkMatches		matches of the current chunk
@@ -152,8 +185,9 @@ typedef struct GpuJoinState
 	int		   *gj_KeyBits;
 	bool		gj_KeyExact;
 	ExprState  *gj_JoinQual;
+	GpuJoinStrategy gj_Strategy;
+	GjJoinSpec	gj_Spec;
 	GpuJoinDeviceContext gj_Device;
-	int64		gj_MaxMatches;
 	bool		gj_TableBuilt;
 	bool		gj_ChunkCounted;
 	int64		gj_ChunkMatches;
@@ -167,7 +201,7 @@ typedef struct GpuJoinState
 	int64		gj_OuterRows;
 	int64		gj_Matches;
 	double		gj_LoadMs;
-	double		gj_MaterializeMs;
+	double		gj_EmitMs;
 } GpuJoinState;
 
 static Node *CreateGpuJoinState(CustomScan *cscan);
@@ -183,6 +217,11 @@ CustomScanMethods gpujoin_hash_scan_methods = {
 	.CreateCustomScanState = CreateGpuJoinState,
 };
 
+CustomScanMethods gpujoin_merge_scan_methods = {
+	.CustomName = "GpuMergeJoin",
+	.CreateCustomScanState = CreateGpuJoinState,
+};
+
 static const CustomExecMethods gpujoin_hash_exec_methods = {
 	.CustomName = "GpuHashJoin",
 	.BeginCustomScan = BeginGpuJoin,
@@ -191,6 +230,34 @@ static const CustomExecMethods gpujoin_hash_exec_methods = {
 	.ReScanCustomScan = ReScanGpuJoin,
 	.ExplainCustomScan = ExplainGpuJoin,
 };
+
+static const CustomExecMethods gpujoin_merge_exec_methods = {
+	.CustomName = "GpuMergeJoin",
+	.BeginCustomScan = BeginGpuJoin,
+	.ExecCustomScan = ExecGpuJoin,
+	.EndCustomScan = EndGpuJoin,
+	.ReScanCustomScan = ReScanGpuJoin,
+	.ExplainCustomScan = ExplainGpuJoin,
+};
+
+/*
+ * A variant's name as EXPLAIN shows it, after Wu et al. 2025: the algorithm,
+ * then TR (GFTR) or UR (GFUR), e.g. "PHJ-TR"
+ */
+const char *
+GpuJoinVariantName(GjVariant variant, GjMaterialize materialize)
+{
+	static const char *const names[GJ_NUM_VARIANTS][2] = {
+		[GJ_VARIANT_NPHJ] = {[GJ_MATERIALIZE_GFUR] = "NPHJ-UR", [GJ_MATERIALIZE_GFTR] = "NPHJ-TR"},
+		[GJ_VARIANT_PHJ] = {[GJ_MATERIALIZE_GFUR] = "PHJ-UR", [GJ_MATERIALIZE_GFTR] = "PHJ-TR"},
+		[GJ_VARIANT_SMJ] = {[GJ_MATERIALIZE_GFUR] = "SMJ-UR", [GJ_MATERIALIZE_GFTR] = "SMJ-TR"},
+	};
+
+	if ((int) variant < 0 || variant >= GJ_NUM_VARIANTS ||
+		(materialize != GJ_MATERIALIZE_GFUR && materialize != GJ_MATERIALIZE_GFTR))
+		elog(ERROR, "gpujoin: unrecognized variant %d-%d", (int) variant, (int) materialize);
+	return names[variant][materialize];
+}
 
 /* Milliseconds since start */
 static inline double
@@ -212,7 +279,8 @@ CreateGpuJoinState(CustomScan *cscan)
 	GpuJoinState *node = (GpuJoinState *) newNode(sizeof(GpuJoinState),
 												  T_CustomScanState);
 
-	node->css.methods = &gpujoin_hash_exec_methods;
+	node->css.methods = (cscan->methods == &gpujoin_merge_scan_methods) ?
+		&gpujoin_merge_exec_methods : &gpujoin_hash_exec_methods;
 	return (Node *) node;
 }
 
@@ -246,7 +314,8 @@ ToSideVarsMutator(Node *node, SideVarsContext *context)
 }
 
 /*
- * Set up one side: which of its columns to keep, how to compute its keys
+ * Set up one side: which of its columns to keep and where, how to compute
+ * its keys
  *
  * needed holds the scan tuple columns referenced above the join, offset by
  * FirstLowInvalidHeapAttributeNumber as pull_varattnos leaves them.
@@ -262,28 +331,38 @@ InitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, int scan_offset,
 	int			i;
 
 	side->ps = ps;
-	side->scan_offset = scan_offset;
 	side->max_rows = max_rows;
-	side->needed = palloc(sizeof(AttrNumber) * Max(natts, 1));
-	side->typlen = palloc(sizeof(int16) * Max(natts, 1));
-	side->typbyval = palloc(sizeof(bool) * Max(natts, 1));
-	side->nneeded = 0;
+	side->columns = palloc(sizeof(GpuJoinColumn) * Max(natts, 1));
+	side->ncolumns = 0;
+	side->ndevice = 0;
+	side->nhost = 0;
 	side->maxattno = 0;
-	side->has_byref = false;
 
 	for (i = 1; i <= natts; i++)
 	{
 		TargetEntry *tle = list_nth_node(TargetEntry, tlist, i - 1);
-		int			n = side->nneeded;
+		GpuJoinColumn *col = &side->columns[side->ncolumns];
 
 		if (!bms_is_member(scan_offset + i - FirstLowInvalidHeapAttributeNumber, needed))
 			continue;
-		side->needed[n] = i;
-		get_typlenbyval(exprType((Node *) tle->expr), &side->typlen[n],
-						&side->typbyval[n]);
-		side->has_byref |= !side->typbyval[n];
+		col->attno = i;
+		col->scan_att = scan_offset + i - 1;
+		get_typlenbyval(exprType((Node *) tle->expr), &col->typlen, &col->typbyval);
+
+		/* fixed-width pass-by-value columns go to the device, as raw bytes */
+		if (col->typbyval && side->ndevice < GJ_MAX_COLUMNS &&
+			(col->typlen == 1 || col->typlen == 2 || col->typlen == 4 || col->typlen == 8))
+		{
+			col->device = side->ndevice++;
+			col->host = -1;
+		}
+		else
+		{
+			col->device = -1;
+			col->host = side->nhost++;
+		}
 		side->maxattno = i;
-		side->nneeded++;
+		side->ncolumns++;
 	}
 
 	context.scan_offset = scan_offset;
@@ -325,6 +404,22 @@ InitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, int scan_offset,
 }
 
 /*
+ * Describe a side's device columns in a join spec
+ */
+static void
+SpecColumns(const GpuJoinSide *side, int32_t *ncolumns, int32_t *widths)
+{
+	*ncolumns = side->ndevice;
+	for (int i = 0; i < side->ncolumns; i++)
+	{
+		const GpuJoinColumn *col = &side->columns[i];
+
+		if (col->device >= 0)
+			widths[col->device] = col->typlen;
+	}
+}
+
+/*
  * Empty a side's batch, releasing its memory
  */
 static void
@@ -333,10 +428,25 @@ ResetSide(GpuJoinSide *side)
 	MemoryContextReset(side->cxt);
 	side->nrows = 0;
 	side->capacity = 0;
-	side->values = NULL;
-	side->isnull = NULL;
+	memset(side->device_values, 0, sizeof(side->device_values));
+	memset(side->device_nulls, 0, sizeof(side->device_nulls));
+	side->host_values = NULL;
+	side->host_isnull = NULL;
 	side->keys = NULL;
 	side->keynulls = NULL;
+}
+
+/* Allocate (old == NULL) or enlarge an array of a batch; new bytes are zero */
+static void *
+GrowArray(MemoryContext cxt, void *old, Size oldsize, Size newsize)
+{
+	char	   *array;
+
+	if (old == NULL)
+		return MemoryContextAllocExtended(cxt, newsize, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	array = repalloc_huge(old, newsize);
+	memset(array + oldsize, 0, newsize - oldsize);
+	return array;
 }
 
 /*
@@ -345,41 +455,47 @@ ResetSide(GpuJoinSide *side)
 static void
 GrowSide(GpuJoinSide *side)
 {
+	int64		oldcap = side->capacity;
 	int64		newcap;
-	MemoryContext oldcxt;
 
-	newcap = (side->capacity == 0) ? GJ_INITIAL_BATCH_ROWS : side->capacity * 2;
+	newcap = (oldcap == 0) ? GJ_INITIAL_BATCH_ROWS : oldcap * 2;
 	newcap = Min(newcap, side->max_rows);
-	Assert(newcap > side->capacity);
+	Assert(newcap > oldcap);
 
-	oldcxt = MemoryContextSwitchTo(side->cxt);
-	if (side->capacity == 0)
+	if (oldcap == 0 && side->nhost > 0)
 	{
-		side->values = palloc0(sizeof(Datum *) * Max(side->nneeded, 1));
-		side->isnull = palloc0(sizeof(bool *) * Max(side->nneeded, 1));
-		for (int i = 0; i < side->nneeded; i++)
-		{
-			side->values[i] = MemoryContextAllocHuge(side->cxt, sizeof(Datum) * newcap);
-			side->isnull[i] = MemoryContextAllocHuge(side->cxt, sizeof(bool) * newcap);
-		}
-		side->keys = MemoryContextAllocHuge(side->cxt, sizeof(uint64) * newcap);
+		side->host_values = MemoryContextAllocZero(side->cxt, sizeof(Datum *) * side->nhost);
+		side->host_isnull = MemoryContextAllocZero(side->cxt, sizeof(bool *) * side->nhost);
 	}
-	else
+	for (int i = 0; i < side->ncolumns; i++)
 	{
-		for (int i = 0; i < side->nneeded; i++)
+		const GpuJoinColumn *col = &side->columns[i];
+
+		if (col->device >= 0)
 		{
-			side->values[i] = repalloc_huge(side->values[i], sizeof(Datum) * newcap);
-			side->isnull[i] = repalloc_huge(side->isnull[i], sizeof(bool) * newcap);
+			int			d = col->device;
+
+			side->device_values[d] = GrowArray(side->cxt, side->device_values[d],
+											   oldcap * col->typlen, newcap * col->typlen);
+			if (side->device_nulls[d] != NULL)
+				side->device_nulls[d] = GrowArray(side->cxt, side->device_nulls[d],
+												  oldcap, newcap);
 		}
-		side->keys = repalloc_huge(side->keys, sizeof(uint64) * newcap);
-		if (side->keynulls != NULL)
+		else
 		{
-			side->keynulls = repalloc_huge(side->keynulls, sizeof(uint8) * newcap);
-			memset(side->keynulls + side->capacity, 0, newcap - side->capacity);
+			int			h = col->host;
+
+			side->host_values[h] = GrowArray(side->cxt, side->host_values[h],
+											 oldcap * sizeof(Datum), newcap * sizeof(Datum));
+			side->host_isnull[h] = GrowArray(side->cxt, side->host_isnull[h],
+											 oldcap * sizeof(bool), newcap * sizeof(bool));
 		}
 	}
+	side->keys = GrowArray(side->cxt, side->keys, oldcap * sizeof(uint64),
+						   newcap * sizeof(uint64));
+	if (side->keynulls != NULL)
+		side->keynulls = GrowArray(side->cxt, side->keynulls, oldcap, newcap);
 	side->capacity = newcap;
-	MemoryContextSwitchTo(oldcxt);
 }
 
 /*
@@ -400,21 +516,39 @@ AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
 
 	slot_getsomeattrs(slot, side->maxattno);
 
-	for (int i = 0; i < side->nneeded; i++)
+	for (int i = 0; i < side->ncolumns; i++)
 	{
-		int			att = side->needed[i] - 1;
-		Datum		value = slot->tts_values[att];
-		bool		isnull = slot->tts_isnull[att];
+		const GpuJoinColumn *col = &side->columns[i];
+		Datum		value = slot->tts_values[col->attno - 1];
+		bool		isnull = slot->tts_isnull[col->attno - 1];
 
-		if (!isnull && !side->typbyval[i])
+		if (col->device >= 0)
 		{
-			MemoryContext oldcxt = MemoryContextSwitchTo(side->cxt);
+			int			d = col->device;
 
-			value = datumCopy(value, false, side->typlen[i]);
-			MemoryContextSwitchTo(oldcxt);
+			/* the bytes of the value, as heap tuples store it (tupmacs.h) */
+			if (isnull)
+			{
+				if (side->device_nulls[d] == NULL)
+					side->device_nulls[d] = GrowArray(side->cxt, NULL, 0, side->capacity);
+				side->device_nulls[d][row] = 1;
+			}
+			else
+				store_att_byval(side->device_values[d] + row * col->typlen,
+								value, col->typlen);
 		}
-		side->values[i][row] = value;
-		side->isnull[i][row] = isnull;
+		else
+		{
+			if (!isnull && !col->typbyval)
+			{
+				MemoryContext oldcxt = MemoryContextSwitchTo(side->cxt);
+
+				value = datumCopy(value, false, col->typlen);
+				MemoryContextSwitchTo(oldcxt);
+			}
+			side->host_values[col->host][row] = value;
+			side->host_isnull[col->host][row] = isnull;
+		}
 	}
 
 	for (int k = 0; k < node->gj_NumKeys && !keynull; k++)
@@ -441,8 +575,7 @@ AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
 	{
 		/* NULL never equals anything: the kernels skip this row */
 		if (side->keynulls == NULL)
-			side->keynulls = MemoryContextAllocExtended(side->cxt, side->capacity,
-														MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			side->keynulls = GrowArray(side->cxt, NULL, 0, side->capacity);
 		side->keynulls[row] = 1;
 		side->keys[row] = 0;
 	}
@@ -452,17 +585,23 @@ AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
 }
 
 /*
- * A side's keys as the kernels take them
+ * A side's batch as the kernels take it; columns must hold GJ_MAX_COLUMNS
  */
-static GjKeyColumn
-SideKeyColumn(const GpuJoinSide *side)
+static GjBatch
+SideBatch(const GpuJoinSide *side, GjColumn *columns)
 {
-	GjKeyColumn col;
+	GjBatch		batch;
 
-	col.keys = side->keys;
-	col.nulls = side->keynulls;
-	col.nrows = side->nrows;
-	return col;
+	for (int d = 0; d < side->ndevice; d++)
+	{
+		columns[d].values = side->device_values[d];
+		columns[d].nulls = side->device_nulls[d];
+	}
+	batch.keys = side->keys;
+	batch.nulls = side->keynulls;
+	batch.nrows = side->nrows;
+	batch.columns = columns;
+	return batch;
 }
 
 /*
@@ -514,6 +653,12 @@ LoadOuterChunk(GpuJoinState *node)
 	}
 	if (outer->nrows == 0)
 		return false;
+	if (node->gj_Strategy == GPUJOIN_STRATEGY_MERGE && node->gj_Chunks > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("outer relation of a GPU merge join has more than " INT64_FORMAT " rows",
+						outer->max_rows),
+				 errhint("Set gpujoin.enable_mergejoin = off to run this join as a GPU hash join.")));
 
 	node->gj_Chunks++;
 	node->gj_OuterRows += outer->nrows;
@@ -539,7 +684,7 @@ SwitchToCpu(GpuJoinState *node, const GjError *cause)
 			 errhint("Raise gpujoin.device_memory_limit or lower gpujoin.chunk_rows to keep such joins on the GPU.")));
 
 	GpuJoinDeviceClose(&node->gj_Device);
-	GpuJoinDeviceOpen(&node->gj_Device, &gj_cpu_kernels, node->gj_MaxMatches);
+	GpuJoinDeviceOpen(&node->gj_Device, &gj_cpu_kernels, &node->gj_Spec);
 	node->gj_FellBack = true;
 	node->gj_TableBuilt = false;
 	BuildTable(node);
@@ -562,21 +707,22 @@ static void
 BuildTable(GpuJoinState *node)
 {
 	GpuJoinDeviceContext *dev = &node->gj_Device;
-	GjKeyColumn inner = SideKeyColumn(&node->gj_Inner);
+	GjColumn	columns[GJ_MAX_COLUMNS];
+	GjBatch		inner = SideBatch(&node->gj_Inner, columns);
 	GjError		err;
 	GjStatus	status;
 
 	if (dev->ctx == NULL)
-		GpuJoinDeviceOpen(dev, GpuJoinChooseKernels(), node->gj_MaxMatches);
+		GpuJoinDeviceOpen(dev, GpuJoinChooseKernels(), &node->gj_Spec);
 
 	memset(&err, 0, sizeof(err));
-	status = dev->kernels->hash_build(dev->ctx, &inner, &err);
+	status = dev->kernels->build(dev->ctx, &inner, &err);
 	if (GJ_CAN_FALL_BACK(node, status))
 	{
 		SwitchToCpu(node, &err);	/* builds on the CPU */
 		return;
 	}
-	GpuJoinCheckStatus(status, &err, "could not build the hash table of a GPU join");
+	GpuJoinCheckStatus(status, &err, "could not build the inner side of a GPU join");
 	node->gj_TableBuilt = true;
 }
 
@@ -586,7 +732,8 @@ BuildTable(GpuJoinState *node)
 static void
 CountChunk(GpuJoinState *node)
 {
-	GjKeyColumn outer = SideKeyColumn(&node->gj_Outer);
+	GjColumn	columns[GJ_MAX_COLUMNS];
+	GjBatch		outer = SideBatch(&node->gj_Outer, columns);
 
 	for (;;)
 	{
@@ -595,13 +742,13 @@ CountChunk(GpuJoinState *node)
 		GjStatus	status;
 
 		memset(&err, 0, sizeof(err));
-		status = dev->kernels->hash_count(dev->ctx, &outer, &node->gj_ChunkMatches, &err);
+		status = dev->kernels->count(dev->ctx, &outer, &node->gj_ChunkMatches, &err);
 		if (GJ_CAN_FALL_BACK(node, status))
 		{
 			SwitchToCpu(node, &err);
 			continue;
 		}
-		GpuJoinCheckStatus(status, &err, "could not probe the hash table of a GPU join");
+		GpuJoinCheckStatus(status, &err, "could not match an outer chunk of a GPU join");
 		break;
 	}
 	node->gj_ChunkCounted = true;
@@ -626,8 +773,8 @@ RetrieveRound(GpuJoinState *node)
 		GjStatus	status;
 
 		memset(&err, 0, sizeof(err));
-		status = dev->kernels->hash_retrieve(dev->ctx, node->gj_NextMatch,
-											 &node->gj_Round, &err);
+		status = dev->kernels->retrieve(dev->ctx, node->gj_NextMatch,
+										&node->gj_Round, &err);
 		if (GJ_CAN_FALL_BACK(node, status))
 		{
 			SwitchToCpu(node, &err);	/* recounts the chunk */
@@ -636,39 +783,65 @@ RetrieveRound(GpuJoinState *node)
 		GpuJoinCheckStatus(status, &err, "could not fetch the matches of a GPU join");
 		break;
 	}
-	if (node->gj_Round.nmatches <= 0)
-		elog(ERROR, "gpujoin: the kernels returned no matches where " INT64_FORMAT " were counted",
-			 node->gj_ChunkMatches - node->gj_NextMatch);
+	if (node->gj_Round.nmatches <= 0 ||
+		node->gj_Round.nmatches > node->gj_ChunkMatches - node->gj_NextMatch)
+		elog(ERROR, "gpujoin: the kernels returned " INT64_FORMAT " matches where " INT64_FORMAT " were left",
+			 node->gj_Round.nmatches, node->gj_ChunkMatches - node->gj_NextMatch);
 	node->gj_NextMatch += node->gj_Round.nmatches;
 	node->gj_RoundPos = 0;
 	return true;
 }
 
 /*
- * Fill the scan tuple with one outer and one inner row
+ * Fill the scan tuple with one side's columns of match i of the round:
+ * device columns from the values the kernels materialized, host columns
+ * from the batch, through the row number
  */
 static inline void
-FillScanSlot(GpuJoinState *node, TupleTableSlot *slot, GjRowId outer_row,
-			 GjRowId inner_row)
+FillSide(const GpuJoinSide *side, TupleTableSlot *slot, int64 i,
+		 const void *const *values, const uint8_t *const *nulls,
+		 const GjRowId *rows)
 {
-	const GpuJoinSide *outer = &node->gj_Outer;
-	const GpuJoinSide *inner = &node->gj_Inner;
+	for (int c = 0; c < side->ncolumns; c++)
+	{
+		const GpuJoinColumn *col = &side->columns[c];
+
+		if (col->device >= 0)
+		{
+			const uint8_t *null = nulls[col->device];
+
+			slot->tts_isnull[col->scan_att] = (null != NULL && null[i] != 0);
+			slot->tts_values[col->scan_att] =
+				slot->tts_isnull[col->scan_att] ? (Datum) 0 :
+				fetch_att((const char *) values[col->device] + i * col->typlen,
+						  true, col->typlen);
+		}
+		else
+		{
+			GjRowId		row = rows[i];
+
+			if (row >= side->nrows)
+				elog(ERROR, "gpujoin: the kernels returned row %u of a side of " INT64_FORMAT " rows",
+					 row, side->nrows);
+			slot->tts_values[col->scan_att] = side->host_values[col->host][row];
+			slot->tts_isnull[col->scan_att] = side->host_isnull[col->host][row];
+		}
+	}
+}
+
+/*
+ * Fill the scan tuple with match i of the round
+ */
+static inline void
+FillScanSlot(GpuJoinState *node, TupleTableSlot *slot, int64 i)
+{
+	const GjMatchRound *round = &node->gj_Round;
 
 	ExecClearTuple(slot);
-	for (int i = 0; i < outer->nneeded; i++)
-	{
-		int			att = outer->scan_offset + outer->needed[i] - 1;
-
-		slot->tts_values[att] = outer->values[i][outer_row];
-		slot->tts_isnull[att] = outer->isnull[i][outer_row];
-	}
-	for (int i = 0; i < inner->nneeded; i++)
-	{
-		int			att = inner->scan_offset + inner->needed[i] - 1;
-
-		slot->tts_values[att] = inner->values[i][inner_row];
-		slot->tts_isnull[att] = inner->isnull[i][inner_row];
-	}
+	FillSide(&node->gj_Outer, slot, i, round->outer_values, round->outer_nulls,
+			 round->outer_rows);
+	FillSide(&node->gj_Inner, slot, i, round->inner_values, round->inner_nulls,
+			 round->inner_rows);
 	ExecStoreVirtualTuple(slot);
 }
 
@@ -686,15 +859,9 @@ EmitNextMatch(GpuJoinState *node)
 	while (node->gj_RoundPos < node->gj_Round.nmatches)
 	{
 		int64		i = node->gj_RoundPos++;
-		GjRowId		outer_row = node->gj_Round.outer_rows[i];
-		GjRowId		inner_row = node->gj_Round.inner_rows[i];
-
-		if (outer_row >= node->gj_Outer.nrows || inner_row >= node->gj_Inner.nrows)
-			elog(ERROR, "gpujoin: the kernels returned a match (%u, %u) outside the join's rows",
-				 outer_row, inner_row);
 
 		ResetExprContext(econtext);
-		FillScanSlot(node, scanslot, outer_row, inner_row);
+		FillScanSlot(node, scanslot, i);
 		econtext->ecxt_scantuple = scanslot;
 
 		if (node->gj_JoinQual != NULL && !ExecQual(node->gj_JoinQual, econtext))
@@ -755,7 +922,7 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	}
 	node->gj_NumKeys = list_length(key_clauses);
 	if (node->gj_NumKeys < 1 || node->gj_NumKeys > 64)
-		elog(ERROR, "gpujoin: a hash join needs 1 to 64 key clauses, not %d", node->gj_NumKeys);
+		elog(ERROR, "gpujoin: a join needs 1 to 64 key clauses, not %d", node->gj_NumKeys);
 	node->gj_KeyBits = palloc(sizeof(int) * node->gj_NumKeys);
 	k = 0;
 	foreach(lc1, key_bits)
@@ -767,10 +934,21 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	pull_varattnos((Node *) cscan->scan.plan.qual, INDEX_VAR, &needed);
 	pull_varattnos((Node *) join_quals, INDEX_VAR, &needed);
 
-	InitSide(node, &node->gj_Outer, outer_ps, 0, needed, outer_args,
-			 OUTER_VAR, gpujoin_chunk_rows);
+	/* a merge join sorts the outer side whole: one chunk */
+	node->gj_Strategy = (GpuJoinStrategy) intVal(list_nth(priv, GpuJoinPrivateStrategy));
+	InitSide(node, &node->gj_Outer, outer_ps, 0, needed, outer_args, OUTER_VAR,
+			 node->gj_Strategy == GPUJOIN_STRATEGY_MERGE ? GJ_MAX_ROWS : gpujoin_chunk_rows);
 	InitSide(node, &node->gj_Inner, inner_ps, num_outer_cols, needed, inner_args,
 			 INNER_VAR, GJ_MAX_ROWS);
+
+	/* what every device context of this node is created for */
+	memset(&node->gj_Spec, 0, sizeof(node->gj_Spec));
+	node->gj_Spec.variant = (GjVariant) intVal(list_nth(priv, GpuJoinPrivateVariant));
+	node->gj_Spec.materialize = (GjMaterialize) intVal(list_nth(priv, GpuJoinPrivateMaterialize));
+	SpecColumns(&node->gj_Outer, &node->gj_Spec.outer_ncolumns, node->gj_Spec.outer_widths);
+	SpecColumns(&node->gj_Inner, &node->gj_Spec.inner_ncolumns, node->gj_Spec.inner_widths);
+	node->gj_Spec.row_ids = (node->gj_Outer.nhost > 0 || node->gj_Inner.nhost > 0);
+	node->gj_Spec.max_matches = Max((int64) gpujoin_chunk_rows, GJ_MIN_ROUND_MATCHES);
 
 	node->gj_JoinQual = ExecInitQual(join_quals, &css->ss.ps);
 
@@ -781,7 +959,6 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 		scanslot->tts_isnull[i] = true;
 	}
 
-	node->gj_MaxMatches = Max((int64) gpujoin_chunk_rows, GJ_MIN_ROUND_MATCHES);
 	node->gj_JoinState = GJ_LOAD_INNER;
 
 	/* the device context is created on first use, and cleaned up by this */
@@ -871,7 +1048,7 @@ ExecGpuJoin(CustomScanState *css)
 						INSTR_TIME_SET_CURRENT(start);
 					slot = EmitNextMatch(node);
 					if (node->gj_Timing)
-						node->gj_MaterializeMs += ElapsedMs(start);
+						node->gj_EmitMs += ElapsedMs(start);
 					if (slot != NULL)
 						return slot;
 					node->gj_JoinState = GJ_RETRIEVE;
@@ -1003,8 +1180,11 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	context = set_deparse_context_plan(es->deparse_cxt, (Plan *) cscan, ancestors);
 	useprefix = list_length(es->rtable) > 1 || es->verbose;
 
-	ShowExprs("Hash Cond", list_nth(cscan->custom_exprs, GpuJoinExprsKeyClauses),
+	ShowExprs(node->gj_Strategy == GPUJOIN_STRATEGY_MERGE ? "Merge Cond" : "Hash Cond",
+			  list_nth(cscan->custom_exprs, GpuJoinExprsKeyClauses),
 			  context, useprefix, es);
+	ExplainPropertyText("Variant", GpuJoinVariantName(node->gj_Spec.variant,
+													  node->gj_Spec.materialize), es);
 	ShowExprs("Join Filter", join_quals, context, useprefix, es);
 	if (join_quals != NIL && es->analyze)
 		ShowRowsRemoved("Rows Removed by Join Filter", css, es);
@@ -1046,6 +1226,8 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 		GjStats		stats;
 
 		GpuJoinDeviceStats(&node->gj_Device, &stats);
+		if (stats.detail[0] != '\0')
+			ExplainPropertyText("Kernels", stats.detail, es);
 
 		if (gpujoin_explain_device)
 		{
@@ -1075,9 +1257,9 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 			{
 				appendStringInfoSpaces(es->str, es->indent * 2);
 				appendStringInfo(es->str,
-								 "Time: load=%.3f transfer=%.3f build=%.3f probe=%.3f materialize=%.3f ms\n",
+								 "Time: load=%.3f transfer=%.3f build=%.3f probe=%.3f materialize=%.3f emit=%.3f ms\n",
 								 node->gj_LoadMs, stats.transfer_ms, stats.build_ms,
-								 stats.probe_ms, node->gj_MaterializeMs);
+								 stats.probe_ms, stats.materialize_ms, node->gj_EmitMs);
 			}
 			else
 			{
@@ -1085,7 +1267,8 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 				ExplainPropertyFloat("Transfer Time", "ms", stats.transfer_ms, 3, es);
 				ExplainPropertyFloat("Build Time", "ms", stats.build_ms, 3, es);
 				ExplainPropertyFloat("Probe Time", "ms", stats.probe_ms, 3, es);
-				ExplainPropertyFloat("Materialize Time", "ms", node->gj_MaterializeMs, 3, es);
+				ExplainPropertyFloat("Materialize Time", "ms", stats.materialize_ms, 3, es);
+				ExplainPropertyFloat("Emit Time", "ms", node->gj_EmitMs, 3, es);
 			}
 		}
 	}
@@ -1098,4 +1281,5 @@ void
 GpuJoinInitExecutor(void)
 {
 	RegisterCustomScanMethods(&gpujoin_hash_scan_methods);
+	RegisterCustomScanMethods(&gpujoin_merge_scan_methods);
 }

@@ -27,6 +27,9 @@ PG_MODULE_MAGIC;
 bool		gpujoin_enabled = true;
 int			gpujoin_device = GPUJOIN_DEVICE_AUTO;
 bool		gpujoin_enable_hashjoin = true;
+bool		gpujoin_enable_mergejoin = true;
+int			gpujoin_join_variant = GPUJOIN_AUTO;
+int			gpujoin_materialize = GPUJOIN_AUTO;
 int			gpujoin_chunk_rows = GPUJOIN_DEFAULT_CHUNK_ROWS;
 int			gpujoin_device_memory_limit = 0;
 bool		gpujoin_explain_device = true;
@@ -39,6 +42,21 @@ static const struct config_enum_entry gpujoin_device_options[] = {
 	{"auto", GPUJOIN_DEVICE_AUTO, false},
 	{"gpu", GPUJOIN_DEVICE_GPU, false},
 	{"cpu", GPUJOIN_DEVICE_CPU, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry gpujoin_join_variant_options[] = {
+	{"auto", GPUJOIN_AUTO, false},
+	{"nphj", GJ_VARIANT_NPHJ, false},
+	{"phj", GJ_VARIANT_PHJ, false},
+	{"smj", GJ_VARIANT_SMJ, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry gpujoin_materialize_options[] = {
+	{"auto", GPUJOIN_AUTO, false},
+	{"gftr", GJ_MATERIALIZE_GFTR, false},
+	{"gfur", GJ_MATERIALIZE_GFUR, false},
 	{NULL, 0, false}
 };
 
@@ -73,6 +91,35 @@ _PG_init(void)
 							 NULL,
 							 &gpujoin_enable_hashjoin,
 							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.enable_mergejoin",
+							 "Enables the GPU merge join path (GpuMergeJoin), whose output is sorted on the join keys.",
+							 NULL,
+							 &gpujoin_enable_mergejoin,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("gpujoin.join_variant",
+							 "Forces the join algorithm of GPU hash joins: auto, nphj, phj or smj.",
+							 "auto lets the planner choose; the others are for tests and benchmarks.",
+							 &gpujoin_join_variant,
+							 GPUJOIN_AUTO,
+							 gpujoin_join_variant_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("gpujoin.materialize",
+							 "Forces how GPU joins materialize payload columns: auto, gftr or gfur.",
+							 "gftr transforms payload columns with the keys; gfur gathers them by row id.",
+							 &gpujoin_materialize,
+							 GPUJOIN_AUTO,
+							 gpujoin_materialize_options,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

@@ -36,6 +36,9 @@ typedef enum GpuJoinDeviceSetting
 	GPUJOIN_DEVICE_CPU			/* CPU twin (tests, hosts without a GPU) */
 } GpuJoinDeviceSetting;
 
+/* gpujoin.join_variant and gpujoin.materialize: auto, or a GjVariant / GjMaterialize */
+#define GPUJOIN_AUTO				(-1)
+
 #define GPUJOIN_DEFAULT_CHUNK_ROWS		1048576
 #define GPUJOIN_MIN_CHUNK_ROWS			1
 #define GPUJOIN_MAX_CHUNK_ROWS			((int) GJ_MAX_ROWS)
@@ -44,6 +47,9 @@ typedef enum GpuJoinDeviceSetting
 extern bool gpujoin_enabled;
 extern int	gpujoin_device;
 extern bool gpujoin_enable_hashjoin;
+extern bool gpujoin_enable_mergejoin;
+extern int	gpujoin_join_variant;
+extern int	gpujoin_materialize;
 extern int	gpujoin_chunk_rows;
 extern int	gpujoin_device_memory_limit;	/* MB; 0 = free device memory */
 extern bool gpujoin_explain_device;
@@ -52,10 +58,16 @@ extern double gpujoin_transfer_cost;
 extern double gpujoin_device_tuple_cost;
 extern double gpujoin_extract_cost;
 
-/* Join strategies; issue-by-issue more will come (sort-merge, theta) */
+/*
+ * Join strategies: the plan node (EXPLAIN's Custom Scan name) and what its
+ * output promises.  A hash join reads the outer side in chunks and returns
+ * matches in no particular order; a merge join reads the outer side whole,
+ * runs the SMJ variant, and returns matches in key order.
+ */
 typedef enum GpuJoinStrategy
 {
-	GPUJOIN_STRATEGY_HASH
+	GPUJOIN_STRATEGY_HASH,		/* GpuHashJoin: any variant */
+	GPUJOIN_STRATEGY_MERGE		/* GpuMergeJoin: SMJ, sorted output */
 } GpuJoinStrategy;
 
 /*
@@ -81,6 +93,10 @@ typedef enum GpuJoinPrivateIndex
 	GpuJoinPrivateKeyExact,
 	/* Float: planner's inner row estimate */
 	GpuJoinPrivateInnerRows,
+	/* GjVariant (as an Integer node) */
+	GpuJoinPrivateVariant,
+	/* GjMaterialize (as an Integer node) */
+	GpuJoinPrivateMaterialize,
 } GpuJoinPrivateIndex;
 
 /*
@@ -100,6 +116,8 @@ extern void GpuJoinInitPlanner(void);
 
 /* exec.c */
 extern CustomScanMethods gpujoin_hash_scan_methods;
+extern CustomScanMethods gpujoin_merge_scan_methods;
+extern const char *GpuJoinVariantName(GjVariant variant, GjMaterialize materialize);
 extern void GpuJoinInitExecutor(void);
 
 /* How a key value becomes a signed 64-bit integer (keys.c) */
@@ -159,7 +177,7 @@ typedef struct GpuJoinDeviceContext
 extern bool GpuJoinPlannerHasDevice(bool *use_gpu);
 extern void GpuJoinDeviceInit(GpuJoinDeviceContext *dev, MemoryContext owner);
 extern void GpuJoinDeviceOpen(GpuJoinDeviceContext *dev,
-							  const GjKernels *kernels, int64 max_matches);
+							  const GjKernels *kernels, const GjJoinSpec *spec);
 extern void GpuJoinDeviceClose(GpuJoinDeviceContext *dev);
 extern void GpuJoinDeviceStats(const GpuJoinDeviceContext *dev, GjStats *stats);
 extern const GjKernels *GpuJoinChooseKernels(void);

@@ -27,10 +27,14 @@
  * over the bus dominate in-core GPU joins), in the planner's units:
  *	- host extraction: every needed column and key of every input row is
  *	  copied into a column batch (gpujoin.extract_cost each),
- *	- the bus: 9 bytes per key each way in, 8 bytes per match back
- *	  (gpujoin.transfer_cost per megabyte), plus gpujoin.setup_cost once,
- *	- device work: gpujoin.device_tuple_cost per key built or probed and
- *	  per match written (the CPU twin: cpu_operator_cost each),
+ *	- the bus: 9 bytes per key and the fixed-width payload columns of every
+ *	  row in, the payload columns of both sides and 8 bytes of row numbers
+ *	  per match back (gpujoin.transfer_cost per megabyte), plus
+ *	  gpujoin.setup_cost once,
+ *	- device work: gpujoin.device_tuple_cost per key and pass over it (one
+ *	  for NPHJ, three for PHJ, five for SMJ's sort; GFTR moves the payload
+ *	  columns through the same passes) and per match written (the CPU twin:
+ *	  cpu_operator_cost each),
  *	- output: the recheck quals on every match, then cpu_tuple_cost and the
  *	  projection for every row returned, as PostgreSQL charges its own joins.
  * The cost-model work will calibrate these on the GPU.
@@ -42,6 +46,7 @@
  */
 #include "postgres.h"
 
+#include "access/stratnum.h"
 #include "gpujoin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -52,6 +57,14 @@
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
 #include "utils/lsyscache.h"
+
+/*
+ * Inner sides up to this many rows use one global table (NPHJ): at about 16
+ * bytes a row it stays within the L2 cache of an A100 or H100 (40-50 MB).
+ * A first threshold from the paper's rule "small inner: NPHJ"; the
+ * cost-model work will measure it on our GPU.
+ */
+#define GPUJOIN_NPHJ_MAX_INNER_ROWS		((double) (1 << 21))
 
 /* Bytes on the bus per key (the key and its NULL flag) and per match */
 #define GPUJOIN_KEY_BYTES		(sizeof(uint64) + sizeof(uint8))
@@ -68,6 +81,9 @@ typedef enum GpuJoinPathPrivateIndex
 	GpuJoinPathKeyBits,			/* Integer list */
 	GpuJoinPathKeyExact,		/* Boolean */
 	GpuJoinPathJoinQuals,		/* List of Expr, rechecked on the CPU */
+	GpuJoinPathStrategy,		/* Integer: GpuJoinStrategy */
+	GpuJoinPathVariant,			/* Integer: GjVariant */
+	GpuJoinPathMaterialize,		/* Integer: GjMaterialize */
 } GpuJoinPathPrivateIndex;
 
 /* What ExtractJoinClauses found in a restrictlist */
@@ -89,6 +105,11 @@ static Plan *PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel,
 
 static const CustomPathMethods gpujoin_hash_path_methods = {
 	.CustomName = "GpuHashJoin",
+	.PlanCustomPath = PlanGpuJoinPath,
+};
+
+static const CustomPathMethods gpujoin_merge_path_methods = {
+	.CustomName = "GpuMergeJoin",
 	.PlanCustomPath = PlanGpuJoinPath,
 };
 
@@ -224,13 +245,93 @@ ExtractJoinClauses(List *restrictlist, RelOptInfo *outerrel,
 	return true;
 }
 
+/* Bits of the SQL key values (64 or more: hashed keys) */
+static int
+KeyBits(GpuJoinClauses *clauses)
+{
+	int			bits = 0;
+	ListCell   *lc;
+
+	foreach(lc, clauses->key_bits)
+		bits += lfirst_int(lc);
+	return bits;
+}
+
 /*
- * Estimate the costs of a GPU hash join path; see the file header
+ * What a side sends to the device: its fixed-width columns (bytes per row,
+ * and how many), as far as the planner can tell from the side's targetlist
+ * (the executor keeps only those referenced above the join)
  */
 static void
-CostGpuHashJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
-				Path *inner_path, GpuJoinClauses *clauses,
-				JoinPathExtraData *extra, bool use_gpu)
+CountPayload(Path *path, int *ncolumns, int *bytes)
+{
+	ListCell   *lc;
+
+	*ncolumns = 0;
+	*bytes = 0;
+	foreach(lc, path->pathtarget->exprs)
+	{
+		int16		typlen;
+		bool		typbyval;
+
+		get_typlenbyval(exprType(lfirst(lc)), &typlen, &typbyval);
+		if (typbyval && (typlen == 1 || typlen == 2 || typlen == 4 || typlen == 8) &&
+			*ncolumns < GJ_MAX_COLUMNS)
+		{
+			(*ncolumns)++;
+			*bytes += typlen;
+		}
+	}
+}
+
+/*
+ * Choose the variant and the materialization of a GPU join
+ *
+ * The settings may force either.  Otherwise the rules of Wu, Koutsoukos and
+ * Alonso 2025 (papers/notes/wu-2025-gftr.md sections 6.3 and 6.4), until
+ * the cost-model work replaces them with thresholds measured on our GPU:
+ *	- a small inner side, whose table stays in L2, is best served by one
+ *	  global table (NPHJ); otherwise the partitioned hash join (PHJ), which
+ *	  the paper found fastest in every large-input case;
+ *	- GFTR pays when the match ratio is 25 % or more, or with 8-byte keys;
+ *	  narrow joins (one payload column per side or fewer) and low match
+ *	  ratios gather by row id (GFUR).
+ * A merge join always runs SMJ.
+ */
+static void
+ChooseVariant(GpuJoinStrategy strategy, double outer_rows, double inner_rows,
+			  double matches, int outer_payloads, int inner_payloads,
+			  bool wide_keys, GjVariant *variant, GjMaterialize *materialize)
+{
+	double		match_ratio = matches / Max(outer_rows, 1.0);
+
+	if (strategy == GPUJOIN_STRATEGY_MERGE)
+		*variant = GJ_VARIANT_SMJ;
+	else if (gpujoin_join_variant != GPUJOIN_AUTO)
+		*variant = (GjVariant) gpujoin_join_variant;
+	else if (inner_rows <= GPUJOIN_NPHJ_MAX_INNER_ROWS)
+		*variant = GJ_VARIANT_NPHJ;
+	else
+		*variant = GJ_VARIANT_PHJ;
+
+	if (gpujoin_materialize != GPUJOIN_AUTO)
+		*materialize = (GjMaterialize) gpujoin_materialize;
+	else if (outer_payloads <= 1 && inner_payloads <= 1)
+		*materialize = GJ_MATERIALIZE_GFUR;
+	else if (match_ratio >= 0.25 || wide_keys)
+		*materialize = GJ_MATERIALIZE_GFTR;
+	else
+		*materialize = GJ_MATERIALIZE_GFUR;
+}
+
+/*
+ * Estimate the costs of a GPU join path; see the file header
+ */
+static void
+CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
+			Path *inner_path, GpuJoinClauses *clauses, JoinPathExtraData *extra,
+			bool use_gpu, GpuJoinStrategy strategy, GjVariant *variant,
+			GjMaterialize *materialize)
 {
 	double		outer_rows = outer_path->rows;
 	double		inner_rows = inner_path->rows;
@@ -238,7 +339,12 @@ CostGpuHashJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	int			nkeys = list_length(clauses->key_clauses);
 	int			outer_cols = list_length(outer_path->pathtarget->exprs);
 	int			inner_cols = list_length(inner_path->pathtarget->exprs);
+	int			outer_payloads;
+	int			inner_payloads;
+	int			outer_bytes;
+	int			inner_bytes;
 	double		matches;
+	double		passes;
 	QualCost	qual_cost;
 	Cost		startup_cost;
 	Cost		run_cost;
@@ -248,6 +354,11 @@ CostGpuHashJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 							clauselist_selectivity(root, clauses->key_rinfos, 0,
 												   JOIN_INNER, extra->sjinfo));
 
+	CountPayload(outer_path, &outer_payloads, &outer_bytes);
+	CountPayload(inner_path, &inner_payloads, &inner_bytes);
+	ChooseVariant(strategy, outer_rows, inner_rows, matches, outer_payloads,
+				  inner_payloads, KeyBits(clauses) > 32, variant, materialize);
+
 	startup_cost = outer_path->startup_cost + inner_path->total_cost;
 	run_cost = outer_path->total_cost - outer_path->startup_cost;
 
@@ -255,20 +366,32 @@ CostGpuHashJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	startup_cost += inner_rows * (inner_cols + nkeys) * gpujoin_extract_cost;
 	run_cost += outer_rows * (outer_cols + nkeys) * gpujoin_extract_cost;
 
-	/* the bus and the device */
+	/*
+	 * The device's work, per key: one pass to build or probe a global table,
+	 * two partitioning passes more for PHJ, a radix sort (about four passes)
+	 * for SMJ; GFTR moves every payload column through the same passes.
+	 */
+	passes = (*variant == GJ_VARIANT_NPHJ) ? 1.0 :
+		(*variant == GJ_VARIANT_PHJ) ? 3.0 : 5.0;
+	if (*materialize == GJ_MATERIALIZE_GFTR)
+		passes *= 1.0 + 0.5 * (outer_payloads + inner_payloads);
+
 	if (use_gpu)
 	{
+		double		in_bytes = GPUJOIN_KEY_BYTES;
+		double		out_bytes = outer_bytes + inner_bytes + GPUJOIN_MATCH_BYTES;
+
 		startup_cost += gpujoin_setup_cost;
-		startup_cost += gpujoin_transfer_cost * inner_rows * GPUJOIN_KEY_BYTES / (1024.0 * 1024.0);
-		startup_cost += gpujoin_device_tuple_cost * inner_rows;
+		startup_cost += gpujoin_transfer_cost * inner_rows * (in_bytes + inner_bytes) / (1024.0 * 1024.0);
+		startup_cost += gpujoin_device_tuple_cost * passes * inner_rows;
 		run_cost += gpujoin_transfer_cost *
-			(outer_rows * GPUJOIN_KEY_BYTES + matches * GPUJOIN_MATCH_BYTES) / (1024.0 * 1024.0);
-		run_cost += gpujoin_device_tuple_cost * (outer_rows + matches);
+			(outer_rows * (in_bytes + outer_bytes) + matches * out_bytes) / (1024.0 * 1024.0);
+		run_cost += gpujoin_device_tuple_cost * (passes * outer_rows + matches);
 	}
 	else
 	{
-		startup_cost += cpu_operator_cost * inner_rows;
-		run_cost += cpu_operator_cost * (outer_rows + matches);
+		startup_cost += cpu_operator_cost * passes * inner_rows;
+		run_cost += cpu_operator_cost * (passes * outer_rows + matches);
 	}
 
 	/* output: recheck every candidate, emit and project the survivors */
@@ -278,21 +401,64 @@ CostGpuHashJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	startup_cost += cpath->path.pathtarget->cost.startup;
 	run_cost += (cpu_tuple_cost + cpath->path.pathtarget->cost.per_tuple) * out_rows;
 
+	/* a merge join has everything before its first row: it sorts it all */
+	if (strategy == GPUJOIN_STRATEGY_MERGE)
+	{
+		startup_cost += run_cost - (cpu_tuple_cost + cpath->path.pathtarget->cost.per_tuple) * out_rows;
+		run_cost = (cpu_tuple_cost + cpath->path.pathtarget->cost.per_tuple) * out_rows;
+	}
+
 	cpath->path.startup_cost = startup_cost;
 	cpath->path.total_cost = startup_cost + run_cost;
 }
 
 /*
- * Add a GpuHashJoin path for this (outer, inner) split, if it can run
+ * The order of a merge join's output, as pathkeys: by the first key clause,
+ * then the second, ... (packed keys compare in that order, keys.c), each
+ * ascending.  NIL when a key has no btree order to offer.
+ */
+static List *
+MergeJoinPathKeys(PlannerInfo *root, RelOptInfo *joinrel,
+				  GpuJoinClauses *clauses)
+{
+	List	   *outer_pathkeys = NIL;
+	ListCell   *lc1;
+	ListCell   *lc2;
+
+	forboth(lc1, clauses->key_rinfos, lc2, clauses->outer_is_left)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc1);
+		EquivalenceClass *ec;
+		PathKey    *pathkey;
+
+		if (rinfo->mergeopfamilies == NIL)
+			return NIL;
+		update_mergeclause_eclasses(root, rinfo);
+		ec = lfirst_int(lc2) ? rinfo->left_ec : rinfo->right_ec;
+		pathkey = make_canonical_pathkey(root, ec, linitial_oid(ec->ec_opfamilies),
+										 BTLessStrategyNumber, false);
+		/* a key equal to an earlier one adds no order */
+		if (!list_member_ptr(outer_pathkeys, pathkey))
+			outer_pathkeys = lappend(outer_pathkeys, pathkey);
+	}
+	return build_join_pathkeys(root, joinrel, JOIN_INNER, outer_pathkeys);
+}
+
+/*
+ * Add a GPU join path of the given strategy for this (outer, inner) split,
+ * if it can run
  */
 static void
-TryHashJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
-				RelOptInfo *innerrel, JoinPathExtraData *extra,
-				GpuJoinClauses *clauses, bool use_gpu)
+TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+			   RelOptInfo *innerrel, JoinPathExtraData *extra,
+			   GpuJoinClauses *clauses, bool use_gpu, GpuJoinStrategy strategy)
 {
 	Path	   *outer_path = outerrel->cheapest_total_path;
 	Path	   *inner_path = innerrel->cheapest_total_path;
 	CustomPath *cpath;
+	List	   *pathkeys = NIL;
+	GjVariant	variant;
+	GjMaterialize materialize;
 
 	/* the children are run to completion once per scan: no parameters */
 	if (outer_path == NULL || inner_path == NULL ||
@@ -301,6 +467,16 @@ TryHashJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	/* row numbers on the device are 32 bits (GJ_MAX_ROWS) */
 	if (inner_path->rows > (double) GJ_MAX_ROWS)
 		return;
+
+	if (strategy == GPUJOIN_STRATEGY_MERGE)
+	{
+		/* sorted output needs exact keys, and the outer side in one piece */
+		if (!clauses->exact || outer_path->rows > (double) GJ_MAX_ROWS)
+			return;
+		pathkeys = MergeJoinPathKeys(root, joinrel, clauses);
+		if (pathkeys == NIL)
+			return;				/* no order anyone could use */
+	}
 
 	cpath = makeNode(CustomPath);
 	cpath->path.pathtype = T_CustomScan;
@@ -312,17 +488,24 @@ TryHashJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 										 * the leader */
 	cpath->path.parallel_workers = 0;
 	cpath->path.rows = joinrel->rows;
-	cpath->path.pathkeys = NIL; /* no pathkeys: hash output is unordered */
+	cpath->path.pathkeys = pathkeys;	/* NIL for a hash join: unordered */
 	cpath->flags = 0;			/* no backward scan, no mark/restore */
 	cpath->custom_paths = list_make2(outer_path, inner_path);
+	cpath->methods = (strategy == GPUJOIN_STRATEGY_MERGE) ?
+		&gpujoin_merge_path_methods : &gpujoin_hash_path_methods;
+
+	CostGpuJoin(root, cpath, outer_path, inner_path, clauses, extra, use_gpu,
+				strategy, &variant, &materialize);
+
 	cpath->custom_private = list_make5(clauses->key_clauses,
 									   clauses->outer_is_left,
 									   clauses->key_bits,
 									   makeBoolean(clauses->exact),
 									   clauses->join_quals);
-	cpath->methods = &gpujoin_hash_path_methods;
+	cpath->custom_private = lappend(cpath->custom_private, makeInteger(strategy));
+	cpath->custom_private = lappend(cpath->custom_private, makeInteger(variant));
+	cpath->custom_private = lappend(cpath->custom_private, makeInteger(materialize));
 
-	CostGpuHashJoin(root, cpath, outer_path, inner_path, clauses, extra, use_gpu);
 	add_path(joinrel, &cpath->path);
 }
 
@@ -345,7 +528,7 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 									jointype, extra);
 
 	/* Cheap checks first: settings, join type, lateral references */
-	if (!gpujoin_enabled || !gpujoin_enable_hashjoin)
+	if (!gpujoin_enabled || (!gpujoin_enable_hashjoin && !gpujoin_enable_mergejoin))
 		return;
 	if (jointype != JOIN_INNER)
 		return;					/* other join types: a later release */
@@ -360,7 +543,12 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 	if (!GpuJoinPlannerHasDevice(&use_gpu))
 		return;
 
-	TryHashJoinPath(root, joinrel, outerrel, innerrel, extra, &clauses, use_gpu);
+	if (gpujoin_enable_hashjoin)
+		TryGpuJoinPath(root, joinrel, outerrel, innerrel, extra, &clauses,
+					   use_gpu, GPUJOIN_STRATEGY_HASH);
+	if (gpujoin_enable_mergejoin)
+		TryGpuJoinPath(root, joinrel, outerrel, innerrel, extra, &clauses,
+					   use_gpu, GPUJOIN_STRATEGY_MERGE);
 }
 
 /*
@@ -391,7 +579,7 @@ BuildScanTargetList(List *outer_tlist, List *inner_tlist)
 }
 
 /*
- * PlanCustomPath callback: the CustomScan for a GpuHashJoin path
+ * PlanCustomPath callback: the CustomScan for a GpuHashJoin or GpuMergeJoin path
  *
  * "clauses" is the joinrel's baserestrictinfo, which is empty for a join;
  * our quals travel in the path's private list.
@@ -414,7 +602,7 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->custom_plans = custom_plans;
 	cscan->custom_exprs = list_make2(list_nth(priv, GpuJoinPathKeyClauses),
 									 list_nth(priv, GpuJoinPathJoinQuals));
-	cscan->custom_private = list_make5(makeInteger(GPUJOIN_STRATEGY_HASH),
+	cscan->custom_private = list_make5(list_nth(priv, GpuJoinPathStrategy),
 									   makeInteger(JOIN_INNER),
 									   makeInteger(list_length(outer_plan->targetlist)),
 									   list_nth(priv, GpuJoinPathOuterIsLeft),
@@ -423,9 +611,14 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 									list_nth(priv, GpuJoinPathKeyExact));
 	cscan->custom_private = lappend(cscan->custom_private,
 									makeFloat(psprintf("%.0f", inner_plan->plan_rows)));
+	cscan->custom_private = lappend(cscan->custom_private,
+									list_nth(priv, GpuJoinPathVariant));
+	cscan->custom_private = lappend(cscan->custom_private,
+									list_nth(priv, GpuJoinPathMaterialize));
 	cscan->custom_scan_tlist = BuildScanTargetList(outer_plan->targetlist,
 												   inner_plan->targetlist);
-	cscan->methods = &gpujoin_hash_scan_methods;
+	cscan->methods = (intVal(list_nth(priv, GpuJoinPathStrategy)) == GPUJOIN_STRATEGY_MERGE) ?
+		&gpujoin_merge_scan_methods : &gpujoin_hash_scan_methods;
 
 	return &cscan->scan.plan;
 }

@@ -1,0 +1,497 @@
+/*-------------------------------------------------------------------------
+ *
+ * materialize.cu
+ *	  Payload columns on the device, and the rounds they are handed out in,
+ *	  for every variant
+ *
+ * A join's output is, per match, the values of each side's fixed-width
+ * payload columns (1, 2, 4 or 8 bytes, with optional NULL flags), besides
+ * the row numbers.  Producing them is the most expensive part of a GPU
+ * join: papers/notes/wu-2025-gftr.md §0 ("up to 75% of the overall
+ * runtime"), because gathering a payload value for each match is a random
+ * access unless the columns were rearranged to match the order in which
+ * they are read.  The two ways to get there (§3, §4.4 there):
+ *
+ *	  GFUR	the variant transforms (key, row id) only; each round gathers
+ *			every payload column by the matches' row ids, from the columns
+ *			as they came: one random access per match and column
+ *	  GFTR	the variant transforms every payload column along with the keys,
+ *			with the same stable transform; each round gathers from the
+ *			transformed columns by the matches' positions there: clustered
+ *			accesses, at the price of one transform per column
+ *
+ * Wu et al. model the break-even as GFUR ~ 104 M / B_G against GFTR ~
+ * (36 N + 12 M) / B_G per 4-byte column (M matches, N rows; §4.4 there):
+ * GFTR pays off once matches are many per transformed row.  Which one a
+ * join uses is the spec's; the values handed out are the same either way,
+ * element by element.
+ *
+ * WHAT IS HERE
+ *
+ * The pieces every variant shares (a variant file only chooses which set
+ * and which map each side's round is gathered from):
+ *
+ *	  column sets	GjDeviceColumns by GjColumnSetId (common.h): one side's
+ *					values and NULL flags, a grow-only GjDeviceBuffer each,
+ *					counted against the memory limit, freed with the context
+ *	  upload		gj_cuda_columns_upload: a batch's columns into a set
+ *	  gather		gj_cuda_columns_gather: dst[i] = src[map[i]] for every
+ *					column of a side, one kernel for all of them; used for
+ *					a GFTR transform (the map is the transform's permutation)
+ *					and for every round (the map is the round's rows or
+ *					positions)
+ *	  round maps	GjRowId arrays a variant's retrieve writes (GjRoundMap)
+ *	  the round		page-locked host arrays (GjPinnedRound): max_matches
+ *					values per column and row numbers, allocated with the
+ *					context; NULL arrays when a column first comes with
+ *					NULL flags.  gj_cuda_round_materialize gathers both sides
+ *					and copies them out; gj_cuda_round_fill points a
+ *					GjMatchRound at them.
+ *
+ * COSTS
+ *
+ * Device memory per row of a side: the width of each column, plus one
+ * byte for each column with NULL flags ("P bytes a row" in the variant
+ * banners), once per set that holds the side.  A round takes P (outer) +
+ * P (inner) bytes a match on the device and the same in page-locked host
+ * memory, plus 4 bytes a match per round map.  The gather reads the map
+ * once and each column once per match; writes are coalesced.
+ *
+ * CPU twin: materialize_cpu.c (same functions, same order).
+ *
+ * IDENTIFICATION
+ *	  cuda/materialize.cu
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <string.h>
+
+#include "common.cuh"
+#include "gpujoin_kernels.h"
+
+/*
+ * One gather, as the kernel sees it: for each column of one side, where
+ * to read and write its values and NULL flags.  Passed by value (1.3 kB,
+ * well within the 4 kB of kernel parameters).
+ */
+typedef struct GjGatherColumn
+{
+	const void *src;
+	void	   *dst;
+	const uint8_t *src_nulls;	/* NULL: the column has no NULL flags */
+	uint8_t    *dst_nulls;
+	int			width;
+} GjGatherColumn;
+
+typedef struct GjGatherPlan
+{
+	int			ncolumns;
+	GjGatherColumn columns[GJ_MAX_COLUMNS];
+} GjGatherPlan;
+
+/* Name of column c of a set, for error messages */
+static const char *
+ColumnName(GjColumnSetId set, int c, bool nulls, char *buf, size_t size)
+{
+	snprintf(buf, size, "the %s %d%s", gj_column_set_name(set), c,
+			 nulls ? "'s NULL flags" : "");
+	return buf;
+}
+
+/* Make every column of set hold nrows rows; NULL arrays where has_nulls */
+static GjStatus
+ReserveColumns(GjCudaContext *ctx, GjColumnSetId set, int64_t nrows,
+			   const bool *has_nulls, GjError *err)
+{
+	GjDeviceColumns *cols = &ctx->columns[set];
+	int			ncolumns = gj_side_ncolumns(&ctx->spec, cols->side);
+	const int32_t *widths = gj_side_widths(&ctx->spec, cols->side);
+	char		name[96];
+
+	for (int c = 0; c < ncolumns; c++)
+	{
+		GJ_TRY(gj_cuda_device_reserve(ctx, &cols->values[c],
+									  (size_t) nrows * (size_t) widths[c],
+									  ColumnName(set, c, false, name, sizeof(name)),
+									  err));
+		cols->has_nulls[c] = has_nulls[c];
+		if (has_nulls[c])
+			GJ_TRY(gj_cuda_device_reserve(ctx, &cols->nulls[c], (size_t) nrows,
+										  ColumnName(set, c, true, name, sizeof(name)),
+										  err));
+	}
+	cols->nrows = nrows;
+	return GJ_OK;
+}
+
+/* Give each column set its side; called once, by context_create */
+void
+gj_cuda_columns_init(GjCudaContext *ctx)
+{
+	for (int set = 0; set < GJ_NUM_COLUMN_SETS; set++)
+	{
+		ctx->columns[set].side = gj_column_set_side((GjColumnSetId) set);
+		ctx->columns[set].nrows = 0;
+	}
+}
+
+/*
+ * Copy a batch's payload columns (those of the set's side) into set
+ *
+ * The values as they are, in row order; the NULL flags of the columns
+ * that have them.
+ */
+GjStatus
+gj_cuda_columns_upload(GjCudaContext *ctx, GjColumnSetId set,
+					   const GjBatch *batch, GjError *err)
+{
+	GjDeviceColumns *cols = &ctx->columns[set];
+	int			ncolumns = gj_side_ncolumns(&ctx->spec, cols->side);
+	const int32_t *widths = gj_side_widths(&ctx->spec, cols->side);
+	size_t		nrows = (size_t) batch->nrows;
+	bool		has_nulls[GJ_MAX_COLUMNS];
+
+	memset(has_nulls, 0, sizeof(has_nulls));
+	for (int c = 0; c < ncolumns; c++)
+		has_nulls[c] = (batch->columns[c].nulls != NULL);
+	GJ_TRY(ReserveColumns(ctx, set, batch->nrows, has_nulls, err));
+
+	for (int c = 0; c < ncolumns; c++)
+	{
+		GJ_TRY(gj_cuda_copy_to_device(ctx, cols->values[c].ptr,
+									  batch->columns[c].values,
+									  nrows * (size_t) widths[c], err));
+		if (has_nulls[c])
+			GJ_TRY(gj_cuda_copy_to_device(ctx, cols->nulls[c].ptr,
+										  batch->columns[c].nulls, nrows, err));
+	}
+	return GJ_OK;
+}
+
+/* dst[i] = src[row] for one value of type T */
+template <typename T>
+static __device__ __forceinline__ void
+GatherValue(const void *src, void *dst, int64_t i, GjRowId row)
+{
+	((T *) dst)[i] = ((const T *) src)[row];
+}
+
+/*
+ * dst[i] = src[map[i]] for i in [0, n), for every column of the plan
+ *
+ * One thread per i, grid-stride.  Each thread reads its map entry once and
+ * then moves one value (and NULL flag) per column: the loads of different
+ * columns are independent, so a thread has several in flight, and the
+ * writes of a warp are 32 neighbouring elements.  Whether the loads are
+ * random (GFUR) or clustered (GFTR) is the map's doing.  The switch on the
+ * width takes the same branch in every thread.
+ */
+__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
+gather_columns_kernel(const GjGatherPlan plan,
+					  const GjRowId *__restrict__ d_map, int64_t n)
+{
+	for (int64_t i = gj_thread_index(); i < n; i += gj_grid_stride())
+	{
+		GjRowId		row = d_map[i];
+
+		for (int c = 0; c < plan.ncolumns; c++)
+		{
+			const GjGatherColumn *col = &plan.columns[c];
+
+			switch (col->width)
+			{
+				case 1:
+					GatherValue<uint8_t>(col->src, col->dst, i, row);
+					break;
+				case 2:
+					GatherValue<uint16_t>(col->src, col->dst, i, row);
+					break;
+				case 4:
+					GatherValue<uint32_t>(col->src, col->dst, i, row);
+					break;
+				default:
+					GatherValue<uint64_t>(col->src, col->dst, i, row);
+					break;
+			}
+			if (col->src_nulls != NULL)
+				col->dst_nulls[i] = col->src_nulls[row];
+		}
+	}
+}
+
+/*
+ * Gather every column of set src into set dst: dst[i] = src[d_map[i]] for
+ * i in [0, n), NULL flags included where src has them
+ *
+ * src and dst hold the same side; d_map is a device array of n row
+ * numbers (or positions) of src.  For a GFTR transform, d_map is the
+ * transform's permutation (NPHJ: the inner rows in entry order); for a
+ * round, the round's map.  Queued on the stream, not waited for.
+ */
+GjStatus
+gj_cuda_columns_gather(GjCudaContext *ctx, GjColumnSetId dst,
+					   GjColumnSetId src, const GjRowId *d_map, int64_t n,
+					   GjError *err)
+{
+	GjDeviceColumns *to = &ctx->columns[dst];
+	const GjDeviceColumns *from = &ctx->columns[src];
+	int			ncolumns = gj_side_ncolumns(&ctx->spec, from->side);
+	const int32_t *widths = gj_side_widths(&ctx->spec, from->side);
+	GjGatherPlan plan;
+
+	if (to->side != from->side)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"Cannot gather the %ss into the %ss.",
+							gj_column_set_name(src), gj_column_set_name(dst));
+	GJ_TRY(ReserveColumns(ctx, dst, n, from->has_nulls, err));
+	if (ncolumns == 0 || n == 0)
+		return GJ_OK;
+
+	memset(&plan, 0, sizeof(plan));
+	plan.ncolumns = ncolumns;
+	for (int c = 0; c < ncolumns; c++)
+	{
+		plan.columns[c].src = from->values[c].ptr;
+		plan.columns[c].dst = to->values[c].ptr;
+		plan.columns[c].src_nulls = from->has_nulls[c] ? (const uint8_t *) from->nulls[c].ptr : NULL;
+		plan.columns[c].dst_nulls = from->has_nulls[c] ? (uint8_t *) to->nulls[c].ptr : NULL;
+		plan.columns[c].width = widths[c];
+	}
+	gather_columns_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+		plan, d_map, n);
+	GJ_CUDA_TRY(err, cudaGetLastError());
+	return GJ_OK;
+}
+
+/* Free set's buffers; the set can be filled again */
+void
+gj_cuda_columns_release(GjCudaContext *ctx, GjColumnSetId set)
+{
+	GjDeviceColumns *cols = &ctx->columns[set];
+
+	for (int c = 0; c < GJ_MAX_COLUMNS; c++)
+	{
+		gj_cuda_device_release(ctx, &cols->values[c]);
+		gj_cuda_device_release(ctx, &cols->nulls[c]);
+		cols->has_nulls[c] = false;
+	}
+	cols->nrows = 0;
+}
+
+/* What a round map holds, for error messages */
+static const char *
+RoundMapName(GjRoundMap map)
+{
+	switch (map)
+	{
+		case GJ_ROUND_OUTER_ROWS:
+			return "a round's outer rows";
+		case GJ_ROUND_INNER_ROWS:
+			return "a round's inner rows";
+		case GJ_ROUND_OUTER_POS:
+			return "a round's outer positions";
+		case GJ_ROUND_INNER_POS:
+			return "a round's inner positions";
+		case GJ_NUM_ROUND_MAPS:
+			break;
+	}
+	return "a round map";
+}
+
+/* Make round map "map" hold n entries (GJ_ROUND_MAP(ctx, map) then points at them) */
+GjStatus
+gj_cuda_round_map_reserve(GjCudaContext *ctx, GjRoundMap map, int64_t n,
+						  GjError *err)
+{
+	return gj_cuda_device_reserve(ctx, &ctx->round_maps[map],
+								  (size_t) n * sizeof(GjRowId),
+								  RoundMapName(map), err);
+}
+
+/*
+ * Allocate a page-locked host array of a round, once
+ *
+ * A failure is the host's, not the device's: GJ_ERROR_HOST_MEMORY.
+ */
+static GjStatus
+AllocPinned(GjCudaContext *ctx, void **ptr, size_t bytes, GjError *err)
+{
+	cudaError_t rc;
+
+	if (*ptr != NULL)
+		return GJ_OK;
+	rc = cudaMallocHost(ptr, bytes > 0 ? bytes : 1);
+	if (rc == cudaErrorMemoryAllocation)
+	{
+		(void) cudaGetLastError();
+		*ptr = NULL;
+		gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+					 "Could not allocate %zu bytes of page-locked host memory for a round of matches.",
+					 bytes);
+		if (err != NULL)
+			snprintf(err->cuda_error, sizeof(err->cuda_error), "%s",
+					 cudaGetErrorName(rc));
+		return GJ_ERROR_HOST_MEMORY;
+	}
+	GJ_CUDA_TRY(err, rc);
+	ctx->pinned_bytes += bytes;
+	return GJ_OK;
+}
+
+/*
+ * Make sure the round's page-locked arrays exist
+ *
+ * Called by context_create, for the row numbers (when spec.row_ids) and
+ * the values of each payload column, max_matches of each; and by each
+ * retrieve, for the NULL arrays of the columns that have come with NULL
+ * flags since (max_matches bytes each, allocated once).  An array is
+ * never reallocated, so its address stays the same for the context's
+ * life.
+ */
+GjStatus
+gj_cuda_round_alloc(GjCudaContext *ctx, GjError *err)
+{
+	size_t		max_matches = (size_t) ctx->spec.max_matches;
+	GjPinnedRound *pinned = &ctx->pinned;
+
+	for (int s = 0; s < GJ_NUM_SIDES; s++)
+	{
+		GjSide		side = (GjSide) s;
+		int			ncolumns = gj_side_ncolumns(&ctx->spec, side);
+		const int32_t *widths = gj_side_widths(&ctx->spec, side);
+
+		if (ctx->spec.row_ids)
+			GJ_TRY(AllocPinned(ctx, (void **) &pinned->rows[side],
+							   max_matches * sizeof(GjRowId), err));
+		for (int c = 0; c < ncolumns; c++)
+		{
+			GJ_TRY(AllocPinned(ctx, &pinned->values[side][c],
+							   max_matches * (size_t) widths[c], err));
+			if (ctx->has_nulls[side][c])
+				GJ_TRY(AllocPinned(ctx, (void **) &pinned->nulls[side][c],
+								   max_matches, err));
+		}
+	}
+	return GJ_OK;
+}
+
+/*
+ * Materialize a round of n matches whose maps the variant has written
+ *
+ * Gathers each side's payload columns from the set that sources names, at
+ * the rows or positions its map holds, into the ROUND sets, then copies
+ * them, and the row numbers when spec.row_ids, into the page-locked
+ * arrays.
+ */
+GjStatus
+gj_cuda_round_materialize(GjCudaContext *ctx, const GjRoundSources *sources,
+						  int64_t n, GjError *err)
+{
+	static const GjColumnSetId round_sets[GJ_NUM_SIDES] = {
+		GJ_COLUMNS_ROUND_OUTER, GJ_COLUMNS_ROUND_INNER
+	};
+	static const GjRoundMap row_maps[GJ_NUM_SIDES] = {
+		GJ_ROUND_OUTER_ROWS, GJ_ROUND_INNER_ROWS
+	};
+
+	for (int s = 0; s < GJ_NUM_SIDES; s++)
+	{
+		if (gj_side_ncolumns(&ctx->spec, (GjSide) s) > 0)
+			GJ_TRY(gj_cuda_columns_gather(ctx, round_sets[s], sources->columns[s],
+										  GJ_ROUND_MAP(ctx, sources->map[s]),
+										  n, err));
+	}
+
+	for (int s = 0; s < GJ_NUM_SIDES; s++)
+	{
+		GjSide		side = (GjSide) s;
+		const GjDeviceColumns *cols = &ctx->columns[round_sets[s]];
+		int			ncolumns = gj_side_ncolumns(&ctx->spec, side);
+		const int32_t *widths = gj_side_widths(&ctx->spec, side);
+
+		if (ctx->spec.row_ids)
+			GJ_TRY(gj_cuda_copy_from_device(ctx, ctx->pinned.rows[side],
+											GJ_ROUND_MAP(ctx, row_maps[s]),
+											(size_t) n * sizeof(GjRowId), err));
+		for (int c = 0; c < ncolumns; c++)
+		{
+			/* a variant that gathered from a set of another batch */
+			if (cols->has_nulls[c] != ctx->has_nulls[side][c])
+				return gj_error_set(err, GJ_ERROR_KERNEL,
+									"The %s payload column %d of a round was gathered from columns of another batch.",
+									gj_side_name(side), c);
+			GJ_TRY(gj_cuda_copy_from_device(ctx, ctx->pinned.values[side][c],
+											cols->values[c].ptr,
+											(size_t) n * (size_t) widths[c], err));
+			if (ctx->has_nulls[side][c])
+				GJ_TRY(gj_cuda_copy_from_device(ctx, ctx->pinned.nulls[side][c],
+												cols->nulls[c].ptr, (size_t) n,
+												err));
+		}
+	}
+	return GJ_OK;
+}
+
+/*
+ * Point round at the page-locked arrays, with no matches yet
+ *
+ * The row arrays when spec.row_ids; the values of every payload column;
+ * the NULL flags of those that came with them; NULL everywhere else.
+ */
+void
+gj_cuda_round_fill(const GjCudaContext *ctx, GjMatchRound *round)
+{
+	const GjPinnedRound *pinned = &ctx->pinned;
+
+	memset(round, 0, sizeof(GjMatchRound));
+	if (ctx->spec.row_ids)
+	{
+		round->outer_rows = pinned->rows[GJ_SIDE_OUTER];
+		round->inner_rows = pinned->rows[GJ_SIDE_INNER];
+	}
+	for (int c = 0; c < ctx->spec.outer_ncolumns; c++)
+	{
+		round->outer_values[c] = pinned->values[GJ_SIDE_OUTER][c];
+		if (ctx->has_nulls[GJ_SIDE_OUTER][c])
+			round->outer_nulls[c] = pinned->nulls[GJ_SIDE_OUTER][c];
+	}
+	for (int c = 0; c < ctx->spec.inner_ncolumns; c++)
+	{
+		round->inner_values[c] = pinned->values[GJ_SIDE_INNER][c];
+		if (ctx->has_nulls[GJ_SIDE_INNER][c])
+			round->inner_nulls[c] = pinned->nulls[GJ_SIDE_INNER][c];
+	}
+}
+
+/*
+ * Free every column set, round map and page-locked array; for
+ * context_destroy, so errors are ignored
+ */
+void
+gj_cuda_materialize_release(GjCudaContext *ctx)
+{
+	GjPinnedRound *pinned = &ctx->pinned;
+
+	for (int set = 0; set < GJ_NUM_COLUMN_SETS; set++)
+		gj_cuda_columns_release(ctx, (GjColumnSetId) set);
+	for (int map = 0; map < GJ_NUM_ROUND_MAPS; map++)
+		gj_cuda_device_release(ctx, &ctx->round_maps[map]);
+
+	for (int s = 0; s < GJ_NUM_SIDES; s++)
+	{
+		if (pinned->rows[s] != NULL)
+			(void) cudaFreeHost(pinned->rows[s]);
+		pinned->rows[s] = NULL;
+		for (int c = 0; c < GJ_MAX_COLUMNS; c++)
+		{
+			if (pinned->values[s][c] != NULL)
+				(void) cudaFreeHost(pinned->values[s][c]);
+			if (pinned->nulls[s][c] != NULL)
+				(void) cudaFreeHost(pinned->nulls[s][c]);
+			pinned->values[s][c] = NULL;
+			pinned->nulls[s][c] = NULL;
+		}
+	}
+	ctx->pinned_bytes = 0;
+	(void) cudaGetLastError();
+}

@@ -22,9 +22,11 @@ OBJS = \
 	src/device.o \
 	cuda/context_cpu.o \
 	cuda/hash_join_cpu.o \
-	cuda/materialize_cpu.o
+	cuda/materialize_cpu.o \
+	cuda/partitioned_join_cpu.o \
+	cuda/sort_merge_cpu.o
 
-REGRESS = hash_join rescan settings
+REGRESS = hash_join rescan settings variants
 REGRESS_OPTS = --inputdir=. --load-extension=gpujoin
 
 include cuda/config.mk

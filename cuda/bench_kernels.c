@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * bench_kernels.c
- *	  Timing of one NPHJ join, GFUR against GFTR (make -C cuda bench)
+ *	  Timing of one join per variant (NPHJ, PHJ, SMJ), GFUR against GFTR
+ *	  (make -C cuda bench)
  *
  * Three workloads of N inner rows (10M by default, or the first argument),
  * each side with two payload columns (4 and 8 bytes, no NULLs):
@@ -17,7 +18,8 @@
  * device answers (else on the CPU twin); the fastest run is shown, with
  * the phases from GjStats: build, probe (count), materialize (retrieve),
  * each without copies, and the copies.  A checksum over every value
- * handed out shows that both materializations returned the same values.
+ * handed out shows that both materializations of a variant returned the
+ * same values (the variants hand them out in different orders).
  *
  * IDENTIFICATION
  *	  cuda/bench_kernels.c
@@ -33,6 +35,12 @@
 
 #define ROUND_MATCHES	((int64_t) 1 << 21)
 #define REPEATS			3
+
+/* The variants timed, and their names */
+static const GjVariant bench_variants[] = {GJ_VARIANT_NPHJ, GJ_VARIANT_PHJ, GJ_VARIANT_SMJ};
+static const char *const bench_variant_names[] = {"NPHJ", "PHJ", "SMJ"};
+
+#define NUM_BENCH_VARIANTS	((int) (sizeof(bench_variants) / sizeof(bench_variants[0])))
 
 /* splitmix64 */
 static uint64_t
@@ -167,8 +175,8 @@ Check(GjStatus status, const GjError *err, const char *call)
 
 /* One join; *wall_ms its wall clock, *checksum over every value handed out */
 static bool
-RunJoin(const GjKernels *k, GjMaterialize materialize, const Side *inner,
-		const Side *outer, GjStats *stats, double *wall_ms,
+RunJoin(const GjKernels *k, GjVariant variant, GjMaterialize materialize,
+		const Side *inner, const Side *outer, GjStats *stats, double *wall_ms,
 		uint64_t *checksum, int64_t *nmatches)
 {
 	GjJoinSpec	spec;
@@ -179,7 +187,7 @@ RunJoin(const GjKernels *k, GjMaterialize materialize, const Side *inner,
 	bool		ok = false;
 
 	memset(&spec, 0, sizeof(spec));
-	spec.variant = GJ_VARIANT_NPHJ;
+	spec.variant = variant;
 	spec.materialize = materialize;
 	spec.outer_ncolumns = 2;
 	spec.outer_widths[0] = 4;
@@ -216,6 +224,54 @@ done:
 	return ok;
 }
 
+/*
+ * Time variant number v on one workload, GFUR then GFTR, and print a line
+ * for each; false when a call fails or the two hand out different values
+ */
+static bool
+BenchVariant(const GjKernels *k, const char *workload, int v,
+			 const Side *inner, const Side *outer)
+{
+	uint64_t	checksums[2] = {0, 0};
+
+	for (int m = 0; m < 2; m++)
+	{
+		GjMaterialize materialize = m == 0 ? GJ_MATERIALIZE_GFUR : GJ_MATERIALIZE_GFTR;
+		GjStats		best;
+		double		best_ms = -1.0;
+		int64_t		nmatches = 0;
+
+		memset(&best, 0, sizeof(best));
+		for (int r = 0; r < REPEATS; r++)
+		{
+			GjStats		stats;
+			double		wall_ms = 0.0;
+
+			if (!RunJoin(k, bench_variants[v], materialize, inner, outer,
+						 &stats, &wall_ms, &checksums[m], &nmatches))
+				return false;
+			if (best_ms < 0.0 || wall_ms < best_ms)
+			{
+				best_ms = wall_ms;
+				best = stats;
+			}
+		}
+		printf("%-22s %-5s %-5s %10lld %9.1f %9.1f %9.1f %9.1f %9.1f  %s\n",
+			   workload, bench_variant_names[v], m == 0 ? "GFUR" : "GFTR",
+			   (long long) nmatches, best_ms, best.build_ms, best.probe_ms,
+			   best.materialize_ms, best.transfer_ms, best.detail);
+		fflush(stdout);
+	}
+	if (checksums[0] != checksums[1])
+	{
+		printf("%s: GFUR and GFTR handed out different values (checksums %llx, %llx)\n",
+			   bench_variant_names[v], (unsigned long long) checksums[0],
+			   (unsigned long long) checksums[1]);
+		return false;
+	}
+	return true;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -242,49 +298,20 @@ main(int argc, char **argv)
 #endif
 	printf("kernels \"%s\", %lld inner rows, 2 + 2 payload columns (4 and 8 bytes), rounds of %lld matches; fastest of %d runs\n",
 		   k->name, (long long) n, (long long) ROUND_MATCHES, REPEATS);
-	printf("%-22s %-5s %10s %9s %9s %9s %9s %9s  %s\n", "workload", "mat.",
-		   "matches", "total ms", "build", "probe", "material.", "copies",
-		   "table");
+	printf("%-22s %-5s %-5s %10s %9s %9s %9s %9s %9s  %s\n", "workload",
+		   "var.", "mat.", "matches", "total ms", "build", "probe",
+		   "material.", "copies", "build's choice");
 
 	for (int w = 0; w < 3; w++)
 	{
 		Side		inner;
 		Side		outer;
-		uint64_t	checksums[2] = {0, 0};
 
 		MakeWorkload(w, n, &inner, &outer);
-		for (int m = 0; m < 2; m++)
+		for (int v = 0; v < NUM_BENCH_VARIANTS; v++)
 		{
-			GjMaterialize materialize = m == 0 ? GJ_MATERIALIZE_GFUR : GJ_MATERIALIZE_GFTR;
-			GjStats		best;
-			double		best_ms = -1.0;
-			int64_t		nmatches = 0;
-
-			memset(&best, 0, sizeof(best));
-			for (int r = 0; r < REPEATS; r++)
-			{
-				GjStats		stats;
-				double		wall_ms = 0.0;
-
-				if (!RunJoin(k, materialize, &inner, &outer, &stats, &wall_ms,
-							 &checksums[m], &nmatches))
-					return 1;
-				if (best_ms < 0.0 || wall_ms < best_ms)
-				{
-					best_ms = wall_ms;
-					best = stats;
-				}
-			}
-			printf("%-22s %-5s %10lld %9.1f %9.1f %9.1f %9.1f %9.1f  %s\n",
-				   workloads[w], m == 0 ? "GFUR" : "GFTR", (long long) nmatches,
-				   best_ms, best.build_ms, best.probe_ms, best.materialize_ms,
-				   best.transfer_ms, best.detail);
-		}
-		if (checksums[0] != checksums[1])
-		{
-			printf("GFUR and GFTR handed out different values (checksums %llx, %llx)\n",
-				   (unsigned long long) checksums[0], (unsigned long long) checksums[1]);
-			return 1;
+			if (!BenchVariant(k, workloads[w], v, &inner, &outer))
+				return 1;
 		}
 		FreeSide(&inner);
 		FreeSide(&outer);

@@ -233,6 +233,8 @@ typedef struct GjCudaContext
 
 /* The variants (one line per implemented variant; see context.cu) */
 extern const GjCudaVariant gj_cuda_nphj;	/* hash_join.cu */
+extern const GjCudaVariant gj_cuda_phj;	/* partitioned_join.cu */
+extern const GjCudaVariant gj_cuda_smj;	/* sort_merge.cu */
 
 /* The kernel table's entry points; context.cu collects them in gj_cuda_kernels */
 extern "C"
@@ -275,6 +277,9 @@ extern GjStatus gj_cuda_fail(GjError *err, cudaError_t rc, const char *file,
 extern void gj_cuda_columns_init(GjCudaContext *ctx);
 extern GjStatus gj_cuda_columns_upload(GjCudaContext *ctx, GjColumnSetId set,
 									   const GjBatch *batch, GjError *err);
+extern GjStatus gj_cuda_columns_reserve(GjCudaContext *ctx, GjColumnSetId set,
+										int64_t nrows, const bool *has_nulls,
+										GjError *err);
 extern GjStatus gj_cuda_columns_gather(GjCudaContext *ctx, GjColumnSetId dst,
 									   GjColumnSetId src, const GjRowId *d_map,
 									   int64_t n, GjError *err);

@@ -209,6 +209,179 @@ gj_nphj_describe(const GjNphjLayout *layout, int64_t nentries, char *buf,
 }
 
 /*
+ * THE SMJ SORT (sort_merge.cu, sort_merge_cpu.c)
+ *
+ * Both sides are sorted as (key, row) pairs by a stable LSD radix sort, on
+ * the low gj_smj_sort_bits(min, max) bits only, min and max being the
+ * inner side's smallest and largest non-NULL key: every key that can
+ * match lies in [min, max] (outer keys outside it are left out of the
+ * outer sort), and every value of that range has the same bits as min and
+ * max above the highest bit in which the two differ.  So keys of a narrow
+ * range (int4 keys, for one) sort in 4 passes of 8 bits, not 8, on either
+ * implementation, and both describe the build alike.
+ */
+static inline GJ_HOST_DEVICE int
+gj_smj_sort_bits(uint64_t min_key, uint64_t max_key)
+{
+	uint64_t	diff = min_key ^ max_key;
+	int			bits = 0;
+
+	while (diff != 0)
+	{
+		bits++;
+		diff >>= 1;
+	}
+	return bits;
+}
+
+/*
+ * What an SMJ build chose, for GjStats.detail (EXPLAIN): "sorted 24-bit
+ * keys", "sorted 64-bit keys, unique inner" (at most one match an outer
+ * row: the PK-FK and PK-PK path), "one key value" when every inner key is
+ * the same, or "no inner keys" (then nothing is sorted at all)
+ */
+static inline void
+gj_smj_describe(int64_t nkeys, int sort_bits, bool unique, char *buf,
+				size_t size)
+{
+	if (nkeys == 0)
+		snprintf(buf, size, "no inner keys");
+	else if (sort_bits == 0)
+		snprintf(buf, size, "one key value%s", unique ? ", unique inner" : "");
+	else
+		snprintf(buf, size, "sorted %d-bit keys%s", sort_bits,
+				 unique ? ", unique inner" : "");
+}
+
+/*
+ * First index in [lo, hi) of the sorted keys whose key is not less than
+ * key (upper: greater than key); hi when there is none.  The equal keys
+ * of a sorted array are keys[lower bound .. upper bound).
+ */
+static inline GJ_HOST_DEVICE int64_t
+gj_smj_bound(const uint64_t *keys, int64_t lo, int64_t hi, uint64_t key,
+			 bool upper)
+{
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (keys[mid] < key || (upper && keys[mid] == key))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * THE PHJ PARTITIONS (partitioned_join.cu, partitioned_join_cpu.c)
+ *
+ * PHJ splits both sides into 2^radix_bits partitions, partition(key) = the
+ * top radix_bits bits of gj_hash64(key), by a stable radix partitioning,
+ * and joins each inner partition with its co-partition of the outer side
+ * alone.  Its matches are numbered by partition, then outer row, then
+ * inner row (gpujoin_kernels.h), so the number of bits is part of the
+ * answer: gj_phj_radix_bits() decides it from the inner side's rows (NULL
+ * keys included, so that it depends on the row count alone), and both
+ * implementations and the kernel tests call it.
+ *
+ * It takes the fewest bits, at most 16, that bring the average inner
+ * partition down to GJ_PHJ_PARTITION_ROWS rows: half of what one shared-
+ * memory table holds (GJ_PHJ_TABLE_ROWS), so that with the spread of a
+ * bijective hash nearly every partition fits one table.  That is 0 bits
+ * (one partition) up to 2048 inner rows, 10 bits (2 passes of 5) at 2M,
+ * 13 at 10M, 15 at 33M to 67M and 16 (2 passes of 8) from 67M rows on,
+ * where wu-2025-gftr.md §3.4 uses 15 or 16 bits for every size.  Beyond
+ * 2^16 x GJ_PHJ_TABLE_ROWS = 268M inner rows the average partition no
+ * longer fits one table and is probed in several (sub-tables), as a skewed
+ * partition is at any size.
+ *
+ * Within an inner partition, rows are ordered by bucket, the next
+ * GJ_PHJ_BUCKET_BITS bits of the hash, and by row within a bucket: the
+ * stable order of gj_phj_digit(), partition and bucket in one number.
+ * Then any slice of a partition, a whole one or GJ_PHJ_TABLE_ROWS rows of
+ * an oversized one, is a bucketed hash table once its bucket starts are
+ * known, and the rows of one key come in ascending row order.
+ */
+#define GJ_PHJ_MAX_RADIX_BITS	16
+#define GJ_PHJ_BITS_PER_PASS	8	/* radix bits of one partitioning pass */
+#define GJ_PHJ_PARTITION_ROWS	2048	/* target average inner partition */
+#define GJ_PHJ_TABLE_ROWS		4096	/* inner rows of one (sub-)table */
+#define GJ_PHJ_BUCKET_BITS		11	/* buckets of a (sub-)table: 2048 */
+#define GJ_PHJ_BUCKETS			(1 << GJ_PHJ_BUCKET_BITS)
+
+/* Radix bits of a PHJ build on inner_rows rows (NULL keys included) */
+static inline GJ_HOST_DEVICE int
+gj_phj_radix_bits(int64_t inner_rows)
+{
+	int			bits = 0;
+
+	while (bits < GJ_PHJ_MAX_RADIX_BITS &&
+		   ((int64_t) GJ_PHJ_PARTITION_ROWS << bits) < inner_rows)
+		bits++;
+	return bits;
+}
+
+/* The partition of a key: the top radix_bits bits of its hash (0 bits: 0) */
+static inline GJ_HOST_DEVICE uint32_t
+gj_phj_partition(uint64_t key, int radix_bits)
+{
+	if (radix_bits == 0)
+		return 0;
+	return (uint32_t) (gj_hash64(key) >> (64 - radix_bits));
+}
+
+/*
+ * Partition and bucket of a key in one number: the top radix_bits +
+ * GJ_PHJ_BUCKET_BITS bits of its hash, partition above, bucket below
+ */
+static inline GJ_HOST_DEVICE uint32_t
+gj_phj_digit(uint64_t key, int radix_bits)
+{
+	return (uint32_t) (gj_hash64(key) >> (64 - radix_bits - GJ_PHJ_BUCKET_BITS));
+}
+
+/* The bucket of a key within its partition's table */
+static inline GJ_HOST_DEVICE uint32_t
+gj_phj_bucket(uint64_t key, int radix_bits)
+{
+	return gj_phj_digit(key, radix_bits) & (GJ_PHJ_BUCKETS - 1);
+}
+
+/*
+ * What a PHJ build chose, for GjStats.detail (EXPLAIN): the radix bits as
+ * passes of at most GJ_PHJ_BITS_PER_PASS, split as evenly as they go
+ * ("radix bits 2x8", "radix bits 7+6", "radix bits 1x5", "one partition"),
+ * and the inner partitions of more than GJ_PHJ_TABLE_ROWS rows (skew), which
+ * the GPU probes in several sub-tables ("..., 3 oversized partitions"); or
+ * "no inner keys" when no inner key is non-NULL (then nothing is built)
+ */
+static inline void
+gj_phj_describe(int radix_bits, int64_t nentries, int64_t oversized,
+				char *buf, size_t size)
+{
+	int			passes = (radix_bits + GJ_PHJ_BITS_PER_PASS - 1) / GJ_PHJ_BITS_PER_PASS;
+	int			first = passes > 0 ? (radix_bits + passes - 1) / passes : 0;
+	int			len;
+
+	if (nentries == 0)
+	{
+		snprintf(buf, size, "no inner keys");
+		return;
+	}
+	if (passes == 0)
+		len = snprintf(buf, size, "one partition");
+	else if (first * passes == radix_bits)
+		len = snprintf(buf, size, "radix bits %dx%d", passes, first);
+	else
+		len = snprintf(buf, size, "radix bits %d+%d", first, radix_bits - first);
+	if (oversized > 0 && len > 0 && (size_t) len < size)
+		snprintf(buf + len, size - (size_t) len, ", %lld oversized partition%s",
+				 (long long) oversized, oversized == 1 ? "" : "s");
+}
+
+/*
  * The outer row that holds match number "first" of a counted chunk
  *
  * offsets[0..nrows] is the exclusive prefix sum of the per-row match

@@ -79,8 +79,8 @@
  */
 static const GjCudaVariant *const variants[GJ_NUM_VARIANTS] = {
 	&gj_cuda_nphj,				/* GJ_VARIANT_NPHJ: hash_join.cu */
-	NULL,						/* GJ_VARIANT_PHJ: partitioned_join.cu */
-	NULL,						/* GJ_VARIANT_SMJ: sort_merge.cu */
+	&gj_cuda_phj,				/* GJ_VARIANT_PHJ: partitioned_join.cu */
+	&gj_cuda_smj,				/* GJ_VARIANT_SMJ: sort_merge.cu */
 };
 
 /* Does this table implement the variant?  (for gj_check_spec) */

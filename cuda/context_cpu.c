@@ -58,8 +58,8 @@
  */
 static const GjCpuVariant *const variants[GJ_NUM_VARIANTS] = {
 	&gj_cpu_nphj,				/* GJ_VARIANT_NPHJ: hash_join_cpu.c */
-	NULL,						/* GJ_VARIANT_PHJ: partitioned_join_cpu.c */
-	NULL,						/* GJ_VARIANT_SMJ: sort_merge_cpu.c */
+	&gj_cpu_phj,				/* GJ_VARIANT_PHJ: partitioned_join_cpu.c */
+	&gj_cpu_smj,				/* GJ_VARIANT_SMJ: sort_merge_cpu.c */
 };
 
 /* Does this table implement the variant?  (for gj_check_spec) */

@@ -108,6 +108,8 @@ typedef struct GjCpuContext
 
 /* The variants (one line per implemented variant; see context_cpu.c) */
 extern const GjCpuVariant gj_cpu_nphj;	/* hash_join_cpu.c */
+extern const GjCpuVariant gj_cpu_phj;	/* partitioned_join_cpu.c */
+extern const GjCpuVariant gj_cpu_smj;	/* sort_merge_cpu.c */
 
 /* A round map's array: GJ_CPU_ROUND_MAP(ctx, GJ_ROUND_OUTER_ROWS) */
 #define GJ_CPU_ROUND_MAP(ctx, map)	((GjRowId *) (ctx)->round_maps[(map)].ptr)
@@ -131,6 +133,9 @@ extern void gj_cpu_buffer_release(GjHostBuffer *buf);
 extern void gj_cpu_columns_init(GjCpuContext *ctx);
 extern GjStatus gj_cpu_columns_upload(GjCpuContext *ctx, GjColumnSetId set,
 									  const GjBatch *batch, GjError *err);
+extern GjStatus gj_cpu_columns_reserve(GjCpuContext *ctx, GjColumnSetId set,
+									   int64_t nrows, const bool *has_nulls,
+									   GjError *err);
 extern GjStatus gj_cpu_columns_gather(GjCpuContext *ctx, GjColumnSetId dst,
 									  GjColumnSetId src, const GjRowId *map,
 									  int64_t n, GjError *err);

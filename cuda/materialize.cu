@@ -35,6 +35,8 @@
  *					values and NULL flags, a grow-only GjDeviceBuffer each,
  *					counted against the memory limit, freed with the context
  *	  upload		gj_cuda_columns_upload: a batch's columns into a set
+ *	  reserve		gj_cuda_columns_reserve: a set sized for a variant that
+ *					fills it itself (PHJ sorts GFTR columns into it)
  *	  gather		gj_cuda_columns_gather: dst[i] = src[map[i]] for every
  *					column of a side, one kernel for all of them; used for
  *					a GFTR transform (the map is the transform's permutation)
@@ -166,6 +168,18 @@ gj_cuda_columns_upload(GjCudaContext *ctx, GjColumnSetId set,
 										  batch->columns[c].nulls, nrows, err));
 	}
 	return GJ_OK;
+}
+
+/*
+ * Make every column of set hold nrows rows, with NULL flags where
+ * has_nulls[c], for a variant that fills the set itself (PHJ's GFTR
+ * transform sorts each column into it)
+ */
+GjStatus
+gj_cuda_columns_reserve(GjCudaContext *ctx, GjColumnSetId set, int64_t nrows,
+						const bool *has_nulls, GjError *err)
+{
+	return ReserveColumns(ctx, set, nrows, has_nulls, err);
 }
 
 /* dst[i] = src[row] for one value of type T */

@@ -123,6 +123,17 @@ gj_cpu_columns_upload(GjCpuContext *ctx, GjColumnSetId set,
 	return GJ_OK;
 }
 
+/*
+ * Make every column of set hold nrows rows, with NULL flags where
+ * has_nulls[c], for a variant that fills the set itself
+ */
+GjStatus
+gj_cpu_columns_reserve(GjCpuContext *ctx, GjColumnSetId set, int64_t nrows,
+					   const bool *has_nulls, GjError *err)
+{
+	return ReserveColumns(ctx, set, nrows, has_nulls, err);
+}
+
 /* dst[i] = src[row] for one value of width bytes (1, 2, 4 or 8) */
 static inline void
 CopyValue(const uint8_t *src, uint8_t *dst, int64_t i, GjRowId row, int width)

@@ -14,27 +14,34 @@
  *					outer key: the exact match list in the NPHJ contract's
  *					order (outer row ascending, then inner row ascending), by
  *					a method that shares nothing with the kernels; on small
- *					cases a nested loop checks the reference itself.  The
- *					expected payload values of match m are the input
- *					columns' values at its two rows.
+ *					cases a nested loop checks the reference itself.  For
+ *					SMJ the same matches sorted by (key, outer row, inner
+ *					row), that contract's order; for PHJ the same matches
+ *					stably reordered by their key's partition (the top
+ *					gj_phj_radix_bits(inner rows) bits of gj_hash64): within
+ *					a partition, PHJ keeps NPHJ's order.  The expected
+ *					payload values of match m are the input columns' values
+ *					at its two rows.
  *	  cpu			the CPU twin, through gj_cpu_kernels, which must equal
  *					the reference: row numbers, every value, every NULL flag
  *	  cuda			the CUDA kernels, which must equal the CPU twin array by
  *					array, element by element, when built with CUDA and a
  *					device answers
  *
- * Every case runs in the four configurations NPHJ x {GFUR, GFTR} x {row
+ * Every case runs in the configurations {NPHJ, PHJ, SMJ} x {GFUR, GFTR} x {row
  * numbers on, off}: the materialization must not change a single output
  * byte.  Matches are taken out in rounds of max_matches, with every round
  * array poisoned before every retrieve; one extra round at a random window
  * checks that rounds do not depend on the ones before them.  Further cases
  * check the dense-key (perfect hash) layout and its edges, the invalid-
- * argument paths (PHJ and SMJ are not implemented yet) and, on a GPU, the
- * device memory limit.
+ * argument paths, PHJ partitions crowded past one shared-memory table
+ * (sub-tables, many work units), and, on a GPU, the device memory limit.
  *
  * Without a GPU the CUDA comparisons are skipped, with one line saying so;
  * GJ_REQUIRE_GPU=1 makes that a failure (for the GPU host).
  * GJ_TEST_VERBOSE=1 prints every case, its size and what each run cost;
+ * GJ_TEST_CONFIGS=TEXT runs only the configurations whose name holds TEXT
+ * (say "PHJ", for a sanitizer run on one variant's kernels);
  * GJ_TEST_LARGE_ROWS=N sets the inner rows of the two large cases
  * (2000000 by default).  The last line is "N passed, N failed"; the exit
  * status is non-zero on any failure.
@@ -62,6 +69,7 @@ static int	tests_passed = 0;
 static int	tests_failed = 0;
 static bool verbose = false;
 static bool have_cuda = false;
+static const char *config_filter = NULL;	/* GJ_TEST_CONFIGS */
 
 /* ----------------------------------------------------------------
  *		Reporting
@@ -226,7 +234,9 @@ typedef enum KeyMap
 								 * 2n + edge_extra - 1 values */
 	KEYS_WIDE,					/* 0, UINT64_MAX, 2^63, 2^63-1, then spread
 								 * over the whole 64-bit range */
-	KEYS_COLLIDE				/* distinct keys crowded into three buckets */
+	KEYS_COLLIDE,				/* distinct keys crowded into three buckets */
+	KEYS_CROWD					/* PHJ: three keys in four in partition 0,
+								 * the hottest near the end of its buckets */
 } KeyMap;
 
 /* What the inner keys must make the NPHJ build choose */
@@ -262,6 +272,9 @@ typedef struct CaseSpec
 	bool		null_keys_extreme;	/* the key slots of NULL rows hold 0 and
 									 * UINT64_MAX (inner), or a key that would
 									 * match (outer) */
+	bool		outer_unique;	/* no outer key twice in a chunk (PK-PK with
+								 * a unique inner side; KEYS_DENSE and
+								 * KEYS_WIDE only) */
 	int			outer_ncolumns; /* payload columns of each side */
 	int			inner_ncolumns;
 	int32_t		outer_widths[GJ_MAX_COLUMNS];
@@ -319,6 +332,36 @@ MakeCollidePool(int64_t size, int64_t inner_rows, uint64_t seed)
 	}
 }
 
+/*
+ * KEYS_CROWD's pool: three keys in four in PHJ partition 0 at the inner
+ * side's radix bits, so that it outgrows a shared-memory table (several
+ * sub-tables) and its outer rows fill several work units; the rest
+ * anywhere.  Index 0, the hottest under Zipf skew, lies in partition 0
+ * with a bucket near the end (1700 .. 1899 of GJ_PHJ_BUCKETS), so that
+ * the run of its rows starts late in the partition, across a sub-table
+ * boundary when the partition is large.
+ */
+static void
+MakeCrowdPool(int64_t size, int64_t inner_rows, uint64_t seed)
+{
+	int			bits = gj_phj_radix_bits(inner_rows);
+	uint64_t	state = seed;
+
+	collide_pool = (uint64_t *) Alloc((size_t) size * sizeof(uint64_t));
+	collide_pool_size = size;
+	for (int64_t i = 0; i < size; i++)
+	{
+		uint64_t	key;
+
+		do
+			key = NextRandom(&state);
+		while ((i % 4 != 3 && gj_phj_partition(key, bits) != 0) ||
+			   (i == 0 && (gj_phj_bucket(key, bits) < 1700 ||
+						   gj_phj_bucket(key, bits) >= 1900)));
+		collide_pool[i] = key;
+	}
+}
+
 /* The key of index (0 .. domain-1 for the inner side) */
 static uint64_t
 KeyOf(const CaseSpec *spec, KeyMap keymap, int64_t domain, int64_t index)
@@ -348,6 +391,7 @@ KeyOf(const CaseSpec *spec, KeyMap keymap, int64_t domain, int64_t index)
 			state = (uint64_t) index * UINT64_C(0x2545F4914F6CDD1D);
 			return NextRandom(&state);
 		case KEYS_COLLIDE:
+		case KEYS_CROWD:
 			return collide_pool[index % collide_pool_size];
 	}
 	return 0;
@@ -380,6 +424,7 @@ MissKey(const CaseSpec *spec, KeyMap keymap, int64_t domain, uint64_t *state)
 		case KEYS_WIDE:
 			return KeyOf(spec, keymap, domain, domain + r);
 		case KEYS_COLLIDE:
+		case KEYS_CROWD:
 			return collide_pool[domain + r % (collide_pool_size - domain)];
 	}
 	return 0;
@@ -490,7 +535,7 @@ MakeOuter(const CaseSpec *spec, SideData *side, uint64_t *state)
 	if (domain < 1)
 		domain = 1;
 	ZipfInit(&z, domain, spec->outer_skew);
-	for (int64_t i = 0; i < nrows; i++)
+	for (int64_t i = 0; i < nrows && !spec->outer_unique; i++)
 	{
 		if (RandomUnit(state) < spec->match_ratio)
 			keys[i] = KeyOf(spec, spec->keymap, domain, ZipfNext(&z, state));
@@ -498,6 +543,30 @@ MakeOuter(const CaseSpec *spec, SideData *side, uint64_t *state)
 			keys[i] = MissKey(spec, spec->keymap, domain, state);
 	}
 	ZipfFree(&z);
+	if (spec->outer_unique)
+	{
+		/*
+		 * Distinct keys: index perm[i] of a shuffled 0 .. nrows-1 is a hit
+		 * (a key of the domain) below "hits", else a miss beyond the domain
+		 */
+		int64_t		hits = (int64_t) (spec->match_ratio * (double) (nrows < domain ? nrows : domain));
+		int64_t    *perm = (int64_t *) Alloc((size_t) nrows * sizeof(int64_t));
+
+		for (int64_t i = 0; i < nrows; i++)
+			perm[i] = i;
+		for (int64_t i = nrows - 1; i > 0; i--)
+		{
+			int64_t		j = RandomBelow(state, i + 1);
+			int64_t		t = perm[i];
+
+			perm[i] = perm[j];
+			perm[j] = t;
+		}
+		for (int64_t i = 0; i < nrows; i++)
+			keys[i] = KeyOf(spec, spec->keymap, domain,
+							perm[i] < hits ? perm[i] : domain + perm[i]);
+		free(perm);
+	}
 	memset(side, 0, sizeof(SideData));
 	side->batch.keys = keys;
 	side->batch.nrows = nrows;
@@ -521,6 +590,9 @@ MakeCase(const CaseSpec *spec, CaseData *data)
 	if (spec->keymap == KEYS_COLLIDE || spec->decoy_keymap == KEYS_COLLIDE)
 		MakeCollidePool(2 * (domain > 0 ? domain : 1) + 1, spec->inner_rows,
 						spec->seed ^ 0x5eed);
+	if (spec->keymap == KEYS_CROWD)
+		MakeCrowdPool(2 * (domain > 0 ? domain : 1) + 1, spec->inner_rows,
+					  spec->seed ^ 0x5eed);
 	MakeInner(spec, spec->keymap, spec->inner_rows, &data->inner, &state);
 	if (spec->rebuild)
 		MakeInner(spec, spec->decoy_keymap, spec->inner_rows / 2 + 3,
@@ -707,6 +779,126 @@ FreeMatches(MatchList *list)
 	memset(list, 0, sizeof(MatchList));
 }
 
+/* A match with its key, for the SMJ order */
+typedef struct KeyedMatch
+{
+	uint64_t	key;
+	GjRowId		outer_row;
+	GjRowId		inner_row;
+} KeyedMatch;
+
+static int
+CompareKeyedMatch(const void *a, const void *b)
+{
+	const KeyedMatch *x = (const KeyedMatch *) a;
+	const KeyedMatch *y = (const KeyedMatch *) b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->outer_row != y->outer_row)
+		return x->outer_row < y->outer_row ? -1 : 1;
+	if (x->inner_row != y->inner_row)
+		return x->inner_row < y->inner_row ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The expected matches in the SMJ contract's order: by key (unsigned),
+ * then outer row, then inner row.  The same matches as the reference's,
+ * sorted by that triple, which no two matches share (so qsort, unstable,
+ * cannot reorder equals).
+ */
+static void
+ReferenceSmjOrder(const GjBatch *outer, const MatchList *ref, MatchList *out)
+{
+	KeyedMatch *keyed = (KeyedMatch *) Alloc((size_t) ref->nmatches * sizeof(KeyedMatch));
+
+	for (int64_t m = 0; m < ref->nmatches; m++)
+	{
+		keyed[m].key = outer->keys[ref->outer_rows[m]];
+		keyed[m].outer_row = ref->outer_rows[m];
+		keyed[m].inner_row = ref->inner_rows[m];
+	}
+	qsort(keyed, (size_t) ref->nmatches, sizeof(KeyedMatch), CompareKeyedMatch);
+	out->nmatches = ref->nmatches;
+	out->outer_rows = (GjRowId *) Alloc((size_t) ref->nmatches * sizeof(GjRowId));
+	out->inner_rows = (GjRowId *) Alloc((size_t) ref->nmatches * sizeof(GjRowId));
+	for (int64_t m = 0; m < ref->nmatches; m++)
+	{
+		out->outer_rows[m] = keyed[m].outer_row;
+		out->inner_rows[m] = keyed[m].inner_row;
+	}
+	free(keyed);
+}
+
+/*
+ * The expected matches in the PHJ contract's order: by partition, the top
+ * gj_phj_radix_bits(inner rows) bits of the key's gj_hash64, then outer
+ * row, then inner row.  Within a partition that is the reference's own
+ * order, so a stable counting sort of its matches by partition gives it.
+ */
+static void
+ReferencePhjOrder(const GjBatch *inner, const GjBatch *outer,
+				  const MatchList *ref, MatchList *out)
+{
+	int			bits = gj_phj_radix_bits(inner->nrows);
+	int64_t		npartitions = (int64_t) 1 << bits;
+	int64_t    *next = (int64_t *) Alloc((size_t) (npartitions + 1) * sizeof(int64_t));
+	uint32_t   *partition = (uint32_t *) Alloc((size_t) ref->nmatches * sizeof(uint32_t));
+
+	memset(next, 0, (size_t) (npartitions + 1) * sizeof(int64_t));
+	for (int64_t m = 0; m < ref->nmatches; m++)
+	{
+		uint64_t	hash = gj_hash64(outer->keys[ref->outer_rows[m]]);
+
+		partition[m] = bits == 0 ? 0 : (uint32_t) (hash >> (64 - bits));
+		next[partition[m] + 1]++;
+	}
+	for (int64_t p = 0; p < npartitions; p++)
+		next[p + 1] += next[p];
+	out->nmatches = ref->nmatches;
+	out->outer_rows = (GjRowId *) Alloc((size_t) ref->nmatches * sizeof(GjRowId));
+	out->inner_rows = (GjRowId *) Alloc((size_t) ref->nmatches * sizeof(GjRowId));
+	for (int64_t m = 0; m < ref->nmatches; m++)
+	{
+		int64_t		k = next[partition[m]]++;
+
+		out->outer_rows[k] = ref->outer_rows[m];
+		out->inner_rows[k] = ref->inner_rows[m];
+	}
+	free(partition);
+	free(next);
+}
+
+/*
+ * What a PHJ build must say in GjStats.detail, worked out here from the
+ * inner keys: its radix bits, and the partitions with more non-NULL keys
+ * than one shared-memory table holds (the wording is checked by
+ * TestPhjRules)
+ */
+static void
+ExpectedPhjDetail(const GjBatch *inner, char *buf, size_t size)
+{
+	int			bits = gj_phj_radix_bits(inner->nrows);
+	int64_t		npartitions = (int64_t) 1 << bits;
+	int64_t    *sizes = (int64_t *) Alloc((size_t) npartitions * sizeof(int64_t));
+	int64_t		nkeys = 0;
+	int64_t		oversized = 0;
+
+	memset(sizes, 0, (size_t) npartitions * sizeof(int64_t));
+	for (int64_t row = 0; row < inner->nrows; row++)
+	{
+		if (IsNull(inner, row))
+			continue;
+		nkeys++;
+		sizes[bits == 0 ? 0 : gj_hash64(inner->keys[row]) >> (64 - bits)]++;
+	}
+	for (int64_t p = 0; p < npartitions; p++)
+		oversized += sizes[p] > GJ_PHJ_TABLE_ROWS;
+	gj_phj_describe(bits, nkeys, oversized, buf, size);
+	free(sizes);
+}
+
 /*
  * The layout the NPHJ contract implies for an inner side, worked out here
  * from the rule in gpujoin_kernels.h and common.h rather than by calling
@@ -754,6 +946,51 @@ DetailSays(const char *detail, ExpectLayout layout)
 	return false;
 }
 
+static int
+CompareKeys(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a;
+	uint64_t	y = *(const uint64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * What an SMJ build must say in GjStats.detail, worked out here from the
+ * inner keys: the bits below the highest one in which the smallest and
+ * the largest key differ, and whether any key repeats
+ */
+static void
+ExpectedSmjDetail(const GjBatch *inner, char *buf, size_t size)
+{
+	uint64_t   *keys = (uint64_t *) Alloc((size_t) inner->nrows * sizeof(uint64_t));
+	int64_t		n = 0;
+	int			bits = 64;
+	bool		unique = true;
+
+	for (int64_t row = 0; row < inner->nrows; row++)
+	{
+		if (!IsNull(inner, row))
+			keys[n++] = inner->keys[row];
+	}
+	qsort(keys, (size_t) n, sizeof(uint64_t), CompareKeys);
+	for (int64_t i = 1; i < n; i++)
+		unique = unique && keys[i] != keys[i - 1];
+	if (n > 0)
+	{
+		while (bits > 0 && ((keys[0] ^ keys[n - 1]) >> (bits - 1)) == 0)
+			bits--;
+	}
+	if (n == 0)
+		snprintf(buf, size, "no inner keys");
+	else if (bits == 0)
+		snprintf(buf, size, "one key value%s", unique ? ", unique inner" : "");
+	else
+		snprintf(buf, size, "sorted %d-bit keys%s", bits,
+				 unique ? ", unique inner" : "");
+	free(keys);
+}
+
 static const char *
 LayoutName(ExpectLayout layout)
 {
@@ -779,10 +1016,10 @@ LayoutName(ExpectLayout layout)
 /*
  * The configurations every case runs in
  *
- * PHJ and SMJ join these once they exist (and leave TestInvalidArguments'
- * "not implemented yet" checks): each with its own match order in
- * ReferenceJoin (gpujoin_kernels.h gives the three), and its own detail
- * check in place of ExpectedLayout's NPHJ one.
+ * Each variant has its own match order (gpujoin_kernels.h gives the
+ * three) and its own detail check in place of ExpectedLayout's NPHJ one:
+ * ReferencePhjOrder and ExpectedPhjDetail, ReferenceSmjOrder and
+ * ExpectedSmjDetail.
  */
 typedef struct Config
 {
@@ -797,6 +1034,14 @@ static const Config configs[] = {
 	{GJ_VARIANT_NPHJ, GJ_MATERIALIZE_GFUR, false, "NPHJ-GFUR"},
 	{GJ_VARIANT_NPHJ, GJ_MATERIALIZE_GFTR, true, "NPHJ-GFTR rows"},
 	{GJ_VARIANT_NPHJ, GJ_MATERIALIZE_GFTR, false, "NPHJ-GFTR"},
+	{GJ_VARIANT_PHJ, GJ_MATERIALIZE_GFUR, true, "PHJ-GFUR rows"},
+	{GJ_VARIANT_PHJ, GJ_MATERIALIZE_GFUR, false, "PHJ-GFUR"},
+	{GJ_VARIANT_PHJ, GJ_MATERIALIZE_GFTR, true, "PHJ-GFTR rows"},
+	{GJ_VARIANT_PHJ, GJ_MATERIALIZE_GFTR, false, "PHJ-GFTR"},
+	{GJ_VARIANT_SMJ, GJ_MATERIALIZE_GFUR, true, "SMJ-GFUR rows"},
+	{GJ_VARIANT_SMJ, GJ_MATERIALIZE_GFUR, false, "SMJ-GFUR"},
+	{GJ_VARIANT_SMJ, GJ_MATERIALIZE_GFTR, true, "SMJ-GFTR rows"},
+	{GJ_VARIANT_SMJ, GJ_MATERIALIZE_GFTR, false, "SMJ-GFTR"},
 };
 
 #define NUM_CONFIGS		((int) (sizeof(configs) / sizeof(configs[0])))
@@ -1343,15 +1588,26 @@ static void
 RunCase(const CaseSpec *spec, CaseData *data)
 {
 	MatchList	ref[MAX_CHUNKS];
+	MatchList	smj_ref[MAX_CHUNKS];
+	MatchList	phj_ref[MAX_CHUNKS];
 	ExpectLayout layout = ExpectedLayout(&data->inner.batch);
+	char		smj_detail[sizeof(((GjStats *) NULL)->detail)];
+	char		phj_detail[sizeof(((GjStats *) NULL)->detail)];
 	char		name[160];
 
 	memset(ref, 0, sizeof(ref));
+	memset(smj_ref, 0, sizeof(smj_ref));
+	memset(phj_ref, 0, sizeof(phj_ref));
 	for (int c = 0; c < data->nchunks; c++)
 	{
 		ReferenceJoin(&data->inner.batch, &data->outer[c].batch, &ref[c]);
 		CheckReference(&data->inner.batch, &data->outer[c].batch, &ref[c]);
+		ReferenceSmjOrder(&data->outer[c].batch, &ref[c], &smj_ref[c]);
+		ReferencePhjOrder(&data->inner.batch, &data->outer[c].batch, &ref[c],
+						  &phj_ref[c]);
 	}
+	ExpectedSmjDetail(&data->inner.batch, smj_detail, sizeof(smj_detail));
+	ExpectedPhjDetail(&data->inner.batch, phj_detail, sizeof(phj_detail));
 	if (spec->expect != EXPECT_ANY && layout != spec->expect)
 		Failf("the inner keys call for the %s layout, the case is meant for the %s one",
 			  LayoutName(layout), LayoutName(spec->expect));
@@ -1373,19 +1629,32 @@ RunCase(const CaseSpec *spec, CaseData *data)
 	{
 		const Config *config = &configs[k];
 		GjJoinSpec	js = MakeJoinSpec(spec, config);
+		const MatchList *expected = config->variant == GJ_VARIANT_SMJ ? smj_ref :
+			config->variant == GJ_VARIANT_PHJ ? phj_ref : ref;
+		ExpectLayout config_layout = config->variant == GJ_VARIANT_NPHJ ? layout : EXPECT_ANY;
 		Output		cpu[MAX_CHUNKS];
 		GjStats		stats;
 		bool		cpu_ok;
 
+		if (config_filter != NULL && strstr(config->name, config_filter) == NULL)
+			continue;
 		memset(cpu, 0, sizeof(cpu));
 		snprintf(name, sizeof(name), "%s [%s]", spec->name, config->name);
 		cpu_ok = RunKernels(&gj_cpu_kernels, spec, config, data, cpu, &stats);
 		if (cpu_ok)
 		{
 			for (int c = 0; c < data->nchunks; c++)
-				CheckAgainstReference(c, &cpu[c], &ref[c], &js,
+				CheckAgainstReference(c, &cpu[c], &expected[c], &js,
 									  &data->outer[c], &data->inner);
-			CheckStats("cpu", &stats, data, 0, layout);
+			CheckStats("cpu", &stats, data, 0, config_layout);
+			if (config->variant == GJ_VARIANT_SMJ &&
+				strcmp(stats.detail, smj_detail) != 0)
+				Failf("the build's detail is \"%s\", expected \"%s\"",
+					  stats.detail, smj_detail);
+			if (config->variant == GJ_VARIANT_PHJ &&
+				strcmp(stats.detail, phj_detail) != 0)
+				Failf("the build's detail is \"%s\", expected \"%s\"",
+					  stats.detail, phj_detail);
 			PrintStats("cpu", &stats);
 		}
 		Report("cpu", name);
@@ -1409,7 +1678,7 @@ RunCase(const CaseSpec *spec, CaseData *data)
 				if (strcmp(stats.detail, cpu_detail) != 0)
 					Failf("the build's detail is \"%s\", the CPU twin's \"%s\"",
 						  stats.detail, cpu_detail);
-				CheckStats("cuda", &stats, data, spec->memory_limit, layout);
+				CheckStats("cuda", &stats, data, spec->memory_limit, config_layout);
 				PrintStats("cuda", &stats);
 			}
 			Report("cuda", name);
@@ -1422,7 +1691,11 @@ RunCase(const CaseSpec *spec, CaseData *data)
 	}
 
 	for (int c = 0; c < MAX_CHUNKS; c++)
+	{
 		FreeMatches(&ref[c]);
+		FreeMatches(&smj_ref[c]);
+		FreeMatches(&phj_ref[c]);
+	}
 }
 
 static void
@@ -1509,10 +1782,14 @@ TestHandWritten(void)
 	static const int16_t outer_values[] = {100, 101, 102, 103, 104, 105, 106};
 	static const GjRowId expected_outer[] = {0, 0, 0, 2, 4, 5, 6, 6, 6};
 	static const GjRowId expected_inner[] = {0, 2, 6, 4, 5, 1, 0, 2, 6};
+	/* SMJ: keys 0, 5, 5, 5, 5, 5, 5, 7, UINT64_MAX (unsigned order) */
+	static const GjRowId expected_smj_outer[] = {2, 0, 0, 0, 6, 6, 6, 5, 4};
+	static const GjRowId expected_smj_inner[] = {4, 0, 2, 6, 0, 2, 6, 1, 5};
 	CaseSpec	spec = Spec("hand-written 7 x 7", 7, 7);
 	CaseData   *data = (CaseData *) Alloc(sizeof(CaseData));
 	MatchList	expected;
 	MatchList	ref;
+	MatchList	smj_ref;
 
 	memset(data, 0, sizeof(CaseData));
 	spec.outer_ncolumns = 1;
@@ -1547,12 +1824,70 @@ TestHandWritten(void)
 		memcmp(ref.outer_rows, expected_outer, sizeof(expected_outer)) != 0 ||
 		memcmp(ref.inner_rows, expected_inner, sizeof(expected_inner)) != 0)
 		Failf("the reference disagrees with the hand-written answer");
+	ReferenceSmjOrder(&data->outer[0].batch, &ref, &smj_ref);
+	if (smj_ref.nmatches != expected.nmatches ||
+		memcmp(smj_ref.outer_rows, expected_smj_outer, sizeof(expected_smj_outer)) != 0 ||
+		memcmp(smj_ref.inner_rows, expected_smj_inner, sizeof(expected_smj_inner)) != 0)
+		Failf("the SMJ reference disagrees with the hand-written answer");
 	FreeMatches(&ref);
+	FreeMatches(&smj_ref);
 	Report("ref", "hand-written answer");
 
 	spec.expect = EXPECT_HASHED;
 	RunCase(&spec, data);
 	free(data);
+}
+
+/*
+ * PHJ's radix bits (common.h), which its match order depends on, and how
+ * a build describes them, against numbers written out here: at most 2048
+ * inner rows an average partition (half a shared-memory table), at most
+ * 16 bits, passes of at most 8 bits
+ */
+static void
+TestPhjRules(void)
+{
+	static const struct
+	{
+		int64_t		rows;
+		int			bits;
+	}			rules[] = {
+		{0, 0}, {1, 0}, {2048, 0}, {2049, 1}, {4096, 1}, {4097, 2},
+		{2000000, 10}, {10000000, 13}, {(int64_t) 2048 << 15, 15},
+		{((int64_t) 2048 << 15) + 1, 16}, {GJ_MAX_ROWS, 16}
+	};
+	static const struct
+	{
+		int			bits;
+		int64_t		oversized;
+		const char *text;
+	}			words[] = {
+		{0, 0, "one partition"}, {5, 0, "radix bits 1x5"},
+		{8, 1, "radix bits 1x8, 1 oversized partition"},
+		{10, 0, "radix bits 2x5"}, {13, 0, "radix bits 7+6"},
+		{15, 2, "radix bits 8+7, 2 oversized partitions"},
+		{16, 0, "radix bits 2x8"}
+	};
+	char		buf[sizeof(((GjStats *) NULL)->detail)];
+
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+	{
+		if (gj_phj_radix_bits(rules[i].rows) != rules[i].bits)
+			Failf("gj_phj_radix_bits(%lld) is %d, expected %d",
+				  (long long) rules[i].rows, gj_phj_radix_bits(rules[i].rows),
+				  rules[i].bits);
+	}
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+	{
+		gj_phj_describe(words[i].bits, 100, words[i].oversized, buf, sizeof(buf));
+		if (strcmp(buf, words[i].text) != 0)
+			Failf("radix bits %d are described as \"%s\", expected \"%s\"",
+				  words[i].bits, buf, words[i].text);
+	}
+	gj_phj_describe(7, 0, 0, buf, sizeof(buf));
+	if (strcmp(buf, "no inner keys") != 0)
+		Failf("a build without keys is described as \"%s\"", buf);
+	Report("ref", "PHJ radix bits and their description");
 }
 
 /*
@@ -1664,11 +1999,15 @@ TestInvalidArguments(const GjKernels *k, const GjKernels *other)
 	ExpectBadSpec(k, &bad, "width 0", "0 bytes wide");
 	bad = spec;
 	bad.variant = GJ_VARIANT_PHJ;
-	ExpectBadSpec(k, &bad, "PHJ", "PHJ join variant is not implemented yet");
+	if (Expect(k->context_create(&ctx, &bad, &err), GJ_OK, &err, "context_create(PHJ)"))
+		k->context_destroy(ctx);
+	ctx = NULL;
 	bad = spec;
 	bad.variant = GJ_VARIANT_SMJ;
 	bad.materialize = GJ_MATERIALIZE_GFUR;
-	ExpectBadSpec(k, &bad, "SMJ", "SMJ join variant is not implemented yet");
+	if (Expect(k->context_create(&ctx, &bad, &err), GJ_OK, &err, "context_create(SMJ)"))
+		k->context_destroy(ctx);
+	ctx = NULL;
 	k->context_destroy(NULL);
 
 	if (!Expect(k->context_create(&ctx, &spec, &err), GJ_OK, &err, "context_create"))
@@ -1755,7 +2094,7 @@ TestInvalidArguments(const GjKernels *k, const GjKernels *other)
  * that chunk's count alone, and take the next, smaller, chunk
  */
 static void
-TestDeviceMemoryLimit(void)
+TestDeviceMemoryLimit(GjVariant variant)
 {
 	const int64_t nrows = 100000;
 	const int64_t big_rows = 2000000;
@@ -1772,6 +2111,8 @@ TestDeviceMemoryLimit(void)
 	GjStats		stats;
 	GjStatus	status;
 	int64_t		nmatches = 0;
+	char		name_build[64];
+	char		name_count[64];
 
 	memset(&err, 0, sizeof(err));
 	for (int64_t i = 0; i < big_rows; i++)
@@ -1780,13 +2121,17 @@ TestDeviceMemoryLimit(void)
 		values[i] = i * 7 + 1;
 	}
 	memset(&spec, 0, sizeof(spec));
-	spec.variant = GJ_VARIANT_NPHJ;
+	spec.variant = variant;
 	spec.materialize = GJ_MATERIALIZE_GFUR;
 	spec.outer_ncolumns = 1;
 	spec.outer_widths[0] = 8;
 	spec.inner_ncolumns = 1;
 	spec.inner_widths[0] = 8;
 	spec.max_matches = 1000;
+	snprintf(name_build, sizeof(name_build), "%s device memory limit: build",
+			 gj_variant_name(variant));
+	snprintf(name_count, sizeof(name_count), "%s device memory limit: count",
+			 gj_variant_name(variant));
 
 	/* 1. 4096 bytes: not even the keys fit */
 	spec.memory_limit = 4096;
@@ -1809,7 +2154,7 @@ TestDeviceMemoryLimit(void)
 				  (long long) stats.device_memory_peak, (long long) spec.memory_limit);
 		gj_cuda_kernels.context_destroy(ctx);
 	}
-	Report("cuda", "device memory limit: build");
+	Report("cuda", name_build);
 
 	/* 2. 16 MB: the table fits, a chunk of 2M rows (16 MB of keys) does not */
 	spec.memory_limit = 16 << 20;
@@ -1835,8 +2180,11 @@ TestDeviceMemoryLimit(void)
 		if (Expect(gj_cuda_kernels.retrieve(ctx, 999, &round, &err), GJ_OK,
 				   &err, "retrieve(999)") &&
 			(round.nmatches != 1 ||
-			 ((const int64_t *) round.outer_values[0])[0] != 999 * 7 + 1 ||
-			 ((const int64_t *) round.inner_values[0])[0] != 999 * 7 + 1))
+			 ((const int64_t *) round.outer_values[0])[0] !=
+			 ((const int64_t *) round.inner_values[0])[0] ||
+			 ((const int64_t *) round.outer_values[0])[0] % 7 != 1 ||
+			 (variant == GJ_VARIANT_NPHJ &&
+			  ((const int64_t *) round.outer_values[0])[0] != 999 * 7 + 1)))
 			Failf("retrieve(999) gave the wrong match");
 		gj_cuda_kernels.context_stats(ctx, &stats);
 		if (stats.device_memory_peak > spec.memory_limit)
@@ -1846,7 +2194,7 @@ TestDeviceMemoryLimit(void)
 	gj_cuda_kernels.context_destroy(ctx);
 	free(keys);
 	free(values);
-	Report("cuda", "device memory limit: count");
+	Report("cuda", name_count);
 }
 #endif
 
@@ -1861,6 +2209,7 @@ TestGenerated(int64_t large_rows)
 	static const double skews[] = {0.0, 0.5, 1.0, 1.5};
 	static const int64_t round_sizes[] = {1, 7, 1000};
 	static const int column_sweep[][2] = {{8, 8}, {0, 8}, {8, 0}, {32, 32}};
+	static const int64_t pkpk_sizes[][2] = {{1, 1}, {3, 5}, {1000, 700}, {50000, 60000}};
 	char		names[64][96];
 	int			n = 0;
 	CaseSpec	spec;
@@ -1874,6 +2223,52 @@ TestGenerated(int64_t large_rows)
 		spec = Spec(names[n++], unique_sizes[i][0], unique_sizes[i][1]);
 		spec.keymap = i % 2 ? KEYS_WIDE : KEYS_DENSE;
 		spec.max_matches = unique_sizes[i][0] < 100 ? 3 : 4096;
+		RunGenerated(&spec);
+	}
+
+	/* Unique keys on both sides (PK-PK): at most one match a row either way */
+	for (size_t i = 0; i < sizeof(pkpk_sizes) / sizeof(pkpk_sizes[0]); i++)
+	{
+		snprintf(names[n], sizeof(names[n]), "PK-PK %lld x %lld, %s keys",
+				 (long long) pkpk_sizes[i][0], (long long) pkpk_sizes[i][1],
+				 i % 2 ? "64-bit" : "dense");
+		spec = Spec(names[n++], pkpk_sizes[i][0], pkpk_sizes[i][1]);
+		spec.keymap = i % 2 ? KEYS_WIDE : KEYS_DENSE;
+		spec.outer_unique = true;
+		spec.match_ratio = i % 2 ? 0.6 : 1.0;
+		spec.max_matches = pkpk_sizes[i][0] < 100 ? 2 : 4096;
+		RunGenerated(&spec);
+	}
+
+	/* One hot key: 50000 inner duplicates, each matched by 20 outer rows */
+	spec = Spec("skew: one key 50000 times inner, about 20 times outer", 50000, 40);
+	SetColumns(&spec, 1, 1);
+	spec.domain = 1;
+	spec.match_ratio = 0.5;
+	spec.inner_null_share = 0.01;
+	spec.max_matches = 65536;
+	RunGenerated(&spec);
+
+	/*
+	 * PHJ: partition 0 crowded to some 11000 of 14000 inner rows (three
+	 * sub-tables) and 15000 of 20000 outer rows (eight work units); unique
+	 * inner keys, then a hot key (Zipf 1.0, some 1500 rows) whose run
+	 * crosses a sub-table boundary, matched by some 130 outer rows a chunk
+	 */
+	for (int i = 0; i < 2; i++)
+	{
+		snprintf(names[n], sizeof(names[n]), "crowded partition, %s",
+				 i == 0 ? "unique inner" : "hot key on both sides, 2 chunks");
+		spec = Spec(names[n++], 14000, 20000);
+		spec.keymap = KEYS_CROWD;
+		spec.domain = i == 0 ? 0 : 4000;
+		spec.inner_skew = i == 0 ? 0.0 : 1.0;
+		spec.outer_skew = i == 0 ? 0.0 : 0.5;
+		spec.match_ratio = 0.8;
+		spec.nchunks = i == 0 ? 1 : 2;
+		spec.inner_null_share = i == 0 ? 0.0 : 0.05;
+		spec.outer_null_share = 0.05;
+		spec.max_matches = i == 0 ? 3000 : 7777;
 		RunGenerated(&spec);
 	}
 
@@ -2135,6 +2530,7 @@ main(void)
 	double		start = gj_clock_ms();
 
 	verbose = verbose_env != NULL && strcmp(verbose_env, "1") == 0;
+	config_filter = getenv("GJ_TEST_CONFIGS");
 	if (large_env != NULL && atoll(large_env) >= 2)
 		large_rows = atoll(large_env);
 
@@ -2166,12 +2562,15 @@ main(void)
 	}
 
 	TestHandWritten();
+	TestPhjRules();
 	TestInvalidArguments(&gj_cpu_kernels, NULL);
 #ifdef GPUJOIN_WITH_CUDA
 	if (have_cuda)
 	{
 		TestInvalidArguments(&gj_cuda_kernels, &gj_cpu_kernels);
-		TestDeviceMemoryLimit();
+		TestDeviceMemoryLimit(GJ_VARIANT_NPHJ);
+		TestDeviceMemoryLimit(GJ_VARIANT_PHJ);
+		TestDeviceMemoryLimit(GJ_VARIANT_SMJ);
 	}
 #endif
 	TestGenerated(large_rows);

@@ -1,0 +1,884 @@
+/*-------------------------------------------------------------------------
+ *
+ * sort_merge.cu
+ *	  GPU sort-merge join (SMJ): sort the inner side once, then sort each
+ *	  outer chunk, find the range of equal inner keys of every outer key,
+ *	  and hand out the matches in key order
+ *
+ * CPU twin: sort_merge_cpu.c, the specification (same functions, same
+ * order; its banner describes the order of the matches, the sorted sides
+ * and the count/retrieve contract).  Both produce the very same arrays;
+ * here is how the GPU gets there.
+ *
+ * BUILD (papers/notes/rui-2020.md §1.3, wu-2025-gftr.md §3.1)
+ *
+ *	  smj_range_kernel		min and max of the non-NULL keys (warp shuffles,
+ *							one atomicMin/atomicMax per warp), copied back:
+ *							the sort's bits, gj_smj_sort_bits (common.h)
+ *	  smj_identity_kernel	row numbers 0 .. n-1
+ *	  cub::DeviceSelect::If	in place: the rows whose key is not NULL (and,
+ *							for an outer chunk, lies in the inner range),
+ *							in their order; SelectRows
+ *	  smj_gather_keys_kernel	their keys
+ *	  cub::DeviceRadixSort	SortPairs of (key, row) on the low sort_bits
+ *							bits: LSD radix sort is stable, so equal keys
+ *							keep ascending rows, as the twin's sort leaves
+ *							them
+ *	  smj_unique_kernel		any two equal neighbours?  No: unique inner
+ *
+ * COUNT (one outer chunk)
+ *
+ *	  the same selection and sort on the chunk: its sorted positions
+ *	  smj_bounds_kernel		one thread per position: the lower bound of its
+ *							key among the sorted inner keys, by binary
+ *							search, and the count: the upper bound minus
+ *							the lower one, or, for a unique inner side, 1
+ *							when the key at the lower bound is equal
+ *	  cub::DeviceScan		exclusive sum of the counts into 64-bit
+ *							offsets; one extra element, set to 0, comes out
+ *							as the total
+ *	  smj_match_pos_kernel	unique inner only: match_pos[offsets[p]] = p
+ *							for each position with a match
+ *
+ * The outer keys are sorted, so the binary searches of neighbouring
+ * threads walk nearly the same path: their loads coalesce and hit in
+ * cache.  A merge path (Rui 2020 §1.3.2) would read both sorted sides
+ * once per chunk, O(n + m); the searches cost O(m log n), which is less
+ * when a chunk is small against the inner side, the common case here
+ * (gpujoin.chunk_rows outer rows against a whole inner relation), and do
+ * not depend on how the keys repeat: an outer key with a million equal
+ * inner keys costs two searches, like any other.
+ *
+ * RETRIEVE (the matches first .. first + max_matches - 1)
+ *
+ *	  unique inner			smj_retrieve_unique_kernel: one thread per
+ *							match m, position match_pos[m], inner position
+ *							lower[match_pos[m]]: no search, no expansion
+ *	  otherwise				smj_retrieve_kernel: one thread per match m; the
+ *							position p that holds it is found by binary
+ *							search on the offsets (gj_seek_match_row), first
+ *							between the two positions that hold the ends
+ *							of the block's matches, which thread 0 finds;
+ *							inner position lower[p] + m - offsets[p]
+ *
+ * Every match is one thread's work whatever its key, so a skewed key (one
+ * outer row with a million inner duplicates, or the other way round) is
+ * spread over the grid instead of serializing a thread, in every round:
+ * the load-balancing search of a merge path, done by binary search.
+ *
+ * PAYLOAD COLUMNS (materialize.cu; wu-2025-gftr.md §3.1, §3.5, §4)
+ *
+ * GFUR gathers each round's values by row from the columns as they came:
+ * the sorted rows of both sides are permuted, so both gathers are random
+ * (SMJ-UR).  GFTR transforms the columns with the keys, the inner ones at
+ * build and the outer ones at count, and gathers by sorted position: the
+ * outer positions of a round ascend (a sequential read) and the inner
+ * ones are runs of neighbours (clustered).  Wu et al.'s SMJ-TR (§3.5)
+ * sorts each (key, column) pair again with the same stable radix sort; we
+ * apply the permutation that the sort of (key, row) found instead, one
+ * gather per column (gj_cuda_columns_gather by the sorted rows).  The two
+ * are the same permutation (the sort is stable and the keys are the
+ * same), so the values are identical; but a radix sort of (key, value)
+ * reads and writes the key and the value in every one of its passes, up
+ * to 8 of them for 64-bit keys (about 2 x 8 x 16 = 256 bytes a row for a
+ * 4-byte column), where the gather reads a row number and a value and
+ * writes the value (about 40 bytes a row counting a random read as a
+ * 32-byte sector): several times less traffic, and it needs no second
+ * copy of the keys.
+ *
+ * COSTS
+ *
+ * P is a side's payload bytes a row (the widths, plus one for each column
+ * with NULL flags).  Build: about 33 bytes an inner row at its peak (keys
+ * and NULL flags uploaded, the rows, the keys and their double buffers),
+ * then the sorted keys and rows, 12 bytes an inner row, plus P (GFTR: 2P
+ * while transforming).  A chunk: about 45 bytes an outer row (the uploaded
+ * keys, the sorted keys and rows and their double buffers, the bounds and
+ * the offsets) plus P (GFTR: 2P), kept from chunk to chunk (grow-only).  A
+ * round: 8 bytes a match for the maps (16 for GFTR with row ids) plus the
+ * round's values.  Work: two radix sorts of the sort_bits bits, O(log n)
+ * a position to count, O(log npos) a match to retrieve.
+ *
+ * Measured on an H200 (make -C cuda bench: 10M inner rows, 2 + 2 payload
+ * columns of 4 and 8 bytes, 10M matches): build 1.2-2.4 ms (24-bit keys
+ * in 3 radix passes, 64-bit keys in 8; GFTR's transform adds 0.6-0.7 ms),
+ * count 0.7-1.9 ms, materialize 0.7-1.1 ms (GFTR 20-36% below GFUR): 3.5
+ * to 5 ms in all, 0.6-0.8 ms more than NPHJ on PK-FK joins (the outer
+ * chunk's sort) and about the same on M:N, against 23-44 ms of copies
+ * over the bus: the device work is the small part here too.
+ *
+ * IDENTIFICATION
+ *	  cuda/sort_merge.cu
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cub/cub.cuh>
+
+#include "common.cuh"
+#include "gpujoin_kernels.h"
+
+/*
+ * SMJ's own device arrays, in its private state
+ */
+typedef enum SmjBufferId
+{
+	/* The sorted inner side, kept from one build to the next */
+	SMJ_INNER_KEYS,				/* uint64_t[nkeys], sorted */
+	SMJ_INNER_ROWS,				/* GjRowId[inner rows]; nkeys are used */
+
+	/* The counted chunk, kept for retrieve (grow-only, reused) */
+	SMJ_OUTER_KEYS,				/* uint64_t[outer rows], sorted */
+	SMJ_OUTER_ROWS,				/* GjRowId[outer rows]; npos are used */
+	SMJ_LOWER,					/* GjRowId[npos], lower bounds */
+	SMJ_OFFSETS,				/* uint64_t[npos + 1] */
+	SMJ_MATCH_POS,				/* GjRowId[matches], unique inner only */
+
+	/* Scratch of the sorts: the double buffers of the pairs */
+	SMJ_KEYS_ALT,				/* uint64_t[rows] */
+	SMJ_ROWS_ALT,				/* GjRowId[rows] */
+
+	/* Scratch of one call: min and max key, rows selected, duplicates */
+	SMJ_SCALARS,				/* unsigned long long[4] */
+
+	SMJ_NUM_BUFFERS
+} SmjBufferId;
+
+/* The four words of SMJ_SCALARS */
+#define SMJ_SCALAR_MIN			0
+#define SMJ_SCALAR_MAX			1
+#define SMJ_SCALAR_SELECTED		2
+#define SMJ_SCALAR_DUPLICATE	3
+#define SMJ_NUM_SCALARS			4
+
+/*
+ * SMJ's state (ctx->variant_state)
+ *
+ *	nkeys		inner rows with a non-NULL key; 0: nothing matches
+ *	min_key		smallest and largest of their keys
+ *	max_key
+ *	sort_bits	gj_smj_sort_bits(min_key, max_key)
+ *	unique		no inner key occurs twice
+ *	npos		rows of the counted chunk with a key in [min_key, max_key]
+ *	buffers		see SmjBufferId
+ */
+typedef struct SmjState
+{
+	int64_t		nkeys;
+	uint64_t	min_key;
+	uint64_t	max_key;
+	int			sort_bits;
+	bool		unique;
+	int64_t		npos;
+	GjDeviceBuffer buffers[SMJ_NUM_BUFFERS];
+} SmjState;
+
+/* A buffer of the state, typed */
+#define SMJ_BUFFER(state, id, type)	((type *) (state)->buffers[(id)].ptr)
+
+/* What a buffer holds, for error messages */
+static const char *
+SmjBufferName(SmjBufferId id)
+{
+	switch (id)
+	{
+		case SMJ_INNER_KEYS:
+			return "the sorted inner keys";
+		case SMJ_INNER_ROWS:
+			return "the sorted inner rows";
+		case SMJ_OUTER_KEYS:
+			return "the sorted outer keys";
+		case SMJ_OUTER_ROWS:
+			return "the sorted outer rows";
+		case SMJ_LOWER:
+			return "the outer chunk's lower bounds";
+		case SMJ_OFFSETS:
+			return "the outer chunk's match offsets";
+		case SMJ_MATCH_POS:
+			return "the outer chunk's matched positions";
+		case SMJ_KEYS_ALT:
+			return "the keys being sorted";
+		case SMJ_ROWS_ALT:
+			return "the rows being sorted";
+		case SMJ_SCALARS:
+			return "the sort-merge join's counters";
+		case SMJ_NUM_BUFFERS:
+			break;
+	}
+	return "a sort-merge join buffer";
+}
+
+/* Make buffer id of the state hold bytes bytes (gj_cuda_device_reserve) */
+static GjStatus
+SmjReserve(GjCudaContext *ctx, SmjState *state, SmjBufferId id, size_t bytes,
+		   GjError *err)
+{
+	return gj_cuda_device_reserve(ctx, &state->buffers[id], bytes,
+								  SmjBufferName(id), err);
+}
+
+static void
+SmjRelease(GjCudaContext *ctx, SmjState *state, SmjBufferId id)
+{
+	gj_cuda_device_release(ctx, &state->buffers[id]);
+}
+
+/* Exchange two buffers of the state (the sort's double buffers) */
+static void
+SmjSwap(SmjState *state, SmjBufferId a, SmjBufferId b)
+{
+	GjDeviceBuffer t = state->buffers[a];
+
+	state->buffers[a] = state->buffers[b];
+	state->buffers[b] = t;
+}
+
+/*
+ * Min and max of the non-NULL keys into d_range[0] and d_range[1], which
+ * the caller set to UINT64_MAX and 0: they stay so when every key is NULL
+ *
+ * Each thread reduces its rows, each warp its threads by shuffles, and
+ * lane 0 of each warp does one atomicMin and one atomicMax.  Every lane
+ * reaches the shuffles (the loop ends before them), so the full mask holds.
+ */
+__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
+smj_range_kernel(const uint64_t *__restrict__ d_keys,
+				 const uint8_t *__restrict__ d_nulls, int64_t nrows,
+				 unsigned long long *__restrict__ d_range)
+{
+	unsigned long long lo = ~0ULL;
+	unsigned long long hi = 0;
+
+	for (int64_t row = gj_thread_index(); row < nrows; row += gj_grid_stride())
+	{
+		if (!gj_flag_set(d_nulls, row))
+		{
+			unsigned long long key = d_keys[row];
+
+			lo = key < lo ? key : lo;
+			hi = key > hi ? key : hi;
+		}
+	}
+	for (int offset = 16; offset > 0; offset /= 2)
+	{
+		unsigned long long other_lo = __shfl_xor_sync(0xFFFFFFFFu, lo, offset);
+		unsigned long long other_hi = __shfl_xor_sync(0xFFFFFFFFu, hi, offset);
+
+		lo = other_lo < lo ? other_lo : lo;
+		hi = other_hi > hi ? other_hi : hi;
+	}
+	if (threadIdx.x % 32 == 0 && lo <= hi)
+	{
+		atomicMin(&d_range[0], lo);
+		atomicMax(&d_range[1], hi);
+	}
+}
+
+/* d_rows[i] = i: the rows that SelectRows chooses from */
+__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
+smj_identity_kernel(GjRowId *__restrict__ d_rows, int64_t nrows)
+{
+	for (int64_t row = gj_thread_index(); row < nrows; row += gj_grid_stride())
+		d_rows[row] = (GjRowId) row;
+}
+
+/*
+ * Which rows SelectRows keeps: a non-NULL key in [min_key, max_key]
+ * (cub::DeviceSelect::If's predicate, on the row number)
+ */
+struct SmjKeepRow
+{
+	const uint64_t *keys;
+	const uint8_t *nulls;
+	uint64_t	min_key;
+	uint64_t	max_key;
+
+	__device__ __forceinline__ bool operator() (const GjRowId &row) const
+	{
+		uint64_t	key;
+
+		if (gj_flag_set(nulls, row))
+			return false;
+		key = keys[row];
+		return key >= min_key && key <= max_key;
+	}
+};
+
+/* d_sorted_keys[i] = d_keys[d_rows[i]]: the keys of the selected rows */
+__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
+smj_gather_keys_kernel(const uint64_t *__restrict__ d_keys,
+					   const GjRowId *__restrict__ d_rows, int64_t n,
+					   uint64_t *__restrict__ d_selected_keys)
+{
+	for (int64_t i = gj_thread_index(); i < n; i += gj_grid_stride())
+		d_selected_keys[i] = d_keys[d_rows[i]];
+}
+
+/* *d_duplicate = 1 when two neighbouring sorted keys are equal (else untouched) */
+__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
+smj_unique_kernel(const uint64_t *__restrict__ d_keys, int64_t n,
+				  unsigned long long *__restrict__ d_duplicate)
+{
+	for (int64_t i = gj_thread_index() + 1; i < n; i += gj_grid_stride())
+	{
+		if (d_keys[i] == d_keys[i - 1])
+			*d_duplicate = 1;	/* every writer writes the same value */
+	}
+}
+
+/*
+ * The key range of the inner side: *has_keys is false when every key is
+ * NULL, else [*min_key, *max_key]
+ */
+static GjStatus
+InnerKeyRange(GjCudaContext *ctx, SmjState *state, const uint64_t *d_keys,
+			  const uint8_t *d_nulls, int64_t nrows, bool *has_keys,
+			  uint64_t *min_key, uint64_t *max_key, GjError *err)
+{
+	unsigned long long range[2] = {0, 0};
+	unsigned long long *d_scalars = SMJ_BUFFER(state, SMJ_SCALARS, unsigned long long);
+
+	GJ_CUDA_TRY(err, cudaMemsetAsync(d_scalars + SMJ_SCALAR_MIN, 0xFF,
+									 sizeof(range[0]), ctx->stream));
+	GJ_CUDA_TRY(err, cudaMemsetAsync(d_scalars + SMJ_SCALAR_MAX, 0,
+									 sizeof(range[1]), ctx->stream));
+	smj_range_kernel<<<gj_cuda_grid_size(ctx, nrows), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+		d_keys, d_nulls, nrows, d_scalars + SMJ_SCALAR_MIN);
+	GJ_CUDA_TRY(err, cudaGetLastError());
+	GJ_TRY(gj_cuda_copy_from_device(ctx, range, d_scalars + SMJ_SCALAR_MIN,
+									sizeof(range), err));
+
+	*has_keys = range[0] <= range[1];
+	*min_key = range[0];
+	*max_key = range[1];
+	return GJ_OK;
+}
+
+/*
+ * The (key, row) pairs of a batch's rows whose key is not NULL and lies in
+ * [min_key, max_key], in row order, into buffers keys_id and rows_id;
+ * *selected gets how many.  d_keys and d_nulls are the batch's uploaded
+ * keys (nrows > 0).
+ *
+ * The row numbers are written, then compacted in place by a stable
+ * cub::DeviceSelect::If, whose predicate reads each row's key; the keys
+ * of the rows kept are then gathered.
+ */
+static GjStatus
+SelectRows(GjCudaContext *ctx, SmjState *state, const uint64_t *d_keys,
+		   const uint8_t *d_nulls, int64_t nrows, uint64_t min_key,
+		   uint64_t max_key, SmjBufferId keys_id, SmjBufferId rows_id,
+		   int64_t *selected, GjError *err)
+{
+	int			grid = gj_cuda_grid_size(ctx, nrows);
+	unsigned long long *d_scalars = SMJ_BUFFER(state, SMJ_SCALARS, unsigned long long);
+	int64_t    *d_selected = (int64_t *) (d_scalars + SMJ_SCALAR_SELECTED);
+	SmjKeepRow	keep;
+	GjRowId    *d_rows;
+	size_t		temp_bytes = 0;
+	int64_t		count = 0;
+
+	*selected = 0;
+	GJ_TRY(SmjReserve(ctx, state, rows_id, (size_t) nrows * sizeof(GjRowId), err));
+	GJ_TRY(SmjReserve(ctx, state, keys_id, (size_t) nrows * sizeof(uint64_t), err));
+	d_rows = SMJ_BUFFER(state, rows_id, GjRowId);
+
+	smj_identity_kernel<<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>(d_rows, nrows);
+	GJ_CUDA_TRY(err, cudaGetLastError());
+
+	keep.keys = d_keys;
+	keep.nulls = d_nulls;
+	keep.min_key = min_key;
+	keep.max_key = max_key;
+	GJ_CUDA_TRY(err, cub::DeviceSelect::If(NULL, temp_bytes, d_rows, d_selected,
+										   nrows, keep, ctx->stream));
+	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err));
+	GJ_CUDA_TRY(err, cub::DeviceSelect::If(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
+										   temp_bytes, d_rows, d_selected,
+										   nrows, keep, ctx->stream));
+	GJ_TRY(gj_cuda_copy_from_device(ctx, &count, d_selected, sizeof(count), err));
+
+	if (count > 0)
+	{
+		smj_gather_keys_kernel<<<gj_cuda_grid_size(ctx, count), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+			d_keys, d_rows, count, SMJ_BUFFER(state, keys_id, uint64_t));
+		GJ_CUDA_TRY(err, cudaGetLastError());
+	}
+	*selected = count;
+	return GJ_OK;
+}
+
+/*
+ * Sort the n pairs in buffers keys_id and rows_id by key on the low "bits"
+ * bits, stably (CUB's LSD radix sort)
+ *
+ * The DoubleBuffer form needs O(1) temporary storage instead of a copy of
+ * the pairs; the result lands in either buffer of each pair, and the
+ * buffer that holds it becomes keys_id (rows_id).
+ */
+static GjStatus
+SortPairs(GjCudaContext *ctx, SmjState *state, SmjBufferId keys_id,
+		  SmjBufferId rows_id, int64_t n, int bits, GjError *err)
+{
+	size_t		temp_bytes = 0;
+
+	if (n < 2 || bits == 0)
+		return GJ_OK;
+	GJ_TRY(SmjReserve(ctx, state, SMJ_KEYS_ALT, (size_t) n * sizeof(uint64_t), err));
+	GJ_TRY(SmjReserve(ctx, state, SMJ_ROWS_ALT, (size_t) n * sizeof(GjRowId), err));
+	{
+		cub::DoubleBuffer<uint64_t> sort_keys(SMJ_BUFFER(state, keys_id, uint64_t),
+											  SMJ_BUFFER(state, SMJ_KEYS_ALT, uint64_t));
+		cub::DoubleBuffer<GjRowId> sort_rows(SMJ_BUFFER(state, rows_id, GjRowId),
+											 SMJ_BUFFER(state, SMJ_ROWS_ALT, GjRowId));
+
+		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(NULL, temp_bytes,
+														 sort_keys, sort_rows,
+														 n, 0, bits,
+														 ctx->stream));
+		GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err));
+		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
+														 temp_bytes,
+														 sort_keys, sort_rows,
+														 n, 0, bits,
+														 ctx->stream));
+		if (sort_keys.selector != 0)
+			SmjSwap(state, keys_id, SMJ_KEYS_ALT);
+		if (sort_rows.selector != 0)
+			SmjSwap(state, rows_id, SMJ_ROWS_ALT);
+	}
+	return GJ_OK;
+}
+
+/* Do n sorted keys hold no key twice? */
+static GjStatus
+KeysUnique(GjCudaContext *ctx, SmjState *state, const uint64_t *d_keys,
+		   int64_t n, bool *unique, GjError *err)
+{
+	unsigned long long *d_scalars = SMJ_BUFFER(state, SMJ_SCALARS, unsigned long long);
+	unsigned long long duplicate = 0;
+
+	*unique = true;
+	if (n < 2)
+		return GJ_OK;
+	GJ_CUDA_TRY(err, cudaMemsetAsync(d_scalars + SMJ_SCALAR_DUPLICATE, 0,
+									 sizeof(duplicate), ctx->stream));
+	smj_unique_kernel<<<gj_cuda_grid_size(ctx, n - 1), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+		d_keys, n, d_scalars + SMJ_SCALAR_DUPLICATE);
+	GJ_CUDA_TRY(err, cudaGetLastError());
+	GJ_TRY(gj_cuda_copy_from_device(ctx, &duplicate, d_scalars + SMJ_SCALAR_DUPLICATE,
+									sizeof(duplicate), err));
+	*unique = (duplicate == 0);
+	return GJ_OK;
+}
+
+/* The body of the SMJ build, for a non-empty inner side */
+static GjStatus
+BuildSorted(GjCudaContext *ctx, SmjState *state, const GjBatch *inner,
+			GjError *err)
+{
+	int64_t		nrows = inner->nrows;
+	const uint64_t *d_keys;
+	const uint8_t *d_nulls;
+	bool		has_keys = false;
+	uint64_t	min_key = 0;
+	uint64_t	max_key = 0;
+	int64_t		nkeys = 0;
+	int			sort_bits;
+	bool		unique = true;
+
+	GJ_TRY(gj_cuda_upload_keys(ctx, GJ_SIDE_INNER, inner, &d_keys, &d_nulls, err));
+
+	/* 1. The range of the keys; nothing to build without keys */
+	GJ_TRY(InnerKeyRange(ctx, state, d_keys, d_nulls, nrows, &has_keys,
+						 &min_key, &max_key, err));
+	if (!has_keys)
+		return GJ_OK;
+	sort_bits = gj_smj_sort_bits(min_key, max_key);
+
+	/* 2. The pairs of the non-NULL rows; 3. sort them; 4. unique? */
+	GJ_TRY(SelectRows(ctx, state, d_keys, d_nulls, nrows, min_key, max_key,
+					  SMJ_INNER_KEYS, SMJ_INNER_ROWS, &nkeys, err));
+	GJ_TRY(SortPairs(ctx, state, SMJ_INNER_KEYS, SMJ_INNER_ROWS, nkeys,
+					 sort_bits, err));
+	GJ_TRY(KeysUnique(ctx, state, SMJ_BUFFER(state, SMJ_INNER_KEYS, uint64_t),
+					  nkeys, &unique, err));
+
+	/* The sort's scratch and the uploaded keys are done with */
+	SmjRelease(ctx, state, SMJ_KEYS_ALT);
+	SmjRelease(ctx, state, SMJ_ROWS_ALT);
+	gj_cuda_buffer_release(ctx, GJ_BUFFER_INNER_KEYS);
+	gj_cuda_buffer_release(ctx, GJ_BUFFER_INNER_NULLS);
+
+	/*
+	 * 5. The payload columns: GFUR keeps them in row order; GFTR permutes
+	 * them into sorted order, the sort's transform, and drops the originals
+	 */
+	if (ctx->spec.inner_ncolumns > 0)
+	{
+		GJ_TRY(gj_cuda_columns_upload(ctx, GJ_COLUMNS_INNER, inner, err));
+		if (ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
+		{
+			GJ_TRY(gj_cuda_columns_gather(ctx, GJ_COLUMNS_INNER_TRANSFORMED,
+										  GJ_COLUMNS_INNER,
+										  SMJ_BUFFER(state, SMJ_INNER_ROWS, GjRowId),
+										  nkeys, err));
+			GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
+		}
+	}
+
+	state->min_key = min_key;
+	state->max_key = max_key;
+	state->sort_bits = sort_bits;
+	state->unique = unique;
+	state->nkeys = nkeys;
+	return GJ_OK;
+}
+
+/*
+ * Sort the inner side (GjCudaVariant.build)
+ *
+ * Replaces the sorted side of an earlier call.  The build's scratch
+ * buffers (the uploaded keys, the sort's double buffers, and for GFTR the
+ * untransformed payload) are released before returning, also when it
+ * fails, so the probe has that device memory; the sorted side stays.  An
+ * inner side with no non-NULL key sorts nothing.
+ */
+static GjStatus
+SmjBuild(GjCudaContext *ctx, const GjBatch *inner, GjError *err)
+{
+	SmjState   *state = (SmjState *) ctx->variant_state;
+	GjStatus	status = GJ_OK;
+
+	if (state == NULL)
+	{
+		state = (SmjState *) calloc(1, sizeof(SmjState));
+		if (state == NULL)
+			return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+								"Could not allocate %zu bytes of host memory for a sort-merge join.",
+								sizeof(SmjState));
+		ctx->variant_state = state;
+	}
+	state->nkeys = 0;
+	state->unique = false;
+	state->sort_bits = 0;
+	state->npos = 0;
+
+	if (inner->nrows > 0)
+	{
+		status = SmjReserve(ctx, state, SMJ_SCALARS,
+							SMJ_NUM_SCALARS * sizeof(unsigned long long), err);
+		if (status == GJ_OK)
+			status = BuildSorted(ctx, state, inner, err);
+	}
+
+	gj_cuda_buffer_release(ctx, GJ_BUFFER_INNER_KEYS);
+	gj_cuda_buffer_release(ctx, GJ_BUFFER_INNER_NULLS);
+	SmjRelease(ctx, state, SMJ_KEYS_ALT);
+	SmjRelease(ctx, state, SMJ_ROWS_ALT);
+	if (ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
+		gj_cuda_columns_release(ctx, GJ_COLUMNS_INNER);
+
+	if (status != GJ_OK)
+		state->nkeys = 0;
+	else
+		gj_smj_describe(state->nkeys, state->sort_bits, state->unique,
+						ctx->stats.detail, sizeof(ctx->stats.detail));
+	return status;
+}
+
+/*
+ * The bounds of every sorted outer position: d_lower[p], and the count
+ * into d_counts[p]; d_counts[npos] = 0, so that the exclusive sum over
+ * npos + 1 elements ends in the total
+ *
+ * One thread per position, two binary searches over the sorted inner keys
+ * (the upper bound from the lower one on), or one when the inner keys are
+ * unique.
+ */
+__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
+smj_bounds_kernel(const uint64_t *__restrict__ d_inner_keys, int64_t nkeys,
+				  bool unique, const uint64_t *__restrict__ d_outer_keys,
+				  int64_t npos, GjRowId *__restrict__ d_lower,
+				  uint64_t *__restrict__ d_counts)
+{
+	for (int64_t p = gj_thread_index(); p < npos; p += gj_grid_stride())
+	{
+		uint64_t	key = d_outer_keys[p];
+		int64_t		lo = gj_smj_bound(d_inner_keys, 0, nkeys, key, false);
+		int64_t		hi;
+
+		if (unique)
+			hi = lo < nkeys && d_inner_keys[lo] == key ? lo + 1 : lo;
+		else
+			hi = gj_smj_bound(d_inner_keys, lo, nkeys, key, true);
+		d_lower[p] = (GjRowId) lo;
+		d_counts[p] = (uint64_t) (hi - lo);
+	}
+	if (gj_thread_index() == 0)
+		d_counts[npos] = 0;
+}
+
+/* Unique inner: the position of each match, match_pos[offsets[p]] = p */
+__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
+smj_match_pos_kernel(const uint64_t *__restrict__ d_offsets, int64_t npos,
+					 GjRowId *__restrict__ d_match_pos)
+{
+	for (int64_t p = gj_thread_index(); p < npos; p += gj_grid_stride())
+	{
+		if (d_offsets[p + 1] != d_offsets[p])
+			d_match_pos[d_offsets[p]] = (GjRowId) p;
+	}
+}
+
+/* The body of the SMJ count, for a chunk that can have matches */
+static GjStatus
+CountChunk(GjCudaContext *ctx, SmjState *state, const GjBatch *outer,
+		   uint64_t *nmatches, GjError *err)
+{
+	int64_t		nrows = outer->nrows;
+	const uint64_t *d_keys;
+	const uint8_t *d_nulls;
+	uint64_t   *d_offsets;
+	int64_t		npos = 0;
+	uint64_t	total = 0;
+	size_t		temp_bytes = 0;
+
+	/* 1. The pairs of the rows that can match; 2. sort them */
+	GJ_TRY(gj_cuda_upload_keys(ctx, GJ_SIDE_OUTER, outer, &d_keys, &d_nulls, err));
+	GJ_TRY(SelectRows(ctx, state, d_keys, d_nulls, nrows, state->min_key,
+					  state->max_key, SMJ_OUTER_KEYS, SMJ_OUTER_ROWS, &npos, err));
+	GJ_TRY(SortPairs(ctx, state, SMJ_OUTER_KEYS, SMJ_OUTER_ROWS, npos,
+					 state->sort_bits, err));
+
+	/* 3. The bounds and counts of each position; 4. offsets by prefix sum */
+	GJ_TRY(SmjReserve(ctx, state, SMJ_LOWER, (size_t) npos * sizeof(GjRowId), err));
+	GJ_TRY(SmjReserve(ctx, state, SMJ_OFFSETS,
+					  ((size_t) npos + 1) * sizeof(uint64_t), err));
+	d_offsets = SMJ_BUFFER(state, SMJ_OFFSETS, uint64_t);
+	smj_bounds_kernel<<<gj_cuda_grid_size(ctx, npos), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+		SMJ_BUFFER(state, SMJ_INNER_KEYS, uint64_t), state->nkeys, state->unique,
+		SMJ_BUFFER(state, SMJ_OUTER_KEYS, uint64_t), npos,
+		SMJ_BUFFER(state, SMJ_LOWER, GjRowId), d_offsets);
+	GJ_CUDA_TRY(err, cudaGetLastError());
+
+	/* In place; 64-bit elements, so the sum cannot wrap */
+	GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(NULL, temp_bytes, d_offsets,
+												   npos + 1, ctx->stream));
+	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err));
+	GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
+												   temp_bytes, d_offsets,
+												   npos + 1, ctx->stream));
+	GJ_TRY(gj_cuda_copy_from_device(ctx, &total, d_offsets + npos,
+									sizeof(uint64_t), err));
+
+	/* Unique inner: the list of matched positions, match by match */
+	if (state->unique && total > 0)
+	{
+		GJ_TRY(SmjReserve(ctx, state, SMJ_MATCH_POS,
+						  (size_t) total * sizeof(GjRowId), err));
+		smj_match_pos_kernel<<<gj_cuda_grid_size(ctx, npos), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+			d_offsets, npos, SMJ_BUFFER(state, SMJ_MATCH_POS, GjRowId));
+		GJ_CUDA_TRY(err, cudaGetLastError());
+	}
+
+	/*
+	 * The payload columns only travel when some row has a match: GFTR
+	 * permutes them into sorted order, as the build did the inner ones
+	 */
+	if (total > 0 && ctx->spec.outer_ncolumns > 0)
+	{
+		GJ_TRY(gj_cuda_columns_upload(ctx, GJ_COLUMNS_OUTER, outer, err));
+		if (ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
+			GJ_TRY(gj_cuda_columns_gather(ctx, GJ_COLUMNS_OUTER_TRANSFORMED,
+										  GJ_COLUMNS_OUTER,
+										  SMJ_BUFFER(state, SMJ_OUTER_ROWS, GjRowId),
+										  npos, err));
+	}
+	state->npos = npos;
+	*nmatches = total;
+	return GJ_OK;
+}
+
+/*
+ * Count the matches of one outer chunk (GjCudaVariant.count)
+ *
+ * Keeps the chunk's sorted rows, bounds, match offsets and payload
+ * columns on the device for retrieve.
+ */
+static GjStatus
+SmjCount(GjCudaContext *ctx, const GjBatch *outer, uint64_t *nmatches,
+		 GjError *err)
+{
+	SmjState   *state = (SmjState *) ctx->variant_state;
+
+	*nmatches = 0;
+	if (state != NULL)
+		state->npos = 0;
+	/* Nothing can match: no device work, retrieve returns 0 */
+	if (outer->nrows == 0 || state == NULL || state->nkeys == 0)
+		return GJ_OK;
+	return CountChunk(ctx, state, outer, nmatches, err);
+}
+
+/* The sorted sides and the round's maps, as the retrieve kernels see them */
+typedef struct SmjRoundMaps
+{
+	const GjRowId *outer_sorted_rows;	/* row of each sorted position */
+	const GjRowId *inner_sorted_rows;
+	GjRowId    *outer_rows;		/* the maps; NULL where not needed */
+	GjRowId    *inner_rows;
+	GjRowId    *outer_pos;
+	GjRowId    *inner_pos;
+} SmjRoundMaps;
+
+/* Record match number "slot" of the round: outer position p, inner position q */
+static __device__ __forceinline__ void
+WriteMatch(const SmjRoundMaps *maps, int64_t slot, int64_t p, int64_t q)
+{
+	if (maps->outer_rows != NULL)
+		maps->outer_rows[slot] = maps->outer_sorted_rows[p];
+	if (maps->inner_rows != NULL)
+		maps->inner_rows[slot] = maps->inner_sorted_rows[q];
+	if (maps->outer_pos != NULL)
+		maps->outer_pos[slot] = (GjRowId) p;
+	if (maps->inner_pos != NULL)
+		maps->inner_pos[slot] = (GjRowId) q;
+}
+
+/* Unique inner: match first + i is position match_pos[first + i] */
+__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
+smj_retrieve_unique_kernel(const SmjRoundMaps maps,
+						   const GjRowId *__restrict__ d_match_pos,
+						   const GjRowId *__restrict__ d_lower,
+						   uint64_t first, int64_t round_size)
+{
+	for (int64_t i = gj_thread_index(); i < round_size; i += gj_grid_stride())
+	{
+		GjRowId		p = d_match_pos[first + (uint64_t) i];
+
+		WriteMatch(&maps, i, p, d_lower[p]);
+	}
+}
+
+/*
+ * Write the matches first .. first + round_size - 1, one thread each
+ *
+ * The block takes GJ_BLOCK_SIZE neighbouring matches at a time; thread 0
+ * finds the positions that hold the first and the last of them, and each
+ * thread then finds its own match's position between the two by binary
+ * search on the offsets: a short search when the matches are dense, and
+ * one that no key's number of matches can lengthen.  Match m of position
+ * p is inner position lower[p] + m - offsets[p].  The loop steps the whole
+ * block at once, so every thread reaches both barriers.
+ */
+__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
+smj_retrieve_kernel(const SmjRoundMaps maps,
+					const uint64_t *__restrict__ d_offsets, int64_t npos,
+					const GjRowId *__restrict__ d_lower, uint64_t first,
+					int64_t round_size)
+{
+	__shared__ int64_t tile_pos[2];
+
+	for (int64_t tile = (int64_t) blockIdx.x * blockDim.x; tile < round_size;
+		 tile += gj_grid_stride())
+	{
+		int64_t		tile_end = tile + blockDim.x < round_size ? tile + blockDim.x : round_size;
+		int64_t		i = tile + threadIdx.x;
+
+		if (threadIdx.x == 0)
+		{
+			tile_pos[0] = gj_seek_match_row(d_offsets, npos, first + (uint64_t) tile);
+			tile_pos[1] = gj_seek_match_row(d_offsets, npos,
+											first + (uint64_t) tile_end - 1) + 1;
+		}
+		__syncthreads();
+		if (i < round_size)
+		{
+			uint64_t	match = first + (uint64_t) i;
+			int64_t		p = tile_pos[0] +
+				gj_seek_match_row(d_offsets + tile_pos[0], tile_pos[1] - tile_pos[0], match);
+
+			WriteMatch(&maps, i, p, (int64_t) d_lower[p] + (int64_t) (match - d_offsets[p]));
+		}
+		__syncthreads();
+	}
+}
+
+/*
+ * Write the round maps of the matches first .. first + round_size - 1
+ * (GjCudaVariant.retrieve)
+ *
+ * The payload comes by row from the columns as they came (GFUR) or by
+ * sorted position from the transformed ones (GFTR).  Each map is written
+ * only when the round needs it.
+ */
+static GjStatus
+SmjRetrieve(GjCudaContext *ctx, uint64_t first, int64_t round_size,
+			GjRoundSources *sources, GjError *err)
+{
+	SmjState   *state = (SmjState *) ctx->variant_state;
+	bool		gftr = (ctx->spec.materialize == GJ_MATERIALIZE_GFTR);
+	bool		need_outer_rows = ctx->spec.row_ids || (!gftr && ctx->spec.outer_ncolumns > 0);
+	bool		need_inner_rows = ctx->spec.row_ids || (!gftr && ctx->spec.inner_ncolumns > 0);
+	bool		need_outer_pos = gftr && ctx->spec.outer_ncolumns > 0;
+	bool		need_inner_pos = gftr && ctx->spec.inner_ncolumns > 0;
+	int			grid = gj_cuda_grid_size(ctx, round_size);
+	SmjRoundMaps maps;
+
+	sources->columns[GJ_SIDE_OUTER] = gftr ? GJ_COLUMNS_OUTER_TRANSFORMED : GJ_COLUMNS_OUTER;
+	sources->map[GJ_SIDE_OUTER] = gftr ? GJ_ROUND_OUTER_POS : GJ_ROUND_OUTER_ROWS;
+	sources->columns[GJ_SIDE_INNER] = gftr ? GJ_COLUMNS_INNER_TRANSFORMED : GJ_COLUMNS_INNER;
+	sources->map[GJ_SIDE_INNER] = gftr ? GJ_ROUND_INNER_POS : GJ_ROUND_INNER_ROWS;
+
+	if (need_outer_rows)
+		GJ_TRY(gj_cuda_round_map_reserve(ctx, GJ_ROUND_OUTER_ROWS, round_size, err));
+	if (need_inner_rows)
+		GJ_TRY(gj_cuda_round_map_reserve(ctx, GJ_ROUND_INNER_ROWS, round_size, err));
+	if (need_outer_pos)
+		GJ_TRY(gj_cuda_round_map_reserve(ctx, GJ_ROUND_OUTER_POS, round_size, err));
+	if (need_inner_pos)
+		GJ_TRY(gj_cuda_round_map_reserve(ctx, GJ_ROUND_INNER_POS, round_size, err));
+
+	maps.outer_sorted_rows = SMJ_BUFFER(state, SMJ_OUTER_ROWS, const GjRowId);
+	maps.inner_sorted_rows = SMJ_BUFFER(state, SMJ_INNER_ROWS, const GjRowId);
+	maps.outer_rows = need_outer_rows ? GJ_ROUND_MAP(ctx, GJ_ROUND_OUTER_ROWS) : NULL;
+	maps.inner_rows = need_inner_rows ? GJ_ROUND_MAP(ctx, GJ_ROUND_INNER_ROWS) : NULL;
+	maps.outer_pos = need_outer_pos ? GJ_ROUND_MAP(ctx, GJ_ROUND_OUTER_POS) : NULL;
+	maps.inner_pos = need_inner_pos ? GJ_ROUND_MAP(ctx, GJ_ROUND_INNER_POS) : NULL;
+
+	if (state->unique)
+		smj_retrieve_unique_kernel<<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+			maps, SMJ_BUFFER(state, SMJ_MATCH_POS, GjRowId),
+			SMJ_BUFFER(state, SMJ_LOWER, GjRowId), first, round_size);
+	else
+		smj_retrieve_kernel<<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+			maps, SMJ_BUFFER(state, SMJ_OFFSETS, uint64_t), state->npos,
+			SMJ_BUFFER(state, SMJ_LOWER, GjRowId), first, round_size);
+	GJ_CUDA_TRY(err, cudaGetLastError());
+	return GJ_OK;
+}
+
+/* Free the state and its device arrays (GjCudaVariant.destroy_state) */
+static void
+SmjDestroyState(GjCudaContext *ctx)
+{
+	SmjState   *state = (SmjState *) ctx->variant_state;
+
+	if (state == NULL)
+		return;
+	for (int id = 0; id < SMJ_NUM_BUFFERS; id++)
+		SmjRelease(ctx, state, (SmjBufferId) id);
+	free(state);
+	ctx->variant_state = NULL;
+}
+
+const GjCudaVariant gj_cuda_smj = {
+	"SMJ",						/* name */
+	SmjBuild,
+	SmjCount,
+	SmjRetrieve,
+	SmjDestroyState,
+};

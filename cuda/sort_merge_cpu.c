@@ -1,0 +1,703 @@
+/*-------------------------------------------------------------------------
+ *
+ * sort_merge_cpu.c
+ *	  CPU twin of sort_merge.cu, the sort-merge join (SMJ): the same
+ *	  contract, written for clarity
+ *
+ * This file is the specification of the SMJ kernels: if sort_merge.cu and
+ * this file disagree on any input, sort_merge.cu is wrong.  It is also the
+ * fallback when there is no GPU, or when the GPU runs out of memory in the
+ * middle of a join, so it must produce the very same arrays, element by
+ * element, not merely the same set of matches.
+ *
+ * THE ORDER
+ *
+ * gpujoin_kernels.h numbers the matches of an SMJ chunk by key (unsigned
+ * order, which src/keys.c makes SQL order), then by outer row, then by
+ * inner row: the order of a merge of the two sorted sides, which is what
+ * lets PostgreSQL's GpuMergeJoin claim sorted output.  Both sides are
+ * sorted as (key, row) pairs by a stable sort, so equal keys keep
+ * ascending rows; then the matches of the i-th sorted outer pair are the
+ * inner pairs with an equal key, in their sorted (ascending row) order,
+ * and numbering them in sorted outer order is the contract's order.
+ *
+ * BUILD (papers/notes/rui-2020.md §1.3, wu-2025-gftr.md §3.1)
+ *
+ *	  1. the range [min, max] of the non-NULL inner keys; no keys: no build
+ *	  2. the (key, row) pairs of the non-NULL rows, in row order
+ *	  3. stable LSD radix sort of the pairs, 8 bits a pass, on the low
+ *		 gj_smj_sort_bits(min, max) bits (common.h): the bits above them
+ *		 are the same in every key of the range
+ *	  4. unique: no two neighbouring sorted keys are equal, so an outer row
+ *		 has at most one match (PK-FK, and PK-PK)
+ *
+ * Every 64-bit value, 0 and UINT64_MAX included, is an ordinary key:
+ * nothing is a sentinel, since NULL keys are left out rather than sorted.
+ *
+ * COUNT (one outer chunk)
+ *
+ *	  1. the (key, row) pairs of the rows with a non-NULL key in [min, max],
+ *		 in row order: no other key can match, so the rest are not sorted
+ *	  2. the same stable radix sort: "positions" 0 .. npos-1 of the chunk
+ *	  3. for each position, the equal inner keys: sorted inner positions
+ *		 lower .. upper-1, by the lower and upper bound of its key
+ *	  4. counts upper - lower, and their exclusive prefix sum in 64 bits:
+ *		 offsets[p] is the number of position p's first match
+ *
+ * Here the bounds come from a merge: the sorted outer keys ascend, so each
+ * search starts where the last one ended and gallops forward (doubling
+ * steps, then a binary search, gj_smj_bound), O(log gap) each, and a run
+ * of equal outer keys searches once.  The GPU runs one binary search per
+ * position instead; both find the same bounds, which are numbers, not
+ * choices.
+ *
+ * With a unique inner side (PK-FK and PK-PK joins: the build's flag) a
+ * position has at most one match: one search (the lower bound, and whether
+ * its key is equal), counts of 0 or 1, and instead of expanding ranges the
+ * count writes the list of matched positions itself, match_pos[offsets[p]]
+ * = p, so that retrieve reads match m's position at match_pos[m].  In the
+ * general case retrieve finds the position that holds match m by binary
+ * search on the offsets (gj_seek_match_row) and takes inner position
+ * lower + (m - offsets[p]): no position walks its own matches, so a key
+ * with a million matches costs a million independent steps, not one long
+ * one (the GPU gives each match its own thread).
+ *
+ * PAYLOAD COLUMNS (materialize_cpu.c; wu-2025-gftr.md §3.1, §3.5, §4)
+ *
+ *	  GFUR	the sort transforms (key, row); a round gathers each side's
+ *			columns by row, from the columns as they came
+ *	  GFTR	the columns are transformed with the keys: each is permuted
+ *			into sorted order (inner at build, outer at count), the
+ *			permutation that a stable sort of (key, column value) would
+ *			apply; a round gathers them by sorted position: the outer
+ *			side's positions ascend within a round (sequential), and the
+ *			inner side's are runs of neighbours (clustered)
+ *
+ * Wu et al.'s SMJ-TR sorts every (key, column) pair again; sort_merge.cu's
+ * banner says why we apply the sort's permutation instead.  Either way the
+ * value at sorted position p is that of the row the sort put at p, so both
+ * materializations hand out the same values.
+ *
+ * IDENTIFICATION
+ *	  cuda/sort_merge_cpu.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "cpu_internal.h"
+#include "gpujoin_kernels.h"
+
+/* Digits of the radix sort: 8 bits, 256 buckets, at most 8 passes */
+#define RADIX_BITS		8
+#define RADIX_BUCKETS	(1 << RADIX_BITS)
+#define RADIX_PASSES	(64 / RADIX_BITS)
+
+/*
+ * SMJ's state (ctx->variant_state)
+ *
+ * The sorted inner side, kept from one build to the next:
+ *	nkeys			inner rows with a non-NULL key; 0: nothing matches
+ *	min_key			smallest and largest of their keys
+ *	max_key
+ *	sort_bits		gj_smj_sort_bits(min_key, max_key)
+ *	unique			no inner key occurs twice
+ *	inner_keys		uint64_t[nkeys], sorted
+ *	inner_rows		GjRowId[nkeys], the row of each sorted key
+ *
+ * The counted chunk, kept for retrieve:
+ *	npos			outer rows with a key in [min_key, max_key]: the
+ *					sorted positions
+ *	outer_keys		uint64_t[npos], sorted (count's scratch)
+ *	outer_rows		GjRowId[npos], the row of each position
+ *	lower			GjRowId[npos], the first inner position with an equal
+ *					key (the lower bound)
+ *	offsets			uint64_t[npos + 1], exclusive prefix sum of the
+ *					positions' match counts
+ *	match_pos		GjRowId[matches], unique inner only: the position of
+ *					each match
+ *
+ * Scratch of the radix sort: keys_alt, rows_alt.
+ */
+typedef struct SmjState
+{
+	int64_t		nkeys;
+	uint64_t	min_key;
+	uint64_t	max_key;
+	int			sort_bits;
+	bool		unique;
+	GjHostBuffer inner_keys;
+	GjHostBuffer inner_rows;
+
+	int64_t		npos;
+	GjHostBuffer outer_keys;
+	GjHostBuffer outer_rows;
+	GjHostBuffer lower;
+	GjHostBuffer offsets;
+	GjHostBuffer match_pos;
+
+	GjHostBuffer keys_alt;
+	GjHostBuffer rows_alt;
+} SmjState;
+
+/* Is row's flag set?  (flags is NULL when no flag is) */
+static inline bool
+FlagSet(const uint8_t *flags, int64_t row)
+{
+	return flags != NULL && flags[row] != 0;
+}
+
+/*
+ * The key range of the inner side: *has_keys is false when every key is
+ * NULL, else [*min_key, *max_key] in unsigned order
+ */
+static void
+InnerKeyRange(const GjBatch *inner, bool *has_keys, uint64_t *min_key,
+			  uint64_t *max_key)
+{
+	*has_keys = false;
+	*min_key = UINT64_MAX;
+	*max_key = 0;
+	for (int64_t row = 0; row < inner->nrows; row++)
+	{
+		uint64_t	key = inner->keys[row];
+
+		if (FlagSet(inner->nulls, row))
+			continue;
+		*has_keys = true;
+		if (key < *min_key)
+			*min_key = key;
+		if (key > *max_key)
+			*max_key = key;
+	}
+}
+
+/*
+ * The (key, row) pairs of a batch's rows whose key is not NULL and lies in
+ * [min_key, max_key], in row order, into keys and rows (batch->nrows
+ * entries reserved); returns how many
+ */
+static int64_t
+SelectRows(const GjBatch *batch, uint64_t min_key, uint64_t max_key,
+		   uint64_t *keys, GjRowId *rows)
+{
+	int64_t		n = 0;
+
+	for (int64_t row = 0; row < batch->nrows; row++)
+	{
+		uint64_t	key = batch->keys[row];
+
+		if (FlagSet(batch->nulls, row) || key < min_key || key > max_key)
+			continue;
+		keys[n] = key;
+		rows[n] = (GjRowId) row;
+		n++;
+	}
+	return n;
+}
+
+/* Exchange two buffers (the radix sort's ping-pong) */
+static void
+SwapBuffers(GjHostBuffer *a, GjHostBuffer *b)
+{
+	GjHostBuffer t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/*
+ * Sort the n pairs (keys[i], rows[i]) by key on the low "bits" bits, stably
+ *
+ * LSD radix sort, 8 bits a pass: each pass is a counting sort on one digit
+ * that visits the pairs in their current order, so pairs with equal digits
+ * keep their order, and after the last pass pairs with equal keys are in
+ * the order they came in (ascending rows, from SelectRows).  The digit
+ * histograms of every pass come from one read of the keys (the digits of a
+ * key do not change when it moves); a pass whose digit is the same in
+ * every key would leave the order as it is, and is skipped.  A last digit
+ * that reaches beyond "bits" sorts on bits that are equal in every key,
+ * which changes nothing.
+ *
+ * The pairs may end up in keys_alt/rows_alt; the buffers are then swapped,
+ * so that *keys and *rows hold the result either way.
+ */
+static GjStatus
+SortPairs(SmjState *state, GjHostBuffer *keys, GjHostBuffer *rows, int64_t n,
+		  int bits, GjError *err)
+{
+	int			npasses = (bits + RADIX_BITS - 1) / RADIX_BITS;
+	int64_t		counts[RADIX_PASSES][RADIX_BUCKETS];
+	GjStatus	status;
+
+	if (n < 2 || npasses == 0)
+		return GJ_OK;
+	status = gj_cpu_buffer_reserve(&state->keys_alt, (size_t) n * sizeof(uint64_t),
+								   "the keys being sorted", err);
+	if (status == GJ_OK)
+		status = gj_cpu_buffer_reserve(&state->rows_alt, (size_t) n * sizeof(GjRowId),
+									   "the rows being sorted", err);
+	if (status != GJ_OK)
+		return status;
+
+	memset(counts, 0, sizeof(counts));
+	for (int64_t i = 0; i < n; i++)
+	{
+		uint64_t	key = ((const uint64_t *) keys->ptr)[i];
+
+		for (int pass = 0; pass < npasses; pass++)
+			counts[pass][(key >> (pass * RADIX_BITS)) & (RADIX_BUCKETS - 1)]++;
+	}
+
+	for (int pass = 0; pass < npasses; pass++)
+	{
+		const uint64_t *src_keys = (const uint64_t *) keys->ptr;
+		const GjRowId *src_rows = (const GjRowId *) rows->ptr;
+		uint64_t   *dst_keys = (uint64_t *) state->keys_alt.ptr;
+		GjRowId    *dst_rows = (GjRowId *) state->rows_alt.ptr;
+		int			shift = pass * RADIX_BITS;
+		int64_t		next[RADIX_BUCKETS];
+		int64_t		sum = 0;
+		bool		one_digit = false;
+
+		/* the next free slot of each digit: exclusive prefix sum */
+		for (int d = 0; d < RADIX_BUCKETS; d++)
+		{
+			if (counts[pass][d] == n)
+				one_digit = true;
+			next[d] = sum;
+			sum += counts[pass][d];
+		}
+		if (one_digit)
+			continue;
+
+		for (int64_t i = 0; i < n; i++)
+		{
+			int			d = (int) ((src_keys[i] >> shift) & (RADIX_BUCKETS - 1));
+			int64_t		slot = next[d]++;
+
+			dst_keys[slot] = src_keys[i];
+			dst_rows[slot] = src_rows[i];
+		}
+		SwapBuffers(keys, &state->keys_alt);
+		SwapBuffers(rows, &state->rows_alt);
+	}
+	return GJ_OK;
+}
+
+/* Do n sorted keys hold no key twice? */
+static bool
+KeysUnique(const uint64_t *keys, int64_t n)
+{
+	for (int64_t i = 1; i < n; i++)
+	{
+		if (keys[i] == keys[i - 1])
+			return false;
+	}
+	return true;
+}
+
+/* The body of the SMJ build, for a non-empty inner side */
+static GjStatus
+BuildSorted(GjCpuContext *ctx, SmjState *state, const GjBatch *inner,
+			GjError *err)
+{
+	bool		has_keys;
+	uint64_t	min_key;
+	uint64_t	max_key;
+	int64_t		nkeys;
+	int			sort_bits;
+	GjStatus	status;
+
+	/* 1. The range of the keys; nothing to build without keys */
+	InnerKeyRange(inner, &has_keys, &min_key, &max_key);
+	if (!has_keys)
+		return GJ_OK;
+	sort_bits = gj_smj_sort_bits(min_key, max_key);
+
+	/* 2. The pairs of the non-NULL rows (all of them lie in the range) */
+	status = gj_cpu_buffer_reserve(&state->inner_keys,
+								   (size_t) inner->nrows * sizeof(uint64_t),
+								   "the sorted inner keys", err);
+	if (status == GJ_OK)
+		status = gj_cpu_buffer_reserve(&state->inner_rows,
+									   (size_t) inner->nrows * sizeof(GjRowId),
+									   "the sorted inner rows", err);
+	if (status != GJ_OK)
+		return status;
+	nkeys = SelectRows(inner, min_key, max_key,
+					   (uint64_t *) state->inner_keys.ptr,
+					   (GjRowId *) state->inner_rows.ptr);
+
+	/* 3. Sort them; 4. are the keys unique? */
+	status = SortPairs(state, &state->inner_keys, &state->inner_rows, nkeys,
+					   sort_bits, err);
+	if (status != GJ_OK)
+		return status;
+	state->unique = KeysUnique((const uint64_t *) state->inner_keys.ptr, nkeys);
+
+	/*
+	 * 5. The payload columns: GFUR keeps them in row order; GFTR permutes
+	 * them into sorted order, the sort's transform, and drops the originals
+	 */
+	if (ctx->spec.inner_ncolumns > 0)
+	{
+		status = gj_cpu_columns_upload(ctx, GJ_COLUMNS_INNER, inner, err);
+		if (status == GJ_OK && ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
+			status = gj_cpu_columns_gather(ctx, GJ_COLUMNS_INNER_TRANSFORMED,
+										   GJ_COLUMNS_INNER,
+										   (const GjRowId *) state->inner_rows.ptr,
+										   nkeys, err);
+		if (status != GJ_OK)
+			return status;
+	}
+
+	state->min_key = min_key;
+	state->max_key = max_key;
+	state->sort_bits = sort_bits;
+	state->nkeys = nkeys;
+	return GJ_OK;
+}
+
+/*
+ * Sort the inner side (GjCpuVariant.build)
+ *
+ * Replaces the sorted side of an earlier call.  An empty inner side, or
+ * one whose keys are all NULL, sorts nothing: every outer row then counts
+ * 0 matches.
+ */
+static GjStatus
+SmjBuild(GjCpuContext *ctx, const GjBatch *inner, GjError *err)
+{
+	SmjState   *state = (SmjState *) ctx->variant_state;
+	GjStatus	status = GJ_OK;
+
+	if (state == NULL)
+	{
+		state = (SmjState *) calloc(1, sizeof(SmjState));
+		if (state == NULL)
+			return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+								"Could not allocate %zu bytes of host memory for a sort-merge join.",
+								sizeof(SmjState));
+		ctx->variant_state = state;
+	}
+	state->nkeys = 0;
+	state->unique = false;
+	state->sort_bits = 0;
+
+	if (inner->nrows > 0)
+		status = BuildSorted(ctx, state, inner, err);
+
+	/* The sort's scratch is not needed by the probe */
+	gj_cpu_buffer_release(&state->keys_alt);
+	gj_cpu_buffer_release(&state->rows_alt);
+	if (ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
+		gj_cpu_columns_release(ctx, GJ_COLUMNS_INNER);
+
+	if (status != GJ_OK)
+		state->nkeys = 0;
+	else
+		gj_smj_describe(state->nkeys, state->sort_bits, state->unique,
+						ctx->stats.detail, sizeof(ctx->stats.detail));
+	return status;
+}
+
+/*
+ * The first index in sorted keys[from, n) whose key is not less than key
+ * (upper: greater than key), when every key before "from" is less (upper:
+ * not greater): steps of 1, 2, 4, ... until one lands at or beyond the
+ * answer, then a binary search within the last step.  O(log distance).
+ */
+static int64_t
+GallopBound(const uint64_t *keys, int64_t from, int64_t n, uint64_t key,
+			bool upper)
+{
+	int64_t		lo = from;
+	int64_t		step = 1;
+	int64_t		hi;
+
+	while (lo + step - 1 < n &&
+		   (keys[lo + step - 1] < key || (upper && keys[lo + step - 1] == key)))
+	{
+		lo += step;
+		step *= 2;
+	}
+	hi = lo + step - 1 < n ? lo + step - 1 : n;
+	return gj_smj_bound(keys, lo, hi, key, upper);
+}
+
+/*
+ * The bounds of every sorted outer position: lower[p], and the count
+ * (upper - lower) into offsets[p]; offsets[npos] = 0
+ *
+ * A merge of the two sorted key arrays: the outer keys ascend, so each
+ * bound is searched from the previous one on, and a run of equal outer
+ * keys searches once.  With a unique inner side the upper bound is the
+ * lower one plus one when the key there is equal, so one search does.
+ */
+static void
+FindBounds(const SmjState *state, uint64_t *offsets, GjRowId *lower)
+{
+	const uint64_t *inner_keys = (const uint64_t *) state->inner_keys.ptr;
+	const uint64_t *outer_keys = (const uint64_t *) state->outer_keys.ptr;
+	int64_t		n = state->nkeys;
+	int64_t		lo = 0;
+	int64_t		hi = 0;
+
+	for (int64_t p = 0; p < state->npos; p++)
+	{
+		uint64_t	key = outer_keys[p];
+
+		if (p == 0 || key != outer_keys[p - 1])
+		{
+			lo = GallopBound(inner_keys, hi, n, key, false);
+			if (state->unique)
+				hi = lo < n && inner_keys[lo] == key ? lo + 1 : lo;
+			else
+				hi = GallopBound(inner_keys, lo, n, key, true);
+		}
+		lower[p] = (GjRowId) lo;
+		offsets[p] = (uint64_t) (hi - lo);
+	}
+	offsets[state->npos] = 0;
+}
+
+/* The body of the SMJ count, for a chunk that can have matches */
+static GjStatus
+CountChunk(GjCpuContext *ctx, SmjState *state, const GjBatch *outer,
+		   uint64_t *nmatches, GjError *err)
+{
+	int64_t		nrows = outer->nrows;
+	uint64_t   *offsets;
+	uint64_t	sum;
+	GjStatus	status;
+
+	/* 1. The pairs of the rows that can match; 2. sort them */
+	status = gj_cpu_buffer_reserve(&state->outer_keys,
+								   (size_t) nrows * sizeof(uint64_t),
+								   "the sorted outer keys", err);
+	if (status == GJ_OK)
+		status = gj_cpu_buffer_reserve(&state->outer_rows,
+									   (size_t) nrows * sizeof(GjRowId),
+									   "the sorted outer rows", err);
+	if (status != GJ_OK)
+		return status;
+	state->npos = SelectRows(outer, state->min_key, state->max_key,
+							 (uint64_t *) state->outer_keys.ptr,
+							 (GjRowId *) state->outer_rows.ptr);
+	status = SortPairs(state, &state->outer_keys, &state->outer_rows,
+					   state->npos, state->sort_bits, err);
+	if (status != GJ_OK)
+		return status;
+
+	/* 3. The bounds and counts of each position; 4. offsets by prefix sum */
+	status = gj_cpu_buffer_reserve(&state->lower,
+								   (size_t) state->npos * sizeof(GjRowId),
+								   "the outer chunk's lower bounds", err);
+	if (status == GJ_OK)
+		status = gj_cpu_buffer_reserve(&state->offsets,
+									   (size_t) (state->npos + 1) * sizeof(uint64_t),
+									   "the outer chunk's match offsets", err);
+	if (status != GJ_OK)
+		return status;
+	offsets = (uint64_t *) state->offsets.ptr;
+	FindBounds(state, offsets, (GjRowId *) state->lower.ptr);
+
+	sum = 0;
+	for (int64_t p = 0; p <= state->npos; p++)
+	{
+		uint64_t	count = offsets[p];
+
+		offsets[p] = sum;
+		sum += count;
+	}
+
+	/* Unique inner: the list of matched positions, match by match */
+	if (state->unique && sum > 0)
+	{
+		GjRowId    *match_pos;
+
+		status = gj_cpu_buffer_reserve(&state->match_pos,
+									   (size_t) sum * sizeof(GjRowId),
+									   "the outer chunk's matched positions", err);
+		if (status != GJ_OK)
+			return status;
+		match_pos = (GjRowId *) state->match_pos.ptr;
+		for (int64_t p = 0; p < state->npos; p++)
+		{
+			if (offsets[p + 1] != offsets[p])
+				match_pos[offsets[p]] = (GjRowId) p;
+		}
+	}
+
+	/*
+	 * The payload columns, kept only when some row has a match: GFTR
+	 * permutes them into sorted order, as the build did the inner ones
+	 */
+	if (sum > 0 && ctx->spec.outer_ncolumns > 0)
+	{
+		status = gj_cpu_columns_upload(ctx, GJ_COLUMNS_OUTER, outer, err);
+		if (status == GJ_OK && ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
+			status = gj_cpu_columns_gather(ctx, GJ_COLUMNS_OUTER_TRANSFORMED,
+										   GJ_COLUMNS_OUTER,
+										   (const GjRowId *) state->outer_rows.ptr,
+										   state->npos, err);
+		if (status != GJ_OK)
+			return status;
+	}
+	*nmatches = sum;
+	return GJ_OK;
+}
+
+/*
+ * Count the matches of one outer chunk (GjCpuVariant.count)
+ *
+ * Keeps the chunk's sorted rows, bounds, match offsets and payload
+ * columns for retrieve (copies: the caller's arrays need not outlive
+ * count).
+ */
+static GjStatus
+SmjCount(GjCpuContext *ctx, const GjBatch *outer, uint64_t *nmatches,
+		 GjError *err)
+{
+	SmjState   *state = (SmjState *) ctx->variant_state;
+
+	*nmatches = 0;
+	if (state != NULL)
+		state->npos = 0;
+	/* Nothing can match: no arrays are needed, retrieve returns 0 */
+	if (outer->nrows == 0 || state == NULL || state->nkeys == 0)
+		return GJ_OK;
+	return CountChunk(ctx, state, outer, nmatches, err);
+}
+
+/* The round's map arrays, NULL where a map is not needed */
+typedef struct RoundMaps
+{
+	GjRowId    *outer_rows;
+	GjRowId    *inner_rows;
+	GjRowId    *outer_pos;
+	GjRowId    *inner_pos;
+} RoundMaps;
+
+/*
+ * Record match number "slot" of the round: sorted outer position p,
+ * sorted inner position q; each map when it is there
+ */
+static inline void
+WriteMatch(const SmjState *state, const RoundMaps *maps, int64_t slot,
+		   int64_t p, int64_t q)
+{
+	if (maps->outer_rows != NULL)
+		maps->outer_rows[slot] = ((const GjRowId *) state->outer_rows.ptr)[p];
+	if (maps->inner_rows != NULL)
+		maps->inner_rows[slot] = ((const GjRowId *) state->inner_rows.ptr)[q];
+	if (maps->outer_pos != NULL)
+		maps->outer_pos[slot] = (GjRowId) p;
+	if (maps->inner_pos != NULL)
+		maps->inner_pos[slot] = (GjRowId) q;
+}
+
+/*
+ * Write the round maps of the matches first .. first + round_size - 1
+ * (GjCpuVariant.retrieve)
+ *
+ * Unique inner: match m is position match_pos[m] and its lower bound.
+ * Otherwise: the first position of the window by binary search on the
+ * offsets, then position by position, match k of position p being inner
+ * position lower[p] + k, until the window is full.  The payload comes by
+ * row from the columns as they came (GFUR) or by sorted position from the
+ * transformed ones (GFTR).
+ */
+static GjStatus
+SmjRetrieve(GjCpuContext *ctx, uint64_t first, int64_t round_size,
+			GjRoundSources *sources, GjError *err)
+{
+	SmjState   *state = (SmjState *) ctx->variant_state;
+	bool		gftr = (ctx->spec.materialize == GJ_MATERIALIZE_GFTR);
+	bool		need_outer_rows = ctx->spec.row_ids || (!gftr && ctx->spec.outer_ncolumns > 0);
+	bool		need_inner_rows = ctx->spec.row_ids || (!gftr && ctx->spec.inner_ncolumns > 0);
+	bool		need_outer_pos = gftr && ctx->spec.outer_ncolumns > 0;
+	bool		need_inner_pos = gftr && ctx->spec.inner_ncolumns > 0;
+	const uint64_t *offsets = (const uint64_t *) state->offsets.ptr;
+	const GjRowId *lower = (const GjRowId *) state->lower.ptr;
+	uint64_t	window_end = first + (uint64_t) round_size;
+	RoundMaps	maps;
+	GjStatus	status = GJ_OK;
+
+	sources->columns[GJ_SIDE_OUTER] = gftr ? GJ_COLUMNS_OUTER_TRANSFORMED : GJ_COLUMNS_OUTER;
+	sources->map[GJ_SIDE_OUTER] = gftr ? GJ_ROUND_OUTER_POS : GJ_ROUND_OUTER_ROWS;
+	sources->columns[GJ_SIDE_INNER] = gftr ? GJ_COLUMNS_INNER_TRANSFORMED : GJ_COLUMNS_INNER;
+	sources->map[GJ_SIDE_INNER] = gftr ? GJ_ROUND_INNER_POS : GJ_ROUND_INNER_ROWS;
+
+	if (need_outer_rows)
+		status = gj_cpu_round_map_reserve(ctx, GJ_ROUND_OUTER_ROWS, round_size, err);
+	if (status == GJ_OK && need_inner_rows)
+		status = gj_cpu_round_map_reserve(ctx, GJ_ROUND_INNER_ROWS, round_size, err);
+	if (status == GJ_OK && need_outer_pos)
+		status = gj_cpu_round_map_reserve(ctx, GJ_ROUND_OUTER_POS, round_size, err);
+	if (status == GJ_OK && need_inner_pos)
+		status = gj_cpu_round_map_reserve(ctx, GJ_ROUND_INNER_POS, round_size, err);
+	if (status != GJ_OK)
+		return status;
+	maps.outer_rows = need_outer_rows ? GJ_CPU_ROUND_MAP(ctx, GJ_ROUND_OUTER_ROWS) : NULL;
+	maps.inner_rows = need_inner_rows ? GJ_CPU_ROUND_MAP(ctx, GJ_ROUND_INNER_ROWS) : NULL;
+	maps.outer_pos = need_outer_pos ? GJ_CPU_ROUND_MAP(ctx, GJ_ROUND_OUTER_POS) : NULL;
+	maps.inner_pos = need_inner_pos ? GJ_CPU_ROUND_MAP(ctx, GJ_ROUND_INNER_POS) : NULL;
+
+	if (state->unique)
+	{
+		const GjRowId *match_pos = (const GjRowId *) state->match_pos.ptr;
+
+		for (int64_t slot = 0; slot < round_size; slot++)
+		{
+			GjRowId		p = match_pos[first + (uint64_t) slot];
+
+			WriteMatch(state, &maps, slot, p, lower[p]);
+		}
+		return GJ_OK;
+	}
+
+	for (int64_t p = gj_seek_match_row(offsets, state->npos, first);
+		 p < state->npos && offsets[p] < window_end;
+		 p++)
+	{
+		uint64_t	match = offsets[p] > first ? offsets[p] : first;
+
+		for (; match < offsets[p + 1] && match < window_end; match++)
+			WriteMatch(state, &maps, (int64_t) (match - first), p,
+					   (int64_t) lower[p] + (int64_t) (match - offsets[p]));
+	}
+	return GJ_OK;
+}
+
+/* Free the state and its arrays (GjCpuVariant.destroy_state) */
+static void
+SmjDestroyState(GjCpuContext *ctx)
+{
+	SmjState   *state = (SmjState *) ctx->variant_state;
+
+	if (state == NULL)
+		return;
+	gj_cpu_buffer_release(&state->inner_keys);
+	gj_cpu_buffer_release(&state->inner_rows);
+	gj_cpu_buffer_release(&state->outer_keys);
+	gj_cpu_buffer_release(&state->outer_rows);
+	gj_cpu_buffer_release(&state->lower);
+	gj_cpu_buffer_release(&state->offsets);
+	gj_cpu_buffer_release(&state->match_pos);
+	gj_cpu_buffer_release(&state->keys_alt);
+	gj_cpu_buffer_release(&state->rows_alt);
+	free(state);
+	ctx->variant_state = NULL;
+}
+
+const GjCpuVariant gj_cpu_smj = {
+	.name = "SMJ",
+	.build = SmjBuild,
+	.count = SmjCount,
+	.retrieve = SmjRetrieve,
+	.destroy_state = SmjDestroyState,
+};

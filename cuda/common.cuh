@@ -4,21 +4,27 @@
  *	  The CUDA context and the helpers every kernel file uses
  *
  * Private to the *.cu files.  Everything a variant file (hash_join.cu,
- * and next partitioned_join.cu and sort_merge.cu) needs besides its own
- * kernels is here, so that a variant is one more .cu file written against
- * these helpers:
+ * partitioned_join.cu, sort_merge.cu) needs besides its own kernels is
+ * here, so that a variant is one more .cu file written against these
+ * helpers:
  *
  *	  GJ_CUDA_TRY		check a CUDA call, fill the GjError, return a GjStatus
  *	  GJ_TRY			propagate a GjStatus from a helper that filled the GjError
  *	  GjCudaVariant		a variant's entry points: build, count, retrieve,
  *						destroy_state (registered in context.cu)
+ *	  variant steps		context.cu: the variant's state
+ *						(gj_cuda_variant_state), a side's key range
+ *						(gj_cuda_key_range), a chunk's match offsets
+ *						(gj_cuda_count_offsets)
  *	  device buffers	grow-only, counted against the context's memory limit,
  *						reused across chunks, freed with the context: the
  *						shared ones by GjBufferId (gj_cuda_buffer_reserve),
  *						a variant's own in its private state, and any other
  *						GjDeviceBuffer (gj_cuda_device_reserve)
  *	  payload columns	materialize.cu: upload a batch's columns, gather them
- *						by a map (GFTR transforms, and every round)
+ *						by a map (GFTR transforms, and every round), both
+ *						at once (gj_cuda_columns_load); a round's maps
+ *						(gj_cuda_round_maps_reserve)
  *	  copies			gj_cuda_copy_to_device / gj_cuda_copy_from_device,
  *						which count bytes and time for GjStats
  *	  launches			GJ_BLOCK_SIZE threads a block, gj_cuda_grid_size()
@@ -153,17 +159,18 @@ struct GjCudaContext;
  *	count			count the matches of one outer chunk (checked; nrows may
  *					be 0) into *nmatches, and keep what retrieve needs
  *	retrieve		for the matches first .. first + round_size - 1 (round_size
- *					>= 1), write the round maps (gj_cuda_round_map) that
+ *					>= 1), fill *sources and write the round maps that
+ *					gj_cuda_round_maps_reserve plans and reserves (those
  *					*sources names, and OUTER_ROWS and INNER_ROWS when
- *					spec.row_ids; context.cu then gathers the payload
+ *					spec.row_ids); context.cu then gathers the payload
  *					values and copies the round out (materialize.cu)
  *	destroy_state	free ctx->variant_state and the device buffers it holds;
  *					called by context_destroy when variant_state is set,
  *					cannot fail
  *
  * A variant allocates its private state (ctx->variant_state) in its first
- * build, and keeps its device arrays there as GjDeviceBuffers reserved by
- * gj_cuda_device_reserve.
+ * build, through gj_cuda_variant_state, and keeps its device arrays there
+ * as GjDeviceBuffers reserved by gj_cuda_device_reserve.
  */
 typedef struct GjCudaVariant
 {
@@ -252,6 +259,8 @@ extern "C"
 
 /* Helpers, context.cu */
 extern GjCudaContext *gj_cuda_context_get(GjContext *ctx, GjError *err);
+extern void *gj_cuda_variant_state(GjCudaContext *ctx, size_t size,
+								   const char *what, GjError *err);
 extern GjStatus gj_cuda_device_reserve(GjCudaContext *ctx, GjDeviceBuffer *buf,
 									   size_t bytes, const char *what,
 									   GjError *err);
@@ -263,6 +272,14 @@ extern GjStatus gj_cuda_upload_keys(GjCudaContext *ctx, GjSide side,
 									const GjBatch *batch,
 									const uint64_t **d_keys,
 									const uint8_t **d_nulls, GjError *err);
+extern GjStatus gj_cuda_key_range(GjCudaContext *ctx, const uint64_t *d_keys,
+								  const uint8_t *d_nulls, int64_t nrows,
+								  unsigned long long *d_range, bool *has_keys,
+								  uint64_t *min_key, uint64_t *max_key,
+								  GjError *err);
+extern GjStatus gj_cuda_count_offsets(GjCudaContext *ctx, uint64_t *d_counts,
+									  int64_t nrows, uint64_t *total,
+									  GjError *err);
 extern GjStatus gj_cuda_copy_to_device(GjCudaContext *ctx, void *d_dst,
 									   const void *h_src, size_t bytes,
 									   GjError *err);
@@ -283,9 +300,15 @@ extern GjStatus gj_cuda_columns_reserve(GjCudaContext *ctx, GjColumnSetId set,
 extern GjStatus gj_cuda_columns_gather(GjCudaContext *ctx, GjColumnSetId dst,
 									   GjColumnSetId src, const GjRowId *d_map,
 									   int64_t n, GjError *err);
+extern GjStatus gj_cuda_columns_load(GjCudaContext *ctx, GjSide side,
+									 const GjBatch *batch, const GjRowId *d_map,
+									 int64_t n, GjError *err);
 extern void gj_cuda_columns_release(GjCudaContext *ctx, GjColumnSetId set);
-extern GjStatus gj_cuda_round_map_reserve(GjCudaContext *ctx, GjRoundMap map,
-										  int64_t n, GjError *err);
+extern GjStatus gj_cuda_round_maps_reserve(GjCudaContext *ctx,
+										   bool outer_transformed, int64_t n,
+										   GjRoundSources *sources,
+										   GjRowId *maps[GJ_NUM_ROUND_MAPS],
+										   GjError *err);
 extern GjStatus gj_cuda_round_alloc(GjCudaContext *ctx, GjError *err);
 extern GjStatus gj_cuda_round_materialize(GjCudaContext *ctx,
 										  const GjRoundSources *sources,
@@ -310,13 +333,6 @@ static __device__ __forceinline__ int64_t
 gj_grid_stride(void)
 {
 	return (int64_t) gridDim.x * blockDim.x;
-}
-
-/* Is row's flag set?  (d_flags is NULL when no flag is) */
-static __device__ __forceinline__ bool
-gj_flag_set(const uint8_t *d_flags, int64_t row)
-{
-	return d_flags != NULL && d_flags[row] != 0;
 }
 
 #endif							/* GPUJOIN_COMMON_CUH */

@@ -7,8 +7,9 @@
  * nvcc (the *.cu files, through common.cuh).  Whatever decides the layout
  * of a device structure or the answer to a call lives here, written once,
  * so that the two implementations cannot drift apart: the hash function,
- * the NPHJ table layout (hashed or dense) and the bucket of a key, the
- * checks of every argument, and the words of every message.  If
+ * the NPHJ table layout (hashed or dense) and the bucket of a key, what a
+ * NULL flag array means, the maps a round is gathered through, the checks
+ * of every argument, and the words of every message.  If
  * hash_join.cu computed a bucket in any other way than hash_join_cpu.c,
  * the two would order the entries of a bucket differently and the kernel
  * tests would fail on their first case.
@@ -59,6 +60,18 @@
 #else
 #define GJ_PRINTF_LIKE(f, a)
 #endif
+
+/*
+ * Is row's flag set?
+ *
+ * A batch's key NULL flags and a payload column's are a NULL pointer when
+ * no row has one (gpujoin_kernels.h), so "no array" reads as "not set".
+ */
+static inline GJ_HOST_DEVICE bool
+gj_flag_set(const uint8_t *flags, int64_t row)
+{
+	return flags != NULL && flags[row] != 0;
+}
 
 /*
  * Hash a normalized 64-bit key
@@ -515,7 +528,8 @@ gj_column_set_name(GjColumnSetId set)
  *
  * and which set and which map each side's payload values are gathered
  * from (GjRoundSources): GFUR gathers from the untransformed sets by row,
- * GFTR from the transformed ones by position.
+ * GFTR from the transformed ones by position.  gj_round_plan decides both
+ * for every variant.
  */
 typedef enum GjRoundMap
 {
@@ -531,6 +545,46 @@ typedef struct GjRoundSources
 	GjColumnSetId columns[GJ_NUM_SIDES];	/* gathered from ... */
 	GjRoundMap	map[GJ_NUM_SIDES];	/* ... at these rows or positions */
 } GjRoundSources;
+
+/*
+ * Plan a round of a variant's retrieve: where each side's payload values
+ * are gathered from (sources), and which round maps the retrieve writes
+ * (need[map])
+ *
+ * A side that the variant transforms is gathered by position from its
+ * transformed set when the join is GFTR; otherwise by row from the set as
+ * it came.  Every variant transforms the inner side; outer_transformed
+ * says whether it transforms the outer side too (PHJ and SMJ do; NPHJ
+ * probes the outer side in row order and leaves it as it came).  A side's
+ * row map is needed for spec.row_ids or to gather its payload by row, its
+ * position map to gather its payload by position, and neither when the
+ * side has no payload and no row ids are asked for.
+ */
+static inline void
+gj_round_plan(const GjJoinSpec *spec, bool outer_transformed,
+			  GjRoundSources *sources, bool need[GJ_NUM_ROUND_MAPS])
+{
+	bool		gftr = (spec->materialize == GJ_MATERIALIZE_GFTR);
+
+	for (int s = 0; s < GJ_NUM_SIDES; s++)
+	{
+		GjSide		side = (GjSide) s;
+		bool		outer = (side == GJ_SIDE_OUTER);
+		bool		transformed = gftr && (!outer || outer_transformed);
+		bool		payload = gj_side_ncolumns(spec, side) > 0;
+		GjRoundMap	rows = outer ? GJ_ROUND_OUTER_ROWS : GJ_ROUND_INNER_ROWS;
+		GjRoundMap	positions = outer ? GJ_ROUND_OUTER_POS : GJ_ROUND_INNER_POS;
+
+		if (transformed)
+			sources->columns[side] = outer ? GJ_COLUMNS_OUTER_TRANSFORMED :
+				GJ_COLUMNS_INNER_TRANSFORMED;
+		else
+			sources->columns[side] = outer ? GJ_COLUMNS_OUTER : GJ_COLUMNS_INNER;
+		sources->map[side] = transformed ? positions : rows;
+		need[rows] = spec->row_ids || (!transformed && payload);
+		need[positions] = transformed && payload;
+	}
+}
 
 /* "NPHJ", "PHJ", "SMJ", for messages */
 static inline const char *

@@ -2,7 +2,8 @@
  *
  * context.cu
  *	  CUDA contexts: the variant table, the entry points of the kernel
- *	  table, stream, grow-only device buffers, copies, and the device probes
+ *	  table, stream, grow-only device buffers, copies, the steps that every
+ *	  variant takes alike, and the device probes
  *
  * A context holds everything one GpuJoin node needs between calls: the
  * spec it was created for, what the variant built on the inner side, the
@@ -25,14 +26,28 @@
  * How to add a variant (say PHJ, in partitioned_join.cu):
  *	  1. write its build, count, retrieve and destroy_state against
  *		 common.cuh, with its device arrays in a private state struct hung
- *		 off ctx->variant_state (allocated by its first build, reserved with
- *		 gj_cuda_device_reserve, freed by its destroy_state), and export
- *		 them as "const GjCudaVariant gj_cuda_phj";
+ *		 off ctx->variant_state (allocated by its first build through
+ *		 gj_cuda_variant_state, reserved with gj_cuda_device_reserve, freed
+ *		 by its destroy_state), and export them as "const GjCudaVariant
+ *		 gj_cuda_phj";
  *	  2. declare gj_cuda_phj in common.cuh next to gj_cuda_nphj;
  *	  3. replace the NULL of its line in "variants" below with &gj_cuda_phj.
  * Nothing else here changes: the Makefile compiles every *.cu, and the
  * payload columns, the round and its output arrays are materialize.cu's.
  * The CPU twin (context_cpu.c) takes the same three steps.
+ *
+ * STEPS EVERY VARIANT TAKES ALIKE
+ *
+ * Written once here, called from the variants' own functions:
+ *	  gj_cuda_variant_state		the variant's state, allocated by its first
+ *								build
+ *	  gj_cuda_key_range			min and max of a side's non-NULL keys
+ *								(key_range_kernel): NPHJ's layout, SMJ's
+ *								sort bits
+ *	  gj_cuda_count_offsets		a chunk's match counts into match offsets by
+ *								an exclusive sum, and the total
+ * (and materialize.cu's gj_cuda_columns_load and gj_cuda_round_maps_reserve
+ * for the payload columns and a round's maps).
  *
  * DEVICE MEMORY
  *
@@ -69,6 +84,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <cub/cub.cuh>
 
 #include "common.cuh"
 #include "gpujoin_kernels.h"
@@ -368,6 +385,29 @@ gj_cuda_retrieve(GjContext *ctx, int64_t first, GjMatchRound *round,
 	return status;
 }
 
+/*
+ * The variant's private state, ctx->variant_state: allocated, zeroed, by
+ * the first call (a variant's first build), returned as it is by later
+ * ones; NULL with err filled when the host has no memory for it
+ *
+ * size is the variant's state struct; "what" names the join in the
+ * message ("a hash join").  The variant's destroy_state frees it.
+ */
+void *
+gj_cuda_variant_state(GjCudaContext *ctx, size_t size, const char *what,
+					  GjError *err)
+{
+	if (ctx->variant_state == NULL)
+	{
+		ctx->variant_state = calloc(1, size);
+		if (ctx->variant_state == NULL)
+			gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+						 "Could not allocate %zu bytes of host memory for %s.",
+						 size, what);
+	}
+	return ctx->variant_state;
+}
+
 /* What a shared buffer holds, for error messages */
 static const char *
 BufferName(GjBufferId id)
@@ -513,6 +553,102 @@ gj_cuda_upload_keys(GjCudaContext *ctx, GjSide side, const GjBatch *batch,
 		*d_nulls = GJ_BUFFER(ctx, nulls_id, const uint8_t);
 	}
 	return GJ_OK;
+}
+
+/*
+ * Min and max of the non-NULL keys into d_range[0] and d_range[1], which
+ * the caller set to UINT64_MAX and 0: they stay so when every key is NULL
+ *
+ * Each thread reduces its rows, each warp its threads by shuffles, and
+ * lane 0 of each warp does one atomicMin and one atomicMax.  Every lane
+ * reaches the shuffles (the loop ends before them), so the full mask holds.
+ */
+__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
+key_range_kernel(const uint64_t *__restrict__ d_keys,
+				 const uint8_t *__restrict__ d_nulls, int64_t nrows,
+				 unsigned long long *__restrict__ d_range)
+{
+	unsigned long long lo = ~0ULL;
+	unsigned long long hi = 0;
+
+	for (int64_t row = gj_thread_index(); row < nrows; row += gj_grid_stride())
+	{
+		if (!gj_flag_set(d_nulls, row))
+		{
+			unsigned long long key = d_keys[row];
+
+			lo = key < lo ? key : lo;
+			hi = key > hi ? key : hi;
+		}
+	}
+	for (int offset = 16; offset > 0; offset /= 2)
+	{
+		unsigned long long other_lo = __shfl_xor_sync(0xFFFFFFFFu, lo, offset);
+		unsigned long long other_hi = __shfl_xor_sync(0xFFFFFFFFu, hi, offset);
+
+		lo = other_lo < lo ? other_lo : lo;
+		hi = other_hi > hi ? other_hi : hi;
+	}
+	if (threadIdx.x % 32 == 0 && lo <= hi)
+	{
+		atomicMin(&d_range[0], lo);
+		atomicMax(&d_range[1], hi);
+	}
+}
+
+/*
+ * The range of a side's uploaded keys (nrows > 0): *has_keys is false when
+ * every key is NULL, else [*min_key, *max_key] in unsigned order
+ *
+ * d_range is two words of device memory that the caller holds (its own
+ * scratch, so that the variant's buffers and their accounting stay its
+ * own); key_range_kernel reduces into it, and the two words come back.
+ */
+GjStatus
+gj_cuda_key_range(GjCudaContext *ctx, const uint64_t *d_keys,
+				  const uint8_t *d_nulls, int64_t nrows,
+				  unsigned long long *d_range, bool *has_keys,
+				  uint64_t *min_key, uint64_t *max_key, GjError *err)
+{
+	unsigned long long range[2] = {0, 0};
+
+	GJ_CUDA_TRY(err, cudaMemsetAsync(d_range, 0xFF, sizeof(range[0]), ctx->stream));
+	GJ_CUDA_TRY(err, cudaMemsetAsync(d_range + 1, 0, sizeof(range[1]), ctx->stream));
+	key_range_kernel<<<gj_cuda_grid_size(ctx, nrows), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+		d_keys, d_nulls, nrows, d_range);
+	GJ_CUDA_TRY(err, cudaGetLastError());
+	GJ_TRY(gj_cuda_copy_from_device(ctx, range, d_range, sizeof(range), err));
+
+	*has_keys = range[0] <= range[1];
+	*min_key = range[0];
+	*max_key = range[1];
+	return GJ_OK;
+}
+
+/*
+ * Turn the match counts of a chunk's nrows rows (or positions) into match
+ * offsets: the exclusive sum of d_counts[0 .. nrows], in place, and
+ * *total, the matches in all
+ *
+ * The caller set d_counts[nrows] to 0, so that it ends as the total, which
+ * comes back to the host.  64-bit elements, so the sum cannot wrap.  The
+ * CUB temporary storage is the context's shared buffer.
+ */
+GjStatus
+gj_cuda_count_offsets(GjCudaContext *ctx, uint64_t *d_counts, int64_t nrows,
+					  uint64_t *total, GjError *err)
+{
+	size_t		temp_bytes = 0;
+
+	*total = 0;
+	GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(NULL, temp_bytes, d_counts,
+												   nrows + 1, ctx->stream));
+	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err));
+	GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
+												   temp_bytes, d_counts,
+												   nrows + 1, ctx->stream));
+	return gj_cuda_copy_from_device(ctx, total, d_counts + nrows,
+									sizeof(uint64_t), err);
 }
 
 /*

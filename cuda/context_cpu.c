@@ -2,7 +2,8 @@
  *
  * context_cpu.c
  *	  CPU twin of context.cu: the variant table, the entry points of the
- *	  kernel table, contexts, grow-only buffers
+ *	  kernel table, contexts, grow-only buffers, and the steps that every
+ *	  variant takes alike (its state, a key range, match offsets)
  *
  * A context holds everything one GpuJoin node needs between calls: the
  * spec it was created for, what the variant built on the inner side, the
@@ -23,8 +24,9 @@
  * How to add a variant (say SMJ, in sort_merge_cpu.c):
  *	  1. write its build, count, retrieve and destroy_state against
  *		 cpu_internal.h, with its arrays in a private state struct hung off
- *		 ctx->variant_state (allocated by its first build, freed by its
- *		 destroy_state), and export them as "const GjCpuVariant gj_cpu_smj";
+ *		 ctx->variant_state (allocated by its first build through
+ *		 gj_cpu_variant_state, freed by its destroy_state), and export them
+ *		 as "const GjCpuVariant gj_cpu_smj";
  *	  2. declare gj_cpu_smj in cpu_internal.h next to gj_cpu_nphj;
  *	  3. replace the NULL of its line in "variants" below with &gj_cpu_smj;
  *	  4. have sort_merge_cpu.o added to OBJS in the top-level Makefile
@@ -312,6 +314,29 @@ gj_cpu_retrieve(GjContext *ctx, int64_t first, GjMatchRound *round,
 }
 
 /*
+ * The variant's private state, ctx->variant_state: allocated, zeroed, by
+ * the first call (a variant's first build), returned as it is by later
+ * ones; NULL with err filled when there is no memory for it
+ *
+ * size is the variant's state struct; "what" names the join in the
+ * message ("a hash join").  The variant's destroy_state frees it.
+ */
+void *
+gj_cpu_variant_state(GjCpuContext *ctx, size_t size, const char *what,
+					 GjError *err)
+{
+	if (ctx->variant_state == NULL)
+	{
+		ctx->variant_state = calloc(1, size);
+		if (ctx->variant_state == NULL)
+			gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+						 "Could not allocate %zu bytes of host memory for %s.",
+						 size, what);
+	}
+	return ctx->variant_state;
+}
+
+/*
  * Make buf hold at least bytes bytes
  *
  * Grow-only: a large enough array is kept as it is; a smaller one is freed
@@ -345,6 +370,54 @@ gj_cpu_buffer_release(GjHostBuffer *buf)
 	free(buf->ptr);
 	buf->ptr = NULL;
 	buf->bytes = 0;
+}
+
+/*
+ * The range of a side's keys: *has_keys is false when every key is NULL,
+ * else [*min_key, *max_key] in unsigned order
+ */
+void
+gj_cpu_key_range(const uint64_t *keys, const uint8_t *nulls, int64_t nrows,
+				 bool *has_keys, uint64_t *min_key, uint64_t *max_key)
+{
+	*has_keys = false;
+	*min_key = UINT64_MAX;
+	*max_key = 0;
+	for (int64_t row = 0; row < nrows; row++)
+	{
+		uint64_t	key = keys[row];
+
+		if (gj_flag_set(nulls, row))
+			continue;
+		*has_keys = true;
+		if (key < *min_key)
+			*min_key = key;
+		if (key > *max_key)
+			*max_key = key;
+	}
+}
+
+/*
+ * Turn the match counts of a chunk's nrows rows (or positions) into match
+ * offsets: the exclusive prefix sum of counts[0 .. nrows], in place;
+ * returns the matches in all
+ *
+ * The caller set counts[nrows] to 0, so that it ends as the total.  64-bit
+ * elements, so the sum cannot wrap.
+ */
+uint64_t
+gj_cpu_count_offsets(uint64_t *counts, int64_t nrows)
+{
+	uint64_t	sum = 0;
+
+	for (int64_t row = 0; row <= nrows; row++)
+	{
+		uint64_t	count = counts[row];
+
+		counts[row] = sum;
+		sum += count;
+	}
+	return sum;
 }
 
 const GjKernels gj_cpu_kernels = {

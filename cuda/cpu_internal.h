@@ -125,9 +125,15 @@ extern GjStatus gj_cpu_count(GjContext *ctx, const GjBatch *outer,
 							 int64_t *nmatches, GjError *err);
 extern GjStatus gj_cpu_retrieve(GjContext *ctx, int64_t first,
 								GjMatchRound *round, GjError *err);
+extern void *gj_cpu_variant_state(GjCpuContext *ctx, size_t size,
+								  const char *what, GjError *err);
 extern GjStatus gj_cpu_buffer_reserve(GjHostBuffer *buf, size_t bytes,
 									  const char *what, GjError *err);
 extern void gj_cpu_buffer_release(GjHostBuffer *buf);
+extern void gj_cpu_key_range(const uint64_t *keys, const uint8_t *nulls,
+							 int64_t nrows, bool *has_keys, uint64_t *min_key,
+							 uint64_t *max_key);
+extern uint64_t gj_cpu_count_offsets(uint64_t *counts, int64_t nrows);
 
 /* materialize_cpu.c */
 extern void gj_cpu_columns_init(GjCpuContext *ctx);
@@ -139,9 +145,15 @@ extern GjStatus gj_cpu_columns_reserve(GjCpuContext *ctx, GjColumnSetId set,
 extern GjStatus gj_cpu_columns_gather(GjCpuContext *ctx, GjColumnSetId dst,
 									  GjColumnSetId src, const GjRowId *map,
 									  int64_t n, GjError *err);
+extern GjStatus gj_cpu_columns_load(GjCpuContext *ctx, GjSide side,
+									const GjBatch *batch, const GjRowId *map,
+									int64_t n, GjError *err);
 extern void gj_cpu_columns_release(GjCpuContext *ctx, GjColumnSetId set);
-extern GjStatus gj_cpu_round_map_reserve(GjCpuContext *ctx, GjRoundMap map,
-										 int64_t n, GjError *err);
+extern GjStatus gj_cpu_round_maps_reserve(GjCpuContext *ctx,
+										  bool outer_transformed, int64_t n,
+										  GjRoundSources *sources,
+										  GjRowId *maps[GJ_NUM_ROUND_MAPS],
+										  GjError *err);
 extern GjStatus gj_cpu_round_alloc(GjCpuContext *ctx, GjError *err);
 extern GjStatus gj_cpu_round_materialize(GjCpuContext *ctx,
 										 const GjRoundSources *sources,

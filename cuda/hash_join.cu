@@ -12,9 +12,10 @@
  * BUILD (one global, non-partitioned table: papers/notes/wu-2025-gftr.md
  * §3.3, built by sorting rather than by atomic inserts)
  *
- *	  nphj_range_kernel		min and max of the non-NULL keys (warp shuffles,
- *							one atomicMin/atomicMax per warp), copied back to
- *							choose the layout: dense or hashed (common.h,
+ *	  key_range_kernel		min and max of the non-NULL keys (context.cu,
+ *							gj_cuda_key_range: warp shuffles, one atomicMin/
+ *							atomicMax per warp), copied back to choose the
+ *							layout: dense or hashed (common.h,
  *							gj_nphj_layout, the twin's very function)
  *	  nphj_assign_kernel	bucket of every inner row; NULL keys get the
  *							sentinel bucket nbuckets, which sorts last
@@ -61,6 +62,7 @@
  *							size, or 0 outside [min, max])
  *	  cub::DeviceScan		exclusive sum into 64-bit offsets; one extra
  *							element, set to 0, comes out as the total
+ *							(context.cu, gj_cuda_count_offsets)
  *	  nphj_retrieve_kernel	one thread per outer row whose matches meet the
  *							window [first, first + max_matches): it writes
  *							its k-th match's outer row, inner row and entry
@@ -119,7 +121,8 @@ typedef enum NphjBufferId
 	NPHJ_BUCKET_START,			/* uint32_t[nbuckets + 1] */
 
 	/* Scratch of the build, released when it returns */
-	NPHJ_RANGE,					/* unsigned long long[2]: min, max key */
+	NPHJ_RANGE,					/* unsigned long long[2]: min, max key, for
+								 * gj_cuda_key_range */
 	NPHJ_BUCKET_IDS,			/* uint32_t[inner rows], sort keys */
 	NPHJ_BUCKET_IDS_ALT,		/* uint32_t[inner rows], their double buffer */
 	NPHJ_ROWS_ALT,				/* GjRowId[inner rows], double buffer of
@@ -211,47 +214,6 @@ SortBits(uint32_t nbuckets)
 }
 
 /*
- * Min and max of the non-NULL keys into d_range[0] and d_range[1], which
- * the caller set to UINT64_MAX and 0: they stay so when every key is NULL
- *
- * Each thread reduces its rows, each warp its threads by shuffles, and
- * lane 0 of each warp does one atomicMin and one atomicMax.  Every lane
- * reaches the shuffles (the loop ends before them), so the full mask holds.
- */
-__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
-nphj_range_kernel(const uint64_t *__restrict__ d_keys,
-				  const uint8_t *__restrict__ d_nulls, int64_t nrows,
-				  unsigned long long *__restrict__ d_range)
-{
-	unsigned long long lo = ~0ULL;
-	unsigned long long hi = 0;
-
-	for (int64_t row = gj_thread_index(); row < nrows; row += gj_grid_stride())
-	{
-		if (!gj_flag_set(d_nulls, row))
-		{
-			unsigned long long key = d_keys[row];
-
-			lo = key < lo ? key : lo;
-			hi = key > hi ? key : hi;
-		}
-	}
-	for (int offset = 16; offset > 0; offset /= 2)
-	{
-		unsigned long long other_lo = __shfl_xor_sync(0xFFFFFFFFu, lo, offset);
-		unsigned long long other_hi = __shfl_xor_sync(0xFFFFFFFFu, hi, offset);
-
-		lo = other_lo < lo ? other_lo : lo;
-		hi = other_hi > hi ? other_hi : hi;
-	}
-	if (threadIdx.x % 32 == 0 && lo <= hi)
-	{
-		atomicMin(&d_range[0], lo);
-		atomicMax(&d_range[1], hi);
-	}
-}
-
-/*
  * Bucket of every inner row, and the row numbers to sort along with them
  *
  * Every non-NULL inner key lies within the layout's range, so a dense
@@ -314,33 +276,6 @@ nphj_gather_keys_kernel(const uint64_t *__restrict__ d_keys,
 		d_entry_keys[e] = d_keys[d_entry_rows[e]];
 }
 
-/*
- * The key range of the inner side: *has_keys is false when every key is
- * NULL, else [*min_key, *max_key]
- */
-static GjStatus
-InnerKeyRange(GjCudaContext *ctx, NphjState *state, const uint64_t *d_keys,
-			  const uint8_t *d_nulls, int64_t nrows, bool *has_keys,
-			  uint64_t *min_key, uint64_t *max_key, GjError *err)
-{
-	unsigned long long range[2] = {0, 0};
-	unsigned long long *d_range;
-
-	GJ_TRY(NphjReserve(ctx, state, NPHJ_RANGE, sizeof(range), err));
-	d_range = NPHJ_BUFFER(state, NPHJ_RANGE, unsigned long long);
-	GJ_CUDA_TRY(err, cudaMemsetAsync(d_range, 0xFF, sizeof(range[0]), ctx->stream));
-	GJ_CUDA_TRY(err, cudaMemsetAsync(d_range + 1, 0, sizeof(range[1]), ctx->stream));
-	nphj_range_kernel<<<gj_cuda_grid_size(ctx, nrows), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-		d_keys, d_nulls, nrows, d_range);
-	GJ_CUDA_TRY(err, cudaGetLastError());
-	GJ_TRY(gj_cuda_copy_from_device(ctx, range, d_range, sizeof(range), err));
-
-	*has_keys = range[0] <= range[1];
-	*min_key = range[0];
-	*max_key = range[1];
-	return GJ_OK;
-}
-
 /* The body of the NPHJ build, for a non-empty inner side */
 static GjStatus
 BuildTable(GjCudaContext *ctx, NphjState *state, const GjBatch *inner,
@@ -363,8 +298,10 @@ BuildTable(GjCudaContext *ctx, NphjState *state, const GjBatch *inner,
 	GJ_TRY(gj_cuda_upload_keys(ctx, GJ_SIDE_INNER, inner, &d_keys, &d_nulls, err));
 
 	/* 1. The layout, from the range of the keys; nothing to build without keys */
-	GJ_TRY(InnerKeyRange(ctx, state, d_keys, d_nulls, nrows, &has_keys,
-						 &min_key, &max_key, err));
+	GJ_TRY(NphjReserve(ctx, state, NPHJ_RANGE, 2 * sizeof(unsigned long long), err));
+	GJ_TRY(gj_cuda_key_range(ctx, d_keys, d_nulls, nrows,
+							 NPHJ_BUFFER(state, NPHJ_RANGE, unsigned long long),
+							 &has_keys, &min_key, &max_key, err));
 	if (!has_keys)
 		return GJ_OK;
 	gj_nphj_layout(nrows, min_key, max_key, &layout);
@@ -462,19 +399,12 @@ BuildTable(GjCudaContext *ctx, NphjState *state, const GjBatch *inner,
 	/*
 	 * 6. The payload columns: GFUR keeps them in row order; GFTR permutes
 	 * them into entry order, the sort's transform, and drops the originals
+	 * (NphjBuild); the build waits for the transform
 	 */
-	if (ctx->spec.inner_ncolumns > 0)
-	{
-		GJ_TRY(gj_cuda_columns_upload(ctx, GJ_COLUMNS_INNER, inner, err));
-		if (ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
-		{
-			GJ_TRY(gj_cuda_columns_gather(ctx, GJ_COLUMNS_INNER_TRANSFORMED,
-										  GJ_COLUMNS_INNER,
-										  NPHJ_BUFFER(state, NPHJ_ENTRY_ROWS, GjRowId),
-										  nentries, err));
-			GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
-		}
-	}
+	GJ_TRY(gj_cuda_columns_load(ctx, GJ_SIDE_INNER, inner,
+								NPHJ_BUFFER(state, NPHJ_ENTRY_ROWS, GjRowId),
+								nentries, err));
+	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
 
 	state->layout = layout;
 	state->nentries = nentries;
@@ -493,18 +423,12 @@ BuildTable(GjCudaContext *ctx, NphjState *state, const GjBatch *inner,
 static GjStatus
 NphjBuild(GjCudaContext *ctx, const GjBatch *inner, GjError *err)
 {
-	NphjState  *state = (NphjState *) ctx->variant_state;
+	NphjState  *state = (NphjState *) gj_cuda_variant_state(ctx, sizeof(NphjState),
+														   "a hash join", err);
 	GjStatus	status = GJ_OK;
 
 	if (state == NULL)
-	{
-		state = (NphjState *) calloc(1, sizeof(NphjState));
-		if (state == NULL)
-			return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-								"Could not allocate %zu bytes of host memory for a hash join.",
-								sizeof(NphjState));
-		ctx->variant_state = state;
-	}
+		return GJ_ERROR_HOST_MEMORY;
 	memset(&state->layout, 0, sizeof(state->layout));
 	state->nentries = 0;
 
@@ -596,7 +520,6 @@ CountChunk(GjCudaContext *ctx, NphjState *state, const GjBatch *outer,
 	const uint8_t *d_nulls;
 	uint64_t   *d_offsets;
 	uint64_t	total = 0;
-	size_t		temp_bytes = 0;
 
 	GJ_TRY(gj_cuda_upload_keys(ctx, GJ_SIDE_OUTER, outer, &d_keys, &d_nulls, err));
 	GJ_TRY(NphjReserve(ctx, state, NPHJ_OFFSETS,
@@ -606,16 +529,7 @@ CountChunk(GjCudaContext *ctx, NphjState *state, const GjBatch *outer,
 	nphj_count_kernel<<<gj_cuda_grid_size(ctx, nrows), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
 		CurrentTable(state), d_keys, d_nulls, nrows, d_offsets);
 	GJ_CUDA_TRY(err, cudaGetLastError());
-
-	/* In place; 64-bit elements, so the sum cannot wrap */
-	GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(NULL, temp_bytes, d_offsets,
-												   nrows + 1, ctx->stream));
-	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err));
-	GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
-												   temp_bytes, d_offsets,
-												   nrows + 1, ctx->stream));
-	GJ_TRY(gj_cuda_copy_from_device(ctx, &total, d_offsets + nrows,
-									sizeof(uint64_t), err));
+	GJ_TRY(gj_cuda_count_offsets(ctx, d_offsets, nrows, &total, err));
 
 	/* The payload columns only travel when some row has a match */
 	if (total > 0 && ctx->spec.outer_ncolumns > 0)
@@ -733,39 +647,24 @@ nphj_retrieve_kernel(const GjDeviceTable table,
  *
  * The outer payload comes from the chunk's columns by outer row; the inner
  * payload from the untransformed columns by inner row (GFUR) or from the
- * transformed ones by entry (GFTR).  Each map is written only when the
- * round needs it.
+ * transformed ones by entry (GFTR): the outer side is not transformed
+ * (gj_round_plan).  Each map is written only when the round needs it.
  */
 static GjStatus
 NphjRetrieve(GjCudaContext *ctx, uint64_t first, int64_t round_size,
 			 GjRoundSources *sources, GjError *err)
 {
 	NphjState  *state = (NphjState *) ctx->variant_state;
-	bool		gftr = (ctx->spec.materialize == GJ_MATERIALIZE_GFTR);
-	bool		need_outer_rows = ctx->spec.row_ids || ctx->spec.outer_ncolumns > 0;
-	bool		need_inner_rows = ctx->spec.row_ids || (!gftr && ctx->spec.inner_ncolumns > 0);
-	bool		need_inner_pos = gftr && ctx->spec.inner_ncolumns > 0;
 	int64_t		rows_to_cover = ctx->outer_rows < round_size ? ctx->outer_rows : round_size;
+	GjRowId    *maps[GJ_NUM_ROUND_MAPS];
 
-	sources->columns[GJ_SIDE_OUTER] = GJ_COLUMNS_OUTER;
-	sources->map[GJ_SIDE_OUTER] = GJ_ROUND_OUTER_ROWS;
-	sources->columns[GJ_SIDE_INNER] = gftr ? GJ_COLUMNS_INNER_TRANSFORMED : GJ_COLUMNS_INNER;
-	sources->map[GJ_SIDE_INNER] = gftr ? GJ_ROUND_INNER_POS : GJ_ROUND_INNER_ROWS;
-
-	if (need_outer_rows)
-		GJ_TRY(gj_cuda_round_map_reserve(ctx, GJ_ROUND_OUTER_ROWS, round_size, err));
-	if (need_inner_rows)
-		GJ_TRY(gj_cuda_round_map_reserve(ctx, GJ_ROUND_INNER_ROWS, round_size, err));
-	if (need_inner_pos)
-		GJ_TRY(gj_cuda_round_map_reserve(ctx, GJ_ROUND_INNER_POS, round_size, err));
+	GJ_TRY(gj_cuda_round_maps_reserve(ctx, false, round_size, sources, maps, err));
 
 	nphj_retrieve_kernel<<<gj_cuda_grid_size(ctx, rows_to_cover), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
 		CurrentTable(state), GJ_BUFFER(ctx, GJ_BUFFER_OUTER_KEYS, uint64_t),
 		NPHJ_BUFFER(state, NPHJ_OFFSETS, uint64_t), ctx->outer_rows,
-		first, first + (uint64_t) round_size,
-		need_outer_rows ? GJ_ROUND_MAP(ctx, GJ_ROUND_OUTER_ROWS) : NULL,
-		need_inner_rows ? GJ_ROUND_MAP(ctx, GJ_ROUND_INNER_ROWS) : NULL,
-		need_inner_pos ? GJ_ROUND_MAP(ctx, GJ_ROUND_INNER_POS) : NULL);
+		first, first + (uint64_t) round_size, maps[GJ_ROUND_OUTER_ROWS],
+		maps[GJ_ROUND_INNER_ROWS], maps[GJ_ROUND_INNER_POS]);
 	GJ_CUDA_TRY(err, cudaGetLastError());
 	return GJ_OK;
 }

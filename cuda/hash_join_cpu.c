@@ -108,38 +108,6 @@ typedef struct NphjState
 	GjHostBuffer offsets;
 } NphjState;
 
-/* Is row's flag set?  (flags is NULL when no flag is) */
-static inline bool
-FlagSet(const uint8_t *flags, int64_t row)
-{
-	return flags != NULL && flags[row] != 0;
-}
-
-/*
- * The key range of the inner side: *has_keys is false when every key is
- * NULL, else [*min_key, *max_key] in unsigned order
- */
-static void
-InnerKeyRange(const GjBatch *inner, bool *has_keys, uint64_t *min_key,
-			  uint64_t *max_key)
-{
-	*has_keys = false;
-	*min_key = UINT64_MAX;
-	*max_key = 0;
-	for (int64_t row = 0; row < inner->nrows; row++)
-	{
-		uint64_t	key = inner->keys[row];
-
-		if (FlagSet(inner->nulls, row))
-			continue;
-		*has_keys = true;
-		if (key < *min_key)
-			*min_key = key;
-		if (key > *max_key)
-			*max_key = key;
-	}
-}
-
 /* The body of the NPHJ build, for a non-empty inner side */
 static GjStatus
 BuildTable(GjCpuContext *ctx, NphjState *state, const GjBatch *inner,
@@ -162,7 +130,7 @@ BuildTable(GjCpuContext *ctx, NphjState *state, const GjBatch *inner,
 	GjStatus	status;
 
 	/* 1. The layout, from the range of the keys; nothing to build without keys */
-	InnerKeyRange(inner, &has_keys, &min_key, &max_key);
+	gj_cpu_key_range(keys, inner->nulls, nrows, &has_keys, &min_key, &max_key);
 	if (!has_keys)
 		return GJ_OK;
 	gj_nphj_layout(nrows, min_key, max_key, &layout);
@@ -178,7 +146,7 @@ BuildTable(GjCpuContext *ctx, NphjState *state, const GjBatch *inner,
 	memset(bucket_start, 0, ((size_t) layout.nbuckets + 1) * sizeof(uint32_t));
 	for (int64_t row = 0; row < nrows; row++)
 	{
-		if (FlagSet(inner->nulls, row))
+		if (gj_flag_set(inner->nulls, row))
 			continue;
 		(void) gj_nphj_bucket(&layout, keys[row], &bucket);
 		bucket_start[bucket]++;
@@ -233,7 +201,7 @@ BuildTable(GjCpuContext *ctx, NphjState *state, const GjBatch *inner,
 	{
 		uint32_t	entry;
 
-		if (FlagSet(inner->nulls, row))
+		if (gj_flag_set(inner->nulls, row))
 			continue;
 		(void) gj_nphj_bucket(&layout, keys[row], &bucket);
 		entry = cursor[bucket]++;
@@ -246,17 +214,12 @@ BuildTable(GjCpuContext *ctx, NphjState *state, const GjBatch *inner,
 	/*
 	 * 5. The payload columns: GFUR keeps them in row order; GFTR permutes
 	 * them into entry order, the sort's transform, and drops the originals
+	 * (NphjBuild)
 	 */
-	if (ctx->spec.inner_ncolumns > 0)
-	{
-		status = gj_cpu_columns_upload(ctx, GJ_COLUMNS_INNER, inner, err);
-		if (status == GJ_OK && ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
-			status = gj_cpu_columns_gather(ctx, GJ_COLUMNS_INNER_TRANSFORMED,
-										   GJ_COLUMNS_INNER, entry_rows,
-										   nentries, err);
-		if (status != GJ_OK)
-			return status;
-	}
+	status = gj_cpu_columns_load(ctx, GJ_SIDE_INNER, inner, entry_rows,
+								 nentries, err);
+	if (status != GJ_OK)
+		return status;
 
 	state->layout = layout;
 	state->nentries = nentries;
@@ -273,18 +236,12 @@ BuildTable(GjCpuContext *ctx, NphjState *state, const GjBatch *inner,
 static GjStatus
 NphjBuild(GjCpuContext *ctx, const GjBatch *inner, GjError *err)
 {
-	NphjState  *state = (NphjState *) ctx->variant_state;
+	NphjState  *state = (NphjState *) gj_cpu_variant_state(ctx, sizeof(NphjState),
+														  "a hash join", err);
 	GjStatus	status = GJ_OK;
 
 	if (state == NULL)
-	{
-		state = (NphjState *) calloc(1, sizeof(NphjState));
-		if (state == NULL)
-			return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-								"Could not allocate %zu bytes of host memory for a hash join.",
-								sizeof(NphjState));
-		ctx->variant_state = state;
-	}
+		return GJ_ERROR_HOST_MEMORY;
 	memset(&state->layout, 0, sizeof(state->layout));
 	state->nentries = 0;
 
@@ -349,19 +306,11 @@ CountChunk(GjCpuContext *ctx, NphjState *state, const GjBatch *outer,
 	for (int64_t row = 0; row < nrows; row++)
 	{
 		offsets[row] = 0;
-		if (!FlagSet(outer->nulls, row))
+		if (!gj_flag_set(outer->nulls, row))
 			offsets[row] = CountKeyMatches(state, outer->keys[row]);
 	}
 	offsets[nrows] = 0;
-
-	sum = 0;
-	for (int64_t row = 0; row <= nrows; row++)
-	{
-		uint64_t	count = offsets[row];
-
-		offsets[row] = sum;
-		sum += count;
-	}
+	sum = gj_cpu_count_offsets(offsets, nrows);
 
 	/* The payload columns are kept only when some row has a match */
 	if (sum > 0 && ctx->spec.outer_ncolumns > 0)
@@ -420,47 +369,25 @@ WriteMatch(const NphjState *state, uint64_t slot, int64_t row, uint32_t e,
  * first row that starts beyond the window.  The outer payload comes from
  * the chunk's columns by outer row; the inner payload from the
  * untransformed columns by inner row (GFUR) or from the transformed ones
- * by entry (GFTR).
+ * by entry (GFTR): the outer side is not transformed (gj_round_plan).
  */
 static GjStatus
 NphjRetrieve(GjCpuContext *ctx, uint64_t first, int64_t round_size,
 			 GjRoundSources *sources, GjError *err)
 {
 	NphjState  *state = (NphjState *) ctx->variant_state;
-	bool		gftr = (ctx->spec.materialize == GJ_MATERIALIZE_GFTR);
-	bool		need_outer_rows = ctx->spec.row_ids || ctx->spec.outer_ncolumns > 0;
-	bool		need_inner_rows = ctx->spec.row_ids || (!gftr && ctx->spec.inner_ncolumns > 0);
-	bool		need_inner_pos = gftr && ctx->spec.inner_ncolumns > 0;
 	const uint64_t *entry_keys = (const uint64_t *) state->entry_keys.ptr;
 	const uint32_t *bucket_start = (const uint32_t *) state->bucket_start.ptr;
 	const uint64_t *outer_keys = (const uint64_t *) state->outer_keys.ptr;
 	const uint64_t *offsets = (const uint64_t *) state->offsets.ptr;
 	uint64_t	window_begin = first;
 	uint64_t	window_end = first + (uint64_t) round_size;
-	GjRowId    *outer_rows = NULL;
-	GjRowId    *inner_rows = NULL;
-	GjRowId    *inner_pos = NULL;
-	GjStatus	status = GJ_OK;
+	GjRowId    *maps[GJ_NUM_ROUND_MAPS];
+	GjStatus	status;
 
-	sources->columns[GJ_SIDE_OUTER] = GJ_COLUMNS_OUTER;
-	sources->map[GJ_SIDE_OUTER] = GJ_ROUND_OUTER_ROWS;
-	sources->columns[GJ_SIDE_INNER] = gftr ? GJ_COLUMNS_INNER_TRANSFORMED : GJ_COLUMNS_INNER;
-	sources->map[GJ_SIDE_INNER] = gftr ? GJ_ROUND_INNER_POS : GJ_ROUND_INNER_ROWS;
-
-	if (need_outer_rows)
-		status = gj_cpu_round_map_reserve(ctx, GJ_ROUND_OUTER_ROWS, round_size, err);
-	if (status == GJ_OK && need_inner_rows)
-		status = gj_cpu_round_map_reserve(ctx, GJ_ROUND_INNER_ROWS, round_size, err);
-	if (status == GJ_OK && need_inner_pos)
-		status = gj_cpu_round_map_reserve(ctx, GJ_ROUND_INNER_POS, round_size, err);
+	status = gj_cpu_round_maps_reserve(ctx, false, round_size, sources, maps, err);
 	if (status != GJ_OK)
 		return status;
-	if (need_outer_rows)
-		outer_rows = GJ_CPU_ROUND_MAP(ctx, GJ_ROUND_OUTER_ROWS);
-	if (need_inner_rows)
-		inner_rows = GJ_CPU_ROUND_MAP(ctx, GJ_ROUND_INNER_ROWS);
-	if (need_inner_pos)
-		inner_pos = GJ_CPU_ROUND_MAP(ctx, GJ_ROUND_INNER_POS);
 
 	for (int64_t row = gj_seek_match_row(offsets, ctx->outer_rows, window_begin);
 		 row < ctx->outer_rows && offsets[row] < window_end;
@@ -490,7 +417,8 @@ NphjRetrieve(GjCpuContext *ctx, uint64_t first, int64_t round_size,
 				continue;
 			if (match >= window_begin)
 				WriteMatch(state, match - window_begin, row, e,
-						   outer_rows, inner_rows, inner_pos);
+						   maps[GJ_ROUND_OUTER_ROWS], maps[GJ_ROUND_INNER_ROWS],
+						   maps[GJ_ROUND_INNER_POS]);
 			match++;
 		}
 	}

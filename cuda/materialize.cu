@@ -28,8 +28,9 @@
  *
  * WHAT IS HERE
  *
- * The pieces every variant shares (a variant file only chooses which set
- * and which map each side's round is gathered from):
+ * The pieces every variant shares (a variant file only says whether it
+ * transforms the outer side too; gj_round_plan, common.h, then chooses
+ * which set and which map each side's round is gathered from):
  *
  *	  column sets	GjDeviceColumns by GjColumnSetId (common.h): one side's
  *					values and NULL flags, a grow-only GjDeviceBuffer each,
@@ -42,7 +43,11 @@
  *					a GFTR transform (the map is the transform's permutation)
  *					and for every round (the map is the round's rows or
  *					positions)
- *	  round maps	GjRowId arrays a variant's retrieve writes (GjRoundMap)
+ *	  load			gj_cuda_columns_load: upload, then for GFTR the gather
+ *					by the variant's transform; a variant's build (and
+ *					SMJ's count) takes its payload in with it
+ *	  round maps	GjRowId arrays a variant's retrieve writes (GjRoundMap),
+ *					planned and reserved by gj_cuda_round_maps_reserve
  *	  the round		page-locked host arrays (GjPinnedRound): max_matches
  *					values per column and row numbers, allocated with the
  *					context; NULL arrays when a column first comes with
@@ -277,6 +282,34 @@ gj_cuda_columns_gather(GjCudaContext *ctx, GjColumnSetId dst,
 	return GJ_OK;
 }
 
+/*
+ * Take in a batch's payload columns (those of side) as the spec's
+ * materialization wants them: copied into the side's set, GJ_COLUMNS_INNER
+ * or GJ_COLUMNS_OUTER; for GFTR also gathered by d_map[0 .. n) into the
+ * side's transformed set.  Nothing when the side has no payload columns.
+ *
+ * d_map is the variant's stable transform of the side's keys, as the rows
+ * in transformed order (NPHJ: the inner rows in entry order; SMJ: each
+ * side's rows in sorted order).  PHJ partitions each column instead, and
+ * calls the pieces itself.  The gather is queued on the stream, not
+ * waited for.
+ */
+GjStatus
+gj_cuda_columns_load(GjCudaContext *ctx, GjSide side, const GjBatch *batch,
+					 const GjRowId *d_map, int64_t n, GjError *err)
+{
+	GjColumnSetId set = side == GJ_SIDE_INNER ? GJ_COLUMNS_INNER : GJ_COLUMNS_OUTER;
+	GjColumnSetId transformed = side == GJ_SIDE_INNER ?
+		GJ_COLUMNS_INNER_TRANSFORMED : GJ_COLUMNS_OUTER_TRANSFORMED;
+
+	if (gj_side_ncolumns(&ctx->spec, side) == 0)
+		return GJ_OK;
+	GJ_TRY(gj_cuda_columns_upload(ctx, set, batch, err));
+	if (ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
+		GJ_TRY(gj_cuda_columns_gather(ctx, transformed, set, d_map, n, err));
+	return GJ_OK;
+}
+
 /* Free set's buffers; the set can be filled again */
 void
 gj_cuda_columns_release(GjCudaContext *ctx, GjColumnSetId set)
@@ -312,14 +345,32 @@ RoundMapName(GjRoundMap map)
 	return "a round map";
 }
 
-/* Make round map "map" hold n entries (GJ_ROUND_MAP(ctx, map) then points at them) */
+/*
+ * Plan a variant's round of n matches (gj_round_plan, common.h: *sources,
+ * and the maps it needs) and make each map it needs hold n entries:
+ * maps[map] points at the map's device memory, or is NULL when the round
+ * does not need it.  The variant's retrieve then writes every map that is
+ * not NULL.
+ */
 GjStatus
-gj_cuda_round_map_reserve(GjCudaContext *ctx, GjRoundMap map, int64_t n,
-						  GjError *err)
+gj_cuda_round_maps_reserve(GjCudaContext *ctx, bool outer_transformed,
+						   int64_t n, GjRoundSources *sources,
+						   GjRowId *maps[GJ_NUM_ROUND_MAPS], GjError *err)
 {
-	return gj_cuda_device_reserve(ctx, &ctx->round_maps[map],
-								  (size_t) n * sizeof(GjRowId),
-								  RoundMapName(map), err);
+	bool		need[GJ_NUM_ROUND_MAPS];
+
+	gj_round_plan(&ctx->spec, outer_transformed, sources, need);
+	for (int map = 0; map < GJ_NUM_ROUND_MAPS; map++)
+	{
+		maps[map] = NULL;
+		if (!need[map])
+			continue;
+		GJ_TRY(gj_cuda_device_reserve(ctx, &ctx->round_maps[map],
+									  (size_t) n * sizeof(GjRowId),
+									  RoundMapName((GjRoundMap) map), err));
+		maps[map] = GJ_ROUND_MAP(ctx, (GjRoundMap) map);
+	}
+	return GJ_OK;
 }
 
 /*

@@ -188,6 +188,33 @@ gj_cpu_columns_gather(GjCpuContext *ctx, GjColumnSetId dst,
 	return GJ_OK;
 }
 
+/*
+ * Take in a batch's payload columns (those of side) as the spec's
+ * materialization wants them: copied into the side's set, GJ_COLUMNS_INNER
+ * or GJ_COLUMNS_OUTER; for GFTR also gathered by map[0 .. n) into the
+ * side's transformed set.  Nothing when the side has no payload columns.
+ *
+ * map is the variant's stable transform of the side's keys, as the rows in
+ * transformed order (NPHJ: the inner rows in entry order; SMJ: each side's
+ * rows in sorted order; PHJ: each side's rows in partitioned order).
+ */
+GjStatus
+gj_cpu_columns_load(GjCpuContext *ctx, GjSide side, const GjBatch *batch,
+					const GjRowId *map, int64_t n, GjError *err)
+{
+	GjColumnSetId set = side == GJ_SIDE_INNER ? GJ_COLUMNS_INNER : GJ_COLUMNS_OUTER;
+	GjColumnSetId transformed = side == GJ_SIDE_INNER ?
+		GJ_COLUMNS_INNER_TRANSFORMED : GJ_COLUMNS_OUTER_TRANSFORMED;
+	GjStatus	status;
+
+	if (gj_side_ncolumns(&ctx->spec, side) == 0)
+		return GJ_OK;
+	status = gj_cpu_columns_upload(ctx, set, batch, err);
+	if (status == GJ_OK && ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
+		status = gj_cpu_columns_gather(ctx, transformed, set, map, n, err);
+	return status;
+}
+
 /* Free set's arrays; the set can be filled again */
 void
 gj_cpu_columns_release(GjCpuContext *ctx, GjColumnSetId set)
@@ -223,14 +250,35 @@ RoundMapName(GjRoundMap map)
 	return "a round map";
 }
 
-/* Make round map "map" hold n entries (GJ_CPU_ROUND_MAP(ctx, map) then points at them) */
+/*
+ * Plan a variant's round of n matches (gj_round_plan, common.h: *sources,
+ * and the maps it needs) and make each map it needs hold n entries:
+ * maps[map] points at the map's array, or is NULL when the round does not
+ * need it.  The variant's retrieve then writes every map that is not NULL.
+ */
 GjStatus
-gj_cpu_round_map_reserve(GjCpuContext *ctx, GjRoundMap map, int64_t n,
-						 GjError *err)
+gj_cpu_round_maps_reserve(GjCpuContext *ctx, bool outer_transformed,
+						  int64_t n, GjRoundSources *sources,
+						  GjRowId *maps[GJ_NUM_ROUND_MAPS], GjError *err)
 {
-	return gj_cpu_buffer_reserve(&ctx->round_maps[map],
-								 (size_t) n * sizeof(GjRowId),
-								 RoundMapName(map), err);
+	bool		need[GJ_NUM_ROUND_MAPS];
+
+	gj_round_plan(&ctx->spec, outer_transformed, sources, need);
+	for (int map = 0; map < GJ_NUM_ROUND_MAPS; map++)
+	{
+		GjStatus	status;
+
+		maps[map] = NULL;
+		if (!need[map])
+			continue;
+		status = gj_cpu_buffer_reserve(&ctx->round_maps[map],
+									   (size_t) n * sizeof(GjRowId),
+									   RoundMapName((GjRoundMap) map), err);
+		if (status != GJ_OK)
+			return status;
+		maps[map] = GJ_CPU_ROUND_MAP(ctx, (GjRoundMap) map);
+	}
+	return GJ_OK;
 }
 
 /*

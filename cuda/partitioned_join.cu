@@ -51,7 +51,8 @@
  *							equal keys in the row's bucket, and the first
  *							and last matching entry
  *	  cub::DeviceScan		exclusive sum of the counts, 64-bit, in
- *							partitioned order
+ *							partitioned order (context.cu,
+ *							gj_cuda_count_offsets)
  *
  * The table needs no insertion: the inner side was sorted by partition and
  * bucket at build, so a (sub-)table is a contiguous slice that a block
@@ -674,18 +675,12 @@ BuildPartitions(GjCudaContext *ctx, PhjState *state, const GjBatch *inner,
 static GjStatus
 PhjBuild(GjCudaContext *ctx, const GjBatch *inner, GjError *err)
 {
-	PhjState   *state = (PhjState *) ctx->variant_state;
+	PhjState   *state = (PhjState *) gj_cuda_variant_state(ctx, sizeof(PhjState),
+														   "a partitioned hash join", err);
 	GjStatus	status = GJ_OK;
 
 	if (state == NULL)
-	{
-		state = (PhjState *) calloc(1, sizeof(PhjState));
-		if (state == NULL)
-			return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-								"Could not allocate %zu bytes of host memory for a partitioned hash join.",
-								sizeof(PhjState));
-		ctx->variant_state = state;
-	}
+		return GJ_ERROR_HOST_MEMORY;
 	state->radix_bits = gj_phj_radix_bits(inner->nrows);
 	state->nentries = 0;
 	state->oversized = 0;
@@ -783,15 +778,7 @@ CountChunk(GjCudaContext *ctx, PhjState *state, const GjBatch *outer,
 	GJ_CUDA_TRY(err, cudaGetLastError());
 
 	/* 4. Exclusive sum of the counts, in place, 64-bit; the last is the total */
-	temp_bytes = 0;
-	GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(NULL, temp_bytes, d_offsets,
-												   nrows + 1, ctx->stream));
-	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err));
-	GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
-												   temp_bytes, d_offsets,
-												   nrows + 1, ctx->stream));
-	GJ_TRY(gj_cuda_copy_from_device(ctx, &total, d_offsets + nrows,
-									sizeof(uint64_t), err));
+	GJ_TRY(gj_cuda_count_offsets(ctx, d_offsets, nrows, &total, err));
 
 	/*
 	 * 5. The payload columns only travel when some row has a match; GFTR
@@ -983,37 +970,20 @@ phj_retrieve_kernel(const PhjRetrieveArgs args)
  * (GjCudaVariant.retrieve)
  *
  * GFUR gathers both sides' payload from the columns as they came, by row;
- * GFTR from the partitioned ones, by position.  Each map is written only
- * when the round needs it.
+ * GFTR from the partitioned ones, by position, both sides (gj_round_plan).
+ * Each map is written only when the round needs it.
  */
 static GjStatus
 PhjRetrieve(GjCudaContext *ctx, uint64_t first, int64_t round_size,
 			GjRoundSources *sources, GjError *err)
 {
 	PhjState   *state = (PhjState *) ctx->variant_state;
-	bool		gftr = (ctx->spec.materialize == GJ_MATERIALIZE_GFTR);
-	bool		need[GJ_NUM_ROUND_MAPS];
 	int64_t		rows_to_cover = ctx->outer_rows < round_size ? ctx->outer_rows : round_size;
 	PhjRetrieveArgs args;
 
-	sources->columns[GJ_SIDE_OUTER] = gftr ? GJ_COLUMNS_OUTER_TRANSFORMED : GJ_COLUMNS_OUTER;
-	sources->map[GJ_SIDE_OUTER] = gftr ? GJ_ROUND_OUTER_POS : GJ_ROUND_OUTER_ROWS;
-	sources->columns[GJ_SIDE_INNER] = gftr ? GJ_COLUMNS_INNER_TRANSFORMED : GJ_COLUMNS_INNER;
-	sources->map[GJ_SIDE_INNER] = gftr ? GJ_ROUND_INNER_POS : GJ_ROUND_INNER_ROWS;
-
-	need[GJ_ROUND_OUTER_ROWS] = ctx->spec.row_ids || (!gftr && ctx->spec.outer_ncolumns > 0);
-	need[GJ_ROUND_INNER_ROWS] = ctx->spec.row_ids || (!gftr && ctx->spec.inner_ncolumns > 0);
-	need[GJ_ROUND_OUTER_POS] = gftr && ctx->spec.outer_ncolumns > 0;
-	need[GJ_ROUND_INNER_POS] = gftr && ctx->spec.inner_ncolumns > 0;
-
 	memset(&args, 0, sizeof(args));
-	for (int map = 0; map < GJ_NUM_ROUND_MAPS; map++)
-	{
-		if (!need[map])
-			continue;
-		GJ_TRY(gj_cuda_round_map_reserve(ctx, (GjRoundMap) map, round_size, err));
-		args.maps[map] = GJ_ROUND_MAP(ctx, (GjRoundMap) map);
-	}
+	GJ_TRY(gj_cuda_round_maps_reserve(ctx, true, round_size, sources,
+									  args.maps, err));
 	args.entry_keys = PHJ_BUFFER(state, PHJ_ENTRY_KEYS, const uint64_t);
 	args.entry_rows = PHJ_BUFFER(state, PHJ_ENTRY_ROWS, const GjRowId);
 	args.outer_keys = PHJ_BUFFER(state, PHJ_OUTER_KEYS, const uint64_t);

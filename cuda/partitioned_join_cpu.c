@@ -126,13 +126,6 @@ typedef struct PhjState
 	GjHostBuffer bucket_start;
 } PhjState;
 
-/* Is row's flag set?  (flags is NULL when no flag is) */
-static inline bool
-FlagSet(const uint8_t *flags, int64_t row)
-{
-	return flags != NULL && flags[row] != 0;
-}
-
 /* Reserve one array of the state, or return the error from the caller */
 #define PHJ_RESERVE(buf, bytes, what) \
 	do { \
@@ -195,7 +188,7 @@ ListKeyedRows(const GjBatch *batch, int radix_bits, bool table,
 	{
 		uint64_t	key = batch->keys[row];
 
-		if (FlagSet(batch->nulls, row))
+		if (gj_flag_set(batch->nulls, row))
 			continue;
 		digits[row] = table ? gj_phj_digit(key, radix_bits) :
 			gj_phj_partition(key, radix_bits);
@@ -217,6 +210,7 @@ BuildPartitions(GjCpuContext *ctx, PhjState *state, const GjBatch *inner,
 	uint64_t   *entry_keys;
 	GjRowId    *entry_rows;
 	int64_t		nentries;
+	GjStatus	status;
 
 	PHJ_RESERVE(&state->digits, nrows * sizeof(uint32_t), "the inner rows' partitions");
 	PHJ_RESERVE(&state->rows, nrows * sizeof(GjRowId), "the inner rows being partitioned");
@@ -268,18 +262,12 @@ BuildPartitions(GjCpuContext *ctx, PhjState *state, const GjBatch *inner,
 	/*
 	 * The payload columns: GFUR keeps them in row order; GFTR transforms
 	 * them as the keys were, into entry order, and drops the originals
+	 * (PhjBuild)
 	 */
-	if (ctx->spec.inner_ncolumns > 0)
-	{
-		GjStatus	status = gj_cpu_columns_upload(ctx, GJ_COLUMNS_INNER, inner, err);
-
-		if (status == GJ_OK && ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
-			status = gj_cpu_columns_gather(ctx, GJ_COLUMNS_INNER_TRANSFORMED,
-										   GJ_COLUMNS_INNER, entry_rows,
-										   nentries, err);
-		if (status != GJ_OK)
-			return status;
-	}
+	status = gj_cpu_columns_load(ctx, GJ_SIDE_INNER, inner, entry_rows,
+								 nentries, err);
+	if (status != GJ_OK)
+		return status;
 
 	state->nentries = nentries;
 	return GJ_OK;
@@ -296,18 +284,12 @@ BuildPartitions(GjCpuContext *ctx, PhjState *state, const GjBatch *inner,
 static GjStatus
 PhjBuild(GjCpuContext *ctx, const GjBatch *inner, GjError *err)
 {
-	PhjState   *state = (PhjState *) ctx->variant_state;
+	PhjState   *state = (PhjState *) gj_cpu_variant_state(ctx, sizeof(PhjState),
+														  "a partitioned hash join", err);
 	GjStatus	status = GJ_OK;
 
 	if (state == NULL)
-	{
-		state = (PhjState *) calloc(1, sizeof(PhjState));
-		if (state == NULL)
-			return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-								"Could not allocate %zu bytes of host memory for a partitioned hash join.",
-								sizeof(PhjState));
-		ctx->variant_state = state;
-	}
+		return GJ_ERROR_HOST_MEMORY;
 	state->radix_bits = gj_phj_radix_bits(inner->nrows);
 	state->nentries = 0;
 	state->oversized = 0;
@@ -440,26 +422,17 @@ CountChunk(GjCpuContext *ctx, PhjState *state, const GjBatch *outer,
 	/* 3. Exclusive prefix sum of the counts, in partitioned order */
 	offsets = (uint64_t *) state->offsets.ptr;
 	offsets[npositions] = 0;
-	for (int64_t j = 0; j <= npositions; j++)
-	{
-		uint64_t	count = offsets[j];
-
-		offsets[j] = sum;
-		sum += count;
-	}
+	sum = gj_cpu_count_offsets(offsets, npositions);
 
 	/*
 	 * 4. The payload columns, kept only when some row has a match: GFUR in
 	 * row order, GFTR also transformed like the keys, into partitioned order
 	 */
-	if (sum > 0 && ctx->spec.outer_ncolumns > 0)
+	if (sum > 0)
 	{
-		GjStatus	status = gj_cpu_columns_upload(ctx, GJ_COLUMNS_OUTER, outer, err);
+		GjStatus	status = gj_cpu_columns_load(ctx, GJ_SIDE_OUTER, outer,
+												 outer_rows, npositions, err);
 
-		if (status == GJ_OK && ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
-			status = gj_cpu_columns_gather(ctx, GJ_COLUMNS_OUTER_TRANSFORMED,
-										   GJ_COLUMNS_OUTER, outer_rows,
-										   npositions, err);
 		if (status != GJ_OK)
 			return status;
 	}
@@ -514,15 +487,13 @@ WriteMatch(const PhjState *state, uint64_t slot, int64_t j, uint32_t e,
  * first one by binary search on the offsets, and the walk stops at the
  * first position that starts beyond the window.  GFUR gathers both sides'
  * payload from the columns as they came, by row; GFTR from the transformed
- * ones, by position.
+ * ones, by position, both sides (gj_round_plan).
  */
 static GjStatus
 PhjRetrieve(GjCpuContext *ctx, uint64_t first, int64_t round_size,
 			GjRoundSources *sources, GjError *err)
 {
 	PhjState   *state = (PhjState *) ctx->variant_state;
-	bool		gftr = (ctx->spec.materialize == GJ_MATERIALIZE_GFTR);
-	bool		need[GJ_NUM_ROUND_MAPS];
 	GjRowId    *maps[GJ_NUM_ROUND_MAPS];
 	const uint64_t *entry_keys = (const uint64_t *) state->entry_keys.ptr;
 	const uint64_t *outer_keys = (const uint64_t *) state->outer_keys.ptr;
@@ -531,30 +502,11 @@ PhjRetrieve(GjCpuContext *ctx, uint64_t first, int64_t round_size,
 	const uint32_t *last_entry = (const uint32_t *) state->last.ptr;
 	uint64_t	window_begin = first;
 	uint64_t	window_end = first + (uint64_t) round_size;
+	GjStatus	status;
 
-	sources->columns[GJ_SIDE_OUTER] = gftr ? GJ_COLUMNS_OUTER_TRANSFORMED : GJ_COLUMNS_OUTER;
-	sources->map[GJ_SIDE_OUTER] = gftr ? GJ_ROUND_OUTER_POS : GJ_ROUND_OUTER_ROWS;
-	sources->columns[GJ_SIDE_INNER] = gftr ? GJ_COLUMNS_INNER_TRANSFORMED : GJ_COLUMNS_INNER;
-	sources->map[GJ_SIDE_INNER] = gftr ? GJ_ROUND_INNER_POS : GJ_ROUND_INNER_ROWS;
-
-	need[GJ_ROUND_OUTER_ROWS] = ctx->spec.row_ids || (!gftr && ctx->spec.outer_ncolumns > 0);
-	need[GJ_ROUND_INNER_ROWS] = ctx->spec.row_ids || (!gftr && ctx->spec.inner_ncolumns > 0);
-	need[GJ_ROUND_OUTER_POS] = gftr && ctx->spec.outer_ncolumns > 0;
-	need[GJ_ROUND_INNER_POS] = gftr && ctx->spec.inner_ncolumns > 0;
-	for (int map = 0; map < GJ_NUM_ROUND_MAPS; map++)
-	{
-		maps[map] = NULL;
-		if (!need[map])
-			continue;
-		{
-			GjStatus	status = gj_cpu_round_map_reserve(ctx, (GjRoundMap) map,
-														  round_size, err);
-
-			if (status != GJ_OK)
-				return status;
-		}
-		maps[map] = GJ_CPU_ROUND_MAP(ctx, (GjRoundMap) map);
-	}
+	status = gj_cpu_round_maps_reserve(ctx, true, round_size, sources, maps, err);
+	if (status != GJ_OK)
+		return status;
 
 	for (int64_t j = gj_seek_match_row(offsets, state->npositions, window_begin);
 		 j < state->npositions && offsets[j] < window_end;

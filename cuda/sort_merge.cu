@@ -12,9 +12,10 @@
  *
  * BUILD (papers/notes/rui-2020.md §1.3, wu-2025-gftr.md §3.1)
  *
- *	  smj_range_kernel		min and max of the non-NULL keys (warp shuffles,
- *							one atomicMin/atomicMax per warp), copied back:
- *							the sort's bits, gj_smj_sort_bits (common.h)
+ *	  key_range_kernel		min and max of the non-NULL keys (context.cu,
+ *							gj_cuda_key_range: warp shuffles, one atomicMin/
+ *							atomicMax per warp), copied back: the sort's
+ *							bits, gj_smj_sort_bits (common.h)
  *	  smj_identity_kernel	row numbers 0 .. n-1
  *	  cub::DeviceSelect::If	in place: the rows whose key is not NULL (and,
  *							for an outer chunk, lies in the inner range),
@@ -36,7 +37,7 @@
  *							when the key at the lower bound is equal
  *	  cub::DeviceScan		exclusive sum of the counts into 64-bit
  *							offsets; one extra element, set to 0, comes out
- *							as the total
+ *							as the total (context.cu, gj_cuda_count_offsets)
  *	  smj_match_pos_kernel	unique inner only: match_pos[offsets[p]] = p
  *							for each position with a match
  *
@@ -146,7 +147,7 @@ typedef enum SmjBufferId
 	SMJ_NUM_BUFFERS
 } SmjBufferId;
 
-/* The four words of SMJ_SCALARS */
+/* The four words of SMJ_SCALARS; MIN and MAX are gj_cuda_key_range's two */
 #define SMJ_SCALAR_MIN			0
 #define SMJ_SCALAR_MAX			1
 #define SMJ_SCALAR_SELECTED		2
@@ -235,47 +236,6 @@ SmjSwap(SmjState *state, SmjBufferId a, SmjBufferId b)
 	state->buffers[b] = t;
 }
 
-/*
- * Min and max of the non-NULL keys into d_range[0] and d_range[1], which
- * the caller set to UINT64_MAX and 0: they stay so when every key is NULL
- *
- * Each thread reduces its rows, each warp its threads by shuffles, and
- * lane 0 of each warp does one atomicMin and one atomicMax.  Every lane
- * reaches the shuffles (the loop ends before them), so the full mask holds.
- */
-__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
-smj_range_kernel(const uint64_t *__restrict__ d_keys,
-				 const uint8_t *__restrict__ d_nulls, int64_t nrows,
-				 unsigned long long *__restrict__ d_range)
-{
-	unsigned long long lo = ~0ULL;
-	unsigned long long hi = 0;
-
-	for (int64_t row = gj_thread_index(); row < nrows; row += gj_grid_stride())
-	{
-		if (!gj_flag_set(d_nulls, row))
-		{
-			unsigned long long key = d_keys[row];
-
-			lo = key < lo ? key : lo;
-			hi = key > hi ? key : hi;
-		}
-	}
-	for (int offset = 16; offset > 0; offset /= 2)
-	{
-		unsigned long long other_lo = __shfl_xor_sync(0xFFFFFFFFu, lo, offset);
-		unsigned long long other_hi = __shfl_xor_sync(0xFFFFFFFFu, hi, offset);
-
-		lo = other_lo < lo ? other_lo : lo;
-		hi = other_hi > hi ? other_hi : hi;
-	}
-	if (threadIdx.x % 32 == 0 && lo <= hi)
-	{
-		atomicMin(&d_range[0], lo);
-		atomicMax(&d_range[1], hi);
-	}
-}
-
 /* d_rows[i] = i: the rows that SelectRows chooses from */
 __global__ void __launch_bounds__(GJ_BLOCK_SIZE)
 smj_identity_kernel(GjRowId *__restrict__ d_rows, int64_t nrows)
@@ -326,34 +286,6 @@ smj_unique_kernel(const uint64_t *__restrict__ d_keys, int64_t n,
 		if (d_keys[i] == d_keys[i - 1])
 			*d_duplicate = 1;	/* every writer writes the same value */
 	}
-}
-
-/*
- * The key range of the inner side: *has_keys is false when every key is
- * NULL, else [*min_key, *max_key]
- */
-static GjStatus
-InnerKeyRange(GjCudaContext *ctx, SmjState *state, const uint64_t *d_keys,
-			  const uint8_t *d_nulls, int64_t nrows, bool *has_keys,
-			  uint64_t *min_key, uint64_t *max_key, GjError *err)
-{
-	unsigned long long range[2] = {0, 0};
-	unsigned long long *d_scalars = SMJ_BUFFER(state, SMJ_SCALARS, unsigned long long);
-
-	GJ_CUDA_TRY(err, cudaMemsetAsync(d_scalars + SMJ_SCALAR_MIN, 0xFF,
-									 sizeof(range[0]), ctx->stream));
-	GJ_CUDA_TRY(err, cudaMemsetAsync(d_scalars + SMJ_SCALAR_MAX, 0,
-									 sizeof(range[1]), ctx->stream));
-	smj_range_kernel<<<gj_cuda_grid_size(ctx, nrows), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-		d_keys, d_nulls, nrows, d_scalars + SMJ_SCALAR_MIN);
-	GJ_CUDA_TRY(err, cudaGetLastError());
-	GJ_TRY(gj_cuda_copy_from_device(ctx, range, d_scalars + SMJ_SCALAR_MIN,
-									sizeof(range), err));
-
-	*has_keys = range[0] <= range[1];
-	*min_key = range[0];
-	*max_key = range[1];
-	return GJ_OK;
 }
 
 /*
@@ -492,8 +424,9 @@ BuildSorted(GjCudaContext *ctx, SmjState *state, const GjBatch *inner,
 	GJ_TRY(gj_cuda_upload_keys(ctx, GJ_SIDE_INNER, inner, &d_keys, &d_nulls, err));
 
 	/* 1. The range of the keys; nothing to build without keys */
-	GJ_TRY(InnerKeyRange(ctx, state, d_keys, d_nulls, nrows, &has_keys,
-						 &min_key, &max_key, err));
+	GJ_TRY(gj_cuda_key_range(ctx, d_keys, d_nulls, nrows,
+							 SMJ_BUFFER(state, SMJ_SCALARS, unsigned long long) + SMJ_SCALAR_MIN,
+							 &has_keys, &min_key, &max_key, err));
 	if (!has_keys)
 		return GJ_OK;
 	sort_bits = gj_smj_sort_bits(min_key, max_key);
@@ -515,19 +448,12 @@ BuildSorted(GjCudaContext *ctx, SmjState *state, const GjBatch *inner,
 	/*
 	 * 5. The payload columns: GFUR keeps them in row order; GFTR permutes
 	 * them into sorted order, the sort's transform, and drops the originals
+	 * (SmjBuild); the build waits for the transform
 	 */
-	if (ctx->spec.inner_ncolumns > 0)
-	{
-		GJ_TRY(gj_cuda_columns_upload(ctx, GJ_COLUMNS_INNER, inner, err));
-		if (ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
-		{
-			GJ_TRY(gj_cuda_columns_gather(ctx, GJ_COLUMNS_INNER_TRANSFORMED,
-										  GJ_COLUMNS_INNER,
-										  SMJ_BUFFER(state, SMJ_INNER_ROWS, GjRowId),
-										  nkeys, err));
-			GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
-		}
-	}
+	GJ_TRY(gj_cuda_columns_load(ctx, GJ_SIDE_INNER, inner,
+								SMJ_BUFFER(state, SMJ_INNER_ROWS, GjRowId),
+								nkeys, err));
+	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
 
 	state->min_key = min_key;
 	state->max_key = max_key;
@@ -549,18 +475,12 @@ BuildSorted(GjCudaContext *ctx, SmjState *state, const GjBatch *inner,
 static GjStatus
 SmjBuild(GjCudaContext *ctx, const GjBatch *inner, GjError *err)
 {
-	SmjState   *state = (SmjState *) ctx->variant_state;
+	SmjState   *state = (SmjState *) gj_cuda_variant_state(ctx, sizeof(SmjState),
+														   "a sort-merge join", err);
 	GjStatus	status = GJ_OK;
 
 	if (state == NULL)
-	{
-		state = (SmjState *) calloc(1, sizeof(SmjState));
-		if (state == NULL)
-			return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-								"Could not allocate %zu bytes of host memory for a sort-merge join.",
-								sizeof(SmjState));
-		ctx->variant_state = state;
-	}
+		return GJ_ERROR_HOST_MEMORY;
 	state->nkeys = 0;
 	state->unique = false;
 	state->sort_bits = 0;
@@ -644,7 +564,6 @@ CountChunk(GjCudaContext *ctx, SmjState *state, const GjBatch *outer,
 	uint64_t   *d_offsets;
 	int64_t		npos = 0;
 	uint64_t	total = 0;
-	size_t		temp_bytes = 0;
 
 	/* 1. The pairs of the rows that can match; 2. sort them */
 	GJ_TRY(gj_cuda_upload_keys(ctx, GJ_SIDE_OUTER, outer, &d_keys, &d_nulls, err));
@@ -663,16 +582,7 @@ CountChunk(GjCudaContext *ctx, SmjState *state, const GjBatch *outer,
 		SMJ_BUFFER(state, SMJ_OUTER_KEYS, uint64_t), npos,
 		SMJ_BUFFER(state, SMJ_LOWER, GjRowId), d_offsets);
 	GJ_CUDA_TRY(err, cudaGetLastError());
-
-	/* In place; 64-bit elements, so the sum cannot wrap */
-	GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(NULL, temp_bytes, d_offsets,
-												   npos + 1, ctx->stream));
-	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err));
-	GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
-												   temp_bytes, d_offsets,
-												   npos + 1, ctx->stream));
-	GJ_TRY(gj_cuda_copy_from_device(ctx, &total, d_offsets + npos,
-									sizeof(uint64_t), err));
+	GJ_TRY(gj_cuda_count_offsets(ctx, d_offsets, npos, &total, err));
 
 	/* Unique inner: the list of matched positions, match by match */
 	if (state->unique && total > 0)
@@ -688,15 +598,10 @@ CountChunk(GjCudaContext *ctx, SmjState *state, const GjBatch *outer,
 	 * The payload columns only travel when some row has a match: GFTR
 	 * permutes them into sorted order, as the build did the inner ones
 	 */
-	if (total > 0 && ctx->spec.outer_ncolumns > 0)
-	{
-		GJ_TRY(gj_cuda_columns_upload(ctx, GJ_COLUMNS_OUTER, outer, err));
-		if (ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
-			GJ_TRY(gj_cuda_columns_gather(ctx, GJ_COLUMNS_OUTER_TRANSFORMED,
-										  GJ_COLUMNS_OUTER,
-										  SMJ_BUFFER(state, SMJ_OUTER_ROWS, GjRowId),
-										  npos, err));
-	}
+	if (total > 0)
+		GJ_TRY(gj_cuda_columns_load(ctx, GJ_SIDE_OUTER, outer,
+									SMJ_BUFFER(state, SMJ_OUTER_ROWS, GjRowId),
+									npos, err));
 	state->npos = npos;
 	*nmatches = total;
 	return GJ_OK;
@@ -812,42 +717,27 @@ smj_retrieve_kernel(const SmjRoundMaps maps,
  * (GjCudaVariant.retrieve)
  *
  * The payload comes by row from the columns as they came (GFUR) or by
- * sorted position from the transformed ones (GFTR).  Each map is written
- * only when the round needs it.
+ * sorted position from the transformed ones (GFTR), both sides
+ * (gj_round_plan).  Each map is written only when the round needs it.
  */
 static GjStatus
 SmjRetrieve(GjCudaContext *ctx, uint64_t first, int64_t round_size,
 			GjRoundSources *sources, GjError *err)
 {
 	SmjState   *state = (SmjState *) ctx->variant_state;
-	bool		gftr = (ctx->spec.materialize == GJ_MATERIALIZE_GFTR);
-	bool		need_outer_rows = ctx->spec.row_ids || (!gftr && ctx->spec.outer_ncolumns > 0);
-	bool		need_inner_rows = ctx->spec.row_ids || (!gftr && ctx->spec.inner_ncolumns > 0);
-	bool		need_outer_pos = gftr && ctx->spec.outer_ncolumns > 0;
-	bool		need_inner_pos = gftr && ctx->spec.inner_ncolumns > 0;
 	int			grid = gj_cuda_grid_size(ctx, round_size);
+	GjRowId    *round_maps[GJ_NUM_ROUND_MAPS];
 	SmjRoundMaps maps;
 
-	sources->columns[GJ_SIDE_OUTER] = gftr ? GJ_COLUMNS_OUTER_TRANSFORMED : GJ_COLUMNS_OUTER;
-	sources->map[GJ_SIDE_OUTER] = gftr ? GJ_ROUND_OUTER_POS : GJ_ROUND_OUTER_ROWS;
-	sources->columns[GJ_SIDE_INNER] = gftr ? GJ_COLUMNS_INNER_TRANSFORMED : GJ_COLUMNS_INNER;
-	sources->map[GJ_SIDE_INNER] = gftr ? GJ_ROUND_INNER_POS : GJ_ROUND_INNER_ROWS;
-
-	if (need_outer_rows)
-		GJ_TRY(gj_cuda_round_map_reserve(ctx, GJ_ROUND_OUTER_ROWS, round_size, err));
-	if (need_inner_rows)
-		GJ_TRY(gj_cuda_round_map_reserve(ctx, GJ_ROUND_INNER_ROWS, round_size, err));
-	if (need_outer_pos)
-		GJ_TRY(gj_cuda_round_map_reserve(ctx, GJ_ROUND_OUTER_POS, round_size, err));
-	if (need_inner_pos)
-		GJ_TRY(gj_cuda_round_map_reserve(ctx, GJ_ROUND_INNER_POS, round_size, err));
+	GJ_TRY(gj_cuda_round_maps_reserve(ctx, true, round_size, sources,
+									  round_maps, err));
 
 	maps.outer_sorted_rows = SMJ_BUFFER(state, SMJ_OUTER_ROWS, const GjRowId);
 	maps.inner_sorted_rows = SMJ_BUFFER(state, SMJ_INNER_ROWS, const GjRowId);
-	maps.outer_rows = need_outer_rows ? GJ_ROUND_MAP(ctx, GJ_ROUND_OUTER_ROWS) : NULL;
-	maps.inner_rows = need_inner_rows ? GJ_ROUND_MAP(ctx, GJ_ROUND_INNER_ROWS) : NULL;
-	maps.outer_pos = need_outer_pos ? GJ_ROUND_MAP(ctx, GJ_ROUND_OUTER_POS) : NULL;
-	maps.inner_pos = need_inner_pos ? GJ_ROUND_MAP(ctx, GJ_ROUND_INNER_POS) : NULL;
+	maps.outer_rows = round_maps[GJ_ROUND_OUTER_ROWS];
+	maps.inner_rows = round_maps[GJ_ROUND_INNER_ROWS];
+	maps.outer_pos = round_maps[GJ_ROUND_OUTER_POS];
+	maps.inner_pos = round_maps[GJ_ROUND_INNER_POS];
 
 	if (state->unique)
 		smj_retrieve_unique_kernel<<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>(

@@ -142,38 +142,6 @@ typedef struct SmjState
 	GjHostBuffer rows_alt;
 } SmjState;
 
-/* Is row's flag set?  (flags is NULL when no flag is) */
-static inline bool
-FlagSet(const uint8_t *flags, int64_t row)
-{
-	return flags != NULL && flags[row] != 0;
-}
-
-/*
- * The key range of the inner side: *has_keys is false when every key is
- * NULL, else [*min_key, *max_key] in unsigned order
- */
-static void
-InnerKeyRange(const GjBatch *inner, bool *has_keys, uint64_t *min_key,
-			  uint64_t *max_key)
-{
-	*has_keys = false;
-	*min_key = UINT64_MAX;
-	*max_key = 0;
-	for (int64_t row = 0; row < inner->nrows; row++)
-	{
-		uint64_t	key = inner->keys[row];
-
-		if (FlagSet(inner->nulls, row))
-			continue;
-		*has_keys = true;
-		if (key < *min_key)
-			*min_key = key;
-		if (key > *max_key)
-			*max_key = key;
-	}
-}
-
 /*
  * The (key, row) pairs of a batch's rows whose key is not NULL and lies in
  * [min_key, max_key], in row order, into keys and rows (batch->nrows
@@ -189,7 +157,7 @@ SelectRows(const GjBatch *batch, uint64_t min_key, uint64_t max_key,
 	{
 		uint64_t	key = batch->keys[row];
 
-		if (FlagSet(batch->nulls, row) || key < min_key || key > max_key)
+		if (gj_flag_set(batch->nulls, row) || key < min_key || key > max_key)
 			continue;
 		keys[n] = key;
 		rows[n] = (GjRowId) row;
@@ -312,7 +280,8 @@ BuildSorted(GjCpuContext *ctx, SmjState *state, const GjBatch *inner,
 	GjStatus	status;
 
 	/* 1. The range of the keys; nothing to build without keys */
-	InnerKeyRange(inner, &has_keys, &min_key, &max_key);
+	gj_cpu_key_range(inner->keys, inner->nulls, inner->nrows, &has_keys,
+					 &min_key, &max_key);
 	if (!has_keys)
 		return GJ_OK;
 	sort_bits = gj_smj_sort_bits(min_key, max_key);
@@ -341,18 +310,13 @@ BuildSorted(GjCpuContext *ctx, SmjState *state, const GjBatch *inner,
 	/*
 	 * 5. The payload columns: GFUR keeps them in row order; GFTR permutes
 	 * them into sorted order, the sort's transform, and drops the originals
+	 * (SmjBuild)
 	 */
-	if (ctx->spec.inner_ncolumns > 0)
-	{
-		status = gj_cpu_columns_upload(ctx, GJ_COLUMNS_INNER, inner, err);
-		if (status == GJ_OK && ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
-			status = gj_cpu_columns_gather(ctx, GJ_COLUMNS_INNER_TRANSFORMED,
-										   GJ_COLUMNS_INNER,
-										   (const GjRowId *) state->inner_rows.ptr,
-										   nkeys, err);
-		if (status != GJ_OK)
-			return status;
-	}
+	status = gj_cpu_columns_load(ctx, GJ_SIDE_INNER, inner,
+								 (const GjRowId *) state->inner_rows.ptr,
+								 nkeys, err);
+	if (status != GJ_OK)
+		return status;
 
 	state->min_key = min_key;
 	state->max_key = max_key;
@@ -371,18 +335,12 @@ BuildSorted(GjCpuContext *ctx, SmjState *state, const GjBatch *inner,
 static GjStatus
 SmjBuild(GjCpuContext *ctx, const GjBatch *inner, GjError *err)
 {
-	SmjState   *state = (SmjState *) ctx->variant_state;
+	SmjState   *state = (SmjState *) gj_cpu_variant_state(ctx, sizeof(SmjState),
+														  "a sort-merge join", err);
 	GjStatus	status = GJ_OK;
 
 	if (state == NULL)
-	{
-		state = (SmjState *) calloc(1, sizeof(SmjState));
-		if (state == NULL)
-			return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-								"Could not allocate %zu bytes of host memory for a sort-merge join.",
-								sizeof(SmjState));
-		ctx->variant_state = state;
-	}
+		return GJ_ERROR_HOST_MEMORY;
 	state->nkeys = 0;
 	state->unique = false;
 	state->sort_bits = 0;
@@ -504,15 +462,7 @@ CountChunk(GjCpuContext *ctx, SmjState *state, const GjBatch *outer,
 		return status;
 	offsets = (uint64_t *) state->offsets.ptr;
 	FindBounds(state, offsets, (GjRowId *) state->lower.ptr);
-
-	sum = 0;
-	for (int64_t p = 0; p <= state->npos; p++)
-	{
-		uint64_t	count = offsets[p];
-
-		offsets[p] = sum;
-		sum += count;
-	}
+	sum = gj_cpu_count_offsets(offsets, state->npos);
 
 	/* Unique inner: the list of matched positions, match by match */
 	if (state->unique && sum > 0)
@@ -536,14 +486,11 @@ CountChunk(GjCpuContext *ctx, SmjState *state, const GjBatch *outer,
 	 * The payload columns, kept only when some row has a match: GFTR
 	 * permutes them into sorted order, as the build did the inner ones
 	 */
-	if (sum > 0 && ctx->spec.outer_ncolumns > 0)
+	if (sum > 0)
 	{
-		status = gj_cpu_columns_upload(ctx, GJ_COLUMNS_OUTER, outer, err);
-		if (status == GJ_OK && ctx->spec.materialize == GJ_MATERIALIZE_GFTR)
-			status = gj_cpu_columns_gather(ctx, GJ_COLUMNS_OUTER_TRANSFORMED,
-										   GJ_COLUMNS_OUTER,
-										   (const GjRowId *) state->outer_rows.ptr,
-										   state->npos, err);
+		status = gj_cpu_columns_load(ctx, GJ_SIDE_OUTER, outer,
+									 (const GjRowId *) state->outer_rows.ptr,
+									 state->npos, err);
 		if (status != GJ_OK)
 			return status;
 	}
@@ -609,43 +556,28 @@ WriteMatch(const SmjState *state, const RoundMaps *maps, int64_t slot,
  * offsets, then position by position, match k of position p being inner
  * position lower[p] + k, until the window is full.  The payload comes by
  * row from the columns as they came (GFUR) or by sorted position from the
- * transformed ones (GFTR).
+ * transformed ones (GFTR), both sides (gj_round_plan).
  */
 static GjStatus
 SmjRetrieve(GjCpuContext *ctx, uint64_t first, int64_t round_size,
 			GjRoundSources *sources, GjError *err)
 {
 	SmjState   *state = (SmjState *) ctx->variant_state;
-	bool		gftr = (ctx->spec.materialize == GJ_MATERIALIZE_GFTR);
-	bool		need_outer_rows = ctx->spec.row_ids || (!gftr && ctx->spec.outer_ncolumns > 0);
-	bool		need_inner_rows = ctx->spec.row_ids || (!gftr && ctx->spec.inner_ncolumns > 0);
-	bool		need_outer_pos = gftr && ctx->spec.outer_ncolumns > 0;
-	bool		need_inner_pos = gftr && ctx->spec.inner_ncolumns > 0;
 	const uint64_t *offsets = (const uint64_t *) state->offsets.ptr;
 	const GjRowId *lower = (const GjRowId *) state->lower.ptr;
 	uint64_t	window_end = first + (uint64_t) round_size;
+	GjRowId    *round_maps[GJ_NUM_ROUND_MAPS];
 	RoundMaps	maps;
-	GjStatus	status = GJ_OK;
+	GjStatus	status;
 
-	sources->columns[GJ_SIDE_OUTER] = gftr ? GJ_COLUMNS_OUTER_TRANSFORMED : GJ_COLUMNS_OUTER;
-	sources->map[GJ_SIDE_OUTER] = gftr ? GJ_ROUND_OUTER_POS : GJ_ROUND_OUTER_ROWS;
-	sources->columns[GJ_SIDE_INNER] = gftr ? GJ_COLUMNS_INNER_TRANSFORMED : GJ_COLUMNS_INNER;
-	sources->map[GJ_SIDE_INNER] = gftr ? GJ_ROUND_INNER_POS : GJ_ROUND_INNER_ROWS;
-
-	if (need_outer_rows)
-		status = gj_cpu_round_map_reserve(ctx, GJ_ROUND_OUTER_ROWS, round_size, err);
-	if (status == GJ_OK && need_inner_rows)
-		status = gj_cpu_round_map_reserve(ctx, GJ_ROUND_INNER_ROWS, round_size, err);
-	if (status == GJ_OK && need_outer_pos)
-		status = gj_cpu_round_map_reserve(ctx, GJ_ROUND_OUTER_POS, round_size, err);
-	if (status == GJ_OK && need_inner_pos)
-		status = gj_cpu_round_map_reserve(ctx, GJ_ROUND_INNER_POS, round_size, err);
+	status = gj_cpu_round_maps_reserve(ctx, true, round_size, sources,
+									   round_maps, err);
 	if (status != GJ_OK)
 		return status;
-	maps.outer_rows = need_outer_rows ? GJ_CPU_ROUND_MAP(ctx, GJ_ROUND_OUTER_ROWS) : NULL;
-	maps.inner_rows = need_inner_rows ? GJ_CPU_ROUND_MAP(ctx, GJ_ROUND_INNER_ROWS) : NULL;
-	maps.outer_pos = need_outer_pos ? GJ_CPU_ROUND_MAP(ctx, GJ_ROUND_OUTER_POS) : NULL;
-	maps.inner_pos = need_inner_pos ? GJ_CPU_ROUND_MAP(ctx, GJ_ROUND_INNER_POS) : NULL;
+	maps.outer_rows = round_maps[GJ_ROUND_OUTER_ROWS];
+	maps.inner_rows = round_maps[GJ_ROUND_INNER_ROWS];
+	maps.outer_pos = round_maps[GJ_ROUND_OUTER_POS];
+	maps.inner_pos = round_maps[GJ_ROUND_INNER_POS];
 
 	if (state->unique)
 	{

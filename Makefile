@@ -24,9 +24,12 @@ OBJS = \
 	cuda/hash_join_cpu.o \
 	cuda/materialize_cpu.o \
 	cuda/partitioned_join_cpu.o \
-	cuda/sort_merge_cpu.o
+	cuda/sort_merge_cpu.o \
+	cuda/key_sort_cpu.o \
+	cuda/band_join_cpu.o \
+	cuda/theta_nlj_cpu.o
 
-REGRESS = hash_join rescan settings variants
+REGRESS = hash_join rescan settings variants theta
 REGRESS_OPTS = --inputdir=. --load-extension=gpujoin
 
 include cuda/config.mk

@@ -1475,7 +1475,8 @@ PrintCrossover(FILE *out, bool markdown)
 	{
 		bool		header = false;
 
-		for (int v = 0; v < GJ_NUM_VARIANTS; v++)
+		/* the equi-join variants, the ones the grid measures */
+		for (int v = 0; v <= GJ_VARIANT_SMJ; v++)
 		{
 			const char *name = gj_variant_name((GjVariant) v);
 			int			fewest = CrossoverPayloads((Shape) s, (GjVariant) v);

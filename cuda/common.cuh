@@ -4,9 +4,9 @@
  *	  The CUDA context and the helpers every kernel file uses
  *
  * Private to the *.cu files.  Everything a variant file (hash_join.cu,
- * partitioned_join.cu, sort_merge.cu) needs besides its own kernels is
- * here, so that a variant is one more .cu file written against these
- * helpers:
+ * partitioned_join.cu, sort_merge.cu, band_join.cu, theta_nlj.cu) needs
+ * besides its own kernels is here, so that a variant is one more .cu file
+ * written against these helpers:
  *
  *	  GJ_CUDA_TRY		check a CUDA call, fill the GjError, return a GjStatus
  *	  GJ_TRY			propagate a GjStatus from a helper that filled the GjError
@@ -21,6 +21,10 @@
  *						shared ones by GjBufferId (gj_cuda_buffer_reserve),
  *						a variant's own in its private state, and any other
  *						GjDeviceBuffer (gj_cuda_device_reserve)
+ *	  sorted pairs		key_sort.cu, for SMJ and BAND: the stable sort of a
+ *						side's (key, row) pairs (gj_cuda_sort_pairs), and a
+ *						round of the ranges of sorted inner pairs that the
+ *						count found (gj_cuda_ranges_retrieve)
  *	  payload columns	materialize.cu: upload a batch's columns, gather them
  *						by a map (GFTR transforms, and every round), both
  *						at once (gj_cuda_columns_load); a round's maps
@@ -242,6 +246,8 @@ typedef struct GjCudaContext
 extern const GjCudaVariant gj_cuda_nphj;	/* hash_join.cu */
 extern const GjCudaVariant gj_cuda_phj;	/* partitioned_join.cu */
 extern const GjCudaVariant gj_cuda_smj;	/* sort_merge.cu */
+extern const GjCudaVariant gj_cuda_band;	/* band_join.cu */
+extern const GjCudaVariant gj_cuda_nlj;	/* theta_nlj.cu */
 
 /* The kernel table's entry points; context.cu collects them in gj_cuda_kernels */
 extern "C"
@@ -289,6 +295,37 @@ extern GjStatus gj_cuda_copy_from_device(GjCudaContext *ctx, void *h_dst,
 extern int	gj_cuda_grid_size(const GjCudaContext *ctx, int64_t nitems);
 extern GjStatus gj_cuda_fail(GjError *err, cudaError_t rc, const char *file,
 							 int line);
+
+/*
+ * The buffers of one sort of (key, row) pairs (key_sort.cu), held by the
+ * caller (in its private state)
+ *
+ *	keys, rows			the sorted pairs: uint64_t[] and GjRowId[]
+ *	keys_alt, rows_alt	the sort's double buffers: scratch, which the
+ *						caller releases when it is done sorting
+ *	d_count				one word of device memory, for the selection's count
+ */
+typedef struct GjSortBuffers
+{
+	GjDeviceBuffer *keys;
+	GjDeviceBuffer *rows;
+	GjDeviceBuffer *keys_alt;
+	GjDeviceBuffer *rows_alt;
+	int64_t    *d_count;
+} GjSortBuffers;
+
+/* Sorted pairs and their ranges, key_sort.cu */
+extern GjStatus gj_cuda_sort_pairs(GjCudaContext *ctx, GjSide side,
+								   const uint64_t *d_keys,
+								   const uint8_t *d_nulls, int64_t nrows,
+								   uint64_t min_key, uint64_t max_key,
+								   int bits, const GjSortBuffers *buffers,
+								   int64_t *npairs, GjError *err);
+extern GjStatus gj_cuda_ranges_retrieve(GjCudaContext *ctx,
+										const GjSortedRanges *ranges,
+										uint64_t first, int64_t round_size,
+										GjRowId *const maps[GJ_NUM_ROUND_MAPS],
+										GjError *err);
 
 /* Payload columns and rounds, materialize.cu */
 extern void gj_cuda_columns_init(GjCudaContext *ctx);

@@ -8,8 +8,9 @@
  * of a device structure or the answer to a call lives here, written once,
  * so that the two implementations cannot drift apart: the hash function,
  * the NPHJ table layout (hashed or dense) and the bucket of a key, what a
- * NULL flag array means, the maps a round is gathered through, the checks
- * of every argument, and the words of every message.  If
+ * NULL flag array means, the size of an NLJ tile, the maps a round is
+ * gathered through, the checks of every argument, and the words of every
+ * message.  If
  * hash_join.cu computed a bucket in any other way than hash_join_cpu.c,
  * the two would order the entries of a bucket differently and the kernel
  * tests would fail on their first case.
@@ -251,7 +252,9 @@ gj_smj_sort_bits(uint64_t min_key, uint64_t max_key)
  * What an SMJ build chose, for GjStats.detail (EXPLAIN): "sorted 24-bit
  * keys", "sorted 64-bit keys, unique inner" (at most one match an outer
  * row: the PK-FK and PK-PK path), "one key value" when every inner key is
- * the same, or "no inner keys" (then nothing is sorted at all)
+ * the same, or "no inner keys" (then nothing is sorted at all).  A BAND
+ * build sorts its inner side the same way and says the same, with unique
+ * false: a range join has no unique path.
  */
 static inline void
 gj_smj_describe(int64_t nkeys, int sort_bits, bool unique, char *buf,
@@ -285,6 +288,80 @@ gj_smj_bound(const uint64_t *keys, int64_t lo, int64_t hi, uint64_t key,
 			hi = mid;
 	}
 	return lo;
+}
+
+/*
+ * RANGES OF SORTED INNER PAIRS (key_sort.cu, key_sort_cpu.c: SMJ and BAND)
+ *
+ * SMJ and BAND both end their count with, for each "position" p of the
+ * chunk (SMJ: a sorted outer position; BAND: an outer row), a run of
+ * neighbouring sorted inner pairs that it matches: lower[p] .. lower[p] +
+ * count - 1, and offsets[], the exclusive prefix sum of the counts, so
+ * that match m of the chunk is match m - offsets[p] of the position p
+ * with offsets[p] <= m < offsets[p + 1].  Their retrieve is then one
+ * piece of code, gj_cuda_ranges_retrieve / gj_cpu_ranges_retrieve, which
+ * reads the ranges through this struct (device arrays on the GPU, host
+ * arrays on the CPU):
+ *
+ *	npos		positions of the chunk
+ *	offsets		uint64_t[npos + 1]: match offsets, offsets[npos] the total
+ *	lower		GjRowId[npos]: each position's first sorted inner position
+ *	match_pos	GjRowId[total]: the position of each match, when every
+ *				position has at most one (SMJ's unique inner side); NULL
+ *				otherwise
+ *	outer_rows	GjRowId[npos]: the outer row of each position; NULL when
+ *				position p is outer row p (BAND)
+ *	inner_rows	GjRowId[sorted pairs]: the inner row of each sorted pair
+ */
+typedef struct GjSortedRanges
+{
+	int64_t		npos;
+	const uint64_t *offsets;
+	const GjRowId *lower;
+	const GjRowId *match_pos;
+	const GjRowId *outer_rows;
+	const GjRowId *inner_rows;
+} GjSortedRanges;
+
+/*
+ * THE NLJ TILES (theta_nlj.cu, theta_nlj_cpu.c)
+ *
+ * The GPU tests each outer row against the inner side one tile at a time,
+ * the tile's values of every term in shared memory (Bellas and Gounaris
+ * §4.2, papers/notes/bellas-gounaris.md).  A tile holds as many inner rows
+ * as fit into GJ_NLJ_TILE_BYTES with all nterms 8-byte values and a skip
+ * flag each, in multiples of 256 (one load a thread of a 256-thread block),
+ * at most GJ_NLJ_MAX_TILE_ROWS: 1024 rows for 1 to 5 terms, 768 for 6 and 7,
+ * 512 for 8.  48 KiB is what a block gets without opting in to more, and
+ * leaves room for four blocks or more a multiprocessor.  The CPU twin
+ * names the same tile in its detail, so that EXPLAIN says the same on
+ * either.
+ */
+#define GJ_NLJ_TILE_BYTES		49152
+#define GJ_NLJ_MAX_TILE_ROWS	1024
+#define GJ_NLJ_TILE_ALIGN		256
+
+/* Inner rows of one NLJ tile, for nterms terms (1 .. GJ_MAX_TERMS) */
+static inline GJ_HOST_DEVICE int
+gj_nlj_tile_rows(int nterms)
+{
+	int			rows = GJ_NLJ_TILE_BYTES / (nterms * (int) sizeof(uint64_t) + 1);
+
+	rows -= rows % GJ_NLJ_TILE_ALIGN;
+	if (rows > GJ_NLJ_MAX_TILE_ROWS)
+		rows = GJ_NLJ_MAX_TILE_ROWS;
+	return rows;
+}
+
+/*
+ * What an NLJ build chose, for GjStats.detail (EXPLAIN): "2 terms, tiles
+ * of 1024 rows"
+ */
+static inline void
+gj_nlj_describe(int nterms, char *buf, size_t size)
+{
+	snprintf(buf, size, "%d term%s, tiles of %d rows", nterms,
+			 nterms == 1 ? "" : "s", gj_nlj_tile_rows(nterms));
 }
 
 /*
@@ -553,9 +630,11 @@ typedef struct GjRoundSources
  *
  * A side that the variant transforms is gathered by position from its
  * transformed set when the join is GFTR; otherwise by row from the set as
- * it came.  Every variant transforms the inner side; outer_transformed
- * says whether it transforms the outer side too (PHJ and SMJ do; NPHJ
- * probes the outer side in row order and leaves it as it came).  A side's
+ * it came.  Every variant but NLJ transforms the inner side (a nested loop
+ * puts no side in any order, so an NLJ join gathers both sides by row,
+ * GFTR or not); outer_transformed says whether it transforms the outer
+ * side too (PHJ and SMJ do; NPHJ and BAND take the outer side in row order
+ * and leave it as it came).  A side's
  * row map is needed for spec.row_ids or to gather its payload by row, its
  * position map to gather its payload by position, and neither when the
  * side has no payload and no row ids are asked for.
@@ -565,12 +644,13 @@ gj_round_plan(const GjJoinSpec *spec, bool outer_transformed,
 			  GjRoundSources *sources, bool need[GJ_NUM_ROUND_MAPS])
 {
 	bool		gftr = (spec->materialize == GJ_MATERIALIZE_GFTR);
+	bool		inner_transformed = (spec->variant != GJ_VARIANT_NLJ);
 
 	for (int s = 0; s < GJ_NUM_SIDES; s++)
 	{
 		GjSide		side = (GjSide) s;
 		bool		outer = (side == GJ_SIDE_OUTER);
-		bool		transformed = gftr && (!outer || outer_transformed);
+		bool		transformed = gftr && (outer ? outer_transformed : inner_transformed);
 		bool		payload = gj_side_ncolumns(spec, side) > 0;
 		GjRoundMap	rows = outer ? GJ_ROUND_OUTER_ROWS : GJ_ROUND_INNER_ROWS;
 		GjRoundMap	positions = outer ? GJ_ROUND_OUTER_POS : GJ_ROUND_INNER_POS;
@@ -586,7 +666,7 @@ gj_round_plan(const GjJoinSpec *spec, bool outer_transformed,
 	}
 }
 
-/* "NPHJ", "PHJ", "SMJ", for messages */
+/* "NPHJ", "PHJ", "SMJ", "BAND", "NLJ", for messages */
 static inline const char *
 gj_variant_name(GjVariant variant)
 {
@@ -598,6 +678,32 @@ gj_variant_name(GjVariant variant)
 			return "PHJ";
 		case GJ_VARIANT_SMJ:
 			return "SMJ";
+		case GJ_VARIANT_BAND:
+			return "BAND";
+		case GJ_VARIANT_NLJ:
+			return "NLJ";
+	}
+	return "unknown";
+}
+
+/* "LT", "LE", ..., for messages */
+static inline const char *
+gj_theta_op_name(GjThetaOp op)
+{
+	switch (op)
+	{
+		case GJ_THETA_LT:
+			return "LT";
+		case GJ_THETA_LE:
+			return "LE";
+		case GJ_THETA_GT:
+			return "GT";
+		case GJ_THETA_GE:
+			return "GE";
+		case GJ_THETA_EQ:
+			return "EQ";
+		case GJ_THETA_NE:
+			return "NE";
 	}
 	return "unknown";
 }
@@ -646,7 +752,7 @@ gj_check_spec(const GjJoinSpec *spec, bool (*implemented) (GjVariant),
 							"No join spec was given.");
 	if ((int) spec->variant < 0 || (int) spec->variant >= GJ_NUM_VARIANTS)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"The join variant %d is not one of NPHJ, PHJ and SMJ.",
+							"The join variant %d is not one of NPHJ, PHJ, SMJ, BAND and NLJ.",
 							(int) spec->variant);
 	if (spec->materialize != GJ_MATERIALIZE_GFUR &&
 		spec->materialize != GJ_MATERIALIZE_GFTR)
@@ -680,6 +786,22 @@ gj_check_spec(const GjJoinSpec *spec, bool (*implemented) (GjVariant),
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"The memory limit must not be negative, but is %lld.",
 							(long long) spec->memory_limit);
+	/* NLJ's terms; the other variants ignore nterms and ops */
+	if (spec->variant == GJ_VARIANT_NLJ)
+	{
+		if (spec->nterms < 1 || spec->nterms > GJ_MAX_TERMS)
+			return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+								"An NLJ join takes 1 to %d comparison terms, but nterms is %d.",
+								GJ_MAX_TERMS, (int) spec->nterms);
+		for (int t = 0; t < spec->nterms; t++)
+		{
+			if ((int) spec->ops[t] < (int) GJ_THETA_LT ||
+				(int) spec->ops[t] > (int) GJ_THETA_NE)
+				return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+									"The comparison %d of NLJ term %d is not one of LT, LE, GT, GE, EQ and NE.",
+									(int) spec->ops[t], t);
+		}
+	}
 	if (!implemented(spec->variant))
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"The %s join variant is not implemented yet.",
@@ -694,8 +816,11 @@ gj_check_spec(const GjJoinSpec *spec, bool (*implemented) (GjVariant),
 
 /*
  * Check a batch passed to build (side inner) or count (side outer):
- * 0 .. GJ_MAX_ROWS rows, the keys, and the spec's payload columns of that
- * side, each with its values (NULL flags are optional)
+ * 0 .. GJ_MAX_ROWS rows, what the variant matches on, and the spec's
+ * payload columns of that side, each with its values (NULL flags are
+ * optional).  What a variant matches on: the keys, and for BAND's outer
+ * side the upper bounds too (keys_hi); for NLJ the values of each of the
+ * spec's terms, and no keys.
  */
 static inline GjStatus
 gj_check_batch(const GjBatch *batch, const GjJoinSpec *spec, GjSide side,
@@ -712,10 +837,24 @@ gj_check_batch(const GjBatch *batch, const GjJoinSpec *spec, GjSide side,
 							"The %s batch has %lld rows, but a call takes 0 to %lld rows.",
 							name, (long long) batch->nrows,
 							(long long) GJ_MAX_ROWS);
-	if (batch->nrows > 0 && batch->keys == NULL)
+	if (batch->nrows > 0 && spec->variant != GJ_VARIANT_NLJ &&
+		batch->keys == NULL)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"The %s batch has %lld rows but no key array.",
 							name, (long long) batch->nrows);
+	if (batch->nrows > 0 && spec->variant == GJ_VARIANT_BAND &&
+		side == GJ_SIDE_OUTER && batch->keys_hi == NULL)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"The outer batch of a BAND join has %lld rows but no upper bounds (keys_hi).",
+							(long long) batch->nrows);
+	for (int t = 0; spec->variant == GJ_VARIANT_NLJ && t < spec->nterms &&
+		 batch->nrows > 0; t++)
+	{
+		if (batch->terms[t] == NULL)
+			return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+								"The %s batch of an NLJ join has %lld rows but no values of term %d.",
+								name, (long long) batch->nrows, t);
+	}
 	if (ncolumns > 0 && batch->columns == NULL)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"The %s batch has no payload columns, but the join spec gives it %d.",

@@ -47,7 +47,9 @@
  *	  gj_cuda_count_offsets		a chunk's match counts into match offsets by
  *								an exclusive sum, and the total
  * (and materialize.cu's gj_cuda_columns_load and gj_cuda_round_maps_reserve
- * for the payload columns and a round's maps).
+ * for the payload columns and a round's maps; key_sort.cu's
+ * gj_cuda_sort_pairs and gj_cuda_ranges_retrieve for the sorted (key, row)
+ * pairs of SMJ and BAND).
  *
  * DEVICE MEMORY
  *
@@ -98,6 +100,8 @@ static const GjCudaVariant *const variants[GJ_NUM_VARIANTS] = {
 	&gj_cuda_nphj,				/* GJ_VARIANT_NPHJ: hash_join.cu */
 	&gj_cuda_phj,				/* GJ_VARIANT_PHJ: partitioned_join.cu */
 	&gj_cuda_smj,				/* GJ_VARIANT_SMJ: sort_merge.cu */
+	&gj_cuda_band,				/* GJ_VARIANT_BAND: band_join.cu */
+	&gj_cuda_nlj,				/* GJ_VARIANT_NLJ: theta_nlj.cu */
 };
 
 /* Does this table implement the variant?  (for gj_check_spec) */

@@ -62,6 +62,8 @@ static const GjCpuVariant *const variants[GJ_NUM_VARIANTS] = {
 	&gj_cpu_nphj,				/* GJ_VARIANT_NPHJ: hash_join_cpu.c */
 	&gj_cpu_phj,				/* GJ_VARIANT_PHJ: partitioned_join_cpu.c */
 	&gj_cpu_smj,				/* GJ_VARIANT_SMJ: sort_merge_cpu.c */
+	&gj_cpu_band,				/* GJ_VARIANT_BAND: band_join_cpu.c */
+	&gj_cpu_nlj,				/* GJ_VARIANT_NLJ: theta_nlj_cpu.c */
 };
 
 /* Does this table implement the variant?  (for gj_check_spec) */

@@ -110,6 +110,20 @@ typedef struct GjCpuContext
 extern const GjCpuVariant gj_cpu_nphj;	/* hash_join_cpu.c */
 extern const GjCpuVariant gj_cpu_phj;	/* partitioned_join_cpu.c */
 extern const GjCpuVariant gj_cpu_smj;	/* sort_merge_cpu.c */
+extern const GjCpuVariant gj_cpu_band;	/* band_join_cpu.c */
+extern const GjCpuVariant gj_cpu_nlj;	/* theta_nlj_cpu.c */
+
+/*
+ * The arrays of one sort of (key, row) pairs (key_sort_cpu.c), held by the
+ * caller: as GjSortBuffers (common.cuh), with host arrays and no counter
+ */
+typedef struct GjHostSortBuffers
+{
+	GjHostBuffer *keys;
+	GjHostBuffer *rows;
+	GjHostBuffer *keys_alt;
+	GjHostBuffer *rows_alt;
+} GjHostSortBuffers;
 
 /* A round map's array: GJ_CPU_ROUND_MAP(ctx, GJ_ROUND_OUTER_ROWS) */
 #define GJ_CPU_ROUND_MAP(ctx, map)	((GjRowId *) (ctx)->round_maps[(map)].ptr)
@@ -134,6 +148,16 @@ extern void gj_cpu_key_range(const uint64_t *keys, const uint8_t *nulls,
 							 int64_t nrows, bool *has_keys, uint64_t *min_key,
 							 uint64_t *max_key);
 extern uint64_t gj_cpu_count_offsets(uint64_t *counts, int64_t nrows);
+
+/* key_sort_cpu.c */
+extern GjStatus gj_cpu_sort_pairs(GjSide side, const uint64_t *keys,
+								  const uint8_t *nulls, int64_t nrows,
+								  uint64_t min_key, uint64_t max_key, int bits,
+								  const GjHostSortBuffers *buffers,
+								  int64_t *npairs, GjError *err);
+extern void gj_cpu_ranges_retrieve(const GjSortedRanges *ranges,
+								   uint64_t first, int64_t round_size,
+								   GjRowId *const maps[GJ_NUM_ROUND_MAPS]);
 
 /* materialize_cpu.c */
 extern void gj_cpu_columns_init(GjCpuContext *ctx);

@@ -36,6 +36,18 @@
  *			cuda/common.h that both implementations call), then by outer
  *			row, then by inner row
  *	SMJ		by key (unsigned), then by outer row, then by inner row
+ *	BAND	by outer row, then by inner key (unsigned), then by inner row
+ *	NLJ		by outer row, then by inner row
+ *
+ * The theta variants match on ranges and comparisons instead of equality
+ * (Bellas and Gounaris; papers/notes/bellas-gounaris.md).  BAND: an outer
+ * row matches the inner rows whose key lies in [keys[i], keys_hi[i]]
+ * (inclusive, unsigned; the caller turns strict bounds into inclusive
+ * ones), found by sorting the inner keys and searching both bounds.  NLJ:
+ * an outer row matches the inner rows for which every term t holds:
+ * inner.terms[t] OP[t] outer.terms[t] (unsigned comparison of normalized
+ * values), evaluated for every pair by a tiled nested loop.  A NULL key,
+ * bound or term on either side never matches.
  *
  * retrieve(first) returns the matches numbered first, first+1, ...  The
  * materialization changes how the values are gathered, never which values
@@ -93,10 +105,28 @@ typedef enum GjVariant
 								 * table; dense integer keys index it
 								 * directly */
 	GJ_VARIANT_PHJ,				/* radix-partitioned hash join */
-	GJ_VARIANT_SMJ				/* sort-merge join: matches in key order */
+	GJ_VARIANT_SMJ,				/* sort-merge join: matches in key order */
+	GJ_VARIANT_BAND,			/* range join: sorted inner keys, both
+								 * bounds searched per outer row */
+	GJ_VARIANT_NLJ				/* theta join: tiled nested loop over
+								 * comparison terms */
 } GjVariant;
 
-#define GJ_NUM_VARIANTS		3
+#define GJ_NUM_VARIANTS		5
+
+/* Comparisons of an NLJ term: inner value OP outer value, unsigned */
+typedef enum GjThetaOp
+{
+	GJ_THETA_LT = 0,
+	GJ_THETA_LE,
+	GJ_THETA_GT,
+	GJ_THETA_GE,
+	GJ_THETA_EQ,
+	GJ_THETA_NE
+} GjThetaOp;
+
+/* Comparison terms an NLJ join may evaluate on the device */
+#define GJ_MAX_TERMS		8
 
 /* How payload columns are materialized (papers/notes/wu-2025-gftr.md) */
 typedef enum GjMaterialize
@@ -127,6 +157,14 @@ typedef struct GjBatch
 								 * itself is NULL when no key is NULL */
 	int64_t		nrows;			/* 0 .. GJ_MAX_ROWS */
 	const GjColumn *columns;	/* the spec's ncolumns of this side */
+	const uint64_t *keys_hi;	/* BAND, outer side: the upper bound of each
+								 * row's range (keys holds the lower bound);
+								 * NULL otherwise */
+	const uint64_t *terms[GJ_MAX_TERMS];	/* NLJ: the spec's nterms values
+											 * per row; keys are unused */
+	const uint8_t *term_nulls[GJ_MAX_TERMS];	/* 1 = NULL value, never
+												 * matches; NULL pointer
+												 * when none is */
 } GjBatch;
 
 /* What a context is created for */
@@ -139,6 +177,8 @@ typedef struct GjJoinSpec
 	int32_t		inner_ncolumns;
 	int32_t		inner_widths[GJ_MAX_COLUMNS];
 	bool		row_ids;		/* also return the row numbers of each match */
+	int32_t		nterms;			/* NLJ: comparison terms, 1 .. GJ_MAX_TERMS */
+	GjThetaOp	ops[GJ_MAX_TERMS];	/* NLJ: term t is inner OP outer */
 	int64_t		max_matches;	/* capacity of one round, at least 1 */
 	int64_t		memory_limit;	/* most device bytes the context may hold;
 								 * 0: what the device has free (the CPU twin

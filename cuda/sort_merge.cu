@@ -16,20 +16,16 @@
  *							gj_cuda_key_range: warp shuffles, one atomicMin/
  *							atomicMax per warp), copied back: the sort's
  *							bits, gj_smj_sort_bits (common.h)
- *	  smj_identity_kernel	row numbers 0 .. n-1
- *	  cub::DeviceSelect::If	in place: the rows whose key is not NULL (and,
- *							for an outer chunk, lies in the inner range),
- *							in their order; SelectRows
- *	  smj_gather_keys_kernel	their keys
- *	  cub::DeviceRadixSort	SortPairs of (key, row) on the low sort_bits
- *							bits: LSD radix sort is stable, so equal keys
- *							keep ascending rows, as the twin's sort leaves
- *							them
+ *	  gj_cuda_sort_pairs	the (key, row) pairs of the rows whose key is
+ *							not NULL, selected in row order and sorted by a
+ *							stable radix sort on the low sort_bits bits
+ *							(key_sort.cu, shared with BAND)
  *	  smj_unique_kernel		any two equal neighbours?  No: unique inner
  *
  * COUNT (one outer chunk)
  *
- *	  the same selection and sort on the chunk: its sorted positions
+ *	  the same selection and sort on the chunk, of the rows whose key lies
+ *	  in the inner range: its sorted positions
  *	  smj_bounds_kernel		one thread per position: the lower bound of its
  *							key among the sorted inner keys, by binary
  *							search, and the count: the upper bound minus
@@ -52,15 +48,17 @@
  *
  * RETRIEVE (the matches first .. first + max_matches - 1)
  *
- *	  unique inner			smj_retrieve_unique_kernel: one thread per
- *							match m, position match_pos[m], inner position
- *							lower[match_pos[m]]: no search, no expansion
- *	  otherwise				smj_retrieve_kernel: one thread per match m; the
- *							position p that holds it is found by binary
- *							search on the offsets (gj_seek_match_row), first
- *							between the two positions that hold the ends
- *							of the block's matches, which thread 0 finds;
- *							inner position lower[p] + m - offsets[p]
+ * Each sorted outer position p matches the sorted inner positions
+ * lower[p] .. lower[p] + count - 1: ranges of sorted pairs, whose round
+ * gj_cuda_ranges_retrieve writes (key_sort.cu, shared with BAND):
+ *
+ *	  unique inner			one thread per match m, position match_pos[m],
+ *							inner position lower[match_pos[m]]: no search,
+ *							no expansion
+ *	  otherwise				one thread per match m; the position p that
+ *							holds it is found by binary search on the
+ *							offsets (gj_seek_match_row); inner position
+ *							lower[p] + m - offsets[p]
  *
  * Every match is one thread's work whatever its key, so a skewed key (one
  * outer row with a million inner duplicates, or the other way round) is
@@ -226,54 +224,22 @@ SmjRelease(GjCudaContext *ctx, SmjState *state, SmjBufferId id)
 	gj_cuda_device_release(ctx, &state->buffers[id]);
 }
 
-/* Exchange two buffers of the state (the sort's double buffers) */
-static void
-SmjSwap(SmjState *state, SmjBufferId a, SmjBufferId b)
-{
-	GjDeviceBuffer t = state->buffers[a];
-
-	state->buffers[a] = state->buffers[b];
-	state->buffers[b] = t;
-}
-
-/* d_rows[i] = i: the rows that SelectRows chooses from */
-__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
-smj_identity_kernel(GjRowId *__restrict__ d_rows, int64_t nrows)
-{
-	for (int64_t row = gj_thread_index(); row < nrows; row += gj_grid_stride())
-		d_rows[row] = (GjRowId) row;
-}
-
 /*
- * Which rows SelectRows keeps: a non-NULL key in [min_key, max_key]
- * (cub::DeviceSelect::If's predicate, on the row number)
+ * The sort buffers of one side (gj_cuda_sort_pairs): keys_id and rows_id,
+ * the state's double buffers, and its selection counter
  */
-struct SmjKeepRow
+static GjSortBuffers
+SmjSortBuffers(SmjState *state, SmjBufferId keys_id, SmjBufferId rows_id)
 {
-	const uint64_t *keys;
-	const uint8_t *nulls;
-	uint64_t	min_key;
-	uint64_t	max_key;
+	GjSortBuffers buffers;
 
-	__device__ __forceinline__ bool operator() (const GjRowId &row) const
-	{
-		uint64_t	key;
-
-		if (gj_flag_set(nulls, row))
-			return false;
-		key = keys[row];
-		return key >= min_key && key <= max_key;
-	}
-};
-
-/* d_sorted_keys[i] = d_keys[d_rows[i]]: the keys of the selected rows */
-__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
-smj_gather_keys_kernel(const uint64_t *__restrict__ d_keys,
-					   const GjRowId *__restrict__ d_rows, int64_t n,
-					   uint64_t *__restrict__ d_selected_keys)
-{
-	for (int64_t i = gj_thread_index(); i < n; i += gj_grid_stride())
-		d_selected_keys[i] = d_keys[d_rows[i]];
+	buffers.keys = &state->buffers[keys_id];
+	buffers.rows = &state->buffers[rows_id];
+	buffers.keys_alt = &state->buffers[SMJ_KEYS_ALT];
+	buffers.rows_alt = &state->buffers[SMJ_ROWS_ALT];
+	buffers.d_count = (int64_t *) (SMJ_BUFFER(state, SMJ_SCALARS, unsigned long long) +
+								   SMJ_SCALAR_SELECTED);
+	return buffers;
 }
 
 /* *d_duplicate = 1 when two neighbouring sorted keys are equal (else untouched) */
@@ -286,102 +252,6 @@ smj_unique_kernel(const uint64_t *__restrict__ d_keys, int64_t n,
 		if (d_keys[i] == d_keys[i - 1])
 			*d_duplicate = 1;	/* every writer writes the same value */
 	}
-}
-
-/*
- * The (key, row) pairs of a batch's rows whose key is not NULL and lies in
- * [min_key, max_key], in row order, into buffers keys_id and rows_id;
- * *selected gets how many.  d_keys and d_nulls are the batch's uploaded
- * keys (nrows > 0).
- *
- * The row numbers are written, then compacted in place by a stable
- * cub::DeviceSelect::If, whose predicate reads each row's key; the keys
- * of the rows kept are then gathered.
- */
-static GjStatus
-SelectRows(GjCudaContext *ctx, SmjState *state, const uint64_t *d_keys,
-		   const uint8_t *d_nulls, int64_t nrows, uint64_t min_key,
-		   uint64_t max_key, SmjBufferId keys_id, SmjBufferId rows_id,
-		   int64_t *selected, GjError *err)
-{
-	int			grid = gj_cuda_grid_size(ctx, nrows);
-	unsigned long long *d_scalars = SMJ_BUFFER(state, SMJ_SCALARS, unsigned long long);
-	int64_t    *d_selected = (int64_t *) (d_scalars + SMJ_SCALAR_SELECTED);
-	SmjKeepRow	keep;
-	GjRowId    *d_rows;
-	size_t		temp_bytes = 0;
-	int64_t		count = 0;
-
-	*selected = 0;
-	GJ_TRY(SmjReserve(ctx, state, rows_id, (size_t) nrows * sizeof(GjRowId), err));
-	GJ_TRY(SmjReserve(ctx, state, keys_id, (size_t) nrows * sizeof(uint64_t), err));
-	d_rows = SMJ_BUFFER(state, rows_id, GjRowId);
-
-	smj_identity_kernel<<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>(d_rows, nrows);
-	GJ_CUDA_TRY(err, cudaGetLastError());
-
-	keep.keys = d_keys;
-	keep.nulls = d_nulls;
-	keep.min_key = min_key;
-	keep.max_key = max_key;
-	GJ_CUDA_TRY(err, cub::DeviceSelect::If(NULL, temp_bytes, d_rows, d_selected,
-										   nrows, keep, ctx->stream));
-	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err));
-	GJ_CUDA_TRY(err, cub::DeviceSelect::If(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
-										   temp_bytes, d_rows, d_selected,
-										   nrows, keep, ctx->stream));
-	GJ_TRY(gj_cuda_copy_from_device(ctx, &count, d_selected, sizeof(count), err));
-
-	if (count > 0)
-	{
-		smj_gather_keys_kernel<<<gj_cuda_grid_size(ctx, count), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-			d_keys, d_rows, count, SMJ_BUFFER(state, keys_id, uint64_t));
-		GJ_CUDA_TRY(err, cudaGetLastError());
-	}
-	*selected = count;
-	return GJ_OK;
-}
-
-/*
- * Sort the n pairs in buffers keys_id and rows_id by key on the low "bits"
- * bits, stably (CUB's LSD radix sort)
- *
- * The DoubleBuffer form needs O(1) temporary storage instead of a copy of
- * the pairs; the result lands in either buffer of each pair, and the
- * buffer that holds it becomes keys_id (rows_id).
- */
-static GjStatus
-SortPairs(GjCudaContext *ctx, SmjState *state, SmjBufferId keys_id,
-		  SmjBufferId rows_id, int64_t n, int bits, GjError *err)
-{
-	size_t		temp_bytes = 0;
-
-	if (n < 2 || bits == 0)
-		return GJ_OK;
-	GJ_TRY(SmjReserve(ctx, state, SMJ_KEYS_ALT, (size_t) n * sizeof(uint64_t), err));
-	GJ_TRY(SmjReserve(ctx, state, SMJ_ROWS_ALT, (size_t) n * sizeof(GjRowId), err));
-	{
-		cub::DoubleBuffer<uint64_t> sort_keys(SMJ_BUFFER(state, keys_id, uint64_t),
-											  SMJ_BUFFER(state, SMJ_KEYS_ALT, uint64_t));
-		cub::DoubleBuffer<GjRowId> sort_rows(SMJ_BUFFER(state, rows_id, GjRowId),
-											 SMJ_BUFFER(state, SMJ_ROWS_ALT, GjRowId));
-
-		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(NULL, temp_bytes,
-														 sort_keys, sort_rows,
-														 n, 0, bits,
-														 ctx->stream));
-		GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err));
-		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
-														 temp_bytes,
-														 sort_keys, sort_rows,
-														 n, 0, bits,
-														 ctx->stream));
-		if (sort_keys.selector != 0)
-			SmjSwap(state, keys_id, SMJ_KEYS_ALT);
-		if (sort_rows.selector != 0)
-			SmjSwap(state, rows_id, SMJ_ROWS_ALT);
-	}
-	return GJ_OK;
 }
 
 /* Do n sorted keys hold no key twice? */
@@ -420,6 +290,7 @@ BuildSorted(GjCudaContext *ctx, SmjState *state, const GjBatch *inner,
 	int64_t		nkeys = 0;
 	int			sort_bits;
 	bool		unique = true;
+	GjSortBuffers buffers = SmjSortBuffers(state, SMJ_INNER_KEYS, SMJ_INNER_ROWS);
 
 	GJ_TRY(gj_cuda_upload_keys(ctx, GJ_SIDE_INNER, inner, &d_keys, &d_nulls, err));
 
@@ -431,11 +302,10 @@ BuildSorted(GjCudaContext *ctx, SmjState *state, const GjBatch *inner,
 		return GJ_OK;
 	sort_bits = gj_smj_sort_bits(min_key, max_key);
 
-	/* 2. The pairs of the non-NULL rows; 3. sort them; 4. unique? */
-	GJ_TRY(SelectRows(ctx, state, d_keys, d_nulls, nrows, min_key, max_key,
-					  SMJ_INNER_KEYS, SMJ_INNER_ROWS, &nkeys, err));
-	GJ_TRY(SortPairs(ctx, state, SMJ_INNER_KEYS, SMJ_INNER_ROWS, nkeys,
-					 sort_bits, err));
+	/* 2. The pairs of the non-NULL rows, sorted; 3. unique? */
+	GJ_TRY(gj_cuda_sort_pairs(ctx, GJ_SIDE_INNER, d_keys, d_nulls, nrows,
+							  min_key, max_key, sort_bits, &buffers, &nkeys,
+							  err));
 	GJ_TRY(KeysUnique(ctx, state, SMJ_BUFFER(state, SMJ_INNER_KEYS, uint64_t),
 					  nkeys, &unique, err));
 
@@ -446,7 +316,7 @@ BuildSorted(GjCudaContext *ctx, SmjState *state, const GjBatch *inner,
 	gj_cuda_buffer_release(ctx, GJ_BUFFER_INNER_NULLS);
 
 	/*
-	 * 5. The payload columns: GFUR keeps them in row order; GFTR permutes
+	 * 4. The payload columns: GFUR keeps them in row order; GFTR permutes
 	 * them into sorted order, the sort's transform, and drops the originals
 	 * (SmjBuild); the build waits for the transform
 	 */
@@ -564,15 +434,15 @@ CountChunk(GjCudaContext *ctx, SmjState *state, const GjBatch *outer,
 	uint64_t   *d_offsets;
 	int64_t		npos = 0;
 	uint64_t	total = 0;
+	GjSortBuffers buffers = SmjSortBuffers(state, SMJ_OUTER_KEYS, SMJ_OUTER_ROWS);
 
-	/* 1. The pairs of the rows that can match; 2. sort them */
+	/* 1. The pairs of the rows that can match, sorted */
 	GJ_TRY(gj_cuda_upload_keys(ctx, GJ_SIDE_OUTER, outer, &d_keys, &d_nulls, err));
-	GJ_TRY(SelectRows(ctx, state, d_keys, d_nulls, nrows, state->min_key,
-					  state->max_key, SMJ_OUTER_KEYS, SMJ_OUTER_ROWS, &npos, err));
-	GJ_TRY(SortPairs(ctx, state, SMJ_OUTER_KEYS, SMJ_OUTER_ROWS, npos,
-					 state->sort_bits, err));
+	GJ_TRY(gj_cuda_sort_pairs(ctx, GJ_SIDE_OUTER, d_keys, d_nulls, nrows,
+							  state->min_key, state->max_key, state->sort_bits,
+							  &buffers, &npos, err));
 
-	/* 3. The bounds and counts of each position; 4. offsets by prefix sum */
+	/* 2. The bounds and counts of each position; 3. offsets by prefix sum */
 	GJ_TRY(SmjReserve(ctx, state, SMJ_LOWER, (size_t) npos * sizeof(GjRowId), err));
 	GJ_TRY(SmjReserve(ctx, state, SMJ_OFFSETS,
 					  ((size_t) npos + 1) * sizeof(uint64_t), err));
@@ -628,127 +498,35 @@ SmjCount(GjCudaContext *ctx, const GjBatch *outer, uint64_t *nmatches,
 	return CountChunk(ctx, state, outer, nmatches, err);
 }
 
-/* The sorted sides and the round's maps, as the retrieve kernels see them */
-typedef struct SmjRoundMaps
-{
-	const GjRowId *outer_sorted_rows;	/* row of each sorted position */
-	const GjRowId *inner_sorted_rows;
-	GjRowId    *outer_rows;		/* the maps; NULL where not needed */
-	GjRowId    *inner_rows;
-	GjRowId    *outer_pos;
-	GjRowId    *inner_pos;
-} SmjRoundMaps;
-
-/* Record match number "slot" of the round: outer position p, inner position q */
-static __device__ __forceinline__ void
-WriteMatch(const SmjRoundMaps *maps, int64_t slot, int64_t p, int64_t q)
-{
-	if (maps->outer_rows != NULL)
-		maps->outer_rows[slot] = maps->outer_sorted_rows[p];
-	if (maps->inner_rows != NULL)
-		maps->inner_rows[slot] = maps->inner_sorted_rows[q];
-	if (maps->outer_pos != NULL)
-		maps->outer_pos[slot] = (GjRowId) p;
-	if (maps->inner_pos != NULL)
-		maps->inner_pos[slot] = (GjRowId) q;
-}
-
-/* Unique inner: match first + i is position match_pos[first + i] */
-__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
-smj_retrieve_unique_kernel(const SmjRoundMaps maps,
-						   const GjRowId *__restrict__ d_match_pos,
-						   const GjRowId *__restrict__ d_lower,
-						   uint64_t first, int64_t round_size)
-{
-	for (int64_t i = gj_thread_index(); i < round_size; i += gj_grid_stride())
-	{
-		GjRowId		p = d_match_pos[first + (uint64_t) i];
-
-		WriteMatch(&maps, i, p, d_lower[p]);
-	}
-}
-
-/*
- * Write the matches first .. first + round_size - 1, one thread each
- *
- * The block takes GJ_BLOCK_SIZE neighbouring matches at a time; thread 0
- * finds the positions that hold the first and the last of them, and each
- * thread then finds its own match's position between the two by binary
- * search on the offsets: a short search when the matches are dense, and
- * one that no key's number of matches can lengthen.  Match m of position
- * p is inner position lower[p] + m - offsets[p].  The loop steps the whole
- * block at once, so every thread reaches both barriers.
- */
-__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
-smj_retrieve_kernel(const SmjRoundMaps maps,
-					const uint64_t *__restrict__ d_offsets, int64_t npos,
-					const GjRowId *__restrict__ d_lower, uint64_t first,
-					int64_t round_size)
-{
-	__shared__ int64_t tile_pos[2];
-
-	for (int64_t tile = (int64_t) blockIdx.x * blockDim.x; tile < round_size;
-		 tile += gj_grid_stride())
-	{
-		int64_t		tile_end = tile + blockDim.x < round_size ? tile + blockDim.x : round_size;
-		int64_t		i = tile + threadIdx.x;
-
-		if (threadIdx.x == 0)
-		{
-			tile_pos[0] = gj_seek_match_row(d_offsets, npos, first + (uint64_t) tile);
-			tile_pos[1] = gj_seek_match_row(d_offsets, npos,
-											first + (uint64_t) tile_end - 1) + 1;
-		}
-		__syncthreads();
-		if (i < round_size)
-		{
-			uint64_t	match = first + (uint64_t) i;
-			int64_t		p = tile_pos[0] +
-				gj_seek_match_row(d_offsets + tile_pos[0], tile_pos[1] - tile_pos[0], match);
-
-			WriteMatch(&maps, i, p, (int64_t) d_lower[p] + (int64_t) (match - d_offsets[p]));
-		}
-		__syncthreads();
-	}
-}
-
 /*
  * Write the round maps of the matches first .. first + round_size - 1
  * (GjCudaVariant.retrieve)
  *
- * The payload comes by row from the columns as they came (GFUR) or by
- * sorted position from the transformed ones (GFTR), both sides
- * (gj_round_plan).  Each map is written only when the round needs it.
+ * The ranges of sorted inner positions that the count found, one per
+ * sorted outer position (gj_cuda_ranges_retrieve, key_sort.cu).  The
+ * payload comes by row from the columns as they came (GFUR) or by sorted
+ * position from the transformed ones (GFTR), both sides (gj_round_plan).
+ * Each map is written only when the round needs it.
  */
 static GjStatus
 SmjRetrieve(GjCudaContext *ctx, uint64_t first, int64_t round_size,
 			GjRoundSources *sources, GjError *err)
 {
 	SmjState   *state = (SmjState *) ctx->variant_state;
-	int			grid = gj_cuda_grid_size(ctx, round_size);
 	GjRowId    *round_maps[GJ_NUM_ROUND_MAPS];
-	SmjRoundMaps maps;
+	GjSortedRanges ranges;
 
 	GJ_TRY(gj_cuda_round_maps_reserve(ctx, true, round_size, sources,
 									  round_maps, err));
 
-	maps.outer_sorted_rows = SMJ_BUFFER(state, SMJ_OUTER_ROWS, const GjRowId);
-	maps.inner_sorted_rows = SMJ_BUFFER(state, SMJ_INNER_ROWS, const GjRowId);
-	maps.outer_rows = round_maps[GJ_ROUND_OUTER_ROWS];
-	maps.inner_rows = round_maps[GJ_ROUND_INNER_ROWS];
-	maps.outer_pos = round_maps[GJ_ROUND_OUTER_POS];
-	maps.inner_pos = round_maps[GJ_ROUND_INNER_POS];
-
-	if (state->unique)
-		smj_retrieve_unique_kernel<<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-			maps, SMJ_BUFFER(state, SMJ_MATCH_POS, GjRowId),
-			SMJ_BUFFER(state, SMJ_LOWER, GjRowId), first, round_size);
-	else
-		smj_retrieve_kernel<<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-			maps, SMJ_BUFFER(state, SMJ_OFFSETS, uint64_t), state->npos,
-			SMJ_BUFFER(state, SMJ_LOWER, GjRowId), first, round_size);
-	GJ_CUDA_TRY(err, cudaGetLastError());
-	return GJ_OK;
+	ranges.npos = state->npos;
+	ranges.offsets = SMJ_BUFFER(state, SMJ_OFFSETS, const uint64_t);
+	ranges.lower = SMJ_BUFFER(state, SMJ_LOWER, const GjRowId);
+	ranges.match_pos = state->unique ? SMJ_BUFFER(state, SMJ_MATCH_POS, const GjRowId) : NULL;
+	ranges.outer_rows = SMJ_BUFFER(state, SMJ_OUTER_ROWS, const GjRowId);
+	ranges.inner_rows = SMJ_BUFFER(state, SMJ_INNER_ROWS, const GjRowId);
+	return gj_cuda_ranges_retrieve(ctx, &ranges, first, round_size,
+								   round_maps, err);
 }
 
 /* Free the state and its device arrays (GjCudaVariant.destroy_state) */

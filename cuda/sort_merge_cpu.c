@@ -24,11 +24,12 @@
  * BUILD (papers/notes/rui-2020.md §1.3, wu-2025-gftr.md §3.1)
  *
  *	  1. the range [min, max] of the non-NULL inner keys; no keys: no build
- *	  2. the (key, row) pairs of the non-NULL rows, in row order
- *	  3. stable LSD radix sort of the pairs, 8 bits a pass, on the low
+ *	  2. the (key, row) pairs of the non-NULL rows, in row order, sorted by
+ *		 a stable LSD radix sort, 8 bits a pass, on the low
  *		 gj_smj_sort_bits(min, max) bits (common.h): the bits above them
- *		 are the same in every key of the range
- *	  4. unique: no two neighbouring sorted keys are equal, so an outer row
+ *		 are the same in every key of the range (gj_cpu_sort_pairs,
+ *		 key_sort_cpu.c, shared with BAND)
+ *	  3. unique: no two neighbouring sorted keys are equal, so an outer row
  *		 has at most one match (PK-FK, and PK-PK)
  *
  * Every 64-bit value, 0 and UINT64_MAX included, is an ordinary key:
@@ -37,11 +38,11 @@
  * COUNT (one outer chunk)
  *
  *	  1. the (key, row) pairs of the rows with a non-NULL key in [min, max],
- *		 in row order: no other key can match, so the rest are not sorted
- *	  2. the same stable radix sort: "positions" 0 .. npos-1 of the chunk
- *	  3. for each position, the equal inner keys: sorted inner positions
+ *		 in row order (no other key can match, so the rest are not
+ *		 sorted), sorted the same way: "positions" 0 .. npos-1 of the chunk
+ *	  2. for each position, the equal inner keys: sorted inner positions
  *		 lower .. upper-1, by the lower and upper bound of its key
- *	  4. counts upper - lower, and their exclusive prefix sum in 64 bits:
+ *	  3. counts upper - lower, and their exclusive prefix sum in 64 bits:
  *		 offsets[p] is the number of position p's first match
  *
  * Here the bounds come from a merge: the sorted outer keys ascend, so each
@@ -60,7 +61,9 @@
  * search on the offsets (gj_seek_match_row) and takes inner position
  * lower + (m - offsets[p]): no position walks its own matches, so a key
  * with a million matches costs a million independent steps, not one long
- * one (the GPU gives each match its own thread).
+ * one (the GPU gives each match its own thread).  Both are the retrieve of
+ * ranges of sorted pairs that BAND shares (gj_cpu_ranges_retrieve,
+ * key_sort_cpu.c).
  *
  * PAYLOAD COLUMNS (materialize_cpu.c; wu-2025-gftr.md §3.1, §3.5, §4)
  *
@@ -89,11 +92,6 @@
 #include "common.h"
 #include "cpu_internal.h"
 #include "gpujoin_kernels.h"
-
-/* Digits of the radix sort: 8 bits, 256 buckets, at most 8 passes */
-#define RADIX_BITS		8
-#define RADIX_BUCKETS	(1 << RADIX_BITS)
-#define RADIX_PASSES	(64 / RADIX_BITS)
 
 /*
  * SMJ's state (ctx->variant_state)
@@ -143,116 +141,19 @@ typedef struct SmjState
 } SmjState;
 
 /*
- * The (key, row) pairs of a batch's rows whose key is not NULL and lies in
- * [min_key, max_key], in row order, into keys and rows (batch->nrows
- * entries reserved); returns how many
+ * The sort buffers of one side (gj_cpu_sort_pairs): keys and rows, and the
+ * state's double buffers
  */
-static int64_t
-SelectRows(const GjBatch *batch, uint64_t min_key, uint64_t max_key,
-		   uint64_t *keys, GjRowId *rows)
+static GjHostSortBuffers
+SmjSortBuffers(SmjState *state, GjHostBuffer *keys, GjHostBuffer *rows)
 {
-	int64_t		n = 0;
+	GjHostSortBuffers buffers;
 
-	for (int64_t row = 0; row < batch->nrows; row++)
-	{
-		uint64_t	key = batch->keys[row];
-
-		if (gj_flag_set(batch->nulls, row) || key < min_key || key > max_key)
-			continue;
-		keys[n] = key;
-		rows[n] = (GjRowId) row;
-		n++;
-	}
-	return n;
-}
-
-/* Exchange two buffers (the radix sort's ping-pong) */
-static void
-SwapBuffers(GjHostBuffer *a, GjHostBuffer *b)
-{
-	GjHostBuffer t = *a;
-
-	*a = *b;
-	*b = t;
-}
-
-/*
- * Sort the n pairs (keys[i], rows[i]) by key on the low "bits" bits, stably
- *
- * LSD radix sort, 8 bits a pass: each pass is a counting sort on one digit
- * that visits the pairs in their current order, so pairs with equal digits
- * keep their order, and after the last pass pairs with equal keys are in
- * the order they came in (ascending rows, from SelectRows).  The digit
- * histograms of every pass come from one read of the keys (the digits of a
- * key do not change when it moves); a pass whose digit is the same in
- * every key would leave the order as it is, and is skipped.  A last digit
- * that reaches beyond "bits" sorts on bits that are equal in every key,
- * which changes nothing.
- *
- * The pairs may end up in keys_alt/rows_alt; the buffers are then swapped,
- * so that *keys and *rows hold the result either way.
- */
-static GjStatus
-SortPairs(SmjState *state, GjHostBuffer *keys, GjHostBuffer *rows, int64_t n,
-		  int bits, GjError *err)
-{
-	int			npasses = (bits + RADIX_BITS - 1) / RADIX_BITS;
-	int64_t		counts[RADIX_PASSES][RADIX_BUCKETS];
-	GjStatus	status;
-
-	if (n < 2 || npasses == 0)
-		return GJ_OK;
-	status = gj_cpu_buffer_reserve(&state->keys_alt, (size_t) n * sizeof(uint64_t),
-								   "the keys being sorted", err);
-	if (status == GJ_OK)
-		status = gj_cpu_buffer_reserve(&state->rows_alt, (size_t) n * sizeof(GjRowId),
-									   "the rows being sorted", err);
-	if (status != GJ_OK)
-		return status;
-
-	memset(counts, 0, sizeof(counts));
-	for (int64_t i = 0; i < n; i++)
-	{
-		uint64_t	key = ((const uint64_t *) keys->ptr)[i];
-
-		for (int pass = 0; pass < npasses; pass++)
-			counts[pass][(key >> (pass * RADIX_BITS)) & (RADIX_BUCKETS - 1)]++;
-	}
-
-	for (int pass = 0; pass < npasses; pass++)
-	{
-		const uint64_t *src_keys = (const uint64_t *) keys->ptr;
-		const GjRowId *src_rows = (const GjRowId *) rows->ptr;
-		uint64_t   *dst_keys = (uint64_t *) state->keys_alt.ptr;
-		GjRowId    *dst_rows = (GjRowId *) state->rows_alt.ptr;
-		int			shift = pass * RADIX_BITS;
-		int64_t		next[RADIX_BUCKETS];
-		int64_t		sum = 0;
-		bool		one_digit = false;
-
-		/* the next free slot of each digit: exclusive prefix sum */
-		for (int d = 0; d < RADIX_BUCKETS; d++)
-		{
-			if (counts[pass][d] == n)
-				one_digit = true;
-			next[d] = sum;
-			sum += counts[pass][d];
-		}
-		if (one_digit)
-			continue;
-
-		for (int64_t i = 0; i < n; i++)
-		{
-			int			d = (int) ((src_keys[i] >> shift) & (RADIX_BUCKETS - 1));
-			int64_t		slot = next[d]++;
-
-			dst_keys[slot] = src_keys[i];
-			dst_rows[slot] = src_rows[i];
-		}
-		SwapBuffers(keys, &state->keys_alt);
-		SwapBuffers(rows, &state->rows_alt);
-	}
-	return GJ_OK;
+	buffers.keys = keys;
+	buffers.rows = rows;
+	buffers.keys_alt = &state->keys_alt;
+	buffers.rows_alt = &state->rows_alt;
+	return buffers;
 }
 
 /* Do n sorted keys hold no key twice? */
@@ -272,6 +173,8 @@ static GjStatus
 BuildSorted(GjCpuContext *ctx, SmjState *state, const GjBatch *inner,
 			GjError *err)
 {
+	GjHostSortBuffers buffers = SmjSortBuffers(state, &state->inner_keys,
+											   &state->inner_rows);
 	bool		has_keys;
 	uint64_t	min_key;
 	uint64_t	max_key;
@@ -286,29 +189,18 @@ BuildSorted(GjCpuContext *ctx, SmjState *state, const GjBatch *inner,
 		return GJ_OK;
 	sort_bits = gj_smj_sort_bits(min_key, max_key);
 
-	/* 2. The pairs of the non-NULL rows (all of them lie in the range) */
-	status = gj_cpu_buffer_reserve(&state->inner_keys,
-								   (size_t) inner->nrows * sizeof(uint64_t),
-								   "the sorted inner keys", err);
-	if (status == GJ_OK)
-		status = gj_cpu_buffer_reserve(&state->inner_rows,
-									   (size_t) inner->nrows * sizeof(GjRowId),
-									   "the sorted inner rows", err);
+	/* 2. The pairs of the non-NULL rows (all of them lie in the range), sorted */
+	status = gj_cpu_sort_pairs(GJ_SIDE_INNER, inner->keys, inner->nulls,
+							   inner->nrows, min_key, max_key, sort_bits,
+							   &buffers, &nkeys, err);
 	if (status != GJ_OK)
 		return status;
-	nkeys = SelectRows(inner, min_key, max_key,
-					   (uint64_t *) state->inner_keys.ptr,
-					   (GjRowId *) state->inner_rows.ptr);
 
-	/* 3. Sort them; 4. are the keys unique? */
-	status = SortPairs(state, &state->inner_keys, &state->inner_rows, nkeys,
-					   sort_bits, err);
-	if (status != GJ_OK)
-		return status;
+	/* 3. Are the keys unique? */
 	state->unique = KeysUnique((const uint64_t *) state->inner_keys.ptr, nkeys);
 
 	/*
-	 * 5. The payload columns: GFUR keeps them in row order; GFTR permutes
+	 * 4. The payload columns: GFUR keeps them in row order; GFTR permutes
 	 * them into sorted order, the sort's transform, and drops the originals
 	 * (SmjBuild)
 	 */
@@ -427,30 +319,20 @@ static GjStatus
 CountChunk(GjCpuContext *ctx, SmjState *state, const GjBatch *outer,
 		   uint64_t *nmatches, GjError *err)
 {
-	int64_t		nrows = outer->nrows;
+	GjHostSortBuffers buffers = SmjSortBuffers(state, &state->outer_keys,
+											   &state->outer_rows);
 	uint64_t   *offsets;
 	uint64_t	sum;
 	GjStatus	status;
 
-	/* 1. The pairs of the rows that can match; 2. sort them */
-	status = gj_cpu_buffer_reserve(&state->outer_keys,
-								   (size_t) nrows * sizeof(uint64_t),
-								   "the sorted outer keys", err);
-	if (status == GJ_OK)
-		status = gj_cpu_buffer_reserve(&state->outer_rows,
-									   (size_t) nrows * sizeof(GjRowId),
-									   "the sorted outer rows", err);
-	if (status != GJ_OK)
-		return status;
-	state->npos = SelectRows(outer, state->min_key, state->max_key,
-							 (uint64_t *) state->outer_keys.ptr,
-							 (GjRowId *) state->outer_rows.ptr);
-	status = SortPairs(state, &state->outer_keys, &state->outer_rows,
-					   state->npos, state->sort_bits, err);
+	/* 1. The pairs of the rows that can match, sorted */
+	status = gj_cpu_sort_pairs(GJ_SIDE_OUTER, outer->keys, outer->nulls,
+							   outer->nrows, state->min_key, state->max_key,
+							   state->sort_bits, &buffers, &state->npos, err);
 	if (status != GJ_OK)
 		return status;
 
-	/* 3. The bounds and counts of each position; 4. offsets by prefix sum */
+	/* 2. The bounds and counts of each position; 3. offsets by prefix sum */
 	status = gj_cpu_buffer_reserve(&state->lower,
 								   (size_t) state->npos * sizeof(GjRowId),
 								   "the outer chunk's lower bounds", err);
@@ -520,88 +402,36 @@ SmjCount(GjCpuContext *ctx, const GjBatch *outer, uint64_t *nmatches,
 	return CountChunk(ctx, state, outer, nmatches, err);
 }
 
-/* The round's map arrays, NULL where a map is not needed */
-typedef struct RoundMaps
-{
-	GjRowId    *outer_rows;
-	GjRowId    *inner_rows;
-	GjRowId    *outer_pos;
-	GjRowId    *inner_pos;
-} RoundMaps;
-
-/*
- * Record match number "slot" of the round: sorted outer position p,
- * sorted inner position q; each map when it is there
- */
-static inline void
-WriteMatch(const SmjState *state, const RoundMaps *maps, int64_t slot,
-		   int64_t p, int64_t q)
-{
-	if (maps->outer_rows != NULL)
-		maps->outer_rows[slot] = ((const GjRowId *) state->outer_rows.ptr)[p];
-	if (maps->inner_rows != NULL)
-		maps->inner_rows[slot] = ((const GjRowId *) state->inner_rows.ptr)[q];
-	if (maps->outer_pos != NULL)
-		maps->outer_pos[slot] = (GjRowId) p;
-	if (maps->inner_pos != NULL)
-		maps->inner_pos[slot] = (GjRowId) q;
-}
-
 /*
  * Write the round maps of the matches first .. first + round_size - 1
  * (GjCpuVariant.retrieve)
  *
- * Unique inner: match m is position match_pos[m] and its lower bound.
- * Otherwise: the first position of the window by binary search on the
- * offsets, then position by position, match k of position p being inner
- * position lower[p] + k, until the window is full.  The payload comes by
- * row from the columns as they came (GFUR) or by sorted position from the
- * transformed ones (GFTR), both sides (gj_round_plan).
+ * The ranges of sorted inner positions that the count found, one per
+ * sorted outer position (gj_cpu_ranges_retrieve, key_sort_cpu.c).  The
+ * payload comes by row from the columns as they came (GFUR) or by sorted
+ * position from the transformed ones (GFTR), both sides (gj_round_plan).
  */
 static GjStatus
 SmjRetrieve(GjCpuContext *ctx, uint64_t first, int64_t round_size,
 			GjRoundSources *sources, GjError *err)
 {
 	SmjState   *state = (SmjState *) ctx->variant_state;
-	const uint64_t *offsets = (const uint64_t *) state->offsets.ptr;
-	const GjRowId *lower = (const GjRowId *) state->lower.ptr;
-	uint64_t	window_end = first + (uint64_t) round_size;
 	GjRowId    *round_maps[GJ_NUM_ROUND_MAPS];
-	RoundMaps	maps;
+	GjSortedRanges ranges;
 	GjStatus	status;
 
 	status = gj_cpu_round_maps_reserve(ctx, true, round_size, sources,
 									   round_maps, err);
 	if (status != GJ_OK)
 		return status;
-	maps.outer_rows = round_maps[GJ_ROUND_OUTER_ROWS];
-	maps.inner_rows = round_maps[GJ_ROUND_INNER_ROWS];
-	maps.outer_pos = round_maps[GJ_ROUND_OUTER_POS];
-	maps.inner_pos = round_maps[GJ_ROUND_INNER_POS];
 
-	if (state->unique)
-	{
-		const GjRowId *match_pos = (const GjRowId *) state->match_pos.ptr;
-
-		for (int64_t slot = 0; slot < round_size; slot++)
-		{
-			GjRowId		p = match_pos[first + (uint64_t) slot];
-
-			WriteMatch(state, &maps, slot, p, lower[p]);
-		}
-		return GJ_OK;
-	}
-
-	for (int64_t p = gj_seek_match_row(offsets, state->npos, first);
-		 p < state->npos && offsets[p] < window_end;
-		 p++)
-	{
-		uint64_t	match = offsets[p] > first ? offsets[p] : first;
-
-		for (; match < offsets[p + 1] && match < window_end; match++)
-			WriteMatch(state, &maps, (int64_t) (match - first), p,
-					   (int64_t) lower[p] + (int64_t) (match - offsets[p]));
-	}
+	ranges.npos = state->npos;
+	ranges.offsets = (const uint64_t *) state->offsets.ptr;
+	ranges.lower = (const GjRowId *) state->lower.ptr;
+	ranges.match_pos = state->unique ? (const GjRowId *) state->match_pos.ptr : NULL;
+	ranges.outer_rows = (const GjRowId *) state->outer_rows.ptr;
+	ranges.inner_rows = (const GjRowId *) state->inner_rows.ptr;
+	gj_cpu_ranges_retrieve(&ranges, first, round_size, round_maps);
 	return GJ_OK;
 }
 

@@ -37,11 +37,29 @@
  * argument paths, PHJ partitions crowded past one shared-memory table
  * (sub-tables, many work units), and, on a GPU, the device memory limit.
  *
+ * The theta cases (TestThetaHandWritten, TestThetaGenerated) run likewise
+ * in {BAND, NLJ} x {GFUR, GFTR} x {row numbers on, off}, against
+ * brute-force references: for BAND, each outer row's range checked
+ * against every inner key, a row's matches in (key, row) order; for NLJ,
+ * every pair in (outer row, inner row) order.  Their data: ranges bounded,
+ * one-sided (0 or UINT64_MAX for the unbounded side), empty, points, at
+ * the extremes and covering everything (a near-cross product, taken out
+ * in many small rounds), skewed (one range covering everything, the
+ * others tiny), NULL flags on keys and terms with values that would
+ * match, 1 to 8 terms with every comparison and many equal values at the
+ * boundaries.  Further: counts past 2^32 read through windows (10^10 BAND
+ * matches; on a GPU 4.5 x 10^10 NLJ matches, counted in several
+ * launches), the invalid theta specs and batches, and on a GPU the
+ * device memory limit of both.
+ *
  * Without a GPU the CUDA comparisons are skipped, with one line saying so;
  * GJ_REQUIRE_GPU=1 makes that a failure (for the GPU host).
  * GJ_TEST_VERBOSE=1 prints every case, its size and what each run cost;
  * GJ_TEST_CONFIGS=TEXT runs only the configurations whose name holds TEXT
- * (say "PHJ", for a sanitizer run on one variant's kernels);
+ * (say "PHJ", for a sanitizer run on one variant's kernels; a comma-
+ * separated list such as "BAND,NLJ" runs the configurations that match
+ * any; the cases of no selected configuration are skipped, and the
+ * special cases of a variant run when its name is selected);
  * GJ_TEST_LARGE_ROWS=N sets the inner rows of the two large cases
  * (2000000 by default).  The last line is "N passed, N failed"; the exit
  * status is non-zero on any failure.
@@ -239,6 +257,24 @@ typedef enum KeyMap
 								 * the hottest near the end of its buckets */
 } KeyMap;
 
+/* How a theta case draws the outer side's BAND ranges (MakeThetaOuter) */
+typedef enum RangeShape
+{
+	RANGES_MIXED,				/* bounded, one-sided, empty, points, whole,
+								 * at the extremes */
+	RANGES_ALL,					/* every range [0, UINT64_MAX] */
+	RANGES_SKEW					/* one row in 500 [0, UINT64_MAX], the rest
+								 * points, narrow or empty */
+} RangeShape;
+
+/* How a theta case draws its NLJ terms */
+typedef enum TermShape
+{
+	TERMS_RANDOM,				/* values from [0, term_domain) of the key map */
+	TERMS_MIRROR_BAND			/* two terms, inner key GE lo and inner key LE
+								 * hi: the BAND condition, as NLJ terms */
+} TermShape;
+
 /* What the inner keys must make the NPHJ build choose */
 typedef enum ExpectLayout
 {
@@ -285,6 +321,14 @@ typedef struct CaseSpec
 	KeyMap		decoy_keymap;	/* ... with these keys */
 	ExpectLayout expect;
 	uint64_t	seed;
+
+	/* Theta cases only (MakeThetaCase) */
+	RangeShape	ranges;			/* the outer BAND ranges */
+	int64_t		range_width;	/* widest bounded range, in key indexes */
+	TermShape	term_shape;		/* the NLJ terms */
+	int			nterms;
+	GjThetaOp	ops[GJ_MAX_TERMS];
+	int64_t		term_domain;	/* TERMS_RANDOM: values drawn from it */
 } CaseSpec;
 
 /* One side's batch and the arrays behind it (never copied: batch.columns points into it) */
@@ -607,6 +651,12 @@ FreeSide(SideData *side)
 {
 	free((void *) side->batch.keys);
 	free((void *) side->batch.nulls);
+	free((void *) side->batch.keys_hi);
+	for (int t = 0; t < GJ_MAX_TERMS; t++)
+	{
+		free((void *) side->batch.terms[t]);
+		free((void *) side->batch.term_nulls[t]);
+	}
 	for (int c = 0; c < side->ncolumns; c++)
 	{
 		free((void *) side->columns[c].values);
@@ -958,10 +1008,12 @@ CompareKeys(const void *a, const void *b)
 /*
  * What an SMJ build must say in GjStats.detail, worked out here from the
  * inner keys: the bits below the highest one in which the smallest and
- * the largest key differ, and whether any key repeats
+ * the largest key differ, and whether any key repeats (a BAND build sorts
+ * alike, but never says unique: may_be_unique false)
  */
 static void
-ExpectedSmjDetail(const GjBatch *inner, char *buf, size_t size)
+ExpectedSmjDetail(const GjBatch *inner, bool may_be_unique, char *buf,
+				  size_t size)
 {
 	uint64_t   *keys = (uint64_t *) Alloc((size_t) inner->nrows * sizeof(uint64_t));
 	int64_t		n = 0;
@@ -976,6 +1028,7 @@ ExpectedSmjDetail(const GjBatch *inner, char *buf, size_t size)
 	qsort(keys, (size_t) n, sizeof(uint64_t), CompareKeys);
 	for (int64_t i = 1; i < n; i++)
 		unique = unique && keys[i] != keys[i - 1];
+	unique = unique && may_be_unique;
 	if (n > 0)
 	{
 		while (bits > 0 && ((keys[0] ^ keys[n - 1]) >> (bits - 1)) == 0)
@@ -1017,9 +1070,11 @@ LayoutName(ExpectLayout layout)
  * The configurations every case runs in
  *
  * Each variant has its own match order (gpujoin_kernels.h gives the
- * three) and its own detail check in place of ExpectedLayout's NPHJ one:
+ * five) and its own detail check in place of ExpectedLayout's NPHJ one:
  * ReferencePhjOrder and ExpectedPhjDetail, ReferenceSmjOrder and
- * ExpectedSmjDetail.
+ * ExpectedSmjDetail, ReferenceBand and ExpectedSmjDetail (never unique),
+ * ReferenceNlj and ExpectedNljDetail.  The equi-join cases run in
+ * "configs", the theta cases in "theta_configs".
  */
 typedef struct Config
 {
@@ -1044,7 +1099,19 @@ static const Config configs[] = {
 	{GJ_VARIANT_SMJ, GJ_MATERIALIZE_GFTR, false, "SMJ-GFTR"},
 };
 
+static const Config theta_configs[] = {
+	{GJ_VARIANT_BAND, GJ_MATERIALIZE_GFUR, true, "BAND-GFUR rows"},
+	{GJ_VARIANT_BAND, GJ_MATERIALIZE_GFUR, false, "BAND-GFUR"},
+	{GJ_VARIANT_BAND, GJ_MATERIALIZE_GFTR, true, "BAND-GFTR rows"},
+	{GJ_VARIANT_BAND, GJ_MATERIALIZE_GFTR, false, "BAND-GFTR"},
+	{GJ_VARIANT_NLJ, GJ_MATERIALIZE_GFUR, true, "NLJ-GFUR rows"},
+	{GJ_VARIANT_NLJ, GJ_MATERIALIZE_GFUR, false, "NLJ-GFUR"},
+	{GJ_VARIANT_NLJ, GJ_MATERIALIZE_GFTR, true, "NLJ-GFTR rows"},
+	{GJ_VARIANT_NLJ, GJ_MATERIALIZE_GFTR, false, "NLJ-GFTR"},
+};
+
 #define NUM_CONFIGS		((int) (sizeof(configs) / sizeof(configs[0])))
+#define NUM_THETA_CONFIGS	((int) (sizeof(theta_configs) / sizeof(theta_configs[0])))
 
 /* The spec of a case in one configuration */
 static GjJoinSpec
@@ -1062,6 +1129,8 @@ MakeJoinSpec(const CaseSpec *spec, const Config *config)
 	js.row_ids = config->row_ids;
 	js.max_matches = spec->max_matches;
 	js.memory_limit = spec->memory_limit;
+	js.nterms = spec->nterms;
+	memcpy(js.ops, spec->ops, sizeof(js.ops));
 	return js;
 }
 
@@ -1580,63 +1649,61 @@ PrintStats(const char *impl, const GjStats *stats)
 		   (long long) stats->device_memory_peak);
 }
 
+/* Is a configuration (or a variant's special case) selected by GJ_TEST_CONFIGS? */
+static bool
+Selected(const char *name)
+{
+	char		buf[128];
+	char	   *save = NULL;
+
+	if (config_filter == NULL)
+		return true;
+	/* a comma-separated list of alternatives: "BAND,NLJ" */
+	snprintf(buf, sizeof(buf), "%s", config_filter);
+	for (char *alt = strtok_r(buf, ",", &save); alt != NULL;
+		 alt = strtok_r(NULL, ",", &save))
+	{
+		if (strstr(name, alt) != NULL)
+			return true;
+	}
+	return false;
+}
+
 /*
- * Run a case: the reference; then in each configuration the CPU twin
- * against it and CUDA against the CPU twin
+ * What the runs of a case must hand out, by variant: the matches of each
+ * chunk in the variant's order, and the detail of its build (NULL: only
+ * the NPHJ layout check, or none)
+ */
+typedef struct Expected
+{
+	const MatchList *matches[GJ_NUM_VARIANTS];
+	const char *detail[GJ_NUM_VARIANTS];
+	ExpectLayout layout;		/* NPHJ's */
+} Expected;
+
+/*
+ * Run a case in each configuration of a list: the CPU twin against the
+ * expected answer, and CUDA against the CPU twin
  */
 static void
-RunCase(const CaseSpec *spec, CaseData *data)
+RunConfigs(const CaseSpec *spec, CaseData *data, const Config *list,
+		   int nconfigs, const Expected *expected)
 {
-	MatchList	ref[MAX_CHUNKS];
-	MatchList	smj_ref[MAX_CHUNKS];
-	MatchList	phj_ref[MAX_CHUNKS];
-	ExpectLayout layout = ExpectedLayout(&data->inner.batch);
-	char		smj_detail[sizeof(((GjStats *) NULL)->detail)];
-	char		phj_detail[sizeof(((GjStats *) NULL)->detail)];
 	char		name[160];
 
-	memset(ref, 0, sizeof(ref));
-	memset(smj_ref, 0, sizeof(smj_ref));
-	memset(phj_ref, 0, sizeof(phj_ref));
-	for (int c = 0; c < data->nchunks; c++)
+	for (int k = 0; k < nconfigs; k++)
 	{
-		ReferenceJoin(&data->inner.batch, &data->outer[c].batch, &ref[c]);
-		CheckReference(&data->inner.batch, &data->outer[c].batch, &ref[c]);
-		ReferenceSmjOrder(&data->outer[c].batch, &ref[c], &smj_ref[c]);
-		ReferencePhjOrder(&data->inner.batch, &data->outer[c].batch, &ref[c],
-						  &phj_ref[c]);
-	}
-	ExpectedSmjDetail(&data->inner.batch, smj_detail, sizeof(smj_detail));
-	ExpectedPhjDetail(&data->inner.batch, phj_detail, sizeof(phj_detail));
-	if (spec->expect != EXPECT_ANY && layout != spec->expect)
-		Failf("the inner keys call for the %s layout, the case is meant for the %s one",
-			  LayoutName(layout), LayoutName(spec->expect));
-	Report("ref", spec->name);
-	if (verbose)
-	{
-		int64_t		total = 0;
-
-		for (int c = 0; c < data->nchunks; c++)
-			total += ref[c].nmatches;
-		printf("      %s: %lld inner rows, %d chunk(s) of %lld rows, %lld matches, %d + %d payload columns, layout %s\n",
-			   spec->name, (long long) data->inner.batch.nrows, data->nchunks,
-			   (long long) (data->nchunks > 0 ? data->outer[0].batch.nrows : 0),
-			   (long long) total, spec->outer_ncolumns, spec->inner_ncolumns,
-			   LayoutName(layout));
-	}
-
-	for (int k = 0; k < NUM_CONFIGS; k++)
-	{
-		const Config *config = &configs[k];
+		const Config *config = &list[k];
 		GjJoinSpec	js = MakeJoinSpec(spec, config);
-		const MatchList *expected = config->variant == GJ_VARIANT_SMJ ? smj_ref :
-			config->variant == GJ_VARIANT_PHJ ? phj_ref : ref;
-		ExpectLayout config_layout = config->variant == GJ_VARIANT_NPHJ ? layout : EXPECT_ANY;
+		const MatchList *matches = expected->matches[config->variant];
+		const char *detail = expected->detail[config->variant];
+		ExpectLayout config_layout = config->variant == GJ_VARIANT_NPHJ ?
+			expected->layout : EXPECT_ANY;
 		Output		cpu[MAX_CHUNKS];
 		GjStats		stats;
 		bool		cpu_ok;
 
-		if (config_filter != NULL && strstr(config->name, config_filter) == NULL)
+		if (!Selected(config->name))
 			continue;
 		memset(cpu, 0, sizeof(cpu));
 		snprintf(name, sizeof(name), "%s [%s]", spec->name, config->name);
@@ -1644,17 +1711,12 @@ RunCase(const CaseSpec *spec, CaseData *data)
 		if (cpu_ok)
 		{
 			for (int c = 0; c < data->nchunks; c++)
-				CheckAgainstReference(c, &cpu[c], &expected[c], &js,
+				CheckAgainstReference(c, &cpu[c], &matches[c], &js,
 									  &data->outer[c], &data->inner);
 			CheckStats("cpu", &stats, data, 0, config_layout);
-			if (config->variant == GJ_VARIANT_SMJ &&
-				strcmp(stats.detail, smj_detail) != 0)
+			if (detail != NULL && strcmp(stats.detail, detail) != 0)
 				Failf("the build's detail is \"%s\", expected \"%s\"",
-					  stats.detail, smj_detail);
-			if (config->variant == GJ_VARIANT_PHJ &&
-				strcmp(stats.detail, phj_detail) != 0)
-				Failf("the build's detail is \"%s\", expected \"%s\"",
-					  stats.detail, phj_detail);
+					  stats.detail, detail);
 			PrintStats("cpu", &stats);
 		}
 		Report("cpu", name);
@@ -1689,6 +1751,84 @@ RunCase(const CaseSpec *spec, CaseData *data)
 		for (int c = 0; c < MAX_CHUNKS; c++)
 			OutputFree(&cpu[c], &js);
 	}
+}
+
+/* Is any configuration of a list selected?  (Else its cases are skipped) */
+static bool
+AnySelected(const Config *list, int nconfigs)
+{
+	for (int k = 0; k < nconfigs; k++)
+	{
+		if (Selected(list[k].name))
+			return true;
+	}
+	return false;
+}
+
+/* With GJ_TEST_VERBOSE=1: what a case holds */
+static void
+PrintCase(const CaseSpec *spec, const CaseData *data, const MatchList *ref,
+		  const char *layout)
+{
+	int64_t		total = 0;
+
+	if (!verbose)
+		return;
+	for (int c = 0; c < data->nchunks; c++)
+		total += ref[c].nmatches;
+	printf("      %s: %lld inner rows, %d chunk(s) of %lld rows, %lld matches, %d + %d payload columns, %s\n",
+		   spec->name, (long long) data->inner.batch.nrows, data->nchunks,
+		   (long long) (data->nchunks > 0 ? data->outer[0].batch.nrows : 0),
+		   (long long) total, spec->outer_ncolumns, spec->inner_ncolumns,
+		   layout);
+}
+
+/*
+ * Run an equi-join case: the reference; then in each configuration the
+ * CPU twin against it and CUDA against the CPU twin
+ */
+static void
+RunCase(const CaseSpec *spec, CaseData *data)
+{
+	MatchList	ref[MAX_CHUNKS];
+	MatchList	smj_ref[MAX_CHUNKS];
+	MatchList	phj_ref[MAX_CHUNKS];
+	char		smj_detail[sizeof(((GjStats *) NULL)->detail)];
+	char		phj_detail[sizeof(((GjStats *) NULL)->detail)];
+	char		layout_name[32];
+	Expected	expected;
+
+	if (!AnySelected(configs, NUM_CONFIGS))
+		return;
+	memset(ref, 0, sizeof(ref));
+	memset(smj_ref, 0, sizeof(smj_ref));
+	memset(phj_ref, 0, sizeof(phj_ref));
+	memset(&expected, 0, sizeof(expected));
+	for (int c = 0; c < data->nchunks; c++)
+	{
+		ReferenceJoin(&data->inner.batch, &data->outer[c].batch, &ref[c]);
+		CheckReference(&data->inner.batch, &data->outer[c].batch, &ref[c]);
+		ReferenceSmjOrder(&data->outer[c].batch, &ref[c], &smj_ref[c]);
+		ReferencePhjOrder(&data->inner.batch, &data->outer[c].batch, &ref[c],
+						  &phj_ref[c]);
+	}
+	ExpectedSmjDetail(&data->inner.batch, true, smj_detail, sizeof(smj_detail));
+	ExpectedPhjDetail(&data->inner.batch, phj_detail, sizeof(phj_detail));
+	expected.layout = ExpectedLayout(&data->inner.batch);
+	expected.matches[GJ_VARIANT_NPHJ] = ref;
+	expected.matches[GJ_VARIANT_PHJ] = phj_ref;
+	expected.matches[GJ_VARIANT_SMJ] = smj_ref;
+	expected.detail[GJ_VARIANT_PHJ] = phj_detail;
+	expected.detail[GJ_VARIANT_SMJ] = smj_detail;
+	if (spec->expect != EXPECT_ANY && expected.layout != spec->expect)
+		Failf("the inner keys call for the %s layout, the case is meant for the %s one",
+			  LayoutName(expected.layout), LayoutName(spec->expect));
+	Report("ref", spec->name);
+	snprintf(layout_name, sizeof(layout_name), "layout %s",
+			 LayoutName(expected.layout));
+	PrintCase(spec, data, ref, layout_name);
+
+	RunConfigs(spec, data, configs, NUM_CONFIGS, &expected);
 
 	for (int c = 0; c < MAX_CHUNKS; c++)
 	{
@@ -1941,13 +2081,13 @@ TestInvalidArguments(const GjKernels *k, const GjKernels *other)
 	GjColumn	inner_column = {inner_values, NULL};
 	GjColumn	outer_column = {outer_values, NULL};
 	GjColumn	no_values = {NULL, NULL};
-	GjBatch		inner = {keys, NULL, 4, &inner_column};
-	GjBatch		outer = {keys, NULL, 4, &outer_column};
-	GjBatch		too_long = {keys, NULL, GJ_MAX_ROWS + 1, &inner_column};
-	GjBatch		negative = {keys, NULL, -1, &inner_column};
-	GjBatch		no_keys = {NULL, NULL, 4, &inner_column};
-	GjBatch		no_columns = {keys, NULL, 4, NULL};
-	GjBatch		no_column_values = {keys, NULL, 4, &no_values};
+	GjBatch		inner = {.keys = keys, .nrows = 4, .columns = &inner_column};
+	GjBatch		outer = {.keys = keys, .nrows = 4, .columns = &outer_column};
+	GjBatch		too_long = {.keys = keys, .nrows = GJ_MAX_ROWS + 1, .columns = &inner_column};
+	GjBatch		negative = {.keys = keys, .nrows = -1, .columns = &inner_column};
+	GjBatch		no_keys = {.keys = NULL, .nrows = 4, .columns = &inner_column};
+	GjBatch		no_columns = {.keys = keys, .nrows = 4, .columns = NULL};
+	GjBatch		no_column_values = {.keys = keys, .nrows = 4, .columns = &no_values};
 	GjJoinSpec	spec;
 	GjJoinSpec	bad;
 	GjContext  *ctx = NULL;
@@ -2098,12 +2238,17 @@ TestDeviceMemoryLimit(GjVariant variant)
 {
 	const int64_t nrows = 100000;
 	const int64_t big_rows = 2000000;
-	uint64_t   *keys = (uint64_t *) Alloc((size_t) big_rows * sizeof(uint64_t));
-	int64_t    *values = (int64_t *) Alloc((size_t) big_rows * sizeof(int64_t));
-	GjColumn	column = {values, NULL};
-	GjBatch		inner = {keys, NULL, nrows, &column};
-	GjBatch		big = {keys, NULL, big_rows, &column};
-	GjBatch		small = {keys, NULL, 1000, &column};
+	uint64_t   *keys;
+	int64_t    *values;
+	GjColumn	column = {NULL, NULL};
+
+	/*
+	 * The same keys on both sides; BAND: ranges [k, k]; NLJ: one term,
+	 * inner EQ outer: an equi-join all
+	 */
+	GjBatch		inner = {.nrows = nrows, .columns = &column};
+	GjBatch		big = {.nrows = big_rows, .columns = &column};
+	GjBatch		small = {.nrows = 1000, .columns = &column};
 	GjJoinSpec	spec;
 	GjContext  *ctx = NULL;
 	GjMatchRound round;
@@ -2114,6 +2259,18 @@ TestDeviceMemoryLimit(GjVariant variant)
 	char		name_build[64];
 	char		name_count[64];
 
+	snprintf(name_build, sizeof(name_build), "%s device memory limit: build",
+			 gj_variant_name(variant));
+	snprintf(name_count, sizeof(name_count), "%s device memory limit: count",
+			 gj_variant_name(variant));
+	if (!Selected(name_build))
+		return;
+	keys = (uint64_t *) Alloc((size_t) big_rows * sizeof(uint64_t));
+	values = (int64_t *) Alloc((size_t) big_rows * sizeof(int64_t));
+	column.values = values;
+	inner.keys = inner.keys_hi = inner.terms[0] = keys;
+	big.keys = big.keys_hi = big.terms[0] = keys;
+	small.keys = small.keys_hi = small.terms[0] = keys;
 	memset(&err, 0, sizeof(err));
 	for (int64_t i = 0; i < big_rows; i++)
 	{
@@ -2128,10 +2285,8 @@ TestDeviceMemoryLimit(GjVariant variant)
 	spec.inner_ncolumns = 1;
 	spec.inner_widths[0] = 8;
 	spec.max_matches = 1000;
-	snprintf(name_build, sizeof(name_build), "%s device memory limit: build",
-			 gj_variant_name(variant));
-	snprintf(name_count, sizeof(name_count), "%s device memory limit: count",
-			 gj_variant_name(variant));
+	spec.nterms = 1;
+	spec.ops[0] = GJ_THETA_EQ;
 
 	/* 1. 4096 bytes: not even the keys fit */
 	spec.memory_limit = 4096;
@@ -2183,7 +2338,8 @@ TestDeviceMemoryLimit(GjVariant variant)
 			 ((const int64_t *) round.outer_values[0])[0] !=
 			 ((const int64_t *) round.inner_values[0])[0] ||
 			 ((const int64_t *) round.outer_values[0])[0] % 7 != 1 ||
-			 (variant == GJ_VARIANT_NPHJ &&
+			 ((variant == GJ_VARIANT_NPHJ || variant == GJ_VARIANT_BAND ||
+			   variant == GJ_VARIANT_NLJ) &&
 			  ((const int64_t *) round.outer_values[0])[0] != 999 * 7 + 1)))
 			Failf("retrieve(999) gave the wrong match");
 		gj_cuda_kernels.context_stats(ctx, &stats);
@@ -2197,6 +2353,1040 @@ TestDeviceMemoryLimit(GjVariant variant)
 	Report("cuda", name_count);
 }
 #endif
+
+/* ----------------------------------------------------------------
+ *		Theta joins: BAND and NLJ
+ * ----------------------------------------------------------------
+ */
+
+/* A malloc'ed copy of bytes bytes, or NULL for NULL */
+static void *
+Copy(const void *src, size_t bytes)
+{
+	void	   *dst;
+
+	if (src == NULL)
+		return NULL;
+	dst = Alloc(bytes);
+	memcpy(dst, src, bytes);
+	return dst;
+}
+
+/*
+ * The NLJ terms of a side
+ *
+ * TERMS_RANDOM: each term's values drawn from [0, term_domain) through the
+ * case's key map, so that equal values on both sides, the boundaries of
+ * the strict and non-strict comparisons, are frequent; every other term
+ * has NULL flags, with the side's NULL share, and with null_keys_extreme
+ * a NULL value is one that would match (0 inner, the domain's top outer).
+ * TERMS_MIRROR_BAND: the BAND condition as two terms, inner key GE outer
+ * lower bound and inner key LE outer upper bound, with the keys' NULL
+ * flags on the first.
+ */
+static void
+MakeTerms(const CaseSpec *spec, SideData *side, bool outer, uint64_t *state)
+{
+	int64_t		nrows = side->batch.nrows;
+	size_t		bytes = (size_t) nrows * sizeof(uint64_t);
+	double		share = outer ? spec->outer_null_share : spec->inner_null_share;
+
+	if (spec->term_shape == TERMS_MIRROR_BAND)
+	{
+		side->batch.terms[0] = (const uint64_t *) Copy(side->batch.keys, bytes);
+		side->batch.terms[1] = (const uint64_t *) Copy(outer ? side->batch.keys_hi :
+													   side->batch.keys, bytes);
+		side->batch.term_nulls[0] = (const uint8_t *) Copy(side->batch.nulls, (size_t) nrows);
+		return;
+	}
+	for (int t = 0; t < spec->nterms; t++)
+	{
+		uint64_t   *values = (uint64_t *) Alloc(bytes);
+		uint8_t    *nulls = t % 2 == 0 ? MakeNulls(nrows, share, false, state) : NULL;
+
+		for (int64_t row = 0; row < nrows; row++)
+		{
+			values[row] = KeyOf(spec, spec->keymap, spec->term_domain,
+								RandomBelow(state, spec->term_domain));
+			if (nulls != NULL && nulls[row] && spec->null_keys_extreme)
+				values[row] = KeyOf(spec, spec->keymap, spec->term_domain,
+									outer ? spec->term_domain - 1 : 0);
+		}
+		side->batch.terms[t] = values;
+		side->batch.term_nulls[t] = nulls;
+	}
+}
+
+/*
+ * One outer row's BAND range [*lo, *hi], drawn in key indexes 0 ..
+ * domain - 1 and mapped through the key map (monotonic for the maps the
+ * theta cases use, KEYS_WIDE aside, whose ranges are then arbitrary)
+ */
+static void
+MakeRange(const CaseSpec *spec, int64_t domain, int64_t row, uint64_t *state,
+		  uint64_t *lo, uint64_t *hi)
+{
+	static const uint64_t extremes[][2] = {
+		{0, 0}, {UINT64_MAX, UINT64_MAX}, {UINT64_MAX - 1, UINT64_MAX},
+		{0, 1}, {1, UINT64_MAX - 1}
+	};
+	int64_t		a = RandomBelow(state, domain);
+	int64_t		b = a + RandomBelow(state, spec->range_width + 1);
+	int64_t		r = RandomBelow(state, 100);
+	uint64_t	ka;
+
+	if (b >= domain)
+		b = domain - 1;
+	ka = KeyOf(spec, spec->keymap, domain, a);
+	if (spec->ranges == RANGES_ALL || (spec->ranges == RANGES_SKEW && row % 500 == 7))
+		r = 75;					/* the whole range */
+	else if (spec->ranges == RANGES_SKEW)
+		r = r < 40 ? 70 : r < 80 ? 95 : 60;	/* point, narrow or empty */
+
+	if (r < 35)
+	{
+		*lo = ka;				/* bounded */
+		*hi = KeyOf(spec, spec->keymap, domain, b);
+	}
+	else if (r < 45)
+	{
+		*lo = 0;				/* no lower bound */
+		*hi = ka;
+	}
+	else if (r < 55)
+	{
+		*lo = ka;				/* no upper bound */
+		*hi = UINT64_MAX;
+	}
+	else if (r < 65)
+	{
+		*hi = ka;				/* empty: lo > hi */
+		*lo = ka == UINT64_MAX ? UINT64_MAX : ka + 1 + (uint64_t) RandomBelow(state, 3);
+		if (ka == UINT64_MAX)
+			*hi = UINT64_MAX - 1;
+	}
+	else if (r < 73)
+	{
+		*lo = ka;				/* a point */
+		*hi = ka;
+	}
+	else if (r < 78)
+	{
+		*lo = 0;				/* everything */
+		*hi = UINT64_MAX;
+	}
+	else if (r < 88)
+	{
+		int			e = (int) RandomBelow(state, 5);
+
+		*lo = extremes[e][0];
+		*hi = extremes[e][1];
+	}
+	else
+	{
+		/* narrow, between keys: matches only where the map leaves no gaps */
+		*lo = ka + 1;
+		*hi = KeyOf(spec, spec->keymap, domain, b) + 1;
+		if (*lo == 0 || *hi == 0)
+		{
+			*lo = ka;
+			*hi = ka;
+		}
+	}
+}
+
+/* An outer chunk of a theta case: ranges, payload columns, terms */
+static void
+MakeThetaOuter(const CaseSpec *spec, SideData *side, uint64_t *state)
+{
+	int64_t		nrows = spec->outer_rows;
+	int64_t		domain = spec->domain > 0 ? spec->domain : spec->inner_rows;
+	uint64_t   *lo = (uint64_t *) Alloc((size_t) nrows * sizeof(uint64_t));
+	uint64_t   *hi = (uint64_t *) Alloc((size_t) nrows * sizeof(uint64_t));
+
+	if (domain < 1)
+		domain = 1;
+	for (int64_t row = 0; row < nrows; row++)
+		MakeRange(spec, domain, row, state, &lo[row], &hi[row]);
+	memset(side, 0, sizeof(SideData));
+	side->batch.keys = lo;
+	side->batch.keys_hi = hi;
+	side->batch.nrows = nrows;
+	side->batch.nulls = MakeNulls(nrows, spec->outer_null_share,
+								  spec->outer_null_array, state);
+	for (int64_t row = 0; spec->null_keys_extreme && row < nrows; row++)
+	{
+		if (side->batch.nulls != NULL && side->batch.nulls[row])
+		{
+			lo[row] = 0;		/* would match everything */
+			hi[row] = UINT64_MAX;
+		}
+	}
+	MakeColumns(side, spec->outer_ncolumns, spec->outer_widths, state);
+	MakeTerms(spec, side, true, state);
+}
+
+static void
+MakeThetaCase(const CaseSpec *spec, CaseData *data)
+{
+	uint64_t	state = spec->seed;
+
+	memset(data, 0, sizeof(CaseData));
+	MakeInner(spec, spec->keymap, spec->inner_rows, &data->inner, &state);
+	MakeTerms(spec, &data->inner, false, &state);
+	if (spec->rebuild)
+	{
+		MakeInner(spec, spec->decoy_keymap, spec->inner_rows / 2 + 3,
+				  &data->decoy, &state);
+		MakeTerms(spec, &data->decoy, false, &state);
+	}
+	data->nchunks = spec->nchunks;
+	for (int c = 0; c < spec->nchunks; c++)
+		MakeThetaOuter(spec, &data->outer[c], &state);
+}
+
+/* Allocate a match list of n matches */
+static void
+MatchesAlloc(MatchList *list, int64_t n)
+{
+	list->nmatches = n;
+	list->outer_rows = (GjRowId *) Alloc((size_t) n * sizeof(GjRowId));
+	list->inner_rows = (GjRowId *) Alloc((size_t) n * sizeof(GjRowId));
+}
+
+/*
+ * The expected BAND matches of a chunk, by brute force: the non-NULL inner
+ * (key, row) pairs sorted by qsort, then for each outer row with a range,
+ * in row order, every pair checked against the range
+ */
+static void
+ReferenceBand(const GjBatch *inner, const GjBatch *outer, MatchList *out)
+{
+	KeyRow	   *sorted = (KeyRow *) Alloc((size_t) inner->nrows * sizeof(KeyRow));
+	int64_t		n = 0;
+
+	for (int64_t row = 0; row < inner->nrows; row++)
+	{
+		if (IsNull(inner, row))
+			continue;
+		sorted[n].key = inner->keys[row];
+		sorted[n].row = (GjRowId) row;
+		n++;
+	}
+	qsort(sorted, (size_t) n, sizeof(KeyRow), CompareKeyRow);
+
+	for (int pass = 0; pass < 2; pass++)
+	{
+		int64_t		m = 0;
+
+		for (int64_t row = 0; row < outer->nrows; row++)
+		{
+			uint64_t	lo = outer->keys[row];
+			uint64_t	hi = outer->keys_hi[row];
+
+			if (IsNull(outer, row))
+				continue;
+			for (int64_t i = 0; i < n; i++)
+			{
+				if (sorted[i].key < lo || sorted[i].key > hi)
+					continue;
+				if (pass == 1)
+				{
+					out->outer_rows[m] = (GjRowId) row;
+					out->inner_rows[m] = sorted[i].row;
+				}
+				m++;
+			}
+		}
+		if (pass == 0)
+			MatchesAlloc(out, m);
+	}
+	free(sorted);
+}
+
+/* Does "inner op outer" hold?  (The test's own reading of GjThetaOp) */
+static bool
+ReferenceHolds(GjThetaOp op, uint64_t inner, uint64_t outer)
+{
+	switch (op)
+	{
+		case GJ_THETA_LT:
+			return inner < outer;
+		case GJ_THETA_LE:
+			return inner < outer || inner == outer;
+		case GJ_THETA_GT:
+			return outer < inner;
+		case GJ_THETA_GE:
+			return !(inner < outer);
+		case GJ_THETA_EQ:
+			return inner == outer;
+		case GJ_THETA_NE:
+			return !(inner == outer);
+	}
+	return false;
+}
+
+/* Is any term of a row NULL? */
+static bool
+TermsNull(const GjBatch *batch, int nterms, int64_t row)
+{
+	for (int t = 0; t < nterms; t++)
+	{
+		if (batch->term_nulls[t] != NULL && batch->term_nulls[t][row])
+			return true;
+	}
+	return false;
+}
+
+/* The expected NLJ matches of a chunk: every pair, outer loop outside */
+static void
+ReferenceNlj(const CaseSpec *spec, const GjBatch *inner,
+			 const GjBatch *outer, MatchList *out)
+{
+	for (int pass = 0; pass < 2; pass++)
+	{
+		int64_t		m = 0;
+
+		for (int64_t i = 0; i < outer->nrows; i++)
+		{
+			if (TermsNull(outer, spec->nterms, i))
+				continue;
+			for (int64_t j = 0; j < inner->nrows; j++)
+			{
+				bool		match = !TermsNull(inner, spec->nterms, j);
+
+				for (int t = 0; t < spec->nterms && match; t++)
+					match = ReferenceHolds(spec->ops[t], inner->terms[t][j],
+										   outer->terms[t][i]);
+				if (!match)
+					continue;
+				if (pass == 1)
+				{
+					out->outer_rows[m] = (GjRowId) i;
+					out->inner_rows[m] = (GjRowId) j;
+				}
+				m++;
+			}
+		}
+		if (pass == 0)
+			MatchesAlloc(out, m);
+	}
+}
+
+/*
+ * With TERMS_MIRROR_BAND the two references hold the same matches in
+ * other orders: the same number for every outer row
+ */
+static void
+CheckMirror(const MatchList *band, const MatchList *nlj, int64_t outer_rows)
+{
+	int64_t    *counts = (int64_t *) Alloc((size_t) (outer_rows + 1) * sizeof(int64_t));
+
+	memset(counts, 0, (size_t) (outer_rows + 1) * sizeof(int64_t));
+	for (int64_t m = 0; m < band->nmatches; m++)
+		counts[band->outer_rows[m]]++;
+	for (int64_t m = 0; m < nlj->nmatches; m++)
+		counts[nlj->outer_rows[m]]--;
+	for (int64_t row = 0; row < outer_rows; row++)
+	{
+		if (counts[row] != 0)
+		{
+			Failf("the BAND and NLJ references disagree on outer row %lld",
+				  (long long) row);
+			break;
+		}
+	}
+	free(counts);
+}
+
+/*
+ * What an NLJ build must say in GjStats.detail: the terms, and the tile of
+ * common.h's rule (48 KiB of 8-byte values and a flag a row, in multiples
+ * of 256, at most 1024), written out here
+ */
+static void
+ExpectedNljDetail(int nterms, char *buf, size_t size)
+{
+	static const int tile_rows[GJ_MAX_TERMS + 1] = {
+		0, 1024, 1024, 1024, 1024, 1024, 768, 768, 512
+	};
+
+	snprintf(buf, size, "%d term%s, tiles of %d rows", nterms,
+			 nterms == 1 ? "" : "s", tile_rows[nterms]);
+}
+
+/*
+ * Run a theta case: the references; then in each theta configuration the
+ * CPU twin against them and CUDA against the CPU twin
+ */
+static void
+RunThetaCase(const CaseSpec *spec, CaseData *data)
+{
+	MatchList	band_ref[MAX_CHUNKS];
+	MatchList	nlj_ref[MAX_CHUNKS];
+	char		band_detail[sizeof(((GjStats *) NULL)->detail)];
+	char		nlj_detail[sizeof(((GjStats *) NULL)->detail)];
+	Expected	expected;
+
+	if (!AnySelected(theta_configs, NUM_THETA_CONFIGS))
+		return;
+	memset(band_ref, 0, sizeof(band_ref));
+	memset(nlj_ref, 0, sizeof(nlj_ref));
+	memset(&expected, 0, sizeof(expected));
+	for (int c = 0; c < data->nchunks; c++)
+	{
+		ReferenceBand(&data->inner.batch, &data->outer[c].batch, &band_ref[c]);
+		ReferenceNlj(spec, &data->inner.batch, &data->outer[c].batch, &nlj_ref[c]);
+		if (spec->term_shape == TERMS_MIRROR_BAND)
+			CheckMirror(&band_ref[c], &nlj_ref[c], data->outer[c].batch.nrows);
+	}
+	ExpectedSmjDetail(&data->inner.batch, false, band_detail, sizeof(band_detail));
+	ExpectedNljDetail(spec->nterms, nlj_detail, sizeof(nlj_detail));
+	expected.matches[GJ_VARIANT_BAND] = band_ref;
+	expected.matches[GJ_VARIANT_NLJ] = nlj_ref;
+	expected.detail[GJ_VARIANT_BAND] = band_detail;
+	expected.detail[GJ_VARIANT_NLJ] = nlj_detail;
+	Report("ref", spec->name);
+	PrintCase(spec, data, band_ref, "BAND matches");
+	PrintCase(spec, data, nlj_ref, "NLJ matches");
+
+	RunConfigs(spec, data, theta_configs, NUM_THETA_CONFIGS, &expected);
+
+	for (int c = 0; c < MAX_CHUNKS; c++)
+	{
+		FreeMatches(&band_ref[c]);
+		FreeMatches(&nlj_ref[c]);
+	}
+}
+
+static void
+RunThetaGenerated(const CaseSpec *spec)
+{
+	CaseData   *data = (CaseData *) Alloc(sizeof(CaseData));
+
+	MakeThetaCase(spec, data);
+	RunThetaCase(spec, data);
+	FreeCase(data);
+	free(data);
+}
+
+/* A theta spec with the defaults every theta case starts from */
+static CaseSpec
+ThetaSpec(const char *name, int64_t inner_rows, int64_t outer_rows)
+{
+	CaseSpec	spec = Spec(name, inner_rows, outer_rows);
+
+	spec.ranges = RANGES_MIXED;
+	spec.range_width = 20;
+	spec.term_shape = TERMS_RANDOM;
+	spec.nterms = 2;
+	spec.ops[0] = GJ_THETA_GE;
+	spec.ops[1] = GJ_THETA_LT;
+	spec.term_domain = 50;
+	return spec;
+}
+
+/*
+ * Hand-written cases with their answers: BAND ranges over duplicates, 0,
+ * UINT64_MAX and a NULL key that would match; NLJ with one term of each
+ * comparison at the boundaries (equal values, 0, UINT64_MAX) and NULL
+ * values that would match
+ */
+static void
+TestThetaHandWritten(void)
+{
+	static const uint64_t inner_keys[] = {5, 7, 5, 0, 0, UINT64_MAX, 5, 3};
+	static const uint8_t inner_nulls[] = {0, 0, 0, 1, 0, 0, 0, 0};
+	static const int32_t inner_values[] = {10, 11, 12, 13, 14, 15, 16, 17};
+	static const uint8_t inner_value_nulls[] = {0, 0, 1, 0, 0, 0, 0, 0};
+	static const uint64_t outer_lo[] = {4, 0, 0, 8, UINT64_MAX, 0, 6, 3, 1};
+	static const uint64_t outer_hi[] = {6, UINT64_MAX, 0, 2, UINT64_MAX,
+	UINT64_MAX, 6, 7, UINT64_MAX - 1};
+	static const uint8_t outer_nulls[] = {0, 1, 0, 0, 0, 0, 0, 0, 0};
+	static const int16_t outer_values[] = {100, 101, 102, 103, 104, 105, 106, 107, 108};
+	/* by outer row, then key (0, 3, 5, 5, 5, 7, max), then inner row */
+	static const GjRowId band_outer[] = {0, 0, 0, 2, 4, 5, 5, 5, 5, 5, 5, 5,
+	7, 7, 7, 7, 7, 8, 8, 8, 8, 8};
+	static const GjRowId band_inner[] = {0, 2, 6, 4, 5, 4, 7, 0, 2, 6, 1, 5,
+	7, 0, 2, 6, 1, 7, 0, 2, 6, 1};
+	/* the same as NLJ terms (key GE lo, key LE hi): by outer row, inner row */
+	static const GjRowId mirror_inner[] = {0, 2, 6, 4, 5, 0, 1, 2, 4, 5, 6, 7,
+	0, 1, 2, 6, 7, 0, 1, 2, 6, 7};
+
+	/* NLJ, one term: inner values 0, 1, 2, 2, 3, max, 2 (NULL) */
+	static const uint64_t term_inner[] = {0, 1, 2, 2, 3, UINT64_MAX, 2};
+	static const uint8_t term_inner_nulls[] = {0, 0, 0, 0, 0, 0, 1};
+	/* ... against outer values 2, 0, max, 2 (NULL) */
+	static const uint64_t term_outer[] = {2, 0, UINT64_MAX, 2};
+	static const uint8_t term_outer_nulls[] = {0, 0, 0, 1};
+	/* the inner rows each outer row matches, as bit masks, by comparison */
+	static const uint8_t op_masks[6][3] = {
+		{0x03, 0x00, 0x1F},		/* LT: inner < 2, < 0, < max */
+		{0x0F, 0x01, 0x3F},		/* LE */
+		{0x30, 0x3E, 0x00},		/* GT */
+		{0x3C, 0x3F, 0x20},		/* GE */
+		{0x0C, 0x01, 0x20},		/* EQ */
+		{0x33, 0x3E, 0x1F}		/* NE */
+	};
+	CaseSpec	spec = ThetaSpec("theta hand-written: BAND ranges, and as NLJ terms", 8, 9);
+	CaseData   *data = (CaseData *) Alloc(sizeof(CaseData));
+	MatchList	ref;
+
+	/* 1. BAND, and the same ranges as two NLJ terms */
+	memset(data, 0, sizeof(CaseData));
+	spec.outer_ncolumns = 1;
+	spec.outer_widths[0] = 2;
+	spec.inner_ncolumns = 1;
+	spec.inner_widths[0] = 4;
+	spec.term_shape = TERMS_MIRROR_BAND;
+	spec.ops[0] = GJ_THETA_GE;
+	spec.ops[1] = GJ_THETA_LE;
+	spec.max_matches = 4;
+	data->inner.batch.keys = inner_keys;
+	data->inner.batch.nulls = inner_nulls;
+	data->inner.batch.nrows = 8;
+	data->inner.batch.columns = data->inner.columns;
+	data->inner.batch.terms[0] = inner_keys;
+	data->inner.batch.terms[1] = inner_keys;
+	data->inner.batch.term_nulls[0] = inner_nulls;
+	data->inner.columns[0].values = inner_values;
+	data->inner.columns[0].nulls = inner_value_nulls;
+	data->inner.ncolumns = 1;
+	data->inner.widths = spec.inner_widths;
+	data->outer[0].batch.keys = outer_lo;
+	data->outer[0].batch.keys_hi = outer_hi;
+	data->outer[0].batch.nulls = outer_nulls;
+	data->outer[0].batch.nrows = 9;
+	data->outer[0].batch.columns = data->outer[0].columns;
+	data->outer[0].batch.terms[0] = outer_lo;
+	data->outer[0].batch.terms[1] = outer_hi;
+	data->outer[0].batch.term_nulls[0] = outer_nulls;
+	data->outer[0].columns[0].values = outer_values;
+	data->outer[0].ncolumns = 1;
+	data->outer[0].widths = spec.outer_widths;
+	data->nchunks = 1;
+
+	ReferenceBand(&data->inner.batch, &data->outer[0].batch, &ref);
+	if (ref.nmatches != 22 ||
+		memcmp(ref.outer_rows, band_outer, sizeof(band_outer)) != 0 ||
+		memcmp(ref.inner_rows, band_inner, sizeof(band_inner)) != 0)
+		Failf("the BAND reference disagrees with the hand-written answer");
+	FreeMatches(&ref);
+	ReferenceNlj(&spec, &data->inner.batch, &data->outer[0].batch, &ref);
+	if (ref.nmatches != 22 ||
+		memcmp(ref.outer_rows, band_outer, sizeof(band_outer)) != 0 ||
+		memcmp(ref.inner_rows, mirror_inner, sizeof(mirror_inner)) != 0)
+		Failf("the NLJ reference disagrees with the hand-written answer");
+	FreeMatches(&ref);
+	Report("ref", "theta hand-written answers: BAND");
+	RunThetaCase(&spec, data);
+
+	/* 2. NLJ, one term of each comparison (BAND: the values as points) */
+	for (int op = GJ_THETA_LT; op <= GJ_THETA_NE; op++)
+	{
+		char		name[96];
+		GjRowId		outer_rows[32];
+		GjRowId		inner_rows[32];
+		int			n = 0;
+
+		snprintf(name, sizeof(name), "theta hand-written: NLJ inner %s outer, at the boundaries",
+				 gj_theta_op_name((GjThetaOp) op));
+		spec = ThetaSpec(name, 7, 4);
+		SetColumns(&spec, 1, 1);
+		spec.outer_widths[0] = 2;
+		spec.inner_widths[0] = 4;
+		spec.nterms = 1;
+		spec.ops[0] = (GjThetaOp) op;
+		spec.max_matches = 3;
+		memset(data, 0, sizeof(CaseData));
+		data->inner.batch.keys = term_inner;
+		data->inner.batch.nulls = term_inner_nulls;
+		data->inner.batch.nrows = 7;
+		data->inner.batch.terms[0] = term_inner;
+		data->inner.batch.term_nulls[0] = term_inner_nulls;
+		data->inner.batch.columns = data->inner.columns;
+		data->inner.columns[0].values = inner_values;
+		data->inner.ncolumns = 1;
+		data->inner.widths = spec.inner_widths;
+		data->outer[0].batch.keys = term_outer;
+		data->outer[0].batch.keys_hi = term_outer;
+		data->outer[0].batch.nulls = term_outer_nulls;
+		data->outer[0].batch.nrows = 4;
+		data->outer[0].batch.terms[0] = term_outer;
+		data->outer[0].batch.term_nulls[0] = term_outer_nulls;
+		data->outer[0].batch.columns = data->outer[0].columns;
+		data->outer[0].columns[0].values = outer_values;
+		data->outer[0].ncolumns = 1;
+		data->outer[0].widths = spec.outer_widths;
+		data->nchunks = 1;
+
+		for (int o = 0; o < 3; o++)
+		{
+			for (int i = 0; i < 7; i++)
+			{
+				if (op_masks[op][o] & (1 << i))
+				{
+					outer_rows[n] = (GjRowId) o;
+					inner_rows[n] = (GjRowId) i;
+					n++;
+				}
+			}
+		}
+		ReferenceNlj(&spec, &data->inner.batch, &data->outer[0].batch, &ref);
+		if (ref.nmatches != n ||
+			memcmp(ref.outer_rows, outer_rows, (size_t) n * sizeof(GjRowId)) != 0 ||
+			memcmp(ref.inner_rows, inner_rows, (size_t) n * sizeof(GjRowId)) != 0)
+			Failf("the NLJ reference disagrees with the hand-written answer for %s",
+				  gj_theta_op_name((GjThetaOp) op));
+		FreeMatches(&ref);
+		Report("ref", name);
+		RunThetaCase(&spec, data);
+	}
+	free(data);
+}
+
+/*
+ * The NLJ tile (common.h) and how builds describe it, against numbers
+ * written out here
+ */
+static void
+TestThetaRules(void)
+{
+	static const int tile_rows[GJ_MAX_TERMS + 1] = {
+		0, 1024, 1024, 1024, 1024, 1024, 768, 768, 512
+	};
+	char		buf[sizeof(((GjStats *) NULL)->detail)];
+
+	for (int nterms = 1; nterms <= GJ_MAX_TERMS; nterms++)
+	{
+		if (gj_nlj_tile_rows(nterms) != tile_rows[nterms])
+			Failf("gj_nlj_tile_rows(%d) is %d, expected %d", nterms,
+				  gj_nlj_tile_rows(nterms), tile_rows[nterms]);
+		if ((size_t) gj_nlj_tile_rows(nterms) * (nterms * sizeof(uint64_t) + 1) > 48 * 1024)
+			Failf("a tile of %d terms takes more than 48 KiB", nterms);
+	}
+	gj_nlj_describe(1, buf, sizeof(buf));
+	if (strcmp(buf, "1 term, tiles of 1024 rows") != 0)
+		Failf("one term is described as \"%s\"", buf);
+	gj_nlj_describe(8, buf, sizeof(buf));
+	if (strcmp(buf, "8 terms, tiles of 512 rows") != 0)
+		Failf("eight terms are described as \"%s\"", buf);
+	Report("ref", "NLJ tiles and their description");
+}
+
+/*
+ * Theta specs and batches the contract rejects: GJ_ERROR_INVALID_ARGUMENT
+ * with a message, and no harm to the context
+ */
+static void
+TestThetaInvalid(const GjKernels *k)
+{
+	static const uint64_t keys[] = {1, 2, 3, 2};
+	static const uint64_t hi[] = {2, 2, 9, 1};
+	GjBatch		inner;
+	GjBatch		outer;
+	GjBatch		bad;
+	GjJoinSpec	spec;
+	GjJoinSpec	bad_spec;
+	GjContext  *ctx = NULL;
+	GjMatchRound round;
+	GjError		err;
+	int64_t		nmatches = 0;
+
+	memset(&err, 0, sizeof(err));
+	memset(&inner, 0, sizeof(inner));
+	inner.keys = keys;
+	inner.nrows = 4;
+	inner.terms[0] = keys;
+	inner.terms[1] = hi;
+	outer = inner;
+	outer.keys_hi = hi;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.variant = GJ_VARIANT_NLJ;
+	spec.materialize = GJ_MATERIALIZE_GFTR;
+	spec.row_ids = true;
+	spec.max_matches = 5;
+	spec.nterms = 2;
+	spec.ops[0] = GJ_THETA_LE;
+	spec.ops[1] = GJ_THETA_NE;
+
+	bad_spec = spec;
+	bad_spec.nterms = 0;
+	ExpectBadSpec(k, &bad_spec, "NLJ with 0 terms", "nterms is 0");
+	bad_spec.nterms = GJ_MAX_TERMS + 1;
+	ExpectBadSpec(k, &bad_spec, "NLJ with 9 terms", "nterms is 9");
+	bad_spec.nterms = -1;
+	ExpectBadSpec(k, &bad_spec, "NLJ with -1 terms", "1 to 8 comparison terms");
+	bad_spec = spec;
+	bad_spec.ops[1] = (GjThetaOp) 6;
+	ExpectBadSpec(k, &bad_spec, "NLJ with comparison 6", "comparison 6 of NLJ term 1");
+	bad_spec.ops[1] = (GjThetaOp) -1;
+	ExpectBadSpec(k, &bad_spec, "NLJ with comparison -1", "comparison -1");
+	/* the other variants ignore nterms and ops */
+	bad_spec = spec;
+	bad_spec.variant = GJ_VARIANT_BAND;
+	bad_spec.nterms = 99;
+	bad_spec.ops[0] = (GjThetaOp) 42;
+	if (Expect(k->context_create(&ctx, &bad_spec, &err), GJ_OK, &err,
+			   "context_create(BAND, nterms 99)"))
+		k->context_destroy(ctx);
+	ctx = NULL;
+
+	/* NLJ: every term's values, no keys needed */
+	if (Expect(k->context_create(&ctx, &spec, &err), GJ_OK, &err, "context_create(NLJ)"))
+	{
+		bad = inner;
+		bad.terms[1] = NULL;
+		ExpectInvalid(k->build(ctx, &bad, &err), &err, "NLJ build(no values of term 1)");
+		if (strstr(err.message, "term 1") == NULL)
+			Failf("NLJ build(no values of term 1) said \"%s\"", err.message);
+		bad.terms[0] = NULL;
+		bad.terms[1] = hi;
+		ExpectInvalid(k->build(ctx, &bad, &err), &err, "NLJ build(no values of term 0)");
+		bad = inner;
+		bad.keys = NULL;
+		bad.terms[2] = NULL;	/* beyond nterms: not looked at */
+		if (Expect(k->build(ctx, &bad, &err), GJ_OK, &err, "NLJ build(no keys)"))
+		{
+			bad = outer;
+			bad.terms[0] = NULL;
+			ExpectInvalid(k->count(ctx, &bad, &nmatches, &err), &err,
+						  "NLJ count(no values of term 0)");
+			ExpectInvalid(k->retrieve(ctx, 0, &round, &err), &err,
+						  "retrieve after a failed NLJ count");
+			bad.nrows = 0;
+			if (Expect(k->count(ctx, &bad, &nmatches, &err), GJ_OK, &err,
+					   "NLJ count(no rows, no values)") && nmatches != 0)
+				Failf("an empty NLJ chunk counted %lld matches", (long long) nmatches);
+			bad = outer;
+			bad.keys = NULL;
+			/*
+			 * inner key LE outer key and inner hi NE outer hi: outer row 1
+			 * matches inner 3; row 2 inner 0, 1, 3; row 3 inner 0, 1
+			 */
+			if (Expect(k->count(ctx, &bad, &nmatches, &err), GJ_OK, &err,
+					   "NLJ count(no keys)") && nmatches != 6)
+				Failf("the NLJ chunk counted %lld matches, expected 6",
+					  (long long) nmatches);
+		}
+		k->context_destroy(ctx);
+	}
+	ctx = NULL;
+
+	/* BAND: the outer side's upper bounds; the inner side needs none */
+	spec.variant = GJ_VARIANT_BAND;
+	if (Expect(k->context_create(&ctx, &spec, &err), GJ_OK, &err, "context_create(BAND)"))
+	{
+		bad = inner;
+		bad.keys = NULL;
+		ExpectInvalid(k->build(ctx, &bad, &err), &err, "BAND build(no keys)");
+		if (Expect(k->build(ctx, &inner, &err), GJ_OK, &err, "BAND build(no upper bounds)"))
+		{
+			bad = outer;
+			bad.keys_hi = NULL;
+			ExpectInvalid(k->count(ctx, &bad, &nmatches, &err), &err,
+						  "BAND count(no upper bounds)");
+			if (strstr(err.message, "keys_hi") == NULL)
+				Failf("BAND count(no upper bounds) said \"%s\"", err.message);
+			bad.nrows = 0;
+			Expect(k->count(ctx, &bad, &nmatches, &err), GJ_OK, &err,
+				   "BAND count(no rows, no upper bounds)");
+			/* [1, 2]: 1 2 2; [2, 2]: 2 2; [3, 9]: 3; [2, 1]: none */
+			if (Expect(k->count(ctx, &outer, &nmatches, &err), GJ_OK, &err,
+					   "BAND count") && nmatches != 6)
+				Failf("the BAND chunk counted %lld matches, expected 6",
+					  (long long) nmatches);
+		}
+		k->context_destroy(ctx);
+	}
+	Report(k->name, "theta invalid arguments");
+}
+
+/*
+ * Every outer range (or NLJ term) covering every inner row: n x m
+ * matches, past 2^32, in rounds of 1000 read at a few windows only
+ *
+ * Inner keys descend (n - 1 - row), so that BAND's order by key differs
+ * from NLJ's by row: match m is outer row m / n and inner row n - 1 -
+ * m % n (BAND) or m % n (NLJ).  The payload columns carry their row
+ * numbers, so the values check the materialization too.
+ */
+static void
+TestHugeCount(const GjKernels *k, GjVariant variant, int64_t inner_rows,
+			  int64_t outer_rows)
+{
+	uint64_t   *keys = (uint64_t *) Alloc((size_t) inner_rows * sizeof(uint64_t));
+	int64_t    *inner_values = (int64_t *) Alloc((size_t) inner_rows * sizeof(int64_t));
+	uint64_t   *lo = (uint64_t *) Alloc((size_t) outer_rows * sizeof(uint64_t));
+	uint64_t   *hi = (uint64_t *) Alloc((size_t) outer_rows * sizeof(uint64_t));
+	int32_t    *outer_values = (int32_t *) Alloc((size_t) outer_rows * sizeof(int32_t));
+	GjColumn	inner_column = {inner_values, NULL};
+	GjColumn	outer_column = {outer_values, NULL};
+	GjBatch		inner;
+	GjBatch		outer;
+	GjJoinSpec	spec;
+	GjContext  *ctx = NULL;
+	GjMatchRound round;
+	GjError		err;
+	int64_t		nmatches = 0;
+	int64_t		total = inner_rows * outer_rows;
+	int64_t		windows[4];
+	char		name[128];
+
+	snprintf(name, sizeof(name), "%s near-cross product: %lld x %lld = %lld matches, read by windows",
+			 gj_variant_name(variant), (long long) outer_rows,
+			 (long long) inner_rows, (long long) total);
+	if (!Selected(name))
+		goto done;
+	for (int64_t row = 0; row < inner_rows; row++)
+	{
+		keys[row] = (uint64_t) (inner_rows - 1 - row);
+		inner_values[row] = row;
+	}
+	for (int64_t row = 0; row < outer_rows; row++)
+	{
+		lo[row] = 0;
+		hi[row] = UINT64_MAX;
+		outer_values[row] = (int32_t) row;
+	}
+	memset(&inner, 0, sizeof(inner));
+	inner.keys = keys;
+	inner.nrows = inner_rows;
+	inner.columns = &inner_column;
+	inner.terms[0] = keys;
+	memset(&outer, 0, sizeof(outer));
+	outer.keys = lo;
+	outer.keys_hi = hi;
+	outer.nrows = outer_rows;
+	outer.columns = &outer_column;
+	outer.terms[0] = lo;		/* inner key GE 0: always */
+
+	memset(&spec, 0, sizeof(spec));
+	spec.variant = variant;
+	spec.materialize = GJ_MATERIALIZE_GFTR;
+	spec.row_ids = true;
+	spec.outer_ncolumns = 1;
+	spec.outer_widths[0] = 4;
+	spec.inner_ncolumns = 1;
+	spec.inner_widths[0] = 8;
+	spec.nterms = 1;
+	spec.ops[0] = GJ_THETA_GE;
+	spec.max_matches = 1000;
+	memset(&err, 0, sizeof(err));
+
+	windows[0] = 0;
+	windows[1] = ((int64_t) 1 << 32) - 500;	/* across 2^32 */
+	windows[2] = total / 2 + 12345;
+	windows[3] = total - 700;	/* the last round, short */
+	if (!Expect(k->context_create(&ctx, &spec, &err), GJ_OK, &err, "context_create") ||
+		!Expect(k->build(ctx, &inner, &err), GJ_OK, &err, "build") ||
+		!Expect(k->count(ctx, &outer, &nmatches, &err), GJ_OK, &err, "count"))
+		goto done;
+	if (nmatches != total)
+	{
+		Failf("count gave %lld matches, expected %lld", (long long) nmatches,
+			  (long long) total);
+		goto done;
+	}
+	for (int w = 0; w < 4; w++)
+	{
+		int64_t		first = windows[w];
+		int64_t		expected = total - first < 1000 ? total - first : 1000;
+
+		if (first < 0 || first >= total)
+			continue;
+		if (!Expect(k->retrieve(ctx, first, &round, &err), GJ_OK, &err, "retrieve"))
+			break;
+		if (round.nmatches != expected)
+		{
+			Failf("retrieve(%lld) gave %lld matches, expected %lld",
+				  (long long) first, (long long) round.nmatches, (long long) expected);
+			break;
+		}
+		for (int64_t i = 0; i < round.nmatches; i++)
+		{
+			int64_t		m = first + i;
+			GjRowId		o = (GjRowId) (m / inner_rows);
+			GjRowId		r = (GjRowId) (variant == GJ_VARIANT_BAND ?
+									   inner_rows - 1 - m % inner_rows : m % inner_rows);
+
+			if (round.outer_rows[i] != o || round.inner_rows[i] != r ||
+				((const int32_t *) round.outer_values[0])[i] != (int32_t) o ||
+				((const int64_t *) round.inner_values[0])[i] != (int64_t) r)
+			{
+				Failf("match %lld is (outer %u, inner %u), expected (%u, %u)",
+					  (long long) m, round.outer_rows[i], round.inner_rows[i], o, r);
+				break;
+			}
+		}
+	}
+
+done:
+	k->context_destroy(ctx);
+	free(keys);
+	free(inner_values);
+	free(lo);
+	free(hi);
+	free(outer_values);
+	if (Selected(name))
+		Report(k->name, name);
+}
+
+static void
+TestThetaGenerated(int64_t large_rows)
+{
+	static const KeyMap keymaps[] = {KEYS_DENSE, KEYS_TOP, KEYS_WIDE, KEYS_BIASED};
+	static const char *const keymap_names[] = {"dense", "top (UINT64_MAX)", "64-bit", "across the sign flip"};
+	char		names[64][112];
+	int			n = 0;
+	CaseSpec	spec;
+
+	/* Mixed ranges over duplicates, each key map; NLJ: 2 terms GE, LT */
+	for (int i = 0; i < 4; i++)
+	{
+		snprintf(names[n], sizeof(names[n]), "theta: mixed ranges, %s keys, duplicates, NULLs",
+				 keymap_names[i]);
+		spec = ThetaSpec(names[n++], 1200 + 300 * i, 1500);
+		spec.keymap = keymaps[i];
+		spec.domain = i == 2 ? 0 : 700;
+		spec.inner_skew = i == 3 ? 1.0 : 0.0;
+		spec.inner_null_share = 0.1;
+		spec.outer_null_share = 0.1;
+		spec.null_keys_extreme = i % 2 == 0;
+		spec.nchunks = 2;
+		spec.max_matches = 5000;
+		RunThetaGenerated(&spec);
+	}
+
+	/* The near-cross product, in many small rounds */
+	spec = ThetaSpec("theta: near-cross product, every range covers everything, 2000 x 2000", 2000, 2000);
+	SetColumns(&spec, 1, 1);
+	spec.ranges = RANGES_ALL;
+	spec.term_shape = TERMS_MIRROR_BAND;
+	spec.ops[0] = GJ_THETA_GE;
+	spec.ops[1] = GJ_THETA_LE;
+	spec.domain = 300;
+	spec.max_matches = 4099;
+	RunThetaGenerated(&spec);
+
+	/* Skew: one range in 500 covers everything, the others tiny */
+	spec = ThetaSpec("theta: skew, one range in 500 covers everything, the rest points", 3000, 2600);
+	spec.ranges = RANGES_SKEW;
+	spec.term_shape = TERMS_MIRROR_BAND;
+	spec.ops[0] = GJ_THETA_GE;
+	spec.ops[1] = GJ_THETA_LE;
+	spec.domain = 1000;
+	spec.max_matches = 777;
+	spec.nchunks = 2;
+	RunThetaGenerated(&spec);
+
+	/* NLJ: 1 to 4 terms, every comparison, many equal values */
+	for (int nterms = 1; nterms <= 4; nterms++)
+	{
+		for (int shift = 0; shift < 6; shift += 2)
+		{
+			snprintf(names[n], sizeof(names[n]), "theta: %d term%s, comparisons from %s on, equal values",
+					 nterms, nterms == 1 ? "" : "s", gj_theta_op_name((GjThetaOp) shift));
+			spec = ThetaSpec(names[n++], 1100 + 150 * nterms, 900 + shift * 50);
+			spec.nterms = nterms;
+			for (int t = 0; t < nterms; t++)
+				spec.ops[t] = (GjThetaOp) ((shift + t * 3 + nterms) % 6);
+			if (nterms == 1)
+				spec.ops[0] = (GjThetaOp) (shift + (nterms + shift / 2) % 2);
+			spec.keymap = shift == 2 ? KEYS_WIDE : shift == 4 ? KEYS_TOP : KEYS_DENSE;
+			spec.term_domain = shift == 2 ? 6 : 4 + nterms;
+			spec.inner_null_share = 0.05;
+			spec.outer_null_share = 0.05;
+			spec.null_keys_extreme = shift == 0;
+			spec.max_matches = 1 + 997 * (nterms + shift);
+			RunThetaGenerated(&spec);
+		}
+	}
+
+	/* NLJ: 5 to 8 terms, whose tiles hold 1024, 768 and 512 rows */
+	for (int nterms = 5; nterms <= GJ_MAX_TERMS; nterms++)
+	{
+		snprintf(names[n], sizeof(names[n]), "theta: %d terms, inner side over several tiles", nterms);
+		spec = ThetaSpec(names[n++], 2100, 700);
+		spec.nterms = nterms;
+		for (int t = 0; t < nterms; t++)
+			spec.ops[t] = t % 3 == 0 ? GJ_THETA_LE : t % 3 == 1 ? GJ_THETA_GE : GJ_THETA_NE;
+		spec.term_domain = 3;
+		spec.inner_null_share = 0.02;
+		spec.max_matches = 3001;
+		RunThetaGenerated(&spec);
+	}
+
+	/* NULLs: shares, all of a side, and NULL arrays without NULLs */
+	spec = ThetaSpec("theta: inner all NULL", 1000, 1000);
+	spec.inner_null_share = 1.0;
+	spec.nterms = 1;
+	RunThetaGenerated(&spec);
+
+	spec = ThetaSpec("theta: outer all NULL", 1000, 1000);
+	spec.outer_null_share = 1.0;
+	spec.nterms = 3;
+	spec.ops[2] = GJ_THETA_NE;
+	RunThetaGenerated(&spec);
+
+	spec = ThetaSpec("theta: NULL arrays without NULLs", 1500, 1500);
+	spec.inner_null_array = true;
+	spec.outer_null_array = true;
+	spec.term_shape = TERMS_MIRROR_BAND;
+	spec.ops[0] = GJ_THETA_GE;
+	spec.ops[1] = GJ_THETA_LE;
+	RunThetaGenerated(&spec);
+
+	/* Empty sides */
+	spec = ThetaSpec("theta: empty inner", 0, 1000);
+	RunThetaGenerated(&spec);
+	spec = ThetaSpec("theta: empty outer, 2 chunks", 1000, 0);
+	spec.nchunks = 2;
+	RunThetaGenerated(&spec);
+	spec = ThetaSpec("theta: both empty", 0, 0);
+	RunThetaGenerated(&spec);
+
+	/* Payload columns: none (nothing to write but the count), the most */
+	spec = ThetaSpec("theta: no payload columns", 1500, 1500);
+	SetColumns(&spec, 0, 0);
+	RunThetaGenerated(&spec);
+	spec = ThetaSpec("theta: columns 8 outer + 8 inner, one key value", 800, 600);
+	SetColumns(&spec, 8, 8);
+	spec.domain = 1;
+	spec.term_domain = 2;
+	spec.max_matches = 100000;
+	RunThetaGenerated(&spec);
+
+	/* Rounds of 1; several chunks; rebuilds */
+	spec = ThetaSpec("theta: rounds of 1", 300, 400);
+	spec.ranges = RANGES_SKEW;
+	spec.domain = 150;
+	spec.max_matches = 1;
+	spec.nterms = 1;
+	spec.ops[0] = GJ_THETA_EQ;
+	spec.term_domain = 150;
+	RunThetaGenerated(&spec);
+
+	spec = ThetaSpec("theta: 6 outer chunks", 1500, 600);
+	spec.nchunks = 6;
+	spec.domain = 2000;
+	spec.range_width = 100;
+	spec.outer_null_share = 0.05;
+	RunThetaGenerated(&spec);
+
+	spec = ThetaSpec("theta: rebuild on other keys, 3 chunks", 1500, 800);
+	spec.rebuild = true;
+	spec.decoy_keymap = KEYS_TOP;
+	spec.domain = 900;
+	spec.nchunks = 3;
+	spec.inner_null_share = 0.1;
+	RunThetaGenerated(&spec);
+
+	/* 10^10 BAND matches; NLJ's past 2^32 on the GPU (tested by TestThetaGpu) */
+	TestHugeCount(&gj_cpu_kernels, GJ_VARIANT_BAND, 100000, 100000);
+	TestHugeCount(&gj_cpu_kernels, GJ_VARIANT_NLJ, 3000, large_rows / 1000 + 1);
+}
 
 static void
 TestGenerated(int64_t large_rows)
@@ -2563,17 +3753,29 @@ main(void)
 
 	TestHandWritten();
 	TestPhjRules();
+	TestThetaRules();
 	TestInvalidArguments(&gj_cpu_kernels, NULL);
+	TestThetaInvalid(&gj_cpu_kernels);
 #ifdef GPUJOIN_WITH_CUDA
 	if (have_cuda)
 	{
 		TestInvalidArguments(&gj_cuda_kernels, &gj_cpu_kernels);
-		TestDeviceMemoryLimit(GJ_VARIANT_NPHJ);
-		TestDeviceMemoryLimit(GJ_VARIANT_PHJ);
-		TestDeviceMemoryLimit(GJ_VARIANT_SMJ);
+		TestThetaInvalid(&gj_cuda_kernels);
+		for (int v = 0; v < GJ_NUM_VARIANTS; v++)
+			TestDeviceMemoryLimit((GjVariant) v);
+		/*
+		 * NLJ: 4.5 * 10^10 matches by default (150000 x 300000), whose
+		 * count and retrieve take several launches over outer and inner
+		 * slices on an H100 or H200; scaled down with GJ_TEST_LARGE_ROWS
+		 */
+		TestHugeCount(&gj_cuda_kernels, GJ_VARIANT_NLJ, large_rows * 3 / 40,
+					  large_rows * 3 / 20);
+		TestHugeCount(&gj_cuda_kernels, GJ_VARIANT_BAND, 100000, 100000);
 	}
 #endif
 	TestGenerated(large_rows);
+	TestThetaHandWritten();
+	TestThetaGenerated(large_rows);
 
 	if (verbose)
 		printf("%.1f s\n", (gj_clock_ms() - start) / 1000.0);

@@ -122,8 +122,13 @@ typedef struct GpuJoinColumn
  *	device_values	per device column, nrows packed values
  *	device_nulls	per device column, 1 where NULL; NULL until the first NULL
  *	host_values/host_isnull	per host column, one Datum and flag per row
- *	keys			packed join key per row
+ *	keys			packed join key per row (theta joins: see AppendThetaKeys)
  *	keynulls		1 where a key is NULL; NULL until the first NULL key
+ *	wants_keys_hi	BAND, outer side: keys_hi is kept
+ *	nterms			NLJ: comparisons, each with a terms array
+ *	keys_hi			BAND, outer side: the upper bound of each row's range
+ *	terms			NLJ: per comparison, the encoded value of each row
+ *	term_nulls		NLJ: per comparison, 1 where NULL; NULL until the first
  *	exhausted		the child has returned its last row
  */
 typedef struct GpuJoinSide
@@ -147,6 +152,11 @@ typedef struct GpuJoinSide
 	bool	  **host_isnull;
 	uint64	   *keys;
 	uint8	   *keynulls;
+	bool		wants_keys_hi;
+	int			nterms;
+	uint64	   *keys_hi;
+	uint64	   *terms[GJ_MAX_TERMS];
+	uint8	   *term_nulls[GJ_MAX_TERMS];
 	bool		exhausted;
 } GpuJoinSide;
 
@@ -158,6 +168,7 @@ typedef struct GpuJoinSide
  *	gj_NumKeys			join key clauses evaluated on the device
  *	gj_KeyBits			bits of each key in the packed key
  *	gj_KeyExact			packed keys compare exactly (else: hashed)
+ *	gj_ThetaOps			theta joins: per key clause, inner OP outer
  *	gj_JoinQual			quals rechecked on each matched pair, or NULL
  *	gj_Strategy			hash (chunked outer) or merge (whole outer, sorted)
  *	gj_Spec				what device contexts are created for: variant,
@@ -183,6 +194,7 @@ typedef struct GpuJoinState
 	GpuJoinSide gj_Inner;
 	int			gj_NumKeys;
 	int		   *gj_KeyBits;
+	GjThetaOp  *gj_ThetaOps;
 	bool		gj_KeyExact;
 	ExprState  *gj_JoinQual;
 	GpuJoinStrategy gj_Strategy;
@@ -222,8 +234,22 @@ CustomScanMethods gpujoin_merge_scan_methods = {
 	.CreateCustomScanState = CreateGpuJoinState,
 };
 
+CustomScanMethods gpujoin_theta_scan_methods = {
+	.CustomName = "GpuThetaJoin",
+	.CreateCustomScanState = CreateGpuJoinState,
+};
+
 static const CustomExecMethods gpujoin_hash_exec_methods = {
 	.CustomName = "GpuHashJoin",
+	.BeginCustomScan = BeginGpuJoin,
+	.ExecCustomScan = ExecGpuJoin,
+	.EndCustomScan = EndGpuJoin,
+	.ReScanCustomScan = ReScanGpuJoin,
+	.ExplainCustomScan = ExplainGpuJoin,
+};
+
+static const CustomExecMethods gpujoin_theta_exec_methods = {
+	.CustomName = "GpuThetaJoin",
 	.BeginCustomScan = BeginGpuJoin,
 	.ExecCustomScan = ExecGpuJoin,
 	.EndCustomScan = EndGpuJoin,
@@ -242,7 +268,9 @@ static const CustomExecMethods gpujoin_merge_exec_methods = {
 
 /*
  * A variant's name as EXPLAIN shows it, after Wu et al. 2025: the algorithm,
- * then TR (GFTR) or UR (GFUR), e.g. "PHJ-TR"
+ * then TR (GFTR) or UR (GFUR), e.g. "PHJ-TR"; theta joins gather by row id
+ * (a BAND join can be told to transform, "BAND-TR"), so they go by the
+ * algorithm alone"
  */
 const char *
 GpuJoinVariantName(GjVariant variant, GjMaterialize materialize)
@@ -251,6 +279,8 @@ GpuJoinVariantName(GjVariant variant, GjMaterialize materialize)
 		[GJ_VARIANT_NPHJ] = {[GJ_MATERIALIZE_GFUR] = "NPHJ-UR", [GJ_MATERIALIZE_GFTR] = "NPHJ-TR"},
 		[GJ_VARIANT_PHJ] = {[GJ_MATERIALIZE_GFUR] = "PHJ-UR", [GJ_MATERIALIZE_GFTR] = "PHJ-TR"},
 		[GJ_VARIANT_SMJ] = {[GJ_MATERIALIZE_GFUR] = "SMJ-UR", [GJ_MATERIALIZE_GFTR] = "SMJ-TR"},
+		[GJ_VARIANT_BAND] = {[GJ_MATERIALIZE_GFUR] = "BAND", [GJ_MATERIALIZE_GFTR] = "BAND-TR"},
+		[GJ_VARIANT_NLJ] = {[GJ_MATERIALIZE_GFUR] = "NLJ", [GJ_MATERIALIZE_GFTR] = "NLJ"},
 	};
 
 	if ((int) variant < 0 || variant >= GJ_NUM_VARIANTS ||
@@ -279,8 +309,9 @@ CreateGpuJoinState(CustomScan *cscan)
 	GpuJoinState *node = (GpuJoinState *) newNode(sizeof(GpuJoinState),
 												  T_CustomScanState);
 
-	node->css.methods = (cscan->methods == &gpujoin_merge_scan_methods) ?
-		&gpujoin_merge_exec_methods : &gpujoin_hash_exec_methods;
+	node->css.methods = (cscan->methods == &gpujoin_merge_scan_methods) ? &gpujoin_merge_exec_methods :
+		(cscan->methods == &gpujoin_theta_scan_methods) ? &gpujoin_theta_exec_methods :
+		&gpujoin_hash_exec_methods;
 	return (Node *) node;
 }
 
@@ -434,6 +465,9 @@ ResetSide(GpuJoinSide *side)
 	side->host_isnull = NULL;
 	side->keys = NULL;
 	side->keynulls = NULL;
+	side->keys_hi = NULL;
+	memset(side->terms, 0, sizeof(side->terms));
+	memset(side->term_nulls, 0, sizeof(side->term_nulls));
 }
 
 /* Allocate (old == NULL) or enlarge an array of a batch; new bytes are zero */
@@ -495,17 +529,148 @@ GrowSide(GpuJoinSide *side)
 						   newcap * sizeof(uint64));
 	if (side->keynulls != NULL)
 		side->keynulls = GrowArray(side->cxt, side->keynulls, oldcap, newcap);
+	if (side->wants_keys_hi)
+		side->keys_hi = GrowArray(side->cxt, side->keys_hi, oldcap * sizeof(uint64),
+								  newcap * sizeof(uint64));
+	for (int t = 0; t < side->nterms; t++)
+	{
+		side->terms[t] = GrowArray(side->cxt, side->terms[t], oldcap * sizeof(uint64),
+								   newcap * sizeof(uint64));
+		if (side->term_nulls[t] != NULL)
+			side->term_nulls[t] = GrowArray(side->cxt, side->term_nulls[t], oldcap, newcap);
+	}
 	side->capacity = newcap;
 }
 
 /*
+ * The value of key expression k of a side for the child's current row
+ */
+static inline Datum
+EvalKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot, int k,
+		bool *isnull)
+{
+	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
+
+	if (side->key_exprs[k] == NULL)
+	{
+		*isnull = slot->tts_isnull[side->key_attnos[k] - 1];
+		return slot->tts_values[side->key_attnos[k] - 1];
+	}
+	ResetExprContext(econtext);
+	econtext->ecxt_outertuple = slot;
+	econtext->ecxt_innertuple = slot;
+	return ExecEvalExprSwitchContext(side->key_exprs[k], econtext, isnull);
+}
+
+/* Mark row's value NULL in a lazily allocated flag array */
+static inline void
+SetNullFlag(GpuJoinSide *side, uint8 **flags, int64 row)
+{
+	if (*flags == NULL)
+		*flags = GrowArray(side->cxt, NULL, 0, side->capacity);
+	(*flags)[row] = 1;
+}
+
+/*
+ * A theta join's keys of the child's current row, encoded so that unsigned
+ * order is SQL order (GpuJoinOrderedKey)
+ *
+ * BAND: every comparison is on the same inner expression, so the inner
+ * side's key is that expression's value, and an outer row's comparisons
+ * fold into one inclusive range of it, [keys, keys_hi]: inner >= v raises
+ * the lower bound to v, inner > v to the next value after v (the encoding
+ * has no value between), and likewise for the upper bound.  An empty range
+ * (lower > upper) matches nothing.  NLJ: each comparison's value goes to its
+ * own terms array.  A NULL anywhere makes the row match nothing.
+ */
+static void
+AppendThetaKeys(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot,
+				int64 row)
+{
+	bool		isnull = false;
+
+	if (node->gj_Spec.variant == GJ_VARIANT_NLJ)
+	{
+		for (int t = 0; t < side->nterms; t++)
+		{
+			Datum		value = EvalKey(node, side, slot, t, &isnull);
+
+			if (isnull)
+			{
+				SetNullFlag(side, &side->term_nulls[t], row);
+				side->terms[t][row] = 0;
+			}
+			else
+				side->terms[t][row] = GpuJoinOrderedKey(value, side->key_kinds[t]);
+		}
+		side->keys[row] = 0;	/* unused by NLJ */
+	}
+	else if (!side->wants_keys_hi)
+	{
+		/* BAND, inner side: the value of the (one) inner expression */
+		Datum		value = EvalKey(node, side, slot, 0, &isnull);
+
+		side->keys[row] = isnull ? 0 : GpuJoinOrderedKey(value, side->key_kinds[0]);
+		if (isnull)
+			SetNullFlag(side, &side->keynulls, row);
+	}
+	else
+	{
+		/* BAND, outer side: the range of inner values this row matches */
+		uint64		lo = 0;
+		uint64		hi = PG_UINT64_MAX;
+
+		for (int k = 0; k < node->gj_NumKeys && !isnull; k++)
+		{
+			Datum		value = EvalKey(node, side, slot, k, &isnull);
+			uint64		v;
+
+			if (isnull)
+				break;
+			v = GpuJoinOrderedKey(value, side->key_kinds[k]);
+			switch (node->gj_ThetaOps[k])
+			{
+				case GJ_THETA_GE:
+					lo = Max(lo, v);
+					break;
+				case GJ_THETA_GT:
+					if (v == PG_UINT64_MAX)
+						hi = 0, lo = 1; /* nothing is greater */
+					else
+						lo = Max(lo, v + 1);
+					break;
+				case GJ_THETA_LE:
+					hi = Min(hi, v);
+					break;
+				case GJ_THETA_LT:
+					if (v == 0)
+						hi = 0, lo = 1; /* nothing is smaller */
+					else
+						hi = Min(hi, v - 1);
+					break;
+				default:
+					elog(ERROR, "gpujoin: a band join cannot evaluate comparison %d",
+						 (int) node->gj_ThetaOps[k]);
+			}
+		}
+		if (isnull)
+		{
+			SetNullFlag(side, &side->keynulls, row);
+			lo = 1;
+			hi = 0;
+		}
+		side->keys[row] = lo;
+		side->keys_hi[row] = hi;
+	}
+}
+
+/*
  * Append the child's current row to a side's batch: its needed columns and
- * its packed join key
+ * its join keys
  */
 static void
 AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
 {
-	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
 	int64		row;
 	int64		keyvals[64];
 	bool		keynull = false;
@@ -551,22 +716,16 @@ AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
 		}
 	}
 
+	if (node->gj_Strategy == GPUJOIN_STRATEGY_THETA)
+	{
+		AppendThetaKeys(node, side, slot, row);
+		return;
+	}
+
 	for (int k = 0; k < node->gj_NumKeys && !keynull; k++)
 	{
-		Datum		value;
+		Datum		value = EvalKey(node, side, slot, k, &keynull);
 
-		if (side->key_exprs[k] == NULL)
-		{
-			value = slot->tts_values[side->key_attnos[k] - 1];
-			keynull = slot->tts_isnull[side->key_attnos[k] - 1];
-		}
-		else
-		{
-			ResetExprContext(econtext);
-			econtext->ecxt_outertuple = slot;
-			econtext->ecxt_innertuple = slot;
-			value = ExecEvalExprSwitchContext(side->key_exprs[k], econtext, &keynull);
-		}
 		if (!keynull)
 			keyvals[k] = GpuJoinKeyToInt64(value, side->key_kinds[k]);
 	}
@@ -597,10 +756,17 @@ SideBatch(const GpuJoinSide *side, GjColumn *columns)
 		columns[d].values = side->device_values[d];
 		columns[d].nulls = side->device_nulls[d];
 	}
+	memset(&batch, 0, sizeof(batch));
 	batch.keys = side->keys;
 	batch.nulls = side->keynulls;
 	batch.nrows = side->nrows;
 	batch.columns = columns;
+	batch.keys_hi = side->keys_hi;
+	for (int t = 0; t < side->nterms; t++)
+	{
+		batch.terms[t] = side->terms[t];
+		batch.term_nulls[t] = side->term_nulls[t];
+	}
 	return batch;
 }
 
@@ -941,6 +1107,27 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	InitSide(node, &node->gj_Inner, inner_ps, num_outer_cols, needed, inner_args,
 			 INNER_VAR, GJ_MAX_ROWS);
 
+	/* theta joins: the comparisons, and the keys they need on each side */
+	node->gj_ThetaOps = palloc(sizeof(GjThetaOp) * node->gj_NumKeys);
+	k = 0;
+	foreach(lc1, (List *) list_nth(priv, GpuJoinPrivateThetaOps))
+		node->gj_ThetaOps[k++] = (GjThetaOp) lfirst_int(lc1);
+	if (node->gj_Strategy == GPUJOIN_STRATEGY_THETA)
+	{
+		if (k != node->gj_NumKeys)
+			elog(ERROR, "gpujoin: a theta join has %d comparisons for %d clauses",
+				 k, node->gj_NumKeys);
+		if ((GjVariant) intVal(list_nth(priv, GpuJoinPrivateVariant)) == GJ_VARIANT_NLJ)
+		{
+			if (node->gj_NumKeys > GJ_MAX_TERMS)
+				elog(ERROR, "gpujoin: a nested-loop join takes at most %d comparisons",
+					 GJ_MAX_TERMS);
+			node->gj_Outer.nterms = node->gj_Inner.nterms = node->gj_NumKeys;
+		}
+		else
+			node->gj_Outer.wants_keys_hi = true;
+	}
+
 	/* what every device context of this node is created for */
 	memset(&node->gj_Spec, 0, sizeof(node->gj_Spec));
 	node->gj_Spec.variant = (GjVariant) intVal(list_nth(priv, GpuJoinPrivateVariant));
@@ -948,6 +1135,9 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	SpecColumns(&node->gj_Outer, &node->gj_Spec.outer_ncolumns, node->gj_Spec.outer_widths);
 	SpecColumns(&node->gj_Inner, &node->gj_Spec.inner_ncolumns, node->gj_Spec.inner_widths);
 	node->gj_Spec.row_ids = (node->gj_Outer.nhost > 0 || node->gj_Inner.nhost > 0);
+	node->gj_Spec.nterms = node->gj_Outer.nterms;
+	for (int t = 0; t < node->gj_Spec.nterms; t++)
+		node->gj_Spec.ops[t] = node->gj_ThetaOps[t];
 	node->gj_Spec.max_matches = Max((int64) gpujoin_chunk_rows, GJ_MIN_ROUND_MATCHES);
 
 	node->gj_JoinQual = ExecInitQual(join_quals, &css->ss.ps);
@@ -1180,7 +1370,8 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	context = set_deparse_context_plan(es->deparse_cxt, (Plan *) cscan, ancestors);
 	useprefix = list_length(es->rtable) > 1 || es->verbose;
 
-	ShowExprs(node->gj_Strategy == GPUJOIN_STRATEGY_MERGE ? "Merge Cond" : "Hash Cond",
+	ShowExprs(node->gj_Strategy == GPUJOIN_STRATEGY_MERGE ? "Merge Cond" :
+			  node->gj_Strategy == GPUJOIN_STRATEGY_THETA ? "Join Cond" : "Hash Cond",
 			  list_nth(cscan->custom_exprs, GpuJoinExprsKeyClauses),
 			  context, useprefix, es);
 	ExplainPropertyText("Variant", GpuJoinVariantName(node->gj_Spec.variant,
@@ -1282,4 +1473,5 @@ GpuJoinInitExecutor(void)
 {
 	RegisterCustomScanMethods(&gpujoin_hash_scan_methods);
 	RegisterCustomScanMethods(&gpujoin_merge_scan_methods);
+	RegisterCustomScanMethods(&gpujoin_theta_scan_methods);
 }

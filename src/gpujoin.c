@@ -28,6 +28,7 @@ bool		gpujoin_enabled = true;
 int			gpujoin_device = GPUJOIN_DEVICE_AUTO;
 bool		gpujoin_enable_hashjoin = true;
 bool		gpujoin_enable_mergejoin = true;
+bool		gpujoin_enable_thetajoin = true;
 int			gpujoin_join_variant = GPUJOIN_AUTO;
 int			gpujoin_materialize = GPUJOIN_AUTO;
 int			gpujoin_chunk_rows = GPUJOIN_DEFAULT_CHUNK_ROWS;
@@ -50,6 +51,8 @@ static const struct config_enum_entry gpujoin_join_variant_options[] = {
 	{"nphj", GJ_VARIANT_NPHJ, false},
 	{"phj", GJ_VARIANT_PHJ, false},
 	{"smj", GJ_VARIANT_SMJ, false},
+	{"band", GJ_VARIANT_BAND, false},
+	{"nlj", GJ_VARIANT_NLJ, false},
 	{NULL, 0, false}
 };
 
@@ -104,8 +107,17 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("gpujoin.enable_thetajoin",
+							 "Enables the GPU theta join path (GpuThetaJoin) for range, band and inequality joins.",
+							 NULL,
+							 &gpujoin_enable_thetajoin,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
 	DefineCustomEnumVariable("gpujoin.join_variant",
-							 "Forces the join algorithm of GPU hash joins: auto, nphj, phj or smj.",
+							 "Forces the device algorithm of GPU joins: auto, nphj, phj, smj (equi-joins), band or nlj (theta joins).",
 							 "auto lets the planner choose; the others are for tests and benchmarks.",
 							 &gpujoin_join_variant,
 							 GPUJOIN_AUTO,

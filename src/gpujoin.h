@@ -48,6 +48,7 @@ extern bool gpujoin_enabled;
 extern int	gpujoin_device;
 extern bool gpujoin_enable_hashjoin;
 extern bool gpujoin_enable_mergejoin;
+extern bool gpujoin_enable_thetajoin;
 extern int	gpujoin_join_variant;
 extern int	gpujoin_materialize;
 extern int	gpujoin_chunk_rows;
@@ -66,8 +67,10 @@ extern double gpujoin_extract_cost;
  */
 typedef enum GpuJoinStrategy
 {
-	GPUJOIN_STRATEGY_HASH,		/* GpuHashJoin: any variant */
-	GPUJOIN_STRATEGY_MERGE		/* GpuMergeJoin: SMJ, sorted output */
+	GPUJOIN_STRATEGY_HASH,		/* GpuHashJoin: any equi-join variant */
+	GPUJOIN_STRATEGY_MERGE,		/* GpuMergeJoin: SMJ, sorted output */
+	GPUJOIN_STRATEGY_THETA		/* GpuThetaJoin: BAND or NLJ on range and
+								 * comparison clauses */
 } GpuJoinStrategy;
 
 /*
@@ -97,6 +100,8 @@ typedef enum GpuJoinPrivateIndex
 	GpuJoinPrivateVariant,
 	/* GjMaterialize (as an Integer node) */
 	GpuJoinPrivateMaterialize,
+	/* Integer list: theta joins, per clause, its GjThetaOp as inner OP outer */
+	GpuJoinPrivateThetaOps,
 } GpuJoinPrivateIndex;
 
 /*
@@ -105,7 +110,8 @@ typedef enum GpuJoinPrivateIndex
  */
 typedef enum GpuJoinExprsIndex
 {
-	/* List of OpExpr: the equality clauses evaluated on the device */
+	/* List of OpExpr: the clauses evaluated on the device (equality, or
+	 * comparisons for a theta join) */
 	GpuJoinExprsKeyClauses,
 	/* List of quals rechecked on the CPU on each matched pair */
 	GpuJoinExprsJoinQuals,
@@ -117,6 +123,7 @@ extern void GpuJoinInitPlanner(void);
 /* exec.c */
 extern CustomScanMethods gpujoin_hash_scan_methods;
 extern CustomScanMethods gpujoin_merge_scan_methods;
+extern CustomScanMethods gpujoin_theta_scan_methods;
 extern const char *GpuJoinVariantName(GjVariant variant, GjMaterialize materialize);
 extern void GpuJoinInitExecutor(void);
 
@@ -127,7 +134,11 @@ typedef enum GpuJoinKeyKind
 	GPUJOIN_KEY_INT2,
 	GPUJOIN_KEY_INT4,
 	GPUJOIN_KEY_INT8,
-	GPUJOIN_KEY_DATE
+	GPUJOIN_KEY_DATE,
+	GPUJOIN_KEY_FLOAT4,			/* theta joins only (yet) */
+	GPUJOIN_KEY_FLOAT8,
+	GPUJOIN_KEY_TIMESTAMP,
+	GPUJOIN_KEY_TIMESTAMPTZ
 } GpuJoinKeyKind;
 
 /* keys.c */
@@ -135,6 +146,9 @@ extern GpuJoinKeyKind GpuJoinKeyKindOf(Oid typid);
 extern int	GpuJoinKeyKindBits(GpuJoinKeyKind kind);
 extern bool GpuJoinKeyOperatorIsExact(Oid opno, Oid lefttype, Oid righttype);
 extern bool GpuJoinKeysAreExact(List *key_bits);
+extern bool GpuJoinThetaOperator(Oid opno, Oid lefttype, Oid righttype,
+								 GjThetaOp *op);
+extern uint64 GpuJoinOrderedKey(Datum value, GpuJoinKeyKind kind);
 extern uint64 GpuJoinPackKeys(const int64 *values, const int *bits, int nkeys,
 							  bool exact);
 
@@ -154,10 +168,10 @@ GpuJoinKeyToInt64(Datum value, GpuJoinKeyKind kind)
 			return (int64) DatumGetInt32(value);
 		case GPUJOIN_KEY_INT8:
 			return DatumGetInt64(value);
-		case GPUJOIN_KEY_NONE:
+		default:
 			break;
 	}
-	elog(ERROR, "gpujoin: key of kind %d has no encoding", (int) kind);
+	elog(ERROR, "gpujoin: key of kind %d has no equality encoding", (int) kind);
 	return 0;					/* keep compiler quiet */
 }
 

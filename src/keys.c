@@ -29,7 +29,12 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
+#include "access/stratnum.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_type.h"
+#include "commands/defrem.h"
 #include "common.h"				/* gj_hash64, shared with the kernels */
 #include "gpujoin.h"
 #include "nodes/value.h"
@@ -53,9 +58,149 @@ GpuJoinKeyKindOf(Oid typid)
 			return GPUJOIN_KEY_INT8;
 		case DATEOID:
 			return GPUJOIN_KEY_DATE;
+		case FLOAT4OID:
+			return GPUJOIN_KEY_FLOAT4;
+		case FLOAT8OID:
+			return GPUJOIN_KEY_FLOAT8;
+		case TIMESTAMPOID:
+			return GPUJOIN_KEY_TIMESTAMP;
+		case TIMESTAMPTZOID:
+			return GPUJOIN_KEY_TIMESTAMPTZ;
 		default:
 			return GPUJOIN_KEY_NONE;
 	}
+}
+
+/*
+ * Kinds whose values compare with each other: the integers (as int8), the
+ * floats (as float8), and each date/time type with itself
+ */
+static int
+KindDomain(GpuJoinKeyKind kind)
+{
+	switch (kind)
+	{
+		case GPUJOIN_KEY_INT2:
+		case GPUJOIN_KEY_INT4:
+		case GPUJOIN_KEY_INT8:
+			return 1;
+		case GPUJOIN_KEY_FLOAT4:
+		case GPUJOIN_KEY_FLOAT8:
+			return 2;
+		case GPUJOIN_KEY_DATE:
+			return 3;
+		case GPUJOIN_KEY_TIMESTAMP:
+			return 4;
+		case GPUJOIN_KEY_TIMESTAMPTZ:
+			return 5;
+		case GPUJOIN_KEY_NONE:
+			break;
+	}
+	return 0;
+}
+
+/*
+ * Is opno one of <, <=, >, >= of the default btree order of its types, with
+ * an order-preserving encoding (GpuJoinOrderedKey) for both?  *op gets it as
+ * "left OP right".
+ *
+ * The default operator family of the left type decides, so an operator of
+ * some other (say, reversed) ordering is not mistaken for "<".
+ */
+bool
+GpuJoinThetaOperator(Oid opno, Oid lefttype, Oid righttype, GjThetaOp *op)
+{
+	GpuJoinKeyKind lkind = GpuJoinKeyKindOf(lefttype);
+	GpuJoinKeyKind rkind = GpuJoinKeyKindOf(righttype);
+	Oid			opclass;
+	Oid			family;
+	List	   *interps;
+	ListCell   *lc;
+
+	if (KindDomain(lkind) == 0 || KindDomain(lkind) != KindDomain(rkind))
+		return false;
+	opclass = GetDefaultOpClass(getBaseType(lefttype), BTREE_AM_OID);
+	if (!OidIsValid(opclass))
+		return false;
+	family = get_opclass_family(opclass);
+
+	interps = get_op_btree_interpretation(opno);
+	foreach(lc, interps)
+	{
+		OpBtreeInterpretation *interp = lfirst(lc);
+
+		if (interp->opfamily_id != family)
+			continue;
+		switch (interp->strategy)
+		{
+			case BTLessStrategyNumber:
+				*op = GJ_THETA_LT;
+				return true;
+			case BTLessEqualStrategyNumber:
+				*op = GJ_THETA_LE;
+				return true;
+			case BTGreaterEqualStrategyNumber:
+				*op = GJ_THETA_GE;
+				return true;
+			case BTGreaterStrategyNumber:
+				*op = GJ_THETA_GT;
+				return true;
+			default:
+				return false;	/* equality goes to the hash join */
+		}
+	}
+	return false;
+}
+
+/*
+ * The order-preserving uint64 of a non-NULL value, for theta joins:
+ * unsigned order of the results is the SQL order of the values
+ *
+ * Integers, dates and timestamps are signed 64-bit integers with the sign
+ * bit flipped.  Floats follow PostgreSQL's float order, in which -0 equals
+ * 0 and NaN equals NaN and is greater than every other value: -0 becomes 0,
+ * NaN the largest key, and the IEEE bits are mapped the usual way (flip
+ * all bits of a negative number, the sign bit of a positive one), which
+ * keeps -Infinity and Infinity at the ends.
+ */
+uint64
+GpuJoinOrderedKey(Datum value, GpuJoinKeyKind kind)
+{
+	const uint64 sign = UINT64CONST(1) << 63;
+	int64		ivalue;
+	double		fvalue;
+	uint64		bits;
+
+	switch (kind)
+	{
+		case GPUJOIN_KEY_INT2:
+			ivalue = DatumGetInt16(value);
+			break;
+		case GPUJOIN_KEY_INT4:
+		case GPUJOIN_KEY_DATE:
+			ivalue = DatumGetInt32(value);
+			break;
+		case GPUJOIN_KEY_INT8:
+		case GPUJOIN_KEY_TIMESTAMP:
+		case GPUJOIN_KEY_TIMESTAMPTZ:
+			ivalue = DatumGetInt64(value);
+			break;
+		case GPUJOIN_KEY_FLOAT4:
+		case GPUJOIN_KEY_FLOAT8:
+			fvalue = (kind == GPUJOIN_KEY_FLOAT4) ?
+				(double) DatumGetFloat4(value) : DatumGetFloat8(value);
+			if (isnan(fvalue))
+				return PG_UINT64_MAX;
+			if (fvalue == 0.0)
+				fvalue = 0.0;	/* -0 is 0 */
+			memcpy(&bits, &fvalue, sizeof(bits));
+			return (bits & sign) ? ~bits : (bits | sign);
+		default:
+			elog(ERROR, "gpujoin: key of kind %d has no order-preserving encoding",
+				 (int) kind);
+			return 0;			/* keep compiler quiet */
+	}
+	return (uint64) ivalue ^ sign;
 }
 
 /*
@@ -73,8 +218,8 @@ GpuJoinKeyKindBits(GpuJoinKeyKind kind)
 			return 32;
 		case GPUJOIN_KEY_INT8:
 			return 64;
-		case GPUJOIN_KEY_NONE:
-			break;
+		default:
+			break;				/* no equality encoding (yet) */
 	}
 	return 0;
 }

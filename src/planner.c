@@ -46,6 +46,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/stratnum.h"
 #include "gpujoin.h"
 #include "nodes/makefuncs.h"
@@ -84,6 +86,7 @@ typedef enum GpuJoinPathPrivateIndex
 	GpuJoinPathStrategy,		/* Integer: GpuJoinStrategy */
 	GpuJoinPathVariant,			/* Integer: GjVariant */
 	GpuJoinPathMaterialize,		/* Integer: GjMaterialize */
+	GpuJoinPathThetaOps,		/* Integer list: GjThetaOp per clause */
 } GpuJoinPathPrivateIndex;
 
 /* What ExtractJoinClauses found in a restrictlist */
@@ -94,6 +97,8 @@ typedef struct GpuJoinClauses
 	List	   *outer_is_left;	/* Integer list: 1 if arg 1 is the outer side */
 	List	   *key_bits;		/* Integer list: bits in the packed key */
 	bool		exact;			/* packed keys compare exactly */
+	List	   *theta_ops;		/* theta joins: GjThetaOp per key clause, as
+								 * inner OP outer; NIL for equi-joins */
 	List	   *join_quals;		/* bare clauses rechecked on the CPU */
 } GpuJoinClauses;
 
@@ -110,6 +115,11 @@ static const CustomPathMethods gpujoin_hash_path_methods = {
 
 static const CustomPathMethods gpujoin_merge_path_methods = {
 	.CustomName = "GpuMergeJoin",
+	.PlanCustomPath = PlanGpuJoinPath,
+};
+
+static const CustomPathMethods gpujoin_theta_path_methods = {
+	.CustomName = "GpuThetaJoin",
 	.PlanCustomPath = PlanGpuJoinPath,
 };
 
@@ -245,6 +255,157 @@ ExtractJoinClauses(List *restrictlist, RelOptInfo *outerrel,
 	return true;
 }
 
+/*
+ * Is rinfo a comparison (<, <=, >, >=) the device can evaluate between
+ * outerrel and innerrel?  *op gets it as "inner OP outer".
+ */
+static bool
+IsThetaClause(RestrictInfo *rinfo, RelOptInfo *outerrel, RelOptInfo *innerrel,
+			  bool *outer_is_left, GjThetaOp *op)
+{
+	OpExpr	   *opexpr;
+	Node	   *outer_arg;
+	Node	   *inner_arg;
+
+	if (!rinfo->can_join || rinfo->pseudoconstant ||
+		!is_opclause(rinfo->clause))
+		return false;
+	opexpr = (OpExpr *) rinfo->clause;
+	if (list_length(opexpr->args) != 2)
+		return false;
+
+	if (bms_is_subset(rinfo->left_relids, outerrel->relids) &&
+		bms_is_subset(rinfo->right_relids, innerrel->relids))
+		*outer_is_left = true;
+	else if (bms_is_subset(rinfo->left_relids, innerrel->relids) &&
+			 bms_is_subset(rinfo->right_relids, outerrel->relids))
+		*outer_is_left = false;
+	else
+		return false;
+
+	if (contain_volatile_functions((Node *) opexpr) || contain_subplans((Node *) opexpr))
+		return false;
+	if (!GpuJoinThetaOperator(opexpr->opno, exprType(linitial(opexpr->args)),
+							  exprType(lsecond(opexpr->args)), op))
+		return false;
+
+	outer_arg = *outer_is_left ? linitial(opexpr->args) : lsecond(opexpr->args);
+	inner_arg = *outer_is_left ? lsecond(opexpr->args) : linitial(opexpr->args);
+	if (!ExprIsComputableFrom(outer_arg, outerrel) ||
+		!ExprIsComputableFrom(inner_arg, innerrel))
+		return false;
+
+	/* written "outer OP inner": as "inner OP' outer" the comparison turns */
+	if (*outer_is_left)
+	{
+		static const GjThetaOp commuted[] = {
+			[GJ_THETA_LT] = GJ_THETA_GT, [GJ_THETA_LE] = GJ_THETA_GE,
+			[GJ_THETA_GT] = GJ_THETA_LT, [GJ_THETA_GE] = GJ_THETA_LE,
+		};
+
+		*op = commuted[*op];
+	}
+	return true;
+}
+
+/* The inner side's argument of a key clause */
+static Node *
+InnerArg(Expr *clause, bool outer_is_left)
+{
+	OpExpr	   *opexpr = (OpExpr *) clause;
+
+	return outer_is_left ? lsecond(opexpr->args) : linitial(opexpr->args);
+}
+
+/*
+ * Split the restrictlist of a join without equality keys into the
+ * comparisons a theta variant evaluates on the device and the quals to
+ * recheck on the CPU
+ *
+ * BAND takes the comparisons on one inner expression (the one most of them
+ * are on): each outer row then gets one range of it.  NLJ takes up to
+ * GJ_MAX_TERMS comparisons on any inner expressions.  Returns false when
+ * there is no comparison for the variant.
+ */
+static bool
+ExtractThetaClauses(List *restrictlist, RelOptInfo *outerrel,
+					RelOptInfo *innerrel, GjVariant variant,
+					GpuJoinClauses *clauses)
+{
+	List	   *thetas = NIL;
+	List	   *others = NIL;
+	List	   *is_left = NIL;
+	List	   *ops = NIL;
+	Node	   *band_expr = NULL;
+	ListCell   *lc;
+	ListCell   *lc2;
+	ListCell   *lc3;
+
+	memset(clauses, 0, sizeof(*clauses));
+	foreach(lc, restrictlist)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		bool		outer_is_left;
+		GjThetaOp	op;
+
+		if (IsThetaClause(rinfo, outerrel, innerrel, &outer_is_left, &op))
+		{
+			thetas = lappend(thetas, rinfo);
+			is_left = lappend_int(is_left, outer_is_left);
+			ops = lappend_int(ops, op);
+		}
+		else
+			others = lappend(others, rinfo->clause);
+	}
+
+	if (variant == GJ_VARIANT_BAND)
+	{
+		int			best = 0;
+
+		/* the inner expression most comparisons are on */
+		forboth(lc, thetas, lc2, is_left)
+		{
+			Node	   *expr = InnerArg(lfirst_node(RestrictInfo, lc)->clause, lfirst_int(lc2));
+			int			n = 0;
+			ListCell   *lc4;
+			ListCell   *lc5;
+
+			forboth(lc4, thetas, lc5, is_left)
+				n += equal(expr, InnerArg(lfirst_node(RestrictInfo, lc4)->clause,
+										  lfirst_int(lc5)));
+			if (n > best)
+			{
+				best = n;
+				band_expr = expr;
+			}
+		}
+	}
+
+	forthree(lc, thetas, lc2, is_left, lc3, ops)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		bool		take;
+
+		if (variant == GJ_VARIANT_BAND)
+			take = equal(band_expr, InnerArg(rinfo->clause, lfirst_int(lc2)));
+		else
+			take = list_length(clauses->key_clauses) < GJ_MAX_TERMS;
+
+		if (take)
+		{
+			clauses->key_rinfos = lappend(clauses->key_rinfos, rinfo);
+			clauses->key_clauses = lappend(clauses->key_clauses, rinfo->clause);
+			clauses->outer_is_left = lappend_int(clauses->outer_is_left, lfirst_int(lc2));
+			clauses->theta_ops = lappend_int(clauses->theta_ops, lfirst_int(lc3));
+		}
+		else
+			clauses->join_quals = lappend(clauses->join_quals, rinfo->clause);
+	}
+	clauses->join_quals = list_concat(clauses->join_quals, others);
+	clauses->exact = true;
+	return clauses->key_clauses != NIL;
+}
+
 /* Bits of the SQL key values (64 or more: hashed keys) */
 static int
 KeyBits(GpuJoinClauses *clauses)
@@ -313,7 +474,7 @@ ChooseVariant(GpuJoinStrategy strategy, double outer_rows, double inner_rows,
 
 	if (strategy == GPUJOIN_STRATEGY_MERGE)
 		*variant = GJ_VARIANT_SMJ;
-	else if (gpujoin_join_variant != GPUJOIN_AUTO)
+	else if (gpujoin_join_variant != GPUJOIN_AUTO && gpujoin_join_variant <= GJ_VARIANT_SMJ)
 		*variant = (GjVariant) gpujoin_join_variant;
 	else if (inner_rows <= GPUJOIN_NPHJ_MAX_INNER_ROWS)
 		*variant = GJ_VARIANT_NPHJ;
@@ -362,8 +523,12 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 
 	CountPayload(outer_path, &outer_payloads, &outer_bytes);
 	CountPayload(inner_path, &inner_payloads, &inner_bytes);
-	ChooseVariant(strategy, outer_rows, inner_rows, matches, outer_payloads,
-				  inner_payloads, KeyBits(clauses) > 32, variant, materialize);
+	if (strategy != GPUJOIN_STRATEGY_THETA)
+		ChooseVariant(strategy, outer_rows, inner_rows, matches, outer_payloads,
+					  inner_payloads, KeyBits(clauses) > 32, variant, materialize);
+	else
+		*materialize = (gpujoin_materialize != GPUJOIN_AUTO) ?
+			(GjMaterialize) gpujoin_materialize : GJ_MATERIALIZE_GFUR;
 
 	startup_cost = outer_path->startup_cost + inner_path->total_cost;
 	run_cost = outer_path->total_cost - outer_path->startup_cost;
@@ -377,8 +542,26 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	 * two partitioning passes more for PHJ, a radix sort (about four passes)
 	 * for SMJ; GFTR moves every payload column through the same passes.
 	 */
-	passes = (*variant == GJ_VARIANT_NPHJ) ? 1.0 :
-		(*variant == GJ_VARIANT_PHJ) ? 3.0 : 5.0;
+	switch (*variant)
+	{
+		case GJ_VARIANT_NPHJ:
+			passes = 1.0;
+			break;
+		case GJ_VARIANT_PHJ:
+			passes = 3.0;
+			break;
+		case GJ_VARIANT_BAND:
+			/* sorting the inner side, two binary searches per outer row */
+			passes = 5.0 + 2.0 * log2(Max(inner_rows, 2.0)) / 8.0;
+			break;
+		case GJ_VARIANT_NLJ:
+			/* every pair, every term: a few hundred comparisons per key */
+			passes = Max(inner_rows, 1.0) * list_length(clauses->key_clauses) / 256.0;
+			break;
+		default:
+			passes = 5.0;
+			break;
+	}
 	if (*materialize == GJ_MATERIALIZE_GFTR)
 		passes *= 1.0 + 0.5 * (outer_payloads + inner_payloads);
 
@@ -457,7 +640,8 @@ MergeJoinPathKeys(PlannerInfo *root, RelOptInfo *joinrel,
 static void
 TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 			   RelOptInfo *innerrel, JoinPathExtraData *extra,
-			   GpuJoinClauses *clauses, bool use_gpu, GpuJoinStrategy strategy)
+			   GpuJoinClauses *clauses, bool use_gpu, GpuJoinStrategy strategy,
+			   GjVariant theta_variant)
 {
 	Path	   *outer_path = outerrel->cheapest_total_path;
 	Path	   *inner_path = innerrel->cheapest_total_path;
@@ -497,9 +681,11 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	cpath->path.pathkeys = pathkeys;	/* NIL for a hash join: unordered */
 	cpath->flags = 0;			/* no backward scan, no mark/restore */
 	cpath->custom_paths = list_make2(outer_path, inner_path);
-	cpath->methods = (strategy == GPUJOIN_STRATEGY_MERGE) ?
-		&gpujoin_merge_path_methods : &gpujoin_hash_path_methods;
+	cpath->methods = (strategy == GPUJOIN_STRATEGY_MERGE) ? &gpujoin_merge_path_methods :
+		(strategy == GPUJOIN_STRATEGY_THETA) ? &gpujoin_theta_path_methods :
+		&gpujoin_hash_path_methods;
 
+	variant = theta_variant;	/* chosen by the caller for theta joins */
 	CostGpuJoin(root, cpath, outer_path, inner_path, clauses, extra, use_gpu,
 				strategy, &variant, &materialize);
 
@@ -511,6 +697,7 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	cpath->custom_private = lappend(cpath->custom_private, makeInteger(strategy));
 	cpath->custom_private = lappend(cpath->custom_private, makeInteger(variant));
 	cpath->custom_private = lappend(cpath->custom_private, makeInteger(materialize));
+	cpath->custom_private = lappend(cpath->custom_private, clauses->theta_ops);
 
 	add_path(joinrel, &cpath->path);
 }
@@ -534,27 +721,51 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 									jointype, extra);
 
 	/* Cheap checks first: settings, join type, lateral references */
-	if (!gpujoin_enabled || (!gpujoin_enable_hashjoin && !gpujoin_enable_mergejoin))
+	if (!gpujoin_enabled)
 		return;
 	if (jointype != JOIN_INNER)
 		return;					/* other join types: a later release */
 	if (!bms_is_empty(joinrel->lateral_relids))
 		return;					/* would need parameterized paths */
 
-	/* Split restrictlist into encodable key clauses and quals to recheck */
-	if (!ExtractJoinClauses(extra->restrictlist, outerrel, innerrel, &clauses))
+	/*
+	 * Split restrictlist into encodable key clauses and quals to recheck.
+	 * Equality keys make an equi-join (a hash or merge join; comparisons
+	 * among the other clauses are rechecked); without them, comparisons make
+	 * a theta join.
+	 */
+	if (ExtractJoinClauses(extra->restrictlist, outerrel, innerrel, &clauses))
+	{
+		if (!gpujoin_enable_hashjoin && !gpujoin_enable_mergejoin)
+			return;
+		/* Last, as it may probe the device: is there one to run on? */
+		if (!GpuJoinPlannerHasDevice(&use_gpu))
+			return;
+		if (gpujoin_enable_hashjoin)
+			TryGpuJoinPath(root, joinrel, outerrel, innerrel, extra, &clauses,
+						   use_gpu, GPUJOIN_STRATEGY_HASH, GJ_VARIANT_NPHJ);
+		if (gpujoin_enable_mergejoin)
+			TryGpuJoinPath(root, joinrel, outerrel, innerrel, extra, &clauses,
+						   use_gpu, GPUJOIN_STRATEGY_MERGE, GJ_VARIANT_SMJ);
 		return;
+	}
 
-	/* Last, as it may probe the device: is there one to run on? */
-	if (!GpuJoinPlannerHasDevice(&use_gpu))
+	if (!gpujoin_enable_thetajoin)
 		return;
-
-	if (gpujoin_enable_hashjoin)
+	for (int variant = GJ_VARIANT_BAND; variant <= GJ_VARIANT_NLJ; variant++)
+	{
+		/* gpujoin.join_variant = band or nlj offers that one alone */
+		if ((gpujoin_join_variant == GJ_VARIANT_BAND || gpujoin_join_variant == GJ_VARIANT_NLJ) &&
+			gpujoin_join_variant != variant)
+			continue;
+		if (!ExtractThetaClauses(extra->restrictlist, outerrel, innerrel,
+								 (GjVariant) variant, &clauses))
+			return;
+		if (!GpuJoinPlannerHasDevice(&use_gpu))
+			return;
 		TryGpuJoinPath(root, joinrel, outerrel, innerrel, extra, &clauses,
-					   use_gpu, GPUJOIN_STRATEGY_HASH);
-	if (gpujoin_enable_mergejoin)
-		TryGpuJoinPath(root, joinrel, outerrel, innerrel, extra, &clauses,
-					   use_gpu, GPUJOIN_STRATEGY_MERGE);
+					   use_gpu, GPUJOIN_STRATEGY_THETA, (GjVariant) variant);
+	}
 }
 
 /*
@@ -621,10 +832,22 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 									list_nth(priv, GpuJoinPathVariant));
 	cscan->custom_private = lappend(cscan->custom_private,
 									list_nth(priv, GpuJoinPathMaterialize));
+	cscan->custom_private = lappend(cscan->custom_private,
+									list_nth(priv, GpuJoinPathThetaOps));
 	cscan->custom_scan_tlist = BuildScanTargetList(outer_plan->targetlist,
 												   inner_plan->targetlist);
-	cscan->methods = (intVal(list_nth(priv, GpuJoinPathStrategy)) == GPUJOIN_STRATEGY_MERGE) ?
-		&gpujoin_merge_scan_methods : &gpujoin_hash_scan_methods;
+	switch ((GpuJoinStrategy) intVal(list_nth(priv, GpuJoinPathStrategy)))
+	{
+		case GPUJOIN_STRATEGY_HASH:
+			cscan->methods = &gpujoin_hash_scan_methods;
+			break;
+		case GPUJOIN_STRATEGY_MERGE:
+			cscan->methods = &gpujoin_merge_scan_methods;
+			break;
+		case GPUJOIN_STRATEGY_THETA:
+			cscan->methods = &gpujoin_theta_scan_methods;
+			break;
+	}
 
 	return &cscan->scan.plan;
 }

@@ -162,27 +162,24 @@ ExprIsComputableFrom(Node *expr, RelOptInfo *rel)
 }
 
 /*
- * Is rinfo an equality the device can evaluate between outerrel and innerrel?
- *
- * On success, *outer_is_left says which argument comes from the outer side,
- * and *bits how wide the key is once packed.
+ * The binary operator clause of rinfo, if the device could evaluate it
+ * between outerrel and innerrel: each argument computable from one side's
+ * targetlist, nothing volatile, no subplans (the arguments are evaluated
+ * once per row of their side).  *outer_is_left says which argument is the
+ * outer side's.  NULL otherwise.
  */
-static bool
-IsDeviceKeyClause(RestrictInfo *rinfo, RelOptInfo *outerrel,
-				  RelOptInfo *innerrel, bool *outer_is_left, int *bits)
+static OpExpr *
+DeviceJoinOpClause(RestrictInfo *rinfo, RelOptInfo *outerrel,
+				   RelOptInfo *innerrel, bool *outer_is_left)
 {
 	OpExpr	   *op;
-	Node	   *outer_arg;
-	Node	   *inner_arg;
-	GpuJoinKeyKind lkind;
-	GpuJoinKeyKind rkind;
 
 	if (!rinfo->can_join || rinfo->pseudoconstant ||
 		!is_opclause(rinfo->clause))
-		return false;
+		return NULL;
 	op = (OpExpr *) rinfo->clause;
 	if (list_length(op->args) != 2)
-		return false;
+		return NULL;
 
 	/* which side is which; also rejects clauses spanning both sides */
 	if (bms_is_subset(rinfo->left_relids, outerrel->relids) &&
@@ -192,23 +189,37 @@ IsDeviceKeyClause(RestrictInfo *rinfo, RelOptInfo *outerrel,
 			 bms_is_subset(rinfo->right_relids, outerrel->relids))
 		*outer_is_left = false;
 	else
-		return false;
+		return NULL;
 
-	/* evaluated once per row on each side, so no volatility or subplans */
 	if (contain_volatile_functions((Node *) op) || contain_subplans((Node *) op))
-		return false;
+		return NULL;
+	if (!ExprIsComputableFrom(*outer_is_left ? linitial(op->args) : lsecond(op->args), outerrel) ||
+		!ExprIsComputableFrom(*outer_is_left ? lsecond(op->args) : linitial(op->args), innerrel))
+		return NULL;
+	return op;
+}
 
+/*
+ * Is rinfo an equality the device can evaluate between outerrel and innerrel?
+ *
+ * On success, *outer_is_left says which argument comes from the outer side,
+ * and *bits how wide the key is once packed.
+ */
+static bool
+IsDeviceKeyClause(RestrictInfo *rinfo, RelOptInfo *outerrel,
+				  RelOptInfo *innerrel, bool *outer_is_left, int *bits)
+{
+	OpExpr	   *op = DeviceJoinOpClause(rinfo, outerrel, innerrel, outer_is_left);
+	GpuJoinKeyKind lkind;
+	GpuJoinKeyKind rkind;
+
+	if (op == NULL)
+		return false;
 	lkind = GpuJoinKeyKindOf(exprType(linitial(op->args)));
 	rkind = GpuJoinKeyKindOf(exprType(lsecond(op->args)));
 	if (lkind == GPUJOIN_KEY_NONE || rkind == GPUJOIN_KEY_NONE ||
 		!GpuJoinKeyOperatorIsExact(op->opno, exprType(linitial(op->args)),
 								   exprType(lsecond(op->args))))
-		return false;
-
-	outer_arg = *outer_is_left ? linitial(op->args) : lsecond(op->args);
-	inner_arg = *outer_is_left ? lsecond(op->args) : linitial(op->args);
-	if (!ExprIsComputableFrom(outer_arg, outerrel) ||
-		!ExprIsComputableFrom(inner_arg, innerrel))
 		return false;
 
 	/* int4 = int8 compares as int8: the wider type sets the width */
@@ -263,36 +274,11 @@ static bool
 IsThetaClause(RestrictInfo *rinfo, RelOptInfo *outerrel, RelOptInfo *innerrel,
 			  bool *outer_is_left, GjThetaOp *op)
 {
-	OpExpr	   *opexpr;
-	Node	   *outer_arg;
-	Node	   *inner_arg;
+	OpExpr	   *opexpr = DeviceJoinOpClause(rinfo, outerrel, innerrel, outer_is_left);
 
-	if (!rinfo->can_join || rinfo->pseudoconstant ||
-		!is_opclause(rinfo->clause))
-		return false;
-	opexpr = (OpExpr *) rinfo->clause;
-	if (list_length(opexpr->args) != 2)
-		return false;
-
-	if (bms_is_subset(rinfo->left_relids, outerrel->relids) &&
-		bms_is_subset(rinfo->right_relids, innerrel->relids))
-		*outer_is_left = true;
-	else if (bms_is_subset(rinfo->left_relids, innerrel->relids) &&
-			 bms_is_subset(rinfo->right_relids, outerrel->relids))
-		*outer_is_left = false;
-	else
-		return false;
-
-	if (contain_volatile_functions((Node *) opexpr) || contain_subplans((Node *) opexpr))
-		return false;
-	if (!GpuJoinThetaOperator(opexpr->opno, exprType(linitial(opexpr->args)),
+	if (opexpr == NULL ||
+		!GpuJoinThetaOperator(opexpr->opno, exprType(linitial(opexpr->args)),
 							  exprType(lsecond(opexpr->args)), op))
-		return false;
-
-	outer_arg = *outer_is_left ? linitial(opexpr->args) : lsecond(opexpr->args);
-	inner_arg = *outer_is_left ? lsecond(opexpr->args) : linitial(opexpr->args);
-	if (!ExprIsComputableFrom(outer_arg, outerrel) ||
-		!ExprIsComputableFrom(inner_arg, innerrel))
 		return false;
 
 	/* written "outer OP inner": as "inner OP' outer" the comparison turns */

@@ -29,7 +29,7 @@ OBJS = \
 	cuda/band_join_cpu.o \
 	cuda/theta_nlj_cpu.o
 
-REGRESS = hash_join rescan settings variants theta
+REGRESS = hash_join rescan settings variants theta join_types
 REGRESS_OPTS = --inputdir=. --load-extension=gpujoin
 
 include cuda/config.mk

@@ -37,7 +37,17 @@
  *	 GJ_PROBE		 -- kernels->hash_count for the chunk
  *	 GJ_RETRIEVE	 -- kernels->hash_retrieve: the next round of matches
  *	 GJ_EMIT		 -- return one joined tuple per call
+ *	 GJ_FILL_OUTER	 -- left/full/anti join: the chunk's outer rows that
+ *						matched nothing
+ *	 GJ_FILL_INNER	 -- right/full join: the inner rows that matched nothing
  *	 GJ_DONE		 -- nothing left
+ *
+ * Join types other than inner (Join Type in EXPLAIN) keep a matched flag
+ * per outer row of the chunk and, for right and full joins, per inner row;
+ * a pair matches when it passes the join quals, and the pushed-down quals
+ * (the plan's qual) filter every row emitted, NULL-extended ones too, as in
+ * nodeHashjoin.c.  A semi join emits an outer row at its first match and
+ * skips the rest; an anti join emits only the rows left unmatched.
  *
  * The kernels may change from "cuda" to "cpu" between device calls (see
  * SwitchToCpu): the keys are kept in host memory and both implementations
@@ -75,7 +85,17 @@
 #define GJ_PROBE			4
 #define GJ_RETRIEVE			5
 #define GJ_EMIT				6
-#define GJ_DONE				7
+#define GJ_FILL_OUTER		7
+#define GJ_FILL_INNER		8
+#define GJ_DONE				9
+
+/* Join types that emit outer rows without a match (NULL-extended for LEFT/FULL) */
+#define GJ_FILL_OUTER_NEEDED(node) \
+	((node)->gj_JoinType == JOIN_LEFT || (node)->gj_JoinType == JOIN_FULL || \
+	 (node)->gj_JoinType == JOIN_ANTI)
+/* Join types that emit inner rows without a match, NULL-extended */
+#define GJ_FILL_INNER_NEEDED(node) \
+	((node)->gj_JoinType == JOIN_RIGHT || (node)->gj_JoinType == JOIN_FULL)
 
 /* First allocation of a column batch, in rows; it doubles from there */
 #define GJ_INITIAL_BATCH_ROWS	1024
@@ -171,6 +191,10 @@ typedef struct GpuJoinSide
  *	gj_ThetaOps			theta joins: per key clause, inner OP outer
  *	gj_JoinQual			quals rechecked on each matched pair, or NULL
  *	gj_Strategy			hash (chunked outer) or merge (whole outer, sorted)
+ *	gj_JoinType			inner, left, right, full, semi or anti
+ *	gj_OuterMatched		per outer row of the chunk: matched (not inner joins)
+ *	gj_InnerMatched		per inner row: matched (right and full joins)
+ *	gj_FillPos			next row to consider in GJ_FILL_OUTER/GJ_FILL_INNER
  *	gj_Spec				what device contexts are created for: variant,
  *						materialization, device columns, round capacity
  *	gj_Device			kernels and device context
@@ -198,6 +222,10 @@ typedef struct GpuJoinState
 	bool		gj_KeyExact;
 	ExprState  *gj_JoinQual;
 	GpuJoinStrategy gj_Strategy;
+	JoinType	gj_JoinType;
+	bool	   *gj_OuterMatched;
+	bool	   *gj_InnerMatched;
+	int64		gj_FillPos;
 	GjJoinSpec	gj_Spec;
 	GpuJoinDeviceContext gj_Device;
 	bool		gj_TableBuilt;
@@ -779,6 +807,7 @@ LoadInnerRelation(GpuJoinState *node)
 	GpuJoinSide *inner = &node->gj_Inner;
 
 	ResetSide(inner);
+	node->gj_InnerMatched = NULL;	/* was in the batch's memory */
 	for (;;)
 	{
 		TupleTableSlot *slot = ExecProcNode(inner->ps);
@@ -794,6 +823,9 @@ LoadInnerRelation(GpuJoinState *node)
 		AppendRow(node, inner, slot);
 	}
 	node->gj_InnerRows += inner->nrows;
+	if (GJ_FILL_INNER_NEEDED(node))
+		node->gj_InnerMatched = MemoryContextAllocExtended(inner->cxt, Max(inner->nrows, 1),
+														   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 }
 
 /*
@@ -806,6 +838,7 @@ LoadOuterChunk(GpuJoinState *node)
 	GpuJoinSide *outer = &node->gj_Outer;
 
 	ResetSide(outer);
+	node->gj_OuterMatched = NULL;	/* was in the batch's memory */
 	while (!outer->exhausted && outer->nrows < outer->max_rows)
 	{
 		TupleTableSlot *slot = ExecProcNode(outer->ps);
@@ -828,6 +861,9 @@ LoadOuterChunk(GpuJoinState *node)
 
 	node->gj_Chunks++;
 	node->gj_OuterRows += outer->nrows;
+	if (GJ_FILL_OUTER_NEEDED(node) || node->gj_JoinType == JOIN_SEMI)
+		node->gj_OuterMatched = MemoryContextAllocExtended(outer->cxt, outer->nrows,
+														   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	return true;
 }
 
@@ -996,6 +1032,40 @@ FillSide(const GpuJoinSide *side, TupleTableSlot *slot, int64 i,
 }
 
 /*
+ * Fill the scan tuple's columns of one side from row "row" of its batch,
+ * or with NULLs when row is -1 (a NULL-extended row)
+ */
+static void
+FillSideFromBatch(const GpuJoinSide *side, TupleTableSlot *slot, int64 row)
+{
+	for (int c = 0; c < side->ncolumns; c++)
+	{
+		const GpuJoinColumn *col = &side->columns[c];
+
+		if (row < 0)
+		{
+			slot->tts_values[col->scan_att] = (Datum) 0;
+			slot->tts_isnull[col->scan_att] = true;
+		}
+		else if (col->device >= 0)
+		{
+			const uint8 *null = side->device_nulls[col->device];
+
+			slot->tts_isnull[col->scan_att] = (null != NULL && null[row] != 0);
+			slot->tts_values[col->scan_att] =
+				slot->tts_isnull[col->scan_att] ? (Datum) 0 :
+				fetch_att(side->device_values[col->device] + row * col->typlen,
+						  true, col->typlen);
+		}
+		else
+		{
+			slot->tts_values[col->scan_att] = side->host_values[col->host][row];
+			slot->tts_isnull[col->scan_att] = side->host_isnull[col->host][row];
+		}
+	}
+}
+
+/*
  * Fill the scan tuple with match i of the round
  */
 static inline void
@@ -1025,6 +1095,18 @@ EmitNextMatch(GpuJoinState *node)
 	while (node->gj_RoundPos < node->gj_Round.nmatches)
 	{
 		int64		i = node->gj_RoundPos++;
+		GjRowId		outer_row = 0;
+
+		if (node->gj_OuterMatched != NULL)
+		{
+			outer_row = node->gj_Round.outer_rows[i];
+			if (outer_row >= node->gj_Outer.nrows)
+				elog(ERROR, "gpujoin: the kernels returned outer row %u of a chunk of " INT64_FORMAT " rows",
+					 outer_row, node->gj_Outer.nrows);
+			/* a semi join wants one match per outer row */
+			if (node->gj_JoinType == JOIN_SEMI && node->gj_OuterMatched[outer_row])
+				continue;
+		}
 
 		ResetExprContext(econtext);
 		FillScanSlot(node, scanslot, i);
@@ -1035,12 +1117,68 @@ EmitNextMatch(GpuJoinState *node)
 			InstrCountFiltered2(node, 1);
 			continue;
 		}
+
+		/* the pair matches */
+		if (node->gj_OuterMatched != NULL)
+			node->gj_OuterMatched[outer_row] = true;
+		if (node->gj_InnerMatched != NULL)
+		{
+			GjRowId		inner_row = node->gj_Round.inner_rows[i];
+
+			if (inner_row >= node->gj_Inner.nrows)
+				elog(ERROR, "gpujoin: the kernels returned inner row %u of " INT64_FORMAT " rows",
+					 inner_row, node->gj_Inner.nrows);
+			node->gj_InnerMatched[inner_row] = true;
+		}
+		if (node->gj_JoinType == JOIN_ANTI)
+			continue;			/* only unmatched rows come out */
+
 		if (otherqual != NULL && !ExecQual(otherqual, econtext))
 		{
 			InstrCountFiltered1(node, 1);
 			continue;
 		}
 
+		if (node->css.ss.ps.ps_ProjInfo != NULL)
+			return ExecProject(node->css.ss.ps.ps_ProjInfo);
+		return scanslot;
+	}
+	return NULL;
+}
+
+/*
+ * GJ_FILL_OUTER / GJ_FILL_INNER: the next row of one side that matched
+ * nothing and passes the plan's qual, with the other side's columns NULL;
+ * NULL when none is left
+ */
+static TupleTableSlot *
+EmitNextUnmatched(GpuJoinState *node, bool outer)
+{
+	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
+	TupleTableSlot *scanslot = node->css.ss.ss_ScanTupleSlot;
+	ExprState  *otherqual = node->css.ss.ps.qual;
+	const GpuJoinSide *side = outer ? &node->gj_Outer : &node->gj_Inner;
+	const bool *matched = outer ? node->gj_OuterMatched : node->gj_InnerMatched;
+
+	while (node->gj_FillPos < side->nrows)
+	{
+		int64		row = node->gj_FillPos++;
+
+		if (matched[row])
+			continue;
+
+		ResetExprContext(econtext);
+		ExecClearTuple(scanslot);
+		FillSideFromBatch(&node->gj_Outer, scanslot, outer ? row : -1);
+		FillSideFromBatch(&node->gj_Inner, scanslot, outer ? -1 : row);
+		ExecStoreVirtualTuple(scanslot);
+		econtext->ecxt_scantuple = scanslot;
+
+		if (otherqual != NULL && !ExecQual(otherqual, econtext))
+		{
+			InstrCountFiltered1(node, 1);
+			continue;
+		}
 		if (node->css.ss.ps.ps_ProjInfo != NULL)
 			return ExecProject(node->css.ss.ps.ps_ProjInfo);
 		return scanslot;
@@ -1134,7 +1272,10 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	node->gj_Spec.materialize = (GjMaterialize) intVal(list_nth(priv, GpuJoinPrivateMaterialize));
 	SpecColumns(&node->gj_Outer, &node->gj_Spec.outer_ncolumns, node->gj_Spec.outer_widths);
 	SpecColumns(&node->gj_Inner, &node->gj_Spec.inner_ncolumns, node->gj_Spec.inner_widths);
-	node->gj_Spec.row_ids = (node->gj_Outer.nhost > 0 || node->gj_Inner.nhost > 0);
+	node->gj_JoinType = (JoinType) intVal(list_nth(priv, GpuJoinPrivateJoinType));
+	/* matched flags need to know which rows each match joins */
+	node->gj_Spec.row_ids = (node->gj_Outer.nhost > 0 || node->gj_Inner.nhost > 0 ||
+							 node->gj_JoinType != JOIN_INNER);
 	node->gj_Spec.nterms = node->gj_Outer.nterms;
 	for (int t = 0; t < node->gj_Spec.nterms; t++)
 		node->gj_Spec.ops[t] = node->gj_ThetaOps[t];
@@ -1182,9 +1323,9 @@ ExecGpuJoin(CustomScanState *css)
 				LoadInnerRelation(node);
 				if (node->gj_Timing)
 					node->gj_LoadMs += ElapsedMs(start);
-				if (node->gj_Inner.nrows == 0)
+				if (node->gj_Inner.nrows == 0 && !GJ_FILL_OUTER_NEEDED(node))
 				{
-					/* an inner join with an empty inner side is empty */
+					/* no outer row can match, and none comes out unmatched */
 					node->gj_JoinState = GJ_DONE;
 					continue;
 				}
@@ -1209,7 +1350,8 @@ ExecGpuJoin(CustomScanState *css)
 						node->gj_LoadMs += ElapsedMs(start);
 					if (!loaded)
 					{
-						node->gj_JoinState = GJ_DONE;
+						node->gj_FillPos = 0;
+						node->gj_JoinState = GJ_FILL_INNER_NEEDED(node) ? GJ_FILL_INNER : GJ_DONE;
 						continue;
 					}
 				}
@@ -1224,7 +1366,8 @@ ExecGpuJoin(CustomScanState *css)
 			case GJ_RETRIEVE:
 				if (!RetrieveRound(node))
 				{
-					node->gj_JoinState = GJ_LOAD_OUTER;
+					node->gj_FillPos = 0;
+					node->gj_JoinState = GJ_FILL_OUTER_NEEDED(node) ? GJ_FILL_OUTER : GJ_LOAD_OUTER;
 					continue;
 				}
 				node->gj_JoinState = GJ_EMIT;
@@ -1242,6 +1385,26 @@ ExecGpuJoin(CustomScanState *css)
 					if (slot != NULL)
 						return slot;
 					node->gj_JoinState = GJ_RETRIEVE;
+					break;
+				}
+
+			case GJ_FILL_OUTER:
+				{
+					TupleTableSlot *slot = EmitNextUnmatched(node, true);
+
+					if (slot != NULL)
+						return slot;
+					node->gj_JoinState = GJ_LOAD_OUTER;
+					break;
+				}
+
+			case GJ_FILL_INNER:
+				{
+					TupleTableSlot *slot = EmitNextUnmatched(node, false);
+
+					if (slot != NULL)
+						return slot;
+					node->gj_JoinState = GJ_DONE;
 					break;
 				}
 
@@ -1308,7 +1471,11 @@ ReScanGpuJoin(CustomScanState *css)
 	 * read again above, as its table was never built.
 	 */
 	ResetSide(&node->gj_Outer);
+	node->gj_OuterMatched = NULL;
 	node->gj_Outer.exhausted = false;
+	/* a kept table starts over with no inner row matched */
+	if (node->gj_JoinState == GJ_LOAD_OUTER && node->gj_InnerMatched != NULL)
+		memset(node->gj_InnerMatched, 0, node->gj_Inner.nrows);
 	node->gj_ChunkCounted = false;
 	node->gj_ChunkMatches = 0;
 	node->gj_NextMatch = 0;
@@ -1374,6 +1541,15 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 			  node->gj_Strategy == GPUJOIN_STRATEGY_THETA ? "Join Cond" : "Hash Cond",
 			  list_nth(cscan->custom_exprs, GpuJoinExprsKeyClauses),
 			  context, useprefix, es);
+	if (node->gj_JoinType != JOIN_INNER)
+	{
+		static const char *const names[] = {
+			[JOIN_LEFT] = "Left", [JOIN_FULL] = "Full", [JOIN_RIGHT] = "Right",
+			[JOIN_SEMI] = "Semi", [JOIN_ANTI] = "Anti",
+		};
+
+		ExplainPropertyText("Join Type", names[node->gj_JoinType], es);
+	}
 	ExplainPropertyText("Variant", GpuJoinVariantName(node->gj_Spec.variant,
 													  node->gj_Spec.materialize), es);
 	ShowExprs("Join Filter", join_quals, context, useprefix, es);

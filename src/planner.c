@@ -87,6 +87,8 @@ typedef enum GpuJoinPathPrivateIndex
 	GpuJoinPathVariant,			/* Integer: GjVariant */
 	GpuJoinPathMaterialize,		/* Integer: GjMaterialize */
 	GpuJoinPathThetaOps,		/* Integer list: GjThetaOp per clause */
+	GpuJoinPathJoinType,		/* Integer: JoinType */
+	GpuJoinPathOtherQuals,		/* List of Expr: the plan's qual */
 } GpuJoinPathPrivateIndex;
 
 /* What ExtractJoinClauses found in a restrictlist */
@@ -99,7 +101,10 @@ typedef struct GpuJoinClauses
 	bool		exact;			/* packed keys compare exactly */
 	List	   *theta_ops;		/* theta joins: GjThetaOp per key clause, as
 								 * inner OP outer; NIL for equi-joins */
-	List	   *join_quals;		/* bare clauses rechecked on the CPU */
+	List	   *join_quals;		/* bare clauses rechecked on the CPU, that
+								 * decide which rows match */
+	List	   *other_quals;	/* outer joins: pushed-down clauses, which
+								 * filter the joined (or NULL-extended) rows */
 } GpuJoinClauses;
 
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
@@ -228,13 +233,26 @@ IsDeviceKeyClause(RestrictInfo *rinfo, RelOptInfo *outerrel,
 }
 
 /*
+ * Is rinfo a qual that filters the join's output rather than deciding which
+ * rows match?  As in create_hashjoin_plan: for an outer join (left, right,
+ * full, anti), the clauses pushed down from above it; for an inner or semi
+ * join, none.  Those become the plan's qual and never device keys.
+ */
+static bool
+IsOtherQual(RestrictInfo *rinfo, RelOptInfo *joinrel, JoinType jointype)
+{
+	return IS_OUTER_JOIN(jointype) && RINFO_IS_PUSHED_DOWN(rinfo, joinrel->relids);
+}
+
+/*
  * Split the restrictlist into device key clauses and quals to recheck
  *
  * Returns false when there is no key clause, i.e. no GPU hash join.
  */
 static bool
-ExtractJoinClauses(List *restrictlist, RelOptInfo *outerrel,
-				   RelOptInfo *innerrel, GpuJoinClauses *clauses)
+ExtractJoinClauses(List *restrictlist, RelOptInfo *joinrel, JoinType jointype,
+				   RelOptInfo *outerrel, RelOptInfo *innerrel,
+				   GpuJoinClauses *clauses)
 {
 	ListCell   *lc;
 
@@ -245,7 +263,9 @@ ExtractJoinClauses(List *restrictlist, RelOptInfo *outerrel,
 		bool		outer_is_left;
 		int			bits;
 
-		if (IsDeviceKeyClause(rinfo, outerrel, innerrel, &outer_is_left, &bits))
+		if (IsOtherQual(rinfo, joinrel, jointype))
+			clauses->other_quals = lappend(clauses->other_quals, rinfo->clause);
+		else if (IsDeviceKeyClause(rinfo, outerrel, innerrel, &outer_is_left, &bits))
 		{
 			clauses->key_rinfos = lappend(clauses->key_rinfos, rinfo);
 			clauses->key_clauses = lappend(clauses->key_clauses, rinfo->clause);
@@ -314,9 +334,9 @@ InnerArg(Expr *clause, bool outer_is_left)
  * there is no comparison for the variant.
  */
 static bool
-ExtractThetaClauses(List *restrictlist, RelOptInfo *outerrel,
-					RelOptInfo *innerrel, GjVariant variant,
-					GpuJoinClauses *clauses)
+ExtractThetaClauses(List *restrictlist, RelOptInfo *joinrel, JoinType jointype,
+					RelOptInfo *outerrel, RelOptInfo *innerrel,
+					GjVariant variant, GpuJoinClauses *clauses)
 {
 	List	   *thetas = NIL;
 	List	   *others = NIL;
@@ -334,7 +354,9 @@ ExtractThetaClauses(List *restrictlist, RelOptInfo *outerrel,
 		bool		outer_is_left;
 		GjThetaOp	op;
 
-		if (IsThetaClause(rinfo, outerrel, innerrel, &outer_is_left, &op))
+		if (IsOtherQual(rinfo, joinrel, jointype))
+			clauses->other_quals = lappend(clauses->other_quals, rinfo->clause);
+		else if (IsThetaClause(rinfo, outerrel, innerrel, &outer_is_left, &op))
 		{
 			thetas = lappend(thetas, rinfo);
 			is_left = lappend_int(is_left, outer_is_left);
@@ -625,7 +647,7 @@ MergeJoinPathKeys(PlannerInfo *root, RelOptInfo *joinrel,
  */
 static void
 TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
-			   RelOptInfo *innerrel, JoinPathExtraData *extra,
+			   RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra,
 			   GpuJoinClauses *clauses, bool use_gpu, GpuJoinStrategy strategy,
 			   GjVariant theta_variant)
 {
@@ -646,8 +668,12 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 
 	if (strategy == GPUJOIN_STRATEGY_MERGE)
 	{
-		/* sorted output needs exact keys, and the outer side in one piece */
-		if (!clauses->exact || outer_path->rows > (double) GJ_MAX_ROWS)
+		/*
+		 * Sorted output needs exact keys and the outer side in one piece; and
+		 * an inner join: NULL-extended rows come out after the matched ones.
+		 */
+		if (!clauses->exact || outer_path->rows > (double) GJ_MAX_ROWS ||
+			jointype != JOIN_INNER)
 			return;
 		pathkeys = MergeJoinPathKeys(root, joinrel, clauses);
 		if (pathkeys == NIL)
@@ -684,6 +710,8 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	cpath->custom_private = lappend(cpath->custom_private, makeInteger(variant));
 	cpath->custom_private = lappend(cpath->custom_private, makeInteger(materialize));
 	cpath->custom_private = lappend(cpath->custom_private, clauses->theta_ops);
+	cpath->custom_private = lappend(cpath->custom_private, makeInteger(jointype));
+	cpath->custom_private = lappend(cpath->custom_private, clauses->other_quals);
 
 	add_path(joinrel, &cpath->path);
 }
@@ -709,8 +737,18 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 	/* Cheap checks first: settings, join type, lateral references */
 	if (!gpujoin_enabled)
 		return;
-	if (jointype != JOIN_INNER)
-		return;					/* other join types: a later release */
+	switch (jointype)
+	{
+		case JOIN_INNER:
+		case JOIN_LEFT:
+		case JOIN_RIGHT:
+		case JOIN_FULL:
+		case JOIN_SEMI:
+		case JOIN_ANTI:
+			break;
+		default:
+			return;				/* JOIN_UNIQUE_*: the planner's own way */
+	}
 	if (!bms_is_empty(joinrel->lateral_relids))
 		return;					/* would need parameterized paths */
 
@@ -720,7 +758,8 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 	 * among the other clauses are rechecked); without them, comparisons make
 	 * a theta join.
 	 */
-	if (ExtractJoinClauses(extra->restrictlist, outerrel, innerrel, &clauses))
+	if (ExtractJoinClauses(extra->restrictlist, joinrel, jointype, outerrel,
+						   innerrel, &clauses))
 	{
 		if (!gpujoin_enable_hashjoin && !gpujoin_enable_mergejoin)
 			return;
@@ -728,11 +767,11 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 		if (!GpuJoinPlannerHasDevice(&use_gpu))
 			return;
 		if (gpujoin_enable_hashjoin)
-			TryGpuJoinPath(root, joinrel, outerrel, innerrel, extra, &clauses,
-						   use_gpu, GPUJOIN_STRATEGY_HASH, GJ_VARIANT_NPHJ);
+			TryGpuJoinPath(root, joinrel, outerrel, innerrel, jointype, extra,
+						   &clauses, use_gpu, GPUJOIN_STRATEGY_HASH, GJ_VARIANT_NPHJ);
 		if (gpujoin_enable_mergejoin)
-			TryGpuJoinPath(root, joinrel, outerrel, innerrel, extra, &clauses,
-						   use_gpu, GPUJOIN_STRATEGY_MERGE, GJ_VARIANT_SMJ);
+			TryGpuJoinPath(root, joinrel, outerrel, innerrel, jointype, extra,
+						   &clauses, use_gpu, GPUJOIN_STRATEGY_MERGE, GJ_VARIANT_SMJ);
 		return;
 	}
 
@@ -744,13 +783,13 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 		if ((gpujoin_join_variant == GJ_VARIANT_BAND || gpujoin_join_variant == GJ_VARIANT_NLJ) &&
 			gpujoin_join_variant != variant)
 			continue;
-		if (!ExtractThetaClauses(extra->restrictlist, outerrel, innerrel,
-								 (GjVariant) variant, &clauses))
+		if (!ExtractThetaClauses(extra->restrictlist, joinrel, jointype, outerrel,
+								 innerrel, (GjVariant) variant, &clauses))
 			return;
 		if (!GpuJoinPlannerHasDevice(&use_gpu))
 			return;
-		TryGpuJoinPath(root, joinrel, outerrel, innerrel, extra, &clauses,
-					   use_gpu, GPUJOIN_STRATEGY_THETA, (GjVariant) variant);
+		TryGpuJoinPath(root, joinrel, outerrel, innerrel, jointype, extra,
+					   &clauses, use_gpu, GPUJOIN_STRATEGY_THETA, (GjVariant) variant);
 	}
 }
 
@@ -799,14 +838,15 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	Assert(clauses == NIL);
 
 	cscan->scan.plan.targetlist = tlist;
-	cscan->scan.plan.qual = NIL;	/* every qual is a join qual here */
+	/* outer joins: the pushed-down quals filter the output */
+	cscan->scan.plan.qual = list_nth(priv, GpuJoinPathOtherQuals);
 	cscan->scan.scanrelid = 0;	/* a join, not a scan of one relation */
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = custom_plans;
 	cscan->custom_exprs = list_make2(list_nth(priv, GpuJoinPathKeyClauses),
 									 list_nth(priv, GpuJoinPathJoinQuals));
 	cscan->custom_private = list_make5(list_nth(priv, GpuJoinPathStrategy),
-									   makeInteger(JOIN_INNER),
+									   list_nth(priv, GpuJoinPathJoinType),
 									   makeInteger(list_length(outer_plan->targetlist)),
 									   list_nth(priv, GpuJoinPathOuterIsLeft),
 									   list_nth(priv, GpuJoinPathKeyBits));

@@ -135,7 +135,9 @@ typedef struct GpuJoinColumn
  *	maxattno		highest attribute to deform from the child's slot
  *	key_exprs		per join key, the expression over the child's tuple, or
  *					NULL when key_attnos gives a plain column
- *	key_kinds		per join key, how its value is encoded (keys.c)
+ *	key_codings		per join key, how its value is encoded (keys.c)
+ *	key_hash		per join key, its hash function when hashed
+ *	key_collations	per join key, the clause's input collation
  *	max_rows		rows a batch may hold (chunk size, or GJ_MAX_ROWS)
  *	cxt				memory of the batch: arrays and by-reference values
  *	nrows/capacity	rows in the batch and rows allocated
@@ -161,7 +163,9 @@ typedef struct GpuJoinSide
 	AttrNumber	maxattno;
 	ExprState **key_exprs;
 	AttrNumber *key_attnos;
-	GpuJoinKeyKind *key_kinds;
+	GpuJoinKeyCoding *key_codings;
+	FmgrInfo   *key_hash;
+	Oid		   *key_collations;
 	int64		max_rows;
 	MemoryContext cxt;
 	int64		nrows;
@@ -381,7 +385,8 @@ ToSideVarsMutator(Node *node, SideVarsContext *context)
  */
 static void
 InitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, int scan_offset,
-		 Bitmapset *needed, List *key_args, int varno, int64 max_rows)
+		 Bitmapset *needed, List *key_args, List *key_clauses, List *codings,
+		 int varno, int64 max_rows)
 {
 	List	   *tlist = ps->plan->targetlist;
 	int			natts = list_length(tlist);
@@ -429,16 +434,26 @@ InitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, int scan_offset,
 	context.varno = varno;
 	side->key_exprs = palloc0(sizeof(ExprState *) * Max(nkeys, 1));
 	side->key_attnos = palloc0(sizeof(AttrNumber) * Max(nkeys, 1));
-	side->key_kinds = palloc(sizeof(GpuJoinKeyKind) * Max(nkeys, 1));
+	side->key_codings = palloc0(sizeof(GpuJoinKeyCoding) * Max(nkeys, 1));
+	side->key_hash = palloc0(sizeof(FmgrInfo) * Max(nkeys, 1));
+	side->key_collations = palloc0(sizeof(Oid) * Max(nkeys, 1));
+	if (list_length(codings) != 4 * nkeys)
+		elog(ERROR, "gpujoin: %d key codings for %d key clauses",
+			 list_length(codings), nkeys);
 	for (i = 0; i < nkeys; i++)
 	{
 		Expr	   *arg = (Expr *) ToSideVarsMutator(list_nth(key_args, i), &context);
 		Expr	   *stripped = arg;
+		int			first = 4 * i + (varno == OUTER_VAR ? 0 : 2);
+		GpuJoinKeyCoding *coding = &side->key_codings[i];
 
-		side->key_kinds[i] = GpuJoinKeyKindOf(exprType((Node *) arg));
-		if (side->key_kinds[i] == GPUJOIN_KEY_NONE)
-			elog(ERROR, "gpujoin: join key of type %u has no encoding",
-				 exprType((Node *) arg));
+		coding->kind = (GpuJoinKeyKind) list_nth_int(codings, first);
+		coding->arg = list_nth_int(codings, first + 1);
+		if (coding->kind <= GPUJOIN_KEY_NONE || coding->kind > GPUJOIN_KEY_HASHED)
+			elog(ERROR, "gpujoin: join key %d has no coding", i + 1);
+		if (coding->kind == GPUJOIN_KEY_HASHED)
+			fmgr_info((Oid) coding->arg, &side->key_hash[i]);
+		side->key_collations[i] = list_nth_node(OpExpr, key_clauses, i)->inputcollid;
 
 		/* a plain column (or a binary-compatible relabeling of one) is read directly */
 		while (IsA(stripped, RelabelType))
@@ -579,15 +594,47 @@ EvalKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot, int k,
 {
 	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
 
+	/* also frees what encoding the previous key allocated (KeyValue) */
+	ResetExprContext(econtext);
 	if (side->key_exprs[k] == NULL)
 	{
 		*isnull = slot->tts_isnull[side->key_attnos[k] - 1];
 		return slot->tts_values[side->key_attnos[k] - 1];
 	}
-	ResetExprContext(econtext);
 	econtext->ecxt_outertuple = slot;
 	econtext->ecxt_innertuple = slot;
 	return ExecEvalExprSwitchContext(side->key_exprs[k], econtext, isnull);
+}
+
+/*
+ * The encoded value of key k of a side (GpuJoinKeyValue), computed in the
+ * per-tuple memory that the next EvalKey frees; false when the value can
+ * match nothing
+ */
+static inline bool
+KeyValue(GpuJoinState *node, GpuJoinSide *side, int k, Datum value, int64 *result)
+{
+	const GpuJoinKeyCoding *coding = &side->key_codings[k];
+	MemoryContext oldcxt;
+	bool		ok;
+
+	/* the common integer keys need no memory */
+	switch (coding->kind)
+	{
+		case GPUJOIN_KEY_INT4:
+		case GPUJOIN_KEY_DATE:
+			*result = DatumGetInt32(value);
+			return true;
+		case GPUJOIN_KEY_INT8:
+			*result = DatumGetInt64(value);
+			return true;
+		default:
+			break;
+	}
+	oldcxt = MemoryContextSwitchTo(node->css.ss.ps.ps_ExprContext->ecxt_per_tuple_memory);
+	ok = GpuJoinKeyValue(value, coding, &side->key_hash[k], side->key_collations[k], result);
+	MemoryContextSwitchTo(oldcxt);
+	return ok;
 }
 
 /* Mark row's value NULL in a lazily allocated flag array */
@@ -622,14 +669,15 @@ AppendThetaKeys(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot,
 		for (int t = 0; t < side->nterms; t++)
 		{
 			Datum		value = EvalKey(node, side, slot, t, &isnull);
+			int64		v = 0;
 
-			if (isnull)
+			if (isnull || !KeyValue(node, side, t, value, &v))
 			{
 				SetNullFlag(side, &side->term_nulls[t], row);
 				side->terms[t][row] = 0;
 			}
 			else
-				side->terms[t][row] = GpuJoinOrderedKey(value, side->key_kinds[t]);
+				side->terms[t][row] = GpuJoinOrderedKey(v);
 		}
 		side->keys[row] = 0;	/* unused by NLJ */
 	}
@@ -637,8 +685,11 @@ AppendThetaKeys(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot,
 	{
 		/* BAND, inner side: the value of the (one) inner expression */
 		Datum		value = EvalKey(node, side, slot, 0, &isnull);
+		int64		v = 0;
 
-		side->keys[row] = isnull ? 0 : GpuJoinOrderedKey(value, side->key_kinds[0]);
+		if (!isnull && !KeyValue(node, side, 0, value, &v))
+			isnull = true;
+		side->keys[row] = isnull ? 0 : GpuJoinOrderedKey(v);
 		if (isnull)
 			SetNullFlag(side, &side->keynulls, row);
 	}
@@ -651,11 +702,15 @@ AppendThetaKeys(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot,
 		for (int k = 0; k < node->gj_NumKeys && !isnull; k++)
 		{
 			Datum		value = EvalKey(node, side, slot, k, &isnull);
+			int64		sv;
 			uint64		v;
 
-			if (isnull)
+			if (isnull || !KeyValue(node, side, k, value, &sv))
+			{
+				isnull = true;
 				break;
-			v = GpuJoinOrderedKey(value, side->key_kinds[k]);
+			}
+			v = GpuJoinOrderedKey(sv);
 			switch (node->gj_ThetaOps[k])
 			{
 				case GJ_THETA_GE:
@@ -754,13 +809,16 @@ AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
 	{
 		Datum		value = EvalKey(node, side, slot, k, &keynull);
 
-		if (!keynull)
-			keyvals[k] = GpuJoinKeyToInt64(value, side->key_kinds[k]);
+		if (!keynull && !KeyValue(node, side, k, value, &keyvals[k]))
+			keynull = true;
 	}
 
 	if (keynull)
 	{
-		/* NULL never equals anything: the kernels skip this row */
+		/*
+		 * NULL never equals anything, nor does a value beyond the other
+		 * side's range: the kernels skip this row
+		 */
 		if (side->keynulls == NULL)
 			side->keynulls = GrowArray(side->cxt, NULL, 0, side->capacity);
 		side->keynulls[row] = 1;
@@ -1199,6 +1257,7 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	List	   *join_quals = list_nth(cscan->custom_exprs, GpuJoinExprsJoinQuals);
 	List	   *outer_is_left = list_nth(priv, GpuJoinPrivateOuterIsLeft);
 	List	   *key_bits = list_nth(priv, GpuJoinPrivateKeyBits);
+	List	   *codings = list_nth(priv, GpuJoinPrivateKeyCodings);
 	int			num_outer_cols = intVal(list_nth(priv, GpuJoinPrivateNumOuterCols));
 	List	   *outer_args = NIL;
 	List	   *inner_args = NIL;
@@ -1240,10 +1299,11 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 
 	/* a merge join sorts the outer side whole: one chunk */
 	node->gj_Strategy = (GpuJoinStrategy) intVal(list_nth(priv, GpuJoinPrivateStrategy));
-	InitSide(node, &node->gj_Outer, outer_ps, 0, needed, outer_args, OUTER_VAR,
+	InitSide(node, &node->gj_Outer, outer_ps, 0, needed, outer_args, key_clauses,
+			 codings, OUTER_VAR,
 			 node->gj_Strategy == GPUJOIN_STRATEGY_MERGE ? GJ_MAX_ROWS : gpujoin_chunk_rows);
 	InitSide(node, &node->gj_Inner, inner_ps, num_outer_cols, needed, inner_args,
-			 INNER_VAR, GJ_MAX_ROWS);
+			 key_clauses, codings, INNER_VAR, GJ_MAX_ROWS);
 
 	/* theta joins: the comparisons, and the keys they need on each side */
 	node->gj_ThetaOps = palloc(sizeof(GjThetaOp) * node->gj_NumKeys);

@@ -26,6 +26,7 @@
 #include "nodes/execnodes.h"
 #include "nodes/extensible.h"
 #include "nodes/pathnodes.h"
+#include "fmgr.h"
 #include "utils/palloc.h"
 
 /* gpujoin.device */
@@ -102,6 +103,8 @@ typedef enum GpuJoinPrivateIndex
 	GpuJoinPrivateMaterialize,
 	/* Integer list: theta joins, per clause, its GjThetaOp as inner OP outer */
 	GpuJoinPrivateThetaOps,
+	/* Integer list: per key clause, the outer and inner GpuJoinKeyCoding */
+	GpuJoinPrivateKeyCodings,
 } GpuJoinPrivateIndex;
 
 /*
@@ -127,52 +130,62 @@ extern CustomScanMethods gpujoin_theta_scan_methods;
 extern const char *GpuJoinVariantName(GjVariant variant, GjMaterialize materialize);
 extern void GpuJoinInitExecutor(void);
 
-/* How a key value becomes a signed 64-bit integer (keys.c) */
+/*
+ * How a key value becomes a signed 64-bit integer (keys.c); the exact
+ * codings keep SQL order
+ */
 typedef enum GpuJoinKeyKind
 {
-	GPUJOIN_KEY_NONE,			/* no exact encoding */
+	GPUJOIN_KEY_NONE,			/* no coding */
 	GPUJOIN_KEY_INT2,
 	GPUJOIN_KEY_INT4,
 	GPUJOIN_KEY_INT8,
-	GPUJOIN_KEY_DATE,
-	GPUJOIN_KEY_FLOAT4,			/* theta joins only (yet) */
+	GPUJOIN_KEY_OID,
+	GPUJOIN_KEY_BOOL,
+	GPUJOIN_KEY_TIME,
+	GPUJOIN_KEY_FLOAT4,
 	GPUJOIN_KEY_FLOAT8,
+	GPUJOIN_KEY_NUMERIC,		/* times 10^arg */
+	/* date/time: keep these three in order of width (keys.c) */
+	GPUJOIN_KEY_DATE,
 	GPUJOIN_KEY_TIMESTAMP,
-	GPUJOIN_KEY_TIMESTAMPTZ
+	GPUJOIN_KEY_TIMESTAMPTZ,
+	GPUJOIN_KEY_DATE_AS_TIMESTAMP,	/* cross-type equality */
+	GPUJOIN_KEY_DATE_AS_TIMESTAMPTZ,
+	GPUJOIN_KEY_TIMESTAMP_AS_TIMESTAMPTZ,
+	GPUJOIN_KEY_HASHED			/* hash function arg; rechecked on the CPU */
 } GpuJoinKeyKind;
 
+/*
+ * The coding of one side of a key clause.  In the plan, each key clause
+ * stores four integers: the outer side's kind and arg, then the inner's.
+ */
+typedef struct GpuJoinKeyCoding
+{
+	GpuJoinKeyKind kind;
+	int32		arg;			/* NUMERIC: decimal scale; HASHED: the hash
+								 * function's OID; else 0 */
+} GpuJoinKeyCoding;
+
 /* keys.c */
-extern GpuJoinKeyKind GpuJoinKeyKindOf(Oid typid);
-extern int	GpuJoinKeyKindBits(GpuJoinKeyKind kind);
-extern bool GpuJoinKeyOperatorIsExact(Oid opno, Oid lefttype, Oid righttype);
-extern bool GpuJoinKeysAreExact(List *key_bits);
-extern bool GpuJoinThetaOperator(Oid opno, Oid lefttype, Oid righttype,
-								 GjThetaOp *op);
-extern uint64 GpuJoinOrderedKey(Datum value, GpuJoinKeyKind kind);
+extern bool GpuJoinEqualityCoding(OpExpr *op, GpuJoinKeyCoding *left,
+								  GpuJoinKeyCoding *right, int *bits);
+extern bool GpuJoinThetaCoding(OpExpr *op, GjThetaOp *thetaop,
+							   GpuJoinKeyCoding *left, GpuJoinKeyCoding *right);
+extern bool GpuJoinKeyValue(Datum value, const GpuJoinKeyCoding *coding,
+							FmgrInfo *hash, Oid collation, int64 *result);
+extern bool GpuJoinKeysAreExact(List *key_bits, bool any_hashed);
 extern uint64 GpuJoinPackKeys(const int64 *values, const int *bits, int nkeys,
 							  bool exact);
 
 /*
- * The signed 64-bit value of a non-NULL key datum; inline because it runs
- * once per key per row
+ * The order-preserving uint64 of an exact key value, for theta joins:
+ * unsigned order of the results is SQL order
  */
-static inline int64
-GpuJoinKeyToInt64(Datum value, GpuJoinKeyKind kind)
+static inline uint64
+GpuJoinOrderedKey(int64 value)
 {
-	switch (kind)
-	{
-		case GPUJOIN_KEY_INT2:
-			return (int64) DatumGetInt16(value);
-		case GPUJOIN_KEY_INT4:
-		case GPUJOIN_KEY_DATE:	/* DateADT is an int32 */
-			return (int64) DatumGetInt32(value);
-		case GPUJOIN_KEY_INT8:
-			return DatumGetInt64(value);
-		default:
-			break;
-	}
-	elog(ERROR, "gpujoin: key of kind %d has no equality encoding", (int) kind);
-	return 0;					/* keep compiler quiet */
+	return (uint64) value ^ (UINT64CONST(1) << 63);
 }
 
 /*

@@ -3,17 +3,37 @@
  * keys.c
  *	  Join key encoding: SQL values to the kernels' uint64 keys
  *
- * The kernels compare one uint64 per row (cuda/gpujoin_kernels.h).  A join
- * on one key clause encodes the value as a signed 64-bit integer, which is
- * exact: two keys are equal exactly when the SQL operator says so.  This
- * holds across int2, int4 and int8 (int4 = int8 compares the values as
- * int8, as int48eq does), and for date = date.
+ * The kernels compare one uint64 per row (cuda/gpujoin_kernels.h).  Each
+ * side of a key clause has a coding (GpuJoinKeyCoding), chosen by the
+ * planner from the function behind the clause's operator, that turns a
+ * non-NULL value into a signed 64-bit integer:
  *
- * Several key clauses are packed side by side when their widths add up to
- * 64 bits or less (two int4 keys, or int2 + int4 ...), the first clause in
- * the highest bits.  Wider combinations are hashed into one uint64; then
- * unequal keys may collide, and the planner puts the key clauses into the
- * join filter so that every match is rechecked on the CPU.
+ *	- exact codings, where two values are equal under the operator exactly
+ *	  when their integers are: the integers, oid, bool, date, time,
+ *	  timestamp and timestamptz as the integers they are stored as; float4
+ *	  and float8 in PostgreSQL's float order (-0 = 0, NaN = NaN, NaN above
+ *	  everything); numeric with a declared scale as the value times 10^scale
+ *	  when its digits fit 18 (1.0 = 1.00); and the cross-type equalities of
+ *	  PostgreSQL's operator families: integers of any width compare as int8
+ *	  (int48eq), float4 with float8 as float8 (float48eq), date with
+ *	  timestamp as a timestamp, date or timestamp with timestamptz as a
+ *	  timestamptz in the session's time zone (date_eq_timestamptz ...).
+ *	  The integers preserve SQL order, so they also serve theta joins and
+ *	  sorted output;
+ *	- hashed codings, for every other equality with a hash operator family
+ *	  (text, varchar, bpchar with its trailing-space rule, bytea, uuid,
+ *	  numeric without a usable scale, interval, arrays ...): the value's
+ *	  hash under the family's own hash function, which the family promises
+ *	  is equal for equal values.  Unequal values may collide, so the planner
+ *	  rechecks the clause on the CPU.  Only deterministic collations:
+ *	  under a nondeterministic one, equal strings can differ in bytes, and
+ *	  the clause gets no GPU path.
+ *
+ * Several exact key clauses are packed side by side when their widths add
+ * up to 64 bits or less (two int4 keys, or int2 + int4 ...), the first
+ * clause in the highest bits.  Wider combinations, and any hashed clause,
+ * make the row's key a hash of all its clause values; then every key clause
+ * is rechecked on the CPU.
  *
  * Exact keys also preserve order: each value is offset by 2^(bits-1), so
  * that the signed range of its type maps onto the unsigned range of its
@@ -36,17 +56,26 @@
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "common.h"				/* gj_hash64, shared with the kernels */
+#include "fmgr.h"
 #include "gpujoin.h"
+#include "nodes/nodeFuncs.h"
 #include "nodes/value.h"
+#include "utils/date.h"
+#include "utils/fmgrprotos.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/numeric.h"
+#include "utils/timestamp.h"
+
+/* numeric: at most this many decimal digits once scaled (10^18 < 2^63) */
+#define GPUJOIN_NUMERIC_MAX_DIGITS	18
 
 /*
- * How values of this type are encoded, or GPUJOIN_KEY_NONE when there is no
- * exact encoding (yet).  Domains are encoded as their base type.
+ * The exact coding of values of this type, or GPUJOIN_KEY_NONE.  Domains
+ * are encoded as their base type.
  */
-GpuJoinKeyKind
-GpuJoinKeyKindOf(Oid typid)
+static GpuJoinKeyKind
+KindOfType(Oid typid)
 {
 	switch (getBaseType(typid))
 	{
@@ -56,24 +85,33 @@ GpuJoinKeyKindOf(Oid typid)
 			return GPUJOIN_KEY_INT4;
 		case INT8OID:
 			return GPUJOIN_KEY_INT8;
+		case OIDOID:
+			return GPUJOIN_KEY_OID;
+		case BOOLOID:
+			return GPUJOIN_KEY_BOOL;
 		case DATEOID:
 			return GPUJOIN_KEY_DATE;
-		case FLOAT4OID:
-			return GPUJOIN_KEY_FLOAT4;
-		case FLOAT8OID:
-			return GPUJOIN_KEY_FLOAT8;
+		case TIMEOID:
+			return GPUJOIN_KEY_TIME;
 		case TIMESTAMPOID:
 			return GPUJOIN_KEY_TIMESTAMP;
 		case TIMESTAMPTZOID:
 			return GPUJOIN_KEY_TIMESTAMPTZ;
+		case FLOAT4OID:
+			return GPUJOIN_KEY_FLOAT4;
+		case FLOAT8OID:
+			return GPUJOIN_KEY_FLOAT8;
+		case NUMERICOID:
+			return GPUJOIN_KEY_NUMERIC;
 		default:
 			return GPUJOIN_KEY_NONE;
 	}
 }
 
 /*
- * Kinds whose values compare with each other: the integers (as int8), the
- * floats (as float8), and each date/time type with itself
+ * Kinds whose values compare with each other under one coding: the
+ * integers (as int8), the floats (as float8), and each other type with
+ * itself
  */
 static int
 KindDomain(GpuJoinKeyKind kind)
@@ -87,157 +125,89 @@ KindDomain(GpuJoinKeyKind kind)
 		case GPUJOIN_KEY_FLOAT4:
 		case GPUJOIN_KEY_FLOAT8:
 			return 2;
-		case GPUJOIN_KEY_DATE:
-			return 3;
-		case GPUJOIN_KEY_TIMESTAMP:
-			return 4;
-		case GPUJOIN_KEY_TIMESTAMPTZ:
-			return 5;
 		case GPUJOIN_KEY_NONE:
-			break;
-	}
-	return 0;
-}
-
-/*
- * Is opno one of <, <=, >, >= of the default btree order of its types, with
- * an order-preserving encoding (GpuJoinOrderedKey) for both?  *op gets it as
- * "left OP right".
- *
- * The default operator family of the left type decides, so an operator of
- * some other (say, reversed) ordering is not mistaken for "<".
- */
-bool
-GpuJoinThetaOperator(Oid opno, Oid lefttype, Oid righttype, GjThetaOp *op)
-{
-	GpuJoinKeyKind lkind = GpuJoinKeyKindOf(lefttype);
-	GpuJoinKeyKind rkind = GpuJoinKeyKindOf(righttype);
-	Oid			opclass;
-	Oid			family;
-	List	   *interps;
-	ListCell   *lc;
-
-	if (KindDomain(lkind) == 0 || KindDomain(lkind) != KindDomain(rkind))
-		return false;
-	opclass = GetDefaultOpClass(getBaseType(lefttype), BTREE_AM_OID);
-	if (!OidIsValid(opclass))
-		return false;
-	family = get_opclass_family(opclass);
-
-	interps = get_op_btree_interpretation(opno);
-	foreach(lc, interps)
-	{
-		OpBtreeInterpretation *interp = lfirst(lc);
-
-		if (interp->opfamily_id != family)
-			continue;
-		switch (interp->strategy)
-		{
-			case BTLessStrategyNumber:
-				*op = GJ_THETA_LT;
-				return true;
-			case BTLessEqualStrategyNumber:
-				*op = GJ_THETA_LE;
-				return true;
-			case BTGreaterEqualStrategyNumber:
-				*op = GJ_THETA_GE;
-				return true;
-			case BTGreaterStrategyNumber:
-				*op = GJ_THETA_GT;
-				return true;
-			default:
-				return false;	/* equality goes to the hash join */
-		}
-	}
-	return false;
-}
-
-/*
- * The order-preserving uint64 of a non-NULL value, for theta joins:
- * unsigned order of the results is the SQL order of the values
- *
- * Integers, dates and timestamps are signed 64-bit integers with the sign
- * bit flipped.  Floats follow PostgreSQL's float order, in which -0 equals
- * 0 and NaN equals NaN and is greater than every other value: -0 becomes 0,
- * NaN the largest key, and the IEEE bits are mapped the usual way (flip
- * all bits of a negative number, the sign bit of a positive one), which
- * keeps -Infinity and Infinity at the ends.
- */
-uint64
-GpuJoinOrderedKey(Datum value, GpuJoinKeyKind kind)
-{
-	const uint64 sign = UINT64CONST(1) << 63;
-	int64		ivalue;
-	double		fvalue;
-	uint64		bits;
-
-	switch (kind)
-	{
-		case GPUJOIN_KEY_INT2:
-			ivalue = DatumGetInt16(value);
-			break;
-		case GPUJOIN_KEY_INT4:
-		case GPUJOIN_KEY_DATE:
-			ivalue = DatumGetInt32(value);
-			break;
-		case GPUJOIN_KEY_INT8:
-		case GPUJOIN_KEY_TIMESTAMP:
-		case GPUJOIN_KEY_TIMESTAMPTZ:
-			ivalue = DatumGetInt64(value);
-			break;
-		case GPUJOIN_KEY_FLOAT4:
-		case GPUJOIN_KEY_FLOAT8:
-			fvalue = (kind == GPUJOIN_KEY_FLOAT4) ?
-				(double) DatumGetFloat4(value) : DatumGetFloat8(value);
-			if (isnan(fvalue))
-				return PG_UINT64_MAX;
-			if (fvalue == 0.0)
-				fvalue = 0.0;	/* -0 is 0 */
-			memcpy(&bits, &fvalue, sizeof(bits));
-			return (bits & sign) ? ~bits : (bits | sign);
+		case GPUJOIN_KEY_HASHED:
+			return 0;
 		default:
-			elog(ERROR, "gpujoin: key of kind %d has no order-preserving encoding",
-				 (int) kind);
-			return 0;			/* keep compiler quiet */
+			return 100 + (int) kind;
 	}
-	return (uint64) ivalue ^ sign;
 }
 
 /*
- * Bits a value of this kind takes in a packed key
+ * Bits a value of this coding takes in a packed key
  */
-int
-GpuJoinKeyKindBits(GpuJoinKeyKind kind)
+static int
+KindBits(GpuJoinKeyKind kind)
 {
 	switch (kind)
 	{
+		case GPUJOIN_KEY_BOOL:
+			return 8;
 		case GPUJOIN_KEY_INT2:
 			return 16;
 		case GPUJOIN_KEY_INT4:
+		case GPUJOIN_KEY_OID:
 		case GPUJOIN_KEY_DATE:
 			return 32;
-		case GPUJOIN_KEY_INT8:
-			return 64;
 		default:
-			break;				/* no equality encoding (yet) */
+			return 64;
 	}
-	return 0;
 }
 
 /*
- * Is opno an equality whose result is exactly "the encoded keys are equal"?
+ * The decimal scale both sides of a numeric comparison are brought to, or
+ * -1 when a side has no declared scale (numeric without a typmod, or an
+ * expression) or the scaled values might not fit 18 digits
+ */
+static int
+NumericCommonScale(Node *left, Node *right)
+{
+	int			scale = 0;
+	int			digits = 0;		/* before the decimal point */
+	Node	   *args[2] = {left, right};
+
+	for (int i = 0; i < 2; i++)
+	{
+		int32		typmod = exprTypmod(args[i]);
+		Oid			type = exprType(args[i]);
+
+		if (typmod < 0 && type != NUMERICOID)
+			getBaseTypeAndTypmod(type, &typmod);	/* a domain over numeric(p,s) */
+		if (typmod < (int32) VARHDRSZ)
+			return -1;
+		typmod -= VARHDRSZ;
+		/* numeric(p,s): p in the high 16 bits, s (maybe negative) in the low */
+		scale = Max(scale, Max((int16) (typmod & 0xffff), 0));
+		digits = Max(digits, ((typmod >> 16) & 0xffff) - (int16) (typmod & 0xffff));
+	}
+	if (digits + scale > GPUJOIN_NUMERIC_MAX_DIGITS)
+		return -1;
+	return scale;
+}
+
+/*
+ * How the two arguments of an equality clause are encoded, and the bits the
+ * clause takes in a packed key; false when the device cannot evaluate it
  *
- * Checked by the function behind the operator rather than by operator OID,
- * so that every cross-type variant of integer equality is recognized and
- * nothing else is (a user-defined "=" on int4 with other semantics is not).
+ * Exactness is decided by the function behind the operator rather than by
+ * operator OID, so that every cross-type variant is recognized and nothing
+ * else is (a user-defined "=" on int4 with other semantics is not).
  */
 bool
-GpuJoinKeyOperatorIsExact(Oid opno, Oid lefttype, Oid righttype)
+GpuJoinEqualityCoding(OpExpr *op, GpuJoinKeyCoding *left,
+					  GpuJoinKeyCoding *right, int *bits)
 {
-	Oid			ltype = getBaseType(lefttype);
-	Oid			rtype = getBaseType(righttype);
+	Node	   *larg = linitial(op->args);
+	Node	   *rarg = lsecond(op->args);
+	GpuJoinKeyKind lkind = KindOfType(exprType(larg));
+	GpuJoinKeyKind rkind = KindOfType(exprType(rarg));
+	bool		exact;
+	RegProcedure lhash;
+	RegProcedure rhash;
 
-	switch (get_opcode(opno))
+	memset(left, 0, sizeof(*left));
+	memset(right, 0, sizeof(*right));
+	switch (get_opcode(op->opno))
 	{
 		case F_INT2EQ:
 		case F_INT4EQ:
@@ -248,27 +218,287 @@ GpuJoinKeyOperatorIsExact(Oid opno, Oid lefttype, Oid righttype)
 		case F_INT82EQ:
 		case F_INT48EQ:
 		case F_INT84EQ:
-			return (ltype == INT2OID || ltype == INT4OID || ltype == INT8OID) &&
-				(rtype == INT2OID || rtype == INT4OID || rtype == INT8OID);
+		case F_FLOAT4EQ:
+		case F_FLOAT8EQ:
+		case F_FLOAT48EQ:
+		case F_FLOAT84EQ:
+			exact = KindDomain(lkind) != 0 && KindDomain(lkind) == KindDomain(rkind) &&
+				KindDomain(lkind) <= 2;
+			break;
+		case F_OIDEQ:
+		case F_BOOLEQ:
 		case F_DATE_EQ:
-			return ltype == DATEOID && rtype == DATEOID;
+		case F_TIME_EQ:
+		case F_TIMESTAMP_EQ:
+		case F_TIMESTAMPTZ_EQ:
+			exact = lkind != GPUJOIN_KEY_NONE && lkind == rkind;
+			break;
+		case F_NUMERIC_EQ:
+			exact = lkind == GPUJOIN_KEY_NUMERIC && rkind == GPUJOIN_KEY_NUMERIC &&
+				(left->arg = right->arg = NumericCommonScale(larg, rarg)) >= 0;
+			break;
+		case F_DATE_EQ_TIMESTAMP:
+		case F_TIMESTAMP_EQ_DATE:
+		case F_DATE_EQ_TIMESTAMPTZ:
+		case F_TIMESTAMPTZ_EQ_DATE:
+		case F_TIMESTAMP_EQ_TIMESTAMPTZ:
+		case F_TIMESTAMPTZ_EQ_TIMESTAMP:
+			/* the narrower type converts to the wider one, as the function does */
+			exact = (lkind == GPUJOIN_KEY_DATE || lkind == GPUJOIN_KEY_TIMESTAMP ||
+					 lkind == GPUJOIN_KEY_TIMESTAMPTZ) &&
+				(rkind == GPUJOIN_KEY_DATE || rkind == GPUJOIN_KEY_TIMESTAMP ||
+				 rkind == GPUJOIN_KEY_TIMESTAMPTZ) && lkind != rkind;
+			if (exact)
+			{
+				GpuJoinKeyKind wider = Max(lkind, rkind);
+				GpuJoinKeyKind *narrow = (lkind < rkind) ? &lkind : &rkind;
+
+				StaticAssertStmt(GPUJOIN_KEY_DATE < GPUJOIN_KEY_TIMESTAMP &&
+								 GPUJOIN_KEY_TIMESTAMP < GPUJOIN_KEY_TIMESTAMPTZ,
+								 "date/time kinds must be ordered by width");
+				if (wider == GPUJOIN_KEY_TIMESTAMP)
+					*narrow = GPUJOIN_KEY_DATE_AS_TIMESTAMP;
+				else if (*narrow == GPUJOIN_KEY_DATE)
+					*narrow = GPUJOIN_KEY_DATE_AS_TIMESTAMPTZ;
+				else
+					*narrow = GPUJOIN_KEY_TIMESTAMP_AS_TIMESTAMPTZ;
+			}
+			break;
 		default:
-			return false;
+			exact = false;
+			break;
 	}
+
+	if (exact)
+	{
+		left->kind = lkind;
+		right->kind = rkind;
+		*bits = Max(KindBits(lkind), KindBits(rkind));
+		return true;
+	}
+
+	/* hashed: the operator's hash family, under a deterministic collation */
+	if (!op_hashjoinable(op->opno, exprType(larg)) ||
+		!get_op_hash_functions(op->opno, &lhash, &rhash))
+		return false;
+	if (OidIsValid(op->inputcollid) && !get_collation_isdeterministic(op->inputcollid))
+		return false;
+	left->kind = right->kind = GPUJOIN_KEY_HASHED;
+	left->arg = (int32) lhash;
+	right->arg = (int32) rhash;
+	*bits = 64;
+	return true;
 }
 
 /*
- * Do keys packed with these widths (an integer List) compare exactly?
+ * Is op one of <, <=, >, >= of the default btree order of its types, with
+ * an order-preserving coding for both arguments?  *thetaop gets it as
+ * "left OP right".
+ *
+ * The default operator family of the left type decides, so an operator of
+ * some other (say, reversed) ordering is not mistaken for "<".
  */
 bool
-GpuJoinKeysAreExact(List *key_bits)
+GpuJoinThetaCoding(OpExpr *op, GjThetaOp *thetaop, GpuJoinKeyCoding *left,
+				   GpuJoinKeyCoding *right)
+{
+	Node	   *larg = linitial(op->args);
+	Node	   *rarg = lsecond(op->args);
+	GpuJoinKeyKind lkind = KindOfType(exprType(larg));
+	GpuJoinKeyKind rkind = KindOfType(exprType(rarg));
+	Oid			opclass;
+	Oid			family;
+	List	   *interps;
+	ListCell   *lc;
+
+	if (KindDomain(lkind) == 0 || KindDomain(lkind) != KindDomain(rkind))
+		return false;
+	memset(left, 0, sizeof(*left));
+	memset(right, 0, sizeof(*right));
+	left->kind = lkind;
+	right->kind = rkind;
+	if (lkind == GPUJOIN_KEY_NUMERIC &&
+		(left->arg = right->arg = NumericCommonScale(larg, rarg)) < 0)
+		return false;
+
+	opclass = GetDefaultOpClass(getBaseType(exprType(larg)), BTREE_AM_OID);
+	if (!OidIsValid(opclass))
+		return false;
+	family = get_opclass_family(opclass);
+
+	interps = get_op_btree_interpretation(op->opno);
+	foreach(lc, interps)
+	{
+		OpBtreeInterpretation *interp = lfirst(lc);
+
+		if (interp->opfamily_id != family)
+			continue;
+		switch (interp->strategy)
+		{
+			case BTLessStrategyNumber:
+				*thetaop = GJ_THETA_LT;
+				return true;
+			case BTLessEqualStrategyNumber:
+				*thetaop = GJ_THETA_LE;
+				return true;
+			case BTGreaterEqualStrategyNumber:
+				*thetaop = GJ_THETA_GE;
+				return true;
+			case BTGreaterStrategyNumber:
+				*thetaop = GJ_THETA_GT;
+				return true;
+			default:
+				return false;	/* equality goes to the hash join */
+		}
+	}
+	return false;
+}
+
+/*
+ * A float in PostgreSQL's float order as a signed 64-bit integer: -0 is 0,
+ * NaN equals NaN and is above every other value (INT64_MAX); otherwise the
+ * IEEE bits mapped the usual way (flip all bits of a negative number, the
+ * sign bit of a positive one), which keeps -Infinity and Infinity at the
+ * ends, and then shifted into the signed range
+ */
+static int64
+FloatKey(double value)
+{
+	const uint64 sign = UINT64CONST(1) << 63;
+	uint64		bits;
+
+	if (isnan(value))
+		return PG_INT64_MAX;
+	if (value == 0.0)
+		value = 0.0;			/* -0 is 0 */
+	memcpy(&bits, &value, sizeof(bits));
+	bits = (bits & sign) ? ~bits : (bits | sign);
+	/* the largest finite and infinite values stay below NaN's key */
+	return (int64) (bits ^ sign);
+}
+
+/*
+ * numeric with a declared scale: the value times 10^scale, exact; NaN above
+ * everything and the infinities (which a typmod keeps out of tables, but an
+ * expression's declared typmod might not) at the ends below it
+ */
+static int64
+NumericKey(Numeric num, int scale)
+{
+	Numeric		scaled;
+	bool		error = false;
+
+	if (numeric_is_nan(num))
+		return PG_INT64_MAX;
+	if (numeric_is_inf(num))
+		return DatumGetBool(DirectFunctionCall2(numeric_gt, NumericGetDatum(num),
+												NumericGetDatum(int64_to_numeric(0)))) ?
+			PG_INT64_MAX - 1 : PG_INT64_MIN;
+	scaled = num;
+	if (scale > 0)
+	{
+		int64		power = 1;
+
+		for (int i = 0; i < scale; i++)
+			power *= 10;
+		scaled = numeric_mul_opt_error(num, int64_to_numeric(power), &error);
+	}
+	if (!error)
+	{
+		Datum		rounded = DirectFunctionCall2(numeric_round,
+												  NumericGetDatum(scaled),
+												  Int32GetDatum(0));
+
+		/* more digits than the typmod allowed: not exact, so not ours */
+		if (DatumGetBool(DirectFunctionCall2(numeric_eq, rounded,
+											 NumericGetDatum(scaled))))
+			return DatumGetInt64(DirectFunctionCall1(numeric_int8, rounded));
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("gpujoin: numeric join key does not fit its declared scale %d", scale),
+			 errhint("Set gpujoin.enabled = off for this query.")));
+	return 0;					/* keep compiler quiet */
+}
+
+/*
+ * The signed 64-bit integer of a non-NULL key value, under its coding
+ *
+ * Returns false when the value equals nothing on the other side (a date
+ * beyond the timestamp range): the row then matches no row, as with a NULL.
+ * hash is the looked-up hash function of a hashed coding (else unused),
+ * collation the clause's input collation.  May allocate in the current
+ * memory context (numeric arithmetic, detoasting for a hash).
+ */
+bool
+GpuJoinKeyValue(Datum value, const GpuJoinKeyCoding *coding, FmgrInfo *hash,
+				Oid collation, int64 *result)
+{
+	int			overflow = 0;
+
+	switch (coding->kind)
+	{
+		case GPUJOIN_KEY_INT2:
+			*result = DatumGetInt16(value);
+			break;
+		case GPUJOIN_KEY_INT4:
+		case GPUJOIN_KEY_DATE:
+			*result = DatumGetInt32(value);
+			break;
+		case GPUJOIN_KEY_INT8:
+		case GPUJOIN_KEY_TIME:
+		case GPUJOIN_KEY_TIMESTAMP:
+		case GPUJOIN_KEY_TIMESTAMPTZ:
+			*result = DatumGetInt64(value);
+			break;
+		case GPUJOIN_KEY_OID:
+			/* unsigned: shifted into the signed range, keeping order */
+			*result = (int64) DatumGetObjectId(value) - ((int64) 1 << 31);
+			break;
+		case GPUJOIN_KEY_BOOL:
+			*result = DatumGetBool(value) ? 1 : 0;
+			break;
+		case GPUJOIN_KEY_FLOAT4:
+			*result = FloatKey((double) DatumGetFloat4(value));
+			break;
+		case GPUJOIN_KEY_FLOAT8:
+			*result = FloatKey(DatumGetFloat8(value));
+			break;
+		case GPUJOIN_KEY_NUMERIC:
+			*result = NumericKey(DatumGetNumeric(value), coding->arg);
+			break;
+		case GPUJOIN_KEY_DATE_AS_TIMESTAMP:
+			*result = date2timestamp_opt_overflow(DatumGetDateADT(value), &overflow);
+			break;
+		case GPUJOIN_KEY_DATE_AS_TIMESTAMPTZ:
+			*result = date2timestamptz_opt_overflow(DatumGetDateADT(value), &overflow);
+			break;
+		case GPUJOIN_KEY_TIMESTAMP_AS_TIMESTAMPTZ:
+			*result = timestamp2timestamptz_opt_overflow(DatumGetTimestamp(value), &overflow);
+			break;
+		case GPUJOIN_KEY_HASHED:
+			*result = (int64) DatumGetUInt32(FunctionCall1Coll(hash, collation, value));
+			break;
+		case GPUJOIN_KEY_NONE:
+			elog(ERROR, "gpujoin: join key without a coding");
+	}
+	/* beyond the wider type's range: greater or less than all of it */
+	return overflow == 0;
+}
+
+/*
+ * Do keys packed with these widths (an integer List) compare exactly?  Any
+ * hashed clause, or more than 64 bits, makes them hashed.
+ */
+bool
+GpuJoinKeysAreExact(List *key_bits, bool any_hashed)
 {
 	int			total = 0;
 	ListCell   *lc;
 
 	foreach(lc, key_bits)
 		total += lfirst_int(lc);
-	return total <= 64;
+	return !any_hashed && total <= 64;
 }
 
 /*

@@ -4,18 +4,23 @@
  *	  Offer GPU join paths to the planner and turn the chosen one into a plan
  *
  * set_join_pathlist_hook is called for every (outer, inner) split of every
- * join relation, after PostgreSQL has added its own paths.  For an inner
- * join with at least one equality clause whose keys have an exact encoding
- * (keys.c), we add one GpuHashJoin CustomPath over the cheapest unparameterized
- * paths of both sides.  add_path() keeps it only if it is cheaper than what
- * is there, so a join the GPU would not speed up stays on the CPU.
+ * join relation, after PostgreSQL has added its own paths.  For a join (of
+ * any type but the planner's unique-ified ones) with at least one equality
+ * clause whose keys have a coding (keys.c), we add a GpuHashJoin and a
+ * GpuMergeJoin CustomPath over the cheapest unparameterized paths of both
+ * sides; without one, comparisons make a GpuThetaJoin.  add_path() keeps a
+ * path only if it is cheaper than what is there, so a join the GPU would
+ * not speed up stays on the CPU.
  *
  * Clause analysis splits extra->restrictlist into
- *	- key clauses: equality with an exact key encoding, evaluated on the
- *	  device (packed into one uint64 per row; see keys.c), and
+ *	- key clauses: equality with a key coding, evaluated on the device
+ *	  (packed into one uint64 per row; see keys.c),
  *	- join quals: everything else, rechecked on the CPU on each matched pair,
  *	  like a hash join's Join Filter.  When the keys do not pack into 64
- *	  bits they are hashed, and then the key clauses are rechecked too.
+ *	  bits, or a key's coding is a hash (text, uuid ...), the row's key is
+ *	  hashed, and then the key clauses are rechecked too, and
+ *	- for outer joins, the clauses pushed down from above, which filter the
+ *	  joined rows (the plan's qual).
  *
  * The plan: a CustomScan whose custom_plans are [outer, inner], whose
  * custom_scan_tlist is the outer child's targetlist followed by the inner
@@ -89,6 +94,7 @@ typedef enum GpuJoinPathPrivateIndex
 	GpuJoinPathThetaOps,		/* Integer list: GjThetaOp per clause */
 	GpuJoinPathJoinType,		/* Integer: JoinType */
 	GpuJoinPathOtherQuals,		/* List of Expr: the plan's qual */
+	GpuJoinPathKeyCodings,		/* Integer list: 4 per key clause */
 } GpuJoinPathPrivateIndex;
 
 /* What ExtractJoinClauses found in a restrictlist */
@@ -98,6 +104,9 @@ typedef struct GpuJoinClauses
 	List	   *key_clauses;	/* their OpExprs */
 	List	   *outer_is_left;	/* Integer list: 1 if arg 1 is the outer side */
 	List	   *key_bits;		/* Integer list: bits in the packed key */
+	List	   *codings;		/* Integer list: per key clause, the outer
+								 * side's kind and arg, then the inner's */
+	bool		hashed;			/* some key clause has a hashed coding */
 	bool		exact;			/* packed keys compare exactly */
 	List	   *theta_ops;		/* theta joins: GjThetaOp per key clause, as
 								 * inner OP outer; NIL for equi-joins */
@@ -204,32 +213,37 @@ DeviceJoinOpClause(RestrictInfo *rinfo, RelOptInfo *outerrel,
 	return op;
 }
 
+/* Add one key clause's codings, outer side first, to clauses->codings */
+static void
+AddCodings(GpuJoinClauses *clauses, bool outer_is_left,
+		   const GpuJoinKeyCoding *left, const GpuJoinKeyCoding *right)
+{
+	const GpuJoinKeyCoding *outer = outer_is_left ? left : right;
+	const GpuJoinKeyCoding *inner = outer_is_left ? right : left;
+
+	clauses->codings = lappend_int(clauses->codings, outer->kind);
+	clauses->codings = lappend_int(clauses->codings, outer->arg);
+	clauses->codings = lappend_int(clauses->codings, inner->kind);
+	clauses->codings = lappend_int(clauses->codings, inner->arg);
+	if (outer->kind == GPUJOIN_KEY_HASHED)
+		clauses->hashed = true;
+}
+
 /*
  * Is rinfo an equality the device can evaluate between outerrel and innerrel?
  *
  * On success, *outer_is_left says which argument comes from the outer side,
- * and *bits how wide the key is once packed.
+ * *left and *right how each argument is encoded, and *bits how wide the key
+ * is once packed.
  */
 static bool
 IsDeviceKeyClause(RestrictInfo *rinfo, RelOptInfo *outerrel,
-				  RelOptInfo *innerrel, bool *outer_is_left, int *bits)
+				  RelOptInfo *innerrel, bool *outer_is_left,
+				  GpuJoinKeyCoding *left, GpuJoinKeyCoding *right, int *bits)
 {
 	OpExpr	   *op = DeviceJoinOpClause(rinfo, outerrel, innerrel, outer_is_left);
-	GpuJoinKeyKind lkind;
-	GpuJoinKeyKind rkind;
 
-	if (op == NULL)
-		return false;
-	lkind = GpuJoinKeyKindOf(exprType(linitial(op->args)));
-	rkind = GpuJoinKeyKindOf(exprType(lsecond(op->args)));
-	if (lkind == GPUJOIN_KEY_NONE || rkind == GPUJOIN_KEY_NONE ||
-		!GpuJoinKeyOperatorIsExact(op->opno, exprType(linitial(op->args)),
-								   exprType(lsecond(op->args))))
-		return false;
-
-	/* int4 = int8 compares as int8: the wider type sets the width */
-	*bits = Max(GpuJoinKeyKindBits(lkind), GpuJoinKeyKindBits(rkind));
-	return true;
+	return op != NULL && GpuJoinEqualityCoding(op, left, right, bits);
 }
 
 /*
@@ -261,12 +275,16 @@ ExtractJoinClauses(List *restrictlist, RelOptInfo *joinrel, JoinType jointype,
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 		bool		outer_is_left;
+		GpuJoinKeyCoding left;
+		GpuJoinKeyCoding right;
 		int			bits;
 
 		if (IsOtherQual(rinfo, joinrel, jointype))
 			clauses->other_quals = lappend(clauses->other_quals, rinfo->clause);
-		else if (IsDeviceKeyClause(rinfo, outerrel, innerrel, &outer_is_left, &bits))
+		else if (IsDeviceKeyClause(rinfo, outerrel, innerrel, &outer_is_left,
+								   &left, &right, &bits))
 		{
+			AddCodings(clauses, outer_is_left, &left, &right);
 			clauses->key_rinfos = lappend(clauses->key_rinfos, rinfo);
 			clauses->key_clauses = lappend(clauses->key_clauses, rinfo->clause);
 			clauses->outer_is_left = lappend_int(clauses->outer_is_left, outer_is_left);
@@ -279,7 +297,7 @@ ExtractJoinClauses(List *restrictlist, RelOptInfo *joinrel, JoinType jointype,
 		return false;
 
 	/* hashed keys may collide: then every key clause is rechecked too */
-	clauses->exact = GpuJoinKeysAreExact(clauses->key_bits);
+	clauses->exact = GpuJoinKeysAreExact(clauses->key_bits, clauses->hashed);
 	if (!clauses->exact)
 		clauses->join_quals = list_concat(list_copy(clauses->key_clauses),
 										  clauses->join_quals);
@@ -292,13 +310,12 @@ ExtractJoinClauses(List *restrictlist, RelOptInfo *joinrel, JoinType jointype,
  */
 static bool
 IsThetaClause(RestrictInfo *rinfo, RelOptInfo *outerrel, RelOptInfo *innerrel,
-			  bool *outer_is_left, GjThetaOp *op)
+			  bool *outer_is_left, GjThetaOp *op, GpuJoinKeyCoding *left,
+			  GpuJoinKeyCoding *right)
 {
 	OpExpr	   *opexpr = DeviceJoinOpClause(rinfo, outerrel, innerrel, outer_is_left);
 
-	if (opexpr == NULL ||
-		!GpuJoinThetaOperator(opexpr->opno, exprType(linitial(opexpr->args)),
-							  exprType(lsecond(opexpr->args)), op))
+	if (opexpr == NULL || !GpuJoinThetaCoding(opexpr, op, left, right))
 		return false;
 
 	/* written "outer OP inner": as "inner OP' outer" the comparison turns */
@@ -342,10 +359,12 @@ ExtractThetaClauses(List *restrictlist, RelOptInfo *joinrel, JoinType jointype,
 	List	   *others = NIL;
 	List	   *is_left = NIL;
 	List	   *ops = NIL;
+	List	   *codings = NIL;	/* per comparison, a GpuJoinKeyCoding pair */
 	Node	   *band_expr = NULL;
 	ListCell   *lc;
 	ListCell   *lc2;
 	ListCell   *lc3;
+	int			i;
 
 	memset(clauses, 0, sizeof(*clauses));
 	foreach(lc, restrictlist)
@@ -353,11 +372,14 @@ ExtractThetaClauses(List *restrictlist, RelOptInfo *joinrel, JoinType jointype,
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 		bool		outer_is_left;
 		GjThetaOp	op;
+		GpuJoinKeyCoding *pair = palloc(2 * sizeof(GpuJoinKeyCoding));
 
 		if (IsOtherQual(rinfo, joinrel, jointype))
 			clauses->other_quals = lappend(clauses->other_quals, rinfo->clause);
-		else if (IsThetaClause(rinfo, outerrel, innerrel, &outer_is_left, &op))
+		else if (IsThetaClause(rinfo, outerrel, innerrel, &outer_is_left, &op,
+							   &pair[0], &pair[1]))
 		{
+			codings = lappend(codings, pair);
 			thetas = lappend(thetas, rinfo);
 			is_left = lappend_int(is_left, outer_is_left);
 			ops = lappend_int(ops, op);
@@ -389,9 +411,11 @@ ExtractThetaClauses(List *restrictlist, RelOptInfo *joinrel, JoinType jointype,
 		}
 	}
 
+	i = 0;
 	forthree(lc, thetas, lc2, is_left, lc3, ops)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		GpuJoinKeyCoding *pair = list_nth(codings, i++);
 		bool		take;
 
 		if (variant == GJ_VARIANT_BAND)
@@ -405,6 +429,7 @@ ExtractThetaClauses(List *restrictlist, RelOptInfo *joinrel, JoinType jointype,
 			clauses->key_clauses = lappend(clauses->key_clauses, rinfo->clause);
 			clauses->outer_is_left = lappend_int(clauses->outer_is_left, lfirst_int(lc2));
 			clauses->theta_ops = lappend_int(clauses->theta_ops, lfirst_int(lc3));
+			AddCodings(clauses, lfirst_int(lc2), &pair[0], &pair[1]);
 		}
 		else
 			clauses->join_quals = lappend(clauses->join_quals, rinfo->clause);
@@ -541,9 +566,19 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	startup_cost = outer_path->startup_cost + inner_path->total_cost;
 	run_cost = outer_path->total_cost - outer_path->startup_cost;
 
-	/* host: column batches */
+	/* host: column batches, and a hash function call per hashed key */
 	startup_cost += inner_rows * (inner_cols + nkeys) * gpujoin_extract_cost;
 	run_cost += outer_rows * (outer_cols + nkeys) * gpujoin_extract_cost;
+	for (int i = 0; i < list_length(clauses->codings); i += 2)
+	{
+		if (list_nth_int(clauses->codings, i) == GPUJOIN_KEY_HASHED)
+		{
+			bool		inner = (i % 4) == 2;
+
+			startup_cost += inner ? inner_rows * cpu_operator_cost : 0.0;
+			run_cost += inner ? 0.0 : outer_rows * cpu_operator_cost;
+		}
+	}
 
 	/*
 	 * The device's work, per key: one pass to build or probe a global table,
@@ -712,6 +747,7 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	cpath->custom_private = lappend(cpath->custom_private, clauses->theta_ops);
 	cpath->custom_private = lappend(cpath->custom_private, makeInteger(jointype));
 	cpath->custom_private = lappend(cpath->custom_private, clauses->other_quals);
+	cpath->custom_private = lappend(cpath->custom_private, clauses->codings);
 
 	add_path(joinrel, &cpath->path);
 }
@@ -860,6 +896,8 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 									list_nth(priv, GpuJoinPathMaterialize));
 	cscan->custom_private = lappend(cscan->custom_private,
 									list_nth(priv, GpuJoinPathThetaOps));
+	cscan->custom_private = lappend(cscan->custom_private,
+									list_nth(priv, GpuJoinPathKeyCodings));
 	cscan->custom_scan_tlist = BuildScanTargetList(outer_plan->targetlist,
 												   inner_plan->targetlist);
 	switch ((GpuJoinStrategy) intVal(list_nth(priv, GpuJoinPathStrategy)))

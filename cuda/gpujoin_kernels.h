@@ -264,6 +264,12 @@ extern const GjKernels gj_cuda_kernels;
  * process.  Returns 0 when there is none, with the reason in err.
  */
 extern int	gj_cuda_device_count(GjError *err);
+
+/*
+ * Benchmarks only (bench_theta.c): inner rows per NLJ tile, a multiple of
+ * GJ_NLJ_TILE_ALIGN that fits the tile's shared memory; 0 = the default
+ */
+extern int	gj_nlj_tile_rows_override;
 extern GjStatus gj_cuda_device_info(int device, GjDeviceInfo *info,
 									GjError *err);
 #endif

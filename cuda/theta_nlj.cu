@@ -672,6 +672,24 @@ CurrentOps(const GjCudaContext *ctx)
 	return ops;
 }
 
+/*
+ * bench_theta.c's tile sweep sets this; 0 (always, in the extension) keeps
+ * gj_nlj_tile_rows()
+ */
+extern "C" int gj_nlj_tile_rows_override = 0;
+
+/* Inner rows of one tile: gj_nlj_tile_rows(), unless a benchmark says */
+static int
+NljTileRows(int nterms)
+{
+	int			rows = gj_nlj_tile_rows_override;
+
+	if (rows <= 0 || rows % GJ_NLJ_TILE_ALIGN != 0 ||
+		(size_t) rows * (nterms * sizeof(uint64_t) + 1) > GJ_NLJ_TILE_BYTES)
+		return gj_nlj_tile_rows(nterms);
+	return rows;
+}
+
 /* The body of the NLJ count, for a chunk that can have matches */
 static GjStatus
 CountChunk(GjCudaContext *ctx, NljState *state, const GjBatch *outer,
@@ -679,7 +697,7 @@ CountChunk(GjCudaContext *ctx, NljState *state, const GjBatch *outer,
 {
 	int64_t		nrows = outer->nrows;
 	int			nterms = ctx->spec.nterms;
-	int			tile_rows = gj_nlj_tile_rows(nterms);
+	int			tile_rows = NljTileRows(nterms);
 	NljOps		ops = CurrentOps(ctx);
 	NljSide		inner_side;
 	NljSide		outer_side;
@@ -768,7 +786,7 @@ NljRetrieve(GjCudaContext *ctx, uint64_t first, int64_t round_size,
 {
 	NljState   *state = (NljState *) ctx->variant_state;
 	int			nterms = ctx->spec.nterms;
-	int			tile_rows = gj_nlj_tile_rows(nterms);
+	int			tile_rows = NljTileRows(nterms);
 	uint64_t	window_end = first + (uint64_t) round_size;
 	NljOps		ops = CurrentOps(ctx);
 	NljSide		inner_side = CurrentSide(state, GJ_SIDE_INNER, state->inner_rows);

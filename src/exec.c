@@ -248,6 +248,17 @@ typedef struct GpuJoinState
 	double		gj_EmitMs;
 } GpuJoinState;
 
+/*
+ * NLJ outer chunks: at most this many comparisons (rows x inner rows x
+ * terms) per chunk on the GPU, about 0.1 s at the H200's rate (theta_nlj.cu
+ * does 2^35 in some 10 ms), and on the CPU twin (about 0.1 s at 10^9 a
+ * second); but never fewer rows than GPUJOIN_NLJ_MIN_CHUNK_ROWS, as each
+ * chunk has a fixed cost
+ */
+#define GPUJOIN_NLJ_CHUNK_COMPARISONS		((double) (INT64CONST(1) << 38))
+#define GPUJOIN_NLJ_CPU_CHUNK_COMPARISONS	((double) (INT64CONST(1) << 27))
+#define GPUJOIN_NLJ_MIN_CHUNK_ROWS			64
+
 static Node *CreateGpuJoinState(CustomScan *cscan);
 static void BeginGpuJoin(CustomScanState *css, EState *estate, int eflags);
 static TupleTableSlot *ExecGpuJoin(CustomScanState *css);
@@ -894,10 +905,28 @@ static bool
 LoadOuterChunk(GpuJoinState *node)
 {
 	GpuJoinSide *outer = &node->gj_Outer;
+	int64		max_rows = outer->max_rows;
+
+	/*
+	 * NLJ compares every pair of a chunk in one count call, which cannot be
+	 * cancelled: chunks of at most GPUJOIN_NLJ_CHUNK_COMPARISONS pairs x
+	 * terms keep each call short (well under a second), and cancel is
+	 * checked between them
+	 */
+	if (node->gj_Spec.variant == GJ_VARIANT_NLJ)
+	{
+		const GjKernels *kernels = node->gj_Device.kernels ?
+			node->gj_Device.kernels : GpuJoinChooseKernels();
+		double		budget = (strcmp(kernels->name, "cpu") == 0) ?
+			GPUJOIN_NLJ_CPU_CHUNK_COMPARISONS : GPUJOIN_NLJ_CHUNK_COMPARISONS;
+		double		per_row = (double) Max(node->gj_Inner.nrows, 1) * Max(outer->nterms, 1);
+
+		max_rows = Min(max_rows, Max((int64) (budget / per_row), GPUJOIN_NLJ_MIN_CHUNK_ROWS));
+	}
 
 	ResetSide(outer);
 	node->gj_OuterMatched = NULL;	/* was in the batch's memory */
-	while (!outer->exhausted && outer->nrows < outer->max_rows)
+	while (!outer->exhausted && outer->nrows < max_rows)
 	{
 		TupleTableSlot *slot = ExecProcNode(outer->ps);
 

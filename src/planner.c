@@ -331,6 +331,108 @@ IsThetaClause(RestrictInfo *rinfo, RelOptInfo *outerrel, RelOptInfo *innerrel,
 	return true;
 }
 
+/*
+ * The lower (or upper) end of BETWEEN SYMMETRIC's range: LEAST(a, b) (or
+ * GREATEST), but NULL when either is NULL, as the range then admits nothing
+ * (LEAST alone would ignore the NULL)
+ */
+static Expr *
+SymmetricBound(Expr *a, Expr *b, bool upper)
+{
+	MinMaxExpr *minmax = makeNode(MinMaxExpr);
+	CaseExpr   *caseexpr = makeNode(CaseExpr);
+	CaseWhen   *when = makeNode(CaseWhen);
+	NullTest   *tests[2];
+
+	minmax->minmaxtype = exprType((Node *) a);
+	minmax->minmaxcollid = exprCollation((Node *) a);
+	minmax->inputcollid = exprCollation((Node *) a);
+	minmax->op = upper ? IS_GREATEST : IS_LEAST;
+	minmax->args = list_make2(copyObject(a), copyObject(b));
+	minmax->location = -1;
+
+	for (int i = 0; i < 2; i++)
+	{
+		tests[i] = makeNode(NullTest);
+		tests[i]->arg = copyObject(i == 0 ? a : b);
+		tests[i]->nulltesttype = IS_NULL;
+		tests[i]->argisrow = false;
+		tests[i]->location = -1;
+	}
+	when->expr = make_orclause(list_make2(tests[0], tests[1]));
+	when->result = (Expr *) makeNullConst(exprType((Node *) a), exprTypmod((Node *) a),
+										  exprCollation((Node *) a));
+	when->location = -1;
+	caseexpr->casetype = exprType((Node *) a);
+	caseexpr->casecollid = exprCollation((Node *) a);
+	caseexpr->arg = NULL;
+	caseexpr->args = list_make1(when);
+	caseexpr->defresult = (Expr *) minmax;
+	caseexpr->location = -1;
+	return (Expr *) caseexpr;
+}
+
+/*
+ * Is clause "x BETWEEN SYMMETRIC a AND b", as the parser expands it:
+ *		(x >= a AND x <= b) OR (x >= b AND x <= a)?
+ * Then the clauses "x >= LEAST(a, b)" and "x <= GREATEST(a, b)" (each NULL
+ * when a or b is) say exactly the same, and each compares one expression of
+ * one side with one of the other, which a theta join can take.  Returns
+ * them as RestrictInfos, or NIL.
+ */
+static List *
+ExpandBetweenSymmetric(PlannerInfo *root, Expr *clause)
+{
+	OpExpr	   *ops[4];
+	int			n = 0;
+	Expr	   *x;
+	Expr	   *a;
+	Expr	   *b;
+	Expr	   *lower;
+	Expr	   *upper;
+	ListCell   *lc1;
+	ListCell   *lc2;
+
+	if (!is_orclause(clause) || list_length(((BoolExpr *) clause)->args) != 2)
+		return NIL;
+	foreach(lc1, ((BoolExpr *) clause)->args)
+	{
+		Expr	   *arm = lfirst(lc1);
+
+		if (!is_andclause(arm) || list_length(((BoolExpr *) arm)->args) != 2)
+			return NIL;
+		foreach(lc2, ((BoolExpr *) arm)->args)
+		{
+			if (!is_opclause(lfirst(lc2)) || list_length(((OpExpr *) lfirst(lc2))->args) != 2)
+				return NIL;
+			ops[n++] = lfirst(lc2);
+		}
+	}
+
+	/* x >= a, x <= b, x >= b, x <= a: the same operators, x, a and b */
+	x = linitial(ops[0]->args);
+	a = lsecond(ops[0]->args);
+	b = lsecond(ops[1]->args);
+	if (ops[2]->opno != ops[0]->opno || ops[3]->opno != ops[1]->opno ||
+		ops[0]->opno == ops[1]->opno ||
+		!equal(x, linitial(ops[1]->args)) || !equal(x, linitial(ops[2]->args)) ||
+		!equal(x, linitial(ops[3]->args)) ||
+		!equal(b, lsecond(ops[2]->args)) || !equal(a, lsecond(ops[3]->args)))
+		return NIL;
+	/* LEAST and GREATEST need a and b of one type, not a domain */
+	if (exprType((Node *) a) != exprType((Node *) b) ||
+		getBaseType(exprType((Node *) a)) != exprType((Node *) a) ||
+		exprTypmod((Node *) a) != exprTypmod((Node *) b))
+		return NIL;
+
+	lower = (Expr *) copyObject(ops[0]);
+	lsecond(((OpExpr *) lower)->args) = SymmetricBound(a, b, false);
+	upper = (Expr *) copyObject(ops[1]);
+	lsecond(((OpExpr *) upper)->args) = SymmetricBound(a, b, true);
+	return list_make2(make_simple_restrictinfo(root, lower),
+					  make_simple_restrictinfo(root, upper));
+}
+
 /* The inner side's argument of a key clause */
 static Node *
 InnerArg(Expr *clause, bool outer_is_left)
@@ -351,8 +453,8 @@ InnerArg(Expr *clause, bool outer_is_left)
  * there is no comparison for the variant.
  */
 static bool
-ExtractThetaClauses(List *restrictlist, RelOptInfo *joinrel, JoinType jointype,
-					RelOptInfo *outerrel, RelOptInfo *innerrel,
+ExtractThetaClauses(PlannerInfo *root, List *restrictlist, RelOptInfo *joinrel,
+					JoinType jointype, RelOptInfo *outerrel, RelOptInfo *innerrel,
 					GjVariant variant, GpuJoinClauses *clauses)
 {
 	List	   *thetas = NIL;
@@ -373,9 +475,30 @@ ExtractThetaClauses(List *restrictlist, RelOptInfo *joinrel, JoinType jointype,
 		bool		outer_is_left;
 		GjThetaOp	op;
 		GpuJoinKeyCoding *pair = palloc(2 * sizeof(GpuJoinKeyCoding));
+		List	   *symmetric;
 
 		if (IsOtherQual(rinfo, joinrel, jointype))
 			clauses->other_quals = lappend(clauses->other_quals, rinfo->clause);
+		else if ((symmetric = ExpandBetweenSymmetric(root, rinfo->clause)) != NIL)
+		{
+			/* both comparisons, or the whole clause is rechecked */
+			GpuJoinKeyCoding *pair2 = palloc(2 * sizeof(GpuJoinKeyCoding));
+			bool		outer_is_left2;
+			GjThetaOp	op2;
+
+			if (IsThetaClause(linitial(symmetric), outerrel, innerrel, &outer_is_left,
+							  &op, &pair[0], &pair[1]) &&
+				IsThetaClause(lsecond(symmetric), outerrel, innerrel, &outer_is_left2,
+							  &op2, &pair2[0], &pair2[1]))
+			{
+				thetas = lappend(lappend(thetas, linitial(symmetric)), lsecond(symmetric));
+				is_left = lappend_int(lappend_int(is_left, outer_is_left), outer_is_left2);
+				ops = lappend_int(lappend_int(ops, op), op2);
+				codings = lappend(lappend(codings, pair), pair2);
+			}
+			else
+				others = lappend(others, rinfo->clause);
+		}
 		else if (IsThetaClause(rinfo, outerrel, innerrel, &outer_is_left, &op,
 							   &pair[0], &pair[1]))
 		{
@@ -819,7 +942,7 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 		if ((gpujoin_join_variant == GJ_VARIANT_BAND || gpujoin_join_variant == GJ_VARIANT_NLJ) &&
 			gpujoin_join_variant != variant)
 			continue;
-		if (!ExtractThetaClauses(extra->restrictlist, joinrel, jointype, outerrel,
+		if (!ExtractThetaClauses(root, extra->restrictlist, joinrel, jointype, outerrel,
 								 innerrel, (GjVariant) variant, &clauses))
 			return;
 		if (!GpuJoinPlannerHasDevice(&use_gpu))

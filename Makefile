@@ -19,6 +19,7 @@ OBJS = \
 	src/planner.o \
 	src/exec.o \
 	src/keys.o \
+	src/calibrate.o \
 	src/device.o \
 	cuda/context_cpu.o \
 	cuda/hash_join_cpu.o \

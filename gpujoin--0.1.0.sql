@@ -37,3 +37,46 @@ BEGIN
 	END LOOP;
 END
 $$;
+
+-- Measure the cost model's constants on the device this session would use
+-- (gpujoin.device): one row per gpujoin.* setting with the value measured,
+-- to be set with ALTER SYSTEM SET.  Runs synthetic joins of `rows` rows a
+-- side on every variant; superuser only (it occupies the device and its
+-- results are meant for server-wide settings).
+CREATE FUNCTION gpujoin_calibrate(rows int DEFAULT 4194304,
+	OUT setting text, OUT value float8, OUT unit text, OUT measured_on text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpujoin_calibrate'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+REVOKE ALL ON FUNCTION gpujoin_calibrate(int) FROM PUBLIC;
+
+-- The variants the planner priced for each GPU join of a query, from
+-- EXPLAIN (VERBOSE): one row per (join node, variant), with the model's
+-- device and bus time and whether it was chosen.
+CREATE FUNCTION gpujoin_explain_choice(query text)
+RETURNS TABLE (node text, variant text, estimated_ms float8, chosen boolean)
+LANGUAGE plpgsql VOLATILE STRICT
+AS $$
+DECLARE
+	line text;
+	item text;
+	m text[];
+BEGIN
+	node := NULL;
+	FOR line IN EXECUTE format('EXPLAIN (VERBOSE, COSTS OFF) %s', query)
+	LOOP
+		IF line ~ 'Custom Scan \(Gpu\w+Join\)' THEN
+			node := substring(line FROM 'Custom Scan \((Gpu\w+Join)\)');
+		ELSIF line ~ '^\s*Variants Considered: ' THEN
+			FOREACH item IN ARRAY string_to_array(substring(line FROM 'Variants Considered: (.*)$'), ', ')
+			LOOP
+				m := regexp_match(item, '^(\S+) ([0-9.]+) ms( \(chosen)?');
+				variant := m[1];
+				estimated_ms := m[2]::float8;
+				chosen := m[3] IS NOT NULL;
+				RETURN NEXT;
+			END LOOP;
+		END IF;
+	END LOOP;
+END
+$$;

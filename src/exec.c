@@ -1641,6 +1641,10 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	}
 	ExplainPropertyText("Variant", GpuJoinVariantName(node->gj_Spec.variant,
 													  node->gj_Spec.materialize), es);
+	if (es->verbose)
+		ExplainPropertyText("Variants Considered",
+							strVal(list_nth(cscan->custom_private, GpuJoinPrivateConsidered)),
+							es);
 	ShowExprs("Join Filter", join_quals, context, useprefix, es);
 	if (join_quals != NIL && es->analyze)
 		ShowRowsRemoved("Rows Removed by Join Filter", css, es);

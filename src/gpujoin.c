@@ -35,9 +35,59 @@ int			gpujoin_chunk_rows = GPUJOIN_DEFAULT_CHUNK_ROWS;
 int			gpujoin_device_memory_limit = 0;
 bool		gpujoin_explain_device = true;
 double		gpujoin_setup_cost = 500.0;
-double		gpujoin_transfer_cost = 25.0;
-double		gpujoin_device_tuple_cost = 0.0001;
 double		gpujoin_extract_cost = 0.0005;
+bool		gpujoin_cost_as_gpu = false;
+GpuJoinModel gpujoin_model = {
+	.cost_per_ms = GPUJOIN_DEFAULT_COST_PER_MS,
+	.transfer_gbps = GPUJOIN_DEFAULT_TRANSFER_GBPS,
+	.row_ns = {
+		[GJ_VARIANT_NPHJ] = GPUJOIN_DEFAULT_NPHJ_ROW_NS,
+		[GJ_VARIANT_PHJ] = GPUJOIN_DEFAULT_PHJ_ROW_NS,
+		[GJ_VARIANT_SMJ] = GPUJOIN_DEFAULT_SMJ_ROW_NS,
+		[GJ_VARIANT_BAND] = GPUJOIN_DEFAULT_BAND_ROW_NS,
+	},
+	.gftr_column_ns = GPUJOIN_DEFAULT_GFTR_COLUMN_NS,
+	.match_ns = GPUJOIN_DEFAULT_MATCH_NS,
+	.gather_ns = GPUJOIN_DEFAULT_GATHER_NS,
+	.gftr_gather_ns = GPUJOIN_DEFAULT_GFTR_GATHER_NS,
+	.nlj_compare_ns = GPUJOIN_DEFAULT_NLJ_COMPARE_NS,
+};
+
+/*
+ * The cost model's constants (planner.c), each a setting; the defaults were
+ * measured on an NVIDIA H200 by gpujoin_calibrate() (README: Cost model)
+ */
+static const struct
+{
+	const char *name;
+	const char *short_desc;
+	double	   *value;
+	double		boot;
+	double		min;
+}			gpujoin_model_settings[] = {
+	{"gpujoin.cost_per_ms", "Planner cost units per millisecond of a GPU join's device and bus time.",
+	&gpujoin_model.cost_per_ms, GPUJOIN_DEFAULT_COST_PER_MS, 0.0},
+	{"gpujoin.transfer_gbps", "Host-to-device and device-to-host bandwidth, in GB/s, as the planner assumes it.",
+	&gpujoin_model.transfer_gbps, GPUJOIN_DEFAULT_TRANSFER_GBPS, 0.001},
+	{"gpujoin.nphj_row_ns", "Device time of the NPHJ variant per input row (build and probe), in nanoseconds.",
+	&gpujoin_model.row_ns[GJ_VARIANT_NPHJ], GPUJOIN_DEFAULT_NPHJ_ROW_NS, 0.0},
+	{"gpujoin.phj_row_ns", "Device time of the PHJ variant per input row (partition, build and probe), in nanoseconds.",
+	&gpujoin_model.row_ns[GJ_VARIANT_PHJ], GPUJOIN_DEFAULT_PHJ_ROW_NS, 0.0},
+	{"gpujoin.smj_row_ns", "Device time of the SMJ variant per input row (sort and merge), in nanoseconds.",
+	&gpujoin_model.row_ns[GJ_VARIANT_SMJ], GPUJOIN_DEFAULT_SMJ_ROW_NS, 0.0},
+	{"gpujoin.band_row_ns", "Device time of the BAND variant per input row (sort and search), in nanoseconds.",
+	&gpujoin_model.row_ns[GJ_VARIANT_BAND], GPUJOIN_DEFAULT_BAND_ROW_NS, 0.0},
+	{"gpujoin.nlj_compare_ns", "Device time of the NLJ variant per pair and comparison, in nanoseconds.",
+	&gpujoin_model.nlj_compare_ns, GPUJOIN_DEFAULT_NLJ_COMPARE_NS, 0.0},
+	{"gpujoin.gftr_column_ns", "GFTR: device time per row and payload column carried through the variant's passes, in nanoseconds.",
+	&gpujoin_model.gftr_column_ns, GPUJOIN_DEFAULT_GFTR_COLUMN_NS, 0.0},
+	{"gpujoin.match_ns", "Device time per match written (row numbers, offsets), in nanoseconds.",
+	&gpujoin_model.match_ns, GPUJOIN_DEFAULT_MATCH_NS, 0.0},
+	{"gpujoin.gather_ns", "GFUR: device time per match and payload column gathered by row number (random access), in nanoseconds.",
+	&gpujoin_model.gather_ns, GPUJOIN_DEFAULT_GATHER_NS, 0.0},
+	{"gpujoin.gftr_gather_ns", "GFTR: device time per match and payload column gathered after the transform (nearly sequential), in nanoseconds.",
+	&gpujoin_model.gftr_gather_ns, GPUJOIN_DEFAULT_GFTR_GATHER_NS, 0.0},
+};
 
 static const struct config_enum_entry gpujoin_device_options[] = {
 	{"auto", GPUJOIN_DEVICE_AUTO, false},
@@ -180,28 +230,6 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
-	DefineCustomRealVariable("gpujoin.transfer_cost",
-							 "Sets the planner's estimate of the cost of moving one megabyte between host and device.",
-							 NULL,
-							 &gpujoin_transfer_cost,
-							 25.0,
-							 0.0,
-							 DBL_MAX,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomRealVariable("gpujoin.device_tuple_cost",
-							 "Sets the planner's estimate of the device work per key built or probed.",
-							 NULL,
-							 &gpujoin_device_tuple_cost,
-							 0.0001,
-							 0.0,
-							 DBL_MAX,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
-
 	DefineCustomRealVariable("gpujoin.extract_cost",
 							 "Sets the planner's estimate of the cost of copying one column value into a column batch.",
 							 "Paid on the host for every needed column and join key of every input row.",
@@ -209,6 +237,27 @@ _PG_init(void)
 							 0.0005,
 							 0.0,
 							 DBL_MAX,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	for (int i = 0; i < lengthof(gpujoin_model_settings); i++)
+		DefineCustomRealVariable(gpujoin_model_settings[i].name,
+								 gpujoin_model_settings[i].short_desc,
+								 "Measured on this server's GPU by gpujoin_calibrate().",
+								 gpujoin_model_settings[i].value,
+								 gpujoin_model_settings[i].boot,
+								 gpujoin_model_settings[i].min,
+								 DBL_MAX,
+								 PGC_USERSET,
+								 0,
+								 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.cost_as_gpu",
+							 "Costs GPU join paths as the GPU would run them even when the CPU twin runs them.",
+							 "For planner tests on machines without a GPU; off, the CPU twin is costed as what it is.",
+							 &gpujoin_cost_as_gpu,
+							 false,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

@@ -56,9 +56,39 @@ extern int	gpujoin_chunk_rows;
 extern int	gpujoin_device_memory_limit;	/* MB; 0 = free device memory */
 extern bool gpujoin_explain_device;
 extern double gpujoin_setup_cost;
-extern double gpujoin_transfer_cost;
-extern double gpujoin_device_tuple_cost;
 extern double gpujoin_extract_cost;
+extern bool gpujoin_cost_as_gpu;
+
+/*
+ * The cost model's device constants (planner.c), each a gpujoin.* setting,
+ * measured by gpujoin_calibrate() (calibrate.c).  The defaults were measured
+ * on an NVIDIA H200 (README: Cost model).
+ */
+typedef struct GpuJoinModel
+{
+	double		cost_per_ms;	/* planner cost units per millisecond */
+	double		transfer_gbps;	/* host <-> device, GB/s */
+	double		row_ns[GJ_NUM_VARIANTS];	/* per input row; NLJ unused */
+	double		gftr_column_ns; /* GFTR: per row and payload column moved */
+	double		match_ns;		/* per match written */
+	double		gather_ns;		/* GFUR: per match and payload column */
+	double		gftr_gather_ns; /* GFTR: per match and payload column */
+	double		nlj_compare_ns; /* NLJ: per pair and term */
+} GpuJoinModel;
+
+#define GPUJOIN_DEFAULT_COST_PER_MS			100.0
+#define GPUJOIN_DEFAULT_TRANSFER_GBPS		8.0
+#define GPUJOIN_DEFAULT_NPHJ_ROW_NS			0.05
+#define GPUJOIN_DEFAULT_PHJ_ROW_NS			0.08
+#define GPUJOIN_DEFAULT_SMJ_ROW_NS			0.08
+#define GPUJOIN_DEFAULT_BAND_ROW_NS			0.1
+#define GPUJOIN_DEFAULT_NLJ_COMPARE_NS		0.00024
+#define GPUJOIN_DEFAULT_GFTR_COLUMN_NS		0.03
+#define GPUJOIN_DEFAULT_MATCH_NS			0.02
+#define GPUJOIN_DEFAULT_GATHER_NS			0.022
+#define GPUJOIN_DEFAULT_GFTR_GATHER_NS		0.003
+
+extern GpuJoinModel gpujoin_model;
 
 /*
  * Join strategies: the plan node (EXPLAIN's Custom Scan name) and what its
@@ -105,6 +135,8 @@ typedef enum GpuJoinPrivateIndex
 	GpuJoinPrivateThetaOps,
 	/* Integer list: per key clause, the outer and inner GpuJoinKeyCoding */
 	GpuJoinPrivateKeyCodings,
+	/* String: the variants the planner priced, for EXPLAIN (VERBOSE) */
+	GpuJoinPrivateConsidered,
 } GpuJoinPrivateIndex;
 
 /*

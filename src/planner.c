@@ -28,21 +28,17 @@
  * references to that scan tuple (INDEX_VAR).  The executor fills the scan
  * tuple from the two sides' column batches (exec.c).
  *
- * Costs: a first, transfer-first model (papers/notes/rui-2020.md §7: bytes
- * over the bus dominate in-core GPU joins), in the planner's units:
+ * Costs, in the planner's units, so that add_path() compares them with
+ * PostgreSQL's own joins:
  *	- host extraction: every needed column and key of every input row is
- *	  copied into a column batch (gpujoin.extract_cost each),
- *	- the bus: 9 bytes per key and the fixed-width payload columns of every
- *	  row in, the payload columns of both sides and 8 bytes of row numbers
- *	  per match back (gpujoin.transfer_cost per megabyte), plus
- *	  gpujoin.setup_cost once,
- *	- device work: gpujoin.device_tuple_cost per key and pass over it (one
- *	  for NPHJ, three for PHJ, five for SMJ's sort; GFTR moves the payload
- *	  columns through the same passes) and per match written (the CPU twin:
- *	  cpu_operator_cost each),
+ *	  copied into a column batch (gpujoin.extract_cost each), plus a hash
+ *	  function call per hashed key (cpu_operator_cost);
+ *	- the GPU: gpujoin.setup_cost once, and the device and bus time of the
+ *	  chosen variant by ModelDeviceMs (the model of papers/notes/
+ *	  wu-2025-gftr.md §4 with constants gpujoin_calibrate() measures) times
+ *	  gpujoin.cost_per_ms; the CPU twin: cpu_operator_cost per key and pass;
  *	- output: the recheck quals on every match, then cpu_tuple_cost and the
  *	  projection for every row returned, as PostgreSQL charges its own joins.
- * The cost-model work will calibrate these on the GPU.
  *
  * IDENTIFICATION
  *	  src/planner.c
@@ -64,14 +60,6 @@
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
 #include "utils/lsyscache.h"
-
-/*
- * Inner sides up to this many rows use one global table (NPHJ): at about 16
- * bytes a row it stays within the L2 cache of an A100 or H100 (40-50 MB).
- * A first threshold from the paper's rule "small inner: NPHJ"; the
- * cost-model work will measure it on our GPU.
- */
-#define GPUJOIN_NPHJ_MAX_INNER_ROWS		((double) (1 << 21))
 
 /* Bytes on the bus per key (the key and its NULL flag) and per match */
 #define GPUJOIN_KEY_BYTES		(sizeof(uint64) + sizeof(uint8))
@@ -95,6 +83,7 @@ typedef enum GpuJoinPathPrivateIndex
 	GpuJoinPathJoinType,		/* Integer: JoinType */
 	GpuJoinPathOtherQuals,		/* List of Expr: the plan's qual */
 	GpuJoinPathKeyCodings,		/* Integer list: 4 per key clause */
+	GpuJoinPathConsidered,		/* String: variants priced, for EXPLAIN */
 } GpuJoinPathPrivateIndex;
 
 /* What ExtractJoinClauses found in a restrictlist */
@@ -562,18 +551,6 @@ ExtractThetaClauses(PlannerInfo *root, List *restrictlist, RelOptInfo *joinrel,
 	return clauses->key_clauses != NIL;
 }
 
-/* Bits of the SQL key values (64 or more: hashed keys) */
-static int
-KeyBits(GpuJoinClauses *clauses)
-{
-	int			bits = 0;
-	ListCell   *lc;
-
-	foreach(lc, clauses->key_bits)
-		bits += lfirst_int(lc);
-	return bits;
-}
-
 /*
  * What a side sends to the device: its fixed-width columns (bytes per row,
  * and how many), as far as the planner can tell from the side's targetlist
@@ -602,49 +579,141 @@ CountPayload(Path *path, int *ncolumns, int *bytes)
 }
 
 /*
+ * Device and bus time of one GPU join in milliseconds, by the model whose
+ * constants gpujoin_calibrate() measures (GpuJoinModel):
+ *	- the variant's passes over the keys: row_ns per input row (NLJ: every
+ *	  pair and term, nlj_compare_ns), as wu-2025-gftr.md §4 counts them in
+ *	  passes over the input;
+ *	- materialization (§4.2, §4.3): GFTR carries every payload column
+ *	  through the passes (gftr_column_ns per row and column: the inner
+ *	  side's for NPHJ, which transforms only the build side, both sides'
+ *	  otherwise) and then gathers nearly in order (gftr_gather_ns per match
+ *	  and column; NPHJ's probe order is random, so gather_ns); GFUR gathers
+ *	  every column of every match by row number (gather_ns, the random
+ *	  access that the paper prices at B_G/24);
+ *	- match_ns per match for row numbers and offsets;
+ *	- the bus (rui-2020.md §7: bytes over the bus dominate): keys and
+ *	  fixed-width columns in, the matches' columns and row numbers out, at
+ *	  transfer_gbps.
+ */
+static double
+ModelDeviceMs(GjVariant variant, GjMaterialize materialize, double inner_rows,
+			  double outer_rows, double matches, int inner_cols, int outer_cols,
+			  int inner_bytes, int outer_bytes, int nterms)
+{
+	const GpuJoinModel *m = &gpujoin_model;
+	int			cols = inner_cols + outer_cols;
+	double		ns;
+	double		bytes;
+
+	if (variant == GJ_VARIANT_NLJ)
+		ns = inner_rows * outer_rows * Max(nterms, 1) * m->nlj_compare_ns;
+	else
+		ns = (inner_rows + outer_rows) * m->row_ns[variant];
+	if (materialize == GJ_MATERIALIZE_GFTR)
+	{
+		ns += m->gftr_column_ns * (inner_rows * inner_cols +
+								   (variant == GJ_VARIANT_NPHJ ? 0.0 : outer_rows * outer_cols));
+		ns += matches * cols * (variant == GJ_VARIANT_NPHJ ? m->gather_ns : m->gftr_gather_ns);
+	}
+	else
+		ns += matches * cols * m->gather_ns;
+	ns += matches * m->match_ns;
+
+	bytes = inner_rows * (GPUJOIN_KEY_BYTES + inner_bytes) +
+		outer_rows * (GPUJOIN_KEY_BYTES + outer_bytes) +
+		matches * (inner_bytes + outer_bytes + GPUJOIN_MATCH_BYTES);
+	return ns / 1e6 + bytes / (m->transfer_gbps * 1e6);
+}
+
+/*
  * Choose the variant and the materialization of a GPU join
  *
- * The settings may force either.  Otherwise the rules of Wu, Koutsoukos and
- * Alonso 2025 (papers/notes/wu-2025-gftr.md sections 6.3 and 6.4), until
- * the cost-model work replaces them with thresholds measured on our GPU:
- *	- a small inner side, whose table stays in L2, is best served by one
- *	  global table (NPHJ); otherwise the partitioned hash join (PHJ), which
- *	  the paper found fastest in every large-input case;
- *	- GFTR pays when the match ratio is 25 % or more, or with 8-byte keys;
- *	  narrow joins (one payload column per side or fewer) and low match
- *	  ratios gather by row id (GFUR).
- * A merge join always runs SMJ.
+ * The settings may force either.  Otherwise every candidate the strategy
+ * allows (a hash join: NPHJ, PHJ and SMJ; a merge join: SMJ; a theta join:
+ * the variant its path is for), each with GFTR and GFUR, is priced by
+ * ModelDeviceMs and the cheapest wins.  *considered gets them all for
+ * EXPLAIN (VERBOSE): "NPHJ-UR 1.204 ms (chosen), NPHJ-TR 1.377 ms, ...".
  *
- * Measured on an H200 (bench/results/kernels.md), the rules are too eager
- * for GFTR: GFUR won at every point of the 2^27 x 2^27 grid, and GFTR only
- * for PHJ in the PK-FK shape from a match ratio of about 0.73; NPHJ-UR was
- * fastest throughout when the keys are dense.  The cost-model work turns
- * those measurements into the rules.
+ * This replaces the paper's decision rules (papers/notes/wu-2025-gftr.md
+ * §6.3, §6.4: NPHJ for an inner side that stays in L2, GFTR from a 25 %
+ * match ratio), which the H200 grid contradicted (bench/results/kernels.md:
+ * GFUR won nearly everywhere, GFTR only for PHJ in the PK-FK shape from a
+ * match ratio of about 0.73); with the measured constants the model
+ * reproduces that crossover.
  */
 static void
 ChooseVariant(GpuJoinStrategy strategy, double outer_rows, double inner_rows,
-			  double matches, int outer_payloads, int inner_payloads,
-			  bool wide_keys, GjVariant *variant, GjMaterialize *materialize)
+			  double matches, int outer_cols, int inner_cols, int outer_bytes,
+			  int inner_bytes, int nterms, GjVariant *variant,
+			  GjMaterialize *materialize, char **considered)
 {
-	double		match_ratio = matches / Max(outer_rows, 1.0);
+	StringInfoData buf;
+	GjVariant	first;
+	GjVariant	last;
+	double		best_ms = -1.0;
+	GjVariant	best_variant = *variant;
+	GjMaterialize best_materialize = GJ_MATERIALIZE_GFUR;
+	bool		forced_variant = false;
+	int			chosen_at = 0;
 
 	if (strategy == GPUJOIN_STRATEGY_MERGE)
-		*variant = GJ_VARIANT_SMJ;
+		first = last = GJ_VARIANT_SMJ;
+	else if (strategy == GPUJOIN_STRATEGY_THETA)
+		first = last = *variant;	/* the caller offers each */
 	else if (gpujoin_join_variant != GPUJOIN_AUTO && gpujoin_join_variant <= GJ_VARIANT_SMJ)
-		*variant = (GjVariant) gpujoin_join_variant;
-	else if (inner_rows <= GPUJOIN_NPHJ_MAX_INNER_ROWS)
-		*variant = GJ_VARIANT_NPHJ;
+	{
+		first = last = (GjVariant) gpujoin_join_variant;
+		forced_variant = true;
+	}
 	else
-		*variant = GJ_VARIANT_PHJ;
+	{
+		first = GJ_VARIANT_NPHJ;
+		last = GJ_VARIANT_SMJ;
+	}
 
-	if (gpujoin_materialize != GPUJOIN_AUTO)
-		*materialize = (GjMaterialize) gpujoin_materialize;
-	else if (outer_payloads <= 1 && inner_payloads <= 1)
-		*materialize = GJ_MATERIALIZE_GFUR;
-	else if (match_ratio >= 0.25 || wide_keys)
-		*materialize = GJ_MATERIALIZE_GFTR;
-	else
-		*materialize = GJ_MATERIALIZE_GFUR;
+	initStringInfo(&buf);
+	for (int v = first; v <= last; v++)
+	{
+		for (int mat = GJ_MATERIALIZE_GFUR; mat <= GJ_MATERIALIZE_GFTR; mat++)
+		{
+			double		ms;
+
+			if (gpujoin_materialize != GPUJOIN_AUTO && gpujoin_materialize != mat)
+				continue;
+			/* theta variants gather by row number (GFUR) unless told */
+			if (strategy == GPUJOIN_STRATEGY_THETA && gpujoin_materialize == GPUJOIN_AUTO &&
+				mat == GJ_MATERIALIZE_GFTR)
+				continue;
+			ms = ModelDeviceMs((GjVariant) v, (GjMaterialize) mat, inner_rows, outer_rows,
+							   matches, inner_cols, outer_cols, inner_bytes,
+							   outer_bytes, nterms);
+			if (buf.len > 0)
+				appendStringInfoString(&buf, ", ");
+			appendStringInfo(&buf, "%s %.3f ms",
+							 GpuJoinVariantName((GjVariant) v, (GjMaterialize) mat), ms);
+			if (best_ms < 0.0 || ms < best_ms)
+			{
+				best_ms = ms;
+				best_variant = (GjVariant) v;
+				best_materialize = (GjMaterialize) mat;
+				chosen_at = buf.len;
+			}
+		}
+	}
+	/* mark the winner */
+	{
+		StringInfoData out;
+
+		initStringInfo(&out);
+		appendBinaryStringInfo(&out, buf.data, chosen_at);
+		appendStringInfoString(&out, (forced_variant || gpujoin_materialize != GPUJOIN_AUTO) ?
+							   " (chosen; forced by a setting)" : " (chosen)");
+		appendStringInfoString(&out, buf.data + chosen_at);
+		*considered = out.data;
+	}
+	*variant = best_variant;
+	*materialize = best_materialize;
 }
 
 /*
@@ -654,7 +723,7 @@ static void
 CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 			Path *inner_path, GpuJoinClauses *clauses, JoinPathExtraData *extra,
 			bool use_gpu, GpuJoinStrategy strategy, GjVariant *variant,
-			GjMaterialize *materialize)
+			GjMaterialize *materialize, char **considered)
 {
 	double		outer_rows = outer_path->rows;
 	double		inner_rows = inner_path->rows;
@@ -679,12 +748,9 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 
 	CountPayload(outer_path, &outer_payloads, &outer_bytes);
 	CountPayload(inner_path, &inner_payloads, &inner_bytes);
-	if (strategy != GPUJOIN_STRATEGY_THETA)
-		ChooseVariant(strategy, outer_rows, inner_rows, matches, outer_payloads,
-					  inner_payloads, KeyBits(clauses) > 32, variant, materialize);
-	else
-		*materialize = (gpujoin_materialize != GPUJOIN_AUTO) ?
-			(GjMaterialize) gpujoin_materialize : GJ_MATERIALIZE_GFUR;
+	ChooseVariant(strategy, outer_rows, inner_rows, matches, outer_payloads,
+				  inner_payloads, outer_bytes, inner_bytes, nkeys, variant,
+				  materialize, considered);
 
 	startup_cost = outer_path->startup_cost + inner_path->total_cost;
 	run_cost = outer_path->total_cost - outer_path->startup_cost;
@@ -704,9 +770,10 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	}
 
 	/*
-	 * The device's work, per key: one pass to build or probe a global table,
-	 * two partitioning passes more for PHJ, a radix sort (about four passes)
-	 * for SMJ; GFTR moves every payload column through the same passes.
+	 * The CPU twin's work, per key: one pass to build or probe a global
+	 * table, two partitioning passes more for PHJ, a radix sort (about four
+	 * passes) for SMJ; GFTR moves every payload column through the same
+	 * passes.
 	 */
 	switch (*variant)
 	{
@@ -731,17 +798,20 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	if (*materialize == GJ_MATERIALIZE_GFTR)
 		passes *= 1.0 + 0.5 * (outer_payloads + inner_payloads);
 
-	if (use_gpu)
+	if (use_gpu || gpujoin_cost_as_gpu)
 	{
-		double		in_bytes = GPUJOIN_KEY_BYTES;
-		double		out_bytes = outer_bytes + inner_bytes + GPUJOIN_MATCH_BYTES;
+		/* the model's milliseconds: the inner side's part before the first row */
+		double		total_ms = ModelDeviceMs(*variant, *materialize, inner_rows,
+											 outer_rows, matches, inner_payloads,
+											 outer_payloads, inner_bytes,
+											 outer_bytes, nkeys);
+		double		build_ms = ModelDeviceMs(*variant, *materialize, inner_rows,
+											 0.0, 0.0, inner_payloads,
+											 outer_payloads, inner_bytes,
+											 outer_bytes, nkeys);
 
-		startup_cost += gpujoin_setup_cost;
-		startup_cost += gpujoin_transfer_cost * inner_rows * (in_bytes + inner_bytes) / (1024.0 * 1024.0);
-		startup_cost += gpujoin_device_tuple_cost * passes * inner_rows;
-		run_cost += gpujoin_transfer_cost *
-			(outer_rows * (in_bytes + outer_bytes) + matches * out_bytes) / (1024.0 * 1024.0);
-		run_cost += gpujoin_device_tuple_cost * (passes * outer_rows + matches);
+		startup_cost += gpujoin_setup_cost + build_ms * gpujoin_model.cost_per_ms;
+		run_cost += (total_ms - build_ms) * gpujoin_model.cost_per_ms;
 	}
 	else
 	{
@@ -815,6 +885,7 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	List	   *pathkeys = NIL;
 	GjVariant	variant;
 	GjMaterialize materialize;
+	char	   *considered;
 
 	/* the children are run to completion once per scan: no parameters */
 	if (outer_path == NULL || inner_path == NULL ||
@@ -857,7 +928,7 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 
 	variant = theta_variant;	/* chosen by the caller for theta joins */
 	CostGpuJoin(root, cpath, outer_path, inner_path, clauses, extra, use_gpu,
-				strategy, &variant, &materialize);
+				strategy, &variant, &materialize, &considered);
 
 	cpath->custom_private = list_make5(clauses->key_clauses,
 									   clauses->outer_is_left,
@@ -871,6 +942,7 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	cpath->custom_private = lappend(cpath->custom_private, makeInteger(jointype));
 	cpath->custom_private = lappend(cpath->custom_private, clauses->other_quals);
 	cpath->custom_private = lappend(cpath->custom_private, clauses->codings);
+	cpath->custom_private = lappend(cpath->custom_private, makeString(considered));
 
 	add_path(joinrel, &cpath->path);
 }
@@ -1021,6 +1093,8 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 									list_nth(priv, GpuJoinPathThetaOps));
 	cscan->custom_private = lappend(cscan->custom_private,
 									list_nth(priv, GpuJoinPathKeyCodings));
+	cscan->custom_private = lappend(cscan->custom_private,
+									list_nth(priv, GpuJoinPathConsidered));
 	cscan->custom_scan_tlist = BuildScanTargetList(outer_plan->targetlist,
 												   inner_plan->targetlist);
 	switch ((GpuJoinStrategy) intVal(list_nth(priv, GpuJoinPathStrategy)))

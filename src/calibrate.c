@@ -1,0 +1,350 @@
+/*-------------------------------------------------------------------------
+ *
+ * calibrate.c
+ *	  gpujoin_calibrate(): measure the cost model's constants on this device
+ *
+ * The planner prices a GPU join with a model (planner.c, ModelDeviceMs)
+ * whose constants are rates of this particular device: nanoseconds per row
+ * of each variant's passes, per payload column carried through them
+ * (GFTR), per match and per payload column gathered, the NLJ comparison
+ * rate, and the bus bandwidth.  This runs the kernels themselves, through
+ * the same GjKernels table and device contexts a join uses, on synthetic
+ * joins, and derives each constant from the phase times the contexts
+ * report (GjStats):
+ *
+ *	- the PK-FK join of `rows` distinct inner keys (random 64-bit values,
+ *	  as hashed keys are; NPHJ gets no dense-key shortcut) and as many outer
+ *	  rows, each matching one inner row, with no payload column (GFUR), two
+ *	  int4 columns a side by row number (GFUR) and two carried through the
+ *	  passes (GFTR), for NPHJ, PHJ and SMJ:
+ *		<variant>_row_ns	(build + count) / (inner + outer rows)
+ *		match_ns			retrieve without columns / matches
+ *		gather_ns			(GFUR retrieve with 4 columns - without) /
+ *							(matches * 4)
+ *		gftr_column_ns		(GFTR build + count - GFUR's) / columns moved
+ *							(the inner side's 2 for NPHJ, both sides' 4
+ *							otherwise), PHJ and SMJ
+ *		gftr_gather_ns		(GFTR retrieve - retrieve without columns) /
+ *							(matches * 4), PHJ and SMJ
+ *	- a band join of the same keys (each outer row's range holds about one
+ *	  inner key): band_row_ns;
+ *	- an NLJ of min(rows, 65536)^2 pairs on one comparison (count phase):
+ *	  nlj_compare_ns;
+ *	- every copy of all of the above: transfer_gbps = bytes / copy time.
+ *
+ * Each figure is the median of three runs after a warm-up.  Constants of a
+ * variant are averaged where several measure one (match_ns, gather_ns over
+ * the three variants).  The result is a row per setting with the value
+ * measured, so that an administrator can ALTER SYSTEM SET it; nothing is
+ * changed here.  With gpujoin.device = cpu it measures the CPU twin.
+ *
+ * Superuser only: it takes the device for a while, and its numbers are
+ * meant for server-wide settings.
+ *
+ * IDENTIFICATION
+ *	  src/calibrate.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common.h"				/* gj_hash64 */
+#include "funcapi.h"
+#include "gpujoin.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+PG_FUNCTION_INFO_V1(gpujoin_calibrate);
+
+#define CALIBRATE_RUNS		3
+#define CALIBRATE_COLUMNS	2	/* int4 payload columns a side */
+#define CALIBRATE_NLJ_ROWS	65536
+
+/* The synthetic data: keys and two int4 columns a side */
+typedef struct CalibrateData
+{
+	int64		rows;
+	uint64	   *inner_keys;
+	uint64	   *outer_keys;
+	uint64	   *outer_hi;		/* BAND: upper bound of each outer range */
+	int32	   *inner_cols[CALIBRATE_COLUMNS];
+	int32	   *outer_cols[CALIBRATE_COLUMNS];
+} CalibrateData;
+
+/* One measured run: GjStats of a context over build, count, retrieve */
+typedef struct CalibrateRun
+{
+	double		build_ms;
+	double		probe_ms;
+	double		materialize_ms;
+	double		transfer_ms;
+	double		bytes;
+	int64		matches;
+} CalibrateRun;
+
+static void
+MakeData(CalibrateData *data, int64 rows)
+{
+	uint64		spacing = PG_UINT64_MAX / (uint64) rows;
+
+	data->rows = rows;
+	data->inner_keys = palloc_extended(rows * sizeof(uint64), MCXT_ALLOC_HUGE);
+	data->outer_keys = palloc_extended(rows * sizeof(uint64), MCXT_ALLOC_HUGE);
+	data->outer_hi = palloc_extended(rows * sizeof(uint64), MCXT_ALLOC_HUGE);
+	for (int c = 0; c < CALIBRATE_COLUMNS; c++)
+	{
+		data->inner_cols[c] = palloc_extended(rows * sizeof(int32), MCXT_ALLOC_HUGE);
+		data->outer_cols[c] = palloc_extended(rows * sizeof(int32), MCXT_ALLOC_HUGE);
+	}
+	for (int64 i = 0; i < rows; i++)
+	{
+		/* distinct (gj_hash64 is a bijection), spread over the whole range */
+		uint64		key = gj_hash64((uint64) i);
+		uint64		hit = gj_hash64((uint64) (gj_hash64((uint64) i + rows) % (uint64) rows));
+
+		data->inner_keys[i] = key;
+		data->outer_keys[i] = hit;	/* some inner row's key: one match */
+		/* BAND: about one inner key in [hit, hit + spacing) */
+		data->outer_hi[i] = (hit > PG_UINT64_MAX - spacing) ? PG_UINT64_MAX : hit + spacing - 1;
+		for (int c = 0; c < CALIBRATE_COLUMNS; c++)
+		{
+			data->inner_cols[c][i] = (int32) (i + c);
+			data->outer_cols[c][i] = (int32) (i - c);
+		}
+	}
+}
+
+/* A side of the synthetic join as a batch, with ncols of its columns */
+static GjBatch
+DataBatch(const CalibrateData *data, bool outer, int64 rows, int ncols,
+		  GjColumn *columns, bool band)
+{
+	GjBatch		batch;
+
+	memset(&batch, 0, sizeof(batch));
+	batch.nrows = rows;
+	batch.keys = outer ? data->outer_keys : data->inner_keys;
+	batch.keys_hi = (outer && band) ? data->outer_hi : NULL;
+	for (int c = 0; c < ncols; c++)
+	{
+		columns[c].values = outer ? data->outer_cols[c] : data->inner_cols[c];
+		columns[c].nulls = NULL;
+	}
+	batch.columns = columns;
+	return batch;
+}
+
+/*
+ * Run one join on the device: build, count, retrieve every match; the phase
+ * times of the median run (by build + count + retrieve) of CALIBRATE_RUNS
+ * after a warm-up
+ */
+static CalibrateRun
+RunJoin(const GjKernels *kernels, const CalibrateData *data, GjVariant variant,
+		GjMaterialize materialize, int ncols, int64 rows)
+{
+	CalibrateRun runs[CALIBRATE_RUNS];
+	GjJoinSpec	spec;
+	GjColumn	inner_columns[GJ_MAX_COLUMNS];
+	GjColumn	outer_columns[GJ_MAX_COLUMNS];
+	GjBatch		inner;
+	GjBatch		outer;
+	bool		band = (variant == GJ_VARIANT_BAND);
+
+	memset(&spec, 0, sizeof(spec));
+	spec.variant = variant;
+	spec.materialize = materialize;
+	spec.outer_ncolumns = spec.inner_ncolumns = ncols;
+	for (int c = 0; c < ncols; c++)
+		spec.outer_widths[c] = spec.inner_widths[c] = sizeof(int32);
+	spec.row_ids = (ncols == 0);	/* something to write per match */
+	spec.max_matches = rows;	/* every match in one round */
+	inner = DataBatch(data, false, rows, ncols, inner_columns, band);
+	outer = DataBatch(data, true, rows, ncols, outer_columns, band);
+	if (variant == GJ_VARIANT_NLJ)
+	{
+		/* one term, inner < outer; the caller sets the outer values */
+		spec.nterms = 1;
+		spec.ops[0] = GJ_THETA_LT;
+		inner.terms[0] = data->inner_keys;
+		outer.terms[0] = data->outer_hi;
+	}
+
+	for (int r = -1; r < CALIBRATE_RUNS; r++)
+	{
+		/* in memory: its reset callback stays linked until the call ends */
+		GpuJoinDeviceContext *dev = palloc0(sizeof(GpuJoinDeviceContext));
+		GjStats		stats;
+		GjError		err;
+		int64_t		nmatches = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		memset(&err, 0, sizeof(err));
+		GpuJoinDeviceInit(dev, CurrentMemoryContext);
+		GpuJoinDeviceOpen(dev, kernels, &spec);
+		GpuJoinCheckStatus(kernels->build(dev->ctx, &inner, &err), &err,
+						   "gpujoin_calibrate: build failed");
+		GpuJoinCheckStatus(kernels->count(dev->ctx, &outer, &nmatches, &err), &err,
+						   "gpujoin_calibrate: count failed");
+		for (int64 first = 0; first < nmatches;)
+		{
+			GjMatchRound round;
+
+			GpuJoinCheckStatus(kernels->retrieve(dev->ctx, first, &round, &err), &err,
+							   "gpujoin_calibrate: retrieve failed");
+			if (round.nmatches <= 0)
+				elog(ERROR, "gpujoin_calibrate: an empty round at match " INT64_FORMAT, first);
+			first += round.nmatches;
+		}
+		GpuJoinDeviceStats(dev, &stats);
+		GpuJoinDeviceClose(dev);
+		if (r >= 0)
+		{
+			runs[r].build_ms = stats.build_ms;
+			runs[r].probe_ms = stats.probe_ms;
+			runs[r].materialize_ms = stats.materialize_ms;
+			runs[r].transfer_ms = stats.transfer_ms;
+			runs[r].bytes = (double) (stats.bytes_to_device + stats.bytes_from_device);
+			runs[r].matches = nmatches;
+		}
+	}
+
+	/* the median by device time (three runs: sort them by hand) */
+	for (int i = 0; i < CALIBRATE_RUNS; i++)
+		for (int j = i + 1; j < CALIBRATE_RUNS; j++)
+			if (runs[j].build_ms + runs[j].probe_ms + runs[j].materialize_ms <
+				runs[i].build_ms + runs[i].probe_ms + runs[i].materialize_ms)
+			{
+				CalibrateRun tmp = runs[i];
+
+				runs[i] = runs[j];
+				runs[j] = tmp;
+			}
+	return runs[CALIBRATE_RUNS / 2];
+}
+
+/* nanoseconds per unit, never negative (a difference of noisy times) */
+static double
+NsPer(double ms, double units)
+{
+	return (units > 0.0 && ms > 0.0) ? ms * 1e6 / units : 0.0;
+}
+
+/*
+ * gpujoin_calibrate(rows int) RETURNS TABLE (setting text, value float8,
+ * unit text, measured_on text)
+ */
+Datum
+gpujoin_calibrate(PG_FUNCTION_ARGS)
+{
+	int64		rows = PG_GETARG_INT32(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	const GjKernels *kernels;
+	const char *device;
+	CalibrateData data;
+	double		row_ns[GJ_NUM_VARIANTS] = {0};
+	double		match_ns = 0.0;
+	double		gather_ns = 0.0;
+	double		gftr_column_ns = 0.0;
+	double		gftr_gather_ns = 0.0;
+	double		nlj_compare_ns;
+	double		bytes = 0.0;
+	double		transfer_ms = 0.0;
+	int64		nlj_rows;
+	CalibrateRun run;
+
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be superuser to run gpujoin_calibrate()")));
+	if (rows < 1024 || rows > GJ_MAX_ROWS / 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("gpujoin_calibrate: rows must be between 1024 and %lld",
+						(long long) (GJ_MAX_ROWS / 2))));
+
+	kernels = GpuJoinChooseKernels();
+	device = GpuJoinDescribeDevice(kernels);
+	MakeData(&data, rows);
+
+	for (int v = GJ_VARIANT_NPHJ; v <= GJ_VARIANT_SMJ; v++)
+	{
+		CalibrateRun none = RunJoin(kernels, &data, (GjVariant) v, GJ_MATERIALIZE_GFUR, 0, rows);
+		CalibrateRun gfur = RunJoin(kernels, &data, (GjVariant) v, GJ_MATERIALIZE_GFUR,
+									CALIBRATE_COLUMNS, rows);
+		CalibrateRun gftr = RunJoin(kernels, &data, (GjVariant) v, GJ_MATERIALIZE_GFTR,
+									CALIBRATE_COLUMNS, rows);
+		double		columns = 2.0 * CALIBRATE_COLUMNS;
+
+		if (none.matches != rows || gfur.matches != rows || gftr.matches != rows)
+			elog(ERROR, "gpujoin_calibrate: %s found " INT64_FORMAT " matches, not " INT64_FORMAT,
+				 GpuJoinVariantName((GjVariant) v, GJ_MATERIALIZE_GFUR), none.matches, rows);
+		row_ns[v] = NsPer(none.build_ms + none.probe_ms, 2.0 * rows);
+		match_ns += NsPer(none.materialize_ms, rows) / 3.0;
+		gather_ns += NsPer(gfur.materialize_ms - none.materialize_ms, rows * columns) / 3.0;
+		if (v != GJ_VARIANT_NPHJ)
+		{
+			gftr_column_ns += NsPer(gftr.build_ms + gftr.probe_ms - gfur.build_ms - gfur.probe_ms,
+									rows * columns) / 2.0;
+			gftr_gather_ns += NsPer(gftr.materialize_ms - none.materialize_ms,
+									rows * columns) / 2.0;
+		}
+		bytes += none.bytes + gfur.bytes + gftr.bytes;
+		transfer_ms += none.transfer_ms + gfur.transfer_ms + gftr.transfer_ms;
+	}
+
+	run = RunJoin(kernels, &data, GJ_VARIANT_BAND, GJ_MATERIALIZE_GFUR, 0, rows);
+	row_ns[GJ_VARIANT_BAND] = NsPer(run.build_ms + run.probe_ms, 2.0 * rows);
+	bytes += run.bytes;
+	transfer_ms += run.transfer_ms;
+
+	/*
+	 * NLJ: the outer values are the outer keys shifted right by 17 bits, so
+	 * that inner < outer holds for about 2^-18 of the pairs: the count
+	 * phase, which compares every pair, is what is timed, and the few
+	 * matches fit one round
+	 */
+	nlj_rows = Min(rows, CALIBRATE_NLJ_ROWS);
+	for (int64 i = 0; i < nlj_rows; i++)
+		data.outer_hi[i] = data.outer_keys[i] >> 17;
+	run = RunJoin(kernels, &data, GJ_VARIANT_NLJ, GJ_MATERIALIZE_GFUR, 0, nlj_rows);
+	nlj_compare_ns = NsPer(run.probe_ms, (double) nlj_rows * nlj_rows);
+	bytes += run.bytes;
+	transfer_ms += run.transfer_ms;
+
+	InitMaterializedSRF(fcinfo, 0);
+	{
+		struct
+		{
+			const char *setting;
+			double		value;
+			const char *unit;
+		}			results[] = {
+			{"gpujoin.transfer_gbps", transfer_ms > 0.0 ? bytes / (transfer_ms * 1e6) : 0.0, "GB/s"},
+			{"gpujoin.nphj_row_ns", row_ns[GJ_VARIANT_NPHJ], "ns"},
+			{"gpujoin.phj_row_ns", row_ns[GJ_VARIANT_PHJ], "ns"},
+			{"gpujoin.smj_row_ns", row_ns[GJ_VARIANT_SMJ], "ns"},
+			{"gpujoin.band_row_ns", row_ns[GJ_VARIANT_BAND], "ns"},
+			{"gpujoin.nlj_compare_ns", nlj_compare_ns, "ns"},
+			{"gpujoin.gftr_column_ns", gftr_column_ns, "ns"},
+			{"gpujoin.match_ns", match_ns, "ns"},
+			{"gpujoin.gather_ns", gather_ns, "ns"},
+			{"gpujoin.gftr_gather_ns", gftr_gather_ns, "ns"},
+		};
+
+		for (int i = 0; i < lengthof(results); i++)
+		{
+			Datum		values[4];
+			bool		nulls[4] = {false, false, false, false};
+
+			/* the CPU twin copies nothing: no bandwidth to report */
+			nulls[1] = (results[i].value <= 0.0 && strcmp(results[i].unit, "GB/s") == 0);
+			values[0] = CStringGetTextDatum(results[i].setting);
+			values[1] = Float8GetDatum(results[i].value);
+			values[2] = CStringGetTextDatum(results[i].unit);
+			values[3] = CStringGetTextDatum(device);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+	return (Datum) 0;
+}

@@ -1,0 +1,123 @@
+-- test/011_cost_model.sql
+--
+-- The cost model (planner.c ModelDeviceMs) and its calibration: the
+-- settings and their defaults; gpujoin_calibrate() measures every constant
+-- on the device of the session (the CPU twin here, the GPU on a GPU host)
+-- and is superuser only; the planner's decisions, on tables whose
+-- statistics are set (gpujoin.cost_as_gpu prices the paths as the GPU would
+-- run them, so these need no GPU): small joins stay on PostgreSQL's joins,
+-- large ones go to the GPU, the variant chosen is the cheapest the model
+-- lists, and the choice moves with the constants, the match ratio and the
+-- payload columns the way the model says.
+BEGIN;
+SELECT plan(23);
+CREATE EXTENSION IF NOT EXISTS gpujoin;
+LOAD 'gpujoin';
+\ir helpers.psql
+
+CREATE FUNCTION pg_temp.verbose(q text) RETURNS text
+LANGUAGE plpgsql AS $f$
+DECLARE
+	l text;
+	r text := '';
+BEGIN
+	FOR l IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q LOOP
+		r := r || l || E'\n';
+	END LOOP;
+	RETURN r;
+END
+$f$;
+
+-- the settings, with the defaults measured on the H200
+SELECT is(current_setting('gpujoin.nphj_row_ns'), '0.05', 'gpujoin.nphj_row_ns defaults to 0.05 ns');
+SELECT is(current_setting('gpujoin.transfer_gbps'), '8', 'gpujoin.transfer_gbps defaults to 8 GB/s');
+SELECT is(current_setting('gpujoin.cost_per_ms'), '100', 'gpujoin.cost_per_ms defaults to 100');
+
+-- calibration: every constant measured, positive
+CREATE TEMP TABLE calib AS SELECT * FROM gpujoin_calibrate(4096);
+SELECT is((SELECT count(*) FROM calib), 10::bigint, 'gpujoin_calibrate() returns one row per constant');
+SELECT is((SELECT string_agg(setting, ', ' ORDER BY setting) FROM calib
+	WHERE setting NOT IN (SELECT name FROM pg_settings)), NULL,
+	'every row names a gpujoin.* setting');
+SELECT is((SELECT string_agg(setting, ', ') FROM calib
+	WHERE setting LIKE '%row_ns' AND NOT value > 0), NULL,
+	'every variant''s row time is measured and positive');
+SELECT ok((SELECT value > 0 FROM calib WHERE setting = 'gpujoin.nlj_compare_ns'),
+	'the NLJ comparison time is measured and positive');
+SELECT ok((SELECT bool_and(value >= 0 OR value IS NULL) FROM calib), 'no constant is negative');
+SELECT throws_ok('SELECT * FROM gpujoin_calibrate(10)', '22023', NULL,
+	'gpujoin_calibrate() refuses fewer than 1024 rows');
+CREATE ROLE gpujoin_test_plain;
+SET LOCAL ROLE gpujoin_test_plain;
+SELECT throws_ok('SELECT * FROM gpujoin_calibrate(4096)', '42501', NULL,
+	'gpujoin_calibrate() is for superusers only');
+RESET ROLE;
+
+-- tables of 100 rows each whose statistics say 10^8 rows (relpages 1,
+-- reltuples 10^8: the planner scales the density by the pages it finds)
+CREATE TABLE big_r (k int, a int, b int);
+CREATE TABLE big_s (k int, c int, d int);
+INSERT INTO big_r SELECT g, g, g FROM generate_series(1, 100) g;
+INSERT INTO big_s SELECT g, g, g FROM generate_series(1, 100) g;
+CREATE TABLE small_r (k int, a int);
+CREATE TABLE small_s (k int, c int);
+INSERT INTO small_r SELECT g, g FROM generate_series(1, 100) g;
+INSERT INTO small_s SELECT g, g FROM generate_series(1, 100) g;
+ANALYZE big_r, big_s, small_r, small_s;
+UPDATE pg_class SET reltuples = 1e8, relpages = 1 WHERE relname IN ('big_r', 'big_s');
+
+SET LOCAL gpujoin.cost_as_gpu = on;
+SET LOCAL max_parallel_workers_per_gather = 8;
+SELECT doesnt_match(pg_temp.plan('SELECT small_r.a, small_s.c FROM small_r JOIN small_s ON small_r.k = small_s.k'),
+	'Gpu', 'a 100 x 100 join stays on PostgreSQL''s join');
+SELECT matches(pg_temp.plan('SELECT big_r.a, big_s.c FROM big_r JOIN big_s ON big_r.k = big_s.k'),
+	'GpuHashJoin', 'a 10^8 x 10^8 join goes to the GPU');
+
+\set q 'SELECT big_r.a, big_r.b, big_s.c, big_s.d FROM big_r JOIN big_s ON big_r.k = big_s.k'
+:gpu_join
+SELECT is((SELECT count(*) FROM gpujoin_explain_choice(:'q')), 6::bigint,
+	'a hash join prices NPHJ, PHJ and SMJ, each with GFTR and GFUR');
+SELECT is((SELECT count(*) FROM gpujoin_explain_choice(:'q') WHERE chosen), 1::bigint,
+	'exactly one is chosen');
+SELECT ok((SELECT estimated_ms FROM gpujoin_explain_choice(:'q') WHERE chosen) =
+	(SELECT min(estimated_ms) FROM gpujoin_explain_choice(:'q')),
+	'the chosen variant is the cheapest the model lists');
+SELECT matches(pg_temp.plan(:'q'), 'Variant: ' || (SELECT variant FROM gpujoin_explain_choice(:'q') WHERE chosen),
+	'the plan runs the variant chosen');
+
+-- the constants move the choice
+SET LOCAL gpujoin.nphj_row_ns = 10;
+SELECT unalike((SELECT variant FROM gpujoin_explain_choice(:'q') WHERE chosen), 'NPHJ%',
+	'a slow NPHJ is not chosen');
+SET LOCAL gpujoin.phj_row_ns = 10;
+SELECT alike((SELECT variant FROM gpujoin_explain_choice(:'q') WHERE chosen), 'SMJ%',
+	'with NPHJ and PHJ slow, SMJ');
+RESET gpujoin.nphj_row_ns;
+RESET gpujoin.phj_row_ns;
+
+-- GFTR against GFUR: random gathers priced high make GFTR pay off when most
+-- outer rows match, not when few do (wu-2025-gftr.md §6.4)
+SET LOCAL gpujoin.gather_ns = 0.3;
+SELECT alike((SELECT variant FROM gpujoin_explain_choice(:'q') WHERE chosen), '%-TR',
+	'every outer row matching, 4 payload columns: GFTR');
+-- 10^6 distinct keys against 10^8: the planner expects 10^6 matches
+CREATE TABLE few_s (k int, c int, d int);
+INSERT INTO few_s SELECT g, g, g FROM generate_series(1, 100) g;
+ANALYZE few_s;
+UPDATE pg_class SET reltuples = 1e6, relpages = 1 WHERE relname = 'few_s';
+\set q2 'SELECT big_r.a, big_r.b, few_s.c, few_s.d FROM big_r JOIN few_s ON big_r.k = few_s.k'
+SELECT alike((SELECT variant FROM gpujoin_explain_choice(:'q2') WHERE chosen), '%-UR',
+	'about 1 % of the outer rows matching: GFUR');
+RESET gpujoin.gather_ns;
+
+-- forcing a variant still lists what was priced, and says so
+SET LOCAL gpujoin.join_variant = phj;
+SELECT is((SELECT string_agg(variant, ',' ORDER BY variant) FROM gpujoin_explain_choice(:'q')), 'PHJ-TR,PHJ-UR',
+	'gpujoin.join_variant = phj prices PHJ alone');
+SELECT matches(pg_temp.verbose(:'q'), 'Variants Considered: PHJ-\w\w [0-9.]+ ms( \(chosen; forced by a setting\))?, PHJ-\w\w [0-9.]+ ms',
+	'EXPLAIN (VERBOSE) lists them and says the choice was forced');
+SELECT matches(pg_temp.plan(:'q'), 'Variant: PHJ', 'the forced variant runs');
+RESET gpujoin.join_variant;
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -24,7 +24,9 @@ set -euo pipefail
 runs=${RUNS:-3}
 dev=${GJ_DEVICE:-gpu}	# cpu: try the script where there is no GPU
 sizes=${SIZES:-"1000 10000 100000 1000000 10000000"}
-psql_() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+# every session loads gpujoin (its planner hook) whatever the server preloads
+psql_() { psql -X -q -At -v ON_ERROR_STOP=1 -c "LOAD 'gpujoin'" "$@"; }
+psql_ -c "CREATE EXTENSION IF NOT EXISTS gpujoin"
 
 if [ "${1:-}" = "--calibrate" ]; then
 	psql_ -c "SET gpujoin.device = $dev" \

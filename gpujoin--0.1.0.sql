@@ -43,7 +43,7 @@ $$;
 -- to be set with ALTER SYSTEM SET.  Runs synthetic joins of `rows` rows a
 -- side on every variant; superuser only (it occupies the device and its
 -- results are meant for server-wide settings).
-CREATE FUNCTION gpujoin_calibrate(rows int DEFAULT 4194304,
+CREATE FUNCTION gpujoin_calibrate(rows int DEFAULT 16777216,
 	OUT setting text, OUT value float8, OUT unit text, OUT measured_on text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'gpujoin_calibrate'

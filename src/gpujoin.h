@@ -61,8 +61,9 @@ extern bool gpujoin_cost_as_gpu;
 
 /*
  * The cost model's device constants (planner.c), each a gpujoin.* setting,
- * measured by gpujoin_calibrate() (calibrate.c).  The defaults were measured
- * on an NVIDIA H200 (README: Cost model).
+ * measured by gpujoin_calibrate() (calibrate.c).  The defaults are what
+ * gpujoin_calibrate(16777216) measured on an NVIDIA H200, 2026-11-21
+ * (bench/results/cost_model.md).
  */
 typedef struct GpuJoinModel
 {
@@ -77,16 +78,16 @@ typedef struct GpuJoinModel
 } GpuJoinModel;
 
 #define GPUJOIN_DEFAULT_COST_PER_MS			100.0
-#define GPUJOIN_DEFAULT_TRANSFER_GBPS		8.0
-#define GPUJOIN_DEFAULT_NPHJ_ROW_NS			0.05
-#define GPUJOIN_DEFAULT_PHJ_ROW_NS			0.08
-#define GPUJOIN_DEFAULT_SMJ_ROW_NS			0.08
-#define GPUJOIN_DEFAULT_BAND_ROW_NS			0.1
-#define GPUJOIN_DEFAULT_NLJ_COMPARE_NS		0.00024
-#define GPUJOIN_DEFAULT_GFTR_COLUMN_NS		0.03
-#define GPUJOIN_DEFAULT_MATCH_NS			0.02
-#define GPUJOIN_DEFAULT_GATHER_NS			0.022
-#define GPUJOIN_DEFAULT_GFTR_GATHER_NS		0.003
+#define GPUJOIN_DEFAULT_TRANSFER_GBPS		14.0
+#define GPUJOIN_DEFAULT_NPHJ_ROW_NS			0.10
+#define GPUJOIN_DEFAULT_PHJ_ROW_NS			0.12
+#define GPUJOIN_DEFAULT_SMJ_ROW_NS			0.15
+#define GPUJOIN_DEFAULT_BAND_ROW_NS			0.36
+#define GPUJOIN_DEFAULT_NLJ_COMPARE_NS		0.00027
+#define GPUJOIN_DEFAULT_GFTR_COLUMN_NS		0.019
+#define GPUJOIN_DEFAULT_MATCH_NS			0.044
+#define GPUJOIN_DEFAULT_GATHER_NS			0.018
+#define GPUJOIN_DEFAULT_GFTR_GATHER_NS		0.012
 
 extern GpuJoinModel gpujoin_model;
 

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# bench/validate_variants.sh: is the planner's variant the fastest?
+#
+#   bench/validate_variants.sh > results.csv
+#
+# Against a running server with gpujoin and a GPU (PGHOST/PGPORT/... as psql
+# takes them; on a GPU host: bash .gpuhost/start && source .gpuhost/env),
+# with the cost model's constants as the server has them (defaults, or
+# gpujoin_calibrate()'s via ALTER SYSTEM).
+#
+# A grid of synthetic equi-joins: n = SIZES rows a side (10^5, 10^6,
+# 10^7), 10 % or 100 % of the outer rows matching one inner row, 1 or 4
+# int4 payload columns a side, SELECT count(*) and the sum of every payload
+# column of the join.  Each runs, in one session after a warm-up, with every
+# variant x materialization forced (NPHJ, PHJ, SMJ x GFTR, GFUR) and with
+# auto, core joins off so that the GPU join always runs; the median of RUNS
+# (3) of EXPLAIN ANALYZE: the Execution Time and the device time (build +
+# probe + materialize from gpujoin's Time line).  Every run must return the
+# same row.  Output: CSV, one line per (case, setting), and for auto the
+# variant it chose.
+set -euo pipefail
+
+runs=${RUNS:-3}
+sizes=${SIZES:-"100000 1000000 10000000"}
+psql_() { psql -X -q -At -v ON_ERROR_STOP=1 -c "LOAD 'gpujoin'" "$@"; }
+psql_ -c "CREATE EXTENSION IF NOT EXISTS gpujoin"
+settings=("auto auto" "nphj gfur" "nphj gftr" "phj gfur" "phj gftr" "smj gfur" "smj gftr")
+
+echo "rows,match_ratio,payloads,variant,materialize,chosen,exec_ms,device_ms"
+for n in $sizes; do
+	for ratio in 0.1 1.0; do
+		psql_ -c "DROP TABLE IF EXISTS vr, vs" \
+			-c "CREATE TABLE vr AS SELECT g AS k, g AS p1, g + 1 AS p2, g + 2 AS p3, g + 3 AS p4 FROM generate_series(1, $n) g" \
+			-c "CREATE TABLE vs AS SELECT CASE WHEN (g::int8 * 2654435761) % 1000 < $ratio * 1000 THEN (g::int8 * 7919) % $n + 1 ELSE $n + g END AS k,
+				g AS q1, g + 1 AS q2, g + 2 AS q3, g + 3 AS q4 FROM generate_series(1, $n) g" \
+			-c "VACUUM ANALYZE vr, vs"
+		for payloads in 1 4; do
+			sums=$(for c in $(seq 1 "$payloads"); do printf ' + vr.p%d + vs.q%d' "$c" "$c"; done)
+			q="SELECT count(*), sum(0::int8$sums) FROM vs JOIN vr ON vs.k = vr.k"
+			want=""
+			for s in "${settings[@]}"; do
+				read -r variant mat <<<"$s"
+				args=(-c "SET jit = off; SET work_mem = '1GB'; SET gpujoin.device = gpu; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off; SET max_parallel_workers_per_gather = 0; SET gpujoin.join_variant = $variant; SET gpujoin.materialize = $mat")
+				args+=(-c "$q")
+				for i in $(seq 0 "$runs"); do
+					args+=(-c "EXPLAIN (ANALYZE) $q")
+				done
+				out=$(psql_ "${args[@]}")
+				got=$(printf '%s\n' "$out" | head -1)
+				if [ -z "$want" ]; then
+					want=$got
+				elif [ "$got" != "$want" ]; then
+					echo "MISMATCH: $n $ratio $payloads $s: '$got', not '$want'" >&2
+					exit 1
+				fi
+				chosen=$(printf '%s\n' "$out" | sed -n 's/^ *Variant: \([A-Z-]*\)$/\1/p' | head -1)
+				# per run: execution time, and build + probe + materialize
+				med=$(printf '%s\n' "$out" | awk '
+					/Time: load=/ { split($0, f, /[= ]+/); for (i = 1; i <= length(f); i++) { if (f[i] == "build") b = f[i+1]; if (f[i] == "probe") p = f[i+1]; if (f[i] == "materialize") m = f[i+1] } dev = b + p + m }
+					/^Execution Time:/ { n++; if (n > 1) printf "%s %.3f\n", $3, dev }' |
+					sort -g -k2 | sed -n "$(((runs + 1) / 2))p")
+				printf '%s,%s,%s,%s,%s,%s,%s,%s\n' "$n" "$ratio" "$payloads" "$variant" "$mat" "$chosen" \
+					"$(echo "$med" | cut -d' ' -f1)" "$(echo "$med" | cut -d' ' -f2)"
+			done
+		done
+	done
+done
+psql_ -c "DROP TABLE IF EXISTS vr, vs"

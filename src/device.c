@@ -37,6 +37,9 @@ static char cuda_probe_message[256];
 static char cuda_device_name[256];
 #endif
 
+/* free device memory when this backend probed the GPU (bytes) */
+static int64 cuda_free_memory = 0;
+
 PG_FUNCTION_INFO_V1(gpujoin_device_info);
 
 /*
@@ -63,7 +66,10 @@ ProbeCuda(void)
 
 			memset(&info, 0, sizeof(info));
 			if (gj_cuda_device_info(0, &info, &err) == GJ_OK)
+			{
 				strlcpy(cuda_device_name, info.name, sizeof(cuda_device_name));
+				cuda_free_memory = info.free_memory;
+			}
 		}
 	}
 #else
@@ -72,6 +78,21 @@ ProbeCuda(void)
 			sizeof(cuda_probe_message));
 #endif
 	return cuda_device_count > 0;
+}
+
+/*
+ * Device bytes the planner assumes one join may use: gpujoin.device_memory_limit
+ * when set, else what the GPU had free when this backend first probed it;
+ * 0 when unknown (no GPU probed: the CPU twin has no such limit)
+ */
+double
+GpuJoinPlannerDeviceBudget(void)
+{
+	if (gpujoin_device_memory_limit > 0)
+		return (double) gpujoin_device_memory_limit * 1024.0 * 1024.0;
+	if (gpujoin_device != GPUJOIN_DEVICE_CPU && ProbeCuda())
+		return (double) cuda_free_memory;
+	return 0.0;
 }
 
 /*

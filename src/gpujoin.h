@@ -235,6 +235,7 @@ typedef struct GpuJoinDeviceContext
 
 /* device.c */
 extern bool GpuJoinPlannerHasDevice(bool *use_gpu);
+extern double GpuJoinPlannerDeviceBudget(void);
 extern void GpuJoinDeviceInit(GpuJoinDeviceContext *dev, MemoryContext owner);
 extern void GpuJoinDeviceOpen(GpuJoinDeviceContext *dev,
 							  const GjKernels *kernels, const GjJoinSpec *spec);

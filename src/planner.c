@@ -798,7 +798,34 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	if (*materialize == GJ_MATERIALIZE_GFTR)
 		passes *= 1.0 + 0.5 * (outer_payloads + inner_payloads);
 
+	/*
+	 * A join whose device structures will not fit falls back to the CPU twin
+	 * when it runs out of device memory (exec.c): cost it as that.  About
+	 * three times the key, row number and payload bytes of the inner side
+	 * and of an outer chunk (the build's and the partitioning's or sort's
+	 * buffers), and a round of matches; measured peaks in the kernel grid
+	 * (bench/results/kernels.csv, device_peak_bytes) are within this.
+	 */
 	if (use_gpu || gpujoin_cost_as_gpu)
+	{
+		double		chunk = Min(outer_rows, (double) gpujoin_chunk_rows);
+		double		need = 3.0 * inner_rows * (GPUJOIN_KEY_BYTES + sizeof(GjRowId) + inner_bytes) +
+			3.0 * chunk * (GPUJOIN_KEY_BYTES + sizeof(GjRowId) + outer_bytes) +
+			2.0 * chunk * (GPUJOIN_MATCH_BYTES + inner_bytes + outer_bytes);
+		double		budget = GpuJoinPlannerDeviceBudget();
+
+		if (budget > 0.0 && need > budget)
+		{
+			*considered = psprintf("%s; needs about %.0f MB of device memory, %.0f MB available: costed as the CPU twin",
+								   *considered, need / (1024.0 * 1024.0),
+								   budget / (1024.0 * 1024.0));
+			use_gpu = false;
+		}
+		else
+			use_gpu = true;
+	}
+
+	if (use_gpu)
 	{
 		/* the model's milliseconds: the inner side's part before the first row */
 		double		total_ms = ModelDeviceMs(*variant, *materialize, inner_rows,

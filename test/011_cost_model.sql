@@ -8,9 +8,10 @@
 -- run them, so these need no GPU): small joins stay on PostgreSQL's joins,
 -- large ones go to the GPU, the variant chosen is the cheapest the model
 -- lists, and the choice moves with the constants, the match ratio and the
--- payload columns the way the model says.
+-- payload columns the way the model says; a join that will not fit the
+-- device memory is priced as the CPU twin it falls back to.
 BEGIN;
-SELECT plan(23);
+SELECT plan(25);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -109,6 +110,14 @@ UPDATE pg_class SET reltuples = 1e6, relpages = 1 WHERE relname = 'few_s';
 SELECT alike((SELECT variant FROM gpujoin_explain_choice(:'q2') WHERE chosen), '%-UR',
 	'about 1 % of the outer rows matching: GFUR');
 RESET gpujoin.gather_ns;
+
+-- a join that will not fit the device is priced as what it then does: the
+-- CPU twin, which it falls back to
+SET LOCAL gpujoin.device_memory_limit = 1;
+SELECT matches(pg_temp.verbose(:'q'), 'needs about \d+ MB of device memory, 1 MB available: costed as the CPU twin',
+	'a join needing more device memory than the limit is costed as the CPU twin');
+RESET gpujoin.device_memory_limit;
+SELECT doesnt_match(pg_temp.verbose(:'q'), 'costed as the CPU twin', 'without the limit, as the GPU');
 
 -- forcing a variant still lists what was priced, and says so
 SET LOCAL gpujoin.join_variant = phj;

@@ -199,6 +199,10 @@ typedef struct GpuJoinSide
  *	gj_OuterMatched		per outer row of the chunk: matched (not inner joins)
  *	gj_InnerMatched		per inner row: matched (right and full joins)
  *	gj_FillPos			next row to consider in GJ_FILL_OUTER/GJ_FILL_INNER
+ *	gj_OuterOrder		merge joins that emit unmatched outer rows: the
+ *						outer rows in key order (NULL keys last), so that
+ *						those rows come out in their place (EmitNextMatch)
+ *	gj_OrderPos			next row of gj_OuterOrder to consider
  *	gj_Spec				what device contexts are created for: variant,
  *						materialization, device columns, round capacity
  *	gj_Device			kernels and device context
@@ -230,6 +234,8 @@ typedef struct GpuJoinState
 	bool	   *gj_OuterMatched;
 	bool	   *gj_InnerMatched;
 	int64		gj_FillPos;
+	int64	   *gj_OuterOrder;
+	int64		gj_OrderPos;
 	GjJoinSpec	gj_Spec;
 	GpuJoinDeviceContext gj_Device;
 	bool		gj_TableBuilt;
@@ -926,6 +932,7 @@ LoadOuterChunk(GpuJoinState *node)
 
 	ResetSide(outer);
 	node->gj_OuterMatched = NULL;	/* was in the batch's memory */
+	node->gj_OuterOrder = NULL;
 	while (!outer->exhausted && outer->nrows < max_rows)
 	{
 		TupleTableSlot *slot = ExecProcNode(outer->ps);
@@ -1168,6 +1175,9 @@ FillScanSlot(GpuJoinState *node, TupleTableSlot *slot, int64 i)
 	ExecStoreVirtualTuple(slot);
 }
 
+static TupleTableSlot *EmitNextUnmatched(GpuJoinState *node, bool outer,
+										  const uint64 *limit);
+
 /*
  * GJ_EMIT: the next match of the round that passes the quals, projected;
  * NULL when the round is used up
@@ -1181,8 +1191,27 @@ EmitNextMatch(GpuJoinState *node)
 
 	while (node->gj_RoundPos < node->gj_Round.nmatches)
 	{
-		int64		i = node->gj_RoundPos++;
+		int64		i = node->gj_RoundPos;
 		GjRowId		outer_row = 0;
+
+		/*
+		 * A merge join's output is in key order: the unmatched outer rows
+		 * with smaller keys than this match's come first.  Their matches, if
+		 * any, came before, so their flags are final.
+		 */
+		if (node->gj_OuterOrder != NULL)
+		{
+			GjRowId		row = node->gj_Round.outer_rows[i];
+			TupleTableSlot *slot;
+
+			if (row >= node->gj_Outer.nrows)
+				elog(ERROR, "gpujoin: the kernels returned outer row %u of a chunk of " INT64_FORMAT " rows",
+					 row, node->gj_Outer.nrows);
+			slot = EmitNextUnmatched(node, true, &node->gj_Outer.keys[row]);
+			if (slot != NULL)
+				return slot;
+		}
+		node->gj_RoundPos++;
 
 		if (node->gj_OuterMatched != NULL)
 		{
@@ -1233,13 +1262,50 @@ EmitNextMatch(GpuJoinState *node)
 	return NULL;
 }
 
+/* qsort_arg comparator: outer rows by key, NULL keys last, then row */
+static int
+CompareOuterRows(const void *a, const void *b, void *arg)
+{
+	const GpuJoinSide *side = arg;
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+	bool		xnull = side->keynulls != NULL && side->keynulls[x];
+	bool		ynull = side->keynulls != NULL && side->keynulls[y];
+
+	if (xnull != ynull)
+		return xnull ? 1 : -1;
+	if (!xnull && side->keys[x] != side->keys[y])
+		return side->keys[x] < side->keys[y] ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+/*
+ * A merge join that emits unmatched outer rows (LEFT, ANTI): the outer rows
+ * in the order of their keys, which is the order of the SMJ's matches
+ * (exact keys are order-preserving, keys.c), NULL keys last as ASC sorts
+ * them; kept in the chunk's memory
+ */
+static void
+SortOuterRows(GpuJoinState *node)
+{
+	GpuJoinSide *outer = &node->gj_Outer;
+
+	node->gj_OuterOrder = MemoryContextAllocExtended(outer->cxt,
+													 sizeof(int64) * Max(outer->nrows, 1),
+													 MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < outer->nrows; i++)
+		node->gj_OuterOrder[i] = i;
+	qsort_arg(node->gj_OuterOrder, outer->nrows, sizeof(int64), CompareOuterRows, outer);
+	node->gj_OrderPos = 0;
+}
+
 /*
  * GJ_FILL_OUTER / GJ_FILL_INNER: the next row of one side that matched
  * nothing and passes the plan's qual, with the other side's columns NULL;
  * NULL when none is left
  */
 static TupleTableSlot *
-EmitNextUnmatched(GpuJoinState *node, bool outer)
+EmitNextUnmatched(GpuJoinState *node, bool outer, const uint64 *limit)
 {
 	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
 	TupleTableSlot *scanslot = node->css.ss.ss_ScanTupleSlot;
@@ -1247,9 +1313,25 @@ EmitNextUnmatched(GpuJoinState *node, bool outer)
 	const GpuJoinSide *side = outer ? &node->gj_Outer : &node->gj_Inner;
 	const bool *matched = outer ? node->gj_OuterMatched : node->gj_InnerMatched;
 
-	while (node->gj_FillPos < side->nrows)
+	for (;;)
 	{
-		int64		row = node->gj_FillPos++;
+		int64		row;
+
+		if (outer && node->gj_OuterOrder != NULL)
+		{
+			/* in key order; with a limit, only the rows with smaller keys */
+			if (node->gj_OrderPos >= side->nrows)
+				break;
+			row = node->gj_OuterOrder[node->gj_OrderPos];
+			if (limit != NULL &&
+				((side->keynulls != NULL && side->keynulls[row]) || side->keys[row] >= *limit))
+				break;
+			node->gj_OrderPos++;
+		}
+		else if (node->gj_FillPos < side->nrows)
+			row = node->gj_FillPos++;
+		else
+			break;
 
 		if (matched[row])
 			continue;
@@ -1443,6 +1525,8 @@ ExecGpuJoin(CustomScanState *css)
 						node->gj_JoinState = GJ_FILL_INNER_NEEDED(node) ? GJ_FILL_INNER : GJ_DONE;
 						continue;
 					}
+					if (node->gj_Strategy == GPUJOIN_STRATEGY_MERGE && GJ_FILL_OUTER_NEEDED(node))
+						SortOuterRows(node);
 				}
 				node->gj_JoinState = GJ_PROBE;
 				/* FALL THRU */
@@ -1479,7 +1563,7 @@ ExecGpuJoin(CustomScanState *css)
 
 			case GJ_FILL_OUTER:
 				{
-					TupleTableSlot *slot = EmitNextUnmatched(node, true);
+					TupleTableSlot *slot = EmitNextUnmatched(node, true, NULL);
 
 					if (slot != NULL)
 						return slot;
@@ -1489,7 +1573,7 @@ ExecGpuJoin(CustomScanState *css)
 
 			case GJ_FILL_INNER:
 				{
-					TupleTableSlot *slot = EmitNextUnmatched(node, false);
+					TupleTableSlot *slot = EmitNextUnmatched(node, false, NULL);
 
 					if (slot != NULL)
 						return slot;

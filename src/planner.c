@@ -870,7 +870,7 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
  * ascending.  NIL when a key has no btree order to offer.
  */
 static List *
-MergeJoinPathKeys(PlannerInfo *root, RelOptInfo *joinrel,
+MergeJoinPathKeys(PlannerInfo *root, RelOptInfo *joinrel, JoinType jointype,
 				  GpuJoinClauses *clauses)
 {
 	List	   *outer_pathkeys = NIL;
@@ -893,7 +893,7 @@ MergeJoinPathKeys(PlannerInfo *root, RelOptInfo *joinrel,
 		if (!list_member_ptr(outer_pathkeys, pathkey))
 			outer_pathkeys = lappend(outer_pathkeys, pathkey);
 	}
-	return build_join_pathkeys(root, joinrel, JOIN_INNER, outer_pathkeys);
+	return build_join_pathkeys(root, joinrel, jointype, outer_pathkeys);
 }
 
 /*
@@ -925,13 +925,15 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	if (strategy == GPUJOIN_STRATEGY_MERGE)
 	{
 		/*
-		 * Sorted output needs exact keys and the outer side in one piece; and
-		 * an inner join: NULL-extended rows come out after the matched ones.
+		 * Sorted output needs exact keys and the outer side in one piece;
+		 * unmatched outer rows (LEFT, ANTI) are put in their place by key
+		 * (exec.c), but unmatched inner rows (RIGHT, FULL) would come out
+		 * after the rest.
 		 */
 		if (!clauses->exact || outer_path->rows > (double) GJ_MAX_ROWS ||
-			jointype != JOIN_INNER)
+			jointype == JOIN_RIGHT || jointype == JOIN_FULL)
 			return;
-		pathkeys = MergeJoinPathKeys(root, joinrel, clauses);
+		pathkeys = MergeJoinPathKeys(root, joinrel, jointype, clauses);
 		if (pathkeys == NIL)
 			return;				/* no order anyone could use */
 	}
@@ -956,6 +958,16 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	variant = theta_variant;	/* chosen by the caller for theta joins */
 	CostGpuJoin(root, cpath, outer_path, inner_path, clauses, extra, use_gpu,
 				strategy, &variant, &materialize, &considered);
+	/* a merge join emitting unmatched outer rows sorts them on the host */
+	if (strategy == GPUJOIN_STRATEGY_MERGE &&
+		(jointype == JOIN_LEFT || jointype == JOIN_ANTI))
+	{
+		Cost		sort = 2.0 * cpu_operator_cost * outer_path->rows *
+			log2(Max(outer_path->rows, 2.0));
+
+		cpath->path.startup_cost += sort;
+		cpath->path.total_cost += sort;
+	}
 
 	cpath->custom_private = list_make5(clauses->key_clauses,
 									   clauses->outer_is_left,

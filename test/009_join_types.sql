@@ -3,10 +3,11 @@
 -- LEFT, RIGHT, FULL, SEMI and ANTI joins on the GPU return PostgreSQL's
 -- rows, for every equi-join variant (NPHJ, PHJ, SMJ) and both theta
 -- variants (BAND, NLJ), with join filters, pushed-down quals, NULL keys,
--- unmatched rows on both sides and several chunks.  The planner may run a
+-- unmatched rows on both sides and several chunks; and GpuMergeJoin's LEFT,
+-- SEMI and ANTI joins, whose output stays in key order.  The planner may run a
 -- LEFT join as the RIGHT join of the swapped sides, so either is accepted.
 BEGIN;
-SELECT plan(55);
+SELECT plan(64);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -69,6 +70,34 @@ SELECT * FROM pg_temp.check('theta semi join',
 SELECT * FROM pg_temp.check('theta anti join',
 	'SELECT o.id FROM o WHERE NOT EXISTS (SELECT 1 FROM i WHERE i.k > o.k + 150)',
 	ARRAY['band', 'nlj'], 'Join Type: Anti');
+
+-- GpuMergeJoin: LEFT, SEMI and ANTI joins come out in key order, the
+-- unmatched outer rows in their place (NULL keys last), with no Sort above
+CREATE FUNCTION pg_temp.check_merge(label text, q text, join_type text) RETURNS SETOF text
+LANGUAGE plpgsql AS $f$
+BEGIN
+	EXECUTE 'SET LOCAL gpujoin.enabled = off';
+	EXECUTE format('CREATE TEMP TABLE want ON COMMIT DROP AS %s', q);
+	EXECUTE 'SET LOCAL gpujoin.enabled = on';
+	PERFORM set_config('gpujoin.enable_hashjoin', 'off', true);
+	RETURN NEXT matches(pg_temp.plan(q || ' ORDER BY o.k'),
+		'^Custom Scan \(GpuMergeJoin\)\n.*Join Type: ' || join_type,
+		label || ': a GpuMergeJoin with no Sort above it');
+	RETURN NEXT bag_eq(q, 'SELECT * FROM want', label || ': PostgreSQL''s rows');
+	RETURN NEXT results_eq('SELECT k FROM (' || q || ' ORDER BY o.k) s',
+		'SELECT k FROM want ORDER BY k', label || ': in key order, NULL keys last');
+	PERFORM set_config('gpujoin.enable_hashjoin', 'on', true);
+	EXECUTE 'DROP TABLE want';
+END
+$f$;
+SET LOCAL gpujoin.chunk_rows = 1000;
+SELECT * FROM pg_temp.check_merge('merge left join with a join filter',
+	'SELECT o.id, o.k, o.t, i.id AS iid FROM o LEFT JOIN i ON o.k = i.k AND o.v < i.w', 'Left');
+SELECT * FROM pg_temp.check_merge('merge semi join',
+	'SELECT o.id, o.k FROM o WHERE EXISTS (SELECT 1 FROM i WHERE i.k = o.k AND o.v + 2 < i.w)', 'Semi');
+SELECT * FROM pg_temp.check_merge('merge anti join',
+	'SELECT o.id, o.k FROM o WHERE NOT EXISTS (SELECT 1 FROM i WHERE i.k = o.k AND o.v + 2 < i.w)', 'Anti');
+RESET gpujoin.chunk_rows;
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -28,7 +28,7 @@ settings=("auto auto" "nphj gfur" "nphj gftr" "phj gfur" "phj gftr" "smj gfur" "
 
 echo "rows,match_ratio,payloads,variant,materialize,chosen,exec_ms,device_ms"
 for n in $sizes; do
-	for ratio in 0.1 1.0; do
+	for ratio in ${RATIOS:-0.1 1.0}; do
 		psql_ -c "DROP TABLE IF EXISTS vr, vs" \
 			-c "CREATE TABLE vr AS SELECT g AS k, g AS p1, g + 1 AS p2, g + 2 AS p3, g + 3 AS p4 FROM generate_series(1, $n) g" \
 			-c "CREATE TABLE vs AS SELECT CASE WHEN (g::int8 * 2654435761) % 1000 < $ratio * 1000 THEN (g::int8 * 7919) % $n + 1 ELSE $n + g END AS k,

@@ -240,6 +240,39 @@ GpuJoinDeviceInit(GpuJoinDeviceContext *dev, MemoryContext owner)
 }
 
 /*
+ * gpujoin.inject_fault: turn a successful device step into the failure the
+ * setting names, as the kernels would report it, so that the error paths
+ * run in tests on any machine.  An out-of-memory fault applies to the GPU
+ * only (the CPU twin, where a join falls back to, has no device memory).
+ */
+GjStatus
+GpuJoinInjectFault(GpuJoinFault step, const GjKernels *kernels, GjStatus status,
+				   GjError *err)
+{
+	static const char *const names[] = {
+		[GPUJOIN_FAULT_CREATE] = "creating the device context",
+		[GPUJOIN_FAULT_BUILD] = "the build",
+		[GPUJOIN_FAULT_COUNT] = "the count",
+		[GPUJOIN_FAULT_RETRIEVE] = "the retrieve",
+	};
+	GpuJoinFault fault = (GpuJoinFault) gpujoin_inject_fault;
+	bool		oom = (fault == GPUJOIN_FAULT_BUILD_OOM && step == GPUJOIN_FAULT_BUILD) ||
+		(fault == GPUJOIN_FAULT_COUNT_OOM && step == GPUJOIN_FAULT_COUNT);
+
+	if (status != GJ_OK || (fault != step && !oom))
+		return status;
+	if (oom && kernels == &gj_cpu_kernels)
+		return status;
+
+	err->status = oom ? GJ_ERROR_DEVICE_MEMORY : GJ_ERROR_KERNEL;
+	strlcpy(err->cuda_error, oom ? "cudaErrorMemoryAllocation (injected)" :
+			"cudaErrorLaunchFailure (injected)", sizeof(err->cuda_error));
+	snprintf(err->message, sizeof(err->message),
+			 "gpujoin.inject_fault made %s fail.", names[step]);
+	return err->status;
+}
+
+/*
  * Create a context on the given kernels for the join spec describes;
  * reports ERROR on failure.  The memory limit is the setting's, now.
  */
@@ -256,6 +289,9 @@ GpuJoinDeviceOpen(GpuJoinDeviceContext *dev, const GjKernels *kernels,
 	memset(&err, 0, sizeof(err));
 	dev->kernels = kernels;
 	status = kernels->context_create(&dev->ctx, &local, &err);
+	status = GpuJoinInjectFault(GPUJOIN_FAULT_CREATE, kernels, status, &err);
+	if (status != GJ_OK && dev->ctx != NULL)
+		kernels->context_destroy(dev->ctx);	/* an injected failure */
 	if (status != GJ_OK)
 		dev->ctx = NULL;
 	GpuJoinCheckStatus(status, &err, "could not create a device context for a GPU join");

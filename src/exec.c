@@ -1013,6 +1013,7 @@ BuildTable(GpuJoinState *node)
 
 	memset(&err, 0, sizeof(err));
 	status = dev->kernels->build(dev->ctx, &inner, &err);
+	status = GpuJoinInjectFault(GPUJOIN_FAULT_BUILD, dev->kernels, status, &err);
 	if (GJ_CAN_FALL_BACK(node, status))
 	{
 		SwitchToCpu(node, &err);	/* builds on the CPU */
@@ -1039,6 +1040,7 @@ CountChunk(GpuJoinState *node)
 
 		memset(&err, 0, sizeof(err));
 		status = dev->kernels->count(dev->ctx, &outer, &node->gj_ChunkMatches, &err);
+		status = GpuJoinInjectFault(GPUJOIN_FAULT_COUNT, dev->kernels, status, &err);
 		if (GJ_CAN_FALL_BACK(node, status))
 		{
 			SwitchToCpu(node, &err);
@@ -1071,6 +1073,7 @@ RetrieveRound(GpuJoinState *node)
 		memset(&err, 0, sizeof(err));
 		status = dev->kernels->retrieve(dev->ctx, node->gj_NextMatch,
 										&node->gj_Round, &err);
+		status = GpuJoinInjectFault(GPUJOIN_FAULT_RETRIEVE, dev->kernels, status, &err);
 		if (GJ_CAN_FALL_BACK(node, status))
 		{
 			SwitchToCpu(node, &err);	/* recounts the chunk */

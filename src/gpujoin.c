@@ -37,6 +37,7 @@ bool		gpujoin_explain_device = true;
 double		gpujoin_setup_cost = 300.0;
 double		gpujoin_extract_cost = 0.0005;
 bool		gpujoin_cost_as_gpu = false;
+int			gpujoin_inject_fault = GPUJOIN_FAULT_NONE;
 GpuJoinModel gpujoin_model = {
 	.cost_per_ms = GPUJOIN_DEFAULT_COST_PER_MS,
 	.transfer_gbps = GPUJOIN_DEFAULT_TRANSFER_GBPS,
@@ -103,6 +104,17 @@ static const struct config_enum_entry gpujoin_join_variant_options[] = {
 	{"smj", GJ_VARIANT_SMJ, false},
 	{"band", GJ_VARIANT_BAND, false},
 	{"nlj", GJ_VARIANT_NLJ, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry gpujoin_inject_fault_options[] = {
+	{"none", GPUJOIN_FAULT_NONE, false},
+	{"create", GPUJOIN_FAULT_CREATE, false},
+	{"build", GPUJOIN_FAULT_BUILD, false},
+	{"count", GPUJOIN_FAULT_COUNT, false},
+	{"retrieve", GPUJOIN_FAULT_RETRIEVE, false},
+	{"build_oom", GPUJOIN_FAULT_BUILD_OOM, false},
+	{"count_oom", GPUJOIN_FAULT_COUNT_OOM, false},
 	{NULL, 0, false}
 };
 
@@ -252,6 +264,17 @@ _PG_init(void)
 								 PGC_USERSET,
 								 0,
 								 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("gpujoin.inject_fault",
+							 "Makes one device step of every GPU join fail, as a test aid.",
+							 "create, build, count, retrieve: the step fails as a failed kernel would (an ERROR); "
+							 "build_oom, count_oom: it runs out of device memory (on a GPU: the fall back to the CPU twin).",
+							 &gpujoin_inject_fault,
+							 GPUJOIN_FAULT_NONE,
+							 gpujoin_inject_fault_options,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("gpujoin.cost_as_gpu",
 							 "Costs GPU join paths as the GPU would run them even when the CPU twin runs them.",

@@ -37,6 +37,18 @@ typedef enum GpuJoinDeviceSetting
 	GPUJOIN_DEVICE_CPU			/* CPU twin (tests, hosts without a GPU) */
 } GpuJoinDeviceSetting;
 
+/* gpujoin.inject_fault: the device step made to fail (a test aid) */
+typedef enum GpuJoinFault
+{
+	GPUJOIN_FAULT_NONE,
+	GPUJOIN_FAULT_CREATE,		/* creating the device context */
+	GPUJOIN_FAULT_BUILD,		/* build: a kernel failure */
+	GPUJOIN_FAULT_COUNT,		/* count: a kernel failure */
+	GPUJOIN_FAULT_RETRIEVE,		/* retrieve: a kernel failure */
+	GPUJOIN_FAULT_BUILD_OOM,	/* build: out of device memory (GPU only) */
+	GPUJOIN_FAULT_COUNT_OOM		/* count: out of device memory (GPU only) */
+} GpuJoinFault;
+
 /* gpujoin.join_variant and gpujoin.materialize: auto, or a GjVariant / GjMaterialize */
 #define GPUJOIN_AUTO				(-1)
 
@@ -58,6 +70,7 @@ extern bool gpujoin_explain_device;
 extern double gpujoin_setup_cost;
 extern double gpujoin_extract_cost;
 extern bool gpujoin_cost_as_gpu;
+extern int	gpujoin_inject_fault;
 
 /*
  * The cost model's device constants (planner.c), each a gpujoin.* setting,
@@ -246,5 +259,7 @@ extern const char *GpuJoinDescribeDevice(const GjKernels *kernels);
 extern void GpuJoinCheckStatus(GjStatus status, const GjError *err,
 							   const char *what);
 extern int	GpuJoinStatusToSqlState(GjStatus status);
+extern GjStatus GpuJoinInjectFault(GpuJoinFault step, const GjKernels *kernels,
+								   GjStatus status, GjError *err);
 
 #endif							/* GPUJOIN_H */

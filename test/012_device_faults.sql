@@ -1,0 +1,87 @@
+-- test/012_device_faults.sql
+--
+-- Device errors, made on demand with gpujoin.inject_fault (superuser only):
+-- a failure while creating the device context, in the build, the count or
+-- the retrieve of a GPU join is an ERROR with SQLSTATE 58000 (system_error),
+-- the CUDA error in its detail and a hint; the session survives and the
+-- next join returns PostgreSQL's rows.  Running out of device memory in the
+-- build or the count falls back to the CPU twin on a GPU, rows unchanged
+-- (on the CPU twin, which has no device memory, the fault does not apply).
+BEGIN;
+SELECT plan(17);
+CREATE EXTENSION IF NOT EXISTS gpujoin;
+LOAD 'gpujoin';
+\ir helpers.psql
+
+CREATE TABLE fa (id int, k int, v int);
+INSERT INTO fa SELECT g, g % 500, g % 7 FROM generate_series(1, 20000) g;
+CREATE TABLE fb (id int, k int, w int);
+INSERT INTO fb SELECT g, g % 700, g % 5 FROM generate_series(1, 5000) g;
+ANALYZE fa, fb;
+\set q 'SELECT fa.id, fb.id AS bid, fa.v + fb.w AS s FROM fa JOIN fb ON fa.k = fb.k'
+:postgres_join
+CREATE TEMP TABLE want AS :q;
+:gpu_join
+-- several rounds of matches, so that a retrieve fault comes after some rows
+SET LOCAL gpujoin.chunk_rows = 4096;
+
+-- runs q inside a savepoint: the SQLSTATE and detail of its error, or 'ok'
+CREATE FUNCTION pg_temp.outcome(q text) RETURNS text
+LANGUAGE plpgsql AS $f$
+DECLARE
+	state text;
+	detail text;
+	hint text;
+BEGIN
+	EXECUTE 'SELECT count(*) FROM (' || q || ') s';
+	RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, detail = PG_EXCEPTION_DETAIL, hint = PG_EXCEPTION_HINT;
+	RETURN state || ': ' || coalesce(detail, '') || ' / ' || coalesce(hint, '');
+END
+$f$;
+
+SELECT matches(pg_temp.plan(:'q'), 'GpuHashJoin', 'the join runs as a GPU join');
+
+SET LOCAL gpujoin.inject_fault = 'create';
+SELECT matches(pg_temp.outcome(:'q'), '^58000: gpujoin.inject_fault made creating the device context fail. \(cudaErrorLaunchFailure \(injected\)\) / Set gpujoin.device',
+	'a failed context creation is an ERROR 58000 with the CUDA error and a hint');
+SET LOCAL gpujoin.inject_fault = 'build';
+SELECT matches(pg_temp.outcome(:'q'), '^58000: gpujoin.inject_fault made the build fail', 'a failed build is an ERROR 58000');
+SET LOCAL gpujoin.inject_fault = 'count';
+SELECT matches(pg_temp.outcome(:'q'), '^58000: gpujoin.inject_fault made the count fail', 'a failed count is an ERROR 58000');
+SET LOCAL gpujoin.inject_fault = 'retrieve';
+SELECT matches(pg_temp.outcome(:'q'), '^58000: gpujoin.inject_fault made the retrieve fail', 'a failed retrieve is an ERROR 58000');
+SELECT throws_ok(:'q', '58000', NULL, 'the error reaches the client as such');
+SET LOCAL gpujoin.inject_fault = 'none';
+SELECT bag_eq(:'q', 'SELECT * FROM want', 'after the errors, the same session joins correctly');
+
+-- out of device memory: the CPU twin takes over on a GPU, rows unchanged
+SET LOCAL gpujoin.inject_fault = 'build_oom';
+SELECT bag_eq(:'q', 'SELECT * FROM want', 'out of device memory in the build: PostgreSQL''s rows');
+SELECT is(pg_temp.plan_analyze(:'q') ~ 'fell back from the GPU', current_setting('gpujoin.device') = 'gpu',
+	'out of device memory in the build: the fall back shows in EXPLAIN on a GPU (only there)');
+SET LOCAL gpujoin.inject_fault = 'count_oom';
+SELECT bag_eq(:'q', 'SELECT * FROM want', 'out of device memory in the count: PostgreSQL''s rows');
+SELECT is(pg_temp.plan_analyze(:'q') ~ 'fell back from the GPU', current_setting('gpujoin.device') = 'gpu',
+	'out of device memory in the count: the fall back shows in EXPLAIN on a GPU (only there)');
+SET LOCAL gpujoin.inject_fault = 'none';
+
+-- every join type and the theta join go through the same paths
+SET LOCAL gpujoin.inject_fault = 'retrieve';
+SELECT matches(pg_temp.outcome('SELECT fa.id FROM fa LEFT JOIN fb ON fa.k = fb.k'), '^58000: ', 'a left join: ERROR 58000');
+SELECT matches(pg_temp.outcome('SELECT fa.id FROM fa JOIN fb ON fa.k < fb.k - 690'), '^58000: ', 'a theta join: ERROR 58000');
+SET LOCAL gpujoin.inject_fault = 'none';
+SELECT is(pg_temp.outcome('SELECT fa.id FROM fa JOIN fb ON fa.k < fb.k - 690'), 'ok', 'and then they run again');
+
+-- a test aid for superusers only
+SELECT is((SELECT context FROM pg_settings WHERE name = 'gpujoin.inject_fault'), 'superuser',
+	'gpujoin.inject_fault is a superuser setting');
+CREATE ROLE gpujoin_test_faults;
+SET LOCAL ROLE gpujoin_test_faults;
+SELECT throws_ok('SET gpujoin.inject_fault = build', '42501', NULL, 'an ordinary user cannot set it');
+RESET ROLE;
+SELECT is(current_setting('gpujoin.inject_fault'), 'none', 'it is none by default');
+
+SELECT * FROM finish();
+ROLLBACK;

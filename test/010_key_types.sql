@@ -63,18 +63,6 @@ INSERT INTO ktypes VALUES
 	('domain over text', 'dtext', 'dtext', 'g || ''d''', 'g || ''d''', '''''', ''''''),
 	('domain over int8 = int4', 'dint8', 'int4', 'g - 7', 'g - 7', '2147483648', '-2147483648');
 
--- the rows of q as one text (count and digest), order-independent
-CREATE FUNCTION pg_temp.result_of(q text) RETURNS text
-LANGUAGE plpgsql AS $f$
-DECLARE
-	r text;
-BEGIN
-	EXECUTE format($q$SELECT count(*) || ':' || coalesce(md5(string_agg(t, E'\n' ORDER BY t COLLATE "C")), '')
-		FROM (SELECT x::text AS t FROM (%s) x) s$q$, q) INTO r;
-	RETURN r;
-END
-$f$;
-
 -- fill ka and kb with one data set of one key type
 CREATE FUNCTION pg_temp.fill(kt ktypes, dataset text) RETURNS void
 LANGUAGE plpgsql AS $f$
@@ -132,7 +120,7 @@ BEGIN
 			PERFORM set_config('enable_hashjoin', 'on', true);
 			PERFORM set_config('enable_mergejoin', 'on', true);
 			PERFORM set_config('enable_nestloop', 'on', true);
-			want := pg_temp.result_of(queries[j]);
+			want := pg_temp.rows_digest(queries[j]);
 			IF ds = 'dup' THEN
 				counts[j] := split_part(want, ':', 1)::bigint;
 			END IF;
@@ -144,7 +132,7 @@ BEGIN
 				PERFORM set_config('gpujoin.join_variant', v, true);
 				IF pg_temp.plan(queries[j]) !~ 'Custom Scan \(Gpu(Hash|Merge)Join\)' THEN
 					fails[j] := fails[j] || ds || '/' || v || ': plan; ';
-				ELSIF pg_temp.result_of(queries[j]) <> want THEN
+				ELSIF pg_temp.rows_digest(queries[j]) <> want THEN
 					fails[j] := fails[j] || ds || '/' || v || ': rows; ';
 				END IF;
 			END LOOP;

@@ -40,18 +40,6 @@ $f$;
 SELECT pg_temp.make_table('r1', 1500, 3), pg_temp.make_table('r2', 900, 7),
 	pg_temp.make_table('r3', 400, 11), pg_temp.make_table('r4', 60, 13);
 
--- the rows of q as a digest, order-independent
-CREATE FUNCTION pg_temp.digest(q text) RETURNS text
-LANGUAGE plpgsql AS $f$
-DECLARE
-	r text;
-BEGIN
-	EXECUTE format($q$SELECT count(*) || ':' || coalesce(md5(string_agg(t, E'\n' ORDER BY t COLLATE "C")), '')
-		FROM (SELECT x::text AS t FROM (%s) x) s$q$, q) INTO r;
-	RETURN r;
-END
-$f$;
-
 CREATE TEMP TABLE runs (n int, q text, gpu boolean, same boolean);
 
 DO $do$
@@ -114,13 +102,13 @@ BEGIN
 		PERFORM set_config('enable_hashjoin', 'on', true);
 		PERFORM set_config('enable_mergejoin', 'on', true);
 		PERFORM set_config('enable_nestloop', 'on', true);
-		want := pg_temp.digest(q);
+		want := pg_temp.rows_digest(q);
 		PERFORM set_config('gpujoin.enabled', 'on', true);
 		PERFORM set_config('enable_hashjoin', 'off', true);
 		PERFORM set_config('enable_mergejoin', 'off', true);
 		PERFORM set_config('enable_nestloop', 'off', true);
 		plan := pg_temp.plan(q);
-		got := pg_temp.digest(q);
+		got := pg_temp.rows_digest(q);
 		INSERT INTO runs VALUES (n, q, plan ~ 'Custom Scan \(Gpu', got = want);
 	END LOOP;
 	PERFORM set_config('enable_hashjoin', 'on', true);

@@ -1,4 +1,4 @@
--- bench/suite/gen.sql: the benchmark data, generated in SQL
+-- bench/suite/gen.sql: the benchmark data, generated in SQL (SSB: gen_ssb.sql)
 --
 --   psql -v sf=1 -f bench/suite/gen.sql
 --

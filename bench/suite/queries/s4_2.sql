@@ -1,0 +1,8 @@
+-- SSB Q4.2: two years, by supplier nation and category
+SELECT d_year, s_nation, p_category, sum(lo_revenue::int8 - lo_supplycost) AS profit
+FROM ssb_date, ssb_customer, ssb_supplier, ssb_part, ssb_lineorder
+WHERE lo_custkey = c_custkey AND lo_suppkey = s_suppkey AND lo_partkey = p_partkey AND lo_orderdate = d_datekey
+	AND c_region = 'AMERICA' AND s_region = 'AMERICA' AND (d_year = 1997 OR d_year = 1998)
+	AND (p_mfgr = 'MFGR#1' OR p_mfgr = 'MFGR#2')
+GROUP BY d_year, s_nation, p_category
+ORDER BY d_year, s_nation, p_category

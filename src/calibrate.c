@@ -32,6 +32,12 @@
  *	  nlj_compare_ns;
  *	- every copy of all of the above: transfer_gbps = bytes / copy time.
  *
+ * And the host's part: gpujoin.extract_cost, the planner's charge per value
+ * copied into a column batch, from a GPU join of two generated relations
+ * run with EXPLAIN ANALYZE: its load time less its children's time, per
+ * value the planner charges (rows x (columns + keys)), in planner units at
+ * the current gpujoin.cost_per_ms.
+ *
  * Not measured here: gpujoin.setup_cost, the fixed cost of a GPU join, is
  * mostly host work around the device (a 1024-row join on the device takes
  * some 0.8 ms on an H200, the whole 1000-row query 3 ms: see
@@ -54,11 +60,14 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "common.h"				/* gj_hash64 */
+#include "executor/spi.h"
 #include "funcapi.h"
 #include "gpujoin.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 
 PG_FUNCTION_INFO_V1(gpujoin_calibrate);
 
@@ -237,6 +246,70 @@ NsPer(double ms, double units)
 }
 
 /*
+ * Host nanoseconds per value a GPU join copies into its column batches: the
+ * join of two generated relations of n rows (a key and a payload column
+ * each), planned with PostgreSQL's join methods off and no workers so that
+ * it is a GPU join, run under EXPLAIN ANALYZE; its Load Time less the
+ * children's time, over the values the planner charges for (CostGpuJoin:
+ * rows x (columns + keys), 3 a row here).  -1 when the plan is not a GPU
+ * join.
+ */
+static double
+MeasureExtractNs(int64 n)
+{
+	int			save_nestlevel = NewGUCNestLevel();
+	char	   *query;
+	char	   *plan;
+	double		result = -1.0;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+
+	(void) set_config_option("enable_hashjoin", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("enable_mergejoin", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("enable_nestloop", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("max_parallel_workers_per_gather", "0", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "gpujoin_calibrate: SPI_connect failed");
+	query = psprintf("EXPLAIN (ANALYZE, FORMAT JSON) SELECT sum(a.p + b.q) "
+					 "FROM (SELECT g AS x, g %% 100 AS p FROM generate_series(1, " INT64_FORMAT ") g) a "
+					 "JOIN (SELECT g AS y, g %% 100 AS q FROM generate_series(1, " INT64_FORMAT ") g) b "
+					 "ON a.x = b.y", n, n);
+	if (SPI_execute(query, false, 0) != SPI_OK_UTILITY || SPI_processed != 1)
+		elog(ERROR, "gpujoin_calibrate: could not EXPLAIN the extraction join");
+	plan = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+	/* the GPU join's load time, its children's time and rows */
+	args[0] = CStringGetTextDatum(plan);
+	if (SPI_execute_with_args("SELECT (n->>'Load Time')::float8 - "
+							  "(SELECT sum((c->>'Actual Total Time')::float8) FROM jsonb_array_elements(n->'Plans') c), "
+							  "(SELECT sum((c->>'Actual Rows')::float8) FROM jsonb_array_elements(n->'Plans') c) "
+							  "FROM jsonb_path_query($1::jsonb, "
+							  "'strict $.**?(@.\"Custom Plan Provider\" == \"GpuHashJoin\")') n",
+							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "gpujoin_calibrate: could not read the extraction join's plan");
+	if (SPI_processed == 1)
+	{
+		bool		isnull1;
+		bool		isnull2;
+		double		ms = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0],
+													  SPI_tuptable->tupdesc, 1, &isnull1));
+		double		rows = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0],
+														SPI_tuptable->tupdesc, 2, &isnull2));
+
+		if (!isnull1 && !isnull2 && rows > 0)
+			result = NsPer(ms, rows * 3.0);
+	}
+	SPI_finish();
+	AtEOXact_GUC(true, save_nestlevel);
+	return result;
+}
+
+/*
  * gpujoin_calibrate(rows int) RETURNS TABLE (setting text, value float8,
  * unit text, measured_on text)
  */
@@ -257,6 +330,7 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 	double		bytes = 0.0;
 	double		transfer_ms = 0.0;
 	int64		nlj_rows;
+	double		extract_ns;
 	CalibrateRun run;
 
 	if (!superuser())
@@ -318,6 +392,8 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 	bytes += run.bytes;
 	transfer_ms += run.transfer_ms;
 
+	extract_ns = MeasureExtractNs(Min(rows, 2 * 1024 * 1024));
+
 	InitMaterializedSRF(fcinfo, 0);
 	{
 		struct
@@ -336,6 +412,7 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 			{"gpujoin.match_ns", match_ns, "ns"},
 			{"gpujoin.gather_ns", gather_ns, "ns"},
 			{"gpujoin.gftr_gather_ns", gftr_gather_ns, "ns"},
+			{"gpujoin.extract_cost", extract_ns * gpujoin_model.cost_per_ms / 1e6, "cost units"},
 		};
 
 		for (int i = 0; i < lengthof(results); i++)
@@ -343,8 +420,9 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 			Datum		values[4];
 			bool		nulls[4] = {false, false, false, false};
 
-			/* the CPU twin copies nothing: no bandwidth to report */
-			nulls[1] = (results[i].value <= 0.0 && strcmp(results[i].unit, "GB/s") == 0);
+			/* the CPU twin copies nothing: no bandwidth; no GPU join: no extraction */
+			nulls[1] = (results[i].value <= 0.0 &&
+						(strcmp(results[i].unit, "GB/s") == 0 || strcmp(results[i].unit, "cost units") == 0));
 			values[0] = CStringGetTextDatum(results[i].setting);
 			values[1] = Float8GetDatum(results[i].value);
 			values[2] = CStringGetTextDatum(results[i].unit);

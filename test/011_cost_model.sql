@@ -11,7 +11,7 @@
 -- payload columns the way the model says; a join that will not fit the
 -- device memory is priced as the CPU twin it falls back to.
 BEGIN;
-SELECT plan(25);
+SELECT plan(26);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -36,15 +36,17 @@ SELECT is(current_setting('gpujoin.cost_per_ms'), '100', 'gpujoin.cost_per_ms de
 
 -- calibration: every constant measured, positive
 CREATE TEMP TABLE calib AS SELECT * FROM gpujoin_calibrate(4096);
-SELECT is((SELECT count(*) FROM calib), 10::bigint, 'gpujoin_calibrate() returns one row per constant');
+SELECT is((SELECT count(*) FROM calib), 11::bigint, 'gpujoin_calibrate() returns one row per constant');
 SELECT is((SELECT string_agg(setting, ', ' ORDER BY setting) FROM calib
 	WHERE setting NOT IN (SELECT name FROM pg_settings)), NULL,
 	'every row names a gpujoin.* setting');
 SELECT is((SELECT string_agg(setting, ', ') FROM calib
 	WHERE setting LIKE '%row_ns' AND NOT value > 0), NULL,
 	'every variant''s row time is measured and positive');
-SELECT ok((SELECT value > 0 FROM calib WHERE setting = 'gpujoin.nlj_compare_ns'),
-	'the NLJ comparison time is measured and positive');
+SELECT ok((SELECT value > 0 FROM calib WHERE setting = 'gpujoin.nlj_compare_ns') AND
+	(SELECT value > 0 FROM calib WHERE setting = 'gpujoin.extract_cost'),
+	'the NLJ comparison time and the host extraction cost are measured and positive');
+SELECT is(current_setting('enable_hashjoin'), 'on', 'calibration leaves the session''s settings as they were');
 SELECT ok((SELECT bool_and(value >= 0 OR value IS NULL) FROM calib), 'no constant is negative');
 SELECT throws_ok('SELECT * FROM gpujoin_calibrate(10)', '22023', NULL,
 	'gpujoin_calibrate() refuses fewer than 1024 rows');

@@ -923,7 +923,7 @@ LoadOuterChunk(GpuJoinState *node)
 	{
 		const GjKernels *kernels = node->gj_Device.kernels ?
 			node->gj_Device.kernels : GpuJoinChooseKernels();
-		double		budget = (strcmp(kernels->name, "cpu") == 0) ?
+		double		budget = (kernels == &gj_cpu_kernels) ?
 			GPUJOIN_NLJ_CPU_CHUNK_COMPARISONS : GPUJOIN_NLJ_CHUNK_COMPARISONS;
 		double		per_row = (double) Max(node->gj_Inner.nrows, 1) * Max(outer->nterms, 1);
 
@@ -1197,35 +1197,33 @@ EmitNextMatch(GpuJoinState *node)
 		int64		i = node->gj_RoundPos;
 		GjRowId		outer_row = 0;
 
-		/*
-		 * A merge join's output is in key order: the unmatched outer rows
-		 * with smaller keys than this match's come first.  Their matches, if
-		 * any, came before, so their flags are final.
-		 */
-		if (node->gj_OuterOrder != NULL)
-		{
-			GjRowId		row = node->gj_Round.outer_rows[i];
-			TupleTableSlot *slot;
-
-			if (row >= node->gj_Outer.nrows)
-				elog(ERROR, "gpujoin: the kernels returned outer row %u of a chunk of " INT64_FORMAT " rows",
-					 row, node->gj_Outer.nrows);
-			slot = EmitNextUnmatched(node, true, &node->gj_Outer.keys[row]);
-			if (slot != NULL)
-				return slot;
-		}
-		node->gj_RoundPos++;
-
 		if (node->gj_OuterMatched != NULL)
 		{
 			outer_row = node->gj_Round.outer_rows[i];
 			if (outer_row >= node->gj_Outer.nrows)
 				elog(ERROR, "gpujoin: the kernels returned outer row %u of a chunk of " INT64_FORMAT " rows",
 					 outer_row, node->gj_Outer.nrows);
-			/* a semi join wants one match per outer row */
-			if (node->gj_JoinType == JOIN_SEMI && node->gj_OuterMatched[outer_row])
-				continue;
 		}
+
+		/*
+		 * A merge join's output is in key order: the unmatched outer rows
+		 * with smaller keys than this match's come first.  Their matches, if
+		 * any, came before, so their flags are final.  (Only LEFT and ANTI
+		 * joins sort their outer rows, and both keep matched flags.)
+		 */
+		if (node->gj_OuterOrder != NULL)
+		{
+			TupleTableSlot *slot = EmitNextUnmatched(node, true,
+													 &node->gj_Outer.keys[outer_row]);
+
+			if (slot != NULL)
+				return slot;
+		}
+		node->gj_RoundPos++;
+
+		/* a semi join wants one match per outer row */
+		if (node->gj_JoinType == JOIN_SEMI && node->gj_OuterMatched[outer_row])
+			continue;
 
 		ResetExprContext(econtext);
 		FillScanSlot(node, scanslot, i);

@@ -461,40 +461,44 @@ ExtractThetaClauses(PlannerInfo *root, List *restrictlist, RelOptInfo *joinrel,
 	foreach(lc, restrictlist)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-		bool		outer_is_left;
-		GjThetaOp	op;
-		GpuJoinKeyCoding *pair = palloc(2 * sizeof(GpuJoinKeyCoding));
-		List	   *symmetric;
+		List	   *parts;
+		List	   *part_is_left = NIL;
+		List	   *part_ops = NIL;
+		List	   *part_codings = NIL;
+		ListCell   *lcp;
 
 		if (IsOtherQual(rinfo, joinrel, jointype))
+		{
 			clauses->other_quals = lappend(clauses->other_quals, rinfo->clause);
-		else if ((symmetric = ExpandBetweenSymmetric(root, rinfo->clause)) != NIL)
-		{
-			/* both comparisons, or the whole clause is rechecked */
-			GpuJoinKeyCoding *pair2 = palloc(2 * sizeof(GpuJoinKeyCoding));
-			bool		outer_is_left2;
-			GjThetaOp	op2;
-
-			if (IsThetaClause(linitial(symmetric), outerrel, innerrel, &outer_is_left,
-							  &op, &pair[0], &pair[1]) &&
-				IsThetaClause(lsecond(symmetric), outerrel, innerrel, &outer_is_left2,
-							  &op2, &pair2[0], &pair2[1]))
-			{
-				thetas = lappend(lappend(thetas, linitial(symmetric)), lsecond(symmetric));
-				is_left = lappend_int(lappend_int(is_left, outer_is_left), outer_is_left2);
-				ops = lappend_int(lappend_int(ops, op), op2);
-				codings = lappend(lappend(codings, pair), pair2);
-			}
-			else
-				others = lappend(others, rinfo->clause);
+			continue;
 		}
-		else if (IsThetaClause(rinfo, outerrel, innerrel, &outer_is_left, &op,
-							   &pair[0], &pair[1]))
+
+		/*
+		 * The comparisons the clause says: itself, or BETWEEN SYMMETRIC's
+		 * two; the device takes all of them, or the clause is rechecked
+		 */
+		parts = ExpandBetweenSymmetric(root, rinfo->clause);
+		if (parts == NIL)
+			parts = list_make1(rinfo);
+		foreach(lcp, parts)
 		{
-			codings = lappend(codings, pair);
-			thetas = lappend(thetas, rinfo);
-			is_left = lappend_int(is_left, outer_is_left);
-			ops = lappend_int(ops, op);
+			bool		outer_is_left;
+			GjThetaOp	op;
+			GpuJoinKeyCoding *pair = palloc(2 * sizeof(GpuJoinKeyCoding));
+
+			if (!IsThetaClause(lfirst_node(RestrictInfo, lcp), outerrel, innerrel,
+							   &outer_is_left, &op, &pair[0], &pair[1]))
+				break;
+			part_is_left = lappend_int(part_is_left, outer_is_left);
+			part_ops = lappend_int(part_ops, op);
+			part_codings = lappend(part_codings, pair);
+		}
+		if (list_length(part_ops) == list_length(parts))
+		{
+			thetas = list_concat(thetas, parts);
+			is_left = list_concat(is_left, part_is_left);
+			ops = list_concat(ops, part_ops);
+			codings = list_concat(codings, part_codings);
 		}
 		else
 			others = lappend(others, rinfo->clause);

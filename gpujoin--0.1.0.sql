@@ -71,6 +71,7 @@ BEGIN
 			FOREACH item IN ARRAY string_to_array(substring(line FROM 'Variants Considered: (.*)$'), ', ')
 			LOOP
 				m := regexp_match(item, '^(\S+) ([0-9.]+) ms( \(chosen)?');
+				CONTINUE WHEN m IS NULL;	-- the note on device memory after the variants
 				variant := m[1];
 				estimated_ms := m[2]::float8;
 				chosen := m[3] IS NOT NULL;

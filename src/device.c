@@ -21,6 +21,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/htup_details.h"
 #include "funcapi.h"
 #include "gpujoin.h"
@@ -92,6 +94,97 @@ GpuJoinPlannerDeviceBudget(void)
 		return (double) gpujoin_device_memory_limit * 1024.0 * 1024.0;
 	if (gpujoin_device != GPUJOIN_DEVICE_CPU && ProbeCuda())
 		return (double) cuda_free_memory;
+	return 0.0;
+}
+
+/*
+ * Device bytes of a GPU join's structures, the planner's and the executor's
+ * estimate: about three times the key, row number and payload bytes of each
+ * inner row (the build's and the partitioning's or sort's buffers), the same
+ * for each row of an outer chunk, and two matches' worth of row numbers and
+ * payloads per chunk row (the round of matches is a chunk's rows).  The
+ * measured peaks of the kernel grid (bench/results/kernels.csv,
+ * device_peak_bytes) are within this.
+ */
+double
+GpuJoinInnerDeviceBytes(double rows, int payload_bytes)
+{
+	return 3.0 * rows * (GPUJOIN_KEY_BYTES + sizeof(GjRowId) + payload_bytes);
+}
+
+double
+GpuJoinChunkDeviceBytes(double rows, int outer_bytes, int inner_bytes)
+{
+	return 3.0 * rows * (GPUJOIN_KEY_BYTES + sizeof(GjRowId) + outer_bytes) +
+		2.0 * rows * (GPUJOIN_MATCH_BYTES + inner_bytes + outer_bytes);
+}
+
+/*
+ * How a hash join fits a device budget of "budget" bytes: the number of
+ * partitions its inner side is split into (1: it fits whole), or 0 when it
+ * would take more than GPUJOIN_MAX_PARTITIONS, and in *chunk_rows the rows
+ * of an outer chunk (lowered when the join does not fit and a chunk would
+ * take more than half of the budget).  Both sides are split by a hash of the join key, so each inner
+ * partition meets only the outer rows of its own (rui-2020.md ch.4: the
+ * partitioned join, here with the partitions on the host and joined one at
+ * a time on the device, as a grace hash join does with its batches).
+ *
+ * A partition is planned to fill at most GPUJOIN_PARTITION_FILL of what is
+ * left after the chunk and GPUJOIN_DEVICE_RESERVE: the estimate is an
+ * estimate, and a skewed key makes partitions uneven.
+ */
+int
+GpuJoinPartitions(double inner_rows, int inner_bytes, double outer_rows,
+				  int outer_bytes, double budget, int64 *chunk_rows)
+{
+	double		chunk = Min((double) *chunk_rows, Max(outer_rows, 1.0));
+	double		per_chunk_row = GpuJoinChunkDeviceBytes(1.0, outer_bytes, inner_bytes);
+	double		inner_need = GpuJoinInnerDeviceBytes(inner_rows, inner_bytes);
+	double		usable = budget - GPUJOIN_DEVICE_RESERVE;
+	double		parts;
+
+	if (budget <= 0.0 || inner_need + chunk * per_chunk_row <= budget)
+		return 1;				/* no budget known, or it fits */
+	if (usable <= 0.0)
+		return 0;
+	if (chunk * per_chunk_row > usable / 2.0)
+	{
+		chunk = Max(floor(usable / 2.0 / per_chunk_row), (double) GPUJOIN_MIN_PARTITION_CHUNK);
+		*chunk_rows = (int64) chunk;
+	}
+	usable -= chunk * per_chunk_row;
+	if (usable <= 0.0)
+		return 0;
+	if (inner_need <= usable)
+		return 1;				/* fits with smaller chunks */
+	parts = ceil(inner_need / (usable * GPUJOIN_PARTITION_FILL));
+	if (parts > GPUJOIN_MAX_PARTITIONS)
+		return 0;
+	return (int) parts;
+}
+
+/*
+ * Device bytes a join may use now, in the executor: gpujoin.device_memory_limit
+ * when set, else the memory free on the GPU now (other sessions' joins
+ * hold some); 0 when not known (the CPU twin, no limit set)
+ */
+double
+GpuJoinExecutorDeviceBudget(const GjKernels *kernels)
+{
+	if (gpujoin_device_memory_limit > 0)
+		return (double) gpujoin_device_memory_limit * 1024.0 * 1024.0;
+#ifdef GPUJOIN_WITH_CUDA
+	if (kernels != &gj_cpu_kernels && ProbeCuda())
+	{
+		GjDeviceInfo info;
+		GjError		err;
+
+		memset(&info, 0, sizeof(info));
+		memset(&err, 0, sizeof(err));
+		if (gj_cuda_device_info(0, &info, &err) == GJ_OK)
+			return (double) info.free_memory;
+	}
+#endif
 	return 0.0;
 }
 

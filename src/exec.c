@@ -31,9 +31,15 @@
  *
  * STATE MACHINE
  *
- *	 GJ_LOAD_INNER	 -- read the inner plan into its batch, encode keys
- *	 GJ_BUILD		 -- kernels->hash_build
- *	 GJ_LOAD_OUTER	 -- read the next outer chunk, encode its keys
+ *	 GJ_LOAD_INNER	 -- read the inner plan into its batch, encode keys;
+ *						partition it when it will not fit the device
+ *	 GJ_PARTITION_OUTER -- partitioned: read the whole outer plan into one
+ *						tuplestore per partition
+ *	 GJ_BUILD		 -- kernels->hash_build (partitioned: the current
+ *						partition's inner rows)
+ *	 GJ_LOAD_OUTER	 -- read the next outer chunk (partitioned: from the
+ *						partition's tuplestore; at its end, on to the next
+ *						partition's GJ_BUILD), encode its keys
  *	 GJ_PROBE		 -- kernels->hash_count for the chunk
  *	 GJ_RETRIEVE	 -- kernels->hash_retrieve: the next round of matches
  *	 GJ_EMIT		 -- return one joined tuple per call
@@ -48,6 +54,25 @@
  * (the plan's qual) filter every row emitted, NULL-extended ones too, as in
  * nodeHashjoin.c.  A semi join emits an outer row at its first match and
  * skips the rest; an anti join emits only the rows left unmatched.
+ *
+ * PARTITIONED HASH JOINS
+ *
+ * A hash join whose inner side would not fit its device budget (device.c,
+ * GpuJoinPartitions: gpujoin.device_memory_limit, or the memory free on the
+ * GPU) is joined in partitions, as nodeHashjoin.c does in batches: the inner
+ * batch is reordered so that each partition's rows are contiguous (by a hash
+ * of the packed key, which equal keys share, so partition p's inner rows can
+ * only match partition p's outer rows), the outer side is read once into one
+ * tuplestore per partition (spilling to temporary files beyond work_mem),
+ * and then, partition by partition, the device builds a table on that
+ * partition's inner rows and probes it with that partition's outer rows in
+ * chunks.  Rows with a NULL key match nothing: inner ones sit after the last
+ * partition, outer ones go to partition 0 when they must come out
+ * NULL-extended and are dropped otherwise.  The matched flags and the inner
+ * rows' numbers stay those of the whole batch.  The CPU twin partitions the
+ * same way under gpujoin.device_memory_limit, so the path is tested without
+ * a GPU.  GpuMergeJoin (whose output is in key order) and theta joins are
+ * not partitioned: they fall back to the CPU twin when the device runs out.
  *
  * The kernels may change from "cuda" to "cpu" between device calls (see
  * SwitchToCpu): the keys are kept in host memory and both implementations
@@ -75,6 +100,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/ruleutils.h"
+#include "utils/tuplestore.h"
 
 /*
  * States of the ExecGpuJoin state machine
@@ -88,6 +114,7 @@
 #define GJ_FILL_OUTER		7
 #define GJ_FILL_INNER		8
 #define GJ_DONE				9
+#define GJ_PARTITION_OUTER	10
 
 /* Join types that emit outer rows without a match (NULL-extended for LEFT/FULL) */
 #define GJ_FILL_OUTER_NEEDED(node) \
@@ -213,6 +240,17 @@ typedef struct GpuJoinSide
  *	gj_Round			the current round of matches
  *	gj_RoundPos			next match of the round to emit
  *	gj_FellBack			switched from the GPU to the CPU twin
+ *	gj_NumParts			partitions of a partitioned hash join; 1: none
+ *	gj_Part				the partition being joined
+ *	gj_PartStart		partition p's inner rows are gj_PartStart[p] up to
+ *						gj_PartStart[p + 1]; NULL keys come after the last
+ *	gj_OuterParts		per partition, its outer rows (a tuplestore each)
+ *	gj_PartSlot			slot the outer rows are read back into
+ *	gj_PartCxt			memory of the above, reset for each partitioning
+ *	gj_ChunkRows		gpujoin.chunk_rows as the node started (a
+ *						partitioned join may lower the outer side's)
+ *	gj_InnerFirst/gj_InnerCount	the inner rows the device sees: a partition,
+ *						or all of them
  *	gj_Timing			measure phase times (EXPLAIN ANALYZE with TIMING);
  *						set on the first call, as ExecInitNode attaches
  *						the instrumentation after BeginCustomScan
@@ -245,6 +283,15 @@ typedef struct GpuJoinState
 	GjMatchRound gj_Round;
 	int64		gj_RoundPos;
 	bool		gj_FellBack;
+	int			gj_NumParts;
+	int			gj_Part;
+	int64	   *gj_PartStart;
+	Tuplestorestate **gj_OuterParts;
+	TupleTableSlot *gj_PartSlot;
+	MemoryContext gj_PartCxt;
+	int64		gj_ChunkRows;
+	int64		gj_InnerFirst;
+	int64		gj_InnerCount;
 	bool		gj_Timing;
 	int64		gj_Chunks;
 	int64		gj_InnerRows;
@@ -765,6 +812,30 @@ AppendThetaKeys(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot,
 }
 
 /*
+ * The packed equi-join key of the child's current row (GpuJoinPackKeys);
+ * false when it is NULL or can match nothing
+ */
+static bool
+RowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot, uint64 *key)
+{
+	int64		keyvals[64];
+	bool		keynull = false;
+
+	for (int k = 0; k < node->gj_NumKeys && !keynull; k++)
+	{
+		Datum		value = EvalKey(node, side, slot, k, &keynull);
+
+		if (!keynull && !KeyValue(node, side, k, value, &keyvals[k]))
+			keynull = true;
+	}
+	if (keynull)
+		return false;
+	*key = GpuJoinPackKeys(keyvals, node->gj_KeyBits, node->gj_NumKeys,
+						   node->gj_KeyExact);
+	return true;
+}
+
+/*
  * Append the child's current row to a side's batch: its needed columns and
  * its join keys
  */
@@ -772,8 +843,6 @@ static void
 AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
 {
 	int64		row;
-	int64		keyvals[64];
-	bool		keynull = false;
 
 	if (side->nrows >= side->capacity)
 		GrowSide(side);
@@ -822,15 +891,7 @@ AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
 		return;
 	}
 
-	for (int k = 0; k < node->gj_NumKeys && !keynull; k++)
-	{
-		Datum		value = EvalKey(node, side, slot, k, &keynull);
-
-		if (!keynull && !KeyValue(node, side, k, value, &keyvals[k]))
-			keynull = true;
-	}
-
-	if (keynull)
+	if (!RowKey(node, side, slot, &side->keys[row]))
 	{
 		/*
 		 * NULL never equals anything, nor does a value beyond the other
@@ -841,34 +902,38 @@ AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
 		side->keynulls[row] = 1;
 		side->keys[row] = 0;
 	}
-	else
-		side->keys[row] = GpuJoinPackKeys(keyvals, node->gj_KeyBits,
-										  node->gj_NumKeys, node->gj_KeyExact);
 }
 
 /*
- * A side's batch as the kernels take it; columns must hold GJ_MAX_COLUMNS
+ * Rows first .. first + nrows - 1 of a side's batch as the kernels take them
+ * (all of them, or an inner partition); columns must hold GJ_MAX_COLUMNS
  */
 static GjBatch
-SideBatch(const GpuJoinSide *side, GjColumn *columns)
+SideBatch(const GpuJoinSide *side, GjColumn *columns, int64 first, int64 nrows)
 {
 	GjBatch		batch;
 
-	for (int d = 0; d < side->ndevice; d++)
+	Assert(first >= 0 && first + nrows <= Max(side->nrows, 0));
+	for (int c = 0; c < side->ncolumns; c++)
 	{
-		columns[d].values = side->device_values[d];
-		columns[d].nulls = side->device_nulls[d];
+		const GpuJoinColumn *col = &side->columns[c];
+		int			d = col->device;
+
+		if (d < 0)
+			continue;
+		columns[d].values = side->device_values[d] ? side->device_values[d] + first * col->typlen : NULL;
+		columns[d].nulls = side->device_nulls[d] ? side->device_nulls[d] + first : NULL;
 	}
 	memset(&batch, 0, sizeof(batch));
-	batch.keys = side->keys;
-	batch.nulls = side->keynulls;
-	batch.nrows = side->nrows;
+	batch.keys = side->keys ? side->keys + first : NULL;
+	batch.nulls = side->keynulls ? side->keynulls + first : NULL;
+	batch.nrows = nrows;
 	batch.columns = columns;
-	batch.keys_hi = side->keys_hi;
+	batch.keys_hi = side->keys_hi ? side->keys_hi + first : NULL;
 	for (int t = 0; t < side->nterms; t++)
 	{
-		batch.terms[t] = side->terms[t];
-		batch.term_nulls[t] = side->term_nulls[t];
+		batch.terms[t] = side->terms[t] ? side->terms[t] + first : NULL;
+		batch.term_nulls[t] = side->term_nulls[t] ? side->term_nulls[t] + first : NULL;
 	}
 	return batch;
 }
@@ -883,6 +948,8 @@ LoadInnerRelation(GpuJoinState *node)
 
 	ResetSide(inner);
 	node->gj_InnerMatched = NULL;	/* was in the batch's memory */
+	node->gj_PartStart = NULL;		/* likewise */
+	node->gj_NumParts = 1;
 	for (;;)
 	{
 		TupleTableSlot *slot = ExecProcNode(inner->ps);
@@ -901,6 +968,271 @@ LoadInnerRelation(GpuJoinState *node)
 	if (GJ_FILL_INNER_NEEDED(node))
 		node->gj_InnerMatched = MemoryContextAllocExtended(inner->cxt, Max(inner->nrows, 1),
 														   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	node->gj_InnerFirst = 0;
+	node->gj_InnerCount = inner->nrows;
+}
+
+/* Bytes of a side's device columns per row, as the planner counts them */
+static int
+SideDeviceBytes(const GpuJoinSide *side)
+{
+	int			bytes = 0;
+
+	for (int c = 0; c < side->ncolumns; c++)
+		if (side->columns[c].device >= 0)
+			bytes += side->columns[c].typlen;
+	return bytes;
+}
+
+/*
+ * The partition of a packed key: the high bits of the low half of a
+ * splitmix64 hash of it.  The kernels place keys by the top bits of
+ * MurmurHash3's finalizer (cuda/common.h), so a partition's keys still
+ * spread over the whole table.
+ */
+static inline int
+KeyPartition(uint64 key, int nparts)
+{
+	key = (key ^ (key >> 30)) * UINT64CONST(0xbf58476d1ce4e5b9);
+	key = (key ^ (key >> 27)) * UINT64CONST(0x94d049bb133111eb);
+	key ^= key >> 31;
+	return (int) (((key & 0xFFFFFFFF) * (uint64) nparts) >> 32);
+}
+
+/*
+ * Reorder the first n rows of one array of a batch (width bytes each) so
+ * that row i is the old row perm[i]; the new array keeps the old one's
+ * capacity of rows
+ */
+static void *
+PermuteArray(MemoryContext cxt, void *array, Size width, const int64 *perm,
+			 int64 n, int64 capacity)
+{
+	char	   *to;
+	const char *from = array;
+
+	if (array == NULL)
+		return NULL;
+	to = MemoryContextAllocExtended(cxt, Max(capacity, 1) * width, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	switch (width)
+	{
+		case 1:
+			for (int64 i = 0; i < n; i++)
+				to[i] = from[perm[i]];
+			break;
+		case 8:
+			for (int64 i = 0; i < n; i++)
+				((uint64 *) to)[i] = ((const uint64 *) from)[perm[i]];
+			break;
+		default:
+			for (int64 i = 0; i < n; i++)
+				memcpy(to + i * width, from + perm[i] * width, width);
+			break;
+	}
+	pfree(array);
+	return to;
+}
+
+/*
+ * Split the inner batch into nparts partitions by key (KeyPartition): its
+ * rows reordered so that each partition's are contiguous, gj_PartStart[p]
+ * the first of partition p, and the rows with a NULL key last
+ */
+static void
+PartitionInner(GpuJoinState *node, int nparts)
+{
+	GpuJoinSide *inner = &node->gj_Inner;
+	int64		n = inner->nrows;
+	int64	   *start;
+	int64	   *next;
+	int32	   *part;
+	int64	   *perm;
+
+	start = MemoryContextAllocZero(inner->cxt, sizeof(int64) * (nparts + 2));
+	next = palloc(sizeof(int64) * (nparts + 1));
+	part = MemoryContextAllocExtended(CurrentMemoryContext, sizeof(int32) * Max(n, 1),
+									  MCXT_ALLOC_HUGE);
+	perm = MemoryContextAllocExtended(CurrentMemoryContext, sizeof(int64) * Max(n, 1),
+									  MCXT_ALLOC_HUGE);
+
+	/* a counting sort by partition, NULL keys as partition nparts */
+	for (int64 i = 0; i < n; i++)
+	{
+		part[i] = (inner->keynulls != NULL && inner->keynulls[i]) ? nparts :
+			KeyPartition(inner->keys[i], nparts);
+		start[part[i] + 1]++;
+	}
+	for (int p = 0; p < nparts; p++)
+		start[p + 1] += start[p];
+	memcpy(next, start, sizeof(int64) * (nparts + 1));
+	for (int64 i = 0; i < n; i++)
+		perm[next[part[i]]++] = i;
+	pfree(part);
+	pfree(next);
+
+	inner->keys = PermuteArray(inner->cxt, inner->keys, sizeof(uint64), perm, n, inner->capacity);
+	inner->keynulls = PermuteArray(inner->cxt, inner->keynulls, 1, perm, n, inner->capacity);
+	for (int c = 0; c < inner->ncolumns; c++)
+	{
+		const GpuJoinColumn *col = &inner->columns[c];
+
+		if (col->device >= 0)
+		{
+			inner->device_values[col->device] =
+				PermuteArray(inner->cxt, inner->device_values[col->device], col->typlen,
+							 perm, n, inner->capacity);
+			inner->device_nulls[col->device] =
+				PermuteArray(inner->cxt, inner->device_nulls[col->device], 1, perm, n,
+							 inner->capacity);
+		}
+		else
+		{
+			inner->host_values[col->host] =
+				PermuteArray(inner->cxt, inner->host_values[col->host], sizeof(Datum),
+							 perm, n, inner->capacity);
+			inner->host_isnull[col->host] =
+				PermuteArray(inner->cxt, inner->host_isnull[col->host], sizeof(bool),
+							 perm, n, inner->capacity);
+		}
+	}
+	pfree(perm);
+	node->gj_PartStart = start;
+}
+
+/*
+ * Decide, with the inner side loaded, whether a hash join runs in
+ * partitions (GpuJoinPartitions), and if so partition its inner batch; the
+ * outer side's chunk and the rounds of matches shrink with the partitions
+ */
+static void
+PlanPartitions(GpuJoinState *node)
+{
+	GpuJoinSide *inner = &node->gj_Inner;
+	GpuJoinSide *outer = &node->gj_Outer;
+	int64		chunk_rows = node->gj_ChunkRows;
+	int			nparts = 1;
+	int64		max_matches;
+
+	if (node->gj_Strategy == GPUJOIN_STRATEGY_HASH)
+	{
+		const GjKernels *kernels = node->gj_Device.kernels ?
+			node->gj_Device.kernels : GpuJoinChooseKernels();
+		double		budget = GpuJoinExecutorDeviceBudget(kernels);
+
+		nparts = GpuJoinPartitions((double) inner->nrows, SideDeviceBytes(inner),
+								   outer->ps->plan->plan_rows, SideDeviceBytes(outer),
+								   budget, &chunk_rows);
+		/* too many partitions: whole, falling back when the device runs out */
+		if (nparts < 1)
+		{
+			nparts = 1;
+			chunk_rows = node->gj_ChunkRows;
+		}
+	}
+
+	/* a context made for other chunks is made again (BuildTable) */
+	outer->max_rows = chunk_rows;
+	max_matches = Max(chunk_rows, GJ_MIN_ROUND_MATCHES);
+	if (max_matches != node->gj_Spec.max_matches)
+	{
+		node->gj_Spec.max_matches = max_matches;
+		GpuJoinDeviceClose(&node->gj_Device);
+	}
+
+	node->gj_NumParts = nparts;
+	node->gj_Part = -1;
+	if (nparts > 1)
+		PartitionInner(node, nparts);
+}
+
+/*
+ * Partitioned: read the whole outer side into one tuplestore per partition
+ */
+static void
+PartitionOuter(GpuJoinState *node)
+{
+	GpuJoinSide *outer = &node->gj_Outer;
+	int			nparts = node->gj_NumParts;
+	bool		keep_nulls = GJ_FILL_OUTER_NEEDED(node);
+	MemoryContext oldcxt;
+
+	oldcxt = MemoryContextSwitchTo(node->gj_PartCxt);
+	node->gj_OuterParts = palloc0(sizeof(Tuplestorestate *) * nparts);
+	for (int p = 0; p < nparts; p++)
+		node->gj_OuterParts[p] = tuplestore_begin_heap(false, false, Max(work_mem / nparts, 64));
+	MemoryContextSwitchTo(oldcxt);
+
+	for (;;)
+	{
+		TupleTableSlot *slot = ExecProcNode(outer->ps);
+		uint64		key;
+		int			p;
+
+		if (TupIsNull(slot))
+			break;
+		slot_getsomeattrs(slot, outer->maxattno);
+		if (RowKey(node, outer, slot, &key))
+			p = KeyPartition(key, nparts);
+		else if (keep_nulls)
+			p = 0;				/* matches nothing, comes out NULL-extended */
+		else
+			continue;			/* matches nothing, never comes out */
+		tuplestore_puttupleslot(node->gj_OuterParts[p], slot);
+	}
+}
+
+/*
+ * Partitioned: on to the next partition that has work, setting the inner
+ * rows the device sees; false when none is left.  A partition without outer
+ * rows has none (its inner rows' flags stay unmatched), nor has one without
+ * inner rows unless its outer rows come out unmatched.
+ */
+static bool
+NextPartition(GpuJoinState *node)
+{
+	while (++node->gj_Part < node->gj_NumParts)
+	{
+		int			p = node->gj_Part;
+		int64		inner_rows = node->gj_PartStart[p + 1] - node->gj_PartStart[p];
+
+		if (tuplestore_tuple_count(node->gj_OuterParts[p]) == 0)
+			continue;
+		if (inner_rows == 0 && !GJ_FILL_OUTER_NEEDED(node))
+			continue;
+		node->gj_InnerFirst = node->gj_PartStart[p];
+		node->gj_InnerCount = inner_rows;
+		node->gj_Outer.exhausted = false;
+		return true;
+	}
+	return false;
+}
+
+/* End the outer side's tuplestores, if any */
+static void
+EndOuterParts(GpuJoinState *node)
+{
+	if (node->gj_OuterParts != NULL)
+	{
+		for (int p = 0; p < node->gj_NumParts; p++)
+			if (node->gj_OuterParts[p] != NULL)
+				tuplestore_end(node->gj_OuterParts[p]);
+		node->gj_OuterParts = NULL;
+	}
+	MemoryContextReset(node->gj_PartCxt);
+}
+
+/* The next row of the outer side: from its plan, or its partition's store */
+static inline TupleTableSlot *
+NextOuterRow(GpuJoinState *node)
+{
+	if (node->gj_NumParts > 1)
+	{
+		if (!tuplestore_gettupleslot(node->gj_OuterParts[node->gj_Part], true, false,
+									 node->gj_PartSlot))
+			return NULL;
+		return node->gj_PartSlot;
+	}
+	return ExecProcNode(node->gj_Outer.ps);
 }
 
 /*
@@ -935,7 +1267,7 @@ LoadOuterChunk(GpuJoinState *node)
 	node->gj_OuterOrder = NULL;
 	while (!outer->exhausted && outer->nrows < max_rows)
 	{
-		TupleTableSlot *slot = ExecProcNode(outer->ps);
+		TupleTableSlot *slot = NextOuterRow(node);
 
 		if (TupIsNull(slot))
 		{
@@ -1004,7 +1336,8 @@ BuildTable(GpuJoinState *node)
 {
 	GpuJoinDeviceContext *dev = &node->gj_Device;
 	GjColumn	columns[GJ_MAX_COLUMNS];
-	GjBatch		inner = SideBatch(&node->gj_Inner, columns);
+	GjBatch		inner = SideBatch(&node->gj_Inner, columns, node->gj_InnerFirst,
+									  node->gj_InnerCount);
 	GjError		err;
 	GjStatus	status;
 
@@ -1030,7 +1363,7 @@ static void
 CountChunk(GpuJoinState *node)
 {
 	GjColumn	columns[GJ_MAX_COLUMNS];
-	GjBatch		outer = SideBatch(&node->gj_Outer, columns);
+	GjBatch		outer = SideBatch(&node->gj_Outer, columns, 0, node->gj_Outer.nrows);
 
 	for (;;)
 	{
@@ -1099,7 +1432,7 @@ RetrieveRound(GpuJoinState *node)
 static inline void
 FillSide(const GpuJoinSide *side, TupleTableSlot *slot, int64 i,
 		 const void *const *values, const uint8_t *const *nulls,
-		 const GjRowId *rows)
+		 const GjRowId *rows, int64 first, int64 nrows)
 {
 	for (int c = 0; c < side->ncolumns; c++)
 	{
@@ -1119,11 +1452,11 @@ FillSide(const GpuJoinSide *side, TupleTableSlot *slot, int64 i,
 		{
 			GjRowId		row = rows[i];
 
-			if (row >= side->nrows)
+			if (row >= nrows)
 				elog(ERROR, "gpujoin: the kernels returned row %u of a side of " INT64_FORMAT " rows",
-					 row, side->nrows);
-			slot->tts_values[col->scan_att] = side->host_values[col->host][row];
-			slot->tts_isnull[col->scan_att] = side->host_isnull[col->host][row];
+					 row, nrows);
+			slot->tts_values[col->scan_att] = side->host_values[col->host][first + row];
+			slot->tts_isnull[col->scan_att] = side->host_isnull[col->host][first + row];
 		}
 	}
 }
@@ -1172,9 +1505,9 @@ FillScanSlot(GpuJoinState *node, TupleTableSlot *slot, int64 i)
 
 	ExecClearTuple(slot);
 	FillSide(&node->gj_Outer, slot, i, round->outer_values, round->outer_nulls,
-			 round->outer_rows);
+			 round->outer_rows, 0, node->gj_Outer.nrows);
 	FillSide(&node->gj_Inner, slot, i, round->inner_values, round->inner_nulls,
-			 round->inner_rows);
+			 round->inner_rows, node->gj_InnerFirst, node->gj_InnerCount);
 	ExecStoreVirtualTuple(slot);
 }
 
@@ -1242,10 +1575,10 @@ EmitNextMatch(GpuJoinState *node)
 		{
 			GjRowId		inner_row = node->gj_Round.inner_rows[i];
 
-			if (inner_row >= node->gj_Inner.nrows)
+			if (inner_row >= node->gj_InnerCount)
 				elog(ERROR, "gpujoin: the kernels returned inner row %u of " INT64_FORMAT " rows",
-					 inner_row, node->gj_Inner.nrows);
-			node->gj_InnerMatched[inner_row] = true;
+					 inner_row, node->gj_InnerCount);
+			node->gj_InnerMatched[node->gj_InnerFirst + inner_row] = true;
 		}
 		if (node->gj_JoinType == JOIN_ANTI)
 			continue;			/* only unmatched rows come out */
@@ -1462,6 +1795,16 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 		scanslot->tts_isnull[i] = true;
 	}
 
+	/* partitioned hash joins (PlanPartitions) */
+	node->gj_ChunkRows = node->gj_Outer.max_rows;
+	node->gj_NumParts = 1;
+	node->gj_PartCxt = AllocSetContextCreate(CurrentMemoryContext,
+											 "GpuJoin partitions",
+											 ALLOCSET_DEFAULT_SIZES);
+	if (node->gj_Strategy == GPUJOIN_STRATEGY_HASH)
+		node->gj_PartSlot = ExecInitExtraTupleSlot(estate, ExecGetResultType(outer_ps),
+												   &TTSOpsMinimalTuple);
+
 	node->gj_JoinState = GJ_LOAD_INNER;
 
 	/* the device context is created on first use, and cleaned up by this */
@@ -1501,6 +1844,24 @@ ExecGpuJoin(CustomScanState *css)
 					node->gj_JoinState = GJ_DONE;
 					continue;
 				}
+				PlanPartitions(node);
+				node->gj_JoinState = (node->gj_NumParts > 1) ? GJ_PARTITION_OUTER : GJ_BUILD;
+				continue;
+
+			case GJ_PARTITION_OUTER:
+				if (node->gj_Timing)
+					INSTR_TIME_SET_CURRENT(start);
+				EndOuterParts(node);
+				PartitionOuter(node);
+				if (node->gj_Timing)
+					node->gj_LoadMs += ElapsedMs(start);
+				node->gj_Part = -1;
+				if (!NextPartition(node))
+				{
+					node->gj_FillPos = 0;
+					node->gj_JoinState = GJ_FILL_INNER_NEEDED(node) ? GJ_FILL_INNER : GJ_DONE;
+					continue;
+				}
 				node->gj_JoinState = GJ_BUILD;
 				/* FALL THRU */
 
@@ -1520,6 +1881,11 @@ ExecGpuJoin(CustomScanState *css)
 					loaded = LoadOuterChunk(node);
 					if (node->gj_Timing)
 						node->gj_LoadMs += ElapsedMs(start);
+					if (!loaded && node->gj_NumParts > 1 && NextPartition(node))
+					{
+						node->gj_JoinState = GJ_BUILD;
+						continue;
+					}
 					if (!loaded)
 					{
 						node->gj_FillPos = 0;
@@ -1600,8 +1966,10 @@ EndGpuJoin(CustomScanState *css)
 	GpuJoinState *node = (GpuJoinState *) css;
 
 	GpuJoinDeviceClose(&node->gj_Device);
+	EndOuterParts(node);
 	ExecEndNode(node->gj_Outer.ps);
 	ExecEndNode(node->gj_Inner.ps);
+	MemoryContextDelete(node->gj_PartCxt);
 	MemoryContextDelete(node->gj_Outer.cxt);
 	MemoryContextDelete(node->gj_Inner.cxt);
 }
@@ -1637,8 +2005,14 @@ ReScanGpuJoin(CustomScanState *css)
 		if (inner_ps->chgParam == NULL)
 			ExecReScan(inner_ps);
 	}
+	else if (node->gj_NumParts > 1)
+	{
+		/* the table holds the last partition: partition the outer side again */
+		node->gj_JoinState = GJ_PARTITION_OUTER;
+	}
 	else
 		node->gj_JoinState = GJ_LOAD_OUTER;
+	EndOuterParts(node);
 
 	/*
 	 * An empty inner side (no table built) went straight to GJ_DONE; it is
@@ -1648,7 +2022,7 @@ ReScanGpuJoin(CustomScanState *css)
 	node->gj_OuterMatched = NULL;
 	node->gj_Outer.exhausted = false;
 	/* a kept table starts over with no inner row matched */
-	if (node->gj_JoinState == GJ_LOAD_OUTER && node->gj_InnerMatched != NULL)
+	if (node->gj_JoinState != GJ_LOAD_INNER && node->gj_InnerMatched != NULL)
 		memset(node->gj_InnerMatched, 0, node->gj_Inner.nrows);
 	node->gj_ChunkCounted = false;
 	node->gj_ChunkMatches = 0;
@@ -1753,6 +2127,8 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
 		appendStringInfoSpaces(es->str, es->indent * 2);
+		if (node->gj_NumParts > 1)
+			appendStringInfo(es->str, "Partitions: %d  ", node->gj_NumParts);
 		appendStringInfo(es->str,
 						 "Chunks: " INT64_FORMAT "  Inner Rows: " INT64_FORMAT
 						 "  Outer Rows: " INT64_FORMAT "  Matches: " INT64_FORMAT "\n",
@@ -1761,6 +2137,7 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	}
 	else
 	{
+		ExplainPropertyInteger("Partitions", NULL, node->gj_NumParts, es);
 		ExplainPropertyInteger("Chunks", NULL, node->gj_Chunks, es);
 		ExplainPropertyInteger("Inner Rows", NULL, node->gj_InnerRows, es);
 		ExplainPropertyInteger("Outer Rows", NULL, node->gj_OuterRows, es);

@@ -213,7 +213,8 @@ _PG_init(void)
 	DefineCustomIntVariable("gpujoin.device_memory_limit",
 							"Sets the most device memory one GPU join may hold.",
 							"0 means the device memory that is free when the join starts. "
-							"A join that needs more continues on the CPU with a NOTICE.",
+							"A hash join that needs more runs in partitions; a merge or theta join "
+							"that runs out continues on the CPU with a NOTICE.",
 							&gpujoin_device_memory_limit,
 							0,
 							0,

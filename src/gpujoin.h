@@ -53,6 +53,21 @@ typedef enum GpuJoinFault
 #define GPUJOIN_AUTO				(-1)
 
 #define GPUJOIN_DEFAULT_CHUNK_ROWS		1048576
+
+/* Bytes on the bus and in device memory per key and per match */
+#define GPUJOIN_KEY_BYTES		(sizeof(uint64) + sizeof(uint8))
+#define GPUJOIN_MATCH_BYTES		(2 * sizeof(GjRowId))
+
+/*
+ * Partitioned hash joins (GpuJoinPartitions): device bytes kept free of any
+ * partition (kernel launch state, CUB's scratch), the share of the rest a
+ * partition is planned to fill, the most partitions, and the smallest outer
+ * chunk a partitioned join lowers gpujoin.chunk_rows to
+ */
+#define GPUJOIN_DEVICE_RESERVE			(256.0 * 1024.0)
+#define GPUJOIN_PARTITION_FILL			0.75
+#define GPUJOIN_MAX_PARTITIONS			4096
+#define GPUJOIN_MIN_PARTITION_CHUNK		1024
 #define GPUJOIN_MIN_CHUNK_ROWS			1
 #define GPUJOIN_MAX_CHUNK_ROWS			((int) GJ_MAX_ROWS)
 
@@ -249,6 +264,11 @@ typedef struct GpuJoinDeviceContext
 /* device.c */
 extern bool GpuJoinPlannerHasDevice(bool *use_gpu);
 extern double GpuJoinPlannerDeviceBudget(void);
+extern double GpuJoinExecutorDeviceBudget(const GjKernels *kernels);
+extern double GpuJoinInnerDeviceBytes(double rows, int payload_bytes);
+extern double GpuJoinChunkDeviceBytes(double rows, int outer_bytes, int inner_bytes);
+extern int	GpuJoinPartitions(double inner_rows, int inner_bytes, double outer_rows,
+							  int outer_bytes, double budget, int64 *chunk_rows);
 extern void GpuJoinDeviceInit(GpuJoinDeviceContext *dev, MemoryContext owner);
 extern void GpuJoinDeviceOpen(GpuJoinDeviceContext *dev,
 							  const GjKernels *kernels, const GjJoinSpec *spec);

@@ -49,8 +49,10 @@
 
 #include <math.h>
 
+#include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "gpujoin.h"
+#include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
@@ -62,8 +64,6 @@
 #include "utils/lsyscache.h"
 
 /* Bytes on the bus per key (the key and its NULL flag) and per match */
-#define GPUJOIN_KEY_BYTES		(sizeof(uint64) + sizeof(uint8))
-#define GPUJOIN_MATCH_BYTES		(2 * sizeof(GjRowId))
 
 /*
  * Items stored in CustomPath.custom_private, turned into the plan's
@@ -803,30 +803,51 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 		passes *= 1.0 + 0.5 * (outer_payloads + inner_payloads);
 
 	/*
-	 * A join whose device structures will not fit falls back to the CPU twin
-	 * when it runs out of device memory (exec.c): cost it as that.  About
-	 * three times the key, row number and payload bytes of the inner side
-	 * and of an outer chunk (the build's and the partitioning's or sort's
-	 * buffers), and a round of matches; measured peaks in the kernel grid
-	 * (bench/results/kernels.csv, device_peak_bytes) are within this.
+	 * A join whose device structures will not fit its device budget
+	 * (GpuJoinPartitions): a hash join is partitioned on the host and joined
+	 * one partition at a time (exec.c), which costs a pass over both sides
+	 * to partition them, the outer side's trip through a tuplestore (written
+	 * and read back, spilling beyond work_mem like a hash join's batch
+	 * files), and a build per partition; any other join, or one that would
+	 * take too many partitions, falls back to the CPU twin when it runs out
+	 * of device memory: cost it as that.  The CPU twin partitions too, under
+	 * gpujoin.device_memory_limit (so that tests need no GPU).
 	 */
-	if (use_gpu || gpujoin_cost_as_gpu)
+	if (use_gpu || gpujoin_cost_as_gpu || gpujoin_device_memory_limit > 0)
 	{
-		double		chunk = Min(outer_rows, (double) gpujoin_chunk_rows);
-		double		need = 3.0 * inner_rows * (GPUJOIN_KEY_BYTES + sizeof(GjRowId) + inner_bytes) +
-			3.0 * chunk * (GPUJOIN_KEY_BYTES + sizeof(GjRowId) + outer_bytes) +
-			2.0 * chunk * (GPUJOIN_MATCH_BYTES + inner_bytes + outer_bytes);
+		bool		as_gpu = use_gpu || gpujoin_cost_as_gpu;
+		int64		chunk_rows = gpujoin_chunk_rows;
 		double		budget = GpuJoinPlannerDeviceBudget();
+		int			nparts = GpuJoinPartitions(inner_rows, inner_bytes, outer_rows,
+											   outer_bytes, budget, &chunk_rows);
+		double		need = GpuJoinInnerDeviceBytes(inner_rows, inner_bytes) +
+			GpuJoinChunkDeviceBytes(Min(outer_rows, (double) gpujoin_chunk_rows),
+									outer_bytes, inner_bytes);
 
-		if (budget > 0.0 && need > budget)
+		if (nparts > 1 && strategy == GPUJOIN_STRATEGY_HASH)
+		{
+			/* as costsize.c's page_size() counts a tuplestore's pages */
+			double		outer_pages = ceil(outer_rows *
+										   (MAXALIGN(outer_path->pathtarget->width) +
+											MAXALIGN(SizeofHeapTupleHeader)) / BLCKSZ);
+
+			*considered = psprintf("%s; needs about %.0f MB of device memory, %.0f MB available: %d partitions",
+								   *considered, need / (1024.0 * 1024.0),
+								   budget / (1024.0 * 1024.0), nparts);
+			run_cost += cpu_operator_cost * (inner_rows + 2.0 * outer_rows);
+			if (outer_pages * BLCKSZ > work_mem * 1024.0)
+				run_cost += 2.0 * outer_pages * seq_page_cost;
+			/* a build per partition: a tenth of a join's fixed cost */
+			run_cost += nparts * gpujoin_setup_cost / 10.0;
+		}
+		else if (nparts != 1 && as_gpu)
 		{
 			*considered = psprintf("%s; needs about %.0f MB of device memory, %.0f MB available: costed as the CPU twin",
 								   *considered, need / (1024.0 * 1024.0),
 								   budget / (1024.0 * 1024.0));
-			use_gpu = false;
+			as_gpu = false;
 		}
-		else
-			use_gpu = true;
+		use_gpu = as_gpu;
 	}
 
 	if (use_gpu)

@@ -1,12 +1,14 @@
 -- test/006_device_memory_fallback.sql
 --
--- A GPU join that does not fit gpujoin.device_memory_limit continues on the
--- CPU twin with one NOTICE, and returns the same rows: when the inner table
--- does not fit (the build fails), and when the table fits but an outer
--- chunk does not (the probe fails mid-query).  The CPU twin ignores the
--- limit, so there the same queries simply run on the CPU.
+-- Joins that do not fit gpujoin.device_memory_limit return the same rows:
+-- a hash join whose inner side does not fit runs in partitions (test/014
+-- covers those in depth), one whose outer chunks do not fit takes smaller
+-- chunks, and a merge join, which cannot be partitioned, continues on the
+-- CPU twin with one NOTICE when the device runs out.  The CPU twin
+-- partitions and shrinks chunks under the limit as the GPU does, but has no
+-- device memory to run out of.
 BEGIN;
-SELECT plan(7);
+SELECT plan(12);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -37,32 +39,44 @@ SELECT is((SELECT count(*) FROM expected_small), 4000::bigint,
 SET LOCAL gpujoin.device_memory_limit = '1MB';
 SET LOCAL gpujoin.chunk_rows = 200000;
 
--- the inner table (100000 rows, about 4 MB while built) does not fit
-\if :on_gpu
-SELECT matches(pg_temp.plan_analyze(:'qbig'), 'Device: CPU \(fell back from the GPU',
-	'inner over the limit: EXPLAIN ANALYZE says the join fell back to the CPU');
-\else
-SELECT matches(pg_temp.plan_analyze(:'qbig'), 'Device: CPU',
-	'CPU twin: the device memory limit does not apply');
-\endif
+-- the inner table (100000 rows, about 5 MB of device structures) does not
+-- fit: a hash join takes partitions
+SELECT matches(pg_temp.plan_analyze(:'qbig'), 'Partitions: \d+',
+	'inner over the limit: the hash join runs in partitions');
+SELECT doesnt_match(pg_temp.plan_analyze(:'qbig'), 'fell back',
+	'inner over the limit: partitions keep the join on the device');
 SELECT bag_eq(:'qbig', 'SELECT * FROM expected_big',
-	'inner over the limit: the same rows as PostgreSQL');
+	'inner over the limit, partitioned: the same rows as PostgreSQL');
 
--- the table of 1000 rows fits; the outer chunk of 200000 rows does not
-\if :on_gpu
-SELECT matches(pg_temp.plan_analyze(:'qsmall'), 'Device: CPU \(fell back from the GPU',
-	'outer chunk over the limit: the join falls back mid-query');
-\else
-SELECT matches(pg_temp.plan_analyze(:'qsmall'), 'Device: CPU',
-	'CPU twin: the device memory limit does not apply');
-\endif
+-- the table of 1000 rows fits; an outer chunk of 200000 rows does not, so
+-- the chunks get smaller
+SELECT cmp_ok(pg_temp.plan_number(pg_temp.plan_analyze(:'qsmall'), 'Chunks'), '>', 1::bigint,
+	'outer chunk over the limit: smaller chunks');
+SELECT doesnt_match(pg_temp.plan_analyze(:'qsmall'), 'Partitions|fell back',
+	'outer chunk over the limit: no partitions, no fallback');
 SELECT bag_eq(:'qsmall', 'SELECT * FROM expected_small',
 	'outer chunk over the limit: the same rows as PostgreSQL');
 
--- without the limit the GPU keeps the join
+-- a merge join (offered where its order is of use) cannot be partitioned:
+-- on a GPU it runs out and falls back
+SET LOCAL gpujoin.enable_hashjoin = off;
+\set qbig_sorted :qbig ' ORDER BY o.k'
+SELECT matches(pg_temp.plan(:'qbig_sorted'), 'GpuMergeJoin', 'the sorted join is a GpuMergeJoin');
+\if :on_gpu
+SELECT matches(pg_temp.plan_analyze(:'qbig_sorted'), 'Device: CPU \(fell back from the GPU',
+	'merge join over the limit: EXPLAIN ANALYZE says it fell back to the CPU');
+\else
+SELECT matches(pg_temp.plan_analyze(:'qbig_sorted'), 'Device: CPU',
+	'CPU twin: a merge join has no device memory to run out of');
+\endif
+SELECT bag_eq(:'qbig_sorted', 'SELECT * FROM expected_big',
+	'merge join over the limit: the same rows as PostgreSQL');
+RESET gpujoin.enable_hashjoin;
+
+-- without the limit the GPU keeps the join whole
 RESET gpujoin.device_memory_limit;
-SELECT doesnt_match(pg_temp.plan_analyze(:'qbig'), 'fell back',
-	'without the limit: no fallback');
+SELECT doesnt_match(pg_temp.plan_analyze(:'qbig'), 'fell back|Partitions',
+	'without the limit: no fallback, no partitions');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -1,0 +1,150 @@
+-- test/014_partitioned_join.sql
+--
+-- A hash join whose inner side does not fit gpujoin.device_memory_limit runs
+-- in partitions (exec.c, "PARTITIONED HASH JOINS"): both sides split by a
+-- hash of the key, joined one partition at a time.  Differential: every
+-- join type on int4, int8, text (hashed) and two-column keys, with duplicate
+-- keys, NULL keys on both sides, one skewed key, NULL payloads and an empty
+-- side, must return PostgreSQL's rows; EXPLAIN ANALYZE must show the
+-- partitions and, on a GPU, no fallback to the CPU.  Also: a rescan that
+-- keeps the inner side and one that reloads it, an outer side spilled to
+-- temporary files (a small work_mem), a cursor stopped halfway, and the
+-- planner's account of the partitions in EXPLAIN (VERBOSE).  The CPU twin
+-- partitions under the limit as the GPU does, so this runs in CI too.
+BEGIN;
+SELECT plan(39);
+CREATE EXTENSION IF NOT EXISTS gpujoin;
+LOAD 'gpujoin';
+\ir helpers.psql
+SET LOCAL client_min_messages = warning;
+
+SELECT current_setting('gpujoin.device') = 'gpu' AS on_gpu \gset
+
+-- r (outer, 60000 rows) and s (inner, 40000 rows): keys repeated, NULL in
+-- about 1 % of the rows of each side, key 7 on 1200 outer and 80 inner
+-- rows, keys on one side only, NULL payloads; e is empty
+CREATE TABLE r (id int, k int4, k8 int8, t text, v float8);
+INSERT INTO r SELECT g,
+	CASE WHEN g % 97 = 0 THEN NULL WHEN g % 50 = 0 THEN 7 ELSE g % 30000 END,
+	CASE WHEN g % 101 = 0 THEN NULL ELSE g % 20000 END,
+	CASE WHEN g % 103 = 0 THEN NULL ELSE 'k' || (g % 25000) END,
+	CASE WHEN g % 11 = 0 THEN NULL ELSE g * 0.5 END
+	FROM generate_series(1, 60000) g;
+CREATE TABLE s (id int, k int4, k8 int8, t text, w numeric);
+INSERT INTO s SELECT g,
+	CASE WHEN g % 89 = 0 THEN NULL WHEN g % 500 = 0 THEN 7 ELSE (g * 3) % 45000 END,
+	CASE WHEN g % 83 = 0 THEN NULL ELSE g % 30000 END,
+	CASE WHEN g % 79 = 0 THEN NULL ELSE 'k' || (g % 35000) END,
+	CASE WHEN g % 13 = 0 THEN NULL ELSE g END
+	FROM generate_series(1, 40000) g;
+CREATE TABLE e (LIKE s);
+ANALYZE r, s, e;
+
+-- the queries: every join type on each key, and a few shapes more
+CREATE TEMP TABLE q (name text PRIMARY KEY, sql text);
+INSERT INTO q
+SELECT format('%s join on %s', jt, key),
+	CASE jt
+		WHEN 'semi' THEN format('SELECT r.id, r.v FROM r WHERE EXISTS (SELECT 1 FROM s WHERE %s)', cond)
+		WHEN 'anti' THEN format('SELECT r.id, r.v FROM r WHERE NOT EXISTS (SELECT 1 FROM s WHERE %s)', cond)
+		ELSE format('SELECT r.id, r.v, s.id AS sid, s.w FROM r %s JOIN s ON %s', jt, cond)
+	END
+FROM (VALUES ('int4', 'r.k = s.k'), ('int8', 'r.k8 = s.k8'), ('text', 'r.t = s.t'),
+		('int4 and text', 'r.k = s.k AND r.t = s.t')) AS keys(key, cond),
+	unnest(ARRAY['inner', 'left', 'right', 'full', 'semi', 'anti']) AS jt;
+INSERT INTO q VALUES
+	('inner join with a join filter',
+	 'SELECT r.id, s.id AS sid FROM r JOIN s ON r.k8 = s.k8 AND r.id < s.id'),
+	('left join, empty inner side',
+	 'SELECT r.id, e.id AS eid FROM r LEFT JOIN e ON r.k = e.k'),
+	('full join, empty inner side',
+	 'SELECT r.id, e.id AS eid FROM r FULL JOIN e ON r.k = e.k');
+
+-- PostgreSQL's rows
+:postgres_join
+CREATE TEMP TABLE ref AS SELECT name, pg_temp.rows_digest(sql) AS digest FROM q;
+
+-- gpujoin forced, 1 MB of device memory: the inner side (about 3 MB of
+-- device structures) takes several partitions
+:gpu_join
+SET LOCAL gpujoin.device_memory_limit = '1MB';
+CREATE TEMP TABLE got AS
+SELECT name, pg_temp.rows_digest(sql) AS digest, pg_temp.plan_analyze(sql) AS plan FROM q;
+
+SELECT is(got.digest, ref.digest, got.name || ': the same rows as PostgreSQL')
+FROM got JOIN ref USING (name) ORDER BY name;
+
+-- every query but the empty ones ran in partitions, on the GPU where there is one
+SELECT is(string_agg(name, ', ' ORDER BY name), NULL,
+	'in partitions on the device, no fallback: every query with a non-empty inner side')
+FROM got
+WHERE name NOT LIKE '%empty%'
+	AND NOT (coalesce(pg_temp.plan_number(plan, 'Partitions'), 0) >= 2
+			 AND plan ~ 'GpuHashJoin' AND plan !~ 'fell back');
+SELECT is(count(*), 2::bigint, 'an empty inner side needs no partitions')
+FROM got WHERE name LIKE '%empty%' AND plan !~ 'Partitions';
+
+-- the outer side's chunks were lowered to fit beside a partition
+SELECT cmp_ok(pg_temp.plan_number(plan, 'Chunks'), '>', pg_temp.plan_number(plan, 'Partitions'),
+	'chunks smaller than gpujoin.chunk_rows: more chunks than partitions')
+FROM got WHERE name = 'inner join on int4';
+SELECT is(pg_temp.plan_number(plan, 'Inner Rows'), 40000::bigint,
+	'every inner row was read once') FROM got WHERE name = 'inner join on int4';
+
+-- the planner knows: EXPLAIN (VERBOSE) names the partitions
+CREATE FUNCTION pg_temp.plan_verbose(q text) RETURNS text
+LANGUAGE plpgsql AS $f$
+DECLARE
+	l text;
+	r text := '';
+BEGIN
+	FOR l IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q LOOP
+		r := r || l || E'\n';
+	END LOOP;
+	RETURN r;
+END
+$f$;
+SELECT matches(pg_temp.plan_verbose('SELECT r.id, s.id FROM r JOIN s ON r.k = s.k'),
+	'Variants Considered: .*MB available: \d+ partitions',
+	'EXPLAIN (VERBOSE): the variants considered end with the partitions');
+
+-- a smaller work_mem: the outer partitions spill to temporary files
+SET LOCAL work_mem = '64kB';
+SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE name = 'full join on int4'),
+	'outer side spilled to temporary files: the same rows')
+FROM q WHERE name = 'full join on int4';
+RESET work_mem;
+
+-- rescans: the outer side depends on x (the inner side is kept, its
+-- partitions joined again), or the inner side does (read again)
+\set qrescan_outer 'SELECT x, (SELECT count(*) || '':'' || coalesce(sum(s.id), 0) FROM r JOIN s ON r.k = s.k WHERE r.id % 3 = x) FROM generate_series(0, 2) x'
+\set qrescan_inner 'SELECT x, (SELECT count(*) || '':'' || coalesce(sum(r.id), 0) FROM r LEFT JOIN s ON r.k = s.k AND s.id % 3 = x) FROM generate_series(0, 2) x'
+:postgres_join
+CREATE TEMP TABLE ref_rescan AS
+SELECT 1 AS n, pg_temp.rows_digest(:'qrescan_outer') AS digest
+UNION ALL SELECT 2, pg_temp.rows_digest(:'qrescan_inner');
+:gpu_join
+SET LOCAL gpujoin.device_memory_limit = '1MB';
+SELECT matches(pg_temp.plan_analyze(:'qrescan_outer'), 'Partitions: \d+',
+	'rescan keeping the inner side: the subplan''s join runs in partitions');
+SELECT is(pg_temp.rows_digest(:'qrescan_outer'), (SELECT digest FROM ref_rescan WHERE n = 1),
+	'rescan keeping the inner side: the same rows');
+SELECT is(pg_temp.rows_digest(:'qrescan_inner'), (SELECT digest FROM ref_rescan WHERE n = 2),
+	'rescan reading the inner side again: the same rows');
+
+-- a cursor stopped halfway, then closed; the join runs again after it
+DECLARE c NO SCROLL CURSOR FOR SELECT r.id, s.id FROM r JOIN s ON r.k = s.k;
+SELECT is(count(*), 1000::bigint, 'a cursor over a partitioned join: 1000 rows fetched')
+FROM pg_temp.fetch_rows('c', 1000);
+CLOSE c;
+SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE name = 'inner join on int4'),
+	'after the cursor: the same rows again')
+FROM q WHERE name = 'inner join on int4';
+
+-- without the limit: one piece
+RESET gpujoin.device_memory_limit;
+SELECT doesnt_match(pg_temp.plan_analyze('SELECT r.id, s.id FROM r JOIN s ON r.k = s.k'),
+	'Partitions', 'without the limit the join is not partitioned');
+
+SELECT * FROM finish();
+ROLLBACK;

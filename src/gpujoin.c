@@ -35,7 +35,7 @@ int			gpujoin_chunk_rows = GPUJOIN_DEFAULT_CHUNK_ROWS;
 int			gpujoin_device_memory_limit = 0;
 bool		gpujoin_explain_device = true;
 double		gpujoin_setup_cost = 300.0;
-double		gpujoin_extract_cost = 0.0005;
+double		gpujoin_extract_cost = 0.002;
 bool		gpujoin_cost_as_gpu = false;
 int			gpujoin_inject_fault = GPUJOIN_FAULT_NONE;
 GpuJoinModel gpujoin_model = {
@@ -247,7 +247,7 @@ _PG_init(void)
 							 "Sets the planner's estimate of the cost of copying one column value into a column batch.",
 							 "Paid on the host for every needed column and join key of every input row.",
 							 &gpujoin_extract_cost,
-							 0.0005,
+							 0.002,
 							 0.0,
 							 DBL_MAX,
 							 PGC_USERSET,

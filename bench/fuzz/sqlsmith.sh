@@ -3,8 +3,8 @@
 #
 #   bench/fuzz/sqlsmith.sh [QUERIES [SEED]]
 #
-# Against a running server with gpujoin in shared_preload_libraries (psql's
-# PGHOST/PGPORT/PGUSER, a superuser): creates a database "gpujoin_fuzz" of
+# Against a running server with gpujoin installed (psql's PGHOST/PGPORT/
+# PGUSER, a superuser; the role below loads gpujoin in each session): creates a database "gpujoin_fuzz" of
 # varied tables (integers, numeric, floats with NaN and -0, text, dates,
 # timestamps, intervals, uuid, bool, NULLs, an empty table) and a role
 # "gpujoin_fuzz" that runs with gpujoin forced (core join methods off,
@@ -33,6 +33,8 @@ DROP ROLE IF EXISTS gpujoin_fuzz;
 CREATE ROLE gpujoin_fuzz LOGIN;
 CREATE DATABASE gpujoin_fuzz OWNER gpujoin_fuzz;
 ALTER ROLE gpujoin_fuzz SET statement_timeout = '2s';
+-- gpujoin in every session of the role, whatever the server preloads
+ALTER ROLE gpujoin_fuzz SET session_preload_libraries = 'gpujoin';
 ALTER ROLE gpujoin_fuzz SET gpujoin.device = '$device';
 ALTER ROLE gpujoin_fuzz SET enable_hashjoin = off;
 ALTER ROLE gpujoin_fuzz SET enable_mergejoin = off;

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# test/asan_kernels.sh: the kernel tests' CPU twins under AddressSanitizer
+# and UndefinedBehaviorSanitizer
+#
+#   test/asan_kernels.sh
+#
+# Copies cuda/ to a temporary directory, builds cuda/test_kernels there
+# without CUDA (the CPU twins only) with -fsanitize=address,undefined, and
+# runs it: any read or write outside a buffer, use after free, leak or
+# undefined behaviour in a twin fails the run (exit status non-zero).  The
+# CUDA kernels are checked on a GPU host with compute-sanitizer instead.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp -r "$root/cuda" "$work/cuda"
+rm -rf "$work/cuda/build" "$work/cuda/libgpujoin_cuda.a"
+san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+make -s -C "$work/cuda" WITH_CUDA=0 CFLAGS="-O1 -g -Wall $san" TEST_LD="${CC:-gcc} $san" \
+	build/test_kernels
+ldd "$work/cuda/build/test_kernels" | grep -q libasan || { echo "asan_kernels.sh: not built with AddressSanitizer" >&2; exit 1; }
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	"$work/cuda/build/test_kernels"

@@ -350,6 +350,7 @@ ProbePartition(PhjState *state, uint32_t p)
 	uint64_t   *offsets = (uint64_t *) state->offsets.ptr;
 	uint32_t   *first = (uint32_t *) state->first.ptr;
 	uint32_t   *last = (uint32_t *) state->last.ptr;
+	bool		uniform[GJ_PHJ_BUCKETS];
 
 	/* An empty side: nothing to probe, or nothing to match */
 	for (uint32_t j = outer_start[p]; j < outer_start[p + 1]; j++)
@@ -359,12 +360,38 @@ ProbePartition(PhjState *state, uint32_t p)
 		return;
 
 	PartitionBuckets(state, p, bucket_start);
+
+	/*
+	 * A bucket whose entries all have one key (a skewed key fills its
+	 * bucket) is counted at once: scanning it for each outer row would take
+	 * |bucket| steps per row, 10^10 for 10^5 x 10^5 rows of one key, and
+	 * keep the call from returning for seconds.  The counts, first and last
+	 * entries are those the scan would give.
+	 */
+	for (uint32_t b = 0; b < GJ_PHJ_BUCKETS; b++)
+	{
+		uniform[b] = bucket_start[b] < bucket_start[b + 1];
+		for (uint32_t e = bucket_start[b] + 1; uniform[b] && e < bucket_start[b + 1]; e++)
+			uniform[b] = (entry_keys[e] == entry_keys[bucket_start[b]]);
+	}
+
 	for (uint32_t j = outer_start[p]; j < outer_start[p + 1]; j++)
 	{
 		uint64_t	key = outer_keys[j];
 		uint32_t	bucket = gj_phj_bucket(key, state->radix_bits);
 		uint64_t	count = 0;
 
+		if (uniform[bucket])
+		{
+			if (entry_keys[bucket_start[bucket]] == key)
+			{
+				first[j] = bucket_start[bucket];
+				last[j] = bucket_start[bucket + 1] - 1;
+				count = bucket_start[bucket + 1] - bucket_start[bucket];
+			}
+			offsets[j] = count;
+			continue;
+		}
 		for (uint32_t e = bucket_start[bucket]; e < bucket_start[bucket + 1]; e++)
 		{
 			if (entry_keys[e] != key)

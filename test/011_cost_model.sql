@@ -16,19 +16,6 @@ CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
 
-CREATE FUNCTION pg_temp.verbose(q text) RETURNS text
-LANGUAGE plpgsql AS $f$
-DECLARE
-	l text;
-	r text := '';
-BEGIN
-	FOR l IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q LOOP
-		r := r || l || E'\n';
-	END LOOP;
-	RETURN r;
-END
-$f$;
-
 -- the settings, with the defaults measured on the H200
 SELECT is(current_setting('gpujoin.nphj_row_ns'), '0.1', 'gpujoin.nphj_row_ns defaults to 0.1 ns');
 SELECT is(current_setting('gpujoin.transfer_gbps'), '14', 'gpujoin.transfer_gbps defaults to 14 GB/s');
@@ -36,7 +23,7 @@ SELECT is(current_setting('gpujoin.cost_per_ms'), '100', 'gpujoin.cost_per_ms de
 
 -- calibration: every constant measured, positive
 CREATE TEMP TABLE calib AS SELECT * FROM gpujoin_calibrate(4096);
-SELECT is((SELECT count(*) FROM calib), 11::bigint, 'gpujoin_calibrate() returns one row per constant');
+SELECT is((SELECT count(*) FROM calib), 12::bigint, 'gpujoin_calibrate() returns one row per constant');
 SELECT is((SELECT string_agg(setting, ', ' ORDER BY setting) FROM calib
 	WHERE setting NOT IN (SELECT name FROM pg_settings)), NULL,
 	'every row names a gpujoin.* setting');
@@ -44,8 +31,9 @@ SELECT is((SELECT string_agg(setting, ', ') FROM calib
 	WHERE setting LIKE '%row_ns' AND NOT value > 0), NULL,
 	'every variant''s row time is measured and positive');
 SELECT ok((SELECT value > 0 FROM calib WHERE setting = 'gpujoin.nlj_compare_ns') AND
-	(SELECT value > 0 FROM calib WHERE setting = 'gpujoin.extract_cost'),
-	'the NLJ comparison time and the host extraction cost are measured and positive');
+	(SELECT value > 0 FROM calib WHERE setting = 'gpujoin.extract_cost') AND
+	(SELECT value > 0 FROM calib WHERE setting = 'gpujoin.cost_per_ms'),
+	'the NLJ comparison time, the host extraction cost and the planner units per ms are measured and positive');
 SELECT is(current_setting('enable_hashjoin'), 'on', 'calibration leaves the session''s settings as they were');
 SELECT ok((SELECT bool_and(value >= 0 OR value IS NULL) FROM calib), 'no constant is negative');
 SELECT throws_ok('SELECT * FROM gpujoin_calibrate(10)', '22023', NULL,
@@ -116,16 +104,16 @@ RESET gpujoin.gather_ns;
 -- a join that will not fit the device is priced as what it then does: the
 -- CPU twin, which it falls back to
 SET LOCAL gpujoin.device_memory_limit = 1;
-SELECT matches(pg_temp.verbose(:'q'), 'needs about \d+ MB of device memory, 1 MB available: costed as the CPU twin',
+SELECT matches(pg_temp.plan_verbose(:'q'), 'needs about \d+ MB of device memory, 1 MB available: costed as the CPU twin',
 	'a join needing more device memory than the limit is costed as the CPU twin');
 RESET gpujoin.device_memory_limit;
-SELECT doesnt_match(pg_temp.verbose(:'q'), 'costed as the CPU twin', 'without the limit, as the GPU');
+SELECT doesnt_match(pg_temp.plan_verbose(:'q'), 'costed as the CPU twin', 'without the limit, as the GPU');
 
 -- forcing a variant still lists what was priced, and says so
 SET LOCAL gpujoin.join_variant = phj;
 SELECT is((SELECT string_agg(variant, ',' ORDER BY variant) FROM gpujoin_explain_choice(:'q')), 'PHJ-TR,PHJ-UR',
 	'gpujoin.join_variant = phj prices PHJ alone');
-SELECT matches(pg_temp.verbose(:'q'), 'Variants Considered: PHJ-\w\w [0-9.]+ ms( \(chosen; forced by a setting\))?, PHJ-\w\w [0-9.]+ ms',
+SELECT matches(pg_temp.plan_verbose(:'q'), 'Variants Considered: PHJ-\w\w [0-9.]+ ms( \(chosen; forced by a setting\))?, PHJ-\w\w [0-9.]+ ms',
 	'EXPLAIN (VERBOSE) lists them and says the choice was forced');
 SELECT matches(pg_temp.plan(:'q'), 'Variant: PHJ', 'the forced variant runs');
 RESET gpujoin.join_variant;

@@ -92,18 +92,6 @@ SELECT is(pg_temp.plan_number(plan, 'Inner Rows'), 40000::bigint,
 	'every inner row was read once') FROM got WHERE name = 'inner join on int4';
 
 -- the planner knows: EXPLAIN (VERBOSE) names the partitions
-CREATE FUNCTION pg_temp.plan_verbose(q text) RETURNS text
-LANGUAGE plpgsql AS $f$
-DECLARE
-	l text;
-	r text := '';
-BEGIN
-	FOR l IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q LOOP
-		r := r || l || E'\n';
-	END LOOP;
-	RETURN r;
-END
-$f$;
 SELECT matches(pg_temp.plan_verbose('SELECT r.id, s.id FROM r JOIN s ON r.k = s.k'),
 	'Variants Considered: .*MB available: \d+ partitions',
 	'EXPLAIN (VERBOSE): the variants considered end with the partitions');

@@ -26,16 +26,6 @@ CREATE TABLE hb AS SELECT g AS id, 1 AS k FROM generate_series(1, 100000) g;
 CREATE TABLE small AS SELECT g AS id, g % 100 AS k FROM generate_series(1, 2000) g;
 ANALYZE ha, hb, small;
 
-CREATE FUNCTION pg_temp.time_to_cancel(q text) RETURNS interval
-LANGUAGE plpgsql AS $f$
-BEGIN
-	EXECUTE q;
-	RETURN NULL;				/* it finished: not what this measures */
-EXCEPTION WHEN query_canceled THEN
-	RETURN clock_timestamp() - statement_timestamp();
-END
-$f$;
-
 -- device memory in use now (0 without a GPU)
 CREATE FUNCTION pg_temp.device_used() RETURNS bigint
 LANGUAGE sql AS $$

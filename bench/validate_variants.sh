@@ -9,15 +9,25 @@
 # gpujoin_calibrate()'s via ALTER SYSTEM).
 #
 # A grid of synthetic equi-joins: n = SIZES rows a side (10^5, 10^6,
-# 10^7), 10 % or 100 % of the outer rows matching one inner row, 1 or 4
-# int4 payload columns a side, SELECT count(*) and the sum of every payload
-# column of the join.  Each runs, in one session after a warm-up, with every
+# 10^7), RATIOS of the outer rows matching (10 % or 100 %), 1 or 4 int4
+# payload columns a side, KEYS the key type (int4; int8 keys are spread
+# over 2^40, so 8-byte keys really differ), SKEWS the outer keys'
+# distribution (uniform: each matching outer row hits one inner row at
+# random; zipf: log-uniform over the inner keys, a Zipf-like law of
+# exponent 1 where key 1 takes about 1/ln(n) of the rows), SELECT count(*)
+# and the sum of every payload column of the join.  Each runs, in one session after a warm-up, with every
 # variant x materialization forced (NPHJ, PHJ, SMJ x GFTR, GFUR) and with
 # auto, core joins off so that the GPU join always runs; the median of RUNS
 # (3) of EXPLAIN ANALYZE: the Execution Time and the device time (build +
 # probe + materialize from gpujoin's Time line).  Every run must return the
 # same row.  Output: CSV, one line per (case, setting), and for auto the
-# variant it chose.
+# variant it chose; on stderr, a summary: in how many cases auto was within
+# 10 % of the fastest forced setting, by execution and by device time.
+# GJ_DEVICE=cpu runs the same on the CPU twin (a smoke test of the script).
+#
+# Time on the H200 host: the default grid (3 sizes x 2 ratios x 1 key type
+# x 1 skew) about 8 minutes; 10^8 rows a side takes about as long alone,
+# so run SIZES=100000000 in a call of its own.
 set -euo pipefail
 
 runs=${RUNS:-3}
@@ -26,12 +36,29 @@ psql_() { psql -X -q -At -v ON_ERROR_STOP=1 -c "LOAD 'gpujoin'" "$@"; }
 psql_ -c "CREATE EXTENSION IF NOT EXISTS gpujoin"
 settings=("auto auto" "nphj gfur" "nphj gftr" "phj gfur" "phj gftr" "smj gfur" "smj gftr")
 
-echo "rows,match_ratio,payloads,variant,materialize,chosen,exec_ms,device_ms"
+csv=$(mktemp)
+trap 'rm -f "$csv"' EXIT
+echo "rows,match_ratio,payloads,key_type,skew,variant,materialize,chosen,exec_ms,device_ms"
 for n in $sizes; do
 	for ratio in ${RATIOS:-0.1 1.0}; do
+	for keytype in ${KEYS:-int4}; do
+	for skew in ${SKEWS:-uniform}; do
+		# the inner keys 1..n (int8: times 2^20 + 7, up to about 2^40)
+		key="g"
+		[ "$keytype" = int8 ] && key="g::int8 * 1048583"
+		if [ "$skew" = zipf ]; then
+			pick="least($n, floor(exp((((g::int8 * 40503) % 1000003) / 1000003.0) * ln($n)))::int8 + 1)"
+		else
+			pick="(g::int8 * 7919) % $n + 1"
+		fi
+		ikey="$key"
+		okey="${pick}"
+		if [ "$keytype" = int8 ]; then
+			okey="(${pick}) * 1048583"
+		fi
 		psql_ -c "DROP TABLE IF EXISTS vr, vs" \
-			-c "CREATE TABLE vr AS SELECT g AS k, g AS p1, g + 1 AS p2, g + 2 AS p3, g + 3 AS p4 FROM generate_series(1, $n) g" \
-			-c "CREATE TABLE vs AS SELECT CASE WHEN (g::int8 * 2654435761) % 1000 < $ratio * 1000 THEN (g::int8 * 7919) % $n + 1 ELSE $n + g END AS k,
+			-c "CREATE TABLE vr AS SELECT ($ikey)::$keytype AS k, g AS p1, g + 1 AS p2, g + 2 AS p3, g + 3 AS p4 FROM generate_series(1, $n) g" \
+			-c "CREATE TABLE vs AS SELECT (CASE WHEN (g::int8 * 2654435761) % 1000 < $ratio * 1000 THEN $okey ELSE -g END)::$keytype AS k,
 				g AS q1, g + 1 AS q2, g + 2 AS q3, g + 3 AS q4 FROM generate_series(1, $n) g" \
 			-c "VACUUM ANALYZE vr, vs"
 		for payloads in 1 4; do
@@ -40,7 +67,7 @@ for n in $sizes; do
 			want=""
 			for s in "${settings[@]}"; do
 				read -r variant mat <<<"$s"
-				args=(-c "SET jit = off; SET work_mem = '1GB'; SET gpujoin.device = gpu; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off; SET max_parallel_workers_per_gather = 0; SET gpujoin.join_variant = $variant; SET gpujoin.materialize = $mat")
+				args=(-c "SET jit = off; SET work_mem = '1GB'; SET gpujoin.device = ${GJ_DEVICE:-gpu}; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off; SET max_parallel_workers_per_gather = 0; SET gpujoin.join_variant = $variant; SET gpujoin.materialize = $mat")
 				args+=(-c "$q")
 				for i in $(seq 0 "$runs"); do
 					args+=(-c "EXPLAIN (ANALYZE) $q")
@@ -59,10 +86,23 @@ for n in $sizes; do
 					/Time: load=/ { split($0, f, /[= ]+/); for (i = 1; i <= length(f); i++) { if (f[i] == "build") b = f[i+1]; if (f[i] == "probe") p = f[i+1]; if (f[i] == "materialize") m = f[i+1] } dev = b + p + m }
 					/^Execution Time:/ { n++; if (n > 1) printf "%s %.3f\n", $3, dev }' |
 					sort -g -k2 | sed -n "$(((runs + 1) / 2))p")
-				printf '%s,%s,%s,%s,%s,%s,%s,%s\n' "$n" "$ratio" "$payloads" "$variant" "$mat" "$chosen" \
+				printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$n" "$ratio" "$payloads" "$keytype" "$skew" \
+					"$variant" "$mat" "$chosen" \
 					"$(echo "$med" | cut -d' ' -f1)" "$(echo "$med" | cut -d' ' -f2)"
 			done
 		done
 	done
-done
+	done
+	done
+done | tee "$csv"
 psql_ -c "DROP TABLE IF EXISTS vr, vs"
+
+# the summary: auto against the fastest forced setting of its case
+awk -F, '
+	{ c = $1 FS $2 FS $3 FS $4 FS $5
+	  if ($6 == "auto") { ae[c] = $9; ad[c] = $10; cases[c] = 1; next }
+	  if (!(c in be) || $9 < be[c]) be[c] = $9
+	  if (!(c in bd) || $10 < bd[c]) bd[c] = $10 }
+	END { for (c in cases) { n++; if (ae[c] <= 1.1 * be[c]) e++; if (ad[c] <= 1.1 * bd[c]) d++ }
+		  printf "auto within 10 %% of the fastest: %d of %d cases end to end, %d of %d by device time\n", e, n, d, n }
+' "$csv" >&2

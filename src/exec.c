@@ -913,7 +913,7 @@ SideBatch(const GpuJoinSide *side, GjColumn *columns, int64 first, int64 nrows)
 {
 	GjBatch		batch;
 
-	Assert(first >= 0 && first + nrows <= Max(side->nrows, 0));
+	Assert(first >= 0 && first + nrows <= side->nrows);
 	for (int c = 0; c < side->ncolumns; c++)
 	{
 		const GpuJoinColumn *col = &side->columns[c];
@@ -1176,7 +1176,11 @@ PartitionOuter(GpuJoinState *node)
 		else if (keep_nulls)
 			p = 0;				/* matches nothing, comes out NULL-extended */
 		else
-			continue;			/* matches nothing, never comes out */
+		{
+			node->gj_OuterRows++;	/* read, but matches nothing and never
+									 * comes out */
+			continue;
+		}
 		tuplestore_puttupleslot(node->gj_OuterParts[p], slot);
 	}
 }

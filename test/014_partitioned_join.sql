@@ -12,7 +12,7 @@
 -- planner's account of the partitions in EXPLAIN (VERBOSE).  The CPU twin
 -- partitions under the limit as the GPU does, so this runs in CI too.
 BEGIN;
-SELECT plan(39);
+SELECT plan(40);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -90,6 +90,9 @@ SELECT cmp_ok(pg_temp.plan_number(plan, 'Chunks'), '>', pg_temp.plan_number(plan
 FROM got WHERE name = 'inner join on int4';
 SELECT is(pg_temp.plan_number(plan, 'Inner Rows'), 40000::bigint,
 	'every inner row was read once') FROM got WHERE name = 'inner join on int4';
+SELECT is(pg_temp.plan_number(plan, 'Outer Rows'), 60000::bigint,
+	'every outer row was read once, those with a NULL key included')
+FROM got WHERE name = 'inner join on int4';
 
 -- the planner knows: EXPLAIN (VERBOSE) names the partitions
 SELECT matches(pg_temp.plan_verbose('SELECT r.id, s.id FROM r JOIN s ON r.k = s.k'),

@@ -250,6 +250,26 @@ NsPer(double ms, double units)
 }
 
 /*
+ * The settings a measuring query runs under, until the caller's
+ * AtEOXact_GUC: no merge or nested-loop join, no workers, no JIT, and the
+ * one more setting given (the join method it must not use)
+ */
+static void
+SetForMeasurement(const char *name, const char *value)
+{
+	static const char *const common[][2] = {
+		{"enable_mergejoin", "off"}, {"enable_nestloop", "off"},
+		{"max_parallel_workers_per_gather", "0"}, {"jit", "off"},
+	};
+
+	for (int i = 0; i < lengthof(common); i++)
+		(void) set_config_option(common[i][0], common[i][1], PGC_USERSET, PGC_S_SESSION,
+								 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+}
+
+/*
  * Host nanoseconds per value a GPU join copies into its column batches: the
  * join of two generated relations of n rows (a key and a payload column
  * each), planned with PostgreSQL's join methods off and no workers so that
@@ -268,14 +288,7 @@ MeasureExtractNs(int64 n)
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
 
-	(void) set_config_option("enable_hashjoin", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("enable_mergejoin", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("enable_nestloop", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("max_parallel_workers_per_gather", "0", PGC_USERSET,
-							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	SetForMeasurement("enable_hashjoin", "off");
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "gpujoin_calibrate: SPI_connect failed");
@@ -326,16 +339,7 @@ MeasureCostPerMs(int64 n)
 	double		best_ms = -1.0;
 	double		cost = -1.0;
 
-	(void) set_config_option("gpujoin.enabled", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("enable_mergejoin", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("enable_nestloop", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("max_parallel_workers_per_gather", "0", PGC_USERSET,
-							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+	SetForMeasurement("gpujoin.enabled", "off");
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "gpujoin_calibrate: SPI_connect failed");

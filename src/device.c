@@ -91,7 +91,7 @@ double
 GpuJoinPlannerDeviceBudget(void)
 {
 	if (gpujoin_device_memory_limit > 0)
-		return (double) gpujoin_device_memory_limit * 1024.0 * 1024.0;
+		return (double) gpujoin_device_memory_limit * 1024.0;
 	if (gpujoin_device != GPUJOIN_DEVICE_CPU && ProbeCuda())
 		return (double) cuda_free_memory;
 	return 0.0;
@@ -130,7 +130,8 @@ GpuJoinChunkDeviceBytes(double rows, int outer_bytes, int inner_bytes)
  * a time on the device, as a grace hash join does with its batches).
  *
  * A partition is planned to fill at most GPUJOIN_PARTITION_FILL of what is
- * left after the chunk and GPUJOIN_DEVICE_RESERVE: the estimate is an
+ * left after the chunk and GPUJOIN_DEVICE_RESERVE (a quarter of a budget
+ * under 1 MB, so that tests can partition small joins): the estimate is an
  * estimate, and a skewed key makes partitions uneven.
  */
 int
@@ -140,7 +141,7 @@ GpuJoinPartitions(double inner_rows, int inner_bytes, double outer_rows,
 	double		chunk = Min((double) *chunk_rows, Max(outer_rows, 1.0));
 	double		per_chunk_row = GpuJoinChunkDeviceBytes(1.0, outer_bytes, inner_bytes);
 	double		inner_need = GpuJoinInnerDeviceBytes(inner_rows, inner_bytes);
-	double		usable = budget - GPUJOIN_DEVICE_RESERVE;
+	double		usable = budget - Min(GPUJOIN_DEVICE_RESERVE, budget / 4.0);
 	double		parts;
 
 	if (budget <= 0.0 || inner_need + chunk * per_chunk_row <= budget)
@@ -172,7 +173,7 @@ double
 GpuJoinExecutorDeviceBudget(const GjKernels *kernels)
 {
 	if (gpujoin_device_memory_limit > 0)
-		return (double) gpujoin_device_memory_limit * 1024.0 * 1024.0;
+		return (double) gpujoin_device_memory_limit * 1024.0;
 #ifdef GPUJOIN_WITH_CUDA
 	if (kernels != &gj_cpu_kernels && ProbeCuda())
 	{
@@ -378,7 +379,7 @@ GpuJoinDeviceOpen(GpuJoinDeviceContext *dev, const GjKernels *kernels,
 	GjStatus	status;
 
 	Assert(dev->ctx == NULL);
-	local.memory_limit = (int64) gpujoin_device_memory_limit * 1024 * 1024;
+	local.memory_limit = (int64) gpujoin_device_memory_limit * 1024;
 	memset(&err, 0, sizeof(err));
 	dev->kernels = kernels;
 	status = kernels->context_create(&dev->ctx, &local, &err);

@@ -220,7 +220,7 @@ _PG_init(void)
 							0,
 							INT_MAX,
 							PGC_SUSET,
-							GUC_UNIT_MB,
+							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("gpujoin.explain_device",

@@ -64,10 +64,10 @@ typedef enum GpuJoinFault
  * partition is planned to fill, the most partitions, and the smallest outer
  * chunk a partitioned join lowers gpujoin.chunk_rows to
  */
-#define GPUJOIN_DEVICE_RESERVE			(256.0 * 1024.0)
+#define GPUJOIN_DEVICE_RESERVE			(256.0 * 1024.0)	/* or a quarter of a smaller budget */
 #define GPUJOIN_PARTITION_FILL			0.75
 #define GPUJOIN_MAX_PARTITIONS			4096
-#define GPUJOIN_MIN_PARTITION_CHUNK		1024
+#define GPUJOIN_MIN_PARTITION_CHUNK		64
 #define GPUJOIN_MIN_CHUNK_ROWS			1
 #define GPUJOIN_MAX_CHUNK_ROWS			((int) GJ_MAX_ROWS)
 
@@ -80,7 +80,7 @@ extern bool gpujoin_enable_thetajoin;
 extern int	gpujoin_join_variant;
 extern int	gpujoin_materialize;
 extern int	gpujoin_chunk_rows;
-extern int	gpujoin_device_memory_limit;	/* MB; 0 = free device memory */
+extern int	gpujoin_device_memory_limit;	/* kB; 0 = free device memory */
 extern bool gpujoin_explain_device;
 extern double gpujoin_setup_cost;
 extern double gpujoin_extract_cost;

@@ -103,7 +103,7 @@ RESET gpujoin.gather_ns;
 
 -- a join that will not fit the device is priced as what it then does: the
 -- CPU twin, which it falls back to
-SET LOCAL gpujoin.device_memory_limit = 1;
+SET LOCAL gpujoin.device_memory_limit = '1MB';
 SELECT matches(pg_temp.plan_verbose(:'q'), 'needs about \d+ MB of device memory, 1 MB available: costed as the CPU twin',
 	'a join needing more device memory than the limit is costed as the CPU twin');
 RESET gpujoin.device_memory_limit;

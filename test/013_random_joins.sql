@@ -9,9 +9,11 @@
 -- and a filter above the join.  Each runs with gpujoin forced (core join
 -- methods off) and with gpujoin off; the rows must be the same (as a
 -- digest of the sorted rows).  The generator must produce GPU joins: at
--- least 90 % of the queries plan one.
+-- least 90 % of the queries plan one.  Each runs a third time with 64 kB of
+-- device memory, so that hash joins run in partitions (at least 100 must),
+-- and must return the same rows again.
 BEGIN;
-SELECT plan(3);
+SELECT plan(5);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -40,7 +42,8 @@ $f$;
 SELECT pg_temp.make_table('r1', 1500, 3), pg_temp.make_table('r2', 900, 7),
 	pg_temp.make_table('r3', 400, 11), pg_temp.make_table('r4', 60, 13);
 
-CREATE TEMP TABLE runs (n int, q text, gpu boolean, same boolean);
+CREATE TEMP TABLE runs (n int, q text, gpu boolean, same boolean,
+	partitioned boolean, same_partitioned boolean);
 
 DO $do$
 DECLARE
@@ -54,7 +57,7 @@ DECLARE
 	ops text[] := ARRAY['<', '<=', '>', '>='];
 	ta text; tb text; jt text; cond text; extra text; filt text; q text;
 	g int; g2 int; ca text; cb text;
-	want text; got text; plan text;
+	want text; got text; plan text; got2 text; plan2 text;
 BEGIN
 	PERFORM setseed(0.2024);
 	FOR n IN 1 .. 400 LOOP
@@ -109,7 +112,13 @@ BEGIN
 		PERFORM set_config('enable_nestloop', 'off', true);
 		plan := pg_temp.plan(q);
 		got := pg_temp.rows_digest(q);
-		INSERT INTO runs VALUES (n, q, plan ~ 'Custom Scan \(Gpu', got = want);
+		-- again with 64 kB of device memory: hash joins run in partitions
+		PERFORM set_config('gpujoin.device_memory_limit', '64kB', true);
+		got2 := pg_temp.rows_digest(q);
+		plan2 := pg_temp.plan_analyze(q);
+		PERFORM set_config('gpujoin.device_memory_limit', '0', true);
+		INSERT INTO runs VALUES (n, q, plan ~ 'Custom Scan \(Gpu', got = want,
+								 plan2 ~ 'Partitions: \d+', got2 = want);
 	END LOOP;
 	PERFORM set_config('enable_hashjoin', 'on', true);
 	PERFORM set_config('enable_mergejoin', 'on', true);
@@ -121,8 +130,14 @@ SELECT is((SELECT count(*) FROM runs), 400::bigint, '400 random joins ran');
 SELECT cmp_ok((SELECT avg(gpu::int) FROM runs), '>=', 0.9::numeric, 'at least 90 % of them planned a GPU join');
 SELECT is((SELECT string_agg(n || ': ' || q, E'\n' ORDER BY n) FROM runs WHERE NOT same), NULL,
 	'every one returns PostgreSQL''s rows');
+SELECT is((SELECT string_agg(n || ': ' || q, E'\n' ORDER BY n) FROM runs WHERE NOT same_partitioned), NULL,
+	'with 64 kB of device memory, every one returns PostgreSQL''s rows');
+SELECT cmp_ok((SELECT count(*) FROM runs WHERE partitioned), '>=', 100::bigint,
+	'with 64 kB of device memory, at least 100 of them run in partitions');
 
 SELECT * FROM finish();
-SELECT diag(format('%s of 400 planned a GPU join; %s returned other rows than PostgreSQL',
-	(SELECT count(*) FROM runs WHERE gpu), (SELECT count(*) FROM runs WHERE NOT same)));
+SELECT diag(format('%s of 400 planned a GPU join; %s returned other rows than PostgreSQL; '
+	'with 64 kB of device memory %s ran in partitions and %s returned other rows',
+	(SELECT count(*) FROM runs WHERE gpu), (SELECT count(*) FROM runs WHERE NOT same),
+	(SELECT count(*) FROM runs WHERE partitioned), (SELECT count(*) FROM runs WHERE NOT same_partitioned)));
 ROLLBACK;

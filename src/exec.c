@@ -247,8 +247,9 @@ typedef struct GpuJoinSide
  *	gj_OuterParts		per partition, its outer rows (a tuplestore each)
  *	gj_PartSlot			slot the outer rows are read back into
  *	gj_PartCxt			memory of the above, reset for each partitioning
- *	gj_ChunkRows		gpujoin.chunk_rows as the node started (a
- *						partitioned join may lower the outer side's)
+ *	gj_ChunkRows		the outer side's chunk as the node started (a
+ *						partitioned join may lower it)
+ *	gj_RoundMatches		matches per round as the node started (likewise)
  *	gj_InnerFirst/gj_InnerCount	the inner rows the device sees: a partition,
  *						or all of them
  *	gj_Timing			measure phase times (EXPLAIN ANALYZE with TIMING);
@@ -290,6 +291,7 @@ typedef struct GpuJoinState
 	TupleTableSlot *gj_PartSlot;
 	MemoryContext gj_PartCxt;
 	int64		gj_ChunkRows;
+	int64		gj_RoundMatches;
 	int64		gj_InnerFirst;
 	int64		gj_InnerCount;
 	bool		gj_Timing;
@@ -1130,9 +1132,13 @@ PlanPartitions(GpuJoinState *node)
 		}
 	}
 
-	/* a context made for other chunks is made again (BuildTable) */
+	/*
+	 * Rounds of matches no larger than gpujoin.chunk_rows, nor than a
+	 * lowered chunk (a merge join's "chunk" is its whole outer side); a
+	 * context made for other rounds is made again (BuildTable)
+	 */
 	outer->max_rows = chunk_rows;
-	max_matches = Max(chunk_rows, GJ_MIN_ROUND_MATCHES);
+	max_matches = Max(Min(chunk_rows, node->gj_RoundMatches), GJ_MIN_ROUND_MATCHES);
 	if (max_matches != node->gj_Spec.max_matches)
 	{
 		node->gj_Spec.max_matches = max_matches;
@@ -1789,6 +1795,7 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	for (int t = 0; t < node->gj_Spec.nterms; t++)
 		node->gj_Spec.ops[t] = node->gj_ThetaOps[t];
 	node->gj_Spec.max_matches = Max((int64) gpujoin_chunk_rows, GJ_MIN_ROUND_MATCHES);
+	node->gj_RoundMatches = node->gj_Spec.max_matches;
 
 	node->gj_JoinQual = ExecInitQual(join_quals, &css->ss.ps);
 

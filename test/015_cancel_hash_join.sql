@@ -12,7 +12,7 @@
 -- partition can hold still returns PostgreSQL's rows (on a GPU that
 -- partition runs out of device memory and the join continues on the CPU).
 BEGIN;
-SELECT plan(17);
+SELECT plan(19);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -52,8 +52,15 @@ SELECT cmp_ok(pg_temp.time_to_cancel(:'qhuge'), '<', interval '1200 ms',
 SET LOCAL gpujoin.join_variant = smj;
 SELECT cmp_ok(pg_temp.time_to_cancel(:'qhuge'), '<', interval '1200 ms',
 	'SMJ, 10^10 matches: ends within a second of a 200 ms timeout');
-SET LOCAL statement_timeout = 0;
 RESET gpujoin.join_variant;
+-- a GpuMergeJoin (sorted output wanted) hands out its matches in rounds too
+SET LOCAL gpujoin.enable_hashjoin = off;
+\set qhuge_sorted 'SELECT count(*) FROM (SELECT ha.id FROM ha JOIN hb ON ha.k = hb.k ORDER BY ha.k) s'
+SELECT cmp_ok(pg_temp.time_to_cancel(:'qhuge_sorted'), '<', interval '1200 ms',
+	'GpuMergeJoin, 10^10 matches: ends within a second of a 200 ms timeout');
+SET LOCAL statement_timeout = 0;
+SELECT matches(pg_temp.plan(:'qhuge_sorted'), 'GpuMergeJoin', 'that join is a GpuMergeJoin');
+RESET gpujoin.enable_hashjoin;
 SELECT is((:qcheck), 40000::bigint, 'after the cancels: the next GPU join is right');
 SELECT cmp_ok(abs(pg_temp.device_used() - :baseline), '<', 64 * 1024 * 1024::bigint,
 	'after the cancels: device memory in use back to the baseline (within 64 MB)');

@@ -810,7 +810,9 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	 * and read back, spilling beyond work_mem like a hash join's batch
 	 * files), and a build per partition; any other join, or one that would
 	 * take too many partitions, falls back to the CPU twin when it runs out
-	 * of device memory: cost it as that.  The CPU twin partitions too, under
+	 * of device memory: cost it as that.  (Only a hash join lowers its outer
+	 * chunks to fit, so GpuJoinPartitions' "1" is no promise for the others:
+	 * they must fit as they are.)  The CPU twin partitions too, under
 	 * gpujoin.device_memory_limit (so that tests need no GPU).
 	 */
 	if (use_gpu || gpujoin_cost_as_gpu || gpujoin_device_memory_limit > 0)
@@ -840,7 +842,8 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 			/* a build per partition: a tenth of a join's fixed cost */
 			run_cost += nparts * gpujoin_setup_cost / 10.0;
 		}
-		else if (nparts != 1 && as_gpu)
+		else if (as_gpu && (strategy == GPUJOIN_STRATEGY_HASH ? nparts != 1 :
+							budget > 0.0 && need > budget))
 		{
 			*considered = psprintf("%s; needs about %.0f MB of device memory, %.0f MB available: costed as the CPU twin",
 								   *considered, need / (1024.0 * 1024.0),

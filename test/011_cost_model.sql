@@ -11,7 +11,7 @@
 -- payload columns the way the model says; a join that will not fit the
 -- device memory is priced as the CPU twin it falls back to.
 BEGIN;
-SELECT plan(26);
+SELECT plan(28);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -106,6 +106,16 @@ RESET gpujoin.gather_ns;
 SET LOCAL gpujoin.device_memory_limit = '1MB';
 SELECT matches(pg_temp.plan_verbose(:'q'), 'needs about \d+ MB of device memory, 1 MB available: costed as the CPU twin',
 	'a join needing more device memory than the limit is costed as the CPU twin');
+-- a 100-row inner side fits beside a smaller outer chunk: a hash join takes
+-- smaller chunks and stays on the GPU, but a merge join, which reads its
+-- outer side whole, does not fit
+\set qsmall 'SELECT big_r.a, small_s.c FROM big_r JOIN small_s ON big_r.k = small_s.k ORDER BY big_r.k'
+SELECT doesnt_match(pg_temp.plan_verbose(:'qsmall'), 'costed as the CPU twin|partitions',
+	'a small inner side under the limit: the hash join, in smaller chunks, as the GPU');
+SET LOCAL gpujoin.enable_hashjoin = off;
+SELECT matches(pg_temp.plan_verbose(:'qsmall'), 'GpuMergeJoin(.|\n)*costed as the CPU twin',
+	'the same join as a merge join does not fit: costed as the CPU twin');
+RESET gpujoin.enable_hashjoin;
 RESET gpujoin.device_memory_limit;
 SELECT doesnt_match(pg_temp.plan_verbose(:'q'), 'costed as the CPU twin', 'without the limit, as the GPU');
 

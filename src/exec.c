@@ -239,7 +239,11 @@ typedef struct GpuJoinSide
  *	gj_NextMatch		number of the first match of the next round
  *	gj_Round			the current round of matches
  *	gj_RoundPos			next match of the round to emit
- *	gj_FellBack			switched from the GPU to the CPU twin
+ *	gj_CpuParts			times the join ran out of device memory and went
+ *						on on the CPU twin: once for an unpartitioned
+ *						join, which stays there; once per partition for
+ *						a partitioned one, whose next partition starts
+ *						on the GPU again
  *	gj_NumParts			partitions of a partitioned hash join; 1: none
  *	gj_Part				the partition being joined
  *	gj_PartStart		partition p's inner rows are gj_PartStart[p] up to
@@ -283,7 +287,7 @@ typedef struct GpuJoinState
 	int64		gj_NextMatch;
 	GjMatchRound gj_Round;
 	int64		gj_RoundPos;
-	bool		gj_FellBack;
+	int			gj_CpuParts;
 	int			gj_NumParts;
 	int			gj_Part;
 	int64	   *gj_PartStart;
@@ -1212,6 +1216,9 @@ NextPartition(GpuJoinState *node)
 		node->gj_InnerFirst = node->gj_PartStart[p];
 		node->gj_InnerCount = inner_rows;
 		node->gj_Outer.exhausted = false;
+		/* after a partition that fell back, BuildTable opens the GPU again */
+		if (node->gj_CpuParts > 0 && node->gj_Device.kernels == &gj_cpu_kernels)
+			GpuJoinDeviceClose(&node->gj_Device);
 		return true;
 	}
 	return false;
@@ -1311,19 +1318,26 @@ static void CountChunk(GpuJoinState *node);
  *
  * The keys are still in host memory, so the CPU twin rebuilds the table and
  * recounts the current chunk; its matches are numbered like the GPU's, so
- * the caller repeats its call and carries on where it stood.
+ * the caller repeats its call and carries on where it stood.  A partitioned
+ * join does so for the current partition only (NextPartition goes back to
+ * the GPU for the next one): one key can make one partition larger than
+ * the device, and the others should not pay for it.  One NOTICE per join.
  */
 static void
 SwitchToCpu(GpuJoinState *node, const GjError *cause)
 {
-	ereport(NOTICE,
-			(errmsg("gpujoin: the GPU join ran out of device memory and continues on the CPU"),
-			 errdetail("%s", cause->message),
-			 errhint("Raise gpujoin.device_memory_limit or lower gpujoin.chunk_rows to keep such joins on the GPU.")));
+	if (node->gj_CpuParts == 0)
+		ereport(NOTICE,
+				(node->gj_NumParts > 1 ?
+				 errmsg("gpujoin: partition %d of %d of the GPU join ran out of device memory and is joined on the CPU",
+						node->gj_Part + 1, node->gj_NumParts) :
+				 errmsg("gpujoin: the GPU join ran out of device memory and continues on the CPU"),
+				 errdetail("%s", cause->message),
+				 errhint("Raise gpujoin.device_memory_limit or lower gpujoin.chunk_rows to keep such joins on the GPU.")));
 
 	GpuJoinDeviceClose(&node->gj_Device);
 	GpuJoinDeviceOpen(&node->gj_Device, &gj_cpu_kernels, &node->gj_Spec);
-	node->gj_FellBack = true;
+	node->gj_CpuParts++;
 	node->gj_TableBuilt = false;
 	BuildTable(node);
 	if (node->gj_ChunkCounted)
@@ -2125,7 +2139,11 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 
 		if (node->gj_Device.kernels == NULL)
 			device = GpuJoinDescribeDevice(NULL);	/* not run (yet) */
-		else if (node->gj_FellBack)
+		else if (node->gj_CpuParts > 0 && node->gj_NumParts > 1)
+			device = psprintf("%s; %d partition%s joined on the CPU (out of device memory)",
+							  GpuJoinDescribeDevice(NULL), node->gj_CpuParts,
+							  node->gj_CpuParts == 1 ? "" : "s");
+		else if (node->gj_CpuParts > 0)
 			device = "CPU (fell back from the GPU: out of device memory)";
 		else
 			device = GpuJoinDescribeDevice(node->gj_Device.kernels);

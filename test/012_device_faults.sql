@@ -7,8 +7,10 @@
 -- next join returns PostgreSQL's rows.  Running out of device memory in the
 -- build or the count falls back to the CPU twin on a GPU, rows unchanged
 -- (on the CPU twin, which has no device memory, the fault does not apply).
+-- A partitioned join falls back one partition at a time: each partition
+-- starts on the GPU again, and EXPLAIN ANALYZE counts those that did not.
 BEGIN;
-SELECT plan(17);
+SELECT plan(20);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -65,6 +67,18 @@ SET LOCAL gpujoin.inject_fault = 'count_oom';
 SELECT bag_eq(:'q', 'SELECT * FROM want', 'out of device memory in the count: PostgreSQL''s rows');
 SELECT is(pg_temp.plan_analyze(:'q') ~ 'fell back from the GPU', current_setting('gpujoin.device') = 'gpu',
 	'out of device memory in the count: the fall back shows in EXPLAIN on a GPU (only there)');
+
+-- partitioned: every partition tries the GPU, runs out and goes on on the CPU
+SET LOCAL gpujoin.device_memory_limit = '256kB';
+SELECT matches(pg_temp.plan_analyze(:'q'), 'Partitions: \d+', 'under 256kB the join runs in partitions');
+SET LOCAL gpujoin.inject_fault = 'build_oom';
+SELECT bag_eq(:'q', 'SELECT * FROM want', 'partitioned, out of device memory in every build: PostgreSQL''s rows');
+SELECT is(coalesce(substring(plan from '(\d+) partitions? joined on the CPU') =
+				   substring(plan from 'Partitions: (\d+)'), false),
+		  current_setting('gpujoin.device') = 'gpu',
+	'partitioned, out of device memory in every build: EXPLAIN counts every partition as joined on the CPU on a GPU (only there)')
+	FROM (SELECT pg_temp.plan_analyze(:'q') AS plan) p;
+RESET gpujoin.device_memory_limit;
 SET LOCAL gpujoin.inject_fault = 'none';
 
 -- every join type and the theta join go through the same paths

@@ -10,9 +10,10 @@
 -- by its memory-context callback, not by EndGpuJoin, which a cancel skips).
 -- Also: a partitioned join one of whose keys has more inner rows than a
 -- partition can hold still returns PostgreSQL's rows (on a GPU that
--- partition runs out of device memory and the join continues on the CPU).
+-- partition runs out of device memory and is joined on the CPU, and the
+-- next partitions go back to the GPU).
 BEGIN;
-SELECT plan(19);
+SELECT plan(20);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -112,6 +113,9 @@ SELECT matches(pg_temp.plan_analyze(:'qskew'), 'Partitions: \d+',
 	'a skewed join over the limit runs in partitions');
 SELECT is(pg_temp.rows_digest(:'qskew'), :'skew_ref',
 	'a skewed partitioned join (one key in half the inner rows, more than a partition holds): the same rows as PostgreSQL');
+SELECT is(substring(pg_temp.plan_analyze(:'qskew') from '(\d+) partitions? joined on the CPU'),
+		  CASE WHEN :'on_gpu' THEN '1' END,
+	'on a GPU, only the skewed key''s partition is joined on the CPU; the others run on the GPU');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -4,7 +4,9 @@
 \echo Use "CREATE EXTENSION gpujoin" to load this file. \quit
 
 -- The device gpujoin uses in this session, or one row saying there is none.
--- Probing initializes CUDA in the calling backend (never in the postmaster).
+-- Probing initializes CUDA in the calling backend (never in the postmaster),
+-- once gpujoin.max_gpu_backends allows it.  gpu_backends: the backends that
+-- use the GPU now (NULL unless gpujoin is in shared_preload_libraries).
 CREATE FUNCTION gpujoin_device_info(
 	OUT device int,
 	OUT name text,
@@ -14,7 +16,8 @@ CREATE FUNCTION gpujoin_device_info(
 	OUT multiprocessors int,
 	OUT driver_version text,
 	OUT runtime_version text,
-	OUT kernels text)
+	OUT kernels text,
+	OUT gpu_backends int)
 RETURNS record
 AS 'MODULE_PATHNAME', 'gpujoin_device_info'
 LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;

@@ -13,9 +13,15 @@
 # CUDA context stays with the backend once created; gpujoin's own device
 # buffers are freed when each join ends) and the GPU's total in use against
 # before.  (3) After they exit, the memory in use is back to what it was.
+# (4) gpujoin.max_gpu_backends = LIMIT (4; needs gpujoin in
+# shared_preload_libraries): SESSIONS sessions with gpujoin.device = auto
+# each plan and run the join and sleep; LIMIT of them should take the GPU,
+# the others PostgreSQL's join, and the device memory in use grow by LIMIT
+# contexts only.
 set -euo pipefail
 
 n=${1:-8}
+limit=${LIMIT:-4}
 psql -X -q -v ON_ERROR_STOP=1 <<'SQL'
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 DROP TABLE IF EXISTS sm_a, sm_b;
@@ -47,3 +53,21 @@ echo "in use with $n sessions: $during MiB; per session: $(((during - before) / 
 wait
 sleep 1
 echo "after they exited: $(used) MiB (before: $before MiB)"
+
+echo "== gpujoin.max_gpu_backends = $limit, $n sessions with gpujoin.device = auto"
+psql -X -q -At -c "ALTER SYSTEM SET gpujoin.max_gpu_backends = $limit" -c "SELECT pg_reload_conf()" >/dev/null
+sleep 1
+auto="LOAD 'gpujoin'; SET gpujoin.device = auto; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off;"
+before=$(used)
+plans=$(mktemp -d)
+for i in $(seq 1 "$n"); do
+	psql -X -q -At -c "$auto" -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $q" -c "SELECT pg_sleep(12)" >"$plans/$i" &
+done
+sleep 8
+during=$(used)
+echo "backends on the GPU (gpujoin_device_info): $(psql -X -q -At -c "SELECT gpu_backends FROM gpujoin_device_info()")"
+wait
+echo "sessions that ran a GPU join: $(grep -l 'GpuHashJoin' "$plans"/* | wc -l) of $n; PostgreSQL's join: $(grep -L 'GpuHashJoin' "$plans"/* | wc -l)"
+echo "in use while they held: $during MiB, before: $before MiB ($(((during - before) / limit)) MiB per GPU session)"
+rm -rf "$plans"
+psql -X -q -At -c "ALTER SYSTEM RESET gpujoin.max_gpu_backends" -c "SELECT pg_reload_conf()" >/dev/null

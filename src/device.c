@@ -14,6 +14,16 @@
  * first, by a reset callback on the executor's memory context, so neither an
  * ERROR nor a cancel can leak device memory.
  *
+ * CUDA's own context is another matter: the first CUDA call that needs it
+ * creates it, and it keeps about 0.5 GB of device memory (520 MiB on the
+ * H200, bench/results/reliability.md) until the backend exits.  So that
+ * many sessions cannot take the whole device, gpujoin.max_gpu_backends caps
+ * the backends that hold one: a backend takes a slot in shared memory
+ * before it first touches the device, and gives it back when it exits (a
+ * crashed backend's slot goes with the shared memory that the postmaster
+ * reinitializes).  A backend refused a slot has no usable GPU, asking again
+ * at its next join.  The slots need shared_preload_libraries.
+ *
  * IDENTIFICATION
  *	  src/device.c
  *
@@ -26,6 +36,10 @@
 #include "access/htup_details.h"
 #include "funcapi.h"
 #include "gpujoin.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
 #include "utils/builtins.h"
 
 /* Number of usable CUDA devices in this backend; -1 until probed */
@@ -42,10 +56,124 @@ static char cuda_device_name[256];
 /* free device memory when this backend probed the GPU (bytes) */
 static int64 cuda_free_memory = 0;
 
-PG_FUNCTION_INFO_V1(gpujoin_device_info);
+/* this backend holds a slot and has opened the device */
+static bool cuda_ready = false;
+
+/* this backend's last try for a slot found gpujoin.max_gpu_backends reached */
+static bool slot_refused = false;
 
 /*
- * Probe CUDA once per backend; true if a device is usable
+ * Shared memory (with shared_preload_libraries): the backends that hold a
+ * slot, that is, use the GPU
+ */
+typedef struct GpuJoinShared
+{
+	slock_t		mutex;
+	int			gpu_backends;
+} GpuJoinShared;
+
+static GpuJoinShared *gj_shared = NULL;
+static bool holds_slot = false;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+PG_FUNCTION_INFO_V1(gpujoin_device_info);
+
+static void
+GpuJoinShmemRequest(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(sizeof(GpuJoinShared)));
+}
+
+static void
+GpuJoinShmemStartup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	gj_shared = ShmemInitStruct("gpujoin", sizeof(GpuJoinShared), &found);
+	if (!found)
+	{
+		SpinLockInit(&gj_shared->mutex);
+		gj_shared->gpu_backends = 0;
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * _PG_init, loaded by shared_preload_libraries: ask for the slots' memory
+ */
+void
+GpuJoinRequestSharedMemory(void)
+{
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = GpuJoinShmemRequest;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = GpuJoinShmemStartup;
+}
+
+/* on_shmem_exit callback: give the slot back */
+static void
+ReleaseDeviceSlot(int code, Datum arg)
+{
+	SpinLockAcquire(&gj_shared->mutex);
+	gj_shared->gpu_backends--;
+	SpinLockRelease(&gj_shared->mutex);
+	holds_slot = false;
+}
+
+/*
+ * Take a slot before this backend first touches the device; false when
+ * gpujoin.max_gpu_backends backends already hold one.  Without the shared
+ * memory (gpujoin not preloaded) every backend may, and a WARNING says once
+ * that a limit that is set is not enforced.
+ */
+static bool
+TakeDeviceSlot(void)
+{
+	static bool warned = false;
+	bool		taken = false;
+
+	if (holds_slot)
+		return true;
+	if (gj_shared == NULL)
+	{
+		if (gpujoin_max_gpu_backends >= 0 && !warned)
+		{
+			ereport(WARNING,
+					(errmsg("gpujoin.max_gpu_backends is not enforced"),
+					 errdetail("The limit needs gpujoin in shared_preload_libraries.")));
+			warned = true;
+		}
+		return true;
+	}
+
+	SpinLockAcquire(&gj_shared->mutex);
+	if (gpujoin_max_gpu_backends < 0 ||
+		gj_shared->gpu_backends < gpujoin_max_gpu_backends)
+	{
+		gj_shared->gpu_backends++;
+		taken = true;
+	}
+	SpinLockRelease(&gj_shared->mutex);
+
+	slot_refused = !taken;
+	if (taken)
+	{
+		holds_slot = true;
+		on_shmem_exit(ReleaseDeviceSlot, (Datum) 0);
+	}
+	return taken;
+}
+
+/*
+ * Probe CUDA, counting devices once per backend and opening device 0 once a
+ * slot is had; true if a device is usable
  */
 static bool
 ProbeCuda(void)
@@ -55,6 +183,7 @@ ProbeCuda(void)
 	{
 		GjError		err;
 
+		/* counts devices without creating CUDA's context */
 		memset(&err, 0, sizeof(err));
 		cuda_device_count = gj_cuda_device_count(&err);
 		if (cuda_device_count <= 0)
@@ -62,24 +191,35 @@ ProbeCuda(void)
 			cuda_device_count = 0;
 			strlcpy(cuda_probe_message, err.message, sizeof(cuda_probe_message));
 		}
-		else
-		{
-			GjDeviceInfo info;
-
-			memset(&info, 0, sizeof(info));
-			if (gj_cuda_device_info(0, &info, &err) == GJ_OK)
-			{
-				strlcpy(cuda_device_name, info.name, sizeof(cuda_device_name));
-				cuda_free_memory = info.free_memory;
-			}
-		}
 	}
+	if (cuda_device_count > 0 && !cuda_ready)
+	{
+		GjDeviceInfo info;
+		GjError		err;
+
+		if (!TakeDeviceSlot())
+		{
+			snprintf(cuda_probe_message, sizeof(cuda_probe_message),
+					 "gpujoin.max_gpu_backends (%d) backends already use the GPU.",
+					 gpujoin_max_gpu_backends);
+			return false;
+		}
+		memset(&info, 0, sizeof(info));
+		memset(&err, 0, sizeof(err));
+		if (gj_cuda_device_info(0, &info, &err) == GJ_OK)
+		{
+			strlcpy(cuda_device_name, info.name, sizeof(cuda_device_name));
+			cuda_free_memory = info.free_memory;
+		}
+		cuda_ready = true;
+	}
+	return cuda_ready;
 #else
 	cuda_device_count = 0;
 	strlcpy(cuda_probe_message, "gpujoin was built without CUDA.",
 			sizeof(cuda_probe_message));
+	return false;
 #endif
-	return cuda_device_count > 0;
 }
 
 /*
@@ -230,6 +370,12 @@ GpuJoinChooseKernels(void)
 	(void) ProbeCuda();
 #endif
 
+	if (gpujoin_device == GPUJOIN_DEVICE_GPU && slot_refused)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+				 errmsg("too many backends use the GPU"),
+				 errdetail("%s", cuda_probe_message),
+				 errhint("Raise gpujoin.max_gpu_backends, or set gpujoin.device = 'auto' to plan PostgreSQL's joins while the GPU is taken.")));
 	if (gpujoin_device == GPUJOIN_DEVICE_GPU)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -448,8 +594,8 @@ Datum
 gpujoin_device_info(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[9];
-	bool		nulls[9];
+	Datum		values[10];
+	bool		nulls[10];
 	const GjKernels *kernels;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -501,6 +647,15 @@ gpujoin_device_info(PG_FUNCTION_ARGS)
 			values[8] = CStringGetTextDatum(gj_cpu_kernels.name);
 			nulls[8] = false;
 		}
+	}
+
+	/* the backends that hold the GPU now, where the slots are kept */
+	nulls[9] = (gj_shared == NULL);
+	if (gj_shared != NULL)
+	{
+		SpinLockAcquire(&gj_shared->mutex);
+		values[9] = Int32GetDatum(gj_shared->gpu_backends);
+		SpinLockRelease(&gj_shared->mutex);
 	}
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

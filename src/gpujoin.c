@@ -19,6 +19,8 @@
 
 #include "fmgr.h"
 #include "gpujoin.h"
+#include "miscadmin.h"
+#include "postmaster/postmaster.h"
 #include "utils/guc.h"
 
 PG_MODULE_MAGIC;
@@ -38,6 +40,7 @@ double		gpujoin_setup_cost = 300.0;
 double		gpujoin_extract_cost = 0.002;
 bool		gpujoin_cost_as_gpu = false;
 int			gpujoin_inject_fault = GPUJOIN_FAULT_NONE;
+int			gpujoin_max_gpu_backends = -1;
 GpuJoinModel gpujoin_model = {
 	.cost_per_ms = GPUJOIN_DEFAULT_COST_PER_MS,
 	.transfer_gbps = GPUJOIN_DEFAULT_TRANSFER_GBPS,
@@ -223,6 +226,21 @@ _PG_init(void)
 							GUC_UNIT_KB,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("gpujoin.max_gpu_backends",
+							"Sets the most backends that may use the GPU at once.",
+							"Each backend that runs a GPU join keeps a CUDA context on the device "
+							"(about 0.5 GB) until it exits. Past the limit, a backend plans "
+							"PostgreSQL's own joins (gpujoin.device = auto) or fails (gpu) until one "
+							"exits. -1: no limit; 0: no backend that does not use the GPU yet starts "
+							"to. Needs shared_preload_libraries = 'gpujoin'.",
+							&gpujoin_max_gpu_backends,
+							-1,
+							-1,
+							MAX_BACKENDS,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
+
 	DefineCustomBoolVariable("gpujoin.explain_device",
 							 "Shows the device (GPU name or CPU) in EXPLAIN output.",
 							 "Regression tests turn it off so one expected output fits every machine.",
@@ -287,6 +305,9 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("gpujoin");
+
+	if (process_shared_preload_libraries_in_progress)
+		GpuJoinRequestSharedMemory();
 
 	GpuJoinInitExecutor();
 	GpuJoinInitPlanner();

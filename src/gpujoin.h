@@ -86,6 +86,7 @@ extern double gpujoin_setup_cost;
 extern double gpujoin_extract_cost;
 extern bool gpujoin_cost_as_gpu;
 extern int	gpujoin_inject_fault;
+extern int	gpujoin_max_gpu_backends;	/* -1: no limit */
 
 /*
  * The cost model's device constants (planner.c), each a gpujoin.* setting,
@@ -262,6 +263,7 @@ typedef struct GpuJoinDeviceContext
 } GpuJoinDeviceContext;
 
 /* device.c */
+extern void GpuJoinRequestSharedMemory(void);
 extern bool GpuJoinPlannerHasDevice(bool *use_gpu);
 extern double GpuJoinPlannerDeviceBudget(void);
 extern double GpuJoinExecutorDeviceBudget(const GjKernels *kernels);

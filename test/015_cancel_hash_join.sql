@@ -13,7 +13,7 @@
 -- partition runs out of device memory and is joined on the CPU, and the
 -- next partitions go back to the GPU).
 BEGIN;
-SELECT plan(20);
+SELECT plan(22);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -113,9 +113,25 @@ SELECT matches(pg_temp.plan_analyze(:'qskew'), 'Partitions: \d+',
 	'a skewed join over the limit runs in partitions');
 SELECT is(pg_temp.rows_digest(:'qskew'), :'skew_ref',
 	'a skewed partitioned join (one key in half the inner rows, more than a partition holds): the same rows as PostgreSQL');
-SELECT is(substring(pg_temp.plan_analyze(:'qskew') from '(\d+) partitions? joined on the CPU'),
+
+-- one key in most rows of the (smaller, so inner) side: on a GPU its
+-- partition cannot fit 1 MB and is joined on the CPU, the others on the GPU
+CREATE TABLE hot_in AS SELECT g AS id, CASE WHEN g <= 25000 THEN 5 ELSE g END AS k
+	FROM generate_series(1, 30000) g;
+CREATE TABLE hot_out AS SELECT g AS id, CASE WHEN g % 5000 = 0 THEN 5 ELSE g END AS k
+	FROM generate_series(1, 60000) g;
+ANALYZE hot_in, hot_out;
+\set qhot 'SELECT count(*), sum(hot_in.id::int8 * hot_out.id) FROM hot_out JOIN hot_in ON hot_out.k = hot_in.k'
+:postgres_join
+SELECT pg_temp.rows_digest(:'qhot') AS hot_ref \gset
+:gpu_join
+SET LOCAL gpujoin.device_memory_limit = '1MB';
+SELECT pg_temp.plan_analyze(:'qhot') AS hot_plan \gset
+SELECT matches(:'hot_plan'::text, 'Partitions: \d+', 'a join with one hot key over the limit runs in partitions');
+SELECT is(substring(:'hot_plan'::text from '(\d+) partitions? joined on the CPU'),
 		  CASE WHEN :'on_gpu' THEN '1' END,
-	'on a GPU, only the skewed key''s partition is joined on the CPU; the others run on the GPU');
+	'on a GPU, only the hot key''s partition is joined on the CPU; the next ones go back to the GPU');
+SELECT is(pg_temp.rows_digest(:'qhot'), :'hot_ref', 'the hot-key join: the same rows as PostgreSQL');
 
 SELECT * FROM finish();
 ROLLBACK;

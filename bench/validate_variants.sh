@@ -15,11 +15,14 @@
 # distribution (uniform: each matching outer row hits one inner row at
 # random; zipf: log-uniform over the inner keys, a Zipf-like law of
 # exponent 1 where key 1 takes about 1/ln(n) of the rows), SELECT count(*)
-# and the sum of every payload column of the join.  Each runs, in one session after a warm-up, with every
+# and the sum of every payload column of the join.  Each runs with every
 # variant x materialization forced (NPHJ, PHJ, SMJ x GFTR, GFUR) and with
-# auto, core joins off so that the GPU join always runs; the median of RUNS
-# (3) of EXPLAIN ANALYZE: the Execution Time and the device time (build +
-# probe + materialize from gpujoin's Time line).  Every run must return the
+# auto, core joins off so that the GPU join always runs, all in one session
+# with the runs interleaved (a warm-up round, then RUNS (3) rounds of every
+# setting once: a backend's placement and the host's drifts once made the
+# same plan differ by 1.5x between sessions); per setting the median of
+# EXPLAIN ANALYZE's Execution Time and of the device time (build + probe +
+# materialize from gpujoin's Time line).  Every run must return the
 # same row.  Output: CSV, one line per (case, setting), and for auto the
 # variant it chose; on stderr, a summary: in how many cases auto was within
 # 10 % of the fastest forced setting, by execution and by device time.
@@ -64,32 +67,44 @@ for n in $sizes; do
 		for payloads in 1 4; do
 			sums=$(for c in $(seq 1 "$payloads"); do printf ' + vr.p%d + vs.q%d' "$c" "$c"; done)
 			q="SELECT count(*), sum(0::int8$sums) FROM vs JOIN vr ON vs.k = vr.k"
-			want=""
-			for s in "${settings[@]}"; do
-				read -r variant mat <<<"$s"
-				args=(-c "SET jit = off; SET work_mem = '1GB'; SET gpujoin.device = ${GJ_DEVICE:-gpu}; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off; SET max_parallel_workers_per_gather = 0; SET gpujoin.join_variant = $variant; SET gpujoin.materialize = $mat")
-				args+=(-c "$q")
-				for i in $(seq 0 "$runs"); do
-					args+=(-c "EXPLAIN (ANALYZE) $q")
+			# one session for every setting of the case, the runs interleaved
+			# (round r runs each setting once), so that where the backend
+			# runs and drifts of the host weigh on every setting alike; a
+			# first round, not counted, warms up each and gives its row
+			script="SET jit = off; SET work_mem = '1GB'; SET gpujoin.device = ${GJ_DEVICE:-gpu}; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off; SET max_parallel_workers_per_gather = 0;"
+			for round in $(seq 0 "$runs"); do
+				for s in "${settings[@]}"; do
+					read -r variant mat <<<"$s"
+					script+=$'\n'"\\echo @@ $round $variant $mat"$'\n'"SET gpujoin.join_variant = $variant; SET gpujoin.materialize = $mat;"
+					[ "$round" = 0 ] && script+=$'\n'"$q;"
+					script+=$'\n'"EXPLAIN (ANALYZE) $q;"
 				done
-				out=$(psql_ "${args[@]}")
-				got=$(printf '%s\n' "$out" | head -1)
-				if [ -z "$want" ]; then
-					want=$got
-				elif [ "$got" != "$want" ]; then
-					echo "MISMATCH: $n $ratio $payloads $s: '$got', not '$want'" >&2
-					exit 1
-				fi
-				chosen=$(printf '%s\n' "$out" | sed -n 's/^ *Variant: \([A-Z-]*\)$/\1/p' | head -1)
-				# per run: execution time, and build + probe + materialize
-				med=$(printf '%s\n' "$out" | awk '
-					/Time: load=/ { split($0, f, /[= ]+/); for (i = 1; i <= length(f); i++) { if (f[i] == "build") b = f[i+1]; if (f[i] == "probe") p = f[i+1]; if (f[i] == "materialize") m = f[i+1] } dev = b + p + m }
-					/^Execution Time:/ { n++; if (n > 1) printf "%s %.3f\n", $3, dev }' |
-					sort -g -k2 | sed -n "$(((runs + 1) / 2))p")
-				printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$n" "$ratio" "$payloads" "$keytype" "$skew" \
-					"$variant" "$mat" "$chosen" \
-					"$(echo "$med" | cut -d' ' -f1)" "$(echo "$med" | cut -d' ' -f2)"
 			done
+			out=$(printf '%s\n' "$script" | psql_ -f -)
+			# per setting: its row (round 0), the variant it ran, and per
+			# counted round the execution time and build + probe + materialize
+			printf '%s\n' "$out" | awk -v runs="$runs" -v n="$n" -v ratio="$ratio" -v payloads="$payloads" \
+				-v keytype="$keytype" -v skew="$skew" '
+				/^@@ / { round = $2; key = $3 " " $4; if (!(key in seen)) { seen[key] = 1; order[++nset] = key }
+						 if (round == 0) rowpending = 1; next }
+				rowpending && /\|/ { row[key] = $0; rowpending = 0; next }
+				/^ *Variant: / { sub(/^ *Variant: /, ""); chosen[key] = $0 }
+				/Time: load=/ { dev = 0; nf = split($0, f, /[= ]+/)
+								for (i = 1; i < nf; i++) if (f[i] == "build" || f[i] == "probe" || f[i] == "materialize") dev += f[i + 1] }
+				/^Execution Time:/ { if (round > 0) { k = ++cnt[key]; ex[key, k] = $3; dv[key, k] = dev } }
+				function median(a, key, m,   v, i, j, t) {
+					for (i = 1; i <= m; i++) v[i] = a[key, i]
+					for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
+					return v[int((m + 1) / 2)] }
+				END {
+					for (s = 1; s <= nset; s++) {
+						key = order[s]; split(key, vm, " ")
+						if (row[key] != row[order[1]]) { printf "MISMATCH: %s %s %s %s: %s, not %s\n", n, ratio, payloads, key, row[key], row[order[1]] > "/dev/stderr"; bad = 1 }
+						printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%.3f\n", n, ratio, payloads, keytype, skew, vm[1], vm[2], chosen[key],
+							median(ex, key, cnt[key]), median(dv, key, cnt[key])
+					}
+					exit bad
+				}'
 		done
 	done
 	done

@@ -51,6 +51,7 @@
 
 #include "access/htup_details.h"
 #include "access/stratnum.h"
+#include "catalog/pg_type.h"
 #include "gpujoin.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -162,6 +163,33 @@ ExprIsComputableFrom(Node *expr, RelOptInfo *rel)
 			return false;
 	}
 	return true;
+}
+
+/*
+ * Does this side carry a variable of type record (a subquery's, a
+ * function's or a CTE's column; no table column has that type)?
+ *
+ * EXPLAIN names the fields of such a column, as in (ss.x).f, by looking
+ * through the SubqueryScan that produced it (ruleutils.c,
+ * get_name_for_var_field).  Passed through this node's scan tuple, the
+ * column is resolved with the GPU join as its plan, which has no such
+ * child: an assert-enabled server aborts there, and a production one prints
+ * a made-up field name ("f1").  Found by sqlsmith in information_schema
+ * views; those joins stay PostgreSQL's.
+ */
+static bool
+CarriesRecordVar(RelOptInfo *rel)
+{
+	List	   *vars = pull_var_clause((Node *) rel->reltarget->exprs,
+									   PVC_RECURSE_PLACEHOLDERS);
+	ListCell   *lc;
+
+	foreach(lc, vars)
+	{
+		if (((Var *) lfirst(lc))->vartype == RECORDOID)
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -1049,6 +1077,8 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 	}
 	if (!bms_is_empty(joinrel->lateral_relids))
 		return;					/* would need parameterized paths */
+	if (CarriesRecordVar(outerrel) || CarriesRecordVar(innerrel))
+		return;					/* EXPLAIN could not name its fields */
 
 	/*
 	 * Split restrictlist into encodable key clauses and quals to recheck.

@@ -35,7 +35,7 @@ for limit in 0 "${limits[@]}"; do
 	parts=$(printf '%s\n' "$out" | grep -m1 -o 'Partitions: [0-9]*' | grep -o '[0-9]*' || echo 1)
 	chunks=$(printf '%s\n' "$out" | grep -m1 -o 'Chunks: [0-9]*' | grep -o '[0-9]*')
 	phases=$(printf '%s\n' "$out" | grep -m1 -o 'Time: load=.*' | sed 's/^Time: //')
-	fell=$(printf '%s\n' "$out" | grep -q 'fell back' && echo " (fell back to the CPU)" || true)
+	fell=$(grep -q 'fell back' <<<"$out" && echo " (fell back to the CPU)" || true)
 	name=$([ "$limit" = 0 ] && echo "none (whole)" || echo "$limit MB")
 	echo "| $name | $med$fell | $parts | $chunks | $phases |"
 done

@@ -19,6 +19,9 @@ rm -rf "$work/cuda/build" "$work/cuda/libgpujoin_cuda.a"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 make -s -C "$work/cuda" WITH_CUDA=0 CFLAGS="-O1 -g -Wall $san" TEST_LD="${CC:-gcc} $san" \
 	build/test_kernels
-ldd "$work/cuda/build/test_kernels" | grep -q libasan || { echo "asan_kernels.sh: not built with AddressSanitizer" >&2; exit 1; }
+# (ldd's whole output first: "ldd | grep -q" under pipefail fails whenever
+# grep's early exit makes ldd die of SIGPIPE, which CI once hit)
+libs=$(ldd "$work/cuda/build/test_kernels")
+grep -q libasan <<<"$libs" || { echo "asan_kernels.sh: not built with AddressSanitizer" >&2; exit 1; }
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	"$work/cuda/build/test_kernels"

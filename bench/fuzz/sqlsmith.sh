@@ -68,11 +68,12 @@ target="host=${PGHOST:-/tmp} port=${PGPORT:-5432} dbname=gpujoin_fuzz user=gpujo
 sqlsmith --target="$target" --max-queries="$queries" --seed="$seed" >/dev/null 2>&1 || true
 ran=$(psql -X -At -d postgres -c "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = 'gpujoin_fuzz'")
 
-# how many of the generated queries plan a GPU join
+# how many of the generated queries plan a GPU join (VERBOSE: EXPLAIN then
+# deparses every output list, through the GPU join's scan tuple too)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 sqlsmith --target="$target" --max-queries="$queries" --seed="$seed" --dry-run >"$work/q.sql" 2>/dev/null || true
-awk 'BEGIN { RS = ";\n"; print "\\set ON_ERROR_STOP off" } NF { print "EXPLAIN (COSTS OFF) " $0 ";" }' "$work/q.sql" >"$work/e.sql"
+awk 'BEGIN { RS = ";\n"; print "\\set ON_ERROR_STOP off" } NF { print "EXPLAIN (VERBOSE, COSTS OFF) " $0 ";" }' "$work/q.sql" >"$work/e.sql"
 psql -X -q -d gpujoin_fuzz -U gpujoin_fuzz -f "$work/e.sql" >"$work/e.out" 2>/dev/null || true
 planned=$(grep -c "QUERY PLAN" "$work/e.out" || true)
 gpu=$(awk '/QUERY PLAN/ { if (seen) n++; seen = 0 } /Custom Scan \(Gpu/ { seen = 1 } END { if (seen) n++; print n + 0 }' "$work/e.out")

@@ -222,6 +222,13 @@ ProbeCuda(void)
 #endif
 }
 
+/* gpujoin.device_memory_limit (a setting in kB) in bytes; 0: none set */
+static int64
+DeviceMemoryLimitBytes(void)
+{
+	return (int64) gpujoin_device_memory_limit * 1024;
+}
+
 /*
  * Device bytes the planner assumes one join may use: gpujoin.device_memory_limit
  * when set, else what the GPU had free when this backend first probed it;
@@ -231,7 +238,7 @@ double
 GpuJoinPlannerDeviceBudget(void)
 {
 	if (gpujoin_device_memory_limit > 0)
-		return (double) gpujoin_device_memory_limit * 1024.0;
+		return (double) DeviceMemoryLimitBytes();
 	if (gpujoin_device != GPUJOIN_DEVICE_CPU && ProbeCuda())
 		return (double) cuda_free_memory;
 	return 0.0;
@@ -313,7 +320,7 @@ double
 GpuJoinExecutorDeviceBudget(const GjKernels *kernels)
 {
 	if (gpujoin_device_memory_limit > 0)
-		return (double) gpujoin_device_memory_limit * 1024.0;
+		return (double) DeviceMemoryLimitBytes();
 #ifdef GPUJOIN_WITH_CUDA
 	if (kernels != &gj_cpu_kernels && ProbeCuda())
 	{
@@ -525,7 +532,7 @@ GpuJoinDeviceOpen(GpuJoinDeviceContext *dev, const GjKernels *kernels,
 	GjStatus	status;
 
 	Assert(dev->ctx == NULL);
-	local.memory_limit = (int64) gpujoin_device_memory_limit * 1024;
+	local.memory_limit = DeviceMemoryLimitBytes();
 	memset(&err, 0, sizeof(err));
 	dev->kernels = kernels;
 	status = kernels->context_create(&dev->ctx, &local, &err);

@@ -978,6 +978,13 @@ LoadInnerRelation(GpuJoinState *node)
 	node->gj_InnerCount = inner->nrows;
 }
 
+/* The kernels the node's device calls go to: its context's, or the choice now */
+static const GjKernels *
+NodeKernels(GpuJoinState *node)
+{
+	return node->gj_Device.kernels ? node->gj_Device.kernels : GpuJoinChooseKernels();
+}
+
 /* Bytes of a side's device columns per row, as the planner counts them */
 static int
 SideDeviceBytes(const GpuJoinSide *side)
@@ -1121,9 +1128,7 @@ PlanPartitions(GpuJoinState *node)
 
 	if (node->gj_Strategy == GPUJOIN_STRATEGY_HASH)
 	{
-		const GjKernels *kernels = node->gj_Device.kernels ?
-			node->gj_Device.kernels : GpuJoinChooseKernels();
-		double		budget = GpuJoinExecutorDeviceBudget(kernels);
+		double		budget = GpuJoinExecutorDeviceBudget(NodeKernels(node));
 
 		nparts = GpuJoinPartitions((double) inner->nrows, SideDeviceBytes(inner),
 								   outer->ps->plan->plan_rows, SideDeviceBytes(outer),
@@ -1270,9 +1275,7 @@ LoadOuterChunk(GpuJoinState *node)
 	 */
 	if (node->gj_Spec.variant == GJ_VARIANT_NLJ)
 	{
-		const GjKernels *kernels = node->gj_Device.kernels ?
-			node->gj_Device.kernels : GpuJoinChooseKernels();
-		double		budget = (kernels == &gj_cpu_kernels) ?
+		double		budget = (NodeKernels(node) == &gj_cpu_kernels) ?
 			GPUJOIN_NLJ_CPU_CHUNK_COMPARISONS : GPUJOIN_NLJ_CHUNK_COMPARISONS;
 		double		per_row = (double) Max(node->gj_Inner.nrows, 1) * Max(outer->nterms, 1);
 

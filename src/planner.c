@@ -64,8 +64,6 @@
 #include "optimizer/restrictinfo.h"
 #include "utils/lsyscache.h"
 
-/* Bytes on the bus per key (the key and its NULL flag) and per match */
-
 /*
  * Items stored in CustomPath.custom_private, turned into the plan's
  * custom_exprs and custom_private by PlanGpuJoinPath

@@ -17,7 +17,9 @@
 # shared_preload_libraries): SESSIONS sessions with gpujoin.device = auto
 # each plan and run the join and sleep; LIMIT of them should take the GPU,
 # the others PostgreSQL's join, and the device memory in use grow by LIMIT
-# contexts only.
+# contexts only.  (5) SESSIONS sessions that only plan the GPU join (EXPLAIN
+# without ANALYZE) and sleep: once a backend has opened the device, they
+# should take no slot and no device memory.
 set -euo pipefail
 
 n=${1:-8}
@@ -71,3 +73,16 @@ echo "sessions that ran a GPU join: $(grep -l 'GpuHashJoin' "$plans"/* | wc -l) 
 echo "in use while they held: $during MiB, before: $before MiB ($(((during - before) / limit)) MiB per GPU session)"
 rm -rf "$plans"
 psql -X -q -At -c "ALTER SYSTEM RESET gpujoin.max_gpu_backends" -c "SELECT pg_reload_conf()" >/dev/null
+
+echo "== $n sessions that only plan a GPU join (EXPLAIN without ANALYZE)"
+psql -X -q -At -c "$forced" -c "$q" >/dev/null	# a backend opens the device
+before=$(used)
+for i in $(seq 1 "$n"); do
+	psql -X -q -At -c "$forced" -c "EXPLAIN (COSTS OFF) $q" -c "SELECT pg_sleep(12)" >"$plans.$i" &
+done
+sleep 8
+during=$(used)
+wait
+echo "sessions whose plan has a GPU join: $(grep -l 'GpuHashJoin' "$plans".* | wc -l) of $n"
+echo "in use while they held: $during MiB, before: $before MiB (should not grow by $n contexts)"
+rm -f "$plans".*

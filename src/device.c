@@ -64,12 +64,17 @@ static bool slot_refused = false;
 
 /*
  * Shared memory (with shared_preload_libraries): the backends that hold a
- * slot, that is, use the GPU
+ * slot, that is, use the GPU; and what the first backend to open device 0
+ * learnt of it, so that a backend that only plans needs neither a slot nor
+ * CUDA's context (PlannerSeesDevice)
  */
 typedef struct GpuJoinShared
 {
 	slock_t		mutex;
 	int			gpu_backends;
+	bool		device_known;	/* the fields below are set */
+	int64		free_memory;	/* free device memory then (bytes) */
+	char		device_name[256];
 } GpuJoinShared;
 
 static GpuJoinShared *gj_shared = NULL;
@@ -101,6 +106,7 @@ GpuJoinShmemStartup(void)
 	{
 		SpinLockInit(&gj_shared->mutex);
 		gj_shared->gpu_backends = 0;
+		gj_shared->device_known = false;
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -172,18 +178,18 @@ TakeDeviceSlot(void)
 }
 
 /*
- * Probe CUDA, counting devices once per backend and opening device 0 once a
- * slot is had; true if a device is usable
+ * CUDA devices, counted once per backend without creating CUDA's context
+ * (cudaGetDeviceCount: on the H200 host, sessions refused a slot after
+ * counting held no device memory)
  */
-static bool
-ProbeCuda(void)
+static int
+CountDevices(void)
 {
 #ifdef GPUJOIN_WITH_CUDA
 	if (cuda_device_count < 0)
 	{
 		GjError		err;
 
-		/* counts devices without creating CUDA's context */
 		memset(&err, 0, sizeof(err));
 		cuda_device_count = gj_cuda_device_count(&err);
 		if (cuda_device_count <= 0)
@@ -192,7 +198,22 @@ ProbeCuda(void)
 			strlcpy(cuda_probe_message, err.message, sizeof(cuda_probe_message));
 		}
 	}
-	if (cuda_device_count > 0 && !cuda_ready)
+#else
+	cuda_device_count = 0;
+	strlcpy(cuda_probe_message, "gpujoin was built without CUDA.",
+			sizeof(cuda_probe_message));
+#endif
+	return cuda_device_count;
+}
+
+/*
+ * Open device 0 in this backend once a slot is had; true if it is usable
+ */
+static bool
+ProbeCuda(void)
+{
+#ifdef GPUJOIN_WITH_CUDA
+	if (CountDevices() > 0 && !cuda_ready)
 	{
 		GjDeviceInfo info;
 		GjError		err;
@@ -210,14 +231,24 @@ ProbeCuda(void)
 		{
 			strlcpy(cuda_device_name, info.name, sizeof(cuda_device_name));
 			cuda_free_memory = info.free_memory;
+			if (gj_shared != NULL)
+			{
+				SpinLockAcquire(&gj_shared->mutex);
+				if (!gj_shared->device_known)
+				{
+					strlcpy(gj_shared->device_name, info.name,
+							sizeof(gj_shared->device_name));
+					gj_shared->free_memory = info.free_memory;
+					gj_shared->device_known = true;
+				}
+				SpinLockRelease(&gj_shared->mutex);
+			}
 		}
 		cuda_ready = true;
 	}
 	return cuda_ready;
 #else
-	cuda_device_count = 0;
-	strlcpy(cuda_probe_message, "gpujoin was built without CUDA.",
-			sizeof(cuda_probe_message));
+	(void) CountDevices();
 	return false;
 #endif
 }
@@ -230,6 +261,49 @@ DeviceMemoryLimitBytes(void)
 }
 
 /*
+ * Is there a device for the planner to plan GPU joins on?
+ *
+ * Opening the device takes a slot and CUDA's context, about 0.5 GB that
+ * the backend keeps until it exits, and most backends that plan a join
+ * never run one on the GPU.  So once a backend has opened device 0 since
+ * the server started (its name and free memory are then in shared memory),
+ * the planner of another backend only counts the devices and looks for a
+ * free slot; the backend takes its slot and context when it runs a GPU
+ * join (GpuJoinChooseKernels).  Should the slots run out in between, such a
+ * join runs on the CPU twin (auto) or fails with 53000 (gpu).  Without the
+ * shared memory, or before any backend has opened the device, the planner
+ * opens it as the executor would.
+ */
+static bool
+PlannerSeesDevice(void)
+{
+	bool		known = false;
+	bool		free_slot = false;
+
+	if (cuda_ready || gj_shared == NULL || CountDevices() <= 0)
+		return ProbeCuda();
+
+	SpinLockAcquire(&gj_shared->mutex);
+	if (gj_shared->device_known)
+	{
+		known = true;
+		free_slot = holds_slot || gpujoin_max_gpu_backends < 0 ||
+			gj_shared->gpu_backends < gpujoin_max_gpu_backends;
+		strlcpy(cuda_device_name, gj_shared->device_name, sizeof(cuda_device_name));
+		cuda_free_memory = gj_shared->free_memory;
+	}
+	SpinLockRelease(&gj_shared->mutex);
+
+	if (!known)
+		return ProbeCuda();
+	if (!free_slot)
+		snprintf(cuda_probe_message, sizeof(cuda_probe_message),
+				 "gpujoin.max_gpu_backends (%d) backends already use the GPU.",
+				 gpujoin_max_gpu_backends);
+	return free_slot;
+}
+
+/*
  * Device bytes the planner assumes one join may use: gpujoin.device_memory_limit
  * when set, else what the GPU had free when this backend first probed it;
  * 0 when unknown (no GPU probed: the CPU twin has no such limit)
@@ -239,7 +313,7 @@ GpuJoinPlannerDeviceBudget(void)
 {
 	if (gpujoin_device_memory_limit > 0)
 		return (double) DeviceMemoryLimitBytes();
-	if (gpujoin_device != GPUJOIN_DEVICE_CPU && ProbeCuda())
+	if (gpujoin_device != GPUJOIN_DEVICE_CPU && PlannerSeesDevice())
 		return (double) cuda_free_memory;
 	return 0.0;
 }
@@ -356,7 +430,7 @@ GpuJoinPlannerHasDevice(bool *use_gpu)
 			return true;
 		case GPUJOIN_DEVICE_AUTO:
 			*use_gpu = true;
-			return ProbeCuda();
+			return PlannerSeesDevice();
 	}
 	return false;
 }
@@ -402,7 +476,7 @@ GpuJoinDescribeDevice(const GjKernels *kernels)
 {
 	if (kernels == NULL)
 	{
-		if (gpujoin_device == GPUJOIN_DEVICE_CPU || !ProbeCuda())
+		if (gpujoin_device == GPUJOIN_DEVICE_CPU || !PlannerSeesDevice())
 			kernels = &gj_cpu_kernels;
 #ifdef GPUJOIN_WITH_CUDA
 		else

@@ -42,6 +42,7 @@ for i in 1 2 3 4 5; do
 		awk '{ printf "session %d: first %s ms, second %s ms\n", '"$i"', $1, $2 }'
 done
 
+sleep 1	# the sessions above have exited
 before=$(used)
 echo "== $n sessions holding: device memory in use before: $before MiB"
 for i in $(seq 1 "$n"); do
@@ -76,6 +77,7 @@ psql -X -q -At -c "ALTER SYSTEM RESET gpujoin.max_gpu_backends" -c "SELECT pg_re
 
 echo "== $n sessions that only plan a GPU join (EXPLAIN without ANALYZE)"
 psql -X -q -At -c "$forced" -c "$q" >/dev/null	# a backend opens the device
+sleep 1	# and has exited
 before=$(used)
 for i in $(seq 1 "$n"); do
 	psql -X -q -At -c "$forced" -c "EXPLAIN (COSTS OFF) $q" -c "SELECT pg_sleep(12)" >"$plans.$i" &

@@ -229,7 +229,7 @@ _PG_init(void)
 	DefineCustomIntVariable("gpujoin.max_gpu_backends",
 							"Sets the most backends that may use the GPU at once.",
 							"A backend takes a slot and a CUDA context on the device (about 0.5 GB) "
-							"when it first plans a join on the GPU, and keeps both until it exits. "
+							"when it first runs a join on the GPU, and keeps both until it exits. "
 							"Past the limit, a backend plans "
 							"PostgreSQL's own joins (gpujoin.device = auto) or fails (gpu) until one "
 							"exits. -1: no limit; 0: no backend that does not use the GPU yet starts "

@@ -27,6 +27,9 @@
 # variant it chose; on stderr, a summary: in how many cases auto was within
 # 10 % of the fastest forced setting, by execution and by device time.
 # GJ_DEVICE=cpu runs the same on the CPU twin (a smoke test of the script).
+# PAYLOADS ("1 4") and SETTINGS ("auto auto,nphj gfur,...", comma between
+# settings) narrow the grid for the largest sizes.  The tables are UNLOGGED
+# (they are made again for every case; no WAL to write).
 #
 # Time on the H200 host: the default grid (3 sizes x 2 ratios x 1 key type
 # x 1 skew) about 8 minutes; 10^8 rows a side takes about as long alone,
@@ -38,6 +41,9 @@ sizes=${SIZES:-"100000 1000000 10000000"}
 psql_() { psql -X -q -At -v ON_ERROR_STOP=1 -c "LOAD 'gpujoin'" "$@"; }
 psql_ -c "CREATE EXTENSION IF NOT EXISTS gpujoin"
 settings=("auto auto" "nphj gfur" "nphj gftr" "phj gfur" "phj gftr" "smj gfur" "smj gftr")
+if [ -n "${SETTINGS:-}" ]; then	# "auto auto,nphj gfur,..."
+	IFS=, read -r -a settings <<<"$SETTINGS"
+fi
 
 csv=$(mktemp)
 trap 'rm -f "$csv"' EXIT
@@ -60,24 +66,28 @@ for n in $sizes; do
 			okey="(${pick}) * 1048583"
 		fi
 		psql_ -c "DROP TABLE IF EXISTS vr, vs" \
-			-c "CREATE TABLE vr AS SELECT ($ikey)::$keytype AS k, g AS p1, g + 1 AS p2, g + 2 AS p3, g + 3 AS p4 FROM generate_series(1, $n) g" \
-			-c "CREATE TABLE vs AS SELECT (CASE WHEN (g::int8 * 2654435761) % 1000 < $ratio * 1000 THEN $okey ELSE -g END)::$keytype AS k,
+			-c "CREATE UNLOGGED TABLE vr AS SELECT ($ikey)::$keytype AS k, g AS p1, g + 1 AS p2, g + 2 AS p3, g + 3 AS p4 FROM generate_series(1, $n) g" \
+			-c "CREATE UNLOGGED TABLE vs AS SELECT (CASE WHEN (g::int8 * 2654435761) % 1000 < $ratio * 1000 THEN $okey ELSE -g END)::$keytype AS k,
 				g AS q1, g + 1 AS q2, g + 2 AS q3, g + 3 AS q4 FROM generate_series(1, $n) g" \
 			-c "VACUUM ANALYZE vr, vs"
-		for payloads in 1 4; do
+		for payloads in ${PAYLOADS:-1 4}; do
 			sums=$(for c in $(seq 1 "$payloads"); do printf ' + vr.p%d + vs.q%d' "$c" "$c"; done)
 			q="SELECT count(*), sum(0::int8$sums) FROM vs JOIN vr ON vs.k = vr.k"
 			# one session for every setting of the case, the runs interleaved
 			# (round r runs each setting once), so that where the backend
 			# runs and drifts of the host weigh on every setting alike; a
-			# first round, not counted, warms up each and gives its row
+			# first round, not counted (the query without EXPLAIN), warms up
+			# each and gives its row
 			script="SET jit = off; SET work_mem = '1GB'; SET gpujoin.device = ${GJ_DEVICE:-gpu}; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off; SET max_parallel_workers_per_gather = 0;"
 			for round in $(seq 0 "$runs"); do
 				for s in "${settings[@]}"; do
 					read -r variant mat <<<"$s"
 					script+=$'\n'"\\echo @@ $round $variant $mat"$'\n'"SET gpujoin.join_variant = $variant; SET gpujoin.materialize = $mat;"
-					[ "$round" = 0 ] && script+=$'\n'"$q;"
-					script+=$'\n'"EXPLAIN (ANALYZE) $q;"
+					if [ "$round" = 0 ]; then
+						script+=$'\n'"$q;"
+					else
+						script+=$'\n'"EXPLAIN (ANALYZE) $q;"
+					fi
 				done
 			done
 			out=$(printf '%s\n' "$script" | psql_ -f -)

@@ -29,7 +29,8 @@
 # GJ_DEVICE=cpu runs the same on the CPU twin (a smoke test of the script).
 # PAYLOADS ("1 4") and SETTINGS ("auto auto,nphj gfur,...", comma between
 # settings) narrow the grid for the largest sizes.  The tables are UNLOGGED
-# (they are made again for every case; no WAL to write).
+# (they are made again for every case; no WAL to write); KEEP_TABLES=1
+# leaves the last case's vr and vs.
 #
 # Time on the H200 host: the default grid (3 sizes x 2 ratios x 1 key type
 # x 1 skew) about 8 minutes; 10^8 rows a side takes about as long alone,
@@ -120,7 +121,7 @@ for n in $sizes; do
 	done
 	done
 done | tee "$csv"
-psql_ -c "DROP TABLE IF EXISTS vr, vs"
+[ "${KEEP_TABLES:-0}" = 1 ] || psql_ -c "DROP TABLE IF EXISTS vr, vs"
 
 # the summary: auto against the fastest forced setting of its case
 awk -F, '

@@ -583,7 +583,23 @@ ResetSide(GpuJoinSide *side)
 	memset(side->term_nulls, 0, sizeof(side->term_nulls));
 }
 
-/* Allocate (old == NULL) or enlarge an array of a batch; new bytes are zero */
+/*
+ * Allocate (old == NULL) or enlarge an array of a batch whose every row
+ * AppendRow writes: the new bytes are left as they are (zeroing them first
+ * would be one more pass over the batch)
+ */
+static void *
+GrowValues(MemoryContext cxt, void *old, Size newsize)
+{
+	if (old == NULL)
+		return MemoryContextAllocExtended(cxt, newsize, MCXT_ALLOC_HUGE);
+	return repalloc_huge(old, newsize);
+}
+
+/*
+ * Allocate (old == NULL) or enlarge a flag array of a batch, set only for
+ * the rows flagged; new bytes are zero
+ */
 static void *
 GrowArray(MemoryContext cxt, void *old, Size oldsize, Size newsize)
 {
@@ -622,8 +638,8 @@ GrowSide(GpuJoinSide *side)
 		{
 			int			d = col->device;
 
-			side->device_values[d] = GrowArray(side->cxt, side->device_values[d],
-											   oldcap * col->typlen, newcap * col->typlen);
+			side->device_values[d] = GrowValues(side->cxt, side->device_values[d],
+												newcap * col->typlen);
 			if (side->device_nulls[d] != NULL)
 				side->device_nulls[d] = GrowArray(side->cxt, side->device_nulls[d],
 												  oldcap, newcap);
@@ -632,23 +648,20 @@ GrowSide(GpuJoinSide *side)
 		{
 			int			h = col->host;
 
-			side->host_values[h] = GrowArray(side->cxt, side->host_values[h],
-											 oldcap * sizeof(Datum), newcap * sizeof(Datum));
-			side->host_isnull[h] = GrowArray(side->cxt, side->host_isnull[h],
-											 oldcap * sizeof(bool), newcap * sizeof(bool));
+			side->host_values[h] = GrowValues(side->cxt, side->host_values[h],
+											  newcap * sizeof(Datum));
+			side->host_isnull[h] = GrowValues(side->cxt, side->host_isnull[h],
+											  newcap * sizeof(bool));
 		}
 	}
-	side->keys = GrowArray(side->cxt, side->keys, oldcap * sizeof(uint64),
-						   newcap * sizeof(uint64));
+	side->keys = GrowValues(side->cxt, side->keys, newcap * sizeof(uint64));
 	if (side->keynulls != NULL)
 		side->keynulls = GrowArray(side->cxt, side->keynulls, oldcap, newcap);
 	if (side->wants_keys_hi)
-		side->keys_hi = GrowArray(side->cxt, side->keys_hi, oldcap * sizeof(uint64),
-								  newcap * sizeof(uint64));
+		side->keys_hi = GrowValues(side->cxt, side->keys_hi, newcap * sizeof(uint64));
 	for (int t = 0; t < side->nterms; t++)
 	{
-		side->terms[t] = GrowArray(side->cxt, side->terms[t], oldcap * sizeof(uint64),
-								   newcap * sizeof(uint64));
+		side->terms[t] = GrowValues(side->cxt, side->terms[t], newcap * sizeof(uint64));
 		if (side->term_nulls[t] != NULL)
 			side->term_nulls[t] = GrowArray(side->cxt, side->term_nulls[t], oldcap, newcap);
 	}
@@ -872,6 +885,8 @@ AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
 				if (side->device_nulls[d] == NULL)
 					side->device_nulls[d] = GrowArray(side->cxt, NULL, 0, side->capacity);
 				side->device_nulls[d][row] = 1;
+				/* defined bytes for the device to carry (never read as a value) */
+				memset(side->device_values[d] + row * col->typlen, 0, col->typlen);
 			}
 			else
 				store_att_byval(side->device_values[d] + row * col->typlen,

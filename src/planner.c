@@ -61,6 +61,7 @@
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
+#include "optimizer/plancat.h"
 #include "optimizer/restrictinfo.h"
 #include "utils/lsyscache.h"
 
@@ -83,6 +84,7 @@ typedef enum GpuJoinPathPrivateIndex
 	GpuJoinPathOtherQuals,		/* List of Expr: the plan's qual */
 	GpuJoinPathKeyCodings,		/* Integer list: 4 per key clause */
 	GpuJoinPathConsidered,		/* String: variants priced, for EXPLAIN */
+	GpuJoinPathPartitioned,		/* Boolean: a hash join costed as partitioned */
 } GpuJoinPathPrivateIndex;
 
 /* What ExtractJoinClauses found in a restrictlist */
@@ -753,7 +755,7 @@ static void
 CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 			Path *inner_path, GpuJoinClauses *clauses, JoinPathExtraData *extra,
 			bool use_gpu, GpuJoinStrategy strategy, GjVariant *variant,
-			GjMaterialize *materialize, char **considered)
+			GjMaterialize *materialize, char **considered, bool *partitioned)
 {
 	double		outer_rows = outer_path->rows;
 	double		inner_rows = inner_path->rows;
@@ -770,6 +772,8 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	QualCost	qual_cost;
 	Cost		startup_cost;
 	Cost		run_cost;
+
+	*partitioned = false;
 
 	/* candidate pairs the device returns: rows matching the key clauses */
 	matches = clamp_row_est(outer_rows * inner_rows *
@@ -859,6 +863,7 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 										   (MAXALIGN(outer_path->pathtarget->width) +
 											MAXALIGN(SizeofHeapTupleHeader)) / BLCKSZ);
 
+			*partitioned = true;
 			*considered = psprintf("%s; needs about %.0f MB of device memory, %.0f MB available: %d partitions",
 								   *considered, need / (1024.0 * 1024.0),
 								   budget / (1024.0 * 1024.0), nparts);
@@ -967,6 +972,7 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	GjVariant	variant;
 	GjMaterialize materialize;
 	char	   *considered;
+	bool		partitioned;
 
 	/* the children are run to completion once per scan: no parameters */
 	if (outer_path == NULL || inner_path == NULL ||
@@ -1003,7 +1009,12 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	cpath->path.parallel_workers = 0;
 	cpath->path.rows = joinrel->rows;
 	cpath->path.pathkeys = pathkeys;	/* NIL for a hash join: unordered */
-	cpath->flags = 0;			/* no backward scan, no mark/restore */
+	/*
+	 * No backward scan, no mark/restore; but the node projects (ExecProject
+	 * over its scan tuple in exec.c), so PostgreSQL 15 need not put a Result
+	 * node above it to compute the join's output expressions
+	 */
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = list_make2(outer_path, inner_path);
 	cpath->methods = (strategy == GPUJOIN_STRATEGY_MERGE) ? &gpujoin_merge_path_methods :
 		(strategy == GPUJOIN_STRATEGY_THETA) ? &gpujoin_theta_path_methods :
@@ -1011,7 +1022,7 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 
 	variant = theta_variant;	/* chosen by the caller for theta joins */
 	CostGpuJoin(root, cpath, outer_path, inner_path, clauses, extra, use_gpu,
-				strategy, &variant, &materialize, &considered);
+				strategy, &variant, &materialize, &considered, &partitioned);
 	/* a merge join emitting unmatched outer rows sorts them on the host */
 	if (strategy == GPUJOIN_STRATEGY_MERGE &&
 		(jointype == JOIN_LEFT || jointype == JOIN_ANTI))
@@ -1036,6 +1047,7 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	cpath->custom_private = lappend(cpath->custom_private, clauses->other_quals);
 	cpath->custom_private = lappend(cpath->custom_private, clauses->codings);
 	cpath->custom_private = lappend(cpath->custom_private, makeString(considered));
+	cpath->custom_private = lappend(cpath->custom_private, makeBoolean(partitioned));
 
 	add_path(joinrel, &cpath->path);
 }
@@ -1147,6 +1159,43 @@ BuildScanTargetList(List *outer_tlist, List *inner_tlist)
 }
 
 /*
+ * Let a Seq Scan below the join return its tuples as they lie on the page
+ *
+ * createplan.c plans a custom path's children with exact target lists, so
+ * a Seq Scan projects every row into the columns the join needs.  With the
+ * relation's physical target list it projects nothing (ExecScan hands up
+ * the buffer tuple) and AppendRow deforms that tuple itself; the join still
+ * extracts only the columns it needs (InitSide).  PostgreSQL's hash join
+ * lets its children do the same unless it expects batches (createplan.c,
+ * CP_SMALL_TLIST), and so do we: a partitioned hash join keeps the outer
+ * side's exact target list, since its outer tuples go to tuplestores.  Only
+ * a list of plain user columns of the scanned relation is replaced (system
+ * columns for row locks, whole-row Vars and PlaceHolderVars are not), and
+ * build_physical_tlist gives up on dropped or added-with-default columns.
+ */
+static void
+UsePhysicalTargetList(PlannerInfo *root, Plan *plan)
+{
+	Scan	   *scan = (Scan *) plan;
+	List	   *tlist;
+	ListCell   *lc;
+
+	if (!IsA(plan, SeqScan))
+		return;
+	foreach(lc, plan->targetlist)
+	{
+		Var		   *var = (Var *) lfirst_node(TargetEntry, lc)->expr;
+
+		if (!IsA(var, Var) || var->varno != scan->scanrelid ||
+			var->varattno <= 0 || var->varlevelsup != 0)
+			return;
+	}
+	tlist = build_physical_tlist(root, find_base_rel(root, scan->scanrelid));
+	if (tlist != NIL)
+		plan->targetlist = tlist;
+}
+
+/*
  * PlanCustomPath callback: the CustomScan for a GpuHashJoin or GpuMergeJoin path
  *
  * "clauses" is the joinrel's baserestrictinfo, which is empty for a join;
@@ -1162,6 +1211,10 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	Plan	   *inner_plan = lsecond(custom_plans);
 
 	Assert(clauses == NIL);
+
+	if (!boolVal(list_nth(priv, GpuJoinPathPartitioned)))
+		UsePhysicalTargetList(root, outer_plan);
+	UsePhysicalTargetList(root, inner_plan);
 
 	cscan->scan.plan.targetlist = tlist;
 	/* outer joins: the pushed-down quals filter the output */

@@ -563,11 +563,13 @@ GpuJoinDeviceInit(GpuJoinDeviceContext *dev, MemoryContext owner)
 /*
  * gpujoin.inject_fault: turn a successful device step into the failure the
  * setting names, as the kernels would report it, so that the error paths
- * run in tests on any machine.  An out-of-memory fault applies to the GPU
- * only (the CPU twin, where a join falls back to, has no device memory).
+ * run in tests on any machine.  An out-of-memory fault applies to the
+ * context a join chose, GPU or CPU twin, and not to the CPU twin's context
+ * that takes over after it (on_fallback): so the fall-back path runs
+ * without a GPU too, and ends.
  */
 GjStatus
-GpuJoinInjectFault(GpuJoinFault step, const GjKernels *kernels, GjStatus status,
+GpuJoinInjectFault(GpuJoinFault step, bool on_fallback, GjStatus status,
 				   GjError *err)
 {
 	static const char *const names[] = {
@@ -582,7 +584,7 @@ GpuJoinInjectFault(GpuJoinFault step, const GjKernels *kernels, GjStatus status,
 
 	if (status != GJ_OK || (fault != step && !oom))
 		return status;
-	if (oom && kernels == &gj_cpu_kernels)
+	if (oom && on_fallback)
 		return status;
 
 	err->status = oom ? GJ_ERROR_DEVICE_MEMORY : GJ_ERROR_KERNEL;
@@ -610,7 +612,7 @@ GpuJoinDeviceOpen(GpuJoinDeviceContext *dev, const GjKernels *kernels,
 	memset(&err, 0, sizeof(err));
 	dev->kernels = kernels;
 	status = kernels->context_create(&dev->ctx, &local, &err);
-	status = GpuJoinInjectFault(GPUJOIN_FAULT_CREATE, kernels, status, &err);
+	status = GpuJoinInjectFault(GPUJOIN_FAULT_CREATE, false, status, &err);
 	if (status != GJ_OK && dev->ctx != NULL)
 		kernels->context_destroy(dev->ctx);	/* an injected failure */
 	if (status != GJ_OK)

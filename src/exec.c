@@ -244,6 +244,10 @@ typedef struct GpuJoinSide
  *						join, which stays there; once per partition for
  *						a partitioned one, whose next partition starts
  *						on the GPU again
+ *	gj_OnFallback		the device context is the CPU twin's that took over
+ *						after the device ran out of memory (SwitchToCpu),
+ *						not the one the join chose
+ *	gj_FellBackFrom		what it took over from, for EXPLAIN
  *	gj_NumParts			partitions of a partitioned hash join; 1: none
  *	gj_Part				the partition being joined
  *	gj_PartStart		partition p's inner rows are gj_PartStart[p] up to
@@ -288,6 +292,8 @@ typedef struct GpuJoinState
 	GjMatchRound gj_Round;
 	int64		gj_RoundPos;
 	int			gj_CpuParts;
+	bool		gj_OnFallback;
+	const char *gj_FellBackFrom;
 	int			gj_NumParts;
 	int			gj_Part;
 	int64	   *gj_PartStart;
@@ -1237,7 +1243,7 @@ NextPartition(GpuJoinState *node)
 		node->gj_InnerCount = inner_rows;
 		node->gj_Outer.exhausted = false;
 		/* after a partition that fell back, BuildTable opens the GPU again */
-		if (node->gj_CpuParts > 0 && node->gj_Device.kernels == &gj_cpu_kernels)
+		if (node->gj_OnFallback)
 			GpuJoinDeviceClose(&node->gj_Device);
 		return true;
 	}
@@ -1353,8 +1359,12 @@ SwitchToCpu(GpuJoinState *node, const GjError *cause)
 				 errdetail("%s", cause->message),
 				 errhint("Raise gpujoin.device_memory_limit or lower gpujoin.chunk_rows to keep such joins on the GPU.")));
 
+	/* the CPU twin reports no device memory errors but injected ones */
+	node->gj_FellBackFrom = (node->gj_Device.kernels == &gj_cpu_kernels) ?
+		"the CPU twin, gpujoin.inject_fault" : "the GPU";
 	GpuJoinDeviceClose(&node->gj_Device);
 	GpuJoinDeviceOpen(&node->gj_Device, &gj_cpu_kernels, &node->gj_Spec);
+	node->gj_OnFallback = true;
 	node->gj_CpuParts++;
 	node->gj_TableBuilt = false;
 	BuildTable(node);
@@ -1365,10 +1375,13 @@ SwitchToCpu(GpuJoinState *node, const GjError *cause)
 	}
 }
 
-/* Out of device memory on the GPU: the one failure we recover from */
+/*
+ * Out of device memory: the one failure we recover from, once, on the CPU
+ * twin (where only gpujoin.inject_fault reports it, so that tests run this
+ * path without a GPU)
+ */
 #define GJ_CAN_FALL_BACK(node, status) \
-	((status) == GJ_ERROR_DEVICE_MEMORY && \
-	 (node)->gj_Device.kernels != &gj_cpu_kernels)
+	((status) == GJ_ERROR_DEVICE_MEMORY && !(node)->gj_OnFallback)
 
 /*
  * GJ_BUILD: build the table on the inner keys
@@ -1384,11 +1397,14 @@ BuildTable(GpuJoinState *node)
 	GjStatus	status;
 
 	if (dev->ctx == NULL)
+	{
 		GpuJoinDeviceOpen(dev, GpuJoinChooseKernels(), &node->gj_Spec);
+		node->gj_OnFallback = false;
+	}
 
 	memset(&err, 0, sizeof(err));
 	status = dev->kernels->build(dev->ctx, &inner, &err);
-	status = GpuJoinInjectFault(GPUJOIN_FAULT_BUILD, dev->kernels, status, &err);
+	status = GpuJoinInjectFault(GPUJOIN_FAULT_BUILD, node->gj_OnFallback, status, &err);
 	if (GJ_CAN_FALL_BACK(node, status))
 	{
 		SwitchToCpu(node, &err);	/* builds on the CPU */
@@ -1415,7 +1431,7 @@ CountChunk(GpuJoinState *node)
 
 		memset(&err, 0, sizeof(err));
 		status = dev->kernels->count(dev->ctx, &outer, &node->gj_ChunkMatches, &err);
-		status = GpuJoinInjectFault(GPUJOIN_FAULT_COUNT, dev->kernels, status, &err);
+		status = GpuJoinInjectFault(GPUJOIN_FAULT_COUNT, node->gj_OnFallback, status, &err);
 		if (GJ_CAN_FALL_BACK(node, status))
 		{
 			SwitchToCpu(node, &err);
@@ -1448,7 +1464,7 @@ RetrieveRound(GpuJoinState *node)
 		memset(&err, 0, sizeof(err));
 		status = dev->kernels->retrieve(dev->ctx, node->gj_NextMatch,
 										&node->gj_Round, &err);
-		status = GpuJoinInjectFault(GPUJOIN_FAULT_RETRIEVE, dev->kernels, status, &err);
+		status = GpuJoinInjectFault(GPUJOIN_FAULT_RETRIEVE, node->gj_OnFallback, status, &err);
 		if (GJ_CAN_FALL_BACK(node, status))
 		{
 			SwitchToCpu(node, &err);	/* recounts the chunk */
@@ -2162,7 +2178,8 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 							  GpuJoinDescribeDevice(NULL), node->gj_CpuParts,
 							  node->gj_CpuParts == 1 ? "" : "s");
 		else if (node->gj_CpuParts > 0)
-			device = "CPU (fell back from the GPU: out of device memory)";
+			device = psprintf("CPU (fell back from %s: out of device memory)",
+							  node->gj_FellBackFrom);
 		else
 			device = GpuJoinDescribeDevice(node->gj_Device.kernels);
 		ExplainPropertyText("Device", device, es);

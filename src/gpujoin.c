@@ -288,7 +288,8 @@ _PG_init(void)
 	DefineCustomEnumVariable("gpujoin.inject_fault",
 							 "Makes one device step of every GPU join fail, as a test aid.",
 							 "create, build, count, retrieve: the step fails as a failed kernel would (an ERROR); "
-							 "build_oom, count_oom: it runs out of device memory (on a GPU: the fall back to the CPU twin).",
+							 "build_oom, count_oom: the join's first context (GPU or CPU twin) runs out of device memory, "
+							 "and the join falls back to a CPU twin context.",
 							 &gpujoin_inject_fault,
 							 GPUJOIN_FAULT_NONE,
 							 gpujoin_inject_fault_options,

@@ -281,7 +281,7 @@ extern const char *GpuJoinDescribeDevice(const GjKernels *kernels);
 extern void GpuJoinCheckStatus(GjStatus status, const GjError *err,
 							   const char *what);
 extern int	GpuJoinStatusToSqlState(GjStatus status);
-extern GjStatus GpuJoinInjectFault(GpuJoinFault step, const GjKernels *kernels,
+extern GjStatus GpuJoinInjectFault(GpuJoinFault step, bool on_fallback,
 								   GjStatus status, GjError *err);
 
 #endif							/* GPUJOIN_H */

@@ -41,7 +41,12 @@
  *	  column batch: a GPU join of two generated tables that match nothing,
  *	  less the Seq Scans of the two and its device work, per value the
  *	  planner charges (rows x (columns + keys)), in planner units at the
- *	  cost_per_ms just measured (MeasureExtractNs).
+ *	  cost_per_ms just measured;
+ *	- gpujoin.emit_cost, per joined row formed: the same join with every
+ *	  row matching once, less the one matching none and its extra device
+ *	  work, per row, in planner units likewise;
+ *	- gpujoin.scan_cost_scale: cost_per_ms over a Seq Scan's estimated cost
+ *	  per ms of its time (MeasureHostCosts).
  *
  * Not measured here: gpujoin.setup_cost, the fixed cost of a GPU join, is
  * mostly host work around the device (a 1024-row join on the device takes
@@ -316,66 +321,24 @@ BestExecutionMs(const char *query)
 	return best_ms;
 }
 
-/*
- * Host nanoseconds per value a GPU join copies into its column batches.
- *
- * Two tables of n rows (a key and a payload column each, the keys disjoint:
- * nothing matches, nothing is emitted) are joined by a GPU join, planned
- * with PostgreSQL's join methods off and no workers, and each is read alone
- * by a Seq Scan.  The extraction is the join's execution time less the two
- * scans' and less its device work (transfers, build, probe: the node's own
- * timers, from one more run with timing on), over the values the planner
- * charges for (CostGpuJoin: rows x (columns + keys), 3 a row and side here).
- * The times are EXPLAIN ANALYZE's with TIMING OFF, the best of three after a
- * warm-up: per-node timing reads the clock twice per row of each child,
- * about as costly as the extraction itself (taken as the join's load time
- * less its children's with timing on, the extraction came out 3 times what
- * a profile of the same join showed).  The join's fixed costs (its device
- * context, the aggregate) count as extraction; at the 2M rows that
- * gpujoin_calibrate uses they are a few percent of it.  -1 when the plan is
- * not a GPU join.
- */
+/* The device work of the GPU join in a query: its node's own timers (ms) */
 static double
-MeasureExtractNs(int64 n)
+JoinDeviceMs(const char *query)
 {
-	int			save_nestlevel = NewGUCNestLevel();
-	const char *join = "SELECT sum(a.p + b.q) FROM gpujoin_calibrate_ea a "
-		"JOIN gpujoin_calibrate_eb b ON a.x = b.y";
-	double		join_ms;
-	double		scan_ms;
-	double		device_ms = -1.0;
-	char	   *plan;
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
+	double		device_ms = -1.0;
 
-	SetForMeasurement("enable_hashjoin", "off");
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "gpujoin_calibrate: SPI_connect failed");
-	if (SPI_execute(psprintf("CREATE TEMP TABLE gpujoin_calibrate_ea AS "
-							 "SELECT g AS x, g %% 100 AS p FROM generate_series(1, " INT64_FORMAT ") g; "
-							 "CREATE TEMP TABLE gpujoin_calibrate_eb AS "
-							 "SELECT g + " INT64_FORMAT " AS y, g %% 100 AS q FROM generate_series(1, " INT64_FORMAT ") g; "
-							 "ANALYZE gpujoin_calibrate_ea, gpujoin_calibrate_eb",
-							 n, n, n), false, 0) < 0)
-		elog(ERROR, "gpujoin_calibrate: could not create the tables of the extraction join");
-
-	join_ms = BestExecutionMs(join);
-	scan_ms = BestExecutionMs("SELECT x, p FROM gpujoin_calibrate_ea") +
-		BestExecutionMs("SELECT y, q FROM gpujoin_calibrate_eb");
-
-	/* the GPU join's device work, from its own timers */
-	if (SPI_execute(psprintf("EXPLAIN (ANALYZE, FORMAT JSON) %s", join), false, 0) != SPI_OK_UTILITY ||
+	if (SPI_execute(psprintf("EXPLAIN (ANALYZE, FORMAT JSON) %s", query), false, 0) != SPI_OK_UTILITY ||
 		SPI_processed != 1)
-		elog(ERROR, "gpujoin_calibrate: could not EXPLAIN the extraction join");
-	plan = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	args[0] = CStringGetTextDatum(plan);
+		elog(ERROR, "gpujoin_calibrate: could not EXPLAIN a measuring join");
+	args[0] = CStringGetTextDatum(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
 	if (SPI_execute_with_args("SELECT (n->>'Transfer Time')::float8 + (n->>'Build Time')::float8 + "
 							  "(n->>'Probe Time')::float8 + (n->>'Materialize Time')::float8 "
 							  "FROM jsonb_path_query($1::jsonb, "
 							  "'strict $.**?(@.\"Custom Plan Provider\" == \"GpuHashJoin\")') n",
 							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "gpujoin_calibrate: could not read the extraction join's plan");
+		elog(ERROR, "gpujoin_calibrate: could not read a measuring join's plan");
 	if (SPI_processed == 1)
 	{
 		bool		isnull;
@@ -385,13 +348,88 @@ MeasureExtractNs(int64 n)
 		if (!isnull)
 			device_ms = ms;
 	}
-	(void) SPI_execute("DROP TABLE gpujoin_calibrate_ea, gpujoin_calibrate_eb", false, 0);
+	return device_ms;
+}
+
+/* What MeasureHostCosts finds; -1 where it could not be measured */
+typedef struct HostCosts
+{
+	double		extract_ns;		/* per value copied into a batch */
+	double		emit_ns;		/* per joined row formed */
+	double		scan_units_per_ms;	/* a Seq Scan's estimated cost per ms */
+} HostCosts;
+
+/*
+ * The host's part of a GPU join, from three tables of n rows (a key and a
+ * payload column each): a, b whose keys are disjoint, c whose keys are a's.
+ *
+ * - extract_ns: the join of a and b (nothing matches, nothing is emitted),
+ *   less the Seq Scans of a and b alone, less its device work (transfers,
+ *   build, probe: the node's own timers, from one more run with timing
+ *   on), over the values the planner charges for (CostGpuJoin: rows x
+ *   (columns + keys), 3 a row and side here);
+ * - emit_ns: the join of a and c (every row matches once) less the join of
+ *   a and b and less the difference of their device work, per row;
+ * - scan_units_per_ms: the Seq Scan of a, its estimated cost over its time.
+ *
+ * The joins are planned with PostgreSQL's join methods off and no workers,
+ * and return their rows to EXPLAIN ANALYZE (no aggregate above them).  The
+ * times are EXPLAIN ANALYZE's with TIMING OFF, the best of three after a
+ * warm-up: per-node timing reads the clock twice per row of each child,
+ * about as costly as the extraction itself (taken as the join's load time
+ * less its children's with timing on, the extraction came out 1.6 times
+ * what it is here).  The join's fixed costs (its device context) count as
+ * extraction; at the 2M rows gpujoin_calibrate uses they are a few percent.
+ */
+static HostCosts
+MeasureHostCosts(int64 n)
+{
+	int			save_nestlevel = NewGUCNestLevel();
+	const char *none = "SELECT a.p, b.q FROM gpujoin_calibrate_ea a JOIN gpujoin_calibrate_eb b ON a.x = b.y";
+	const char *all = "SELECT a.p, c.q FROM gpujoin_calibrate_ea a JOIN gpujoin_calibrate_ec c ON a.x = c.y";
+	HostCosts	result = {-1.0, -1.0, -1.0};
+	double		none_ms;
+	double		all_ms;
+	double		scan_a_ms;
+	double		scan_ms;
+	double		scan_cost = -1.0;
+	double		none_device_ms;
+	double		all_device_ms;
+
+	SetForMeasurement("enable_hashjoin", "off");
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "gpujoin_calibrate: SPI_connect failed");
+	if (SPI_execute(psprintf("CREATE TEMP TABLE gpujoin_calibrate_ea AS "
+							 "SELECT g AS x, g %% 100 AS p FROM generate_series(1, " INT64_FORMAT ") g; "
+							 "CREATE TEMP TABLE gpujoin_calibrate_eb AS "
+							 "SELECT g + " INT64_FORMAT " AS y, g %% 100 AS q FROM generate_series(1, " INT64_FORMAT ") g; "
+							 "CREATE TEMP TABLE gpujoin_calibrate_ec AS "
+							 "SELECT g AS y, g %% 100 AS q FROM generate_series(1, " INT64_FORMAT ") g; "
+							 "ANALYZE gpujoin_calibrate_ea, gpujoin_calibrate_eb, gpujoin_calibrate_ec",
+							 n, n, n, n), false, 0) < 0)
+		elog(ERROR, "gpujoin_calibrate: could not create the tables of the host measurements");
+
+	none_ms = BestExecutionMs(none);
+	all_ms = BestExecutionMs(all);
+	scan_a_ms = BestExecutionMs("SELECT x, p FROM gpujoin_calibrate_ea");
+	scan_ms = scan_a_ms + BestExecutionMs("SELECT y, q FROM gpujoin_calibrate_eb");
+	(void) ExplainTimingOff("SELECT x, p FROM gpujoin_calibrate_ea", &scan_cost);
+	none_device_ms = JoinDeviceMs(none);
+	all_device_ms = JoinDeviceMs(all);
+
+	(void) SPI_execute("DROP TABLE gpujoin_calibrate_ea, gpujoin_calibrate_eb, gpujoin_calibrate_ec",
+					   false, 0);
 	SPI_finish();
 	AtEOXact_GUC(true, save_nestlevel);
 
-	if (device_ms < 0.0 || join_ms <= 0.0 || scan_ms <= 0.0)
-		return -1.0;
-	return NsPer(join_ms - scan_ms - device_ms, 2.0 * n * 3.0);
+	if (none_device_ms >= 0.0 && none_ms > 0.0 && scan_ms > 0.0)
+		result.extract_ns = NsPer(none_ms - scan_ms - none_device_ms, 2.0 * n * 3.0);
+	if (none_device_ms >= 0.0 && all_device_ms >= 0.0 && all_ms > 0.0 && none_ms > 0.0)
+		result.emit_ns = NsPer(all_ms - none_ms - (all_device_ms - none_device_ms), (double) n);
+	if (scan_a_ms > 0.0 && scan_cost > 0.0)
+		result.scan_units_per_ms = scan_cost / scan_a_ms;
+	return result;
 }
 
 /*
@@ -458,8 +496,9 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 	double		bytes = 0.0;
 	double		transfer_ms = 0.0;
 	int64		nlj_rows;
-	double		extract_ns;
+	HostCosts	host;
 	double		cost_per_ms;
+	double		units_per_ms;
 	CalibrateRun run;
 
 	if (!superuser())
@@ -522,7 +561,12 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 	transfer_ms += run.transfer_ms;
 
 	cost_per_ms = MeasureCostPerMs(Min(rows, 2 * 1024 * 1024));
-	extract_ns = MeasureExtractNs(Min(rows, 2 * 1024 * 1024));
+	/*
+	 * host times are not the device's: at least 256k rows, so that forming
+	 * them (some 30 ns each) stands clear of a busy host's noise
+	 */
+	host = MeasureHostCosts(Max(Min(rows, 2 * 1024 * 1024), 262144));
+	units_per_ms = cost_per_ms > 0.0 ? cost_per_ms : gpujoin_model.cost_per_ms;
 
 	InitMaterializedSRF(fcinfo, 0);
 	{
@@ -543,9 +587,10 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 			{"gpujoin.gather_ns", gather_ns, "ns"},
 			{"gpujoin.gftr_gather_ns", gftr_gather_ns, "ns"},
 			{"gpujoin.cost_per_ms", cost_per_ms, "units/ms"},
-			{"gpujoin.extract_cost",
-			 extract_ns * (cost_per_ms > 0.0 ? cost_per_ms : gpujoin_model.cost_per_ms) / 1e6,
-			 "cost units"},
+			{"gpujoin.extract_cost", host.extract_ns * units_per_ms / 1e6, "cost units"},
+			{"gpujoin.emit_cost", host.emit_ns * units_per_ms / 1e6, "cost units"},
+			{"gpujoin.scan_cost_scale", host.scan_units_per_ms > 0.0 ?
+			 units_per_ms / host.scan_units_per_ms : -1.0, "ratio"},
 		};
 
 		for (int i = 0; i < lengthof(results); i++)
@@ -555,12 +600,14 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 
 			/*
 			 * the CPU twin copies nothing: no bandwidth; no GPU join: no
-			 * extraction; a hash join too quick to time: no cost_per_ms
+			 * extraction nor emission; a hash join too quick to time: no
+			 * cost_per_ms; a scan too quick to time: no scan_cost_scale
 			 */
 			nulls[1] = (results[i].value <= 0.0 &&
 						(strcmp(results[i].unit, "GB/s") == 0 ||
 						 strcmp(results[i].unit, "cost units") == 0 ||
-						 strcmp(results[i].unit, "units/ms") == 0));
+						 strcmp(results[i].unit, "units/ms") == 0 ||
+						 strcmp(results[i].unit, "ratio") == 0));
 			values[0] = CStringGetTextDatum(results[i].setting);
 			values[1] = Float8GetDatum(results[i].value);
 			values[2] = CStringGetTextDatum(results[i].unit);

@@ -38,6 +38,8 @@ int			gpujoin_device_memory_limit = 0;
 bool		gpujoin_explain_device = true;
 double		gpujoin_setup_cost = 300.0;
 double		gpujoin_extract_cost = 0.002;
+double		gpujoin_scan_cost_scale = 1.0;
+double		gpujoin_emit_cost = 0.01;
 bool		gpujoin_cost_as_gpu = false;
 int			gpujoin_inject_fault = GPUJOIN_FAULT_NONE;
 int			gpujoin_max_gpu_backends = -1;
@@ -267,6 +269,31 @@ _PG_init(void)
 							 "Paid on the host for every needed column and join key of every input row.",
 							 &gpujoin_extract_cost,
 							 0.002,
+							 0.0,
+							 DBL_MAX,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomRealVariable("gpujoin.scan_cost_scale",
+							 "Sets the fraction of a Seq Scan's estimated cost that a GPU join over it is charged.",
+							 "PostgreSQL's costs of a Seq Scan and of a hash join turn into time at different rates; "
+							 "gpujoin_calibrate() measures this host's ratio (cost_per_ms over a Seq Scan's cost units "
+							 "per ms). 1: the Seq Scan's cost as PostgreSQL estimates it.",
+							 &gpujoin_scan_cost_scale,
+							 1.0,
+							 0.0,
+							 DBL_MAX,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomRealVariable("gpujoin.emit_cost",
+							 "Sets the planner's estimate of the cost of forming one joined row of a GPU join.",
+							 "Paid on the host for every row the join returns; the default is PostgreSQL's "
+							 "cpu_tuple_cost default. gpujoin_calibrate() measures it.",
+							 &gpujoin_emit_cost,
+							 0.01,
 							 0.0,
 							 DBL_MAX,
 							 PGC_USERSET,

@@ -84,6 +84,8 @@ extern int	gpujoin_device_memory_limit;	/* kB; 0 = free device memory */
 extern bool gpujoin_explain_device;
 extern double gpujoin_setup_cost;
 extern double gpujoin_extract_cost;
+extern double gpujoin_scan_cost_scale;
+extern double gpujoin_emit_cost;
 extern bool gpujoin_cost_as_gpu;
 extern int	gpujoin_inject_fault;
 extern int	gpujoin_max_gpu_backends;	/* -1: no limit */

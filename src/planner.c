@@ -30,6 +30,13 @@
  *
  * Costs, in the planner's units, so that add_path() compares them with
  * PostgreSQL's own joins:
+ *	- the children: their costs, a Seq Scan's times gpujoin.scan_cost_scale
+ *	  (PostgreSQL prices a scan high against its hash join: on the
+ *	  development host a Seq Scan of 1M rows of two int4 columns is
+ *	  estimated at 14,400 units, 116 ms at the 124 units per ms its serial
+ *	  hash join runs at, and takes 31 ms; PostgreSQL's own plans all scan,
+ *	  and a parallel one divides its scans by its workers, but a serial GPU
+ *	  join would carry them whole);
  *	- host extraction: every needed column and key of every input row is
  *	  copied into a column batch (gpujoin.extract_cost each), plus a hash
  *	  function call per hashed key (cpu_operator_cost);
@@ -37,8 +44,9 @@
  *	  chosen variant by ModelDeviceMs (the model of papers/notes/
  *	  wu-2025-gftr.md §4 with constants gpujoin_calibrate() measures) times
  *	  gpujoin.cost_per_ms; the CPU twin: cpu_operator_cost per key and pass;
- *	- output: the recheck quals on every match, then cpu_tuple_cost and the
- *	  projection for every row returned, as PostgreSQL charges its own joins.
+ *	- output: the recheck quals on every match, then gpujoin.emit_cost (by
+ *	  default cpu_tuple_cost's default) and the projection for every row
+ *	  returned, as PostgreSQL charges its own joins.
  *
  * IDENTIFICATION
  *	  src/planner.c
@@ -748,6 +756,13 @@ ChooseVariant(GpuJoinStrategy strategy, double outer_rows, double inner_rows,
 	*materialize = best_materialize;
 }
 
+/* The share of a child's cost a GPU join is charged (see the file header) */
+static double
+ChildCostScale(const Path *path)
+{
+	return path->pathtype == T_SeqScan ? gpujoin_scan_cost_scale : 1.0;
+}
+
 /*
  * Estimate the costs of a GPU join path; see the file header
  */
@@ -786,8 +801,9 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 				  inner_payloads, outer_bytes, inner_bytes, nkeys, variant,
 				  materialize, considered);
 
-	startup_cost = outer_path->startup_cost + inner_path->total_cost;
-	run_cost = outer_path->total_cost - outer_path->startup_cost;
+	startup_cost = outer_path->startup_cost * ChildCostScale(outer_path) +
+		inner_path->total_cost * ChildCostScale(inner_path);
+	run_cost = (outer_path->total_cost - outer_path->startup_cost) * ChildCostScale(outer_path);
 
 	/* host: column batches, and a hash function call per hashed key */
 	startup_cost += inner_rows * (inner_cols + nkeys) * gpujoin_extract_cost;
@@ -910,13 +926,13 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	startup_cost += qual_cost.startup;
 	run_cost += qual_cost.per_tuple * matches;
 	startup_cost += cpath->path.pathtarget->cost.startup;
-	run_cost += (cpu_tuple_cost + cpath->path.pathtarget->cost.per_tuple) * out_rows;
+	run_cost += (gpujoin_emit_cost + cpath->path.pathtarget->cost.per_tuple) * out_rows;
 
 	/* a merge join has everything before its first row: it sorts it all */
 	if (strategy == GPUJOIN_STRATEGY_MERGE)
 	{
-		startup_cost += run_cost - (cpu_tuple_cost + cpath->path.pathtarget->cost.per_tuple) * out_rows;
-		run_cost = (cpu_tuple_cost + cpath->path.pathtarget->cost.per_tuple) * out_rows;
+		startup_cost += run_cost - (gpujoin_emit_cost + cpath->path.pathtarget->cost.per_tuple) * out_rows;
+		run_cost = (gpujoin_emit_cost + cpath->path.pathtarget->cost.per_tuple) * out_rows;
 	}
 
 	cpath->path.startup_cost = startup_cost;

@@ -11,7 +11,7 @@
 -- payload columns the way the model says; a join that will not fit the
 -- device memory is priced as the CPU twin it falls back to.
 BEGIN;
-SELECT plan(28);
+SELECT plan(35);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -23,7 +23,7 @@ SELECT is(current_setting('gpujoin.cost_per_ms'), '100', 'gpujoin.cost_per_ms de
 
 -- calibration: every constant measured, positive
 CREATE TEMP TABLE calib AS SELECT * FROM gpujoin_calibrate(4096);
-SELECT is((SELECT count(*) FROM calib), 12::bigint, 'gpujoin_calibrate() returns one row per constant');
+SELECT is((SELECT count(*) FROM calib), 14::bigint, 'gpujoin_calibrate() returns one row per constant');
 SELECT is((SELECT string_agg(setting, ', ' ORDER BY setting) FROM calib
 	WHERE setting NOT IN (SELECT name FROM pg_settings)), NULL,
 	'every row names a gpujoin.* setting');
@@ -34,6 +34,9 @@ SELECT ok((SELECT value > 0 FROM calib WHERE setting = 'gpujoin.nlj_compare_ns')
 	(SELECT value > 0 FROM calib WHERE setting = 'gpujoin.extract_cost') AND
 	(SELECT value > 0 FROM calib WHERE setting = 'gpujoin.cost_per_ms'),
 	'the NLJ comparison time, the host extraction cost and the planner units per ms are measured and positive');
+SELECT ok((SELECT value > 0 FROM calib WHERE setting = 'gpujoin.emit_cost') AND
+	(SELECT value > 0 FROM calib WHERE setting = 'gpujoin.scan_cost_scale'),
+	'the cost of forming a joined row and the Seq Scans'' share are measured and positive');
 SELECT is(current_setting('enable_hashjoin'), 'on', 'calibration leaves the session''s settings as they were');
 SELECT ok((SELECT bool_and(value >= 0 OR value IS NULL) FROM calib), 'no constant is negative');
 SELECT throws_ok('SELECT * FROM gpujoin_calibrate(10)', '22023', NULL,
@@ -100,6 +103,54 @@ UPDATE pg_class SET reltuples = 1e6, relpages = 1 WHERE relname = 'few_s';
 SELECT alike((SELECT variant FROM gpujoin_explain_choice(:'q2') WHERE chosen), '%-UR',
 	'about 1 % of the outer rows matching: GFUR');
 RESET gpujoin.gather_ns;
+
+-- the host's part: a Seq Scan child's cost times gpujoin.scan_cost_scale,
+-- every row formed at gpujoin.emit_cost
+CREATE FUNCTION pg_temp.costs(q text, OUT join_cost float8, OUT scans_cost float8, OUT join_rows float8)
+LANGUAGE plpgsql AS $f$
+DECLARE
+	p jsonb;
+BEGIN
+	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO p;
+	SELECT (n->>'Total Cost')::float8, (n->>'Plan Rows')::float8 INTO join_cost, join_rows
+		FROM jsonb_path_query(p, 'strict $.**?(@."Custom Plan Provider" == "GpuHashJoin")') n;
+	SELECT sum((n->>'Total Cost')::float8) INTO scans_cost
+		FROM jsonb_path_query(p, 'strict $.**?(@."Node Type" == "Seq Scan")') n;
+END
+$f$;
+CREATE TABLE mid_r (k int, a int);
+CREATE TABLE mid_s (k int, c int);
+INSERT INTO mid_r SELECT g, g FROM generate_series(1, 100) g;
+INSERT INTO mid_s SELECT g, g FROM generate_series(1, 100) g;
+ANALYZE mid_r, mid_s;
+UPDATE pg_class SET reltuples = 3e4, relpages = 1 WHERE relname IN ('mid_r', 'mid_s');
+\set qmid 'SELECT mid_r.a, mid_s.c FROM mid_r JOIN mid_s ON mid_r.k = mid_s.k'
+SELECT is(current_setting('gpujoin.scan_cost_scale'), '1', 'gpujoin.scan_cost_scale defaults to 1: Seq Scans as PostgreSQL prices them');
+SELECT is(current_setting('gpujoin.emit_cost'), '0.01', 'gpujoin.emit_cost defaults to cpu_tuple_cost''s default');
+CREATE TEMP TABLE c1 AS SELECT * FROM pg_temp.costs(:'qmid');
+SET LOCAL gpujoin.scan_cost_scale = 0;
+SELECT ok(abs(c1.join_cost - c0.join_cost - c1.scans_cost) < 0.01,
+	'gpujoin.scan_cost_scale = 0 takes the Seq Scans'' whole cost off the GPU join')
+	FROM c1, pg_temp.costs(:'qmid') c0;
+RESET gpujoin.scan_cost_scale;
+SET LOCAL gpujoin.emit_cost = 0.11;
+SELECT ok(abs(c2.join_cost - c1.join_cost - 0.1 * c1.join_rows) < 0.01,
+	'gpujoin.emit_cost is paid once per row the join returns')
+	FROM c1, pg_temp.costs(:'qmid') c2;
+RESET gpujoin.emit_cost;
+:postgres_join
+SET LOCAL gpujoin.enabled = on;
+SET LOCAL max_parallel_workers_per_gather = 0;
+SELECT doesnt_match(pg_temp.plan(:'qmid'), 'Gpu', 'a 3 x 10^4 join with the default host costs: PostgreSQL''s hash join');
+SET LOCAL gpujoin.scan_cost_scale = 0.3;
+SET LOCAL gpujoin.emit_cost = 0.004;
+SET LOCAL gpujoin.extract_cost = 0.0011;
+SELECT matches(pg_temp.plan(:'qmid'), 'GpuHashJoin',
+	'the same join with the host costs gpujoin_calibrate() measured on the development host: the GPU join');
+RESET gpujoin.scan_cost_scale;
+RESET gpujoin.emit_cost;
+RESET gpujoin.extract_cost;
+:gpu_join
 
 -- a join that will not fit the device is priced as what it then does: the
 -- CPU twin, which it falls back to

@@ -48,10 +48,8 @@ static int	cuda_device_count = -1;
 /* Why there is no device, once probed; shown by gpujoin_device_info() */
 static char cuda_probe_message[256];
 
-#ifdef GPUJOIN_WITH_CUDA
 /* Name of device 0, for EXPLAIN */
 static char cuda_device_name[256];
-#endif
 
 /* free device memory when this backend probed the GPU (bytes) */
 static int64 cuda_free_memory = 0;
@@ -123,6 +121,7 @@ GpuJoinRequestSharedMemory(void)
 	shmem_startup_hook = GpuJoinShmemStartup;
 }
 
+#ifdef GPUJOIN_WITH_CUDA		/* a build without CUDA never opens a device */
 /* on_shmem_exit callback: give the slot back */
 static void
 ReleaseDeviceSlot(int code, Datum arg)
@@ -176,6 +175,7 @@ TakeDeviceSlot(void)
 	}
 	return taken;
 }
+#endif
 
 /*
  * CUDA devices, counted once per backend without creating CUDA's context

@@ -9,7 +9,7 @@
 -- expressions, with no Result node above it.  Every case compares the rows
 -- with PostgreSQL's own join.
 BEGIN;
-SELECT plan(26);
+SELECT plan(29);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -127,6 +127,18 @@ SELECT matches(p, 'Seq Scan on public\.narrow\s+Output: narrow\.k, narrow\.w, na
 	'partitioned: the inner Seq Scan returns every column') FROM pp;
 SELECT bag_eq(:'q', 'SELECT * FROM expectedl', 'partitioned: the same rows as PostgreSQL');
 RESET gpujoin.device_memory_limit;
+
+-- planned whole, partitioned when it runs (the limit is read at execution):
+-- the outer side's physical tuples go to the tuplestores
+PREPARE whole AS SELECT wide.b, narrow.w FROM wide JOIN narrow ON wide.k = narrow.k;
+SELECT matches(pg_temp.plan_verbose('EXECUTE whole'), 'Seq Scan on public\.wide\s+Output: wide\.a, wide\.b',
+	'a prepared join planned whole: the outer Seq Scan returns every column');
+SET LOCAL gpujoin.device_memory_limit = '64kB';
+SELECT matches(pg_temp.plan_analyze('EXECUTE whole'), 'Partitions: \d+',
+	'run under a 64 kB limit, the same plan is partitioned');
+SELECT bag_eq('EXECUTE whole', 'SELECT * FROM expectedl', 'partitioned at run time over physical tuples: the same rows as PostgreSQL');
+RESET gpujoin.device_memory_limit;
+DEALLOCATE whole;
 
 -- a GPU join over a GPU join: the upper join's child is no Seq Scan
 

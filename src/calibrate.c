@@ -42,9 +42,9 @@
  *	  less the Seq Scans of the two and its device work, per value the
  *	  planner charges (rows x (columns + keys)), in planner units at the
  *	  cost_per_ms just measured;
- *	- gpujoin.emit_cost, per joined row formed: the same join with every
- *	  row matching once, less the one matching none and its extra device
- *	  work, per row, in planner units likewise;
+ *	- gpujoin.emit_cost, per joined row formed: a join that forms 8 rows
+ *	  per input row, less the one matching nothing and its extra device
+ *	  work, per row formed, in planner units likewise;
  *	- gpujoin.scan_cost_scale: cost_per_ms over a Seq Scan's estimated cost
  *	  per ms of its time (MeasureHostCosts).
  *
@@ -275,8 +275,21 @@ SetForMeasurement(const char *name, const char *value)
 }
 
 /*
- * One EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) of a query, inside SPI: its
- * execution time (ms) and, if cost is not NULL, its estimated total cost
+ * One EXPLAIN (ANALYZE, <options> FORMAT JSON) of a query, inside SPI: the
+ * plan, as text for a query over it
+ */
+static Datum
+ExplainJson(const char *options, const char *query)
+{
+	if (SPI_execute(psprintf("EXPLAIN (ANALYZE, %s FORMAT JSON) %s", options, query),
+					false, 0) != SPI_OK_UTILITY || SPI_processed != 1)
+		elog(ERROR, "gpujoin_calibrate: could not run a measuring query");
+	return CStringGetTextDatum(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+}
+
+/*
+ * One EXPLAIN (ANALYZE, TIMING OFF) of a query, inside SPI: its execution
+ * time (ms) and, if cost is not NULL, its estimated total cost
  */
 static double
 ExplainTimingOff(const char *query, double *cost)
@@ -287,11 +300,7 @@ ExplainTimingOff(const char *query, double *cost)
 	bool		isnull2;
 	double		ms;
 
-	if (SPI_execute(psprintf("EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) %s", query),
-					false, 0) != SPI_OK_UTILITY || SPI_processed != 1)
-		elog(ERROR, "gpujoin_calibrate: could not run a measuring query");
-	args[0] = CStringGetTextDatum(SPI_getvalue(SPI_tuptable->vals[0],
-											   SPI_tuptable->tupdesc, 1));
+	args[0] = ExplainJson("TIMING OFF,", query);
 	if (SPI_execute_with_args("SELECT (p->'Plan'->>'Total Cost')::float8, "
 							  "(p->>'Execution Time')::float8 "
 							  "FROM (SELECT $1::jsonb->0 AS p) s",
@@ -340,10 +349,7 @@ JoinDeviceMs(const char *query)
 	Datum		args[1];
 	double		device_ms = -1.0;
 
-	if (SPI_execute(psprintf("EXPLAIN (ANALYZE, FORMAT JSON) %s", query), false, 0) != SPI_OK_UTILITY ||
-		SPI_processed != 1)
-		elog(ERROR, "gpujoin_calibrate: could not EXPLAIN a measuring join");
-	args[0] = CStringGetTextDatum(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+	args[0] = ExplainJson("", query);
 	if (SPI_execute_with_args("SELECT (n->>'Transfer Time')::float8 + (n->>'Build Time')::float8 + "
 							  "(n->>'Probe Time')::float8 + (n->>'Materialize Time')::float8 "
 							  "FROM jsonb_path_query($1::jsonb, "

@@ -121,6 +121,23 @@ GpuJoinRequestSharedMemory(void)
 	shmem_startup_hook = GpuJoinShmemStartup;
 }
 
+/* Is a slot free for one more backend?  Call it holding the mutex. */
+static bool
+SlotFreeLocked(void)
+{
+	return gpujoin_max_gpu_backends < 0 ||
+		gj_shared->gpu_backends < gpujoin_max_gpu_backends;
+}
+
+/* Why this backend has no GPU: the slots are taken */
+static void
+NoteSlotsTaken(void)
+{
+	snprintf(cuda_probe_message, sizeof(cuda_probe_message),
+			 "gpujoin.max_gpu_backends (%d) backends already use the GPU.",
+			 gpujoin_max_gpu_backends);
+}
+
 #ifdef GPUJOIN_WITH_CUDA		/* a build without CUDA never opens a device */
 /* on_shmem_exit callback: give the slot back */
 static void
@@ -159,8 +176,7 @@ TakeDeviceSlot(void)
 	}
 
 	SpinLockAcquire(&gj_shared->mutex);
-	if (gpujoin_max_gpu_backends < 0 ||
-		gj_shared->gpu_backends < gpujoin_max_gpu_backends)
+	if (SlotFreeLocked())
 	{
 		gj_shared->gpu_backends++;
 		taken = true;
@@ -220,9 +236,7 @@ ProbeCuda(void)
 
 		if (!TakeDeviceSlot())
 		{
-			snprintf(cuda_probe_message, sizeof(cuda_probe_message),
-					 "gpujoin.max_gpu_backends (%d) backends already use the GPU.",
-					 gpujoin_max_gpu_backends);
+			NoteSlotsTaken();
 			return false;
 		}
 		memset(&info, 0, sizeof(info));
@@ -287,8 +301,7 @@ PlannerSeesDevice(void)
 	if (gj_shared->device_known)
 	{
 		known = true;
-		free_slot = holds_slot || gpujoin_max_gpu_backends < 0 ||
-			gj_shared->gpu_backends < gpujoin_max_gpu_backends;
+		free_slot = holds_slot || SlotFreeLocked();
 		strlcpy(cuda_device_name, gj_shared->device_name, sizeof(cuda_device_name));
 		cuda_free_memory = gj_shared->free_memory;
 	}
@@ -297,9 +310,7 @@ PlannerSeesDevice(void)
 	if (!known)
 		return ProbeCuda();
 	if (!free_slot)
-		snprintf(cuda_probe_message, sizeof(cuda_probe_message),
-				 "gpujoin.max_gpu_backends (%d) backends already use the GPU.",
-				 gpujoin_max_gpu_backends);
+		NoteSlotsTaken();
 	return free_slot;
 }
 

@@ -787,6 +787,7 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	QualCost	qual_cost;
 	Cost		startup_cost;
 	Cost		run_cost;
+	Cost		emit_cost;
 
 	*partitioned = false;
 
@@ -926,13 +927,14 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	startup_cost += qual_cost.startup;
 	run_cost += qual_cost.per_tuple * matches;
 	startup_cost += cpath->path.pathtarget->cost.startup;
-	run_cost += (gpujoin_emit_cost + cpath->path.pathtarget->cost.per_tuple) * out_rows;
+	emit_cost = (gpujoin_emit_cost + cpath->path.pathtarget->cost.per_tuple) * out_rows;
+	run_cost += emit_cost;
 
 	/* a merge join has everything before its first row: it sorts it all */
 	if (strategy == GPUJOIN_STRATEGY_MERGE)
 	{
-		startup_cost += run_cost - (gpujoin_emit_cost + cpath->path.pathtarget->cost.per_tuple) * out_rows;
-		run_cost = (gpujoin_emit_cost + cpath->path.pathtarget->cost.per_tuple) * out_rows;
+		startup_cost += run_cost - emit_cost;
+		run_cost = emit_cost;
 	}
 
 	cpath->path.startup_cost = startup_cost;

@@ -46,12 +46,17 @@
  *	  per input row, less the one matching nothing and its extra device
  *	  work, per row formed, in planner units likewise;
  *	- gpujoin.scan_cost_scale: cost_per_ms over a Seq Scan's estimated cost
- *	  per ms of its time (MeasureHostCosts).
- *
- * Not measured here: gpujoin.setup_cost, the fixed cost of a GPU join, is
- * mostly host work around the device (a 1024-row join on the device takes
- * some 0.8 ms on an H200, the whole 1000-row query 3 ms: see
- * bench/results/cost_model.md).
+ *	  per ms of its time (MeasureHostCosts);
+ *	- gpujoin.setup_cost, the fixed cost of a GPU join (mostly host work
+ *	  around the device: contexts, batches, launches; some 3.6 ms on the
+ *	  H200 host, where the device part of a 1024-row join takes 0.8 ms):
+ *	  the setup_cost at which a GPU join of 4096 rows a side is priced
+ *	  at what it takes, in the units per ms of PostgreSQL's own hash join
+ *	  of the same tables (MeasureSetupCost).  Only small joins feel it, and
+ *	  they run at more planner units per ms than large ones (the hash
+ *	  table stays in cache: about 230 on the H200 host at 10^3 and 10^4
+ *	  rows a side, 94 at 10^7), so cost_per_ms would put the crossover an
+ *	  order of magnitude too low.
  *
  * Each figure is the median of three runs after a warm-up.  Constants of a
  * variant are averaged where several measure one (match_ns, gather_ns over
@@ -507,6 +512,84 @@ MeasureCostPerMs(int64 n)
 }
 
 /*
+ * gpujoin.setup_cost as measured: the value that makes the GPU join of two
+ * generated n-row tables (every row of one matching one of the other) cost
+ * what it takes, at the planner units per ms of PostgreSQL's serial hash
+ * join of the same tables; -1 when either could not be timed.  The join's
+ * cost at the setup_cost in force, plus the difference, is its time in
+ * those units.
+ */
+static double
+MeasureSetupCost(int64 n)
+{
+	int			save_nestlevel = NewGUCNestLevel();
+	const char *query = "SELECT count(*), sum(a.p + b.q) FROM gpujoin_calibrate_sa a "
+		"JOIN gpujoin_calibrate_sb b ON a.x = b.y";
+	double		pg_ms = -1.0;
+	double		pg_cost = -1.0;
+	double		gpu_ms = -1.0;
+	double		gpu_cost = -1.0;
+	double		result = -1.0;
+
+	SetForMeasurement("enable_mergejoin", "off");
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "gpujoin_calibrate: SPI_connect failed");
+	if (SPI_execute(psprintf("CREATE TEMP TABLE gpujoin_calibrate_sa AS "
+							 "SELECT g AS x, g %% 1000 AS p FROM generate_series(1, " INT64_FORMAT ") g; "
+							 "CREATE TEMP TABLE gpujoin_calibrate_sb AS "
+							 "SELECT (g * 7919) %% " INT64_FORMAT " + 1 AS y, g %% 100 AS q FROM generate_series(1, " INT64_FORMAT ") g; "
+							 "ANALYZE gpujoin_calibrate_sa, gpujoin_calibrate_sb",
+							 n, n, n), false, 0) < 0)
+		elog(ERROR, "gpujoin_calibrate: could not create the tables of the setup measurement");
+
+	/* PostgreSQL's hash join, then the GPU join: each the best of its runs */
+	for (int i = 0; i < 2; i++)
+	{
+		int			nestlevel = NewGUCNestLevel();
+		double		best_ms = -1.0;
+		double		best_cost = -1.0;
+
+		if (i == 0)
+			(void) set_config_option("gpujoin.enabled", "off", PGC_USERSET, PGC_S_SESSION,
+									 GUC_ACTION_SAVE, true, 0, false);
+		else
+			(void) set_config_option("enable_hashjoin", "off", PGC_USERSET, PGC_S_SESSION,
+									 GUC_ACTION_SAVE, true, 0, false);
+		for (int run = 0; run < 6; run++)
+		{
+			double		c = -1.0;
+			double		ms = ExplainTimingOff(query, &c);
+
+			/* the first run warms up (the GPU join's: the device too) */
+			if (run > 0 && ms > 0.0 && (best_ms < 0.0 || ms < best_ms))
+			{
+				best_ms = ms;
+				best_cost = c;
+			}
+		}
+		if (i == 0)
+		{
+			pg_ms = best_ms;
+			pg_cost = best_cost;
+		}
+		else
+		{
+			gpu_ms = best_ms;
+			gpu_cost = best_cost;
+		}
+		AtEOXact_GUC(true, nestlevel);
+	}
+	if (pg_ms > 0.0 && pg_cost > 0.0 && gpu_ms > 0.0 && gpu_cost > 0.0)
+		result = Max(gpujoin_setup_cost + gpu_ms * (pg_cost / pg_ms) - gpu_cost, 0.0);
+
+	(void) SPI_execute("DROP TABLE gpujoin_calibrate_sa, gpujoin_calibrate_sb", false, 0);
+	SPI_finish();
+	AtEOXact_GUC(true, save_nestlevel);
+	return result;
+}
+
+/*
  * gpujoin_calibrate(rows int) RETURNS TABLE (setting text, value float8,
  * unit text, measured_on text)
  */
@@ -530,6 +613,7 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 	HostCosts	host;
 	double		cost_per_ms;
 	double		units_per_ms;
+	double		setup_cost;
 	CalibrateRun run;
 
 	if (!superuser())
@@ -598,6 +682,7 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 	 */
 	host = MeasureHostCosts(Max(Min(rows, 2 * 1024 * 1024), 262144));
 	units_per_ms = cost_per_ms > 0.0 ? cost_per_ms : gpujoin_model.cost_per_ms;
+	setup_cost = MeasureSetupCost(4096);
 
 	InitMaterializedSRF(fcinfo, 0);
 	{
@@ -622,6 +707,7 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 			{"gpujoin.emit_cost", host.emit_ns * units_per_ms / 1e6, "cost units"},
 			{"gpujoin.scan_cost_scale", host.scan_units_per_ms > 0.0 ?
 			 units_per_ms / host.scan_units_per_ms : -1.0, "ratio"},
+			{"gpujoin.setup_cost", setup_cost, "cost units"},
 		};
 
 		for (int i = 0; i < lengthof(results); i++)
@@ -631,7 +717,7 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 
 			/*
 			 * the CPU twin copies nothing: no bandwidth; no GPU join: no
-			 * extraction nor emission; a hash join too quick to time: no
+			 * extraction, emission nor setup; a hash join too quick to time: no
 			 * cost_per_ms; a scan too quick to time: no scan_cost_scale
 			 */
 			nulls[1] = (results[i].value <= 0.0 &&

@@ -11,7 +11,7 @@
 -- payload columns the way the model says; a join that will not fit the
 -- device memory is priced as the CPU twin it falls back to.
 BEGIN;
-SELECT plan(35);
+SELECT plan(36);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -23,7 +23,7 @@ SELECT is(current_setting('gpujoin.cost_per_ms'), '100', 'gpujoin.cost_per_ms de
 
 -- calibration: every constant measured, positive
 CREATE TEMP TABLE calib AS SELECT * FROM gpujoin_calibrate(4096);
-SELECT is((SELECT count(*) FROM calib), 14::bigint, 'gpujoin_calibrate() returns one row per constant');
+SELECT is((SELECT count(*) FROM calib), 15::bigint, 'gpujoin_calibrate() returns one row per constant');
 SELECT is((SELECT string_agg(setting, ', ' ORDER BY setting) FROM calib
 	WHERE setting NOT IN (SELECT name FROM pg_settings)), NULL,
 	'every row names a gpujoin.* setting');
@@ -37,6 +37,8 @@ SELECT ok((SELECT value > 0 FROM calib WHERE setting = 'gpujoin.nlj_compare_ns')
 SELECT ok((SELECT value > 0 FROM calib WHERE setting = 'gpujoin.emit_cost') AND
 	(SELECT value > 0 FROM calib WHERE setting = 'gpujoin.scan_cost_scale'),
 	'the cost of forming a joined row and the Seq Scans'' share are measured and positive');
+SELECT ok((SELECT value > 0 FROM calib WHERE setting = 'gpujoin.setup_cost'),
+	'the fixed cost of a GPU join is measured and positive');
 SELECT is(current_setting('enable_hashjoin'), 'on', 'calibration leaves the session''s settings as they were');
 SELECT ok((SELECT bool_and(value >= 0 OR value IS NULL) FROM calib), 'no constant is negative');
 SELECT throws_ok('SELECT * FROM gpujoin_calibrate(10)', '22023', NULL,

@@ -36,10 +36,10 @@ int			gpujoin_materialize = GPUJOIN_AUTO;
 int			gpujoin_chunk_rows = GPUJOIN_DEFAULT_CHUNK_ROWS;
 int			gpujoin_device_memory_limit = 0;
 bool		gpujoin_explain_device = true;
-double		gpujoin_setup_cost = 300.0;
-double		gpujoin_extract_cost = 0.002;
-double		gpujoin_scan_cost_scale = 1.0;
-double		gpujoin_emit_cost = 0.01;
+double		gpujoin_setup_cost = 750.0;
+double		gpujoin_extract_cost = 0.0009;
+double		gpujoin_scan_cost_scale = 0.2;
+double		gpujoin_emit_cost = 0.003;
 bool		gpujoin_cost_as_gpu = false;
 int			gpujoin_inject_fault = GPUJOIN_FAULT_NONE;
 int			gpujoin_max_gpu_backends = -1;
@@ -255,9 +255,10 @@ _PG_init(void)
 
 	DefineCustomRealVariable("gpujoin.setup_cost",
 							 "Sets the planner's estimate of the fixed cost of one GPU join.",
-							 "Device contexts, batches, copies and launches around the device work: about 3 ms on the H200 host, in planner units.",
+							 "Device contexts, batches, copies and launches around the device work (about 3.6 ms on the H200 host), "
+							 "in the planner units of a small join. gpujoin_calibrate() measures it.",
 							 &gpujoin_setup_cost,
-							 300.0,
+							 750.0,
 							 0.0,
 							 DBL_MAX,
 							 PGC_USERSET,
@@ -268,7 +269,7 @@ _PG_init(void)
 							 "Sets the planner's estimate of the cost of copying one column value into a column batch.",
 							 "Paid on the host for every needed column and join key of every input row.",
 							 &gpujoin_extract_cost,
-							 0.002,
+							 0.0009,
 							 0.0,
 							 DBL_MAX,
 							 PGC_USERSET,
@@ -279,9 +280,9 @@ _PG_init(void)
 							 "Sets the fraction of a Seq Scan's estimated cost that a GPU join over it is charged.",
 							 "PostgreSQL's costs of a Seq Scan and of a hash join turn into time at different rates; "
 							 "gpujoin_calibrate() measures this host's ratio (cost_per_ms over a Seq Scan's cost units "
-							 "per ms). 1: the Seq Scan's cost as PostgreSQL estimates it.",
+							 "per ms; the default is the H200 host's). 1: the Seq Scan's cost as PostgreSQL estimates it.",
 							 &gpujoin_scan_cost_scale,
-							 1.0,
+							 0.2,
 							 0.0,
 							 DBL_MAX,
 							 PGC_USERSET,
@@ -290,10 +291,10 @@ _PG_init(void)
 
 	DefineCustomRealVariable("gpujoin.emit_cost",
 							 "Sets the planner's estimate of the cost of forming one joined row of a GPU join.",
-							 "Paid on the host for every row the join returns; the default is PostgreSQL's "
-							 "cpu_tuple_cost default. gpujoin_calibrate() measures it.",
+							 "Paid on the host for every row the join returns; the default is the H200 host's. "
+							 "gpujoin_calibrate() measures it.",
 							 &gpujoin_emit_cost,
-							 0.01,
+							 0.003,
 							 0.0,
 							 DBL_MAX,
 							 PGC_USERSET,

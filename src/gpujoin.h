@@ -108,7 +108,7 @@ typedef struct GpuJoinModel
 	double		nlj_compare_ns; /* NLJ: per pair and term */
 } GpuJoinModel;
 
-#define GPUJOIN_DEFAULT_COST_PER_MS			100.0
+#define GPUJOIN_DEFAULT_COST_PER_MS			80.0
 #define GPUJOIN_DEFAULT_TRANSFER_GBPS		14.0
 #define GPUJOIN_DEFAULT_NPHJ_ROW_NS			0.10
 #define GPUJOIN_DEFAULT_PHJ_ROW_NS			0.12

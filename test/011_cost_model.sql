@@ -11,7 +11,7 @@
 -- payload columns the way the model says; a join that will not fit the
 -- device memory is priced as the CPU twin it falls back to.
 BEGIN;
-SELECT plan(36);
+SELECT plan(38);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -19,7 +19,7 @@ LOAD 'gpujoin';
 -- the settings, with the defaults measured on the H200
 SELECT is(current_setting('gpujoin.nphj_row_ns'), '0.1', 'gpujoin.nphj_row_ns defaults to 0.1 ns');
 SELECT is(current_setting('gpujoin.transfer_gbps'), '14', 'gpujoin.transfer_gbps defaults to 14 GB/s');
-SELECT is(current_setting('gpujoin.cost_per_ms'), '100', 'gpujoin.cost_per_ms defaults to 100');
+SELECT is(current_setting('gpujoin.cost_per_ms'), '80', 'gpujoin.cost_per_ms defaults to 80');
 
 -- calibration: every constant measured, positive
 CREATE TEMP TABLE calib AS SELECT * FROM gpujoin_calibrate(4096);
@@ -127,28 +127,35 @@ INSERT INTO mid_s SELECT g, g FROM generate_series(1, 100) g;
 ANALYZE mid_r, mid_s;
 UPDATE pg_class SET reltuples = 3e4, relpages = 1 WHERE relname IN ('mid_r', 'mid_s');
 \set qmid 'SELECT mid_r.a, mid_s.c FROM mid_r JOIN mid_s ON mid_r.k = mid_s.k'
-SELECT is(current_setting('gpujoin.scan_cost_scale'), '1', 'gpujoin.scan_cost_scale defaults to 1: Seq Scans as PostgreSQL prices them');
-SELECT is(current_setting('gpujoin.emit_cost'), '0.01', 'gpujoin.emit_cost defaults to cpu_tuple_cost''s default');
+SELECT is(current_setting('gpujoin.scan_cost_scale'), '0.2', 'gpujoin.scan_cost_scale defaults to the H200 host''s 0.2');
+SELECT is(current_setting('gpujoin.emit_cost'), '0.003', 'gpujoin.emit_cost defaults to the H200 host''s 0.003');
+SELECT is(current_setting('gpujoin.setup_cost'), '750', 'gpujoin.setup_cost defaults to the H200 host''s 750');
+CREATE TEMP TABLE c02 AS SELECT * FROM pg_temp.costs(:'qmid');
+SET LOCAL gpujoin.scan_cost_scale = 1;
 CREATE TEMP TABLE c1 AS SELECT * FROM pg_temp.costs(:'qmid');
 SET LOCAL gpujoin.scan_cost_scale = 0;
 SELECT ok(abs(c1.join_cost - c0.join_cost - c1.scans_cost) < 0.01,
-	'gpujoin.scan_cost_scale = 0 takes the Seq Scans'' whole cost off the GPU join')
+	'gpujoin.scan_cost_scale = 0 takes the Seq Scans'' whole cost off the GPU join, 1 charges all of it')
 	FROM c1, pg_temp.costs(:'qmid') c0;
+SELECT ok(abs(c02.join_cost - c0.join_cost - 0.2 * c02.scans_cost) < 0.01,
+	'at 0.2, a fifth of it')
+	FROM c02, pg_temp.costs(:'qmid') c0;
 RESET gpujoin.scan_cost_scale;
-SET LOCAL gpujoin.emit_cost = 0.11;
-SELECT ok(abs(c2.join_cost - c1.join_cost - 0.1 * c1.join_rows) < 0.01,
+SET LOCAL gpujoin.emit_cost = 0.103;
+SELECT ok(abs(c2.join_cost - c02.join_cost - 0.1 * c02.join_rows) < 0.01,
 	'gpujoin.emit_cost is paid once per row the join returns')
-	FROM c1, pg_temp.costs(:'qmid') c2;
+	FROM c02, pg_temp.costs(:'qmid') c2;
 RESET gpujoin.emit_cost;
 :postgres_join
 SET LOCAL gpujoin.enabled = on;
 SET LOCAL max_parallel_workers_per_gather = 0;
-SELECT doesnt_match(pg_temp.plan(:'qmid'), 'Gpu', 'a 3 x 10^4 join with the default host costs: PostgreSQL''s hash join');
-SET LOCAL gpujoin.scan_cost_scale = 0.3;
-SET LOCAL gpujoin.emit_cost = 0.004;
-SET LOCAL gpujoin.extract_cost = 0.0011;
 SELECT matches(pg_temp.plan(:'qmid'), 'GpuHashJoin',
-	'the same join with host costs about as gpujoin_calibrate() measures them on the development host: the GPU join');
+	'a 3 x 10^4 join with the default host costs (the H200 host''s): the GPU join');
+SET LOCAL gpujoin.scan_cost_scale = 1;
+SET LOCAL gpujoin.emit_cost = 0.01;
+SET LOCAL gpujoin.extract_cost = 0.002;
+SELECT doesnt_match(pg_temp.plan(:'qmid'), 'Gpu',
+	'the same join with the Seq Scans and the rows at PostgreSQL''s prices: PostgreSQL''s hash join');
 RESET gpujoin.scan_cost_scale;
 RESET gpujoin.emit_cost;
 RESET gpujoin.extract_cost;

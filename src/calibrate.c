@@ -319,20 +319,57 @@ ExplainTimingOff(const char *query, double *cost)
 	return isnull2 ? -1.0 : ms;
 }
 
-/* The best execution time (ms) of three runs of a query after a warm-up */
+/*
+ * The best execution time (ms) of three runs of a query after a warm-up
+ * (which also warms up the device for a GPU join); if cost is not NULL, the
+ * query's estimated total cost
+ */
 static double
-BestExecutionMs(const char *query)
+BestExecutionMs(const char *query, double *cost)
 {
 	double		best_ms = -1.0;
 
 	for (int run = 0; run < 4; run++)
 	{
-		double		ms = ExplainTimingOff(query, NULL);
+		double		c = -1.0;
+		double		ms = ExplainTimingOff(query, &c);
 
 		if (run > 0 && ms > 0.0 && (best_ms < 0.0 || ms < best_ms))
+		{
 			best_ms = ms;
+			if (cost != NULL)
+				*cost = c;
+		}
 	}
 	return best_ms;
+}
+
+/*
+ * Start a measurement: SetForMeasurement's settings (and name = value) in
+ * a new GUC nest level, SPI, and the measurement's tables made by sql;
+ * returns the nest level for EndMeasurement
+ */
+static int
+BeginMeasurement(const char *name, const char *value, const char *sql,
+				 const char *what)
+{
+	int			nestlevel = NewGUCNestLevel();
+
+	SetForMeasurement(name, value);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "gpujoin_calibrate: SPI_connect failed");
+	if (SPI_execute(sql, false, 0) < 0)
+		elog(ERROR, "gpujoin_calibrate: could not create the tables of %s", what);
+	return nestlevel;
+}
+
+/* End a measurement: drop its tables (drop_sql), leave SPI, undo the settings */
+static void
+EndMeasurement(const char *drop_sql, int nestlevel)
+{
+	(void) SPI_execute(drop_sql, false, 0);
+	SPI_finish();
+	AtEOXact_GUC(true, nestlevel);
 }
 
 /* The smaller of two times, either of which may be unknown (negative) */
@@ -409,7 +446,7 @@ typedef struct HostCosts
 static HostCosts
 MeasureHostCosts(int64 n)
 {
-	int			save_nestlevel = NewGUCNestLevel();
+	int			save_nestlevel;
 	const char *none = "SELECT a.p, b.q FROM gpujoin_calibrate_ea a JOIN gpujoin_calibrate_eb b ON a.x = b.y";
 	const char *all = "SELECT a.p, c.q FROM gpujoin_calibrate_ea a JOIN gpujoin_calibrate_ec c ON a.x = c.y";
 	HostCosts	result = {-1.0, -1.0, -1.0};
@@ -421,19 +458,16 @@ MeasureHostCosts(int64 n)
 	double		none_device_ms = -1.0;
 	double		all_device_ms = -1.0;
 
-	SetForMeasurement("enable_hashjoin", "off");
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "gpujoin_calibrate: SPI_connect failed");
-	if (SPI_execute(psprintf("CREATE TEMP TABLE gpujoin_calibrate_ea AS "
-							 "SELECT g %% " INT64_FORMAT " AS x, g %% 100 AS p FROM generate_series(1, " INT64_FORMAT ") g; "
-							 "CREATE TEMP TABLE gpujoin_calibrate_eb AS "
-							 "SELECT -g AS y, g %% 100 AS q FROM generate_series(1, " INT64_FORMAT ") g; "
-							 "CREATE TEMP TABLE gpujoin_calibrate_ec AS "
-							 "SELECT g %% " INT64_FORMAT " AS y, g %% 100 AS q FROM generate_series(1, " INT64_FORMAT ") g; "
-							 "ANALYZE gpujoin_calibrate_ea, gpujoin_calibrate_eb, gpujoin_calibrate_ec",
-							 n / 8, n, n, n / 8, n), false, 0) < 0)
-		elog(ERROR, "gpujoin_calibrate: could not create the tables of the host measurements");
+	save_nestlevel = BeginMeasurement("enable_hashjoin", "off",
+									  psprintf("CREATE TEMP TABLE gpujoin_calibrate_ea AS "
+										  "SELECT g %% " INT64_FORMAT " AS x, g %% 100 AS p FROM generate_series(1, " INT64_FORMAT ") g; "
+										  "CREATE TEMP TABLE gpujoin_calibrate_eb AS "
+										  "SELECT -g AS y, g %% 100 AS q FROM generate_series(1, " INT64_FORMAT ") g; "
+										  "CREATE TEMP TABLE gpujoin_calibrate_ec AS "
+										  "SELECT g %% " INT64_FORMAT " AS y, g %% 100 AS q FROM generate_series(1, " INT64_FORMAT ") g; "
+										  "ANALYZE gpujoin_calibrate_ea, gpujoin_calibrate_eb, gpujoin_calibrate_ec",
+										  n / 8, n, n, n / 8, n),
+									  "the host measurements");
 
 	/*
 	 * Each figure the best of its runs; when the differences still come out
@@ -442,10 +476,10 @@ MeasureHostCosts(int64 n)
 	 */
 	for (int round = 0; round < 3; round++)
 	{
-		none_ms = MinPositive(none_ms, BestExecutionMs(none));
-		all_ms = MinPositive(all_ms, BestExecutionMs(all));
-		scan_a_ms = MinPositive(scan_a_ms, BestExecutionMs("SELECT x, p FROM gpujoin_calibrate_ea"));
-		scan_b_ms = MinPositive(scan_b_ms, BestExecutionMs("SELECT y, q FROM gpujoin_calibrate_eb"));
+		none_ms = MinPositive(none_ms, BestExecutionMs(none, NULL));
+		all_ms = MinPositive(all_ms, BestExecutionMs(all, NULL));
+		scan_a_ms = MinPositive(scan_a_ms, BestExecutionMs("SELECT x, p FROM gpujoin_calibrate_ea", NULL));
+		scan_b_ms = MinPositive(scan_b_ms, BestExecutionMs("SELECT y, q FROM gpujoin_calibrate_eb", NULL));
 		none_device_ms = MinPositive(none_device_ms, JoinDeviceMs(none));
 		all_device_ms = MinPositive(all_device_ms, JoinDeviceMs(all));
 
@@ -461,11 +495,30 @@ MeasureHostCosts(int64 n)
 	if (scan_a_ms > 0.0 && scan_cost > 0.0)
 		result.scan_units_per_ms = scan_cost / scan_a_ms;
 
-	(void) SPI_execute("DROP TABLE gpujoin_calibrate_ea, gpujoin_calibrate_eb, gpujoin_calibrate_ec",
-					   false, 0);
-	SPI_finish();
-	AtEOXact_GUC(true, save_nestlevel);
+	EndMeasurement("DROP TABLE gpujoin_calibrate_ea, gpujoin_calibrate_eb, gpujoin_calibrate_ec",
+				   save_nestlevel);
 	return result;
+}
+
+/* The join of the cost_per_ms and setup_cost measurements */
+#define CALIBRATE_JOIN	"SELECT sum(a.p + b.q) FROM gpujoin_calibrate_a a " \
+	"JOIN gpujoin_calibrate_b b ON a.x = b.y"
+
+/*
+ * BeginMeasurement with CALIBRATE_JOIN's tables: n rows each, the keys of
+ * b a permutation of a's (every row of each matching one of the other)
+ */
+static int
+BeginJoinMeasurement(const char *name, const char *value, int64 n)
+{
+	return BeginMeasurement(name, value,
+							psprintf("CREATE TEMP TABLE gpujoin_calibrate_a AS "
+									 "SELECT g AS x, g %% 100 AS p FROM generate_series(1, " INT64_FORMAT ") g; "
+									 "CREATE TEMP TABLE gpujoin_calibrate_b AS "
+									 "SELECT g AS y, g %% 100 AS q FROM generate_series(1, " INT64_FORMAT ") g ORDER BY random(); "
+									 "ANALYZE gpujoin_calibrate_a, gpujoin_calibrate_b",
+									 n, n),
+							"the hash join");
 }
 
 /*
@@ -477,116 +530,50 @@ MeasureHostCosts(int64 n)
 static double
 MeasureCostPerMs(int64 n)
 {
-	int			save_nestlevel = NewGUCNestLevel();
-	double		best_ms = -1.0;
+	int			save_nestlevel = BeginJoinMeasurement("gpujoin.enabled", "off", n);
 	double		cost = -1.0;
+	double		best_ms = BestExecutionMs(CALIBRATE_JOIN, &cost);
 
-	SetForMeasurement("gpujoin.enabled", "off");
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "gpujoin_calibrate: SPI_connect failed");
-	if (SPI_execute(psprintf("CREATE TEMP TABLE gpujoin_calibrate_a AS "
-							 "SELECT g AS x, g %% 100 AS p FROM generate_series(1, " INT64_FORMAT ") g; "
-							 "CREATE TEMP TABLE gpujoin_calibrate_b AS "
-							 "SELECT g AS y, g %% 100 AS q FROM generate_series(1, " INT64_FORMAT ") g ORDER BY random(); "
-							 "ANALYZE gpujoin_calibrate_a, gpujoin_calibrate_b",
-							 n, n), false, 0) < 0)
-		elog(ERROR, "gpujoin_calibrate: could not create the tables of the hash join");
-	for (int run = 0; run < 4; run++)
-	{
-		double		c = -1.0;
-		double		ms = ExplainTimingOff("SELECT sum(a.p + b.q) FROM gpujoin_calibrate_a a "
-										  "JOIN gpujoin_calibrate_b b ON a.x = b.y", &c);
-
-		/* the first run warms the cache */
-		if (run > 0 && ms > 0.0 && (best_ms < 0.0 || ms < best_ms))
-		{
-			best_ms = ms;
-			cost = c;
-		}
-	}
-	(void) SPI_execute("DROP TABLE gpujoin_calibrate_a, gpujoin_calibrate_b", false, 0);
-	SPI_finish();
-	AtEOXact_GUC(true, save_nestlevel);
+	EndMeasurement("DROP TABLE gpujoin_calibrate_a, gpujoin_calibrate_b", save_nestlevel);
 	return (best_ms > 0.0 && cost > 0.0) ? cost / best_ms : -1.0;
 }
 
 /*
  * gpujoin.setup_cost as measured: the value that makes the GPU join of two
- * generated n-row tables (every row of one matching one of the other) cost
- * what it takes, at the planner units per ms of PostgreSQL's serial hash
- * join of the same tables; -1 when either could not be timed.  The join's
- * cost at the setup_cost in force, plus the difference, is its time in
- * those units.
+ * generated n-row tables (CALIBRATE_JOIN) cost what it takes, at the
+ * planner units per ms of PostgreSQL's serial hash join of the same
+ * tables: its time in those units less its cost priced with setup_cost 0
+ * (so whatever setup_cost is in force, and also for the CPU twin, whose
+ * paths are not charged it); -1 when either could not be timed.
  */
 static double
 MeasureSetupCost(int64 n)
 {
-	int			save_nestlevel = NewGUCNestLevel();
-	const char *query = "SELECT count(*), sum(a.p + b.q) FROM gpujoin_calibrate_sa a "
-		"JOIN gpujoin_calibrate_sb b ON a.x = b.y";
-	double		pg_ms = -1.0;
+	int			save_nestlevel = BeginJoinMeasurement("enable_mergejoin", "off", n);
+	int			nestlevel;
+	double		pg_ms;
 	double		pg_cost = -1.0;
-	double		gpu_ms = -1.0;
+	double		gpu_ms;
 	double		gpu_cost = -1.0;
-	double		result = -1.0;
 
-	SetForMeasurement("enable_mergejoin", "off");
+	/* PostgreSQL's hash join, then the GPU join */
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("gpujoin.enabled", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	pg_ms = BestExecutionMs(CALIBRATE_JOIN, &pg_cost);
+	AtEOXact_GUC(true, nestlevel);
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("enable_hashjoin", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("gpujoin.setup_cost", "0", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	gpu_ms = BestExecutionMs(CALIBRATE_JOIN, &gpu_cost);
+	AtEOXact_GUC(true, nestlevel);
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "gpujoin_calibrate: SPI_connect failed");
-	if (SPI_execute(psprintf("CREATE TEMP TABLE gpujoin_calibrate_sa AS "
-							 "SELECT g AS x, g %% 1000 AS p FROM generate_series(1, " INT64_FORMAT ") g; "
-							 "CREATE TEMP TABLE gpujoin_calibrate_sb AS "
-							 "SELECT (g * 7919) %% " INT64_FORMAT " + 1 AS y, g %% 100 AS q FROM generate_series(1, " INT64_FORMAT ") g; "
-							 "ANALYZE gpujoin_calibrate_sa, gpujoin_calibrate_sb",
-							 n, n, n), false, 0) < 0)
-		elog(ERROR, "gpujoin_calibrate: could not create the tables of the setup measurement");
-
-	/* PostgreSQL's hash join, then the GPU join: each the best of its runs */
-	for (int i = 0; i < 2; i++)
-	{
-		int			nestlevel = NewGUCNestLevel();
-		double		best_ms = -1.0;
-		double		best_cost = -1.0;
-
-		if (i == 0)
-			(void) set_config_option("gpujoin.enabled", "off", PGC_USERSET, PGC_S_SESSION,
-									 GUC_ACTION_SAVE, true, 0, false);
-		else
-			(void) set_config_option("enable_hashjoin", "off", PGC_USERSET, PGC_S_SESSION,
-									 GUC_ACTION_SAVE, true, 0, false);
-		for (int run = 0; run < 6; run++)
-		{
-			double		c = -1.0;
-			double		ms = ExplainTimingOff(query, &c);
-
-			/* the first run warms up (the GPU join's: the device too) */
-			if (run > 0 && ms > 0.0 && (best_ms < 0.0 || ms < best_ms))
-			{
-				best_ms = ms;
-				best_cost = c;
-			}
-		}
-		if (i == 0)
-		{
-			pg_ms = best_ms;
-			pg_cost = best_cost;
-		}
-		else
-		{
-			gpu_ms = best_ms;
-			gpu_cost = best_cost;
-		}
-		AtEOXact_GUC(true, nestlevel);
-	}
+	EndMeasurement("DROP TABLE gpujoin_calibrate_a, gpujoin_calibrate_b", save_nestlevel);
 	if (pg_ms > 0.0 && pg_cost > 0.0 && gpu_ms > 0.0 && gpu_cost > 0.0)
-		result = Max(gpujoin_setup_cost + gpu_ms * (pg_cost / pg_ms) - gpu_cost, 0.0);
-
-	(void) SPI_execute("DROP TABLE gpujoin_calibrate_sa, gpujoin_calibrate_sb", false, 0);
-	SPI_finish();
-	AtEOXact_GUC(true, save_nestlevel);
-	return result;
+		return Max(gpu_ms * (pg_cost / pg_ms) - gpu_cost, 0.0);
+	return -1.0;
 }
 
 /*

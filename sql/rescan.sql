@@ -1,6 +1,9 @@
 -- GpuHashJoin under rescans and cursors
 LOAD 'gpujoin';
 SET gpujoin.explain_device = off;
+-- plans priced as the GPU prices them, so that the CPU twin (CI) shows the
+-- plan a GPU host does
+SET gpujoin.cost_as_gpu = on;
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 SET enable_nestloop = off;

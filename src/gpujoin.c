@@ -36,10 +36,10 @@ int			gpujoin_materialize = GPUJOIN_AUTO;
 int			gpujoin_chunk_rows = GPUJOIN_DEFAULT_CHUNK_ROWS;
 int			gpujoin_device_memory_limit = 0;
 bool		gpujoin_explain_device = true;
-double		gpujoin_setup_cost = 750.0;
-double		gpujoin_extract_cost = 0.0009;
-double		gpujoin_scan_cost_scale = 0.2;
-double		gpujoin_emit_cost = 0.003;
+double		gpujoin_setup_cost = GPUJOIN_DEFAULT_SETUP_COST;
+double		gpujoin_extract_cost = GPUJOIN_DEFAULT_EXTRACT_COST;
+double		gpujoin_scan_cost_scale = GPUJOIN_DEFAULT_SCAN_COST_SCALE;
+double		gpujoin_emit_cost = GPUJOIN_DEFAULT_EMIT_COST;
 bool		gpujoin_cost_as_gpu = false;
 int			gpujoin_inject_fault = GPUJOIN_FAULT_NONE;
 int			gpujoin_max_gpu_backends = -1;
@@ -61,37 +61,56 @@ GpuJoinModel gpujoin_model = {
 
 /*
  * The cost model's constants (planner.c), each a setting; the defaults were
- * measured on an NVIDIA H200 by gpujoin_calibrate() (README: Cost model)
+ * measured on an NVIDIA H200 host by gpujoin_calibrate() (README: Cost
+ * model).  long_desc NULL: a device constant, "Measured on this server's
+ * GPU by gpujoin_calibrate()."
  */
 static const struct
 {
 	const char *name;
 	const char *short_desc;
+	const char *long_desc;
 	double	   *value;
 	double		boot;
 	double		min;
 }			gpujoin_model_settings[] = {
-	{"gpujoin.cost_per_ms", "Planner cost units per millisecond of a GPU join's device and bus time.",
+	{"gpujoin.setup_cost", "Sets the planner's estimate of the fixed cost of one GPU join.",
+		"Device contexts, batches, copies and launches around the device work (about 3.6 ms on the H200 host), "
+		"in the planner units of a small join. gpujoin_calibrate() measures it.",
+	&gpujoin_setup_cost, GPUJOIN_DEFAULT_SETUP_COST, 0.0},
+	{"gpujoin.extract_cost", "Sets the planner's estimate of the cost of copying one column value into a column batch.",
+		"Paid on the host for every needed column and join key of every input row.",
+	&gpujoin_extract_cost, GPUJOIN_DEFAULT_EXTRACT_COST, 0.0},
+	{"gpujoin.scan_cost_scale", "Sets the fraction of a Seq Scan's estimated cost that a GPU join over it is charged.",
+		"PostgreSQL's costs of a Seq Scan and of a hash join turn into time at different rates; "
+		"gpujoin_calibrate() measures this host's ratio (cost_per_ms over a Seq Scan's cost units "
+		"per ms; the default is the H200 host's). 1: the Seq Scan's cost as PostgreSQL estimates it.",
+	&gpujoin_scan_cost_scale, GPUJOIN_DEFAULT_SCAN_COST_SCALE, 0.0},
+	{"gpujoin.emit_cost", "Sets the planner's estimate of the cost of forming one joined row of a GPU join.",
+		"Paid on the host for every row the join returns; the default is the H200 host's. "
+		"gpujoin_calibrate() measures it.",
+	&gpujoin_emit_cost, GPUJOIN_DEFAULT_EMIT_COST, 0.0},
+	{"gpujoin.cost_per_ms", "Planner cost units per millisecond of a GPU join's device and bus time.", NULL,
 	&gpujoin_model.cost_per_ms, GPUJOIN_DEFAULT_COST_PER_MS, 0.0},
-	{"gpujoin.transfer_gbps", "Host-to-device and device-to-host bandwidth, in GB/s, as the planner assumes it.",
+	{"gpujoin.transfer_gbps", "Host-to-device and device-to-host bandwidth, in GB/s, as the planner assumes it.", NULL,
 	&gpujoin_model.transfer_gbps, GPUJOIN_DEFAULT_TRANSFER_GBPS, 0.001},
-	{"gpujoin.nphj_row_ns", "Device time of the NPHJ variant per input row (build and probe), in nanoseconds.",
+	{"gpujoin.nphj_row_ns", "Device time of the NPHJ variant per input row (build and probe), in nanoseconds.", NULL,
 	&gpujoin_model.row_ns[GJ_VARIANT_NPHJ], GPUJOIN_DEFAULT_NPHJ_ROW_NS, 0.0},
-	{"gpujoin.phj_row_ns", "Device time of the PHJ variant per input row (partition, build and probe), in nanoseconds.",
+	{"gpujoin.phj_row_ns", "Device time of the PHJ variant per input row (partition, build and probe), in nanoseconds.", NULL,
 	&gpujoin_model.row_ns[GJ_VARIANT_PHJ], GPUJOIN_DEFAULT_PHJ_ROW_NS, 0.0},
-	{"gpujoin.smj_row_ns", "Device time of the SMJ variant per input row (sort and merge), in nanoseconds.",
+	{"gpujoin.smj_row_ns", "Device time of the SMJ variant per input row (sort and merge), in nanoseconds.", NULL,
 	&gpujoin_model.row_ns[GJ_VARIANT_SMJ], GPUJOIN_DEFAULT_SMJ_ROW_NS, 0.0},
-	{"gpujoin.band_row_ns", "Device time of the BAND variant per input row (sort and search), in nanoseconds.",
+	{"gpujoin.band_row_ns", "Device time of the BAND variant per input row (sort and search), in nanoseconds.", NULL,
 	&gpujoin_model.row_ns[GJ_VARIANT_BAND], GPUJOIN_DEFAULT_BAND_ROW_NS, 0.0},
-	{"gpujoin.nlj_compare_ns", "Device time of the NLJ variant per pair and comparison, in nanoseconds.",
+	{"gpujoin.nlj_compare_ns", "Device time of the NLJ variant per pair and comparison, in nanoseconds.", NULL,
 	&gpujoin_model.nlj_compare_ns, GPUJOIN_DEFAULT_NLJ_COMPARE_NS, 0.0},
-	{"gpujoin.gftr_column_ns", "GFTR: device time per row and payload column carried through the variant's passes, in nanoseconds.",
+	{"gpujoin.gftr_column_ns", "GFTR: device time per row and payload column carried through the variant's passes, in nanoseconds.", NULL,
 	&gpujoin_model.gftr_column_ns, GPUJOIN_DEFAULT_GFTR_COLUMN_NS, 0.0},
-	{"gpujoin.match_ns", "Device time per match written (row numbers, offsets), in nanoseconds.",
+	{"gpujoin.match_ns", "Device time per match written (row numbers, offsets), in nanoseconds.", NULL,
 	&gpujoin_model.match_ns, GPUJOIN_DEFAULT_MATCH_NS, 0.0},
-	{"gpujoin.gather_ns", "GFUR: device time per match and payload column gathered by row number (random access), in nanoseconds.",
+	{"gpujoin.gather_ns", "GFUR: device time per match and payload column gathered by row number (random access), in nanoseconds.", NULL,
 	&gpujoin_model.gather_ns, GPUJOIN_DEFAULT_GATHER_NS, 0.0},
-	{"gpujoin.gftr_gather_ns", "GFTR: device time per match and payload column gathered after the transform (nearly sequential), in nanoseconds.",
+	{"gpujoin.gftr_gather_ns", "GFTR: device time per match and payload column gathered after the transform (nearly sequential), in nanoseconds.", NULL,
 	&gpujoin_model.gftr_gather_ns, GPUJOIN_DEFAULT_GFTR_GATHER_NS, 0.0},
 };
 
@@ -253,57 +272,10 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 
-	DefineCustomRealVariable("gpujoin.setup_cost",
-							 "Sets the planner's estimate of the fixed cost of one GPU join.",
-							 "Device contexts, batches, copies and launches around the device work (about 3.6 ms on the H200 host), "
-							 "in the planner units of a small join. gpujoin_calibrate() measures it.",
-							 &gpujoin_setup_cost,
-							 750.0,
-							 0.0,
-							 DBL_MAX,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomRealVariable("gpujoin.extract_cost",
-							 "Sets the planner's estimate of the cost of copying one column value into a column batch.",
-							 "Paid on the host for every needed column and join key of every input row.",
-							 &gpujoin_extract_cost,
-							 0.0009,
-							 0.0,
-							 DBL_MAX,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomRealVariable("gpujoin.scan_cost_scale",
-							 "Sets the fraction of a Seq Scan's estimated cost that a GPU join over it is charged.",
-							 "PostgreSQL's costs of a Seq Scan and of a hash join turn into time at different rates; "
-							 "gpujoin_calibrate() measures this host's ratio (cost_per_ms over a Seq Scan's cost units "
-							 "per ms; the default is the H200 host's). 1: the Seq Scan's cost as PostgreSQL estimates it.",
-							 &gpujoin_scan_cost_scale,
-							 0.2,
-							 0.0,
-							 DBL_MAX,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
-
-	DefineCustomRealVariable("gpujoin.emit_cost",
-							 "Sets the planner's estimate of the cost of forming one joined row of a GPU join.",
-							 "Paid on the host for every row the join returns; the default is the H200 host's. "
-							 "gpujoin_calibrate() measures it.",
-							 &gpujoin_emit_cost,
-							 0.003,
-							 0.0,
-							 DBL_MAX,
-							 PGC_USERSET,
-							 0,
-							 NULL, NULL, NULL);
-
 	for (int i = 0; i < lengthof(gpujoin_model_settings); i++)
 		DefineCustomRealVariable(gpujoin_model_settings[i].name,
 								 gpujoin_model_settings[i].short_desc,
+								 gpujoin_model_settings[i].long_desc ? gpujoin_model_settings[i].long_desc :
 								 "Measured on this server's GPU by gpujoin_calibrate().",
 								 gpujoin_model_settings[i].value,
 								 gpujoin_model_settings[i].boot,

@@ -259,10 +259,18 @@ NsPer(double ms, double units)
 	return (units > 0.0 && ms > 0.0) ? ms * 1e6 / units : 0.0;
 }
 
+/* Set name = value until the caller's AtEOXact_GUC */
+static void
+SetUntilNestEnd(const char *name, const char *value)
+{
+	(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+}
+
 /*
  * The settings a measuring query runs under, until the caller's
  * AtEOXact_GUC: no merge or nested-loop join, no workers, no JIT, and the
- * one more setting given (the join method it must not use)
+ * one more setting given, if any (the join method it must not use)
  */
 static void
 SetForMeasurement(const char *name, const char *value)
@@ -273,10 +281,9 @@ SetForMeasurement(const char *name, const char *value)
 	};
 
 	for (int i = 0; i < lengthof(common); i++)
-		(void) set_config_option(common[i][0], common[i][1], PGC_USERSET, PGC_S_SESSION,
-								 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option(name, value, PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+		SetUntilNestEnd(common[i][0], common[i][1]);
+	if (name != NULL)
+		SetUntilNestEnd(name, value);
 }
 
 /*
@@ -294,7 +301,7 @@ ExplainJson(const char *options, const char *query)
 
 /*
  * One EXPLAIN (ANALYZE, TIMING OFF) of a query, inside SPI: its execution
- * time (ms) and, if cost is not NULL, its estimated total cost
+ * time (ms) and, in *cost, its estimated total cost
  */
 static double
 ExplainTimingOff(const char *query, double *cost)
@@ -312,9 +319,8 @@ ExplainTimingOff(const char *query, double *cost)
 							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "gpujoin_calibrate: could not read a measuring query's plan");
-	if (cost != NULL)
-		*cost = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-											 1, &isnull1));
+	*cost = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+										 1, &isnull1));
 	ms = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull2));
 	return isnull2 ? -1.0 : ms;
 }
@@ -345,7 +351,8 @@ BestExecutionMs(const char *query, double *cost)
 }
 
 /*
- * Start a measurement: SetForMeasurement's settings (and name = value) in
+ * Start a measurement: SetForMeasurement's settings (and name = value, if
+ * name is not NULL) in
  * a new GUC nest level, SPI, and the measurement's tables made by sql;
  * returns the nest level for EndMeasurement
  */
@@ -478,7 +485,7 @@ MeasureHostCosts(int64 n)
 	{
 		none_ms = MinPositive(none_ms, BestExecutionMs(none, NULL));
 		all_ms = MinPositive(all_ms, BestExecutionMs(all, NULL));
-		scan_a_ms = MinPositive(scan_a_ms, BestExecutionMs("SELECT x, p FROM gpujoin_calibrate_ea", NULL));
+		scan_a_ms = MinPositive(scan_a_ms, BestExecutionMs("SELECT x, p FROM gpujoin_calibrate_ea", &scan_cost));
 		scan_b_ms = MinPositive(scan_b_ms, BestExecutionMs("SELECT y, q FROM gpujoin_calibrate_eb", NULL));
 		none_device_ms = MinPositive(none_device_ms, JoinDeviceMs(none));
 		all_device_ms = MinPositive(all_device_ms, JoinDeviceMs(all));
@@ -491,7 +498,6 @@ MeasureHostCosts(int64 n)
 		if (result.extract_ns > 0.0 && result.emit_ns > 0.0)
 			break;
 	}
-	(void) ExplainTimingOff("SELECT x, p FROM gpujoin_calibrate_ea", &scan_cost);
 	if (scan_a_ms > 0.0 && scan_cost > 0.0)
 		result.scan_units_per_ms = scan_cost / scan_a_ms;
 
@@ -549,7 +555,7 @@ MeasureCostPerMs(int64 n)
 static double
 MeasureSetupCost(int64 n)
 {
-	int			save_nestlevel = BeginJoinMeasurement("enable_mergejoin", "off", n);
+	int			save_nestlevel = BeginJoinMeasurement(NULL, NULL, n);
 	int			nestlevel;
 	double		pg_ms;
 	double		pg_cost = -1.0;
@@ -558,15 +564,12 @@ MeasureSetupCost(int64 n)
 
 	/* PostgreSQL's hash join, then the GPU join */
 	nestlevel = NewGUCNestLevel();
-	(void) set_config_option("gpujoin.enabled", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+	SetUntilNestEnd("gpujoin.enabled", "off");
 	pg_ms = BestExecutionMs(CALIBRATE_JOIN, &pg_cost);
 	AtEOXact_GUC(true, nestlevel);
 	nestlevel = NewGUCNestLevel();
-	(void) set_config_option("enable_hashjoin", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("gpujoin.setup_cost", "0", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+	SetUntilNestEnd("enable_hashjoin", "off");
+	SetUntilNestEnd("gpujoin.setup_cost", "0");
 	gpu_ms = BestExecutionMs(CALIBRATE_JOIN, &gpu_cost);
 	AtEOXact_GUC(true, nestlevel);
 

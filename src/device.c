@@ -642,15 +642,7 @@ GpuJoinDeviceClose(GpuJoinDeviceContext *dev)
 		GjStats		stats;
 
 		dev->kernels->context_stats(dev->ctx, &stats);
-		dev->closed.bytes_to_device += stats.bytes_to_device;
-		dev->closed.bytes_from_device += stats.bytes_from_device;
-		dev->closed.transfer_ms += stats.transfer_ms;
-		dev->closed.build_ms += stats.build_ms;
-		dev->closed.probe_ms += stats.probe_ms;
-		dev->closed.materialize_ms += stats.materialize_ms;
-		memcpy(dev->closed.detail, stats.detail, sizeof(stats.detail));
-		dev->closed.device_memory_peak = Max(dev->closed.device_memory_peak,
-											 stats.device_memory_peak);
+		GpuJoinAddStats(&dev->closed, &stats);
 		dev->kernels->context_destroy(dev->ctx);
 		dev->ctx = NULL;
 	}
@@ -668,16 +660,26 @@ GpuJoinDeviceStats(const GpuJoinDeviceContext *dev, GjStats *stats)
 		GjStats		live;
 
 		dev->kernels->context_stats(dev->ctx, &live);
-		stats->bytes_to_device += live.bytes_to_device;
-		stats->bytes_from_device += live.bytes_from_device;
-		stats->transfer_ms += live.transfer_ms;
-		stats->build_ms += live.build_ms;
-		stats->probe_ms += live.probe_ms;
-		stats->materialize_ms += live.materialize_ms;
-		memcpy(stats->detail, live.detail, sizeof(live.detail));
-		stats->device_memory_peak = Max(stats->device_memory_peak,
-										live.device_memory_peak);
+		GpuJoinAddStats(stats, &live);
 	}
+}
+
+/*
+ * Add one context's (or process's) counters to a sum: bytes and times add
+ * up, the peak is the largest, and the detail is the last one given
+ */
+void
+GpuJoinAddStats(GjStats *sum, const GjStats *add)
+{
+	sum->bytes_to_device += add->bytes_to_device;
+	sum->bytes_from_device += add->bytes_from_device;
+	sum->transfer_ms += add->transfer_ms;
+	sum->build_ms += add->build_ms;
+	sum->probe_ms += add->probe_ms;
+	sum->materialize_ms += add->materialize_ms;
+	sum->device_memory_peak = Max(sum->device_memory_peak, add->device_memory_peak);
+	if (add->detail[0] != '\0')
+		memcpy(sum->detail, add->detail, sizeof(add->detail));
 }
 
 /*

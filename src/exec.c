@@ -74,6 +74,18 @@
  * a GPU.  GpuMergeJoin (whose output is in key order) and theta joins are
  * not partitioned: they fall back to the CPU twin when the device runs out.
  *
+ * PARALLEL GPU JOINS
+ *
+ * A partial GPU join path (planner.c) runs below a Gather: every process,
+ * the leader and each worker, runs this whole node on its part of the outer
+ * side (a Parallel Seq Scan hands out the pages) against the whole inner
+ * side, which each reads and builds on the device for itself, as
+ * nodeHashjoin.c does without Parallel Hash.  Nothing of the join is shared
+ * but its EXPLAIN ANALYZE counters, which is why the node is parallel-aware:
+ * each worker leaves its own (GpuJoinCounters) in the node's dynamic shared
+ * memory when it shuts down, and the leader collects them, before the Gather
+ * destroys that memory, for ExplainGpuJoin to add to its own.
+ *
  * The kernels may change from "cuda" to "cpu" between device calls (see
  * SwitchToCpu): the keys are kept in host memory and both implementations
  * number the matches of a chunk the same way, so the join continues where it
@@ -95,7 +107,9 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "portability/instr_time.h"
+#include "access/parallel.h"
 #include "access/tupmacs.h"
+#include "storage/spin.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -212,6 +226,38 @@ typedef struct GpuJoinSide
 } GpuJoinSide;
 
 /*
+ * One process's account of its runs of a GpuJoin node, for EXPLAIN ANALYZE
+ * (CollectCounters): what the node's counters and device context say, and
+ * the Device line that process would show.  processes counts its runs (a
+ * rescan starts another), as participants of a parallel join.
+ */
+typedef struct GpuJoinCounters
+{
+	int			processes;
+	int			num_parts;
+	int64		chunks;
+	int64		inner_rows;
+	int64		outer_rows;
+	int64		matches;
+	double		load_ms;
+	double		emit_ms;
+	GjStats		stats;
+	char		device[160];
+} GpuJoinCounters;
+
+/*
+ * The dynamic shared memory of a parallel GpuJoin node: a slot per planned
+ * worker, by ParallelWorkerNumber, filled when that worker shuts the node
+ * down (processes 0 until then, and again once the leader took it)
+ */
+typedef struct GpuJoinShared
+{
+	slock_t		mutex;
+	int			nworkers;
+	GpuJoinCounters workers[FLEXIBLE_ARRAY_MEMBER];
+} GpuJoinShared;
+
+/*
  * GpuJoinState: executor state of a GpuJoin custom scan
  *
  *	gj_JoinState		current state of ExecGpuJoin state machine
@@ -264,6 +310,12 @@ typedef struct GpuJoinSide
  *						set on the first call, as ExecInitNode attaches
  *						the instrumentation after BeginCustomScan
  *	gj_Chunks ...		counters for EXPLAIN ANALYZE
+ *	gj_Ran				the node has run since it started or was rescanned
+ *	gj_Runs				the times it has, in this process
+ *	gj_Shared			a parallel node's shared memory (NULL when it runs
+ *						in one process)
+ *	gj_Workers			the leader: the counters the workers left there,
+ *						a List of GpuJoinCounters
  */
 typedef struct GpuJoinState
 {
@@ -311,6 +363,10 @@ typedef struct GpuJoinState
 	int64		gj_Matches;
 	double		gj_LoadMs;
 	double		gj_EmitMs;
+	bool		gj_Ran;
+	int			gj_Runs;
+	GpuJoinShared *gj_Shared;
+	List	   *gj_Workers;
 } GpuJoinState;
 
 /*
@@ -331,6 +387,14 @@ static void EndGpuJoin(CustomScanState *css);
 static void ReScanGpuJoin(CustomScanState *css);
 static void ExplainGpuJoin(CustomScanState *css, List *ancestors,
 						   ExplainState *es);
+static Size EstimateGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt);
+static void InitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt,
+								 void *coordinate);
+static void ReInitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt,
+								   void *coordinate);
+static void InitializeGpuJoinWorker(CustomScanState *css, shm_toc *toc,
+									void *coordinate);
+static void ShutdownGpuJoin(CustomScanState *css);
 
 CustomScanMethods gpujoin_hash_scan_methods = {
 	.CustomName = "GpuHashJoin",
@@ -353,6 +417,11 @@ static const CustomExecMethods gpujoin_hash_exec_methods = {
 	.ExecCustomScan = ExecGpuJoin,
 	.EndCustomScan = EndGpuJoin,
 	.ReScanCustomScan = ReScanGpuJoin,
+	.EstimateDSMCustomScan = EstimateGpuJoinDSM,
+	.InitializeDSMCustomScan = InitializeGpuJoinDSM,
+	.ReInitializeDSMCustomScan = ReInitializeGpuJoinDSM,
+	.InitializeWorkerCustomScan = InitializeGpuJoinWorker,
+	.ShutdownCustomScan = ShutdownGpuJoin,
 	.ExplainCustomScan = ExplainGpuJoin,
 };
 
@@ -362,6 +431,11 @@ static const CustomExecMethods gpujoin_theta_exec_methods = {
 	.ExecCustomScan = ExecGpuJoin,
 	.EndCustomScan = EndGpuJoin,
 	.ReScanCustomScan = ReScanGpuJoin,
+	.EstimateDSMCustomScan = EstimateGpuJoinDSM,
+	.InitializeDSMCustomScan = InitializeGpuJoinDSM,
+	.ReInitializeDSMCustomScan = ReInitializeGpuJoinDSM,
+	.InitializeWorkerCustomScan = InitializeGpuJoinWorker,
+	.ShutdownCustomScan = ShutdownGpuJoin,
 	.ExplainCustomScan = ExplainGpuJoin,
 };
 
@@ -371,6 +445,11 @@ static const CustomExecMethods gpujoin_merge_exec_methods = {
 	.ExecCustomScan = ExecGpuJoin,
 	.EndCustomScan = EndGpuJoin,
 	.ReScanCustomScan = ReScanGpuJoin,
+	.EstimateDSMCustomScan = EstimateGpuJoinDSM,
+	.InitializeDSMCustomScan = InitializeGpuJoinDSM,
+	.ReInitializeDSMCustomScan = ReInitializeGpuJoinDSM,
+	.InitializeWorkerCustomScan = InitializeGpuJoinWorker,
+	.ShutdownCustomScan = ShutdownGpuJoin,
 	.ExplainCustomScan = ExplainGpuJoin,
 };
 
@@ -1883,6 +1962,11 @@ ExecGpuJoin(CustomScanState *css)
 	if (node->gj_JoinState == GJ_LOAD_INNER)
 		node->gj_Timing = (css->ss.ps.instrument != NULL &&
 						   css->ss.ps.instrument->need_timer);
+	if (!node->gj_Ran)
+	{
+		node->gj_Ran = true;
+		node->gj_Runs++;
+	}
 
 	for (;;)
 	{
@@ -2051,6 +2135,7 @@ ReScanGpuJoin(CustomScanState *css)
 	PlanState  *outer_ps = node->gj_Outer.ps;
 	PlanState  *inner_ps = node->gj_Inner.ps;
 
+	node->gj_Ran = false;
 	if (css->ss.ps.chgParam != NULL)
 	{
 		UpdateChangedParamSet(outer_ps, css->ss.ps.chgParam);
@@ -2126,11 +2211,213 @@ ShowExprs(const char *qlabel, List *exprs, List *context, bool useprefix,
 }
 
 /*
+ * What this process's run of the node would show in EXPLAIN ANALYZE
+ */
+static void
+CollectCounters(GpuJoinState *node, GpuJoinCounters *c)
+{
+	const char *device;
+
+	memset(c, 0, sizeof(*c));
+	c->processes = node->gj_Runs;
+	c->num_parts = node->gj_NumParts;
+	c->chunks = node->gj_Chunks;
+	c->inner_rows = node->gj_InnerRows;
+	c->outer_rows = node->gj_OuterRows;
+	c->matches = node->gj_Matches;
+	c->load_ms = node->gj_LoadMs;
+	c->emit_ms = node->gj_EmitMs;
+	GpuJoinDeviceStats(&node->gj_Device, &c->stats);
+
+	if (node->gj_Device.kernels == NULL)
+		device = GpuJoinDescribeDevice(NULL);	/* not run (yet) */
+	else if (node->gj_CpuParts > 0 && node->gj_NumParts > 1)
+		device = psprintf("%s; %d partition%s joined on the CPU (out of device memory)",
+						  GpuJoinDescribeDevice(NULL), node->gj_CpuParts,
+						  node->gj_CpuParts == 1 ? "" : "s");
+	else if (node->gj_CpuParts > 0)
+		device = psprintf("CPU (fell back from %s: out of device memory)",
+						  node->gj_FellBackFrom);
+	else
+		device = GpuJoinDescribeDevice(node->gj_Device.kernels);
+	strlcpy(c->device, device, sizeof(c->device));
+}
+
+/* Add one process's counters to a sum */
+static void
+AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
+{
+	sum->processes += add->processes;
+	sum->num_parts = Max(sum->num_parts, add->num_parts);
+	sum->chunks += add->chunks;
+	sum->inner_rows += add->inner_rows;
+	sum->outer_rows += add->outer_rows;
+	sum->matches += add->matches;
+	sum->load_ms += add->load_ms;
+	sum->emit_ms += add->emit_ms;
+	GpuJoinAddStats(&sum->stats, &add->stats);
+}
+
+/*
+ * The leader: take the counters the workers have left in shared memory,
+ * and clear their slots for the next launch (a rescan of the Gather)
+ */
+static void
+CollectWorkerCounters(GpuJoinState *node)
+{
+	GpuJoinShared *shared = node->gj_Shared;
+	MemoryContext query_cxt = node->css.ss.ps.state->es_query_cxt;
+
+	SpinLockAcquire(&shared->mutex);
+	for (int i = 0; i < shared->nworkers; i++)
+	{
+		GpuJoinCounters *c;
+
+		if (shared->workers[i].processes == 0)
+			continue;
+		c = MemoryContextAlloc(query_cxt, sizeof(GpuJoinCounters));
+		*c = shared->workers[i];
+		shared->workers[i].processes = 0;
+		node->gj_Workers = lappend(node->gj_Workers, c);
+	}
+	SpinLockRelease(&shared->mutex);
+}
+
+/*
+ * EstimateDSMCustomScan callback: a slot of counters per planned worker
+ */
+static Size
+EstimateGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt)
+{
+	return add_size(offsetof(GpuJoinShared, workers),
+					mul_size(pcxt->nworkers, sizeof(GpuJoinCounters)));
+}
+
+/*
+ * InitializeDSMCustomScan callback (the leader, before the workers start)
+ */
+static void
+InitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordinate)
+{
+	GpuJoinState *node = (GpuJoinState *) css;
+	GpuJoinShared *shared = (GpuJoinShared *) coordinate;
+
+	SpinLockInit(&shared->mutex);
+	shared->nworkers = pcxt->nworkers;
+	memset(shared->workers, 0, pcxt->nworkers * sizeof(GpuJoinCounters));
+	node->gj_Shared = shared;
+}
+
+/*
+ * ReInitializeDSMCustomScan callback: the Gather is rescanned and will
+ * start new workers; keep what the last ones left
+ */
+static void
+ReInitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordinate)
+{
+	GpuJoinState *node = (GpuJoinState *) css;
+
+	node->gj_Shared = (GpuJoinShared *) coordinate;
+	CollectWorkerCounters(node);
+}
+
+/*
+ * InitializeWorkerCustomScan callback
+ */
+static void
+InitializeGpuJoinWorker(CustomScanState *css, shm_toc *toc, void *coordinate)
+{
+	((GpuJoinState *) css)->gj_Shared = (GpuJoinShared *) coordinate;
+}
+
+/*
+ * ShutdownCustomScan callback: a worker leaves its counters in its slot; the
+ * leader collects what the workers left before the Gather, which shuts its
+ * children down first, destroys the shared memory.  The workers that have
+ * finished have all reported: each shuts its plan down before it tells the
+ * Gather it has no more tuples.  Those still running when the leader stops
+ * early (a LIMIT above the Gather) are left out, and Participants says how
+ * many were counted.
+ */
+static void
+ShutdownGpuJoin(CustomScanState *css)
+{
+	GpuJoinState *node = (GpuJoinState *) css;
+
+	if (node->gj_Shared == NULL)
+		return;
+	if (IsParallelWorker())
+	{
+		GpuJoinCounters c;
+
+		Assert(ParallelWorkerNumber < node->gj_Shared->nworkers);
+		CollectCounters(node, &c);
+		SpinLockAcquire(&node->gj_Shared->mutex);
+		node->gj_Shared->workers[ParallelWorkerNumber] = c;
+		SpinLockRelease(&node->gj_Shared->mutex);
+	}
+	else
+	{
+		CollectWorkerCounters(node);
+		node->gj_Shared = NULL; /* the Gather will destroy it */
+	}
+}
+
+/*
+ * The Device line of a parallel run: each distinct device description of
+ * the participants, with how many had it
+ */
+static const char *
+DescribeParticipants(const GpuJoinCounters *leader, List *workers)
+{
+	List	   *all = NIL;
+	List	   *names = NIL;
+	List	   *counts = NIL;
+	StringInfoData out;
+	ListCell   *lc;
+
+	if (leader->processes > 0)
+		all = lappend(all, (void *) leader);
+	all = list_concat(all, workers);
+	foreach(lc, all)
+	{
+		const GpuJoinCounters *c = lfirst(lc);
+		int			i = 0;
+		ListCell   *ln;
+
+		foreach(ln, names)
+		{
+			if (strcmp(lfirst(ln), c->device) == 0)
+				break;
+			i++;
+		}
+		if (i < list_length(names))
+			list_nth_cell(counts, i)->int_value++;
+		else
+		{
+			names = lappend(names, (void *) c->device);
+			counts = lappend_int(counts, 1);
+		}
+	}
+	if (list_length(names) == 1)
+		return linitial(names);
+
+	initStringInfo(&out);
+	for (int i = 0; i < list_length(names); i++)
+		appendStringInfo(&out, "%s%s (%d participant%s)", i > 0 ? "; " : "",
+						 (char *) list_nth(names, i), list_nth_int(counts, i),
+						 list_nth_int(counts, i) == 1 ? "" : "s");
+	return out.data;
+}
+
+/*
  * ExplainCustomScan callback
  *
  * Plain EXPLAIN: the keys, the rechecked quals and the device.  ANALYZE adds
  * chunks, rows and matches; the bus traffic (hardware-specific, hidden with
- * gpujoin.explain_device = off); and, with TIMING, the time per phase.
+ * gpujoin.explain_device = off); and, with TIMING, the time per phase.  A
+ * parallel join shows the sums over its processes (Participants), the
+ * largest device memory one of them held, and the most partitions one made.
  */
 static void
 ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
@@ -2138,11 +2425,20 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	GpuJoinState *node = (GpuJoinState *) css;
 	CustomScan *cscan = (CustomScan *) css->ss.ps.plan;
 	List	   *join_quals = list_nth(cscan->custom_exprs, GpuJoinExprsJoinQuals);
+	bool		parallel = cscan->scan.plan.parallel_aware && es->analyze;
+	GpuJoinCounters leader;
+	GpuJoinCounters total;
 	List	   *context;
 	bool		useprefix;
+	ListCell   *lc;
 
 	context = set_deparse_context_plan(es->deparse_cxt, (Plan *) cscan, ancestors);
 	useprefix = list_length(es->rtable) > 1 || es->verbose;
+
+	CollectCounters(node, &leader);
+	total = leader;
+	foreach(lc, node->gj_Workers)
+		AddCounters(&total, lfirst(lc));
 
 	ShowExprs(node->gj_Strategy == GPUJOIN_STRATEGY_MERGE ? "Merge Cond" :
 			  node->gj_Strategy == GPUJOIN_STRATEGY_THETA ? "Join Cond" : "Hash Cond",
@@ -2168,22 +2464,9 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 		ShowRowsRemoved("Rows Removed by Join Filter", css, es);
 
 	if (gpujoin_explain_device)
-	{
-		const char *device;
-
-		if (node->gj_Device.kernels == NULL)
-			device = GpuJoinDescribeDevice(NULL);	/* not run (yet) */
-		else if (node->gj_CpuParts > 0 && node->gj_NumParts > 1)
-			device = psprintf("%s; %d partition%s joined on the CPU (out of device memory)",
-							  GpuJoinDescribeDevice(NULL), node->gj_CpuParts,
-							  node->gj_CpuParts == 1 ? "" : "s");
-		else if (node->gj_CpuParts > 0)
-			device = psprintf("CPU (fell back from %s: out of device memory)",
-							  node->gj_FellBackFrom);
-		else
-			device = GpuJoinDescribeDevice(node->gj_Device.kernels);
-		ExplainPropertyText("Device", device, es);
-	}
+		ExplainPropertyText("Device", node->gj_Workers != NIL ?
+							DescribeParticipants(&leader, node->gj_Workers) :
+							leader.device, es);
 
 	if (!es->analyze)
 		return;
@@ -2191,71 +2474,70 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
 		appendStringInfoSpaces(es->str, es->indent * 2);
-		if (node->gj_NumParts > 1)
-			appendStringInfo(es->str, "Partitions: %d  ", node->gj_NumParts);
+		if (parallel)
+			appendStringInfo(es->str, "Participants: %d  ", total.processes);
+		if (total.num_parts > 1)
+			appendStringInfo(es->str, "Partitions: %d  ", total.num_parts);
 		appendStringInfo(es->str,
 						 "Chunks: " INT64_FORMAT "  Inner Rows: " INT64_FORMAT
 						 "  Outer Rows: " INT64_FORMAT "  Matches: " INT64_FORMAT "\n",
-						 node->gj_Chunks, node->gj_InnerRows,
-						 node->gj_OuterRows, node->gj_Matches);
+						 total.chunks, total.inner_rows,
+						 total.outer_rows, total.matches);
 	}
 	else
 	{
-		ExplainPropertyInteger("Partitions", NULL, node->gj_NumParts, es);
-		ExplainPropertyInteger("Chunks", NULL, node->gj_Chunks, es);
-		ExplainPropertyInteger("Inner Rows", NULL, node->gj_InnerRows, es);
-		ExplainPropertyInteger("Outer Rows", NULL, node->gj_OuterRows, es);
-		ExplainPropertyInteger("Matches", NULL, node->gj_Matches, es);
+		if (parallel)
+			ExplainPropertyInteger("Participants", NULL, total.processes, es);
+		ExplainPropertyInteger("Partitions", NULL, total.num_parts, es);
+		ExplainPropertyInteger("Chunks", NULL, total.chunks, es);
+		ExplainPropertyInteger("Inner Rows", NULL, total.inner_rows, es);
+		ExplainPropertyInteger("Outer Rows", NULL, total.outer_rows, es);
+		ExplainPropertyInteger("Matches", NULL, total.matches, es);
 	}
 
+	if (total.stats.detail[0] != '\0')
+		ExplainPropertyText("Kernels", total.stats.detail, es);
+
+	if (gpujoin_explain_device)
 	{
-		GjStats		stats;
+		int64		to_kb = (total.stats.bytes_to_device + 1023) / 1024;
+		int64		from_kb = (total.stats.bytes_from_device + 1023) / 1024;
+		int64		peak_kb = (total.stats.device_memory_peak + 1023) / 1024;
 
-		GpuJoinDeviceStats(&node->gj_Device, &stats);
-		if (stats.detail[0] != '\0')
-			ExplainPropertyText("Kernels", stats.detail, es);
-
-		if (gpujoin_explain_device)
+		if (es->format == EXPLAIN_FORMAT_TEXT)
 		{
-			int64		to_kb = (stats.bytes_to_device + 1023) / 1024;
-			int64		from_kb = (stats.bytes_from_device + 1023) / 1024;
-			int64		peak_kb = (stats.device_memory_peak + 1023) / 1024;
-
-			if (es->format == EXPLAIN_FORMAT_TEXT)
-			{
-				appendStringInfoSpaces(es->str, es->indent * 2);
-				appendStringInfo(es->str,
-								 "Transfer: to device " INT64_FORMAT "kB  from device " INT64_FORMAT
-								 "kB  Device Memory: " INT64_FORMAT "kB\n",
-								 to_kb, from_kb, peak_kb);
-			}
-			else
-			{
-				ExplainPropertyInteger("Transfer To Device", "kB", to_kb, es);
-				ExplainPropertyInteger("Transfer From Device", "kB", from_kb, es);
-				ExplainPropertyInteger("Device Memory", "kB", peak_kb, es);
-			}
+			appendStringInfoSpaces(es->str, es->indent * 2);
+			appendStringInfo(es->str,
+							 "Transfer: to device " INT64_FORMAT "kB  from device " INT64_FORMAT
+							 "kB  Device Memory: " INT64_FORMAT "kB\n",
+							 to_kb, from_kb, peak_kb);
 		}
-
-		if (es->timing)
+		else
 		{
-			if (es->format == EXPLAIN_FORMAT_TEXT)
-			{
-				appendStringInfoSpaces(es->str, es->indent * 2);
-				appendStringInfo(es->str,
-								 "Time: load=%.3f transfer=%.3f build=%.3f probe=%.3f materialize=%.3f emit=%.3f ms\n",
-								 node->gj_LoadMs, stats.transfer_ms, stats.build_ms,
-								 stats.probe_ms, stats.materialize_ms, node->gj_EmitMs);
-			}
-			else
-			{
-				ExplainPropertyFloat("Load Time", "ms", node->gj_LoadMs, 3, es);
-				ExplainPropertyFloat("Transfer Time", "ms", stats.transfer_ms, 3, es);
-				ExplainPropertyFloat("Build Time", "ms", stats.build_ms, 3, es);
-				ExplainPropertyFloat("Probe Time", "ms", stats.probe_ms, 3, es);
-				ExplainPropertyFloat("Materialize Time", "ms", stats.materialize_ms, 3, es);
-				ExplainPropertyFloat("Emit Time", "ms", node->gj_EmitMs, 3, es);
-			}
+			ExplainPropertyInteger("Transfer To Device", "kB", to_kb, es);
+			ExplainPropertyInteger("Transfer From Device", "kB", from_kb, es);
+			ExplainPropertyInteger("Device Memory", "kB", peak_kb, es);
+		}
+	}
+
+	if (es->timing)
+	{
+		if (es->format == EXPLAIN_FORMAT_TEXT)
+		{
+			appendStringInfoSpaces(es->str, es->indent * 2);
+			appendStringInfo(es->str,
+							 "Time: load=%.3f transfer=%.3f build=%.3f probe=%.3f materialize=%.3f emit=%.3f ms\n",
+							 total.load_ms, total.stats.transfer_ms, total.stats.build_ms,
+							 total.stats.probe_ms, total.stats.materialize_ms, total.emit_ms);
+		}
+		else
+		{
+			ExplainPropertyFloat("Load Time", "ms", total.load_ms, 3, es);
+			ExplainPropertyFloat("Transfer Time", "ms", total.stats.transfer_ms, 3, es);
+			ExplainPropertyFloat("Build Time", "ms", total.stats.build_ms, 3, es);
+			ExplainPropertyFloat("Probe Time", "ms", total.stats.probe_ms, 3, es);
+			ExplainPropertyFloat("Materialize Time", "ms", total.stats.materialize_ms, 3, es);
+			ExplainPropertyFloat("Emit Time", "ms", total.emit_ms, 3, es);
 		}
 	}
 }

@@ -31,12 +31,14 @@ int			gpujoin_device = GPUJOIN_DEVICE_AUTO;
 bool		gpujoin_enable_hashjoin = true;
 bool		gpujoin_enable_mergejoin = true;
 bool		gpujoin_enable_thetajoin = true;
+bool		gpujoin_enable_parallel = true;
 int			gpujoin_join_variant = GPUJOIN_AUTO;
 int			gpujoin_materialize = GPUJOIN_AUTO;
 int			gpujoin_chunk_rows = GPUJOIN_DEFAULT_CHUNK_ROWS;
 int			gpujoin_device_memory_limit = 0;
 bool		gpujoin_explain_device = true;
 double		gpujoin_setup_cost = GPUJOIN_DEFAULT_SETUP_COST;
+double		gpujoin_worker_setup_cost = GPUJOIN_DEFAULT_WORKER_SETUP_COST;
 double		gpujoin_extract_cost = GPUJOIN_DEFAULT_EXTRACT_COST;
 double		gpujoin_scan_cost_scale = GPUJOIN_DEFAULT_SCAN_COST_SCALE;
 double		gpujoin_emit_cost = GPUJOIN_DEFAULT_EMIT_COST;
@@ -78,6 +80,11 @@ static const struct
 		"Device contexts, batches, copies and launches around the device work (about 3.6 ms on the H200 host), "
 		"in the planner units of a small join. gpujoin_calibrate() measures it.",
 	&gpujoin_setup_cost, GPUJOIN_DEFAULT_SETUP_COST, 0.0},
+	{"gpujoin.worker_setup_cost", "Sets the planner's estimate of the cost of starting a GPU join in a parallel worker.",
+		"A parallel worker is a new process: it opens the GPU (a CUDA context) before its share of a "
+		"parallel GPU join, and the workers do so one after another (about 180 ms each on the H200 host). "
+		"Charged once per planned worker.",
+	&gpujoin_worker_setup_cost, GPUJOIN_DEFAULT_WORKER_SETUP_COST, 0.0},
 	{"gpujoin.extract_cost", "Sets the planner's estimate of the cost of copying one column value into a column batch.",
 		"Paid on the host for every needed column and join key of every input row.",
 	&gpujoin_extract_cost, GPUJOIN_DEFAULT_EXTRACT_COST, 0.0},
@@ -197,6 +204,17 @@ _PG_init(void)
 							 "Enables the GPU theta join path (GpuThetaJoin) for range, band and inequality joins.",
 							 NULL,
 							 &gpujoin_enable_thetajoin,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.enable_parallel",
+							 "Offers GPU joins to parallel plans.",
+							 "Under a Gather, each process joins its share of the outer side against "
+							 "the whole inner side on the GPU, as a hash join without Parallel Hash does; "
+							 "not for right and full joins.",
+							 &gpujoin_enable_parallel,
 							 true,
 							 PGC_USERSET,
 							 0,

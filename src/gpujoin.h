@@ -77,12 +77,14 @@ extern int	gpujoin_device;
 extern bool gpujoin_enable_hashjoin;
 extern bool gpujoin_enable_mergejoin;
 extern bool gpujoin_enable_thetajoin;
+extern bool gpujoin_enable_parallel;
 extern int	gpujoin_join_variant;
 extern int	gpujoin_materialize;
 extern int	gpujoin_chunk_rows;
 extern int	gpujoin_device_memory_limit;	/* kB; 0 = free device memory */
 extern bool gpujoin_explain_device;
 extern double gpujoin_setup_cost;
+extern double gpujoin_worker_setup_cost;
 extern double gpujoin_extract_cost;
 extern double gpujoin_scan_cost_scale;
 extern double gpujoin_emit_cost;
@@ -110,6 +112,7 @@ typedef struct GpuJoinModel
 
 #define GPUJOIN_DEFAULT_COST_PER_MS			80.0
 #define GPUJOIN_DEFAULT_SETUP_COST			750.0
+#define GPUJOIN_DEFAULT_WORKER_SETUP_COST	15000.0
 #define GPUJOIN_DEFAULT_EXTRACT_COST		0.0009
 #define GPUJOIN_DEFAULT_SCAN_COST_SCALE		0.2
 #define GPUJOIN_DEFAULT_EMIT_COST			0.003
@@ -282,6 +285,7 @@ extern void GpuJoinDeviceOpen(GpuJoinDeviceContext *dev,
 							  const GjKernels *kernels, const GjJoinSpec *spec);
 extern void GpuJoinDeviceClose(GpuJoinDeviceContext *dev);
 extern void GpuJoinDeviceStats(const GpuJoinDeviceContext *dev, GjStats *stats);
+extern void GpuJoinAddStats(GjStats *sum, const GjStats *add);
 extern const GjKernels *GpuJoinChooseKernels(void);
 extern const char *GpuJoinDescribeDevice(const GjKernels *kernels);
 extern void GpuJoinCheckStatus(GjStatus status, const GjError *err,

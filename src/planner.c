@@ -48,6 +48,16 @@
  *	  the projection for every row returned, as PostgreSQL charges its own
  *	  joins.
  *
+ * Parallel plans: a partial GPU join path (for a Gather above it) runs the
+ * whole join in every process, the leader's and each worker's, on that
+ * process's part of a partial outer path (a Parallel Seq Scan hands out the
+ * pages) and all of the inner side, as PostgreSQL's hash join does without
+ * Parallel Hash; so not for right and full joins.  Its costs are per
+ * process: the host work of its share of the outer rows and of the whole
+ * inner side, gpujoin.worker_setup_cost per worker for opening the GPU in
+ * a new process (one after another), and the device time of every
+ * process's build and of all the probes, as the processes share one GPU.
+ *
  * The host constants' defaults are those gpujoin_calibrate() measured on
  * the H200 host (bench/results/cost_model.md): there, with them, the
  * planner chose a plan within 10 % of the faster one at every size from
@@ -761,6 +771,35 @@ ChooseVariant(GpuJoinStrategy strategy, double outer_rows, double inner_rows,
 	*materialize = best_materialize;
 }
 
+/*
+ * A partial path's rows per process, as costsize.c's get_parallel_divisor
+ * counts them (static there): one share per worker, and the leader's share,
+ * which shrinks as it has more workers' tuples to gather
+ */
+static double
+ParallelDivisor(const Path *path)
+{
+	double		divisor = path->parallel_workers;
+
+	if (parallel_leader_participation)
+	{
+		double		leader_share = 1.0 - 0.3 * path->parallel_workers;
+
+		if (leader_share > 0.0)
+			divisor += leader_share;
+	}
+	return divisor;
+}
+
+/* The processes that run a path's join: its workers and, mostly, the leader */
+static int
+ParallelProcesses(const Path *path)
+{
+	if (path->parallel_workers == 0)
+		return 1;
+	return path->parallel_workers + (parallel_leader_participation ? 1 : 0);
+}
+
 /* The share of a child's cost a GPU join is charged (see the file header) */
 static double
 ChildCostScale(const Path *path)
@@ -777,9 +816,11 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 			bool use_gpu, GpuJoinStrategy strategy, GjVariant *variant,
 			GjMaterialize *materialize, char **considered, bool *partitioned)
 {
-	double		outer_rows = outer_path->rows;
+	double		outer_rows = outer_path->rows;	/* a partial path's: per process */
 	double		inner_rows = inner_path->rows;
 	double		out_rows = cpath->path.rows;
+	int			processes = ParallelProcesses(&cpath->path);
+	double		divisor = processes > 1 ? ParallelDivisor(&cpath->path) : 1.0;
 	int			nkeys = list_length(clauses->key_clauses);
 	int			outer_cols = list_length(outer_path->pathtarget->exprs);
 	int			inner_cols = list_length(inner_path->pathtarget->exprs);
@@ -871,7 +912,9 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	{
 		bool		as_gpu = use_gpu || gpujoin_cost_as_gpu;
 		int64		chunk_rows = gpujoin_chunk_rows;
-		double		budget = GpuJoinPlannerDeviceBudget();
+		/* the processes of a parallel join share the free device memory */
+		double		budget = GpuJoinPlannerDeviceBudget() /
+			(gpujoin_device_memory_limit > 0 ? 1 : processes);
 		int			nparts = GpuJoinPartitions(inner_rows, inner_bytes, outer_rows,
 											   outer_bytes, budget, &chunk_rows);
 		double		need = GpuJoinInnerDeviceBytes(inner_rows, inner_bytes) +
@@ -908,17 +951,25 @@ CostGpuJoin(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 
 	if (use_gpu)
 	{
-		/* the model's milliseconds: the inner side's part before the first row */
+		/*
+		 * The model's milliseconds: the inner side's part before the first
+		 * row.  The processes of a parallel join share one GPU, which runs
+		 * their kernels one after another: each waits for every build and
+		 * for the probes of all outer rows.  Each worker opens the GPU
+		 * first, and the driver lets them do so one at a time (on the H200
+		 * host, about 180 ms each: bench/results/parallel.md).
+		 */
 		double		total_ms = ModelDeviceMs(*variant, *materialize, inner_rows,
-											 outer_rows, matches, inner_payloads,
-											 outer_payloads, inner_bytes,
-											 outer_bytes, nkeys);
+											 outer_rows * divisor, matches * divisor,
+											 inner_payloads, outer_payloads,
+											 inner_bytes, outer_bytes, nkeys);
 		double		build_ms = ModelDeviceMs(*variant, *materialize, inner_rows,
 											 0.0, 0.0, inner_payloads,
 											 outer_payloads, inner_bytes,
 											 outer_bytes, nkeys);
 
-		startup_cost += gpujoin_setup_cost + build_ms * gpujoin_model.cost_per_ms;
+		startup_cost += gpujoin_setup_cost + processes * build_ms * gpujoin_model.cost_per_ms;
+		startup_cost += cpath->path.parallel_workers * gpujoin_worker_setup_cost;
 		run_cost += (total_ms - build_ms) * gpujoin_model.cost_per_ms;
 	}
 	else
@@ -986,7 +1037,7 @@ static void
 TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 			   RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra,
 			   GpuJoinClauses *clauses, bool use_gpu, GpuJoinStrategy strategy,
-			   GjVariant theta_variant)
+			   GjVariant theta_variant, bool partial)
 {
 	Path	   *outer_path = outerrel->cheapest_total_path;
 	Path	   *inner_path = innerrel->cheapest_total_path;
@@ -996,6 +1047,16 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	GjMaterialize materialize;
 	char	   *considered;
 	bool		partitioned;
+
+	/*
+	 * A partial path, for a Gather above it: every process joins its part of
+	 * a partial outer path against the whole of a parallel-safe inner one
+	 */
+	if (partial)
+	{
+		outer_path = linitial(outerrel->partial_pathlist);
+		inner_path = get_cheapest_parallel_safe_total_inner(innerrel->pathlist);
+	}
 
 	/* the children are run to completion once per scan: no parameters */
 	if (outer_path == NULL || inner_path == NULL ||
@@ -1026,11 +1087,22 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	cpath->path.parent = joinrel;
 	cpath->path.pathtarget = joinrel->reltarget;
 	cpath->path.param_info = NULL;	/* not parameterized: see above */
-	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = false;	/* one device context per join, in
-										 * the leader */
-	cpath->path.parallel_workers = 0;
-	cpath->path.rows = joinrel->rows;
+	if (partial)
+	{
+		/* parallel-aware only to gather the processes' counters (exec.c) */
+		cpath->path.parallel_aware = true;
+		cpath->path.parallel_safe = true;
+		cpath->path.parallel_workers = outer_path->parallel_workers;
+		cpath->path.rows = clamp_row_est(joinrel->rows / ParallelDivisor(outer_path));
+	}
+	else
+	{
+		/* a whole join in one process: not below a Gather */
+		cpath->path.parallel_aware = false;
+		cpath->path.parallel_safe = false;
+		cpath->path.parallel_workers = 0;
+		cpath->path.rows = joinrel->rows;
+	}
 	cpath->path.pathkeys = pathkeys;	/* NIL for a hash join: unordered */
 	/*
 	 * No backward scan, no mark/restore; but the node projects (ExecProject
@@ -1046,6 +1118,9 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	variant = theta_variant;	/* chosen by the caller for theta joins */
 	CostGpuJoin(root, cpath, outer_path, inner_path, clauses, extra, use_gpu,
 				strategy, &variant, &materialize, &considered, &partitioned);
+	if (partial)
+		considered = psprintf("%s; run by each of %d processes on all inner rows",
+							  considered, ParallelProcesses(&cpath->path));
 	/* a merge join emitting unmatched outer rows sorts them on the host */
 	if (strategy == GPUJOIN_STRATEGY_MERGE &&
 		(jointype == JOIN_LEFT || jointype == JOIN_ANTI))
@@ -1072,7 +1147,23 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	cpath->custom_private = lappend(cpath->custom_private, makeString(considered));
 	cpath->custom_private = lappend(cpath->custom_private, makeBoolean(partitioned));
 
-	add_path(joinrel, &cpath->path);
+	if (partial)
+		add_partial_path(joinrel, &cpath->path);
+	else
+		add_path(joinrel, &cpath->path);
+}
+
+/*
+ * Can a partial GPU join path be offered?  Each process emits only what its
+ * own outer rows produce, so no join type that emits unmatched inner rows
+ * (PostgreSQL's hash join without Parallel Hash has the same rule).
+ */
+static bool
+CanJoinInParallel(RelOptInfo *joinrel, RelOptInfo *outerrel, JoinType jointype)
+{
+	return gpujoin_enable_parallel && joinrel->consider_parallel &&
+		outerrel->partial_pathlist != NIL &&
+		jointype != JOIN_RIGHT && jointype != JOIN_FULL;
 }
 
 /*
@@ -1129,10 +1220,16 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 			return;
 		if (gpujoin_enable_hashjoin)
 			TryGpuJoinPath(root, joinrel, outerrel, innerrel, jointype, extra,
-						   &clauses, use_gpu, GPUJOIN_STRATEGY_HASH, GJ_VARIANT_NPHJ);
+						   &clauses, use_gpu, GPUJOIN_STRATEGY_HASH, GJ_VARIANT_NPHJ,
+						   false);
+		if (gpujoin_enable_hashjoin && CanJoinInParallel(joinrel, outerrel, jointype))
+			TryGpuJoinPath(root, joinrel, outerrel, innerrel, jointype, extra,
+						   &clauses, use_gpu, GPUJOIN_STRATEGY_HASH, GJ_VARIANT_NPHJ,
+						   true);
 		if (gpujoin_enable_mergejoin)
 			TryGpuJoinPath(root, joinrel, outerrel, innerrel, jointype, extra,
-						   &clauses, use_gpu, GPUJOIN_STRATEGY_MERGE, GJ_VARIANT_SMJ);
+						   &clauses, use_gpu, GPUJOIN_STRATEGY_MERGE, GJ_VARIANT_SMJ,
+						   false);
 		return;
 	}
 
@@ -1150,7 +1247,12 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 		if (!GpuJoinPlannerHasDevice(&use_gpu))
 			return;
 		TryGpuJoinPath(root, joinrel, outerrel, innerrel, jointype, extra,
-					   &clauses, use_gpu, GPUJOIN_STRATEGY_THETA, (GjVariant) variant);
+					   &clauses, use_gpu, GPUJOIN_STRATEGY_THETA, (GjVariant) variant,
+					   false);
+		if (CanJoinInParallel(joinrel, outerrel, jointype))
+			TryGpuJoinPath(root, joinrel, outerrel, innerrel, jointype, extra,
+						   &clauses, use_gpu, GPUJOIN_STRATEGY_THETA, (GjVariant) variant,
+						   true);
 	}
 }
 

@@ -1,0 +1,201 @@
+-- test/018_parallel_join.sql
+--
+-- Parallel GPU joins (planner.c; exec.c, "PARALLEL GPU JOINS"): below a
+-- Gather, every process joins its part of the outer side (a Parallel Seq
+-- Scan) against the whole inner side.  Differential: inner, left, semi and
+-- anti joins on int4, int8, text (hashed) and two-column keys, with
+-- duplicate keys, NULL keys on both sides, a skewed key and NULL payloads,
+-- plus a join filter, an empty inner side and a band join, each planned as
+-- a Parallel Custom Scan, must return PostgreSQL's rows.  Right and full
+-- joins must not run that way: every process would emit the unmatched
+-- inner rows.  EXPLAIN ANALYZE adds up the participants' counters (every
+-- outer row once, the inner side once per participant), with and without
+-- the leader taking part and over the launches of a rescanned Gather.
+-- gpujoin.enable_parallel = off and gpujoin.worker_setup_cost take the path
+-- away.  The plans are priced as on a GPU (gpujoin.cost_as_gpu), so the CPU
+-- twin runs the same plans in CI.
+BEGIN;
+SELECT plan(46);
+CREATE EXTENSION IF NOT EXISTS gpujoin;
+LOAD 'gpujoin';
+\ir helpers.psql
+SET LOCAL client_min_messages = warning;
+
+SELECT current_setting('gpujoin.device') = 'gpu' AS on_gpu \gset
+
+-- r (outer, 120000 rows) and s (inner, 20000 rows): keys repeated, NULL in
+-- about 1 % of the rows of each side, key 7 on 2400 outer and 40 inner
+-- rows, keys on one side only, NULL payloads; e is empty
+CREATE TABLE r (id int, k int4, k8 int8, t text, v float8);
+INSERT INTO r SELECT g,
+	CASE WHEN g % 97 = 0 THEN NULL WHEN g % 50 = 0 THEN 7 ELSE g % 30000 END,
+	CASE WHEN g % 101 = 0 THEN NULL ELSE g % 20000 END,
+	CASE WHEN g % 103 = 0 THEN NULL ELSE 'k' || (g % 25000) END,
+	CASE WHEN g % 11 = 0 THEN NULL ELSE g * 0.5 END
+	FROM generate_series(1, 120000) g;
+CREATE TABLE s (id int, k int4, k8 int8, t text, w numeric);
+INSERT INTO s SELECT g,
+	CASE WHEN g % 89 = 0 THEN NULL WHEN g % 500 = 0 THEN 7 ELSE (g * 3) % 45000 END,
+	CASE WHEN g % 83 = 0 THEN NULL ELSE g % 30000 END,
+	CASE WHEN g % 79 = 0 THEN NULL ELSE 'k' || (g % 35000) END,
+	CASE WHEN g % 13 = 0 THEN NULL ELSE g END
+	FROM generate_series(1, 20000) g;
+CREATE TABLE e (LIKE s);
+ANALYZE r, s, e;
+
+-- the queries: the join types that can run in parallel on each key, and a
+-- few shapes more; right and full joins, which cannot as they are (a right
+-- join can, as a left join with its sides swapped)
+CREATE TEMP TABLE q (name text PRIMARY KEY, sql text);
+INSERT INTO q
+SELECT format('%s join on %s', jt, key),
+	CASE jt
+		WHEN 'semi' THEN format('SELECT r.id, r.v FROM r WHERE EXISTS (SELECT 1 FROM s WHERE %s)', cond)
+		WHEN 'anti' THEN format('SELECT r.id, r.v FROM r WHERE NOT EXISTS (SELECT 1 FROM s WHERE %s)', cond)
+		ELSE format('SELECT r.id, r.v, s.id AS sid, s.w FROM r %s JOIN s ON %s', jt, cond)
+	END
+FROM (VALUES ('int4', 'r.k = s.k'), ('int8', 'r.k8 = s.k8'), ('text', 'r.t = s.t'),
+		('int4 and text', 'r.k = s.k AND r.t = s.t')) AS keys(key, cond),
+	unnest(ARRAY['inner', 'left', 'semi', 'anti']) AS jt;
+INSERT INTO q VALUES
+	('inner join with a join filter',
+	 'SELECT r.id, s.id AS sid FROM r JOIN s ON r.k8 = s.k8 AND r.id < s.id'),
+	('left join, empty inner side',
+	 'SELECT r.id, e.id AS eid FROM r LEFT JOIN e ON r.k = e.k'),
+	('band join',
+	 'SELECT r.id, s.id AS sid FROM r JOIN s ON r.k BETWEEN s.k AND s.k + 1 WHERE s.id % 20 = 0'),
+	('right join on int4',
+	 'SELECT r.id, s.id AS sid FROM r RIGHT JOIN s ON r.k = s.k'),
+	('full join on int4',
+	 'SELECT r.id, s.id AS sid FROM r FULL JOIN s ON r.k = s.k');
+
+-- PostgreSQL's rows
+:postgres_join
+CREATE TEMP TABLE ref AS SELECT name, pg_temp.rows_digest(sql) AS digest FROM q;
+
+-- gpujoin, with parallel plans made cheap and the GPU's pricing
+:gpu_join
+SET LOCAL gpujoin.cost_as_gpu = on;
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL max_parallel_workers_per_gather = 2;
+SET LOCAL gpujoin.worker_setup_cost = 0;
+CREATE TEMP TABLE got AS
+SELECT name, pg_temp.rows_digest(sql) AS digest, pg_temp.plan_analyze(sql) AS plan FROM q;
+
+SELECT is(got.digest, ref.digest, got.name || ': the same rows as PostgreSQL')
+FROM got JOIN ref USING (name) ORDER BY name;
+
+SELECT is(string_agg(name, ', ' ORDER BY name), NULL,
+	'every join but the right and full ones ran as a Parallel Custom Scan under a Gather')
+FROM got
+WHERE name !~ '^(right|full)'
+	AND NOT (plan ~ 'Gather' AND plan ~ 'Parallel Custom Scan \(Gpu(Hash|Theta)Join\)');
+SELECT matches(plan, 'Parallel Custom Scan \(GpuHashJoin\)[^\n]*\n[^\n]*\n\s*Join Type: Left\n',
+	'a right join runs in parallel only as a left join, its sides swapped')
+FROM got WHERE name = 'right join on int4';
+SELECT ok(plan ~ 'Custom Scan \(GpuHashJoin\)' AND plan !~ 'Parallel Custom Scan',
+	'a full join: a GPU join, not a parallel one')
+FROM got WHERE name = 'full join on int4';
+
+-- the counters of every participant, added up
+CREATE TEMP TABLE counted AS
+SELECT pg_temp.plan_number(plan, 'Participants') AS participants,
+	pg_temp.plan_number(plan, 'Workers Launched') AS launched,
+	pg_temp.plan_number(plan, 'Outer Rows') AS outer_rows,
+	pg_temp.plan_number(plan, 'Inner Rows') AS inner_rows,
+	pg_temp.plan_number(plan, 'Matches') AS matches,
+	substring(plan FROM 'Parallel Custom Scan \(GpuHashJoin\) \(actual rows=\d+ loops=(\d+)\)')::bigint AS loops
+FROM got WHERE name = 'inner join on int4';
+SELECT cmp_ok(launched, '>=', 1::bigint, 'workers were launched') FROM counted;
+SELECT is(participants, launched + 1, 'the leader and every worker took part')
+FROM counted;
+SELECT is(participants, loops, 'Participants: as many as the node''s loops')
+FROM counted;
+SELECT is(outer_rows, 120000::bigint, 'every outer row was read once, by one participant')
+FROM counted;
+SELECT is(inner_rows, participants * 20000, 'every participant read the whole inner side')
+FROM counted;
+SELECT is(matches, split_part((SELECT digest FROM ref WHERE name = 'inner join on int4'), ':', 1)::bigint,
+	'the participants'' matches add up to the join''s rows')
+FROM counted;
+
+-- the device each participant used
+SET LOCAL gpujoin.explain_device = on;
+SELECT matches(pg_temp.plan_analyze(sql),
+	CASE WHEN :'on_gpu'::boolean THEN 'Device: GPU 0 \([^)]*\)\n' ELSE 'Device: CPU\n' END,
+	'Device: one device, for every participant')
+FROM q WHERE name = 'left join on int8';
+RESET gpujoin.explain_device;
+
+-- the leader not taking part: the workers' counters alone
+SET LOCAL parallel_leader_participation = off;
+CREATE TEMP TABLE counted_workers AS
+SELECT pg_temp.plan_number(plan, 'Participants') AS participants,
+	pg_temp.plan_number(plan, 'Workers Launched') AS launched,
+	pg_temp.plan_number(plan, 'Outer Rows') AS outer_rows,
+	pg_temp.plan_number(plan, 'Inner Rows') AS inner_rows,
+	pg_temp.rows_digest(sql) AS digest
+FROM (SELECT sql, pg_temp.plan_analyze(sql) AS plan FROM q WHERE name = 'anti join on text') x;
+SELECT is(participants, launched, 'without the leader: the workers alone took part')
+FROM counted_workers;
+SELECT is(outer_rows, 120000::bigint, 'without the leader: every outer row read once')
+FROM counted_workers;
+SELECT is(inner_rows, participants * 20000, 'without the leader: the inner side once per worker')
+FROM counted_workers;
+SELECT is(digest, (SELECT digest FROM ref WHERE name = 'anti join on text'),
+	'without the leader: the same rows') FROM counted_workers;
+RESET parallel_leader_participation;
+
+-- a Gather rescanned (a subplan run once per x): each launch's workers count
+\set qrescan 'SELECT x, (SELECT count(*) + x FROM r JOIN s ON r.k = s.k) FROM generate_series(1, 3) x'
+SELECT pg_temp.plan_analyze(:'qrescan') AS rescan_plan \gset
+SELECT matches(:'rescan_plan'::text, 'Parallel Custom Scan \(GpuHashJoin\) \(actual rows=\d+ loops=(\d+)\)',
+	'rescan: the subplan''s join runs in parallel');
+SELECT is(pg_temp.plan_number(:'rescan_plan', 'Participants'),
+	substring(:'rescan_plan' FROM 'Parallel Custom Scan \(GpuHashJoin\) \(actual rows=\d+ loops=(\d+)\)')::bigint,
+	'rescan: Participants counts the runs of every launch');
+SELECT is(pg_temp.plan_number(:'rescan_plan', 'Outer Rows'), 3 * 120000::bigint,
+	'rescan: every outer row once per run of the subplan');
+SELECT is(pg_temp.rows_digest(:'qrescan'),
+	(SELECT pg_temp.rows_digest(format('SELECT x, %s + x FROM generate_series(1, 3) x',
+		split_part(digest, ':', 1))) FROM ref WHERE name = 'inner join on int4'),
+	'rescan: the same rows');
+
+-- partitioned in every participant under a device memory limit
+SET LOCAL gpujoin.device_memory_limit = '1MB';
+SELECT pg_temp.plan_analyze(sql) AS part_plan FROM q WHERE name = 'left join on int4' \gset
+SELECT matches(:'part_plan'::text, 'Parallel Custom Scan .*Partitions: \d+',
+	'1 MB of device memory: each participant joins in partitions');
+SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE name = 'left join on int4'),
+	'partitioned in parallel: the same rows') FROM q WHERE name = 'left join on int4';
+RESET gpujoin.device_memory_limit;
+
+-- the planner's account
+SELECT matches(pg_temp.plan_verbose(sql),
+	'Variants Considered: .*; run by each of 3 processes on all inner rows',
+	'EXPLAIN (VERBOSE): the variants considered say each process runs the join')
+FROM q WHERE name = 'inner join on int4';
+SELECT is((SELECT count(*) FROM gpujoin_explain_choice(sql) WHERE chosen), 1::bigint,
+	'gpujoin_explain_choice reads a parallel join''s variants')
+FROM q WHERE name = 'inner join on int4';
+
+-- what takes the parallel path away
+SET LOCAL gpujoin.enable_parallel = off;
+SELECT matches(pg_temp.plan(sql), '^(?!.*Parallel Custom Scan).*Custom Scan \(GpuHashJoin\)',
+	'gpujoin.enable_parallel = off: a GPU join, not a parallel one')
+FROM q WHERE name = 'inner join on int4';
+RESET gpujoin.enable_parallel;
+SET LOCAL gpujoin.worker_setup_cost = 1e9;
+SELECT doesnt_match(pg_temp.plan(sql), 'Parallel Custom Scan',
+	'gpujoin.worker_setup_cost priced high: no parallel GPU join')
+FROM q WHERE name = 'inner join on int4';
+RESET gpujoin.worker_setup_cost;
+SET LOCAL max_parallel_workers_per_gather = 0;
+SELECT doesnt_match(pg_temp.plan(sql), 'Parallel|Gather',
+	'max_parallel_workers_per_gather = 0: no parallel plan')
+FROM q WHERE name = 'inner join on int4';
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -2230,7 +2230,7 @@ CollectCounters(GpuJoinState *node, GpuJoinCounters *c)
 	GpuJoinDeviceStats(&node->gj_Device, &c->stats);
 
 	if (node->gj_Device.kernels == NULL)
-		device = GpuJoinDescribeDevice(NULL);	/* not run (yet) */
+		device = "";			/* not run (yet): see DeviceText */
 	else if (node->gj_CpuParts > 0 && node->gj_NumParts > 1)
 		device = psprintf("%s; %d partition%s joined on the CPU (out of device memory)",
 						  GpuJoinDescribeDevice(NULL), node->gj_CpuParts,
@@ -2241,6 +2241,18 @@ CollectCounters(GpuJoinState *node, GpuJoinCounters *c)
 	else
 		device = GpuJoinDescribeDevice(node->gj_Device.kernels);
 	strlcpy(c->device, device, sizeof(c->device));
+}
+
+/*
+ * The Device line of one process's counters; for one whose node has not
+ * opened a device, the device it would use (asked only here, in the leader,
+ * which has probed it while planning: a worker must not open the GPU just
+ * to describe it)
+ */
+static const char *
+DeviceText(const GpuJoinCounters *c)
+{
+	return c->device[0] != '\0' ? c->device : GpuJoinDescribeDevice(NULL);
 }
 
 /* Add one process's counters to a sum */
@@ -2387,7 +2399,7 @@ DescribeParticipants(const GpuJoinCounters *leader, List *workers)
 
 		foreach(ln, names)
 		{
-			if (strcmp(lfirst(ln), c->device) == 0)
+			if (strcmp(lfirst(ln), DeviceText(c)) == 0)
 				break;
 			i++;
 		}
@@ -2395,7 +2407,7 @@ DescribeParticipants(const GpuJoinCounters *leader, List *workers)
 			list_nth_cell(counts, i)->int_value++;
 		else
 		{
-			names = lappend(names, (void *) c->device);
+			names = lappend(names, (void *) DeviceText(c));
 			counts = lappend_int(counts, 1);
 		}
 	}
@@ -2466,7 +2478,7 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	if (gpujoin_explain_device)
 		ExplainPropertyText("Device", node->gj_Workers != NIL ?
 							DescribeParticipants(&leader, node->gj_Workers) :
-							leader.device, es);
+							DeviceText(&leader), es);
 
 	if (!es->analyze)
 		return;

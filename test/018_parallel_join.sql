@@ -23,40 +23,13 @@ SET LOCAL client_min_messages = warning;
 
 SELECT current_setting('gpujoin.device') = 'gpu' AS on_gpu \gset
 
--- r (outer, 120000 rows) and s (inner, 20000 rows): keys repeated, NULL in
--- about 1 % of the rows of each side, key 7 on 2400 outer and 40 inner
--- rows, keys on one side only, NULL payloads; e is empty
-CREATE TABLE r (id int, k int4, k8 int8, t text, v float8);
-INSERT INTO r SELECT g,
-	CASE WHEN g % 97 = 0 THEN NULL WHEN g % 50 = 0 THEN 7 ELSE g % 30000 END,
-	CASE WHEN g % 101 = 0 THEN NULL ELSE g % 20000 END,
-	CASE WHEN g % 103 = 0 THEN NULL ELSE 'k' || (g % 25000) END,
-	CASE WHEN g % 11 = 0 THEN NULL ELSE g * 0.5 END
-	FROM generate_series(1, 120000) g;
-CREATE TABLE s (id int, k int4, k8 int8, t text, w numeric);
-INSERT INTO s SELECT g,
-	CASE WHEN g % 89 = 0 THEN NULL WHEN g % 500 = 0 THEN 7 ELSE (g * 3) % 45000 END,
-	CASE WHEN g % 83 = 0 THEN NULL ELSE g % 30000 END,
-	CASE WHEN g % 79 = 0 THEN NULL ELSE 'k' || (g % 35000) END,
-	CASE WHEN g % 13 = 0 THEN NULL ELSE g END
-	FROM generate_series(1, 20000) g;
-CREATE TABLE e (LIKE s);
-ANALYZE r, s, e;
+-- r (outer, 120000 rows) and s (inner, 20000 rows), e empty (helpers.psql)
+SELECT pg_temp.make_join_tables(120000, 20000);
 
 -- the queries: the join types that can run in parallel on each key, and a
 -- few shapes more; right and full joins, which cannot as they are (a right
 -- join can, as a left join with its sides swapped)
-CREATE TEMP TABLE q (name text PRIMARY KEY, sql text);
-INSERT INTO q
-SELECT format('%s join on %s', jt, key),
-	CASE jt
-		WHEN 'semi' THEN format('SELECT r.id, r.v FROM r WHERE EXISTS (SELECT 1 FROM s WHERE %s)', cond)
-		WHEN 'anti' THEN format('SELECT r.id, r.v FROM r WHERE NOT EXISTS (SELECT 1 FROM s WHERE %s)', cond)
-		ELSE format('SELECT r.id, r.v, s.id AS sid, s.w FROM r %s JOIN s ON %s', jt, cond)
-	END
-FROM (VALUES ('int4', 'r.k = s.k'), ('int8', 'r.k8 = s.k8'), ('text', 'r.t = s.t'),
-		('int4 and text', 'r.k = s.k AND r.t = s.t')) AS keys(key, cond),
-	unnest(ARRAY['inner', 'left', 'semi', 'anti']) AS jt;
+SELECT pg_temp.make_join_queries(ARRAY['inner', 'left', 'semi', 'anti']);
 INSERT INTO q VALUES
 	('inner join with a join filter',
 	 'SELECT r.id, s.id AS sid FROM r JOIN s ON r.k8 = s.k8 AND r.id < s.id'),

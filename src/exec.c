@@ -272,14 +272,26 @@ typedef struct GpuJoinShared
  *	gj_OuterMatched		per outer row of the chunk: matched (not inner joins)
  *	gj_InnerMatched		per inner row: matched (right and full joins)
  *	gj_FillPos			next row to consider in GJ_FILL_OUTER/GJ_FILL_INNER
+ *	gj_FillInOrder		left, full and anti joins whose matches come in the
+ *						order of their outer rows (NPHJ, BAND, NLJ) or, for a
+ *						merge join, of their keys: the unmatched outer rows
+ *						come out in their place, between the matches, as
+ *						PostgreSQL's own hash, nested-loop and merge joins
+ *						emit them (EmitNextMatch), not after the chunk's
  *	gj_OuterOrder		merge joins that emit unmatched outer rows: the
  *						outer rows in key order (NULL keys last), so that
  *						those rows come out in their place (EmitNextMatch)
- *	gj_OrderPos			next row of gj_OuterOrder to consider
+ *	gj_OrderPos			gj_FillInOrder: the position, in the order of the
+ *						matches (gj_OuterOrder, or the chunk's own), of
+ *						the next outer row to consider
  *	gj_Spec				what device contexts are created for: variant,
  *						materialization, device columns, round capacity
  *	gj_Device			kernels and device context
- *	gj_TableBuilt		the device context holds the inner table
+ *	gj_TableBuilt		the device context holds the table of the inner
+ *						batch as it is now (LoadInnerRelation clears it)
+ *	gj_InnerParams		the executor parameters (PARAM_EXEC) that the inner
+ *						side's key expressions read: when one changes, the
+ *						inner batch is read and built again (ReScanGpuJoin)
  *	gj_ChunkCounted		the device context has counted the current chunk
  *	gj_ChunkMatches		matches of the current chunk
  *	gj_NextMatch		number of the first match of the next round
@@ -309,7 +321,10 @@ typedef struct GpuJoinShared
  *	gj_Timing			measure phase times (EXPLAIN ANALYZE with TIMING);
  *						set on the first call, as ExecInitNode attaches
  *						the instrumentation after BeginCustomScan
- *	gj_Chunks ...		counters for EXPLAIN ANALYZE
+ *	gj_ScanChunks		outer chunks loaded since the node started or was
+ *						rescanned (a merge join allows one)
+ *	gj_Chunks ...		counters for EXPLAIN ANALYZE, summed over every
+ *						scan (loop) of the node
  *	gj_Ran				the node has run since it started or was rescanned
  *	gj_Runs				the times it has, in this process
  *	gj_Shared			a parallel node's shared memory (NULL when it runs
@@ -333,11 +348,13 @@ typedef struct GpuJoinState
 	bool	   *gj_OuterMatched;
 	bool	   *gj_InnerMatched;
 	int64		gj_FillPos;
+	bool		gj_FillInOrder;
 	int64	   *gj_OuterOrder;
 	int64		gj_OrderPos;
 	GjJoinSpec	gj_Spec;
 	GpuJoinDeviceContext gj_Device;
 	bool		gj_TableBuilt;
+	Bitmapset  *gj_InnerParams;
 	bool		gj_ChunkCounted;
 	int64		gj_ChunkMatches;
 	int64		gj_NextMatch;
@@ -357,6 +374,7 @@ typedef struct GpuJoinState
 	int64		gj_InnerFirst;
 	int64		gj_InnerCount;
 	bool		gj_Timing;
+	int64		gj_ScanChunks;
 	int64		gj_Chunks;
 	int64		gj_InnerRows;
 	int64		gj_OuterRows;
@@ -529,6 +547,17 @@ ToSideVarsMutator(Node *node, SideVarsContext *context)
 		return (Node *) var;
 	}
 	return expression_tree_mutator(node, ToSideVarsMutator, (void *) context);
+}
+
+/* Add the ids of the executor parameters (PARAM_EXEC) an expression reads */
+static bool
+ExecParamsWalker(Node *node, Bitmapset **paramids)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC)
+		*paramids = bms_add_member(*paramids, ((Param *) node)->paramid);
+	return expression_tree_walker(node, ExecParamsWalker, (void *) paramids);
 }
 
 /*
@@ -1053,6 +1082,7 @@ LoadInnerRelation(GpuJoinState *node)
 	GpuJoinSide *inner = &node->gj_Inner;
 
 	ResetSide(inner);
+	node->gj_TableBuilt = false;	/* the device's table is of the old batch */
 	node->gj_InnerMatched = NULL;	/* was in the batch's memory */
 	node->gj_PartStart = NULL;		/* likewise */
 	node->gj_NumParts = 1;
@@ -1385,6 +1415,7 @@ LoadOuterChunk(GpuJoinState *node)
 	ResetSide(outer);
 	node->gj_OuterMatched = NULL;	/* was in the batch's memory */
 	node->gj_OuterOrder = NULL;
+	node->gj_OrderPos = 0;
 	while (!outer->exhausted && outer->nrows < max_rows)
 	{
 		TupleTableSlot *slot = NextOuterRow(node);
@@ -1398,13 +1429,15 @@ LoadOuterChunk(GpuJoinState *node)
 	}
 	if (outer->nrows == 0)
 		return false;
-	if (node->gj_Strategy == GPUJOIN_STRATEGY_MERGE && node->gj_Chunks > 0)
+	/* a second chunk in one scan: more than GJ_MAX_ROWS outer rows */
+	if (node->gj_Strategy == GPUJOIN_STRATEGY_MERGE && node->gj_ScanChunks > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("outer relation of a GPU merge join has more than " INT64_FORMAT " rows",
 						outer->max_rows),
 				 errhint("Set gpujoin.enable_mergejoin = off to run this join as a GPU hash join.")));
 
+	node->gj_ScanChunks++;
 	node->gj_Chunks++;
 	node->gj_OuterRows += outer->nrows;
 	if (GJ_FILL_OUTER_NEEDED(node) || node->gj_JoinType == JOIN_SEMI)
@@ -1649,7 +1682,7 @@ FillScanSlot(GpuJoinState *node, TupleTableSlot *slot, int64 i)
 }
 
 static TupleTableSlot *EmitNextUnmatched(GpuJoinState *node, bool outer,
-										  const uint64 *limit);
+										  int64 limit);
 
 /*
  * GJ_EMIT: the next match of the round that passes the quals, projected;
@@ -1676,15 +1709,14 @@ EmitNextMatch(GpuJoinState *node)
 		}
 
 		/*
-		 * A merge join's output is in key order: the unmatched outer rows
-		 * with smaller keys than this match's come first.  Their matches, if
-		 * any, came before, so their flags are final.  (Only LEFT and ANTI
-		 * joins sort their outer rows, and both keep matched flags.)
+		 * The unmatched outer rows that come before this match's outer row,
+		 * in the order of the matches, come out first.  Their matches, if
+		 * any, came before, so their flags are final.  (Only joins that
+		 * emit unmatched outer rows fill in order, and all keep flags.)
 		 */
-		if (node->gj_OuterOrder != NULL)
+		if (node->gj_FillInOrder)
 		{
-			TupleTableSlot *slot = EmitNextUnmatched(node, true,
-													 &node->gj_Outer.keys[outer_row]);
+			TupleTableSlot *slot = EmitNextUnmatched(node, true, outer_row);
 
 			if (slot != NULL)
 				return slot;
@@ -1771,12 +1803,29 @@ SortOuterRows(GpuJoinState *node)
 }
 
 /*
+ * gj_FillInOrder: does outer row "row" come before the matches of outer row
+ * "match_row"?  By key for a merge join (NULL keys last), else by row.
+ */
+static inline bool
+OuterRowPrecedes(const GpuJoinState *node, int64 row, int64 match_row)
+{
+	const GpuJoinSide *side = &node->gj_Outer;
+
+	if (node->gj_OuterOrder == NULL)
+		return row < match_row;
+	if (side->keynulls != NULL && side->keynulls[row])
+		return false;
+	return side->keys[row] < side->keys[match_row];
+}
+
+/*
  * GJ_FILL_OUTER / GJ_FILL_INNER: the next row of one side that matched
  * nothing and passes the plan's qual, with the other side's columns NULL;
- * NULL when none is left
+ * NULL when none is left.  With gj_FillInOrder and a limit (the outer row
+ * of the match about to be emitted), only the outer rows before it.
  */
 static TupleTableSlot *
-EmitNextUnmatched(GpuJoinState *node, bool outer, const uint64 *limit)
+EmitNextUnmatched(GpuJoinState *node, bool outer, int64 limit)
 {
 	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
 	TupleTableSlot *scanslot = node->css.ss.ss_ScanTupleSlot;
@@ -1788,14 +1837,14 @@ EmitNextUnmatched(GpuJoinState *node, bool outer, const uint64 *limit)
 	{
 		int64		row;
 
-		if (outer && node->gj_OuterOrder != NULL)
+		if (outer && node->gj_FillInOrder)
 		{
-			/* in key order; with a limit, only the rows with smaller keys */
+			/* in the order of the matches, up to the limit */
 			if (node->gj_OrderPos >= side->nrows)
 				break;
-			row = node->gj_OuterOrder[node->gj_OrderPos];
-			if (limit != NULL &&
-				((side->keynulls != NULL && side->keynulls[row]) || side->keys[row] >= *limit))
+			row = node->gj_OuterOrder ? node->gj_OuterOrder[node->gj_OrderPos] :
+				node->gj_OrderPos;
+			if (limit >= 0 && !OuterRowPrecedes(node, row, limit))
 				break;
 			node->gj_OrderPos++;
 		}
@@ -1886,6 +1935,8 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 			 node->gj_Strategy == GPUJOIN_STRATEGY_MERGE ? GJ_MAX_ROWS : gpujoin_chunk_rows);
 	InitSide(node, &node->gj_Inner, inner_ps, num_outer_cols, needed, inner_args,
 			 key_clauses, codings, INNER_VAR, GJ_MAX_ROWS);
+	node->gj_InnerParams = NULL;
+	(void) ExecParamsWalker((Node *) inner_args, &node->gj_InnerParams);
 
 	/* theta joins: the comparisons, and the keys they need on each side */
 	node->gj_ThetaOps = palloc(sizeof(GjThetaOp) * node->gj_NumKeys);
@@ -1921,6 +1972,12 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	node->gj_Spec.nterms = node->gj_Outer.nterms;
 	for (int t = 0; t < node->gj_Spec.nterms; t++)
 		node->gj_Spec.ops[t] = node->gj_ThetaOps[t];
+	/* unmatched outer rows in their place, where the matches' order allows */
+	node->gj_FillInOrder = GJ_FILL_OUTER_NEEDED(node) &&
+		(node->gj_Strategy == GPUJOIN_STRATEGY_MERGE ||
+		 node->gj_Spec.variant == GJ_VARIANT_NPHJ ||
+		 node->gj_Spec.variant == GJ_VARIANT_BAND ||
+		 node->gj_Spec.variant == GJ_VARIANT_NLJ);
 	node->gj_Spec.max_matches = Max((int64) gpujoin_chunk_rows, GJ_MIN_ROUND_MATCHES);
 	node->gj_RoundMatches = node->gj_Spec.max_matches;
 
@@ -2073,7 +2130,7 @@ ExecGpuJoin(CustomScanState *css)
 
 			case GJ_FILL_OUTER:
 				{
-					TupleTableSlot *slot = EmitNextUnmatched(node, true, NULL);
+					TupleTableSlot *slot = EmitNextUnmatched(node, true, -1);
 
 					if (slot != NULL)
 						return slot;
@@ -2083,7 +2140,7 @@ ExecGpuJoin(CustomScanState *css)
 
 			case GJ_FILL_INNER:
 				{
-					TupleTableSlot *slot = EmitNextUnmatched(node, false, NULL);
+					TupleTableSlot *slot = EmitNextUnmatched(node, false, -1);
 
 					if (slot != NULL)
 						return slot;
@@ -2120,13 +2177,32 @@ EndGpuJoin(CustomScanState *css)
 /*
  * ReScanCustomScan callback
  *
- * As in ExecReScanHashJoin: when the inner side's parameters did not change,
- * the table stays and only the outer side starts over; otherwise the inner
- * side is read and built again.  A child whose parameters changed is
- * rescanned by its first ExecProcNode; the others we rescan here.
+ * What a scan leaves for the next one, and what each piece depends on:
  *
- * ExecReScan passes changed parameters down to lefttree and righttree only;
- * our children are in custom_ps, so we pass them on ourselves.
+ *	- the inner batch, its partitions and the device's table on it depend
+ *	  on the inner child's rows and on the inner key expressions, which
+ *	  this node evaluates itself: they are read and built again when the
+ *	  inner child has a changed parameter, when one of the parameters the
+ *	  inner keys read changed (gj_InnerParams; a lateral reference in the
+ *	  key, say, which the inner child knows nothing of), or when the last
+ *	  scan built no table on the batch it read (an empty inner side stops
+ *	  before the build, a scan stopped early may not have reached it);
+ *	  otherwise they stay, as in ExecReScanHashJoin, and the inner rows'
+ *	  matched flags (right and full joins) are cleared;
+ *	- the outer side (its batch, its partitions' tuplestores, its matched
+ *	  flags, the order of a merge join's unmatched rows) and the rounds of
+ *	  matches are always started over, as the outer child is rescanned;
+ *	- the join quals, the pushed-down quals and the projection are
+ *	  evaluated on each row and keep nothing;
+ *	- the EXPLAIN ANALYZE counters add up over the scans; what decides
+ *	  anything (gj_ScanChunks) counts the current scan alone.
+ *
+ * A child whose parameters changed is rescanned by its first ExecProcNode;
+ * the others we rescan here.  ExecReScan passes changed parameters down to
+ * lefttree and righttree only; our children are in custom_ps, so we pass
+ * them on ourselves.  The processes of a parallel join never rescan their
+ * node: a rescan of the Gather above runs the plan anew in new workers, and
+ * in the leader through here.
  */
 static void
 ReScanGpuJoin(CustomScanState *css)
@@ -2142,8 +2218,8 @@ ReScanGpuJoin(CustomScanState *css)
 		UpdateChangedParamSet(inner_ps, css->ss.ps.chgParam);
 	}
 
-	if (node->gj_JoinState == GJ_LOAD_INNER || inner_ps->chgParam != NULL ||
-		!node->gj_TableBuilt)
+	if (!node->gj_TableBuilt || inner_ps->chgParam != NULL ||
+		bms_overlap(css->ss.ps.chgParam, node->gj_InnerParams))
 	{
 		node->gj_JoinState = GJ_LOAD_INNER;
 		if (inner_ps->chgParam == NULL)
@@ -2158,21 +2234,20 @@ ReScanGpuJoin(CustomScanState *css)
 		node->gj_JoinState = GJ_LOAD_OUTER;
 	EndOuterParts(node);
 
-	/*
-	 * An empty inner side (no table built) went straight to GJ_DONE; it is
-	 * read again above, as its table was never built.
-	 */
 	ResetSide(&node->gj_Outer);
 	node->gj_OuterMatched = NULL;
+	node->gj_OuterOrder = NULL;
 	node->gj_Outer.exhausted = false;
 	/* a kept table starts over with no inner row matched */
 	if (node->gj_JoinState != GJ_LOAD_INNER && node->gj_InnerMatched != NULL)
 		memset(node->gj_InnerMatched, 0, node->gj_Inner.nrows);
+	node->gj_ScanChunks = 0;
 	node->gj_ChunkCounted = false;
 	node->gj_ChunkMatches = 0;
 	node->gj_NextMatch = 0;
 	node->gj_Round.nmatches = 0;
 	node->gj_RoundPos = 0;
+	node->gj_FillPos = 0;
 	if (outer_ps->chgParam == NULL)
 		ExecReScan(outer_ps);
 }

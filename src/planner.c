@@ -216,6 +216,34 @@ CarriesRecordVar(RelOptInfo *rel)
 }
 
 /*
+ * Does the join carry the row identity of an inherited or partitioned
+ * UPDATE, DELETE or MERGE target (a ROWID_VAR Var, appendinfo.c)?
+ *
+ * Such a Var stands for a different column in each partition and means
+ * something only where the partitions' rows are appended; a join above
+ * that Append passes it through.  PostgreSQL's own joins reach it in their
+ * children's target lists; a custom scan would have to hold it in its scan
+ * tuple's, where setrefs.c does not allow it (an assert-enabled server
+ * aborts) and EXPLAIN (VERBOSE) cannot name it ("bogus varno: -4").  Those
+ * joins stay PostgreSQL's; the joins below them, which do not carry the
+ * target, may still run on the GPU.
+ */
+static bool
+CarriesRowIdentityVar(RelOptInfo *joinrel)
+{
+	ListCell   *lc;
+
+	foreach(lc, joinrel->reltarget->exprs)
+	{
+		Node	   *expr = lfirst(lc);
+
+		if (IsA(expr, Var) && ((Var *) expr)->varno == ROWID_VAR)
+			return true;
+	}
+	return false;
+}
+
+/*
  * The binary operator clause of rinfo, if the device could evaluate it
  * between outerrel and innerrel: each argument computable from one side's
  * targetlist, nothing volatile, no subplans (the arguments are evaluated
@@ -1203,6 +1231,8 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 		return;					/* would need parameterized paths */
 	if (CarriesRecordVar(outerrel) || CarriesRecordVar(innerrel))
 		return;					/* EXPLAIN could not name its fields */
+	if (CarriesRowIdentityVar(joinrel))
+		return;					/* setrefs.c allows it in no custom scan */
 
 	/*
 	 * Split restrictlist into encodable key clauses and quals to recheck.

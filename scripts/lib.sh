@@ -11,6 +11,8 @@
 #   gj_cluster_start / gj_cluster_stop / gj_cluster_restart
 #   gj_psql ARGS...             psql against that cluster, stopping on errors
 #   gj_device_info              print gpujoin_device_info() of a new session
+#   gj_regress_suite            find or download PostgreSQL's own regression
+#                               suite for the server, build its C module
 #
 # The cluster runs as an unprivileged user (PostgreSQL refuses root): when
 # run as root, GJ_PGUSER (default gpujoin_test, created when missing);
@@ -23,10 +25,14 @@
 #                      Debian PostgreSQL 15 one, else pg_config on PATH)
 #   GJ_DEVICE          cpu | gpu | auto, passed to every test session as
 #                      gpujoin.device (default cpu: same results on any host)
-#   GJ_SKIP_INSTALL=1  never apt-get install; fail if something is missing
+#   GJ_SKIP_INSTALL=1  never apt-get (install, or source: gj_regress_suite
+#                      then takes the cache as it is); fail if something
+#                      is missing
 #   GJ_SKIP_BUILD=1    use the installed extension as it is
 #   GJ_PGUSER, GJ_PGPORT   cluster owner and port (default gpujoin_test, 55432)
 #   LD_LIBRARY_PATH    passed on to the server processes (GPU host: /opt/pglibs)
+#   GJ_CACHE           where downloaded sources are kept between runs
+#                      (default ${XDG_CACHE_HOME:-~/.cache}/gpujoin)
 
 GJ_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 GJ_PG_MAJOR=15
@@ -164,8 +170,9 @@ gj_device_options() {
 # The throwaway cluster
 #
 
-GJ_WORK=
-GJ_CLUSTER_DIR=
+# set by test/run for the scripts it runs (test/pg_suite.sh)
+GJ_WORK=${GJ_WORK:-}
+GJ_CLUSTER_DIR=${GJ_CLUSTER_DIR:-}
 
 # A scratch directory for this run (logs, the cluster), removed on exit
 # together with the cluster: call it first, it installs the EXIT trap
@@ -292,4 +299,149 @@ gj_device_info() {
 		SELECT * FROM gpujoin_device_info();
 		ROLLBACK;
 	SQL
+}
+
+#
+# PostgreSQL's own regression suite, from Debian's source package
+#
+
+# The cache of downloaded sources
+gj_cache_dir() {
+	printf '%s\n' "${GJ_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpujoin}"
+}
+
+# apt-get and apt-cache with a private configuration under $GJ_CACHE/apt
+# whose source entries are the deb-src twins of this machine's own deb
+# entries: the system's apt configuration and package lists stay as they are
+gj_apt_private() {
+	local tool=$1 dir
+	shift
+	dir=$(gj_cache_dir)/apt
+	"$tool" -q -o Dir::Etc::SourceList="$dir/sources.list" \
+		-o Dir::Etc::SourceParts="$dir/sources.list.d" \
+		-o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" \
+		-o Debug::NoLocking=true "$@"
+}
+
+# Write the private deb-src entries and fetch their indexes
+gj_apt_source_update() {
+	local dir f
+	dir=$(gj_cache_dir)/apt
+	rm -rf "$dir/sources.list.d"
+	mkdir -p "$dir/sources.list.d" "$dir/lists/partial" "$dir/cache/archives/partial"
+	: >"$dir/sources.list"
+	# one-line format: "deb [options] URI suite components" -> "deb-src ..."
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		sed -n -E 's/^[[:space:]]*deb[[:space:]]+/deb-src /p' "$f" >>"$dir/sources.list"
+	done
+	# deb822 format: every stanza's Types become deb-src
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		sed -E 's/^Types:.*/Types: deb-src/' "$f" >"$dir/sources.list.d/$(basename "$f")"
+	done
+	if [ ! -s "$dir/sources.list" ] && [ -z "$(ls -A "$dir/sources.list.d")" ]; then
+		gj_note "no apt sources on this machine to derive source entries from"
+		return 1
+	fi
+	gj_apt_private apt-get update >"$dir/update.log" 2>&1 || {
+		tail -n 5 "$dir/update.log" >&2
+		return 1
+	}
+}
+
+# The upstream version of the server, e.g. 15.18
+gj_server_version() {
+	"$PG_CONFIG" --version | sed -n -E 's/^PostgreSQL ([0-9]+\.[0-9]+).*/\1/p'
+}
+
+# Download Debian's source package postgresql-MAJOR=DEBVERSION and unpack its
+# src/test/regress into the cache as postgresql-UPSTREAM; false when apt
+# cannot get it
+gj_fetch_regress_source() {
+	local debver=$1 major=$2 cache upstream tarball
+	cache=$(gj_cache_dir)
+	upstream=$(printf '%s\n' "$debver" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')
+	[ -f "$cache/postgresql-$upstream/.complete" ] && return 0
+	gj_note "downloading Debian's source package postgresql-$major=$debver"
+	rm -rf "$cache/download"
+	mkdir -p "$cache/download"
+	if ! (cd "$cache/download" && gj_apt_private apt-get source --download-only \
+		"postgresql-$major=$debver" >"$cache/download/get.log" 2>&1); then
+		gj_note "apt-get source postgresql-$major=$debver failed: $(grep -m 1 -E '^E:' "$cache/download/get.log" || tail -n 1 "$cache/download/get.log")"
+		return 1
+	fi
+	tarball=$(ls "$cache/download/postgresql-${major}_$upstream.orig.tar."* 2>/dev/null | head -n 1)
+	[ -n "$tarball" ] || { gj_note "no upstream tarball in postgresql-$major=$debver"; return 1; }
+	rm -rf "$cache/postgresql-$upstream"
+	mkdir -p "$cache/postgresql-$upstream"
+	tar xf "$tarball" -C "$cache/postgresql-$upstream" --strip-components=1 \
+		"postgresql-$upstream/src/test/regress" || { gj_note "cannot unpack $tarball"; return 1; }
+	rm -rf "$cache/download"
+	touch "$cache/postgresql-$upstream/.complete"
+}
+
+# Find PostgreSQL's regression suite for the server's version in the cache,
+# or download it from Debian's source package (the nearest version of the
+# same major when that exact one is not served; it says which); then build
+# the suite's C module (regress.so) against the server.  Sets GJ_REGRESS_SRC
+# (src/test/regress of that source) and GJ_REGRESS_DLPATH (regress.so, with
+# the server's autoinc.so and refint.so beside it, as the suite expects).
+gj_regress_suite() {
+	local cache want major minor have candidates debver dir f
+	cache=$(gj_cache_dir)
+	# the server's own version (its package may differ from pg_config's)
+	want=$("$PG_BINDIR/postgres" --version | sed -n -E 's/.*\(PostgreSQL\) ([0-9]+\.[0-9]+).*/\1/p')
+	[ -n "$want" ] || gj_die "cannot tell the server's version from $PG_BINDIR/postgres --version"
+	major=${want%%.*}
+	minor=${want#*.}
+
+	have=
+	if [ -f "$cache/postgresql-$want/.complete" ]; then
+		have=$want
+	elif [ "${GJ_SKIP_INSTALL:-0}" != 1 ] && command -v apt-get >/dev/null 2>&1 &&
+		gj_apt_source_update; then
+		# the versions apt can get, nearest minor release first
+		candidates=$(gj_apt_private apt-cache showsrc "postgresql-$major" 2>/dev/null |
+			sed -n 's/^Version: //p' | sort -u |
+			awk -F'[.-]' -v minor="$minor" '{ d = $2 - minor; if (d < 0) d = -d; print d, $0 }' |
+			sort -k1,1n -k2,2r | cut -d' ' -f2)
+		for debver in $candidates; do
+			if gj_fetch_regress_source "$debver" "$major"; then
+				have=$(printf '%s\n' "$debver" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')
+				break
+			fi
+		done
+	fi
+	if [ -z "$have" ]; then
+		# no network (a GPU host): the nearest cached version of the same major
+		have=$(for d in "$cache/postgresql-$major".*/.complete; do
+			[ -f "$d" ] || continue
+			v=$(basename "$(dirname "$d")")
+			v=${v#postgresql-}
+			m=${v#*.}
+			echo "$(( m > minor ? m - minor : minor - m )) $v"
+		done | sort -n | head -n 1 | cut -d' ' -f2)
+		[ -n "$have" ] || gj_die "PostgreSQL $want's regression suite is neither in $cache nor downloadable (Debian's source package postgresql-$major, through apt-get source)"
+	fi
+	[ "$have" = "$want" ] ||
+		gj_note "the server is PostgreSQL $want; using the regression suite of $have, the nearest version whose source could be had"
+
+	dir=$cache/postgresql-$have/src/test/regress
+	GJ_REGRESS_SRC=$dir
+	GJ_REGRESS_DLPATH=$cache/postgresql-$have/dlpath-$want
+	if [ ! -f "$GJ_REGRESS_DLPATH/regress.so" ]; then
+		mkdir -p "$GJ_REGRESS_DLPATH"
+		printf 'MODULES = regress\noverride with_llvm = no\nPGXS := $(shell $(PG_CONFIG) --pgxs)\ninclude $(PGXS)\n' >"$GJ_REGRESS_DLPATH/Makefile"
+		cp "$dir/regress.c" "$GJ_REGRESS_DLPATH/"
+		make -C "$GJ_REGRESS_DLPATH" PG_CONFIG="$PG_CONFIG" >"$GJ_REGRESS_DLPATH/build.log" 2>&1 || {
+			tail -n 20 "$GJ_REGRESS_DLPATH/build.log" >&2
+			gj_die "cannot build the regression suite's regress.so"
+		}
+	fi
+	for f in autoinc refint; do
+		ln -sf "$("$PG_CONFIG" --pkglibdir)/$f.so" "$GJ_REGRESS_DLPATH/$f.so"
+	done
+	export GJ_REGRESS_SRC GJ_REGRESS_DLPATH
+	gj_note "PostgreSQL $have's regression suite: $GJ_REGRESS_SRC"
 }

@@ -229,7 +229,7 @@ SELECT lives_ok('EXPLAIN (VERBOSE, COSTS OFF) ' || :'update3', 'UPDATE ... FROM 
 SELECT matches(pg_temp.plan_verbose(:'merge'), 'Output: .*t_1\.tableoid, t_1\.ctid',
 	'MERGE: EXPLAIN VERBOSE names the row identity');
 SELECT doesnt_match(pg_temp.plan(:'merge'), 'Gpu', 'MERGE: the join carrying the row identity is PostgreSQL''s');
-SELECT matches(pg_temp.plan_verbose(:'update3'), 'Custom Scan \(GpuHashJoin\)[\s\S]*Hash Cond: \(s\.sid = p\.oid_\)',
+SELECT matches(pg_temp.plan_verbose(:'update3'), 'Custom Scan \(Gpu(Hash|Merge)Join\)[\s\S]*(Hash|Merge) Cond: \(s\.sid = p\.oid_\)',
 	'UPDATE ... FROM a join: that join runs on the GPU');
 SELECT is(pg_temp.effect(:'merge'), (SELECT digest FROM dml_expected WHERE name = 'merge'), 'MERGE: PostgreSQL''s effect');
 SELECT is(pg_temp.effect(:'update'), (SELECT digest FROM dml_expected WHERE name = 'update'), 'UPDATE ... FROM: PostgreSQL''s effect');

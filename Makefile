@@ -21,6 +21,7 @@ OBJS = \
 	src/keys.o \
 	src/calibrate.o \
 	src/device.o \
+	src/setup.o \
 	cuda/context_cpu.o \
 	cuda/hash_join_cpu.o \
 	cuda/materialize_cpu.o \
@@ -30,7 +31,7 @@ OBJS = \
 	cuda/band_join_cpu.o \
 	cuda/theta_nlj_cpu.o
 
-REGRESS = hash_join rescan settings variants theta join_types
+REGRESS = create_extension hash_join rescan settings variants theta join_types
 REGRESS_OPTS = --inputdir=. --load-extension=gpujoin
 
 include cuda/config.mk

@@ -3,6 +3,26 @@
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION gpujoin" to load this file. \quit
 
+-- Every new session of this database loads gpujoin (its planner hook), so
+-- that CREATE EXTENSION is all it takes: gpujoin_setup_database() adds it to
+-- the database's session_preload_libraries, unless every session loads it
+-- already, and says so in a NOTICE.  What it changed is kept here, one row
+-- (none when nothing changed), for DROP EXTENSION gpujoin to put the setting
+-- back (src/setup.c).
+CREATE TABLE gpujoin_database_settings (
+	had_setting boolean NOT NULL,	-- the database had a session_preload_libraries of its own
+	before text,					-- its value then
+	after text NOT NULL				-- the value CREATE EXTENSION set
+);
+COMMENT ON TABLE gpujoin_database_settings IS
+	'What CREATE EXTENSION gpujoin changed in this database''s session_preload_libraries; DROP EXTENSION gpujoin puts it back';
+CREATE FUNCTION gpujoin_setup_database(OUT had_setting boolean, OUT before text, OUT after text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'gpujoin_setup_database'
+LANGUAGE C VOLATILE;
+INSERT INTO gpujoin_database_settings SELECT * FROM gpujoin_setup_database();
+DROP FUNCTION gpujoin_setup_database();
+
 -- The device gpujoin uses in this session, or one row saying there is none.
 -- Probing initializes CUDA in the calling backend (never in the postmaster),
 -- once gpujoin.max_gpu_backends allows it.  gpu_backends: the backends that

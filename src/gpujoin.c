@@ -331,4 +331,5 @@ _PG_init(void)
 
 	GpuJoinInitExecutor();
 	GpuJoinInitPlanner();
+	GpuJoinInitSetup();
 }

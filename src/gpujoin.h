@@ -11,6 +11,7 @@
  *	exec.c		the GpuJoin custom scan: state machine, batches, EXPLAIN
  *	keys.c		join key encoding into the kernels' uint64 keys
  *	device.c	kernel table choice, device contexts, errors, device info
+ *	setup.c		what CREATE/DROP EXTENSION change in the database's settings
  *
  * IDENTIFICATION
  *	  src/gpujoin.h
@@ -193,6 +194,9 @@ typedef enum GpuJoinExprsIndex
 
 /* planner.c */
 extern void GpuJoinInitPlanner(void);
+
+/* setup.c */
+extern void GpuJoinInitSetup(void);
 
 /* exec.c */
 extern CustomScanMethods gpujoin_hash_scan_methods;

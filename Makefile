@@ -18,6 +18,11 @@ OBJS = \
 	src/gpujoin.o \
 	src/planner.o \
 	src/exec.o \
+	src/exec_batch.o \
+	src/exec_partition.o \
+	src/exec_emit.o \
+	src/exec_explain.o \
+	src/exec_parallel.o \
 	src/keys.o \
 	src/calibrate.o \
 	src/device.o \

@@ -8,7 +8,8 @@
  *
  *	gpujoin.c	_PG_init, settings
  *	planner.c	the join hook, clause analysis, costs, CustomPath -> CustomScan
- *	exec.c		the GpuJoin custom scan: state machine, batches, EXPLAIN
+ *	exec*.c		the GpuJoin custom scan (exec.h lists its files): state
+ *				machine, batches, partitions, emission, EXPLAIN, parallel
  *	keys.c		join key encoding into the kernels' uint64 keys
  *	device.c	kernel table choice, device contexts, errors, device info
  *	setup.c		what CREATE/DROP EXTENSION change in the database's settings

@@ -1,0 +1,351 @@
+/*-------------------------------------------------------------------------
+ *
+ * exec.h
+ *	  The GpuJoin custom scan's executor state, shared by the src/exec*.c files
+ *
+ * The node is in six files, each with its own part of the node's state
+ * (GpuJoinState, exec.h):
+ *
+ *   exec.c            the node's callbacks, the state machine, rescans, and
+ *                     the device steps (build, count, retrieve, and the
+ *                     switch to the CPU twin)
+ *   exec_batch.c      reading a side into a column batch: its columns and
+ *                     its join keys
+ *   exec_partition.c  partitioned hash joins: the inner batch split by key,
+ *                     the outer side into one tuplestore per partition
+ *   exec_emit.c       emitting rows: matched pairs, unmatched rows, in order
+ *   exec_explain.c    EXPLAIN, and the counters it shows
+ *   exec_parallel.c   parallel GPU joins: the counters the workers leave in
+ *                     the node's dynamic shared memory
+ *
+ * IDENTIFICATION
+ *	  src/exec.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUJOIN_EXEC_H
+#define GPUJOIN_EXEC_H
+
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "commands/explain.h"
+#include "gpujoin.h"
+#include "nodes/execnodes.h"
+#include "storage/spin.h"
+#include "utils/tuplestore.h"
+
+/*
+ * States of the ExecGpuJoin state machine
+ */
+#define GJ_LOAD_INNER		1
+#define GJ_BUILD			2
+#define GJ_LOAD_OUTER		3
+#define GJ_PROBE			4
+#define GJ_RETRIEVE			5
+#define GJ_EMIT				6
+#define GJ_FILL_OUTER		7
+#define GJ_FILL_INNER		8
+#define GJ_DONE				9
+#define GJ_PARTITION_OUTER	10
+
+/* Join types that emit outer rows without a match (NULL-extended for LEFT/FULL) */
+#define GJ_FILL_OUTER_NEEDED(node) \
+	((node)->gj_JoinType == JOIN_LEFT || (node)->gj_JoinType == JOIN_FULL || \
+	 (node)->gj_JoinType == JOIN_ANTI)
+/* Join types that emit inner rows without a match, NULL-extended */
+#define GJ_FILL_INNER_NEEDED(node) \
+	((node)->gj_JoinType == JOIN_RIGHT || (node)->gj_JoinType == JOIN_FULL)
+
+/* First allocation of a column batch, in rows; it doubles from there */
+#define GJ_INITIAL_BATCH_ROWS	1024
+
+/* Smallest round of matches, so tiny chunks do not mean tiny rounds */
+#define GJ_MIN_ROUND_MATCHES	1024
+
+/*
+ * A column of one side that is referenced above the join
+ *
+ *	attno			its attribute number in the child's tuple (1-based)
+ *	scan_att		its position in the scan tuple (0-based)
+ *	typlen/typbyval	its type's storage
+ *	device			its index among the side's device columns, or -1
+ *	host			its index among the side's host columns, or -1
+ */
+typedef struct GpuJoinColumn
+{
+	AttrNumber	attno;
+	int			scan_att;
+	int16		typlen;
+	bool		typbyval;
+	int			device;
+	int			host;
+} GpuJoinColumn;
+
+/*
+ * One side of the join: its child plan, how its rows are read, and the
+ * column batch holding the rows read so far (all of the inner side, or the
+ * current chunk of the outer side)
+ *
+ *	ps				child plan state
+ *	ncolumns		columns referenced above the join, described by
+ *	columns			... one GpuJoinColumn each
+ *	ndevice			device columns among them (at most GJ_MAX_COLUMNS)
+ *	nhost			host columns among them
+ *	maxattno		highest attribute to deform from the child's slot
+ *	key_exprs		per join key, the expression over the child's tuple, or
+ *					NULL when key_attnos gives a plain column
+ *	key_codings		per join key, how its value is encoded (keys.c)
+ *	key_hash		per join key, its hash function when hashed
+ *	key_collations	per join key, the clause's input collation
+ *	max_rows		rows a batch may hold (chunk size, or GJ_MAX_ROWS)
+ *	cxt				memory of the batch: arrays and by-reference values
+ *	nrows/capacity	rows in the batch and rows allocated
+ *	device_values	per device column, nrows packed values
+ *	device_nulls	per device column, 1 where NULL; NULL until the first NULL
+ *	host_values/host_isnull	per host column, one Datum and flag per row
+ *	keys			packed join key per row (theta joins: see AppendThetaKeys)
+ *	keynulls		1 where a key is NULL; NULL until the first NULL key
+ *	wants_keys_hi	BAND, outer side: keys_hi is kept
+ *	nterms			NLJ: comparisons, each with a terms array
+ *	keys_hi			BAND, outer side: the upper bound of each row's range
+ *	terms			NLJ: per comparison, the encoded value of each row
+ *	term_nulls		NLJ: per comparison, 1 where NULL; NULL until the first
+ *	exhausted		the child has returned its last row
+ */
+typedef struct GpuJoinSide
+{
+	PlanState  *ps;
+	int			ncolumns;
+	GpuJoinColumn *columns;
+	int			ndevice;
+	int			nhost;
+	AttrNumber	maxattno;
+	ExprState **key_exprs;
+	AttrNumber *key_attnos;
+	GpuJoinKeyCoding *key_codings;
+	FmgrInfo   *key_hash;
+	Oid		   *key_collations;
+	int64		max_rows;
+	MemoryContext cxt;
+	int64		nrows;
+	int64		capacity;
+	char	   *device_values[GJ_MAX_COLUMNS];
+	uint8	   *device_nulls[GJ_MAX_COLUMNS];
+	Datum	  **host_values;
+	bool	  **host_isnull;
+	uint64	   *keys;
+	uint8	   *keynulls;
+	bool		wants_keys_hi;
+	int			nterms;
+	uint64	   *keys_hi;
+	uint64	   *terms[GJ_MAX_TERMS];
+	uint8	   *term_nulls[GJ_MAX_TERMS];
+	bool		exhausted;
+} GpuJoinSide;
+
+/*
+ * One process's account of its runs of a GpuJoin node, for EXPLAIN ANALYZE
+ * (GpuJoinCollectCounters): what the node's counters and device context say, and
+ * the Device line that process would show.  processes counts its runs (a
+ * rescan starts another), as participants of a parallel join.
+ */
+typedef struct GpuJoinCounters
+{
+	int			processes;
+	int			num_parts;
+	int64		chunks;
+	int64		inner_rows;
+	int64		outer_rows;
+	int64		matches;
+	double		load_ms;
+	double		emit_ms;
+	GjStats		stats;
+	char		device[160];
+} GpuJoinCounters;
+
+/*
+ * The dynamic shared memory of a parallel GpuJoin node: a slot per planned
+ * worker, by ParallelWorkerNumber, filled when that worker shuts the node
+ * down (processes 0 until then, and again once the leader took it)
+ */
+typedef struct GpuJoinShared
+{
+	slock_t		mutex;
+	int			nworkers;
+	GpuJoinCounters workers[FLEXIBLE_ARRAY_MEMBER];
+} GpuJoinShared;
+
+/*
+ * GpuJoinState: executor state of a GpuJoin custom scan
+ *
+ *	gj_JoinState		current state of ExecGpuJoin state machine
+ *	gj_Outer, gj_Inner	the two sides
+ *	gj_NumKeys			join key clauses evaluated on the device
+ *	gj_KeyBits			bits of each key in the packed key
+ *	gj_KeyExact			packed keys compare exactly (else: hashed)
+ *	gj_ThetaOps			theta joins: per key clause, inner OP outer
+ *	gj_JoinQual			quals rechecked on each matched pair, or NULL
+ *	gj_Strategy			hash (chunked outer) or merge (whole outer, sorted)
+ *	gj_JoinType			inner, left, right, full, semi or anti
+ *	gj_OuterMatched		per outer row of the chunk: matched (not inner joins)
+ *	gj_InnerMatched		per inner row: matched (right and full joins)
+ *	gj_FillPos			next row to consider in GJ_FILL_OUTER/GJ_FILL_INNER
+ *	gj_FillInOrder		left, full and anti joins whose matches come in the
+ *						order of their outer rows (NPHJ, BAND, NLJ) or, for a
+ *						merge join, of their keys: the unmatched outer rows
+ *						come out in their place, between the matches, as
+ *						PostgreSQL's own hash, nested-loop and merge joins
+ *						emit them (GpuJoinEmitNextMatch), not after the chunk's
+ *	gj_OuterOrder		merge joins that emit unmatched outer rows: the
+ *						outer rows in key order (NULL keys last), so that
+ *						those rows come out in their place (GpuJoinEmitNextMatch)
+ *	gj_OrderPos			gj_FillInOrder: the position, in the order of the
+ *						matches (gj_OuterOrder, or the chunk's own), of
+ *						the next outer row to consider
+ *	gj_Spec				what device contexts are created for: variant,
+ *						materialization, device columns, round capacity
+ *	gj_Device			kernels and device context
+ *	gj_TableBuilt		the device context holds the table of the inner
+ *						batch as it is now (GpuJoinLoadInner clears it)
+ *	gj_InnerParams		the executor parameters (PARAM_EXEC) that the inner
+ *						side's key expressions read: when one changes, the
+ *						inner batch is read and built again (ReScanGpuJoin)
+ *	gj_ChunkCounted		the device context has counted the current chunk
+ *	gj_ChunkMatches		matches of the current chunk
+ *	gj_NextMatch		number of the first match of the next round
+ *	gj_Round			the current round of matches
+ *	gj_RoundPos			next match of the round to emit
+ *	gj_CpuParts			times the join ran out of device memory and went
+ *						on on the CPU twin: once for an unpartitioned
+ *						join, which stays there; once per partition for
+ *						a partitioned one, whose next partition starts
+ *						on the GPU again
+ *	gj_OnFallback		the device context is the CPU twin's that took over
+ *						after the device ran out of memory (SwitchToCpu),
+ *						not the one the join chose
+ *	gj_FellBackFrom		what it took over from, for EXPLAIN
+ *	gj_NumParts			partitions of a partitioned hash join; 1: none
+ *	gj_Part				the partition being joined
+ *	gj_PartStart		partition p's inner rows are gj_PartStart[p] up to
+ *						gj_PartStart[p + 1]; NULL keys come after the last
+ *	gj_OuterParts		per partition, its outer rows (a tuplestore each)
+ *	gj_PartSlot			slot the outer rows are read back into
+ *	gj_PartCxt			memory of the above, reset for each partitioning
+ *	gj_ChunkRows		the outer side's chunk as the node started (a
+ *						partitioned join may lower it)
+ *	gj_RoundMatches		matches per round as the node started (likewise)
+ *	gj_InnerFirst/gj_InnerCount	the inner rows the device sees: a partition,
+ *						or all of them
+ *	gj_Timing			measure phase times (EXPLAIN ANALYZE with TIMING);
+ *						set on the first call, as ExecInitNode attaches
+ *						the instrumentation after BeginCustomScan
+ *	gj_ScanChunks		outer chunks loaded since the node started or was
+ *						rescanned (a merge join allows one)
+ *	gj_Chunks ...		counters for EXPLAIN ANALYZE, summed over every
+ *						scan (loop) of the node
+ *	gj_Ran				the node has run since it started or was rescanned
+ *	gj_Runs				the times it has, in this process
+ *	gj_Shared			a parallel node's shared memory (NULL when it runs
+ *						in one process)
+ *	gj_Workers			the leader: the counters the workers left there,
+ *						a List of GpuJoinCounters
+ */
+typedef struct GpuJoinState
+{
+	CustomScanState css;
+	int			gj_JoinState;
+	GpuJoinSide gj_Outer;
+	GpuJoinSide gj_Inner;
+	int			gj_NumKeys;
+	int		   *gj_KeyBits;
+	GjThetaOp  *gj_ThetaOps;
+	bool		gj_KeyExact;
+	ExprState  *gj_JoinQual;
+	GpuJoinStrategy gj_Strategy;
+	JoinType	gj_JoinType;
+	bool	   *gj_OuterMatched;
+	bool	   *gj_InnerMatched;
+	int64		gj_FillPos;
+	bool		gj_FillInOrder;
+	int64	   *gj_OuterOrder;
+	int64		gj_OrderPos;
+	GjJoinSpec	gj_Spec;
+	GpuJoinDeviceContext gj_Device;
+	bool		gj_TableBuilt;
+	Bitmapset  *gj_InnerParams;
+	bool		gj_ChunkCounted;
+	int64		gj_ChunkMatches;
+	int64		gj_NextMatch;
+	GjMatchRound gj_Round;
+	int64		gj_RoundPos;
+	int			gj_CpuParts;
+	bool		gj_OnFallback;
+	const char *gj_FellBackFrom;
+	int			gj_NumParts;
+	int			gj_Part;
+	int64	   *gj_PartStart;
+	Tuplestorestate **gj_OuterParts;
+	TupleTableSlot *gj_PartSlot;
+	MemoryContext gj_PartCxt;
+	int64		gj_ChunkRows;
+	int64		gj_RoundMatches;
+	int64		gj_InnerFirst;
+	int64		gj_InnerCount;
+	bool		gj_Timing;
+	int64		gj_ScanChunks;
+	int64		gj_Chunks;
+	int64		gj_InnerRows;
+	int64		gj_OuterRows;
+	int64		gj_Matches;
+	double		gj_LoadMs;
+	double		gj_EmitMs;
+	bool		gj_Ran;
+	int			gj_Runs;
+	GpuJoinShared *gj_Shared;
+	List	   *gj_Workers;
+} GpuJoinState;
+
+/* exec.c */
+extern const GjKernels *GpuJoinNodeKernels(GpuJoinState *node);
+
+/* exec_batch.c */
+extern void GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps,
+							int scan_offset, Bitmapset *needed, List *key_args,
+							List *key_clauses, List *codings, int varno, int64 max_rows);
+extern void GpuJoinSpecColumns(const GpuJoinSide *side, int32_t *ncolumns, int32_t *widths);
+extern void GpuJoinResetSide(GpuJoinSide *side);
+extern bool GpuJoinRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot,
+						  uint64 *key);
+extern GjBatch GpuJoinSideBatch(const GpuJoinSide *side, GjColumn *columns, int64 first,
+								int64 nrows);
+extern void GpuJoinLoadInner(GpuJoinState *node);
+extern bool GpuJoinLoadOuterChunk(GpuJoinState *node);
+
+/* exec_partition.c */
+extern void GpuJoinPlanPartitions(GpuJoinState *node);
+extern void GpuJoinPartitionOuter(GpuJoinState *node);
+extern bool GpuJoinNextPartition(GpuJoinState *node);
+extern void GpuJoinEndOuterParts(GpuJoinState *node);
+extern TupleTableSlot *GpuJoinNextOuterRow(GpuJoinState *node);
+
+/* exec_emit.c */
+extern TupleTableSlot *GpuJoinEmitNextMatch(GpuJoinState *node);
+extern TupleTableSlot *GpuJoinEmitNextUnmatched(GpuJoinState *node, bool outer, int64 limit);
+extern void GpuJoinSortOuterRows(GpuJoinState *node);
+
+/* exec_explain.c */
+extern void GpuJoinCollectCounters(GpuJoinState *node, GpuJoinCounters *c);
+extern void ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es);
+
+/* exec_parallel.c */
+extern Size EstimateGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt);
+extern void InitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt,
+								 void *coordinate);
+extern void ReInitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt,
+								   void *coordinate);
+extern void InitializeGpuJoinWorker(CustomScanState *css, shm_toc *toc,
+									void *coordinate);
+extern void ShutdownGpuJoin(CustomScanState *css);
+
+#endif							/* GPUJOIN_EXEC_H */

@@ -1,0 +1,682 @@
+/*-------------------------------------------------------------------------
+ *
+ * exec_batch.c
+ *	  Reading a side of a GpuJoin into a column batch: its columns and join keys
+ *
+ * A column batch keeps, for each side, only the columns referenced above the
+ * join (targetlist and quals).  Fixed-width pass-by-value columns (int2/4/8,
+ * float4/8, date, timestamp, bool, ...) are "device columns": packed arrays
+ * of their 1, 2, 4 or 8 bytes that travel to the device, where the chosen
+ * variant (NPHJ, PHJ or SMJ) materializes them for every match, by GFTR or
+ * GFUR (Wu et al. 2025, §4); the matched values come back column
+ * by column.  The other columns (text, numeric, ...) are "host columns":
+ * arrays of Datums, by-reference values copied into the batch's memory
+ * context (the child's slot is reused for its next row), reached through
+ * the row numbers the device returns with each match.
+ *
+ * The inner side is read whole (GpuJoinLoadInner), the outer side a chunk
+ * at a time (GpuJoinLoadOuterChunk, from its plan or from a partition's
+ * tuplestore); each row's join keys are packed into one uint64 (keys.c), or
+ * for a theta join into the ranges or terms the theta kernels compare.
+ *
+ * IDENTIFICATION
+ *	  src/exec_batch.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/tupmacs.h"
+#include "executor/executor.h"
+#include "exec.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+/*
+ * NLJ outer chunks: at most this many comparisons (rows x inner rows x
+ * terms) per chunk on the GPU, about 0.1 s at the H200's rate (theta_nlj.cu
+ * does 2^35 in some 10 ms), and on the CPU twin (about 0.1 s at 10^9 a
+ * second); but never fewer rows than GPUJOIN_NLJ_MIN_CHUNK_ROWS, as each
+ * chunk has a fixed cost
+ */
+#define GPUJOIN_NLJ_CHUNK_COMPARISONS		((double) (INT64CONST(1) << 38))
+#define GPUJOIN_NLJ_CPU_CHUNK_COMPARISONS	((double) (INT64CONST(1) << 27))
+#define GPUJOIN_NLJ_MIN_CHUNK_ROWS			64
+
+/*
+ * Rewrite the INDEX_VAR references of a key expression (setrefs.c made them
+ * point into the scan tuple) into references to one child's tuple
+ */
+typedef struct SideVarsContext
+{
+	int			scan_offset;	/* the side's first scan tuple column - 1 */
+	int			natts;			/* columns of the side */
+	int			varno;			/* OUTER_VAR or INNER_VAR */
+} SideVarsContext;
+
+static Node *
+ToSideVarsMutator(Node *node, SideVarsContext *context)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var) && ((Var *) node)->varno == INDEX_VAR)
+	{
+		Var		   *var = (Var *) copyObject(node);
+
+		var->varattno -= context->scan_offset;
+		if (var->varattno < 1 || var->varattno > context->natts)
+			elog(ERROR, "gpujoin: join key refers to the other side of the join");
+		var->varno = context->varno;
+		return (Node *) var;
+	}
+	return expression_tree_mutator(node, ToSideVarsMutator, (void *) context);
+}
+
+/*
+ * Set up one side: which of its columns to keep and where, how to compute
+ * its keys
+ *
+ * needed holds the scan tuple columns referenced above the join, offset by
+ * FirstLowInvalidHeapAttributeNumber as pull_varattnos leaves them.
+ */
+void
+GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, int scan_offset,
+		 Bitmapset *needed, List *key_args, List *key_clauses, List *codings,
+		 int varno, int64 max_rows)
+{
+	List	   *tlist = ps->plan->targetlist;
+	int			natts = list_length(tlist);
+	int			nkeys = list_length(key_args);
+	SideVarsContext context;
+	int			i;
+
+	side->ps = ps;
+	side->max_rows = max_rows;
+	side->columns = palloc(sizeof(GpuJoinColumn) * Max(natts, 1));
+	side->ncolumns = 0;
+	side->ndevice = 0;
+	side->nhost = 0;
+	side->maxattno = 0;
+
+	for (i = 1; i <= natts; i++)
+	{
+		TargetEntry *tle = list_nth_node(TargetEntry, tlist, i - 1);
+		GpuJoinColumn *col = &side->columns[side->ncolumns];
+
+		if (!bms_is_member(scan_offset + i - FirstLowInvalidHeapAttributeNumber, needed))
+			continue;
+		col->attno = i;
+		col->scan_att = scan_offset + i - 1;
+		get_typlenbyval(exprType((Node *) tle->expr), &col->typlen, &col->typbyval);
+
+		/* fixed-width pass-by-value columns go to the device, as raw bytes */
+		if (col->typbyval && side->ndevice < GJ_MAX_COLUMNS &&
+			(col->typlen == 1 || col->typlen == 2 || col->typlen == 4 || col->typlen == 8))
+		{
+			col->device = side->ndevice++;
+			col->host = -1;
+		}
+		else
+		{
+			col->device = -1;
+			col->host = side->nhost++;
+		}
+		side->maxattno = i;
+		side->ncolumns++;
+	}
+
+	context.scan_offset = scan_offset;
+	context.natts = natts;
+	context.varno = varno;
+	side->key_exprs = palloc0(sizeof(ExprState *) * Max(nkeys, 1));
+	side->key_attnos = palloc0(sizeof(AttrNumber) * Max(nkeys, 1));
+	side->key_codings = palloc0(sizeof(GpuJoinKeyCoding) * Max(nkeys, 1));
+	side->key_hash = palloc0(sizeof(FmgrInfo) * Max(nkeys, 1));
+	side->key_collations = palloc0(sizeof(Oid) * Max(nkeys, 1));
+	if (list_length(codings) != 4 * nkeys)
+		elog(ERROR, "gpujoin: %d key codings for %d key clauses",
+			 list_length(codings), nkeys);
+	for (i = 0; i < nkeys; i++)
+	{
+		Expr	   *arg = (Expr *) ToSideVarsMutator(list_nth(key_args, i), &context);
+		Expr	   *stripped = arg;
+		int			first = 4 * i + (varno == OUTER_VAR ? 0 : 2);
+		GpuJoinKeyCoding *coding = &side->key_codings[i];
+
+		coding->kind = (GpuJoinKeyKind) list_nth_int(codings, first);
+		coding->arg = list_nth_int(codings, first + 1);
+		if (coding->kind <= GPUJOIN_KEY_NONE || coding->kind > GPUJOIN_KEY_HASHED)
+			elog(ERROR, "gpujoin: join key %d has no coding", i + 1);
+		if (coding->kind == GPUJOIN_KEY_HASHED)
+			fmgr_info((Oid) coding->arg, &side->key_hash[i]);
+		side->key_collations[i] = list_nth_node(OpExpr, key_clauses, i)->inputcollid;
+
+		/* a plain column (or a binary-compatible relabeling of one) is read directly */
+		while (IsA(stripped, RelabelType))
+			stripped = ((RelabelType *) stripped)->arg;
+		if (IsA(stripped, Var))
+		{
+			side->key_attnos[i] = ((Var *) stripped)->varattno;
+			side->maxattno = Max(side->maxattno, side->key_attnos[i]);
+		}
+		else
+			side->key_exprs[i] = ExecInitExpr(arg, &node->css.ss.ps);
+	}
+
+	if (varno == OUTER_VAR)
+		side->cxt = AllocSetContextCreate(CurrentMemoryContext,
+										  "GpuJoin outer batch",
+										  ALLOCSET_DEFAULT_SIZES);
+	else
+		side->cxt = AllocSetContextCreate(CurrentMemoryContext,
+										  "GpuJoin inner batch",
+										  ALLOCSET_DEFAULT_SIZES);
+}
+
+/*
+ * Describe a side's device columns in a join spec
+ */
+void
+GpuJoinSpecColumns(const GpuJoinSide *side, int32_t *ncolumns, int32_t *widths)
+{
+	*ncolumns = side->ndevice;
+	for (int i = 0; i < side->ncolumns; i++)
+	{
+		const GpuJoinColumn *col = &side->columns[i];
+
+		if (col->device >= 0)
+			widths[col->device] = col->typlen;
+	}
+}
+
+/*
+ * Empty a side's batch, releasing its memory
+ */
+void
+GpuJoinResetSide(GpuJoinSide *side)
+{
+	MemoryContextReset(side->cxt);
+	side->nrows = 0;
+	side->capacity = 0;
+	memset(side->device_values, 0, sizeof(side->device_values));
+	memset(side->device_nulls, 0, sizeof(side->device_nulls));
+	side->host_values = NULL;
+	side->host_isnull = NULL;
+	side->keys = NULL;
+	side->keynulls = NULL;
+	side->keys_hi = NULL;
+	memset(side->terms, 0, sizeof(side->terms));
+	memset(side->term_nulls, 0, sizeof(side->term_nulls));
+}
+
+/*
+ * Allocate (old == NULL) or enlarge an array of a batch whose every row
+ * AppendRow writes: the new bytes are left as they are (zeroing them first
+ * would be one more pass over the batch)
+ */
+static void *
+GrowValues(MemoryContext cxt, void *old, Size newsize)
+{
+	if (old == NULL)
+		return MemoryContextAllocExtended(cxt, newsize, MCXT_ALLOC_HUGE);
+	return repalloc_huge(old, newsize);
+}
+
+/*
+ * Allocate (old == NULL) or enlarge a flag array of a batch, set only for
+ * the rows flagged; new bytes are zero
+ */
+static void *
+GrowArray(MemoryContext cxt, void *old, Size oldsize, Size newsize)
+{
+	char	   *array;
+
+	if (old == NULL)
+		return MemoryContextAllocExtended(cxt, newsize, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	array = repalloc_huge(old, newsize);
+	memset(array + oldsize, 0, newsize - oldsize);
+	return array;
+}
+
+/*
+ * Make room for more rows in a side's batch
+ */
+static void
+GrowSide(GpuJoinSide *side)
+{
+	int64		oldcap = side->capacity;
+	int64		newcap;
+
+	newcap = (oldcap == 0) ? GJ_INITIAL_BATCH_ROWS : oldcap * 2;
+	newcap = Min(newcap, side->max_rows);
+	Assert(newcap > oldcap);
+
+	if (oldcap == 0 && side->nhost > 0)
+	{
+		side->host_values = MemoryContextAllocZero(side->cxt, sizeof(Datum *) * side->nhost);
+		side->host_isnull = MemoryContextAllocZero(side->cxt, sizeof(bool *) * side->nhost);
+	}
+	for (int i = 0; i < side->ncolumns; i++)
+	{
+		const GpuJoinColumn *col = &side->columns[i];
+
+		if (col->device >= 0)
+		{
+			int			d = col->device;
+
+			side->device_values[d] = GrowValues(side->cxt, side->device_values[d],
+												newcap * col->typlen);
+			if (side->device_nulls[d] != NULL)
+				side->device_nulls[d] = GrowArray(side->cxt, side->device_nulls[d],
+												  oldcap, newcap);
+		}
+		else
+		{
+			int			h = col->host;
+
+			side->host_values[h] = GrowValues(side->cxt, side->host_values[h],
+											  newcap * sizeof(Datum));
+			side->host_isnull[h] = GrowValues(side->cxt, side->host_isnull[h],
+											  newcap * sizeof(bool));
+		}
+	}
+	side->keys = GrowValues(side->cxt, side->keys, newcap * sizeof(uint64));
+	if (side->keynulls != NULL)
+		side->keynulls = GrowArray(side->cxt, side->keynulls, oldcap, newcap);
+	if (side->wants_keys_hi)
+		side->keys_hi = GrowValues(side->cxt, side->keys_hi, newcap * sizeof(uint64));
+	for (int t = 0; t < side->nterms; t++)
+	{
+		side->terms[t] = GrowValues(side->cxt, side->terms[t], newcap * sizeof(uint64));
+		if (side->term_nulls[t] != NULL)
+			side->term_nulls[t] = GrowArray(side->cxt, side->term_nulls[t], oldcap, newcap);
+	}
+	side->capacity = newcap;
+}
+
+/*
+ * The value of key expression k of a side for the child's current row
+ */
+static inline Datum
+EvalKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot, int k,
+		bool *isnull)
+{
+	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
+
+	/* also frees what encoding the previous key allocated (KeyValue) */
+	ResetExprContext(econtext);
+	if (side->key_exprs[k] == NULL)
+	{
+		*isnull = slot->tts_isnull[side->key_attnos[k] - 1];
+		return slot->tts_values[side->key_attnos[k] - 1];
+	}
+	econtext->ecxt_outertuple = slot;
+	econtext->ecxt_innertuple = slot;
+	return ExecEvalExprSwitchContext(side->key_exprs[k], econtext, isnull);
+}
+
+/*
+ * The encoded value of key k of a side (GpuJoinKeyValue), computed in the
+ * per-tuple memory that the next EvalKey frees; false when the value can
+ * match nothing
+ */
+static inline bool
+KeyValue(GpuJoinState *node, GpuJoinSide *side, int k, Datum value, int64 *result)
+{
+	const GpuJoinKeyCoding *coding = &side->key_codings[k];
+	MemoryContext oldcxt;
+	bool		ok;
+
+	/* the common integer keys need no memory */
+	switch (coding->kind)
+	{
+		case GPUJOIN_KEY_INT4:
+		case GPUJOIN_KEY_DATE:
+			*result = DatumGetInt32(value);
+			return true;
+		case GPUJOIN_KEY_INT8:
+			*result = DatumGetInt64(value);
+			return true;
+		default:
+			break;
+	}
+	oldcxt = MemoryContextSwitchTo(node->css.ss.ps.ps_ExprContext->ecxt_per_tuple_memory);
+	ok = GpuJoinKeyValue(value, coding, &side->key_hash[k], side->key_collations[k], result);
+	MemoryContextSwitchTo(oldcxt);
+	return ok;
+}
+
+/* Mark row's value NULL in a lazily allocated flag array */
+static inline void
+SetNullFlag(GpuJoinSide *side, uint8 **flags, int64 row)
+{
+	if (*flags == NULL)
+		*flags = GrowArray(side->cxt, NULL, 0, side->capacity);
+	(*flags)[row] = 1;
+}
+
+/*
+ * A theta join's keys of the child's current row, encoded so that unsigned
+ * order is SQL order (GpuJoinOrderedKey)
+ *
+ * BAND: every comparison is on the same inner expression, so the inner
+ * side's key is that expression's value, and an outer row's comparisons
+ * fold into one inclusive range of it, [keys, keys_hi]: inner >= v raises
+ * the lower bound to v, inner > v to the next value after v (the encoding
+ * has no value between), and likewise for the upper bound.  An empty range
+ * (lower > upper) matches nothing.  NLJ: each comparison's value goes to its
+ * own terms array.  A NULL anywhere makes the row match nothing.
+ */
+static void
+AppendThetaKeys(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot,
+				int64 row)
+{
+	bool		isnull = false;
+
+	if (node->gj_Spec.variant == GJ_VARIANT_NLJ)
+	{
+		for (int t = 0; t < side->nterms; t++)
+		{
+			Datum		value = EvalKey(node, side, slot, t, &isnull);
+			int64		v = 0;
+
+			if (isnull || !KeyValue(node, side, t, value, &v))
+			{
+				SetNullFlag(side, &side->term_nulls[t], row);
+				side->terms[t][row] = 0;
+			}
+			else
+				side->terms[t][row] = GpuJoinOrderedKey(v);
+		}
+		side->keys[row] = 0;	/* unused by NLJ */
+	}
+	else if (!side->wants_keys_hi)
+	{
+		/* BAND, inner side: the value of the (one) inner expression */
+		Datum		value = EvalKey(node, side, slot, 0, &isnull);
+		int64		v = 0;
+
+		if (!isnull && !KeyValue(node, side, 0, value, &v))
+			isnull = true;
+		side->keys[row] = isnull ? 0 : GpuJoinOrderedKey(v);
+		if (isnull)
+			SetNullFlag(side, &side->keynulls, row);
+	}
+	else
+	{
+		/* BAND, outer side: the range of inner values this row matches */
+		uint64		lo = 0;
+		uint64		hi = PG_UINT64_MAX;
+
+		for (int k = 0; k < node->gj_NumKeys && !isnull; k++)
+		{
+			Datum		value = EvalKey(node, side, slot, k, &isnull);
+			int64		sv;
+			uint64		v;
+
+			if (isnull || !KeyValue(node, side, k, value, &sv))
+			{
+				isnull = true;
+				break;
+			}
+			v = GpuJoinOrderedKey(sv);
+			switch (node->gj_ThetaOps[k])
+			{
+				case GJ_THETA_GE:
+					lo = Max(lo, v);
+					break;
+				case GJ_THETA_GT:
+					if (v == PG_UINT64_MAX)
+						hi = 0, lo = 1; /* nothing is greater */
+					else
+						lo = Max(lo, v + 1);
+					break;
+				case GJ_THETA_LE:
+					hi = Min(hi, v);
+					break;
+				case GJ_THETA_LT:
+					if (v == 0)
+						hi = 0, lo = 1; /* nothing is smaller */
+					else
+						hi = Min(hi, v - 1);
+					break;
+				default:
+					elog(ERROR, "gpujoin: a band join cannot evaluate comparison %d",
+						 (int) node->gj_ThetaOps[k]);
+			}
+		}
+		if (isnull)
+		{
+			SetNullFlag(side, &side->keynulls, row);
+			lo = 1;
+			hi = 0;
+		}
+		side->keys[row] = lo;
+		side->keys_hi[row] = hi;
+	}
+}
+
+/*
+ * The packed equi-join key of the child's current row (GpuJoinPackKeys);
+ * false when it is NULL or can match nothing
+ */
+bool
+GpuJoinRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot, uint64 *key)
+{
+	int64		keyvals[64];
+	bool		keynull = false;
+
+	for (int k = 0; k < node->gj_NumKeys && !keynull; k++)
+	{
+		Datum		value = EvalKey(node, side, slot, k, &keynull);
+
+		if (!keynull && !KeyValue(node, side, k, value, &keyvals[k]))
+			keynull = true;
+	}
+	if (keynull)
+		return false;
+	*key = GpuJoinPackKeys(keyvals, node->gj_KeyBits, node->gj_NumKeys,
+						   node->gj_KeyExact);
+	return true;
+}
+
+/*
+ * Append the child's current row to a side's batch: its needed columns and
+ * its join keys
+ */
+static void
+AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
+{
+	int64		row;
+
+	if (side->nrows >= side->capacity)
+		GrowSide(side);
+	row = side->nrows++;
+
+	slot_getsomeattrs(slot, side->maxattno);
+
+	for (int i = 0; i < side->ncolumns; i++)
+	{
+		const GpuJoinColumn *col = &side->columns[i];
+		Datum		value = slot->tts_values[col->attno - 1];
+		bool		isnull = slot->tts_isnull[col->attno - 1];
+
+		if (col->device >= 0)
+		{
+			int			d = col->device;
+
+			/* the bytes of the value, as heap tuples store it (tupmacs.h) */
+			if (isnull)
+			{
+				if (side->device_nulls[d] == NULL)
+					side->device_nulls[d] = GrowArray(side->cxt, NULL, 0, side->capacity);
+				side->device_nulls[d][row] = 1;
+				/* defined bytes for the device to carry (never read as a value) */
+				memset(side->device_values[d] + row * col->typlen, 0, col->typlen);
+			}
+			else
+				store_att_byval(side->device_values[d] + row * col->typlen,
+								value, col->typlen);
+		}
+		else
+		{
+			if (!isnull && !col->typbyval)
+			{
+				MemoryContext oldcxt = MemoryContextSwitchTo(side->cxt);
+
+				value = datumCopy(value, false, col->typlen);
+				MemoryContextSwitchTo(oldcxt);
+			}
+			side->host_values[col->host][row] = value;
+			side->host_isnull[col->host][row] = isnull;
+		}
+	}
+
+	if (node->gj_Strategy == GPUJOIN_STRATEGY_THETA)
+	{
+		AppendThetaKeys(node, side, slot, row);
+		return;
+	}
+
+	if (!GpuJoinRowKey(node, side, slot, &side->keys[row]))
+	{
+		/*
+		 * NULL never equals anything, nor does a value beyond the other
+		 * side's range: the kernels skip this row
+		 */
+		if (side->keynulls == NULL)
+			side->keynulls = GrowArray(side->cxt, NULL, 0, side->capacity);
+		side->keynulls[row] = 1;
+		side->keys[row] = 0;
+	}
+}
+
+/*
+ * Rows first .. first + nrows - 1 of a side's batch as the kernels take them
+ * (all of them, or an inner partition); columns must hold GJ_MAX_COLUMNS
+ */
+GjBatch
+GpuJoinSideBatch(const GpuJoinSide *side, GjColumn *columns, int64 first, int64 nrows)
+{
+	GjBatch		batch;
+
+	Assert(first >= 0 && first + nrows <= side->nrows);
+	for (int c = 0; c < side->ncolumns; c++)
+	{
+		const GpuJoinColumn *col = &side->columns[c];
+		int			d = col->device;
+
+		if (d < 0)
+			continue;
+		columns[d].values = side->device_values[d] ? side->device_values[d] + first * col->typlen : NULL;
+		columns[d].nulls = side->device_nulls[d] ? side->device_nulls[d] + first : NULL;
+	}
+	memset(&batch, 0, sizeof(batch));
+	batch.keys = side->keys ? side->keys + first : NULL;
+	batch.nulls = side->keynulls ? side->keynulls + first : NULL;
+	batch.nrows = nrows;
+	batch.columns = columns;
+	batch.keys_hi = side->keys_hi ? side->keys_hi + first : NULL;
+	for (int t = 0; t < side->nterms; t++)
+	{
+		batch.terms[t] = side->terms[t] ? side->terms[t] + first : NULL;
+		batch.term_nulls[t] = side->term_nulls[t] ? side->term_nulls[t] + first : NULL;
+	}
+	return batch;
+}
+
+/*
+ * GJ_LOAD_INNER: read the whole inner side
+ */
+void
+GpuJoinLoadInner(GpuJoinState *node)
+{
+	GpuJoinSide *inner = &node->gj_Inner;
+
+	GpuJoinResetSide(inner);
+	node->gj_TableBuilt = false;	/* the device's table is of the old batch */
+	node->gj_InnerMatched = NULL;	/* was in the batch's memory */
+	node->gj_PartStart = NULL;		/* likewise */
+	node->gj_NumParts = 1;
+	for (;;)
+	{
+		TupleTableSlot *slot = ExecProcNode(inner->ps);
+
+		if (TupIsNull(slot))
+			break;
+		if (inner->nrows >= inner->max_rows)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("inner relation of a GPU join has more than " INT64_FORMAT " rows",
+							inner->max_rows),
+					 errhint("Set gpujoin.enabled = off to run this join with PostgreSQL's own join methods.")));
+		AppendRow(node, inner, slot);
+	}
+	node->gj_InnerRows += inner->nrows;
+	if (GJ_FILL_INNER_NEEDED(node))
+		node->gj_InnerMatched = MemoryContextAllocExtended(inner->cxt, Max(inner->nrows, 1),
+														   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	node->gj_InnerFirst = 0;
+	node->gj_InnerCount = inner->nrows;
+}
+
+/*
+ * GJ_LOAD_OUTER: read the next chunk of the outer side; false when no rows
+ * are left
+ */
+bool
+GpuJoinLoadOuterChunk(GpuJoinState *node)
+{
+	GpuJoinSide *outer = &node->gj_Outer;
+	int64		max_rows = outer->max_rows;
+
+	/*
+	 * NLJ compares every pair of a chunk in one count call, which cannot be
+	 * cancelled: chunks of at most GPUJOIN_NLJ_CHUNK_COMPARISONS pairs x
+	 * terms keep each call short (well under a second), and cancel is
+	 * checked between them
+	 */
+	if (node->gj_Spec.variant == GJ_VARIANT_NLJ)
+	{
+		double		budget = (GpuJoinNodeKernels(node) == &gj_cpu_kernels) ?
+			GPUJOIN_NLJ_CPU_CHUNK_COMPARISONS : GPUJOIN_NLJ_CHUNK_COMPARISONS;
+		double		per_row = (double) Max(node->gj_Inner.nrows, 1) * Max(outer->nterms, 1);
+
+		max_rows = Min(max_rows, Max((int64) (budget / per_row), GPUJOIN_NLJ_MIN_CHUNK_ROWS));
+	}
+
+	GpuJoinResetSide(outer);
+	node->gj_OuterMatched = NULL;	/* was in the batch's memory */
+	node->gj_OuterOrder = NULL;
+	node->gj_OrderPos = 0;
+	while (!outer->exhausted && outer->nrows < max_rows)
+	{
+		TupleTableSlot *slot = GpuJoinNextOuterRow(node);
+
+		if (TupIsNull(slot))
+		{
+			outer->exhausted = true;
+			break;
+		}
+		AppendRow(node, outer, slot);
+	}
+	if (outer->nrows == 0)
+		return false;
+	/* a second chunk in one scan: more than GJ_MAX_ROWS outer rows */
+	if (node->gj_Strategy == GPUJOIN_STRATEGY_MERGE && node->gj_ScanChunks > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("outer relation of a GPU merge join has more than " INT64_FORMAT " rows",
+						outer->max_rows),
+				 errhint("Set gpujoin.enable_mergejoin = off to run this join as a GPU hash join.")));
+
+	node->gj_ScanChunks++;
+	node->gj_Chunks++;
+	node->gj_OuterRows += outer->nrows;
+	if (GJ_FILL_OUTER_NEEDED(node) || node->gj_JoinType == JOIN_SEMI)
+		node->gj_OuterMatched = MemoryContextAllocExtended(outer->cxt, outer->nrows,
+														   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	return true;
+}

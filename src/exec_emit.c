@@ -1,0 +1,308 @@
+/*-------------------------------------------------------------------------
+ *
+ * exec_emit.c
+ *	  Emitting the rows of a GpuJoin: matched pairs and unmatched rows, in order
+ *
+ * Join types other than inner (Join Type in EXPLAIN) keep a matched flag
+ * per outer row of the chunk and, for right and full joins, per inner row;
+ * a pair matches when it passes the join quals, and the pushed-down quals
+ * (the plan's qual) filter every row emitted, NULL-extended ones too, as in
+ * nodeHashjoin.c.  A semi join emits an outer row at its first match and
+ * skips the rest; an anti join emits only the rows left unmatched.
+ *
+ * Each match fills the scan tuple from the values the device materialized
+ * (device columns) and from the batches through the row numbers it returned
+ * (host columns).  Where the variant returns the matches by outer row (NPHJ,
+ * BAND, NLJ) or by key (a merge join), the unmatched outer rows of a left,
+ * full or anti join come out in their place between the matches
+ * (gj_FillInOrder), so the output keeps the order PostgreSQL's own joins
+ * would give it.
+ *
+ * IDENTIFICATION
+ *	  src/exec_emit.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "executor/executor.h"
+#include "exec.h"
+#include "utils/memutils.h"
+
+/*
+ * Fill the scan tuple with one side's columns of match i of the round:
+ * device columns from the values the kernels materialized, host columns
+ * from the batch, through the row number
+ */
+static inline void
+FillSide(const GpuJoinSide *side, TupleTableSlot *slot, int64 i,
+		 const void *const *values, const uint8_t *const *nulls,
+		 const GjRowId *rows, int64 first, int64 nrows)
+{
+	for (int c = 0; c < side->ncolumns; c++)
+	{
+		const GpuJoinColumn *col = &side->columns[c];
+
+		if (col->device >= 0)
+		{
+			const uint8_t *null = nulls[col->device];
+
+			slot->tts_isnull[col->scan_att] = (null != NULL && null[i] != 0);
+			slot->tts_values[col->scan_att] =
+				slot->tts_isnull[col->scan_att] ? (Datum) 0 :
+				fetch_att((const char *) values[col->device] + i * col->typlen,
+						  true, col->typlen);
+		}
+		else
+		{
+			GjRowId		row = rows[i];
+
+			if (row >= nrows)
+				elog(ERROR, "gpujoin: the kernels returned row %u of a side of " INT64_FORMAT " rows",
+					 row, nrows);
+			slot->tts_values[col->scan_att] = side->host_values[col->host][first + row];
+			slot->tts_isnull[col->scan_att] = side->host_isnull[col->host][first + row];
+		}
+	}
+}
+
+/*
+ * Fill the scan tuple's columns of one side from row "row" of its batch,
+ * or with NULLs when row is -1 (a NULL-extended row)
+ */
+static void
+FillSideFromBatch(const GpuJoinSide *side, TupleTableSlot *slot, int64 row)
+{
+	for (int c = 0; c < side->ncolumns; c++)
+	{
+		const GpuJoinColumn *col = &side->columns[c];
+
+		if (row < 0)
+		{
+			slot->tts_values[col->scan_att] = (Datum) 0;
+			slot->tts_isnull[col->scan_att] = true;
+		}
+		else if (col->device >= 0)
+		{
+			const uint8 *null = side->device_nulls[col->device];
+
+			slot->tts_isnull[col->scan_att] = (null != NULL && null[row] != 0);
+			slot->tts_values[col->scan_att] =
+				slot->tts_isnull[col->scan_att] ? (Datum) 0 :
+				fetch_att(side->device_values[col->device] + row * col->typlen,
+						  true, col->typlen);
+		}
+		else
+		{
+			slot->tts_values[col->scan_att] = side->host_values[col->host][row];
+			slot->tts_isnull[col->scan_att] = side->host_isnull[col->host][row];
+		}
+	}
+}
+
+/*
+ * Fill the scan tuple with match i of the round
+ */
+static inline void
+FillScanSlot(GpuJoinState *node, TupleTableSlot *slot, int64 i)
+{
+	const GjMatchRound *round = &node->gj_Round;
+
+	ExecClearTuple(slot);
+	FillSide(&node->gj_Outer, slot, i, round->outer_values, round->outer_nulls,
+			 round->outer_rows, 0, node->gj_Outer.nrows);
+	FillSide(&node->gj_Inner, slot, i, round->inner_values, round->inner_nulls,
+			 round->inner_rows, node->gj_InnerFirst, node->gj_InnerCount);
+	ExecStoreVirtualTuple(slot);
+}
+
+/*
+ * GJ_EMIT: the next match of the round that passes the quals, projected;
+ * NULL when the round is used up
+ */
+TupleTableSlot *
+GpuJoinEmitNextMatch(GpuJoinState *node)
+{
+	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
+	TupleTableSlot *scanslot = node->css.ss.ss_ScanTupleSlot;
+	ExprState  *otherqual = node->css.ss.ps.qual;
+
+	while (node->gj_RoundPos < node->gj_Round.nmatches)
+	{
+		int64		i = node->gj_RoundPos;
+		GjRowId		outer_row = 0;
+
+		if (node->gj_OuterMatched != NULL)
+		{
+			outer_row = node->gj_Round.outer_rows[i];
+			if (outer_row >= node->gj_Outer.nrows)
+				elog(ERROR, "gpujoin: the kernels returned outer row %u of a chunk of " INT64_FORMAT " rows",
+					 outer_row, node->gj_Outer.nrows);
+		}
+
+		/*
+		 * The unmatched outer rows that come before this match's outer row,
+		 * in the order of the matches, come out first.  Their matches, if
+		 * any, came before, so their flags are final.  (Only joins that
+		 * emit unmatched outer rows fill in order, and all keep flags.)
+		 */
+		if (node->gj_FillInOrder)
+		{
+			TupleTableSlot *slot = GpuJoinEmitNextUnmatched(node, true, outer_row);
+
+			if (slot != NULL)
+				return slot;
+		}
+		node->gj_RoundPos++;
+
+		/* a semi join wants one match per outer row */
+		if (node->gj_JoinType == JOIN_SEMI && node->gj_OuterMatched[outer_row])
+			continue;
+
+		ResetExprContext(econtext);
+		FillScanSlot(node, scanslot, i);
+		econtext->ecxt_scantuple = scanslot;
+
+		if (node->gj_JoinQual != NULL && !ExecQual(node->gj_JoinQual, econtext))
+		{
+			InstrCountFiltered2(node, 1);
+			continue;
+		}
+
+		/* the pair matches */
+		if (node->gj_OuterMatched != NULL)
+			node->gj_OuterMatched[outer_row] = true;
+		if (node->gj_InnerMatched != NULL)
+		{
+			GjRowId		inner_row = node->gj_Round.inner_rows[i];
+
+			if (inner_row >= node->gj_InnerCount)
+				elog(ERROR, "gpujoin: the kernels returned inner row %u of " INT64_FORMAT " rows",
+					 inner_row, node->gj_InnerCount);
+			node->gj_InnerMatched[node->gj_InnerFirst + inner_row] = true;
+		}
+		if (node->gj_JoinType == JOIN_ANTI)
+			continue;			/* only unmatched rows come out */
+
+		if (otherqual != NULL && !ExecQual(otherqual, econtext))
+		{
+			InstrCountFiltered1(node, 1);
+			continue;
+		}
+
+		if (node->css.ss.ps.ps_ProjInfo != NULL)
+			return ExecProject(node->css.ss.ps.ps_ProjInfo);
+		return scanslot;
+	}
+	return NULL;
+}
+
+/* qsort_arg comparator: outer rows by key, NULL keys last, then row */
+static int
+CompareOuterRows(const void *a, const void *b, void *arg)
+{
+	const GpuJoinSide *side = arg;
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+	bool		xnull = side->keynulls != NULL && side->keynulls[x];
+	bool		ynull = side->keynulls != NULL && side->keynulls[y];
+
+	if (xnull != ynull)
+		return xnull ? 1 : -1;
+	if (!xnull && side->keys[x] != side->keys[y])
+		return side->keys[x] < side->keys[y] ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+/*
+ * A merge join that emits unmatched outer rows (LEFT, ANTI): the outer rows
+ * in the order of their keys, which is the order of the SMJ's matches
+ * (exact keys are order-preserving, keys.c), NULL keys last as ASC sorts
+ * them; kept in the chunk's memory
+ */
+void
+GpuJoinSortOuterRows(GpuJoinState *node)
+{
+	GpuJoinSide *outer = &node->gj_Outer;
+
+	node->gj_OuterOrder = MemoryContextAllocExtended(outer->cxt,
+													 sizeof(int64) * Max(outer->nrows, 1),
+													 MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < outer->nrows; i++)
+		node->gj_OuterOrder[i] = i;
+	qsort_arg(node->gj_OuterOrder, outer->nrows, sizeof(int64), CompareOuterRows, outer);
+	node->gj_OrderPos = 0;
+}
+
+/*
+ * gj_FillInOrder: does outer row "row" come before the matches of outer row
+ * "match_row"?  By key for a merge join (NULL keys last), else by row.
+ */
+static inline bool
+OuterRowPrecedes(const GpuJoinState *node, int64 row, int64 match_row)
+{
+	const GpuJoinSide *side = &node->gj_Outer;
+
+	if (node->gj_OuterOrder == NULL)
+		return row < match_row;
+	if (side->keynulls != NULL && side->keynulls[row])
+		return false;
+	return side->keys[row] < side->keys[match_row];
+}
+
+/*
+ * GJ_FILL_OUTER / GJ_FILL_INNER: the next row of one side that matched
+ * nothing and passes the plan's qual, with the other side's columns NULL;
+ * NULL when none is left.  With gj_FillInOrder and a limit (the outer row
+ * of the match about to be emitted), only the outer rows before it.
+ */
+TupleTableSlot *
+GpuJoinEmitNextUnmatched(GpuJoinState *node, bool outer, int64 limit)
+{
+	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
+	TupleTableSlot *scanslot = node->css.ss.ss_ScanTupleSlot;
+	ExprState  *otherqual = node->css.ss.ps.qual;
+	const GpuJoinSide *side = outer ? &node->gj_Outer : &node->gj_Inner;
+	const bool *matched = outer ? node->gj_OuterMatched : node->gj_InnerMatched;
+
+	for (;;)
+	{
+		int64		row;
+
+		if (outer && node->gj_FillInOrder)
+		{
+			/* in the order of the matches, up to the limit */
+			if (node->gj_OrderPos >= side->nrows)
+				break;
+			row = node->gj_OuterOrder ? node->gj_OuterOrder[node->gj_OrderPos] :
+				node->gj_OrderPos;
+			if (limit >= 0 && !OuterRowPrecedes(node, row, limit))
+				break;
+			node->gj_OrderPos++;
+		}
+		else if (node->gj_FillPos < side->nrows)
+			row = node->gj_FillPos++;
+		else
+			break;
+
+		if (matched[row])
+			continue;
+
+		ResetExprContext(econtext);
+		ExecClearTuple(scanslot);
+		FillSideFromBatch(&node->gj_Outer, scanslot, outer ? row : -1);
+		FillSideFromBatch(&node->gj_Inner, scanslot, outer ? -1 : row);
+		ExecStoreVirtualTuple(scanslot);
+		econtext->ecxt_scantuple = scanslot;
+
+		if (otherqual != NULL && !ExecQual(otherqual, econtext))
+		{
+			InstrCountFiltered1(node, 1);
+			continue;
+		}
+		if (node->css.ss.ps.ps_ProjInfo != NULL)
+			return ExecProject(node->css.ss.ps.ps_ProjInfo);
+		return scanslot;
+	}
+	return NULL;
+}

@@ -1,0 +1,295 @@
+/*-------------------------------------------------------------------------
+ *
+ * exec_explain.c
+ *	  EXPLAIN of a GpuJoin, and the counters it shows
+ *
+ * ExplainGpuJoin shows the keys, the rechecked quals, the variant and the
+ * device; with ANALYZE, the counters of every run of the node in this
+ * process (GpuJoinCollectCounters) and, for a parallel join, those the
+ * workers left in shared memory (exec_parallel.c), summed, with the largest
+ * device memory one process held.
+ *
+ * IDENTIFICATION
+ *	  src/exec_explain.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "exec.h"
+#include "lib/stringinfo.h"
+#include "nodes/makefuncs.h"
+#include "utils/ruleutils.h"
+
+/*
+ * Show a label's count the way explain.c shows "Rows Removed by ..."
+ */
+static void
+ShowRowsRemoved(const char *qlabel, CustomScanState *css, ExplainState *es)
+{
+	Instrumentation *instr = css->ss.ps.instrument;
+	double		nloops;
+
+	if (instr == NULL)
+		return;
+	nloops = instr->nloops;
+	if (instr->nfiltered2 > 0 || es->format != EXPLAIN_FORMAT_TEXT)
+		ExplainPropertyFloat(qlabel, NULL,
+							 nloops > 0 ? instr->nfiltered2 / nloops : 0.0, 0, es);
+}
+
+/*
+ * Show expressions the way explain.c's show_qual does
+ */
+static void
+ShowExprs(const char *qlabel, List *exprs, List *context, bool useprefix,
+		  ExplainState *es)
+{
+	char	   *exprstr;
+
+	if (exprs == NIL)
+		return;
+	exprstr = deparse_expression((Node *) make_ands_explicit(exprs), context,
+								 useprefix, false);
+	ExplainPropertyText(qlabel, exprstr, es);
+}
+
+/*
+ * What this process's run of the node would show in EXPLAIN ANALYZE
+ */
+void
+GpuJoinCollectCounters(GpuJoinState *node, GpuJoinCounters *c)
+{
+	const char *device;
+
+	memset(c, 0, sizeof(*c));
+	c->processes = node->gj_Runs;
+	c->num_parts = node->gj_NumParts;
+	c->chunks = node->gj_Chunks;
+	c->inner_rows = node->gj_InnerRows;
+	c->outer_rows = node->gj_OuterRows;
+	c->matches = node->gj_Matches;
+	c->load_ms = node->gj_LoadMs;
+	c->emit_ms = node->gj_EmitMs;
+	GpuJoinDeviceStats(&node->gj_Device, &c->stats);
+
+	if (node->gj_Device.kernels == NULL)
+		device = "";			/* not run (yet): see DeviceText */
+	else if (node->gj_CpuParts > 0 && node->gj_NumParts > 1)
+		device = psprintf("%s; %d partition%s joined on the CPU (out of device memory)",
+						  GpuJoinDescribeDevice(NULL), node->gj_CpuParts,
+						  node->gj_CpuParts == 1 ? "" : "s");
+	else if (node->gj_CpuParts > 0)
+		device = psprintf("CPU (fell back from %s: out of device memory)",
+						  node->gj_FellBackFrom);
+	else
+		device = GpuJoinDescribeDevice(node->gj_Device.kernels);
+	strlcpy(c->device, device, sizeof(c->device));
+}
+
+/*
+ * The Device line of one process's counters; for one whose node has not
+ * opened a device, the device it would use (asked only here, in the leader,
+ * which has probed it while planning: a worker must not open the GPU just
+ * to describe it)
+ */
+static const char *
+DeviceText(const GpuJoinCounters *c)
+{
+	return c->device[0] != '\0' ? c->device : GpuJoinDescribeDevice(NULL);
+}
+
+/* Add one process's counters to a sum */
+static void
+AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
+{
+	sum->processes += add->processes;
+	sum->num_parts = Max(sum->num_parts, add->num_parts);
+	sum->chunks += add->chunks;
+	sum->inner_rows += add->inner_rows;
+	sum->outer_rows += add->outer_rows;
+	sum->matches += add->matches;
+	sum->load_ms += add->load_ms;
+	sum->emit_ms += add->emit_ms;
+	GpuJoinAddStats(&sum->stats, &add->stats);
+}
+
+/*
+ * The Device line of a parallel run: each distinct device description of
+ * the participants, with how many had it
+ */
+static const char *
+DescribeParticipants(const GpuJoinCounters *leader, List *workers)
+{
+	List	   *all = NIL;
+	List	   *names = NIL;
+	List	   *counts = NIL;
+	StringInfoData out;
+	ListCell   *lc;
+
+	if (leader->processes > 0)
+		all = lappend(all, (void *) leader);
+	all = list_concat(all, workers);
+	foreach(lc, all)
+	{
+		const GpuJoinCounters *c = lfirst(lc);
+		int			i = 0;
+		ListCell   *ln;
+
+		foreach(ln, names)
+		{
+			if (strcmp(lfirst(ln), DeviceText(c)) == 0)
+				break;
+			i++;
+		}
+		if (i < list_length(names))
+			list_nth_cell(counts, i)->int_value++;
+		else
+		{
+			names = lappend(names, (void *) DeviceText(c));
+			counts = lappend_int(counts, 1);
+		}
+	}
+	if (list_length(names) == 1)
+		return linitial(names);
+
+	initStringInfo(&out);
+	for (int i = 0; i < list_length(names); i++)
+		appendStringInfo(&out, "%s%s (%d participant%s)", i > 0 ? "; " : "",
+						 (char *) list_nth(names, i), list_nth_int(counts, i),
+						 list_nth_int(counts, i) == 1 ? "" : "s");
+	return out.data;
+}
+
+/*
+ * ExplainCustomScan callback
+ *
+ * Plain EXPLAIN: the keys, the rechecked quals and the device.  ANALYZE adds
+ * chunks, rows and matches; the bus traffic (hardware-specific, hidden with
+ * gpujoin.explain_device = off); and, with TIMING, the time per phase.  A
+ * parallel join shows the sums over its processes (Participants), the
+ * largest device memory one of them held, and the most partitions one made.
+ */
+void
+ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
+{
+	GpuJoinState *node = (GpuJoinState *) css;
+	CustomScan *cscan = (CustomScan *) css->ss.ps.plan;
+	List	   *join_quals = list_nth(cscan->custom_exprs, GpuJoinExprsJoinQuals);
+	bool		parallel = cscan->scan.plan.parallel_aware && es->analyze;
+	GpuJoinCounters leader;
+	GpuJoinCounters total;
+	List	   *context;
+	bool		useprefix;
+	ListCell   *lc;
+
+	context = set_deparse_context_plan(es->deparse_cxt, (Plan *) cscan, ancestors);
+	useprefix = list_length(es->rtable) > 1 || es->verbose;
+
+	GpuJoinCollectCounters(node, &leader);
+	total = leader;
+	foreach(lc, node->gj_Workers)
+		AddCounters(&total, lfirst(lc));
+
+	ShowExprs(node->gj_Strategy == GPUJOIN_STRATEGY_MERGE ? "Merge Cond" :
+			  node->gj_Strategy == GPUJOIN_STRATEGY_THETA ? "Join Cond" : "Hash Cond",
+			  list_nth(cscan->custom_exprs, GpuJoinExprsKeyClauses),
+			  context, useprefix, es);
+	if (node->gj_JoinType != JOIN_INNER)
+	{
+		static const char *const names[] = {
+			[JOIN_LEFT] = "Left", [JOIN_FULL] = "Full", [JOIN_RIGHT] = "Right",
+			[JOIN_SEMI] = "Semi", [JOIN_ANTI] = "Anti",
+		};
+
+		ExplainPropertyText("Join Type", names[node->gj_JoinType], es);
+	}
+	ExplainPropertyText("Variant", GpuJoinVariantName(node->gj_Spec.variant,
+													  node->gj_Spec.materialize), es);
+	if (es->verbose)
+		ExplainPropertyText("Variants Considered",
+							strVal(list_nth(cscan->custom_private, GpuJoinPrivateConsidered)),
+							es);
+	ShowExprs("Join Filter", join_quals, context, useprefix, es);
+	if (join_quals != NIL && es->analyze)
+		ShowRowsRemoved("Rows Removed by Join Filter", css, es);
+
+	if (gpujoin_explain_device)
+		ExplainPropertyText("Device", node->gj_Workers != NIL ?
+							DescribeParticipants(&leader, node->gj_Workers) :
+							DeviceText(&leader), es);
+
+	if (!es->analyze)
+		return;
+
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		appendStringInfoSpaces(es->str, es->indent * 2);
+		if (parallel)
+			appendStringInfo(es->str, "Participants: %d  ", total.processes);
+		if (total.num_parts > 1)
+			appendStringInfo(es->str, "Partitions: %d  ", total.num_parts);
+		appendStringInfo(es->str,
+						 "Chunks: " INT64_FORMAT "  Inner Rows: " INT64_FORMAT
+						 "  Outer Rows: " INT64_FORMAT "  Matches: " INT64_FORMAT "\n",
+						 total.chunks, total.inner_rows,
+						 total.outer_rows, total.matches);
+	}
+	else
+	{
+		if (parallel)
+			ExplainPropertyInteger("Participants", NULL, total.processes, es);
+		ExplainPropertyInteger("Partitions", NULL, total.num_parts, es);
+		ExplainPropertyInteger("Chunks", NULL, total.chunks, es);
+		ExplainPropertyInteger("Inner Rows", NULL, total.inner_rows, es);
+		ExplainPropertyInteger("Outer Rows", NULL, total.outer_rows, es);
+		ExplainPropertyInteger("Matches", NULL, total.matches, es);
+	}
+
+	if (total.stats.detail[0] != '\0')
+		ExplainPropertyText("Kernels", total.stats.detail, es);
+
+	if (gpujoin_explain_device)
+	{
+		int64		to_kb = (total.stats.bytes_to_device + 1023) / 1024;
+		int64		from_kb = (total.stats.bytes_from_device + 1023) / 1024;
+		int64		peak_kb = (total.stats.device_memory_peak + 1023) / 1024;
+
+		if (es->format == EXPLAIN_FORMAT_TEXT)
+		{
+			appendStringInfoSpaces(es->str, es->indent * 2);
+			appendStringInfo(es->str,
+							 "Transfer: to device " INT64_FORMAT "kB  from device " INT64_FORMAT
+							 "kB  Device Memory: " INT64_FORMAT "kB\n",
+							 to_kb, from_kb, peak_kb);
+		}
+		else
+		{
+			ExplainPropertyInteger("Transfer To Device", "kB", to_kb, es);
+			ExplainPropertyInteger("Transfer From Device", "kB", from_kb, es);
+			ExplainPropertyInteger("Device Memory", "kB", peak_kb, es);
+		}
+	}
+
+	if (es->timing)
+	{
+		if (es->format == EXPLAIN_FORMAT_TEXT)
+		{
+			appendStringInfoSpaces(es->str, es->indent * 2);
+			appendStringInfo(es->str,
+							 "Time: load=%.3f transfer=%.3f build=%.3f probe=%.3f materialize=%.3f emit=%.3f ms\n",
+							 total.load_ms, total.stats.transfer_ms, total.stats.build_ms,
+							 total.stats.probe_ms, total.stats.materialize_ms, total.emit_ms);
+		}
+		else
+		{
+			ExplainPropertyFloat("Load Time", "ms", total.load_ms, 3, es);
+			ExplainPropertyFloat("Transfer Time", "ms", total.stats.transfer_ms, 3, es);
+			ExplainPropertyFloat("Build Time", "ms", total.stats.build_ms, 3, es);
+			ExplainPropertyFloat("Probe Time", "ms", total.stats.probe_ms, 3, es);
+			ExplainPropertyFloat("Materialize Time", "ms", total.stats.materialize_ms, 3, es);
+			ExplainPropertyFloat("Emit Time", "ms", total.emit_ms, 3, es);
+		}
+	}
+}

@@ -17,6 +17,8 @@ PGFILEDESC = "gpujoin - GPU join paths for PostgreSQL"
 OBJS = \
 	src/gpujoin.o \
 	src/planner.o \
+	src/planner_clauses.o \
+	src/planner_cost.o \
 	src/exec.o \
 	src/exec_batch.o \
 	src/exec_partition.o \

@@ -83,8 +83,8 @@ ToSideVarsMutator(Node *node, SideVarsContext *context)
  */
 void
 GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, int scan_offset,
-		 Bitmapset *needed, List *key_args, List *key_clauses, List *codings,
-		 int varno, int64 max_rows)
+				Bitmapset *needed, List *key_args, List *key_clauses, List *codings,
+				int varno, int64 max_rows)
 {
 	List	   *tlist = ps->plan->targetlist;
 	int			natts = list_length(tlist);

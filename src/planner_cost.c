@@ -1,0 +1,452 @@
+/*-------------------------------------------------------------------------
+ *
+ * planner_cost.c
+ *	  What a GPU join path costs, in the planner's units, and which variant it runs
+ *
+ * Costs, in the planner's units, so that add_path() compares them with
+ * PostgreSQL's own joins:
+ *	- the children: their costs, a Seq Scan's times gpujoin.scan_cost_scale
+ *	  (PostgreSQL prices a scan high against its hash join: on the
+ *	  development host a Seq Scan of 1M rows of two int4 columns is
+ *	  estimated at 14,400 units, 116 ms at the 124 units per ms its serial
+ *	  hash join runs at, and takes 31 ms; PostgreSQL's own plans all scan,
+ *	  and a parallel one divides its scans by its workers, but a serial GPU
+ *	  join would carry them whole);
+ *	- host extraction: every needed column and key of every input row is
+ *	  copied into a column batch (gpujoin.extract_cost each), plus a hash
+ *	  function call per hashed key (cpu_operator_cost);
+ *	- the GPU: gpujoin.setup_cost once, and the device and bus time of the
+ *	  chosen variant by ModelDeviceMs (the model of Wu et al. 2025, §4,
+ *	  with constants gpujoin_calibrate() measures) times
+ *	  gpujoin.cost_per_ms; the CPU twin: cpu_operator_cost per key and pass;
+ *	- output: the recheck quals on every match, then gpujoin.emit_cost and
+ *	  the projection for every row returned, as PostgreSQL charges its own
+ *	  joins.
+ *
+ * A partial path (a parallel GPU join, planner.c) is costed per process:
+ * the host work of its share of the outer rows and of the whole inner
+ * side, gpujoin.worker_setup_cost per worker for opening the GPU in a new
+ * process (one after another), and the device time of every process's
+ * build and of all the probes, as the processes share one GPU.
+ *
+ * The host constants' defaults are those gpujoin_calibrate() measured on
+ * the H200 host (bench/results/cost_model.md): there, with them, the
+ * planner chose a plan within 10 % of the faster one at every size from
+ * 10^3 to 10^8 rows a side.
+ *
+ * IDENTIFICATION
+ *	  src/planner_cost.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "catalog/pg_type.h"
+#include "gpujoin.h"
+#include "planner.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/plancat.h"
+#include "optimizer/restrictinfo.h"
+#include "utils/lsyscache.h"
+
+/*
+ * What a side sends to the device: its fixed-width columns (bytes per row,
+ * and how many), as far as the planner can tell from the side's targetlist
+ * (the executor keeps only those referenced above the join)
+ */
+static void
+CountPayload(Path *path, int *ncolumns, int *bytes)
+{
+	ListCell   *lc;
+
+	*ncolumns = 0;
+	*bytes = 0;
+	foreach(lc, path->pathtarget->exprs)
+	{
+		int16		typlen;
+		bool		typbyval;
+
+		get_typlenbyval(exprType(lfirst(lc)), &typlen, &typbyval);
+		if (typbyval && (typlen == 1 || typlen == 2 || typlen == 4 || typlen == 8) &&
+			*ncolumns < GJ_MAX_COLUMNS)
+		{
+			(*ncolumns)++;
+			*bytes += typlen;
+		}
+	}
+}
+
+/*
+ * Device and bus time of one GPU join in milliseconds, by the model whose
+ * constants gpujoin_calibrate() measures (GpuJoinModel):
+ *	- the variant's passes over the keys: row_ns per input row (NLJ: every
+ *	  pair and term, nlj_compare_ns), as wu-2025-gftr.md §4 counts them in
+ *	  passes over the input;
+ *	- materialization (§4.2, §4.3): GFTR carries every payload column
+ *	  through the passes (gftr_column_ns per row and column: the inner
+ *	  side's for NPHJ, which transforms only the build side, both sides'
+ *	  otherwise) and then gathers nearly in order (gftr_gather_ns per match
+ *	  and column; NPHJ's probe order is random, so gather_ns); GFUR gathers
+ *	  every column of every match by row number (gather_ns, the random
+ *	  access that the paper prices at B_G/24);
+ *	- match_ns per match for row numbers and offsets;
+ *	- the bus (rui-2020.md §7: bytes over the bus dominate): keys and
+ *	  fixed-width columns in, the matches' columns and row numbers out, at
+ *	  transfer_gbps.
+ */
+static double
+ModelDeviceMs(GjVariant variant, GjMaterialize materialize, double inner_rows,
+			  double outer_rows, double matches, int inner_cols, int outer_cols,
+			  int inner_bytes, int outer_bytes, int nterms)
+{
+	const GpuJoinModel *m = &gpujoin_model;
+	int			cols = inner_cols + outer_cols;
+	double		ns;
+	double		bytes;
+
+	if (variant == GJ_VARIANT_NLJ)
+		ns = inner_rows * outer_rows * Max(nterms, 1) * m->nlj_compare_ns;
+	else
+		ns = (inner_rows + outer_rows) * m->row_ns[variant];
+	if (materialize == GJ_MATERIALIZE_GFTR)
+	{
+		ns += m->gftr_column_ns * (inner_rows * inner_cols +
+								   (variant == GJ_VARIANT_NPHJ ? 0.0 : outer_rows * outer_cols));
+		ns += matches * cols * (variant == GJ_VARIANT_NPHJ ? m->gather_ns : m->gftr_gather_ns);
+	}
+	else
+		ns += matches * cols * m->gather_ns;
+	ns += matches * m->match_ns;
+
+	bytes = inner_rows * (GPUJOIN_KEY_BYTES + inner_bytes) +
+		outer_rows * (GPUJOIN_KEY_BYTES + outer_bytes) +
+		matches * (inner_bytes + outer_bytes + GPUJOIN_MATCH_BYTES);
+	return ns / 1e6 + bytes / (m->transfer_gbps * 1e6);
+}
+
+/*
+ * Choose the variant and the materialization of a GPU join
+ *
+ * The settings may force either.  Otherwise every candidate the strategy
+ * allows (a hash join: NPHJ, PHJ and SMJ; a merge join: SMJ; a theta join:
+ * the variant its path is for), each with GFTR and GFUR, is priced by
+ * ModelDeviceMs and the cheapest wins.  *considered gets them all for
+ * EXPLAIN (VERBOSE): "NPHJ-UR 1.204 ms (chosen), NPHJ-TR 1.377 ms, ...".
+ *
+ * This replaces the paper's decision rules (papers/notes/wu-2025-gftr.md
+ * §6.3, §6.4: NPHJ for an inner side that stays in L2, GFTR from a 25 %
+ * match ratio), which the H200 grid contradicted (bench/results/kernels.md:
+ * GFUR won nearly everywhere, GFTR only for PHJ in the PK-FK shape from a
+ * match ratio of about 0.73); with the measured constants the model
+ * reproduces that crossover.
+ */
+static void
+ChooseVariant(GpuJoinStrategy strategy, double outer_rows, double inner_rows,
+			  double matches, int outer_cols, int inner_cols, int outer_bytes,
+			  int inner_bytes, int nterms, GjVariant *variant,
+			  GjMaterialize *materialize, char **considered)
+{
+	StringInfoData buf;
+	GjVariant	first;
+	GjVariant	last;
+	double		best_ms = -1.0;
+	GjVariant	best_variant = *variant;
+	GjMaterialize best_materialize = GJ_MATERIALIZE_GFUR;
+	bool		forced_variant = false;
+	int			chosen_at = 0;
+
+	if (strategy == GPUJOIN_STRATEGY_MERGE)
+		first = last = GJ_VARIANT_SMJ;
+	else if (strategy == GPUJOIN_STRATEGY_THETA)
+		first = last = *variant;	/* the caller offers each */
+	else if (gpujoin_join_variant != GPUJOIN_AUTO && gpujoin_join_variant <= GJ_VARIANT_SMJ)
+	{
+		first = last = (GjVariant) gpujoin_join_variant;
+		forced_variant = true;
+	}
+	else
+	{
+		first = GJ_VARIANT_NPHJ;
+		last = GJ_VARIANT_SMJ;
+	}
+
+	initStringInfo(&buf);
+	for (int v = first; v <= last; v++)
+	{
+		for (int mat = GJ_MATERIALIZE_GFUR; mat <= GJ_MATERIALIZE_GFTR; mat++)
+		{
+			double		ms;
+
+			if (gpujoin_materialize != GPUJOIN_AUTO && gpujoin_materialize != mat)
+				continue;
+			/* theta variants gather by row number (GFUR) unless told */
+			if (strategy == GPUJOIN_STRATEGY_THETA && gpujoin_materialize == GPUJOIN_AUTO &&
+				mat == GJ_MATERIALIZE_GFTR)
+				continue;
+			ms = ModelDeviceMs((GjVariant) v, (GjMaterialize) mat, inner_rows, outer_rows,
+							   matches, inner_cols, outer_cols, inner_bytes,
+							   outer_bytes, nterms);
+			if (buf.len > 0)
+				appendStringInfoString(&buf, ", ");
+			appendStringInfo(&buf, "%s %.3f ms",
+							 GpuJoinVariantName((GjVariant) v, (GjMaterialize) mat), ms);
+			if (best_ms < 0.0 || ms < best_ms)
+			{
+				best_ms = ms;
+				best_variant = (GjVariant) v;
+				best_materialize = (GjMaterialize) mat;
+				chosen_at = buf.len;
+			}
+		}
+	}
+	/* mark the winner */
+	{
+		StringInfoData out;
+
+		initStringInfo(&out);
+		appendBinaryStringInfo(&out, buf.data, chosen_at);
+		appendStringInfoString(&out, (forced_variant || gpujoin_materialize != GPUJOIN_AUTO) ?
+							   " (chosen; forced by a setting)" : " (chosen)");
+		appendStringInfoString(&out, buf.data + chosen_at);
+		*considered = out.data;
+	}
+	*variant = best_variant;
+	*materialize = best_materialize;
+}
+
+/*
+ * A partial path's rows per process, as costsize.c's get_parallel_divisor
+ * counts them (static there): one share per worker, and the leader's share,
+ * which shrinks as it has more workers' tuples to gather
+ */
+double
+GpuJoinParallelDivisor(const Path *path)
+{
+	double		divisor = path->parallel_workers;
+
+	if (parallel_leader_participation)
+	{
+		double		leader_share = 1.0 - 0.3 * path->parallel_workers;
+
+		if (leader_share > 0.0)
+			divisor += leader_share;
+	}
+	return divisor;
+}
+
+/* The processes that run a path's join: its workers and, mostly, the leader */
+int
+GpuJoinParallelProcesses(const Path *path)
+{
+	if (path->parallel_workers == 0)
+		return 1;
+	return path->parallel_workers + (parallel_leader_participation ? 1 : 0);
+}
+
+/* The share of a child's cost a GPU join is charged (see the file header) */
+static double
+ChildCostScale(const Path *path)
+{
+	return path->pathtype == T_SeqScan ? gpujoin_scan_cost_scale : 1.0;
+}
+
+/*
+ * Estimate the costs of a GPU join path; see the file header
+ */
+void
+GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
+				Path *inner_path, GpuJoinClauses *clauses, JoinPathExtraData *extra,
+				bool use_gpu, GpuJoinStrategy strategy, GjVariant *variant,
+				GjMaterialize *materialize, char **considered, bool *partitioned)
+{
+	double		outer_rows = outer_path->rows;	/* a partial path's: per process */
+	double		inner_rows = inner_path->rows;
+	double		out_rows = cpath->path.rows;
+	int			processes = GpuJoinParallelProcesses(&cpath->path);
+	double		divisor = processes > 1 ? GpuJoinParallelDivisor(&cpath->path) : 1.0;
+	int			nkeys = list_length(clauses->key_clauses);
+	int			outer_cols = list_length(outer_path->pathtarget->exprs);
+	int			inner_cols = list_length(inner_path->pathtarget->exprs);
+	int			outer_payloads;
+	int			inner_payloads;
+	int			outer_bytes;
+	int			inner_bytes;
+	double		matches;
+	double		passes;
+	QualCost	qual_cost;
+	Cost		startup_cost;
+	Cost		run_cost;
+	Cost		emit_cost;
+
+	*partitioned = false;
+
+	/* candidate pairs the device returns: rows matching the key clauses */
+	matches = clamp_row_est(outer_rows * inner_rows *
+							clauselist_selectivity(root, clauses->key_rinfos, 0,
+												   JOIN_INNER, extra->sjinfo));
+
+	CountPayload(outer_path, &outer_payloads, &outer_bytes);
+	CountPayload(inner_path, &inner_payloads, &inner_bytes);
+	ChooseVariant(strategy, outer_rows, inner_rows, matches, outer_payloads,
+				  inner_payloads, outer_bytes, inner_bytes, nkeys, variant,
+				  materialize, considered);
+
+	startup_cost = outer_path->startup_cost * ChildCostScale(outer_path) +
+		inner_path->total_cost * ChildCostScale(inner_path);
+	run_cost = (outer_path->total_cost - outer_path->startup_cost) * ChildCostScale(outer_path);
+
+	/* host: column batches, and a hash function call per hashed key */
+	startup_cost += inner_rows * (inner_cols + nkeys) * gpujoin_extract_cost;
+	run_cost += outer_rows * (outer_cols + nkeys) * gpujoin_extract_cost;
+	for (int i = 0; i < list_length(clauses->codings); i += 2)
+	{
+		if (list_nth_int(clauses->codings, i) == GPUJOIN_KEY_HASHED)
+		{
+			bool		inner = (i % 4) == 2;
+
+			startup_cost += inner ? inner_rows * cpu_operator_cost : 0.0;
+			run_cost += inner ? 0.0 : outer_rows * cpu_operator_cost;
+		}
+	}
+
+	/*
+	 * The CPU twin's work, per key: one pass to build or probe a global
+	 * table, two partitioning passes more for PHJ, a radix sort (about four
+	 * passes) for SMJ; GFTR moves every payload column through the same
+	 * passes.
+	 */
+	switch (*variant)
+	{
+		case GJ_VARIANT_NPHJ:
+			passes = 1.0;
+			break;
+		case GJ_VARIANT_PHJ:
+			passes = 3.0;
+			break;
+		case GJ_VARIANT_BAND:
+			/* sorting the inner side, two binary searches per outer row */
+			passes = 5.0 + 2.0 * log2(Max(inner_rows, 2.0)) / 8.0;
+			break;
+		case GJ_VARIANT_NLJ:
+			/* every pair, every term: a few hundred comparisons per key */
+			passes = Max(inner_rows, 1.0) * list_length(clauses->key_clauses) / 256.0;
+			break;
+		default:
+			passes = 5.0;
+			break;
+	}
+	if (*materialize == GJ_MATERIALIZE_GFTR)
+		passes *= 1.0 + 0.5 * (outer_payloads + inner_payloads);
+
+	/*
+	 * A join whose device structures will not fit its device budget
+	 * (GpuJoinPartitions): a hash join is partitioned on the host and joined
+	 * one partition at a time (exec.c), which costs a pass over both sides
+	 * to partition them, the outer side's trip through a tuplestore (written
+	 * and read back, spilling beyond work_mem like a hash join's batch
+	 * files), and a build per partition; any other join, or one that would
+	 * take too many partitions, falls back to the CPU twin when it runs out
+	 * of device memory: cost it as that.  (Only a hash join lowers its outer
+	 * chunks to fit, so GpuJoinPartitions' "1" is no promise for the others:
+	 * they must fit as they are.)  The CPU twin partitions too, under
+	 * gpujoin.device_memory_limit (so that tests need no GPU).
+	 */
+	if (use_gpu || gpujoin_cost_as_gpu || gpujoin_device_memory_limit > 0)
+	{
+		bool		as_gpu = use_gpu || gpujoin_cost_as_gpu;
+		int64		chunk_rows = gpujoin_chunk_rows;
+		/* the processes of a parallel join share the free device memory */
+		double		budget = GpuJoinPlannerDeviceBudget() /
+			(gpujoin_device_memory_limit > 0 ? 1 : processes);
+		int			nparts = GpuJoinPartitions(inner_rows, inner_bytes, outer_rows,
+											   outer_bytes, budget, &chunk_rows);
+		double		need = GpuJoinInnerDeviceBytes(inner_rows, inner_bytes) +
+			GpuJoinChunkDeviceBytes(Min(outer_rows, (double) gpujoin_chunk_rows),
+									outer_bytes, inner_bytes);
+
+		if (nparts > 1 && strategy == GPUJOIN_STRATEGY_HASH)
+		{
+			/* as costsize.c's page_size() counts a tuplestore's pages */
+			double		outer_pages = ceil(outer_rows *
+										   (MAXALIGN(outer_path->pathtarget->width) +
+											MAXALIGN(SizeofHeapTupleHeader)) / BLCKSZ);
+
+			*partitioned = true;
+			*considered = psprintf("%s; needs about %.0f MB of device memory, %.0f MB available: %d partitions",
+								   *considered, need / (1024.0 * 1024.0),
+								   budget / (1024.0 * 1024.0), nparts);
+			run_cost += cpu_operator_cost * (inner_rows + 2.0 * outer_rows);
+			if (outer_pages * BLCKSZ > work_mem * 1024.0)
+				run_cost += 2.0 * outer_pages * seq_page_cost;
+			/* a build per partition: a tenth of a join's fixed cost */
+			run_cost += nparts * gpujoin_setup_cost / 10.0;
+		}
+		else if (as_gpu && (strategy == GPUJOIN_STRATEGY_HASH ? nparts != 1 :
+							budget > 0.0 && need > budget))
+		{
+			*considered = psprintf("%s; needs about %.0f MB of device memory, %.0f MB available: costed as the CPU twin",
+								   *considered, need / (1024.0 * 1024.0),
+								   budget / (1024.0 * 1024.0));
+			as_gpu = false;
+		}
+		use_gpu = as_gpu;
+	}
+
+	if (use_gpu)
+	{
+		/*
+		 * The model's milliseconds: the inner side's part before the first
+		 * row.  The processes of a parallel join share one GPU, which runs
+		 * their kernels one after another: each waits for every build and
+		 * for the probes of all outer rows.  Each worker opens the GPU
+		 * first, and the driver lets them do so one at a time (on the H200
+		 * host, about 180 ms each: bench/results/parallel.md).
+		 */
+		double		total_ms = ModelDeviceMs(*variant, *materialize, inner_rows,
+											 outer_rows * divisor, matches * divisor,
+											 inner_payloads, outer_payloads,
+											 inner_bytes, outer_bytes, nkeys);
+		double		build_ms = ModelDeviceMs(*variant, *materialize, inner_rows,
+											 0.0, 0.0, inner_payloads,
+											 outer_payloads, inner_bytes,
+											 outer_bytes, nkeys);
+
+		startup_cost += gpujoin_setup_cost + processes * build_ms * gpujoin_model.cost_per_ms;
+		startup_cost += cpath->path.parallel_workers * gpujoin_worker_setup_cost;
+		run_cost += (total_ms - build_ms) * gpujoin_model.cost_per_ms;
+	}
+	else
+	{
+		startup_cost += cpu_operator_cost * passes * inner_rows;
+		run_cost += cpu_operator_cost * (passes * outer_rows + matches);
+	}
+
+	/* output: recheck every candidate, emit and project the survivors */
+	cost_qual_eval(&qual_cost, clauses->join_quals, root);
+	startup_cost += qual_cost.startup;
+	run_cost += qual_cost.per_tuple * matches;
+	startup_cost += cpath->path.pathtarget->cost.startup;
+	emit_cost = (gpujoin_emit_cost + cpath->path.pathtarget->cost.per_tuple) * out_rows;
+	run_cost += emit_cost;
+
+	/* a merge join has everything before its first row: it sorts it all */
+	if (strategy == GPUJOIN_STRATEGY_MERGE)
+	{
+		startup_cost += run_cost - emit_cost;
+		run_cost = emit_cost;
+	}
+
+	cpath->path.startup_cost = startup_cost;
+	cpath->path.total_cost = startup_cost + run_cost;
+}

@@ -5,7 +5,7 @@
 #   bench/crossover.sh [--calibrate] > results.csv
 #
 # Against a running server with gpujoin (PGHOST/PGPORT/PGUSER/PGDATABASE as
-# psql takes them; on a GPU host: bash .gpuhost/start && source .gpuhost/env).
+# psql takes them).
 # With --calibrate it first runs gpujoin_calibrate() and applies its values
 # with ALTER SYSTEM (printed to stderr), so that "auto" plans with constants
 # measured on this GPU.

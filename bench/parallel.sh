@@ -6,7 +6,7 @@
 #   bench/parallel.sh > results.csv
 #
 # Against a running server with gpujoin (PGHOST/PGPORT/PGUSER/PGDATABASE as
-# psql takes them; on a GPU host: bash .gpuhost/start && source .gpuhost/env).
+# psql takes them).
 #
 # For n in SIZES (default 1000, 10^6, 10^7 rows a side; the tables and query
 # of bench/crossover.sh: every xs row matches one xr row), the query

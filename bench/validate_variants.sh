@@ -4,7 +4,7 @@
 #   bench/validate_variants.sh > results.csv
 #
 # Against a running server with gpujoin and a GPU (PGHOST/PGPORT/... as psql
-# takes them; on a GPU host: bash .gpuhost/start && source .gpuhost/env),
+# takes them),
 # with the cost model's constants as the server has them (defaults, or
 # gpujoin_calibrate()'s via ALTER SYSTEM).
 #

@@ -63,9 +63,9 @@ gj_find_pg_config() {
 }
 
 # Print "package: what is missing" for each requirement that is not met.
-# Files and programs are checked, not dpkg records: on the GPU host the
-# packages are unpacked from a tarball (../shared/gpu-host/pack) and dpkg
-# knows nothing of them.
+# Files and programs are checked, not dpkg records: PostgreSQL may have
+# been installed from a tarball or built from source, and then dpkg knows
+# nothing of it.
 gj_missing_requirements() {
 	local pgc bindir sharedir
 	pgc=$(gj_find_pg_config)

@@ -144,8 +144,8 @@ ModelDeviceMs(GjVariant variant, GjMaterialize materialize, double inner_rows,
  * ModelDeviceMs and the cheapest wins.  *considered gets them all for
  * EXPLAIN (VERBOSE): "NPHJ-UR 1.204 ms (chosen), NPHJ-TR 1.377 ms, ...".
  *
- * This replaces the paper's decision rules (papers/notes/wu-2025-gftr.md
- * §6.3, §6.4: NPHJ for an inner side that stays in L2, GFTR from a 25 %
+ * This replaces the paper's decision rules (Wu et al. 2025,
+ * §5: NPHJ for an inner side that stays in L2, GFTR from a 25 %
  * match ratio), which the H200 grid contradicted (bench/results/kernels.md:
  * GFUR won nearly everywhere, GFTR only for PHJ in the PK-FK shape from a
  * match ratio of about 0.73); with the measured constants the model

@@ -3,7 +3,7 @@
  * calibrate.c
  *	  gpujoin_calibrate(): measure the cost model's constants on this device
  *
- * The planner prices a GPU join with a model (planner.c, ModelDeviceMs)
+ * The planner prices a GPU join with a model (planner_cost.c, ModelDeviceMs)
  * whose constants are rates of this particular device: nanoseconds per row
  * of each variant's passes, per payload column carried through them
  * (GFTR), per match and per payload column gathered, the NLJ comparison
@@ -58,7 +58,8 @@
  *	  rows a side, 94 at 10^7), so cost_per_ms would put the crossover an
  *	  order of magnitude too low.
  *
- * Each figure is the median of three runs after a warm-up.  Constants of a
+ * Each device figure is the median of three runs after a warm-up, each host
+ * figure the best of three (above).  Constants of a
  * variant are averaged where several measure one (match_ns, gather_ns over
  * the three variants).  The result is a row per setting with the value
  * measured, so that an administrator can ALTER SYSTEM SET it; nothing is
@@ -433,7 +434,7 @@ typedef struct HostCosts
  * - extract_ns: the join of a and b (nothing matches, nothing is emitted),
  *   less the Seq Scans of a and b alone, less its device work (transfers,
  *   build, probe: the node's own timers, from one more run with timing
- *   on), over the values the planner charges for (CostGpuJoin: rows x
+ *   on), over the values the planner charges for (GpuJoinCostPath: rows x
  *   (columns + keys), 3 a row and side here);
  * - emit_ns: the join of a and c (every row meets 8 rows of the other side:
  *   8n rows formed, enough to stand clear of the noise of the rest) less

@@ -357,7 +357,7 @@ GpuJoinChunkDeviceBytes(double rows, int outer_bytes, int inner_bytes)
  * would take more than GPUJOIN_MAX_PARTITIONS, and in *chunk_rows the rows
  * of an outer chunk (lowered when the join does not fit and a chunk would
  * take more than half of the budget).  Both sides are split by a hash of the join key, so each inner
- * partition meets only the outer rows of its own (rui-2020.md ch.4: the
+ * partition meets only the outer rows of its own (Rui 2020, ch. 4: the
  * partitioned join, here with the partitions on the host and joined one at
  * a time on the device, as a grace hash join does with its batches).
  *

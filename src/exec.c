@@ -39,13 +39,13 @@
  *						partition it when it will not fit the device
  *	 GJ_PARTITION_OUTER -- partitioned: read the whole outer plan into one
  *						tuplestore per partition
- *	 GJ_BUILD		 -- kernels->hash_build (partitioned: the current
+ *	 GJ_BUILD		 -- kernels->build (partitioned: the current
  *						partition's inner rows)
  *	 GJ_LOAD_OUTER	 -- read the next outer chunk (partitioned: from the
  *						partition's tuplestore; at its end, on to the next
  *						partition's GJ_BUILD), encode its keys
- *	 GJ_PROBE		 -- kernels->hash_count for the chunk
- *	 GJ_RETRIEVE	 -- kernels->hash_retrieve: the next round of matches
+ *	 GJ_PROBE		 -- kernels->count for the chunk
+ *	 GJ_RETRIEVE	 -- kernels->retrieve: the next round of matches
  *	 GJ_EMIT		 -- return one joined tuple per call
  *	 GJ_FILL_OUTER	 -- left/full/anti join: the chunk's outer rows that
  *						matched nothing
@@ -146,7 +146,7 @@ static const CustomExecMethods gpujoin_merge_exec_methods = {
  * A variant's name as EXPLAIN shows it, after Wu et al. 2025: the algorithm,
  * then TR (GFTR) or UR (GFUR), e.g. "PHJ-TR"; theta joins gather by row id
  * (a BAND join can be told to transform, "BAND-TR"), so they go by the
- * algorithm alone"
+ * algorithm alone
  */
 const char *
 GpuJoinVariantName(GjVariant variant, GjMaterialize materialize)

@@ -169,12 +169,12 @@ typedef struct GpuJoinCounters
  * worker, by ParallelWorkerNumber, filled when that worker shuts the node
  * down (processes 0 until then, and again once the leader took it)
  */
-typedef struct GpuJoinShared
+typedef struct GpuJoinParallelState
 {
 	slock_t		mutex;
 	int			nworkers;
 	GpuJoinCounters workers[FLEXIBLE_ARRAY_MEMBER];
-} GpuJoinShared;
+} GpuJoinParallelState;
 
 /*
  * GpuJoinState: executor state of a GpuJoin custom scan
@@ -186,7 +186,8 @@ typedef struct GpuJoinShared
  *	gj_KeyExact			packed keys compare exactly (else: hashed)
  *	gj_ThetaOps			theta joins: per key clause, inner OP outer
  *	gj_JoinQual			quals rechecked on each matched pair, or NULL
- *	gj_Strategy			hash (chunked outer) or merge (whole outer, sorted)
+ *	gj_Strategy			hash (chunked outer), merge (whole outer, sorted) or
+ *						theta (chunked outer, comparisons)
  *	gj_JoinType			inner, left, right, full, semi or anti
  *	gj_OuterMatched		per outer row of the chunk: matched (not inner joins)
  *	gj_InnerMatched		per inner row: matched (right and full joins)
@@ -302,7 +303,7 @@ typedef struct GpuJoinState
 	double		gj_EmitMs;
 	bool		gj_Ran;
 	int			gj_Runs;
-	GpuJoinShared *gj_Shared;
+	GpuJoinParallelState *gj_Shared;
 	List	   *gj_Workers;
 } GpuJoinState;
 

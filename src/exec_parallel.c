@@ -32,7 +32,7 @@
 static void
 CollectWorkerCounters(GpuJoinState *node)
 {
-	GpuJoinShared *shared = node->gj_Shared;
+	GpuJoinParallelState *shared = node->gj_Shared;
 	MemoryContext query_cxt = node->css.ss.ps.state->es_query_cxt;
 
 	SpinLockAcquire(&shared->mutex);
@@ -56,7 +56,7 @@ CollectWorkerCounters(GpuJoinState *node)
 Size
 EstimateGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt)
 {
-	return add_size(offsetof(GpuJoinShared, workers),
+	return add_size(offsetof(GpuJoinParallelState, workers),
 					mul_size(pcxt->nworkers, sizeof(GpuJoinCounters)));
 }
 
@@ -67,7 +67,7 @@ void
 InitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordinate)
 {
 	GpuJoinState *node = (GpuJoinState *) css;
-	GpuJoinShared *shared = (GpuJoinShared *) coordinate;
+	GpuJoinParallelState *shared = (GpuJoinParallelState *) coordinate;
 
 	SpinLockInit(&shared->mutex);
 	shared->nworkers = pcxt->nworkers;
@@ -84,7 +84,7 @@ ReInitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordi
 {
 	GpuJoinState *node = (GpuJoinState *) css;
 
-	node->gj_Shared = (GpuJoinShared *) coordinate;
+	node->gj_Shared = (GpuJoinParallelState *) coordinate;
 	CollectWorkerCounters(node);
 }
 
@@ -94,7 +94,7 @@ ReInitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordi
 void
 InitializeGpuJoinWorker(CustomScanState *css, shm_toc *toc, void *coordinate)
 {
-	((GpuJoinState *) css)->gj_Shared = (GpuJoinShared *) coordinate;
+	((GpuJoinState *) css)->gj_Shared = (GpuJoinParallelState *) coordinate;
 }
 
 /*

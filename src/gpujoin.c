@@ -62,7 +62,7 @@ GpuJoinModel gpujoin_model = {
 };
 
 /*
- * The cost model's constants (planner.c), each a setting; the defaults were
+ * The cost model's constants (planner_cost.c), each a setting; the defaults were
  * measured on an NVIDIA H200 host by gpujoin_calibrate() (README: Cost
  * model).  long_desc NULL: a device constant, "Measured on this server's
  * GPU by gpujoin_calibrate()."

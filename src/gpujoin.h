@@ -7,7 +7,9 @@
  * cuda/gpujoin_kernels.h.  The files:
  *
  *	gpujoin.c	_PG_init, settings
- *	planner.c	the join hook, clause analysis, costs, CustomPath -> CustomScan
+ *	planner*.c	the join hook, paths and plans (planner.c), clause analysis
+ *				(planner_clauses.c), costs (planner_cost.c); planner.h
+ *	calibrate.c	gpujoin_calibrate(): the cost model's constants, measured
  *	exec*.c		the GpuJoin custom scan (exec.h lists its files): state
  *				machine, batches, partitions, emission, EXPLAIN, parallel
  *	keys.c		join key encoding into the kernels' uint64 keys
@@ -95,7 +97,7 @@ extern int	gpujoin_inject_fault;
 extern int	gpujoin_max_gpu_backends;	/* -1: no limit */
 
 /*
- * The cost model's device constants (planner.c), each a gpujoin.* setting,
+ * The cost model's device constants (planner_cost.c), each a gpujoin.* setting,
  * measured by gpujoin_calibrate() (calibrate.c).  The defaults are what
  * gpujoin_calibrate(16777216) measured on an NVIDIA H200, 2026-11-21
  * (bench/results/cost_model.md).

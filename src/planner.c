@@ -173,7 +173,7 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		/*
 		 * Sorted output needs exact keys and the outer side in one piece;
 		 * unmatched outer rows (LEFT, ANTI) are put in their place by key
-		 * (exec.c), but unmatched inner rows (RIGHT, FULL) would come out
+		 * (exec_emit.c), but unmatched inner rows (RIGHT, FULL) would come out
 		 * after the rest.
 		 */
 		if (!clauses->exact || outer_path->rows > (double) GJ_MAX_ROWS ||
@@ -191,7 +191,7 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	cpath->path.param_info = NULL;	/* not parameterized: see above */
 	if (partial)
 	{
-		/* parallel-aware only to gather the processes' counters (exec.c) */
+		/* parallel-aware only to gather the processes' counters (exec_parallel.c) */
 		cpath->path.parallel_aware = true;
 		cpath->path.parallel_safe = true;
 		cpath->path.parallel_workers = outer_path->parallel_workers;
@@ -425,7 +425,8 @@ UsePhysicalTargetList(PlannerInfo *root, Plan *plan)
 }
 
 /*
- * PlanCustomPath callback: the CustomScan for a GpuHashJoin or GpuMergeJoin path
+ * PlanCustomPath callback: the CustomScan for a GpuHashJoin, GpuMergeJoin or
+ * GpuThetaJoin path
  *
  * "clauses" is the joinrel's baserestrictinfo, which is empty for a join;
  * our quals travel in the path's private list.

@@ -91,7 +91,7 @@ CountPayload(Path *path, int *ncolumns, int *bytes)
  * Device and bus time of one GPU join in milliseconds, by the model whose
  * constants gpujoin_calibrate() measures (GpuJoinModel):
  *	- the variant's passes over the keys: row_ns per input row (NLJ: every
- *	  pair and term, nlj_compare_ns), as wu-2025-gftr.md §4 counts them in
+ *	  pair and term, nlj_compare_ns), as Wu et al. 2025, §4, count them in
  *	  passes over the input;
  *	- materialization (§4.2, §4.3): GFTR carries every payload column
  *	  through the passes (gftr_column_ns per row and column: the inner
@@ -101,7 +101,7 @@ CountPayload(Path *path, int *ncolumns, int *bytes)
  *	  every column of every match by row number (gather_ns, the random
  *	  access that the paper prices at B_G/24);
  *	- match_ns per match for row numbers and offsets;
- *	- the bus (rui-2020.md §7: bytes over the bus dominate): keys and
+ *	- the bus (Rui 2020: bytes over the bus dominate): keys and
  *	  fixed-width columns in, the matches' columns and row numbers out, at
  *	  transfer_gbps.
  */
@@ -352,7 +352,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	/*
 	 * A join whose device structures will not fit its device budget
 	 * (GpuJoinPartitions): a hash join is partitioned on the host and joined
-	 * one partition at a time (exec.c), which costs a pass over both sides
+	 * one partition at a time (exec_partition.c), which costs a pass over both sides
 	 * to partition them, the outer side's trip through a tuplestore (written
 	 * and read back, spilling beyond work_mem like a hash join's batch
 	 * files), and a build per partition; any other join, or one that would

@@ -29,6 +29,12 @@
  * setting, and remains the way to use gpujoin.max_gpu_backends (shared
  * memory).
  *
+ * A DROP EXTENSION in a session that has not loaded the library (one opened
+ * before CREATE EXTENSION, or whose role or connection overrides
+ * session_preload_libraries) has no hook to run: the setting stays, and
+ * new sessions keep loading gpujoin, which plans GPU joins without the
+ * extension's functions.  The README says to LOAD 'gpujoin' first then.
+ *
  * IDENTIFICATION
  *	  src/setup.c
  *
@@ -359,10 +365,10 @@ gpujoin_setup_database(PG_FUNCTION_ARGS)
 	before = DatabaseSetting(GPUJOIN_PRELOAD_SETTING);
 	start = before ? before : ServerPreloadSetting();
 	names = SplitLibraries(start);
-	if (before != NULL && ListLoadsGpuJoin(names))
+	if (ListLoadsGpuJoin(names))
 	{
-		AddNotice(psprintf("gpujoin: every new session of database \"%s\" loads gpujoin already (its %s); no setting changed",
-						   dbname, GPUJOIN_PRELOAD_SETTING), NULL);
+		AddNotice(psprintf("gpujoin: every new session of database \"%s\" loads gpujoin already (%s %s); no setting changed",
+						   dbname, before ? "its" : "the server's", GPUJOIN_PRELOAD_SETTING), NULL);
 		PG_RETURN_VOID();
 	}
 

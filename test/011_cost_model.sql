@@ -1,6 +1,6 @@
 -- test/011_cost_model.sql
 --
--- The cost model (planner.c ModelDeviceMs) and its calibration: the
+-- The cost model (planner_cost.c, ModelDeviceMs) and its calibration: the
 -- settings and their defaults; gpujoin_calibrate() measures every constant
 -- on the device of the session (the CPU twin here, the GPU on a GPU host)
 -- and is superuser only; the planner's decisions, on tables whose

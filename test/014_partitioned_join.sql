@@ -1,7 +1,7 @@
 -- test/014_partitioned_join.sql
 --
 -- A hash join whose inner side does not fit gpujoin.device_memory_limit runs
--- in partitions (exec.c, "PARTITIONED HASH JOINS"): both sides split by a
+-- in partitions (src/exec_partition.c): both sides split by a
 -- hash of the key, joined one partition at a time.  Differential: every
 -- join type on int4, int8, text (hashed) and two-column keys, with duplicate
 -- keys, NULL keys on both sides, one skewed key, NULL payloads and an empty

@@ -1,6 +1,6 @@
 -- test/018_parallel_join.sql
 --
--- Parallel GPU joins (planner.c; exec.c, "PARALLEL GPU JOINS"): below a
+-- Parallel GPU joins (src/planner.c; src/exec_parallel.c): below a
 -- Gather, every process joins its part of the outer side (a Parallel Seq
 -- Scan) against the whole inner side.  Differential: inner, left, semi and
 -- anti joins on int4, int8, text (hashed) and two-column keys, with

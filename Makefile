@@ -6,8 +6,9 @@
 #   make prove                    pgTAP suite (test/*.sql) through pg_prove
 #   make -C cuda check            kernel tests outside PostgreSQL
 #
-# The device side (cuda/*.cu) is compiled by nvcc into cuda/libgpujoin_cuda.a and
-# linked into gpujoin.so together with the static CUDA runtime; see cuda/config.mk.
+# The device side (cuda/*/*.cu; cuda/README.md) is compiled by nvcc into
+# cuda/libgpujoin_cuda.a and linked into gpujoin.so together with the static CUDA
+# runtime; see cuda/config.mk.  Its CPU twins (cuda/*/*_cpu.c) are compiled here.
 
 EXTENSION = gpujoin
 MODULE_big = gpujoin
@@ -29,14 +30,14 @@ OBJS = \
 	src/calibrate.o \
 	src/device.o \
 	src/setup.o \
-	cuda/context_cpu.o \
-	cuda/hash_join_cpu.o \
-	cuda/materialize_cpu.o \
-	cuda/partitioned_join_cpu.o \
-	cuda/sort_merge_cpu.o \
-	cuda/key_sort_cpu.o \
-	cuda/band_join_cpu.o \
-	cuda/theta_nlj_cpu.o
+	cuda/device/context_cpu.o \
+	cuda/join/hash_join_cpu.o \
+	cuda/device/materialize_cpu.o \
+	cuda/join/partitioned_join_cpu.o \
+	cuda/join/sort_merge_cpu.o \
+	cuda/device/key_sort_cpu.o \
+	cuda/join/band_join_cpu.o \
+	cuda/join/theta_nlj_cpu.o
 
 REGRESS = create_extension hash_join rescan settings variants theta join_types
 REGRESS_OPTS = --inputdir=. --load-extension=gpujoin
@@ -61,9 +62,15 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# src/ includes cuda/gpujoin_kernels.h (-I cuda above); the CPU twins also
+# include the device layer's headers (cuda/device/), and so do src/keys.c and
+# src/calibrate.c, for the kernels' hash function gj_hash64 (common.h): no
+# other file of src/ sees them.
+cuda/%.o src/keys.o src/calibrate.o: override CPPFLAGS += -I$(srcdir)/cuda/device
+
 # Rebuild when a header changes, or when WITH_CUDA changes (.build-flags holds
 # the value of the last build): PGXS tracks neither.
-$(OBJS): $(wildcard src/*.h cuda/*.h) .build-flags
+$(OBJS): $(wildcard src/*.h cuda/*.h cuda/*/*.h) .build-flags
 .build-flags: FORCE
 	@echo 'WITH_CUDA=$(WITH_CUDA) $(CUDA_ARCHS)' | cmp -s - $@ || echo 'WITH_CUDA=$(WITH_CUDA) $(CUDA_ARCHS)' > $@
 .PHONY: FORCE

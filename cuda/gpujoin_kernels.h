@@ -8,9 +8,10 @@
  * PostgreSQL; every function reports through its return value and the
  * caller's GjError.
  *
- * Each kernel file exists twice: cuda/X.cu (GPU) and cuda/X_cpu.c (CPU
- * twin, the executable specification).  Both are reached through a
- * GjKernels table, chosen in src/device.c.
+ * Each kernel file exists twice: cuda/DIR/X.cu (GPU) and, beside it,
+ * cuda/DIR/X_cpu.c (CPU twin, the executable specification; cuda/README.md
+ * lists the folders).  Both are reached through a GjKernels table, chosen
+ * in src/device.c.
  *
  * THE CONTRACT
  *
@@ -33,8 +34,8 @@
  *	NPHJ	by outer row, then by inner row
  *	PHJ		by partition (the top bits of gj_hash64(key); how many bits
  *			is decided from the inner side's row count by one function in
- *			cuda/common.h that both implementations call), then by outer
- *			row, then by inner row
+ *			cuda/device/common.h that both implementations call), then by
+ *			outer row, then by inner row
  *	SMJ		by key (unsigned), then by outer row, then by inner row
  *	BAND	by outer row, then by inner key (unsigned), then by inner row
  *	NLJ		by outer row, then by inner row

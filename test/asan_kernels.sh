@@ -4,7 +4,8 @@
 #
 #   test/asan_kernels.sh
 #
-# Copies cuda/ to a temporary directory, builds cuda/test_kernels there
+# Copies cuda/ and test/kernels/ to a temporary directory, builds the kernel
+# tests there (cuda/build/test_kernels, from test/kernels/test_kernels.c)
 # without CUDA (the CPU twins only) with -fsanitize=address,undefined, and
 # runs it: any read or write outside a buffer, use after free, leak or
 # undefined behaviour in a twin fails the run (exit status non-zero).  The
@@ -15,6 +16,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r "$root/cuda" "$work/cuda"
+mkdir -p "$work/test"
+cp -r "$root/test/kernels" "$work/test/kernels"
 rm -rf "$work/cuda/build" "$work/cuda/libgpujoin_cuda.a"
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 make -s -C "$work/cuda" WITH_CUDA=0 CFLAGS="-O1 -g -Wall $san" TEST_LD="${CC:-gcc} $san" \

@@ -22,7 +22,7 @@
  * same values (the variants hand them out in different orders).
  *
  * IDENTIFICATION
- *	  cuda/bench_kernels.c
+ *	  bench/kernels/bench_kernels.c
  *
  *-------------------------------------------------------------------------
  */

@@ -68,7 +68,7 @@
  * nothing to transform at build or count.
  *
  * IDENTIFICATION
- *	  cuda/theta_nlj_cpu.c
+ *	  cuda/join/theta_nlj_cpu.c
  *
  *-------------------------------------------------------------------------
  */

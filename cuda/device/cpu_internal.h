@@ -10,7 +10,7 @@
  * a memory limit, copies and their accounting, page-locked output arrays).
  *
  * IDENTIFICATION
- *	  cuda/cpu_internal.h
+ *	  cuda/device/cpu_internal.h
  *
  *-------------------------------------------------------------------------
  */

@@ -29,8 +29,9 @@
  *		 as "const GjCpuVariant gj_cpu_smj";
  *	  2. declare gj_cpu_smj in cpu_internal.h next to gj_cpu_nphj;
  *	  3. replace the NULL of its line in "variants" below with &gj_cpu_smj;
- *	  4. have sort_merge_cpu.o added to OBJS in the top-level Makefile
- *		 (cuda/Makefile compiles every *_cpu.c for the kernel tests).
+ *	  4. have cuda/join/sort_merge_cpu.o added to OBJS in the top-level
+ *		 Makefile (cuda/Makefile compiles every *_cpu.c of its folders for
+ *		 the kernel tests).
  * The CUDA side (context.cu) takes the same steps; a variant must be in
  * both tables before a spec may name it, since a join may move from the
  * GPU to the CPU twin between two calls.
@@ -43,7 +44,7 @@
  * GJ_ERROR_HOST_MEMORY with a message, and the caller decides what to do.
  *
  * IDENTIFICATION
- *	  cuda/context_cpu.c
+ *	  cuda/device/context_cpu.c
  *
  *-------------------------------------------------------------------------
  */

@@ -106,7 +106,7 @@
  * sides costs its matches in the count's walk, as in any hash join.
  *
  * IDENTIFICATION
- *	  cuda/partitioned_join.cu
+ *	  cuda/join/partitioned_join.cu
  *
  *-------------------------------------------------------------------------
  */

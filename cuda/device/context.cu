@@ -80,7 +80,7 @@
  * end, have no twin.
  *
  * IDENTIFICATION
- *	  cuda/context.cu
+ *	  cuda/device/context.cu
  *
  *-------------------------------------------------------------------------
  */

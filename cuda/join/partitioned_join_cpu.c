@@ -66,7 +66,7 @@
  * for GjStats.detail, which both implementations must word alike.
  *
  * IDENTIFICATION
- *	  cuda/partitioned_join_cpu.c
+ *	  cuda/join/partitioned_join_cpu.c
  *
  *-------------------------------------------------------------------------
  */

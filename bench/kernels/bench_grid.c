@@ -83,7 +83,7 @@
  * "copy bandwidth"), e.g. --cpu --log2-rows 16 --quick.
  *
  * IDENTIFICATION
- *	  cuda/bench_grid.c
+ *	  bench/kernels/bench_grid.c
  *
  *-------------------------------------------------------------------------
  */
@@ -1563,7 +1563,7 @@ WriteMarkdown(const GjKernels *k, int nblocks, const Block *grid,
 		exit(2);
 	}
 	fprintf(md, "# gpujoin kernel benchmark grid\n\n");
-	fprintf(md, "Written by `cuda/bench_grid` (cuda/bench_grid.c; see bench/README.md).\n\n");
+	fprintf(md, "Written by `cuda/bench_grid` (bench/kernels/bench_grid.c; see bench/README.md).\n\n");
 	fprintf(md, "- GPU: **%s** (%s)\n", device.name, device.cuda_version);
 	if (device.total_memory > 0)
 		fprintf(md, "- device memory: %.1f GB\n", (double) device.total_memory / 1e9);

@@ -82,7 +82,7 @@
  * materializations hand out the same values.
  *
  * IDENTIFICATION
- *	  cuda/sort_merge_cpu.c
+ *	  cuda/join/sort_merge_cpu.c
  *
  *-------------------------------------------------------------------------
  */

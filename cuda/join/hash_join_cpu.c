@@ -69,7 +69,7 @@
  * executor bound each round by max_matches.
  *
  * IDENTIFICATION
- *	  cuda/hash_join_cpu.c
+ *	  cuda/join/hash_join_cpu.c
  *
  *-------------------------------------------------------------------------
  */

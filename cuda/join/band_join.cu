@@ -76,7 +76,7 @@
  * retrieve.
  *
  * IDENTIFICATION
- *	  cuda/band_join.cu
+ *	  cuda/join/band_join.cu
  *
  *-------------------------------------------------------------------------
  */

@@ -25,7 +25,7 @@
  * CPU twin of: materialize.cu (same functions, same order).
  *
  * IDENTIFICATION
- *	  cuda/materialize_cpu.c
+ *	  cuda/device/materialize_cpu.c
  *
  *-------------------------------------------------------------------------
  */

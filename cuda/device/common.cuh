@@ -39,7 +39,7 @@
  * since it reports errors by throwing.
  *
  * IDENTIFICATION
- *	  cuda/common.cuh
+ *	  cuda/device/common.cuh
  *
  *-------------------------------------------------------------------------
  */

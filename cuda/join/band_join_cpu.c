@@ -76,7 +76,7 @@
  * its columns by outer row, which ascends within a round.
  *
  * IDENTIFICATION
- *	  cuda/band_join_cpu.c
+ *	  cuda/join/band_join_cpu.c
  *
  *-------------------------------------------------------------------------
  */

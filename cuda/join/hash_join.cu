@@ -98,7 +98,7 @@
  * 26-48 ms of copies over the bus: the device work is the small part.
  *
  * IDENTIFICATION
- *	  cuda/hash_join.cu
+ *	  cuda/join/hash_join.cu
  *
  *-------------------------------------------------------------------------
  */

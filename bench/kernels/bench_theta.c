@@ -18,7 +18,7 @@
  * Output: one Markdown table on stdout.
  *
  * IDENTIFICATION
- *	  cuda/bench_theta.c
+ *	  bench/kernels/bench_theta.c
  *
  *-------------------------------------------------------------------------
  */

@@ -51,7 +51,7 @@
  * like any other.
  *
  * IDENTIFICATION
- *	  cuda/key_sort.cu
+ *	  cuda/device/key_sort.cu
  *
  *-------------------------------------------------------------------------
  */

@@ -65,7 +65,7 @@
  * status is non-zero on any failure.
  *
  * IDENTIFICATION
- *	  cuda/test_kernels.c
+ *	  test/kernels/test_kernels.c
  *
  *-------------------------------------------------------------------------
  */

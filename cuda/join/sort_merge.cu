@@ -107,7 +107,7 @@
  * over the bus: the device work is the small part here too.
  *
  * IDENTIFICATION
- *	  cuda/sort_merge.cu
+ *	  cuda/join/sort_merge.cu
  *
  *-------------------------------------------------------------------------
  */

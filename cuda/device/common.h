@@ -36,7 +36,7 @@
  * order of the hash values themselves.
  *
  * IDENTIFICATION
- *	  cuda/common.h
+ *	  cuda/device/common.h
  *
  *-------------------------------------------------------------------------
  */

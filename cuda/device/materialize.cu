@@ -67,7 +67,7 @@
  * CPU twin: materialize_cpu.c (same functions, same order).
  *
  * IDENTIFICATION
- *	  cuda/materialize.cu
+ *	  cuda/device/materialize.cu
  *
  *-------------------------------------------------------------------------
  */

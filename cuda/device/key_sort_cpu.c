@@ -36,7 +36,7 @@
  * search is needed.
  *
  * IDENTIFICATION
- *	  cuda/key_sort_cpu.c
+ *	  cuda/device/key_sort_cpu.c
  *
  *-------------------------------------------------------------------------
  */

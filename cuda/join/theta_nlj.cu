@@ -96,7 +96,7 @@
  * to retrieve up to the rows of the window times m.
  *
  * IDENTIFICATION
- *	  cuda/theta_nlj.cu
+ *	  cuda/join/theta_nlj.cu
  *
  *-------------------------------------------------------------------------
  */

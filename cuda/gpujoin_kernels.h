@@ -41,7 +41,7 @@
  *	NLJ		by outer row, then by inner row
  *
  * The theta variants match on ranges and comparisons instead of equality
- * (Bellas and Gounaris; papers/notes/bellas-gounaris.md).  BAND: an outer
+ * (Bellas and Gounaris 2017).  BAND: an outer
  * row matches the inner rows whose key lies in [keys[i], keys_hi[i]]
  * (inclusive, unsigned; the caller turns strict bounds into inclusive
  * ones), found by sorting the inner keys and searching both bounds.  NLJ:
@@ -99,7 +99,7 @@ typedef uint32_t GjRowId;
 
 #define GJ_MAX_ROWS		((int64_t) 0x7FFFFFFF)
 
-/* The join algorithms (DESIGN.md section 4) */
+/* The join algorithms, one file each in cuda/join/ */
 typedef enum GjVariant
 {
 	GJ_VARIANT_NPHJ = 0,		/* non-partitioned hash join: one global
@@ -129,7 +129,7 @@ typedef enum GjThetaOp
 /* Comparison terms an NLJ join may evaluate on the device */
 #define GJ_MAX_TERMS		8
 
-/* How payload columns are materialized (papers/notes/wu-2025-gftr.md) */
+/* How payload columns are materialized (Wu et al. 2025) */
 typedef enum GjMaterialize
 {
 	GJ_MATERIALIZE_GFUR = 0,	/* transform (key, row id); gather the

@@ -7,9 +7,9 @@
  *
  * WHAT IS MEASURED
  *
- * Each of NPHJ, PHJ and SMJ, with GFTR and with GFUR (papers/notes/
- * wu-2025-gftr.md §3, §4: "PHJ-TR", "PHJ-UR", ...), on the CUDA kernels,
- * over this grid (2^N rows, N = --log2-rows, 27 by default):
+ * Each of NPHJ, PHJ and SMJ, with GFTR and with GFUR ("PHJ-TR", "PHJ-UR",
+ * ...: Wu et al. 2025, §3, §4), on the CUDA kernels, over this grid (2^N
+ * rows, N = --log2-rows, 27 by default):
  *
  *	  shape			"equal": |R| = |S| = 2^N; "pk-fk": |R| = 2^(N-1),
  *					|S| = 2^N, the paper's |S| = 2|R| (§7).  R is the inner
@@ -50,10 +50,9 @@
  * are each input read once (8 key bytes and 4 bytes a payload column, both
  * sides, every row) and each output value written once (the payload bytes
  * of both sides, per match); over the device-to-device copy bandwidth
- * measured here (one large cudaMemcpy, bytes read plus bytes written:
- * .library/device/METHOD.md, "two numbers first") they give bound_ms, and
- * bound_ms / device_ms is the "% of bound".  Join throughput is (|R| +
- * |S|) / device time, as the paper counts it (§7.1).
+ * measured here (one large cudaMemcpy, bytes read plus bytes written)
+ * they give bound_ms, and bound_ms / device_ms is the "% of bound".  Join
+ * throughput is (|R| + |S|) / device time, as the paper counts it (§7.1).
  *
  * Checks: the match count of every run equals the count known from the
  * data, and the six variant x materialization runs of one data set return

@@ -4,10 +4,10 @@
  *	  The NLJ tile sweep: count time of the tiled nested-loop theta join for
  *	  each tile size and number of terms (make -C cuda bench-theta)
  *
- * Bellas and Gounaris (papers/notes/bellas-gounaris.md §4.2) tune the inner
- * tile held in shared memory per device.  This measures it on ours: for 1,
- * 2 and 4 terms (term t is "inner_t < outer_t"; about 1 % of the pairs
- * hold for one term), every tile size from GJ_NLJ_TILE_ALIGN rows up to
+ * The inner tile held in shared memory is tuned per device (Bellas and
+ * Gounaris 2017, §4.2).  This measures it on ours: for 1, 2 and 4 terms
+ * (term t is "inner_t < outer_t"; about 1 % of the pairs hold for one
+ * term), every tile size from GJ_NLJ_TILE_ALIGN rows up to
  * what fits GJ_NLJ_TILE_BYTES, an outer and an inner side of 2^N rows each
  * (N = --log2-rows, 17 by default): the median over --runs runs (5) of the
  * count phase (GjStats.probe_ms, copies excluded), as comparisons per

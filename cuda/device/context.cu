@@ -60,8 +60,8 @@
  * not a failure of whatever else uses the GPU.  Buffers are grow-only and
  * reused: a join over many chunks of the same size allocates once, since
  * cudaMalloc and cudaFree synchronize the device and cost far more than a
- * kernel on a chunk.  (Rui 2020 found "memory allocation/release" among
- * the CUDA calls that serialize a pipeline; papers/notes/rui-2020.md §0.)
+ * kernel on a chunk.  ("Memory allocation/release" is among the CUDA
+ * calls that serialize a pipeline: Rui 2020, §0.)
  * The shared buffers are indexed by GjBufferId, the payload columns by
  * GjColumnSetId (materialize.cu), a variant's own in its state; all are
  * freed by context_destroy.

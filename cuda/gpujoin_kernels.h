@@ -129,7 +129,7 @@ typedef enum GjThetaOp
 /* Comparison terms an NLJ join may evaluate on the device */
 #define GJ_MAX_TERMS		8
 
-/* How payload columns are materialized (Wu et al. 2025) */
+/* How payload columns are materialized (Wu et al. 2025, §4.1) */
 typedef enum GjMaterialize
 {
 	GJ_MATERIALIZE_GFUR = 0,	/* transform (key, row id); gather the

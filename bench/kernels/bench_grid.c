@@ -8,12 +8,13 @@
  * WHAT IS MEASURED
  *
  * Each of NPHJ, PHJ and SMJ, with GFTR and with GFUR ("PHJ-TR", "PHJ-UR",
- * ...: Wu et al. 2025, §3, §4), on the CUDA kernels, over this grid (2^N
+ * ...: Wu et al. 2025, §5.1.3), on the CUDA kernels, over this grid (2^N
  * rows, N = --log2-rows, 27 by default):
  *
  *	  shape			"equal": |R| = |S| = 2^N; "pk-fk": |R| = 2^(N-1),
- *					|S| = 2^N, the paper's |S| = 2|R| (§7).  R is the inner
- *					side, built on; its keys are unique (the PK)
+ *					|S| = 2^N, the paper's |S| = 2|R| (Wu et al. 2025,
+ *					§5.1.5).  R is the inner side, built on; its keys
+ *					are unique (the PK)
  *	  payloads		1, 2 or 4 int4 payload columns on each side
  *	  match ratio	10, 50 or 100 % of the outer rows find their one match
  *	  Zipf			the FK (outer keys that match) uniform over the inner
@@ -52,7 +53,8 @@
  * of both sides, per match); over the device-to-device copy bandwidth
  * measured here (one large cudaMemcpy, bytes read plus bytes written)
  * they give bound_ms, and bound_ms / device_ms is the "% of bound".  Join
- * throughput is (|R| + |S|) / device time, as the paper counts it (§7.1).
+ * throughput is (|R| + |S|) / device time, as the paper counts it
+ * (Wu et al. 2025, §5.1.2).
  *
  * Checks: the match count of every run equals the count known from the
  * data, and the six variant x materialization runs of one data set return
@@ -1460,8 +1462,9 @@ CrossoverPayloads(Shape shape, GjVariant variant)
 
 /*
  * The crossover lines of each shape, to out (stdout and the Markdown
- * file): the equal shape is the paper's §4.4 experiment, the PK-FK shape,
- * where each inner row is matched twice at 100 %, its default (§7.1)
+ * file): the equal shape is the paper's match-ratio experiment (Wu et al.
+ * 2025, §5.1.6), the PK-FK shape, where each inner row is matched twice at
+ * 100 %, that of its narrow and wide joins (Wu et al. 2025, §5.1.5)
  */
 static void
 PrintCrossover(FILE *out, bool markdown)

@@ -5,9 +5,9 @@
  *	  each tile size and number of terms (make -C cuda bench-theta)
  *
  * The inner tile held in shared memory is tuned per device (Bellas and
- * Gounaris 2017, §4.2).  This measures it on ours: for 1, 2 and 4 terms
- * (term t is "inner_t < outer_t"; about 1 % of the pairs hold for one
- * term), every tile size from GJ_NLJ_TILE_ALIGN rows up to
+ * Gounaris 2017, §5.2, §5.4).  This measures it on ours: for 1, 2 and 4
+ * terms (term t is "inner_t < outer_t"; about 1 % of the pairs hold for
+ * one term), every tile size from GJ_NLJ_TILE_ALIGN rows up to
  * what fits GJ_NLJ_TILE_BYTES, an outer and an inner side of 2^N rows each
  * (N = --log2-rows, 17 by default): the median over --runs runs (5) of the
  * count phase (GjStats.probe_ms, copies excluded), as comparisons per

@@ -328,7 +328,7 @@ typedef struct GjSortedRanges
  *
  * The GPU tests each outer row against the inner side one tile at a time,
  * the tile's values of every term in shared memory (Bellas and Gounaris
- * 2017, §4.2).  A tile holds as many inner rows as fit into
+ * 2017, §5.2).  A tile holds as many inner rows as fit into
  * GJ_NLJ_TILE_BYTES with all nterms 8-byte values and a skip
  * flag each, in multiples of 256 (one load a thread of a 256-thread block),
  * at most GJ_NLJ_MAX_TILE_ROWS: 1024 rows for 1 to 5 terms, 768 for 6 and 7,
@@ -382,7 +382,7 @@ gj_nlj_describe(int nterms, char *buf, size_t size)
  * bijective hash nearly every partition fits one table.  That is 0 bits
  * (one partition) up to 2048 inner rows, 10 bits (2 passes of 5) at 2M,
  * 13 at 10M, 15 at 33M to 67M and 16 (2 passes of 8) from 67M rows on,
- * where PHJ-TR uses 15 or 16 bits for every size (Wu et al. 2025, §3.4).
+ * where PHJ-TR uses 15 or 16 bits for every size (Wu et al. 2025, §4.1.4).
  * Beyond 2^16 x GJ_PHJ_TABLE_ROWS = 268M inner rows the average partition
  * no longer fits one table and is probed in several (sub-tables), as a skewed
  * partition is at any size.

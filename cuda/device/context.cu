@@ -61,7 +61,7 @@
  * reused: a join over many chunks of the same size allocates once, since
  * cudaMalloc and cudaFree synchronize the device and cost far more than a
  * kernel on a chunk.  ("Memory allocation/release" is among the CUDA
- * calls that serialize a pipeline: Rui 2020, §0.)
+ * calls that serialize a pipeline: Rui 2020, §5.3.1.3.)
  * The shared buffers are indexed by GjBufferId, the payload columns by
  * GjColumnSetId (materialize.cu), a variant's own in its state; all are
  * freed by context_destroy.

@@ -9,7 +9,7 @@
  * order).  Written once here and called by both variants, so that the two
  * sort alike, number their matches alike, and cannot drift apart.
  *
- * SORT (gj_cuda_sort_pairs; Rui 2020, §1.3)
+ * SORT (gj_cuda_sort_pairs; Rui 2020, §4.1.3)
  *
  *	  key_sort_identity_kernel	row numbers 0 .. n-1
  *	  cub::DeviceSelect::If		in place: the rows whose key is not NULL

@@ -7,10 +7,10 @@
  * A join's output is, per match, the values of each side's fixed-width
  * payload columns (1, 2, 4 or 8 bytes, with optional NULL flags), besides
  * the row numbers.  Producing them is the most expensive part of a GPU
- * join, "up to 75% of the overall runtime" (Wu et al. 2025), because
+ * join, "up to 75% of the overall runtime" (Wu et al. 2025, §1), because
  * gathering a payload value for each match is a random access unless the
  * columns were rearranged to match the order in which they are read.  The
- * two ways to get there (Wu et al. 2025, §3, §4.4):
+ * two ways to get there (Wu et al. 2025, §4.1):
  *
  *	  GFUR	the variant transforms (key, row id) only; each round gathers
  *			every payload column by the matches' row ids, from the columns
@@ -20,8 +20,8 @@
  *			transformed columns by the matches' positions there: clustered
  *			accesses, at the price of one transform per column
  *
- * The break-even is modeled as GFUR ~ 104 M / B_G against GFTR ~ (36 N +
- * 12 M) / B_G per 4-byte column (M matches, N rows; Wu et al. 2025, §4.4):
+ * Modeled (Wu et al. 2025, §4.1.4), GFUR costs ~ 104 M / B_G and GFTR ~
+ * (36 N + 12 M) / B_G per 4-byte column (M matches, N rows), so that
  * GFTR pays off once matches are many per transformed row.  Which one a
  * join uses is the spec's; the values handed out are the same either way,
  * element by element.

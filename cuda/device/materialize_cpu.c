@@ -15,7 +15,7 @@
  *
  * With GFUR the source is the column as it came and the map holds rows;
  * with GFTR the source is the column permuted by the variant's transform
- * (Wu et al. 2025, §4) and the map holds positions there.
+ * (Wu et al. 2025, §4.1.2) and the map holds positions there.
  * Since the transform moved each value to the position that the key of its
  * row went to, both read the same value: the materialization changes how
  * values are reached, never which.  The GPU gathers the same way, and

@@ -50,7 +50,7 @@
  * each round costs O(max_matches) threads whatever the shape, and the
  * 10^10 matches above come out in rounds of max_matches like any others.
  *
- * PAYLOAD COLUMNS (materialize.cu; Wu et al. 2025, §3.1, §4)
+ * PAYLOAD COLUMNS (materialize.cu; Wu et al. 2025, §3.1.1, §4.1)
  *
  * GFUR gathers each round's inner values by inner row, from the columns
  * as they came: random reads.  GFTR permutes the inner columns into sorted

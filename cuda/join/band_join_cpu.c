@@ -18,7 +18,7 @@
  * it.  An outer row flagged NULL, or whose range is empty (keys[i] >
  * keys_hi[i]), matches nothing; an inner row with a NULL key is never
  * matched.  Bellas and Gounaris run such joins as a nested loop (Bellas
- * and Gounaris 2017, §5, §10); the sort and search done here instead cost
+ * and Gounaris 2017, §1, §5); the sort and search done here instead cost
  * O((n + m) log m + matches) rather than O(n m).
  *
  * THE ORDER
@@ -62,7 +62,7 @@
  * costs O(log n + max_matches) wherever it lies, and the 10^10 matches
  * above come out in bounded rounds like any others.
  *
- * PAYLOAD COLUMNS (materialize_cpu.c; Wu et al. 2025, §3.1, §4)
+ * PAYLOAD COLUMNS (materialize_cpu.c; Wu et al. 2025, §3.1.1, §4.1)
  *
  *	  GFUR	a round gathers the inner columns by inner row, from the columns
  *			as they came

@@ -9,7 +9,7 @@
  * order; its banner describes the table and the count/retrieve contract).
  * Both produce the very same arrays; here is how the GPU gets there.
  *
- * BUILD (one global, non-partitioned table (Wu et al. 2025, §3.3), built
+ * BUILD (one global, non-partitioned table (Wu et al. 2025, §3.1.3), built
  * by sorting rather than by atomic inserts)
  *
  *	  key_range_kernel		min and max of the non-NULL keys (context.cu,
@@ -33,7 +33,7 @@
  * is ever "empty", so no key value has to be given up as a sentinel, and
  * the result does not depend on the order in which threads ran.
  *
- * PAYLOAD COLUMNS (materialize.cu; Wu et al. 2025, §3.3, §4)
+ * PAYLOAD COLUMNS (materialize.cu; Wu et al. 2025, §3.1.3, §4.1)
  *
  * The stable bucket sort is the transform.  GFUR keeps the inner payload
  * columns as they came and gathers each round's values by inner row,
@@ -49,13 +49,13 @@
  * or, for dense keys, when outer chunks arrive in key order.  A PK-FK
  * probe in random key order reads one random entry per row either way,
  * and GFTR only adds the transform (the match-ratio trade-off: Wu et al.
- * 2025, §4.4).  The outer side is probed in row order, so both gather its
+ * 2025, §4.1.4).  The outer side is probed in row order, so both gather its
  * payload by outer row, which ascends within a round: no outer transform
  * is needed ("random accesses only happen when materializing R's payload
- * data but not for S": Wu et al. 2025, §3.3).
+ * data but not for S": Wu et al. 2025, §3.1.3).
  *
- * PROBE (the "double probe" (Rui 2020, §1.2.3): count pass, prefix scan,
- * write pass)
+ * PROBE (the "double probe" (Rui 2020, §4.1.2.2): count pass, prefix
+ * scan, write pass)
  *
  *	  nphj_count_kernel		one thread per outer row: the entries of its
  *							bucket with an equal key (dense: the bucket's

@@ -13,7 +13,7 @@
  * THE TABLE
  *
  * One global, non-partitioned hash table on the inner keys, the shape of
- * cuDF's non-partitioned hash join (Wu et al. 2025, §3.3), but
+ * cuDF's non-partitioned hash join (Wu et al. 2025, §3.1.3), but
  * built by sorting instead of by inserting into open-addressing slots:
  * the entries (key, inner row) of the rows with a non-NULL key, ordered by
  * bucket, plus bucket_start[], where bucket b's entries are
@@ -39,7 +39,7 @@
  * 0 and UINT64_MAX included, is an ordinary key.  An inner side without a
  * non-NULL key builds no table: nothing can match.
  *
- * PAYLOAD COLUMNS (materialize_cpu.c; Wu et al. 2025, §3.3, §4)
+ * PAYLOAD COLUMNS (materialize_cpu.c; Wu et al. 2025, §3.1.3, §4.1)
  *
  * The inner payload columns are copied in at build.  GFUR keeps them in
  * row order and gathers each match's values at its inner row,
@@ -52,7 +52,7 @@
  * COUNT, THEN RETRIEVE
  *
  * Matches are produced by the "double probe" of the classic GPU joins
- * (Rui 2020, §1.2.3: count pass, prefix scan, write pass):
+ * (Rui 2020, §4.1.2.2: count pass, prefix scan, write pass):
  *
  *	  count		for each outer row, the number of entries in its bucket
  *				with an equal key; their exclusive prefix sum gives every

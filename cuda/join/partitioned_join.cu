@@ -8,10 +8,10 @@
  * CPU twin: partitioned_join_cpu.c, the specification (same functions,
  * same order; its banner gives the algorithm and why it yields PHJ's match
  * order).  Both produce the very same arrays; here is how the GPU gets
- * there.  The design is PHJ-TR (Wu et al. 2025, §3.4), with the radix
- * hash join of Rui (Rui 2020, §1.2) for the probe.
+ * there.  The design is PHJ-TR (Wu et al. 2025, §4.1.4), with the radix
+ * hash join of Rui (Rui 2020, §4.1.2) for the probe.
  *
- * PARTITIONING (Wu et al. 2025, §2.1, the radix-partition primitive)
+ * PARTITIONING (Wu et al. 2025, §2.3, the radix-partition primitive)
  *
  *	  phj_digit_kernel		the digit of every row: its partition, the top
  *							radix_bits bits of gj_hash64(key) (common.h,
@@ -31,22 +31,22 @@
  *							histogram of their own); the inner side also
  *							counts its oversized partitions
  *
- * PROBE: THE COUNT (count, then write: Rui 2020, §1.2.3)
+ * PROBE: THE COUNT (count, then write: Rui 2020, §4.1.2.2)
  *
  *	  phj_units_kernel		the work units: each co-partition's outer rows
  *							cut into units of PHJ_UNIT_ROWS (2048), so that a
  *							skewed outer partition spreads over many blocks
- *							instead of serializing on one (as the code of
- *							Wu et al. 2025, §3.4, does, in units of <= 8192);
- *							a partition with no inner row gets none.  An
- *							exclusive sum numbers them.
+ *							instead of serializing on one (as PHJ-TR splits
+ *							large partitions, Wu et al. 2025, §4.1.4; their
+ *							code: units of <= 8192); a partition with no
+ *							inner row gets none; an exclusive sum numbers them.
  *	  phj_count_kernel		persistent blocks take units from an atomic
  *							queue.  A block loads its co-partition's inner
  *							keys into shared memory, GJ_PHJ_TABLE_ROWS at a
  *							time (one table for a normal partition, several
  *							sub-tables for an oversized, skewed one, as
  *							Sioulas' block nested loop (Wu et al. 2025,
- *							§3.2)), finds the bucket starts by binary
+ *							§3.1.2)), finds the bucket starts by binary
  *							search, and each thread probes its 8 outer
  *							rows: the count of equal keys in the row's
  *							bucket, and the first and last matching entry
@@ -74,7 +74,7 @@
  *							every unique-key join), match k is entry first +
  *							k, found without a walk.
  *
- * PAYLOAD COLUMNS (materialize.cu; Wu et al. 2025, §3.4, §4)
+ * PAYLOAD COLUMNS (materialize.cu; Wu et al. 2025, §4.1.4)
  *
  * GFUR partitions (key, row id) only, and each round gathers every payload
  * column at the matches' rows, from the columns as they came: random
@@ -85,7 +85,7 @@
  * round, the inner ones stay within one co-partition's few kB ("only the
  * matching tuple identifiers of the probe relation are highly clustered,
  * whereas those of the build relation are not as clustered"; the model puts
- * the break-even near a 25-40% match ratio: Wu et al. 2025, §3.4, §4.4).
+ * the break-even near a 25-40% match ratio: Wu et al. 2025, §4.1.4).
  *
  * COSTS
  *
@@ -542,9 +542,9 @@ PartitionColumn(GjCudaContext *ctx, PhjState *state, const uint32_t *d_digits,
 
 /*
  * GFTR's transform of one side's payload: every column of set src, values
- * and NULL flags, partitioned by the side's digits into set dst (PHJ-TR:
- * "each additional payload column is partitioned with the key by the same
- * primitive": Wu et al. 2025, §3.4)
+ * and NULL flags, partitioned by the side's digits into set dst (PHJ-TR
+ * partitions every payload column together with its key by the same
+ * radix-partition primitive: Wu et al. 2025, §4.1.4)
  */
 static GjStatus
 TransformColumns(GjCudaContext *ctx, PhjState *state, GjColumnSetId dst,

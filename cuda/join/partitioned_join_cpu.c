@@ -10,8 +10,8 @@
  * memory in the middle of a join, so it must produce the very same arrays,
  * element by element, not merely the same set of matches.
  *
- * THE ALGORITHM (PHJ-TR: Wu et al. 2025, §3.4; the in-core radix hash
- * join: Rui 2020, §1.2)
+ * THE ALGORITHM (PHJ-TR: Wu et al. 2025, §4.1.4; the in-core radix hash
+ * join: Rui 2020, §4.1.2)
  *
  *	  partition	both sides into 2^radix_bits partitions by the top bits of
  *				gj_hash64(key) (common.h: gj_phj_radix_bits decides how many
@@ -50,7 +50,7 @@
  * table size the walk uses does not change the order; the radix bits do,
  * which is why gj_phj_radix_bits() is one function for both.
  *
- * PAYLOAD COLUMNS (materialize_cpu.c; Wu et al. 2025, §3.4, §4)
+ * PAYLOAD COLUMNS (materialize_cpu.c; Wu et al. 2025, §4.1.4)
  *
  * GFUR transforms (key, row id) only and gathers each match's payload from
  * the columns as they came, at its outer and inner row.  GFTR gives every
@@ -136,7 +136,7 @@ typedef struct PhjState
 
 /*
  * One stable counting-sort pass, the radix-partition primitive
- * (Wu et al. 2025, §2.1): the rows in[0 .. n) ordered by their digit,
+ * (Wu et al. 2025, §2.3): the rows in[0 .. n) ordered by their digit,
  * (digits[row] >> shift) & (ndigits - 1), into out, the rows of one digit
  * in their order in "in"; start[d] becomes the index in out of the first
  * row of digit d, start[ndigits] = n.  ndigits is a power of two.

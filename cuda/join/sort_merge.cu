@@ -10,7 +10,7 @@
  * and the count/retrieve contract).  Both produce the very same arrays;
  * here is how the GPU gets there.
  *
- * BUILD (Rui 2020, §1.3; Wu et al. 2025, §3.1)
+ * BUILD (Rui 2020, §4.1.3; Wu et al. 2025, §3.1.1)
  *
  *	  key_range_kernel		min and max of the non-NULL keys (context.cu,
  *							gj_cuda_key_range: warp shuffles, one atomicMin/
@@ -39,7 +39,7 @@
  *
  * The outer keys are sorted, so the binary searches of neighbouring
  * threads walk nearly the same path: their loads coalesce and hit in
- * cache.  A merge path (Rui 2020, §1.3.2) would read both sorted sides
+ * cache.  A merge path (Rui 2020, §4.1.3.2) would read both sorted sides
  * once per chunk, O(n + m); the searches cost O(m log n), which is less
  * when a chunk is small against the inner side, the common case here
  * (gpujoin.chunk_rows outer rows against a whole inner relation), and do
@@ -65,14 +65,14 @@
  * spread over the grid instead of serializing a thread, in every round:
  * the load-balancing search of a merge path, done by binary search.
  *
- * PAYLOAD COLUMNS (materialize.cu; Wu et al. 2025, §3.1, §3.5, §4)
+ * PAYLOAD COLUMNS (materialize.cu; Wu et al. 2025, §3.1.1, §4.1)
  *
  * GFUR gathers each round's values by row from the columns as they came:
  * the sorted rows of both sides are permuted, so both gathers are random
  * (SMJ-UR).  GFTR transforms the columns with the keys, the inner ones at
  * build and the outer ones at count, and gathers by sorted position: the
  * outer positions of a round ascend (a sequential read) and the inner
- * ones are runs of neighbours (clustered).  SMJ-TR (Wu et al. 2025, §3.5)
+ * ones are runs of neighbours (clustered).  SMJ-TR (Wu et al. 2025, §4.1.2)
  * sorts each (key, column) pair again with the same stable radix sort; we
  * apply the permutation that the sort of (key, row) found instead, one
  * gather per column (gj_cuda_columns_gather by the sorted rows).  The two

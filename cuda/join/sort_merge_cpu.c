@@ -21,7 +21,7 @@
  * inner pairs with an equal key, in their sorted (ascending row) order,
  * and numbering them in sorted outer order is the contract's order.
  *
- * BUILD (Rui 2020, §1.3; Wu et al. 2025, §3.1)
+ * BUILD (Rui 2020, §4.1.3; Wu et al. 2025, §3.1.1)
  *
  *	  1. the range [min, max] of the non-NULL inner keys; no keys: no build
  *	  2. the (key, row) pairs of the non-NULL rows, in row order, sorted by
@@ -65,7 +65,7 @@
  * ranges of sorted pairs that BAND shares (gj_cpu_ranges_retrieve,
  * key_sort_cpu.c).
  *
- * PAYLOAD COLUMNS (materialize_cpu.c; Wu et al. 2025, §3.1, §3.5, §4)
+ * PAYLOAD COLUMNS (materialize_cpu.c; Wu et al. 2025, §3.1.1, §4.1)
  *
  *	  GFUR	the sort transforms (key, row); a round gathers each side's
  *			columns by row, from the columns as they came

@@ -10,7 +10,7 @@
  * the count/retrieve contract).  Both produce the very same arrays; here
  * is how the GPU gets there.
  *
- * THE KERNEL (Bellas and Gounaris 2017, §4.2, §10)
+ * THE KERNEL (Bellas and Gounaris 2017, §5.2)
  *
  * Bellas and Gounaris' output-bound kernel: a 1-D grid of 1-D blocks over
  * the outer rows, one outer row a thread, its values held in registers;
@@ -21,7 +21,7 @@
  * tile.  All lanes of a warp read the same tile row at once: a shared-
  * memory broadcast, no bank conflict.  Every thread takes part in every
  * load and barrier, also past the last outer row: no early return before
- * a barrier (their code's pitfall: Bellas and Gounaris 2017, §3.4, §10.12).
+ * a barrier, a pitfall of the code published with their paper.
  *
  * Each term "inner OP outer" becomes, once per outer row, an interval of
  * inner values: x in [lo, lo + span] (LT: [0, v - 1], LE: [0, v], GT:
@@ -37,7 +37,7 @@
  * too, and a tile without any (always, when the side has no NULL term)
  * takes a loop that does not read them.
  *
- * COUNT (one outer chunk; the "double probe" (Rui 2020, §1.2.3): count
+ * COUNT (one outer chunk; the "double probe" (Rui 2020, §4.1.2.2): count
  * pass, prefix scan, write pass, with 64-bit counts)
  *
  *	  nlj_skip_kernel		the rows of each side with a NULL term (inner:
@@ -51,7 +51,7 @@
  *							(context.cu, gj_cuda_count_offsets)
  *
  * A count pass was slower than a global atomic cursor (Bellas and Gounaris
- * 2017, §4.3); but the cursor's order would depend on thread timing, and
+ * 2017, §5.3); but the cursor's order would depend on thread timing, and
  * the contract numbers the matches (outer row, inner row), which is also
  * what lets a round hold at most max_matches of them and a later round
  * pick up where it stopped.

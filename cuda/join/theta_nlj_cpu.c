@@ -22,7 +22,7 @@
  * matches nothing (the value is unknown, so no comparison on it holds, and
  * a conjunction with an unknown term is not true).  The keys of the
  * batches are not used.  This is the join that Bellas and Gounaris run on
- * the GPU (Bellas and Gounaris 2017, §4.2: every pair is tested):
+ * the GPU (Bellas and Gounaris 2017, §5: every pair is tested):
  * the answer for any conjunction of comparisons that no sort can prune,
  * while a single range on one column is BAND's (band_join_cpu.c).
  *

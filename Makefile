@@ -62,11 +62,10 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# src/ includes cuda/gpujoin_kernels.h (-I cuda above); the CPU twins also
-# include the device layer's headers (cuda/device/), and so do src/keys.c and
-# src/calibrate.c, for the kernels' hash function gj_hash64 (common.h): no
-# other file of src/ sees them.
-cuda/%.o src/keys.o src/calibrate.o: override CPPFLAGS += -I$(srcdir)/cuda/device
+# src/ includes cuda/gpujoin_kernels.h alone (-I cuda above); the CPU twins
+# also include the device layer's headers (cuda/device/), which src/ never
+# sees.
+cuda/%.o: override CPPFLAGS += -I$(srcdir)/cuda/device
 
 # Rebuild when a header changes, or when WITH_CUDA changes (.build-flags holds
 # the value of the last build): PGXS tracks neither.

@@ -99,6 +99,38 @@ typedef uint32_t GjRowId;
 
 #define GJ_MAX_ROWS		((int64_t) 0x7FFFFFFF)
 
+/* Functions of this header that the kernels also call on the device */
+#ifdef __CUDACC__
+#define GJ_HOST_DEVICE __host__ __device__
+#else
+#define GJ_HOST_DEVICE
+#endif
+
+/*
+ * Hash a normalized 64-bit key
+ *
+ * The one hash of the interface: the kernels place keys by it, and src/
+ * mixes the keys of several hashed clauses into one with it (keys.c).
+ *
+ * The 64-bit finalizer of MurmurHash3 (fmix64): two multiply-xorshift
+ * rounds.  It is a bijection on 64-bit words, so distinct keys never share
+ * a hash value, and every input bit affects every output bit with
+ * probability close to one half, so dense integer keys (1, 2, 3, ...) and
+ * keys that differ only in their high bits spread evenly over the buckets.
+ */
+static inline GJ_HOST_DEVICE uint64_t
+gj_hash64(uint64_t key)
+{
+	uint64_t	h = key;
+
+	h ^= h >> 33;
+	h *= UINT64_C(0xff51afd7ed558ccd);
+	h ^= h >> 33;
+	h *= UINT64_C(0xc4ceb9fe1a85ec53);
+	h ^= h >> 33;
+	return h;
+}
+
 /* The join algorithms, one file each in cuda/join/ */
 typedef enum GjVariant
 {

@@ -76,7 +76,6 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "common.h"				/* gj_hash64 */
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "gpujoin.h"

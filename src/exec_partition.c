@@ -47,7 +47,7 @@ SideDeviceBytes(const GpuJoinSide *side)
 /*
  * The partition of a packed key: the high bits of the low half of a
  * splitmix64 hash of it.  The kernels place keys by the top bits of
- * MurmurHash3's finalizer (cuda/common.h), so a partition's keys still
+ * MurmurHash3's finalizer (gj_hash64, cuda/gpujoin_kernels.h), so a partition's keys still
  * spread over the whole table.
  */
 static inline int

@@ -55,7 +55,6 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
-#include "common.h"				/* gj_hash64, shared with the kernels */
 #include "fmgr.h"
 #include "gpujoin.h"
 #include "nodes/nodeFuncs.h"

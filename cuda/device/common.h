@@ -50,11 +50,7 @@
 
 #include "gpujoin_kernels.h"
 
-#ifdef __CUDACC__
-#define GJ_HOST_DEVICE __host__ __device__
-#else
-#define GJ_HOST_DEVICE
-#endif
+/* GJ_HOST_DEVICE: gpujoin_kernels.h */
 
 #if defined(__GNUC__) || defined(__clang__)
 #define GJ_PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
@@ -74,27 +70,7 @@ gj_flag_set(const uint8_t *flags, int64_t row)
 	return flags != NULL && flags[row] != 0;
 }
 
-/*
- * Hash a normalized 64-bit key
- *
- * The 64-bit finalizer of MurmurHash3 (fmix64): two multiply-xorshift
- * rounds.  It is a bijection on 64-bit words, so distinct keys never share
- * a hash value, and every input bit affects every output bit with
- * probability close to one half, so dense integer keys (1, 2, 3, ...) and
- * keys that differ only in their high bits spread evenly over the buckets.
- */
-static inline GJ_HOST_DEVICE uint64_t
-gj_hash64(uint64_t key)
-{
-	uint64_t	h = key;
-
-	h ^= h >> 33;
-	h *= UINT64_C(0xff51afd7ed558ccd);
-	h ^= h >> 33;
-	h *= UINT64_C(0xc4ceb9fe1a85ec53);
-	h ^= h >> 33;
-	return h;
-}
+/* gj_hash64, the hash the kernels place keys by: gpujoin_kernels.h */
 
 /*
  * Number of bucket bits of a hashed table built on nrows inner rows

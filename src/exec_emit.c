@@ -117,6 +117,25 @@ FillScanSlot(GpuJoinState *node, TupleTableSlot *slot, int64 i)
 }
 
 /*
+ * The row in the scan tuple as the join returns it: NULL when the plan's
+ * qual (the pushed-down quals of an outer join) rejects it, else projected
+ */
+static inline TupleTableSlot *
+OutputRow(GpuJoinState *node, ExprContext *econtext, TupleTableSlot *scanslot)
+{
+	ExprState  *otherqual = node->css.ss.ps.qual;
+
+	if (otherqual != NULL && !ExecQual(otherqual, econtext))
+	{
+		InstrCountFiltered1(node, 1);
+		return NULL;
+	}
+	if (node->css.ss.ps.ps_ProjInfo != NULL)
+		return ExecProject(node->css.ss.ps.ps_ProjInfo);
+	return scanslot;
+}
+
+/*
  * GJ_EMIT: the next match of the round that passes the quals, projected;
  * NULL when the round is used up
  */
@@ -125,12 +144,12 @@ GpuJoinEmitNextMatch(GpuJoinState *node)
 {
 	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
 	TupleTableSlot *scanslot = node->css.ss.ss_ScanTupleSlot;
-	ExprState  *otherqual = node->css.ss.ps.qual;
 
 	while (node->gj_RoundPos < node->gj_Round.nmatches)
 	{
 		int64		i = node->gj_RoundPos;
 		GjRowId		outer_row = 0;
+		TupleTableSlot *slot;
 
 		if (node->gj_OuterMatched != NULL)
 		{
@@ -148,8 +167,7 @@ GpuJoinEmitNextMatch(GpuJoinState *node)
 		 */
 		if (node->gj_FillInOrder)
 		{
-			TupleTableSlot *slot = GpuJoinEmitNextUnmatched(node, true, outer_row);
-
+			slot = GpuJoinEmitNextUnmatched(node, true, outer_row);
 			if (slot != NULL)
 				return slot;
 		}
@@ -184,15 +202,9 @@ GpuJoinEmitNextMatch(GpuJoinState *node)
 		if (node->gj_JoinType == JOIN_ANTI)
 			continue;			/* only unmatched rows come out */
 
-		if (otherqual != NULL && !ExecQual(otherqual, econtext))
-		{
-			InstrCountFiltered1(node, 1);
-			continue;
-		}
-
-		if (node->css.ss.ps.ps_ProjInfo != NULL)
-			return ExecProject(node->css.ss.ps.ps_ProjInfo);
-		return scanslot;
+		slot = OutputRow(node, econtext, scanslot);
+		if (slot != NULL)
+			return slot;
 	}
 	return NULL;
 }
@@ -261,13 +273,13 @@ GpuJoinEmitNextUnmatched(GpuJoinState *node, bool outer, int64 limit)
 {
 	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
 	TupleTableSlot *scanslot = node->css.ss.ss_ScanTupleSlot;
-	ExprState  *otherqual = node->css.ss.ps.qual;
 	const GpuJoinSide *side = outer ? &node->gj_Outer : &node->gj_Inner;
 	const bool *matched = outer ? node->gj_OuterMatched : node->gj_InnerMatched;
 
 	for (;;)
 	{
 		int64		row;
+		TupleTableSlot *slot;
 
 		if (outer && node->gj_FillInOrder)
 		{
@@ -295,14 +307,9 @@ GpuJoinEmitNextUnmatched(GpuJoinState *node, bool outer, int64 limit)
 		ExecStoreVirtualTuple(scanslot);
 		econtext->ecxt_scantuple = scanslot;
 
-		if (otherqual != NULL && !ExecQual(otherqual, econtext))
-		{
-			InstrCountFiltered1(node, 1);
-			continue;
-		}
-		if (node->css.ss.ps.ps_ProjInfo != NULL)
-			return ExecProject(node->css.ss.ps.ps_ProjInfo);
-		return scanslot;
+		slot = OutputRow(node, econtext, scanslot);
+		if (slot != NULL)
+			return slot;
 	}
 	return NULL;
 }

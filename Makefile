@@ -26,6 +26,7 @@ OBJS = \
 	src/exec_emit.o \
 	src/exec_explain.o \
 	src/exec_parallel.o \
+	src/exec_heap.o \
 	src/keys.o \
 	src/calibrate.o \
 	src/device.o \
@@ -37,10 +38,14 @@ OBJS = \
 	cuda/join/sort_merge_cpu.o \
 	cuda/device/key_sort_cpu.o \
 	cuda/join/band_join_cpu.o \
-	cuda/join/theta_nlj_cpu.o
+	cuda/join/theta_nlj_cpu.o \
+	cuda/scan/heap_deform_cpu.o
 
 REGRESS = create_extension hash_join rescan settings variants theta join_types
 REGRESS_OPTS = --inputdir=. --load-extension=gpujoin
+# isolation tests (specs/): concurrent sessions against the heap-page path
+ISOLATION = heap_mvcc
+ISOLATION_OPTS = --load-extension=gpujoin
 
 include cuda/config.mk
 

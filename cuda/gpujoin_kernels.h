@@ -131,6 +131,70 @@ gj_hash64(uint64_t key)
 	return h;
 }
 
+/*
+ * A float in PostgreSQL's float order as a signed 64-bit integer: -0 is 0,
+ * NaN equals NaN and is above every other value (INT64_MAX); otherwise the
+ * IEEE bits mapped the usual way (flip all bits of a negative number, the
+ * sign bit of a positive one), which keeps -Infinity and Infinity at the
+ * ends, and then shifted into the signed range.  src/keys.c codes float
+ * keys with it, and the heap deform (cuda/scan/) does on the device.
+ */
+static inline GJ_HOST_DEVICE int64_t
+gj_float_key(double value)
+{
+	const uint64_t sign = UINT64_C(1) << 63;
+	union
+	{
+		double		d;
+		uint64_t	u;
+	}			bits;
+
+	if (value != value)			/* NaN */
+		return INT64_MAX;
+	if (value == 0.0)
+		value = 0.0;			/* -0 is 0 */
+	bits.d = value;
+	bits.u = (bits.u & sign) ? ~bits.u : (bits.u | sign);
+	/* the largest finite and infinite values stay below NaN's key */
+	return (int64_t) (bits.u ^ sign);
+}
+
+/*
+ * One row's non-NULL key values (each a signed 64-bit integer in SQL order)
+ * packed into the uint64 the kernels compare: exact, the values' fields of
+ * bits[i] bits each, their sign bits flipped so that unsigned order of the
+ * packed key is SQL order of the values, first key most significant; not
+ * exact, the values hashed together.  Both sides of a join must pack with
+ * the same bits[] and exact, which the plan stores.
+ */
+static inline GJ_HOST_DEVICE uint64_t
+gj_pack_keys(const int64_t *values, const int32_t *bits, int nkeys, bool exact)
+{
+	uint64_t	key = 0;
+
+	if (exact)
+	{
+		for (int i = 0; i < nkeys; i++)
+		{
+			uint64_t	field = (uint64_t) values[i] ^ (UINT64_C(1) << (bits[i] - 1));
+
+			if (bits[i] < 64)
+			{
+				field &= (UINT64_C(1) << bits[i]) - 1;
+				key = (key << bits[i]) | field;
+			}
+			else
+				key = field;	/* only possible with one key */
+		}
+	}
+	else
+	{
+		for (int i = 0; i < nkeys; i++)
+			key = gj_hash64(key ^ (uint64_t) values[i]) + UINT64_C(0x9e3779b97f4a7c15);
+	}
+	return key;
+}
+
 /* The join algorithms, one file each in cuda/join/ */
 typedef enum GjVariant
 {
@@ -272,6 +336,107 @@ typedef struct GjKernels
 	GjStatus	(*retrieve) (GjContext *ctx, int64_t first,
 							 GjMatchRound *round, GjError *err);
 } GjKernels;
+
+/*
+ * HEAP PAGES TO COLUMNS (cuda/scan/heap_deform*)
+ *
+ * A side of a join that is a plain scan of a heap table is read by the join
+ * itself, page at a time: src/ (exec_heap.c) decides which tuples of a page
+ * are visible to the query's snapshot, copies the page, and lists the byte
+ * offsets of its visible tuples; the deform turns those tuples into the
+ * side's column arrays and keys (a GjBatch's), as the child's rows would
+ * have been.  The tuple format is PostgreSQL's, described by GjHeapLayout
+ * (src/ fills it with offsetof() and the header's masks), so that nothing
+ * here includes PostgreSQL's headers.  Little-endian only.
+ */
+typedef struct GjHeapLayout
+{
+	int32_t		infomask2_offset;	/* of t_infomask2 (uint16) in the header */
+	int32_t		infomask_offset;	/* of t_infomask (uint16) */
+	int32_t		hoff_offset;		/* of t_hoff (uint8): where the data start */
+	int32_t		bits_offset;		/* of t_bits, the null bitmap */
+	uint16_t	natts_mask;			/* t_infomask2 & natts_mask: attributes in
+									 * the tuple */
+	uint16_t	hasnull_flag;		/* t_infomask & hasnull_flag: a null bitmap */
+	int32_t		external_size;		/* bytes of an on-disk TOAST pointer,
+									 * header included */
+	uint8_t		external_tag;		/* its tag (the byte after the 0x01) */
+} GjHeapLayout;
+
+#define GJ_MAX_HEAP_ATTS	1600	/* MaxHeapAttributeNumber */
+#define GJ_MAX_KEYS			64		/* key clauses packed into one key */
+
+/* One attribute of the relation, as the walk over a tuple needs it */
+typedef struct GjHeapAttr
+{
+	int16_t		len;			/* > 0: fixed; -1: varlena; -2: cstring */
+	uint8_t		align;			/* 1, 2, 4 or 8 */
+	bool		missing_isnull; /* a tuple with fewer attributes: the value
+								 * ALTER TABLE ... ADD COLUMN gave the rest
+								 * (NULL unless a DEFAULT) */
+	uint64_t	missing_value;	/* its bytes, for a fixed-width by-value
+								 * attribute that has a default */
+} GjHeapAttr;
+
+/* How a key attribute's value becomes the signed integer keys are packed from */
+typedef enum GjKeyKind
+{
+	GJ_KEY_SIGNED = 0,			/* int2/4/8, date, time, timestamp(tz): the
+								 * value, sign-extended */
+	GJ_KEY_OID,					/* unsigned 32 bits, shifted into the signed
+								 * range keeping order */
+	GJ_KEY_BOOL,				/* 0 or 1 */
+	GJ_KEY_FLOAT4,				/* gj_float_key */
+	GJ_KEY_FLOAT8
+} GjKeyKind;
+
+/*
+ * What to take from each tuple: the attributes 1 .. natts (the highest one
+ * needed) are walked; ncolumns of them become columns (each 1, 2, 4 or 8
+ * bytes wide, by value), nkeys of them the key, packed as gj_pack_keys does
+ */
+typedef struct GjDeformSpec
+{
+	GjHeapLayout layout;
+	int32_t		natts;
+	const GjHeapAttr *attrs;	/* natts of them */
+	int32_t		ncolumns;
+	const int16_t *column_attnos;	/* 1-based */
+	int32_t		nkeys;
+	const int16_t *key_attnos;
+	const uint8_t *key_kinds;	/* GjKeyKind */
+	const int32_t *key_bits;
+	bool		keys_exact;
+} GjDeformSpec;
+
+/* Pages copied from the buffers, and the visible tuples in them */
+typedef struct GjPageBatch
+{
+	const char *pages;			/* the pages, one after another */
+	int64_t		ntuples;
+	const uint32_t *tuples;		/* per visible tuple, its byte offset in pages */
+} GjPageBatch;
+
+/*
+ * Where the deform writes: row i of the output is tuple first + i of the
+ * page batch.  values[c] and nulls[c] per column (nulls[c] all zero on
+ * entry, set to 1 for a NULL; *column_nulls[c] counts them), keys and
+ * keynulls (1 where a key attribute is NULL: the row matches nothing).
+ */
+typedef struct GjDeformOut
+{
+	char	  **values;
+	uint8_t   **nulls;
+	int64_t    *column_nulls;
+	uint64_t   *keys;
+	uint8_t    *keynulls;
+	int64_t		key_nulls;		/* out: rows with a NULL key */
+} GjDeformOut;
+
+/* The CPU twin's deform (cuda/scan/heap_deform_cpu.c): tuples first .. first + n - 1 */
+extern GjStatus gj_cpu_heap_deform(const GjPageBatch *pages, const GjDeformSpec *spec,
+								   int64_t first, int64_t n, GjDeformOut *out,
+								   GjError *err);
 
 /* What gpujoin_device_info() shows */
 typedef struct GjDeviceInfo

@@ -423,6 +423,8 @@ typedef struct HostCosts
 	double		extract_ns;		/* per value copied into a batch */
 	double		emit_ns;		/* per joined row formed */
 	double		scan_units_per_ms;	/* a Seq Scan's estimated cost per ms */
+	double		heap_tuple_ns;	/* per tuple of a side read as heap pages,
+								 * its pages' price left out */
 } HostCosts;
 
 /*
@@ -456,7 +458,8 @@ MeasureHostCosts(int64 n)
 	int			save_nestlevel;
 	const char *none = "SELECT a.p, b.q FROM gpujoin_calibrate_ea a JOIN gpujoin_calibrate_eb b ON a.x = b.y";
 	const char *all = "SELECT a.p, c.q FROM gpujoin_calibrate_ea a JOIN gpujoin_calibrate_ec c ON a.x = c.y";
-	HostCosts	result = {-1.0, -1.0, -1.0};
+	HostCosts	result = {-1.0, -1.0, -1.0, -1.0};
+	double		heap_ms = -1.0;
 	double		none_ms = -1.0;
 	double		all_ms = -1.0;
 	double		scan_a_ms = -1.0;
@@ -475,6 +478,8 @@ MeasureHostCosts(int64 n)
 										  "ANALYZE gpujoin_calibrate_ea, gpujoin_calibrate_eb, gpujoin_calibrate_ec",
 										  n / 8, n, n, n / 8, n),
 									  "the host measurements");
+	/* the Seq Scan children's extraction, not the heap pages' (below) */
+	SetUntilNestEnd("gpujoin.enable_heapscan", "off");
 
 	/*
 	 * Each figure the best of its runs; when the differences still come out
@@ -500,6 +505,20 @@ MeasureHostCosts(int64 n)
 	}
 	if (scan_a_ms > 0.0 && scan_cost > 0.0)
 		result.scan_units_per_ms = scan_cost / scan_a_ms;
+
+	/*
+	 * The same join with both sides read as heap pages: its time less its
+	 * device work, per tuple of the two sides, is gpujoin.heap_tuple_cost's
+	 * measure (the pages' own price, seq_page_cost at scan_cost_scale, is
+	 * small beside it and left in)
+	 */
+	SetUntilNestEnd("gpujoin.enable_heapscan", "on");
+	for (int round = 0; round < 3 && result.heap_tuple_ns <= 0.0; round++)
+	{
+		heap_ms = MinPositive(heap_ms, BestExecutionMs(none, NULL));
+		if (none_device_ms >= 0.0 && heap_ms > 0.0)
+			result.heap_tuple_ns = NsPer(heap_ms - none_device_ms, 2.0 * n);
+	}
 
 	EndMeasurement("DROP TABLE gpujoin_calibrate_ea, gpujoin_calibrate_eb, gpujoin_calibrate_ec",
 				   save_nestlevel);
@@ -694,6 +713,7 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 			{"gpujoin.gftr_gather_ns", gftr_gather_ns, "ns"},
 			{"gpujoin.cost_per_ms", cost_per_ms, "units/ms"},
 			{"gpujoin.extract_cost", host.extract_ns * units_per_ms / 1e6, "cost units"},
+			{"gpujoin.heap_tuple_cost", host.heap_tuple_ns * units_per_ms / 1e6, "cost units"},
 			{"gpujoin.emit_cost", host.emit_ns * units_per_ms / 1e6, "cost units"},
 			{"gpujoin.scan_cost_scale", host.scan_units_per_ms > 0.0 ?
 			 units_per_ms / host.scan_units_per_ms : -1.0, "ratio"},

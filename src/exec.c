@@ -78,6 +78,7 @@
 #include "optimizer/optimizer.h"
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 
 static Node *CreateGpuJoinState(CustomScan *cscan);
 static void BeginGpuJoin(CustomScanState *css, EState *estate, int eflags);
@@ -163,17 +164,6 @@ GpuJoinVariantName(GjVariant variant, GjMaterialize materialize)
 		(materialize != GJ_MATERIALIZE_GFUR && materialize != GJ_MATERIALIZE_GFTR))
 		elog(ERROR, "gpujoin: unrecognized variant %d-%d", (int) variant, (int) materialize);
 	return names[variant][materialize];
-}
-
-/* Milliseconds since start */
-static inline double
-ElapsedMs(instr_time start)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	return INSTR_TIME_GET_MILLISEC(now);
 }
 
 /*
@@ -358,6 +348,33 @@ RetrieveRound(GpuJoinState *node)
 }
 
 /*
+ * The range table index of a side read as heap pages (heap: the plan says
+ * it is one), or 0: that of the relation whose columns make the side's
+ * part of the scan tuple, which setrefs.c has brought into the final range
+ * table (a subquery's relations move)
+ */
+static Index
+HeapSideRti(List *tlist, bool heap)
+{
+	Index		rti = 0;
+	ListCell   *lc;
+
+	if (!heap)
+		return 0;
+	foreach(lc, tlist)
+	{
+		Var		   *var = castNode(Var, lfirst_node(TargetEntry, lc)->expr);
+
+		if (rti != 0 && var->varno != rti)
+			elog(ERROR, "gpujoin: a heap side's columns come from two relations");
+		rti = var->varno;
+	}
+	if (rti == 0)
+		elog(ERROR, "gpujoin: a heap side without columns");
+	return rti;
+}
+
+/*
  * BeginCustomScan callback
  */
 static void
@@ -375,18 +392,35 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	List	   *outer_args = NIL;
 	List	   *inner_args = NIL;
 	Bitmapset  *needed = NULL;
-	PlanState  *outer_ps;
-	PlanState  *inner_ps;
+	List	   *outer_tlist = list_copy_head(cscan->custom_scan_tlist, num_outer_cols);
+	List	   *inner_tlist = list_copy_tail(cscan->custom_scan_tlist, num_outer_cols);
+	Index		outer_heap = HeapSideRti(outer_tlist, intVal(list_nth(priv, GpuJoinPrivateOuterHeap)));
+	Index		inner_heap = HeapSideRti(inner_tlist, intVal(list_nth(priv, GpuJoinPrivateInnerHeap)));
+	PlanState  *outer_ps = NULL;
+	PlanState  *inner_ps = NULL;
 	TupleTableSlot *scanslot = css->ss.ss_ScanTupleSlot;
 	ListCell   *lc1;
 	ListCell   *lc2;
 	int			k;
 
-	/* no backward scan, no mark/restore: the path does not offer them */
+	/*
+	 * The children: no backward scan, no mark/restore (the path does not
+	 * offer them).  A side read as heap pages has none (exec_heap.c): the
+	 * plan holds only the others, outer first.
+	 */
 	eflags &= ~(EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK);
-	outer_ps = ExecInitNode(linitial(cscan->custom_plans), estate, eflags);
-	inner_ps = ExecInitNode(lsecond(cscan->custom_plans), estate, eflags);
-	css->custom_ps = list_make2(outer_ps, inner_ps);
+	lc1 = list_head(cscan->custom_plans);
+	if (outer_heap == 0)
+	{
+		outer_ps = ExecInitNode(lfirst(lc1), estate, eflags);
+		css->custom_ps = lappend(css->custom_ps, outer_ps);
+		lc1 = lnext(cscan->custom_plans, lc1);
+	}
+	if (inner_heap == 0)
+	{
+		inner_ps = ExecInitNode(lfirst(lc1), estate, eflags);
+		css->custom_ps = lappend(css->custom_ps, inner_ps);
+	}
 
 	/* the join keys, split by side */
 	forboth(lc1, key_clauses, lc2, outer_is_left)
@@ -412,11 +446,18 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 
 	/* a merge join sorts the outer side whole: one chunk */
 	node->gj_Strategy = (GpuJoinStrategy) intVal(list_nth(priv, GpuJoinPrivateStrategy));
-	GpuJoinInitSide(node, &node->gj_Outer, outer_ps, 0, needed, outer_args, key_clauses,
-			 codings, OUTER_VAR,
-			 node->gj_Strategy == GPUJOIN_STRATEGY_MERGE ? GJ_MAX_ROWS : gpujoin_chunk_rows);
-	GpuJoinInitSide(node, &node->gj_Inner, inner_ps, num_outer_cols, needed, inner_args,
-			 key_clauses, codings, INNER_VAR, GJ_MAX_ROWS);
+	GpuJoinInitSide(node, &node->gj_Outer, outer_ps, outer_tlist, outer_heap != 0, 0,
+					needed, outer_args, key_clauses, codings, OUTER_VAR,
+					node->gj_Strategy == GPUJOIN_STRATEGY_MERGE ? GJ_MAX_ROWS : gpujoin_chunk_rows);
+	GpuJoinInitSide(node, &node->gj_Inner, inner_ps, inner_tlist, inner_heap != 0,
+					num_outer_cols, needed, inner_args, key_clauses, codings, INNER_VAR,
+					GJ_MAX_ROWS);
+	node->gj_OuterPlanRows = outer_ps ? outer_ps->plan->plan_rows :
+		floatVal(list_nth(priv, GpuJoinPrivateOuterRows));
+	if (outer_heap != 0)
+		GpuJoinHeapBegin(node, &node->gj_Outer, outer_heap, estate, eflags);
+	if (inner_heap != 0)
+		GpuJoinHeapBegin(node, &node->gj_Inner, inner_heap, estate, eflags);
 	node->gj_InnerParams = NULL;
 	(void) ExecParamsWalker((Node *) inner_args, &node->gj_InnerParams);
 
@@ -479,7 +520,8 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 											 "GpuJoin partitions",
 											 ALLOCSET_DEFAULT_SIZES);
 	if (node->gj_Strategy == GPUJOIN_STRATEGY_HASH)
-		node->gj_PartSlot = ExecInitExtraTupleSlot(estate, ExecGetResultType(outer_ps),
+		node->gj_PartSlot = ExecInitExtraTupleSlot(estate, outer_ps ? ExecGetResultType(outer_ps) :
+												   RelationGetDescr(node->gj_Outer.heap->rel),
 												   &TTSOpsMinimalTuple);
 
 	node->gj_JoinState = GJ_LOAD_INNER;
@@ -519,7 +561,7 @@ ExecGpuJoin(CustomScanState *css)
 					INSTR_TIME_SET_CURRENT(start);
 				GpuJoinLoadInner(node);
 				if (node->gj_Timing)
-					node->gj_LoadMs += ElapsedMs(start);
+					node->gj_LoadMs += GpuJoinElapsedMs(start);
 				if (node->gj_Inner.nrows == 0 && !GJ_FILL_OUTER_NEEDED(node))
 				{
 					/* no outer row can match, and none comes out unmatched */
@@ -536,7 +578,7 @@ ExecGpuJoin(CustomScanState *css)
 				GpuJoinEndOuterParts(node);
 				GpuJoinPartitionOuter(node);
 				if (node->gj_Timing)
-					node->gj_LoadMs += ElapsedMs(start);
+					node->gj_LoadMs += GpuJoinElapsedMs(start);
 				node->gj_Part = -1;
 				if (!GpuJoinNextPartition(node))
 				{
@@ -562,7 +604,7 @@ ExecGpuJoin(CustomScanState *css)
 					node->gj_ChunkCounted = false;
 					loaded = GpuJoinLoadOuterChunk(node);
 					if (node->gj_Timing)
-						node->gj_LoadMs += ElapsedMs(start);
+						node->gj_LoadMs += GpuJoinElapsedMs(start);
 					if (!loaded && node->gj_NumParts > 1 && GpuJoinNextPartition(node))
 					{
 						node->gj_JoinState = GJ_BUILD;
@@ -603,7 +645,7 @@ ExecGpuJoin(CustomScanState *css)
 						INSTR_TIME_SET_CURRENT(start);
 					slot = GpuJoinEmitNextMatch(node);
 					if (node->gj_Timing)
-						node->gj_EmitMs += ElapsedMs(start);
+						node->gj_EmitMs += GpuJoinElapsedMs(start);
 					if (slot != NULL)
 						return slot;
 					node->gj_JoinState = GJ_RETRIEVE;
@@ -649,8 +691,14 @@ EndGpuJoin(CustomScanState *css)
 
 	GpuJoinDeviceClose(&node->gj_Device);
 	GpuJoinEndOuterParts(node);
-	ExecEndNode(node->gj_Outer.ps);
-	ExecEndNode(node->gj_Inner.ps);
+	if (node->gj_Outer.heap)
+		GpuJoinHeapEnd(node->gj_Outer.heap);
+	else
+		ExecEndNode(node->gj_Outer.ps);
+	if (node->gj_Inner.heap)
+		GpuJoinHeapEnd(node->gj_Inner.heap);
+	else
+		ExecEndNode(node->gj_Inner.ps);
 	MemoryContextDelete(node->gj_PartCxt);
 	MemoryContextDelete(node->gj_Outer.cxt);
 	MemoryContextDelete(node->gj_Inner.cxt);
@@ -679,6 +727,8 @@ EndGpuJoin(CustomScanState *css)
  *	- the EXPLAIN ANALYZE counters add up over the scans; what decides
  *	  anything (gj_ScanChunks) counts the current scan alone.
  *
+ * A side read as heap pages has no parameters (exec_heap.c takes scans
+ * without quals): it is read again from its first page when its batch is.
  * A child whose parameters changed is rescanned by its first ExecProcNode;
  * the others we rescan here.  ExecReScan passes changed parameters down to
  * lefttree and righttree only; our children are in custom_ps, so we pass
@@ -696,15 +746,19 @@ ReScanGpuJoin(CustomScanState *css)
 	node->gj_Ran = false;
 	if (css->ss.ps.chgParam != NULL)
 	{
-		UpdateChangedParamSet(outer_ps, css->ss.ps.chgParam);
-		UpdateChangedParamSet(inner_ps, css->ss.ps.chgParam);
+		if (outer_ps)
+			UpdateChangedParamSet(outer_ps, css->ss.ps.chgParam);
+		if (inner_ps)
+			UpdateChangedParamSet(inner_ps, css->ss.ps.chgParam);
 	}
 
-	if (!node->gj_TableBuilt || inner_ps->chgParam != NULL ||
+	if (!node->gj_TableBuilt || (inner_ps && inner_ps->chgParam != NULL) ||
 		bms_overlap(css->ss.ps.chgParam, node->gj_InnerParams))
 	{
 		node->gj_JoinState = GJ_LOAD_INNER;
-		if (inner_ps->chgParam == NULL)
+		if (node->gj_Inner.heap)
+			GpuJoinHeapRescan(node->gj_Inner.heap);
+		else if (inner_ps->chgParam == NULL)
 			ExecReScan(inner_ps);
 	}
 	else if (node->gj_NumParts > 1)
@@ -730,7 +784,9 @@ ReScanGpuJoin(CustomScanState *css)
 	node->gj_Round.nmatches = 0;
 	node->gj_RoundPos = 0;
 	node->gj_FillPos = 0;
-	if (outer_ps->chgParam == NULL)
+	if (node->gj_Outer.heap)
+		GpuJoinHeapRescan(node->gj_Outer.heap);
+	else if (outer_ps->chgParam == NULL)
 		ExecReScan(outer_ps);
 }
 

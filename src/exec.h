@@ -31,7 +31,11 @@
 #include "access/parallel.h"
 #include "commands/explain.h"
 #include "gpujoin.h"
+#include "access/htup.h"
+#include "access/relscan.h"
 #include "nodes/execnodes.h"
+#include "portability/instr_time.h"
+#include "utils/snapshot.h"
 #include "storage/spin.h"
 #include "utils/tuplestore.h"
 
@@ -142,7 +146,53 @@ typedef struct GpuJoinSide
 	uint64	   *terms[GJ_MAX_TERMS];
 	uint8	   *term_nulls[GJ_MAX_TERMS];
 	bool		exhausted;
+	struct GpuJoinHeapReader *heap;
+	int64		heap_column_nulls[GJ_MAX_COLUMNS];
+	int64		heap_key_nulls;
 } GpuJoinSide;
+
+/*
+ * A side read as heap pages (exec_heap.c)
+ *
+ *	rel, rti		the relation, and its range table index
+ *	snapshot		the query's snapshot, which decides what is visible
+ *	scan			heapam's scan, read page by page (heapgetpage); NULL
+ *					until the first page
+ *	next_block		the next block to read
+ *	done			no block left
+ *	pages			staging: up to GPUJOIN_HEAP_STAGE_PAGES copied pages
+ *	npages			pages staged
+ *	tuples, lengths	per visible staged tuple, its byte offset in pages and
+ *					its length
+ *	ntuples			visible tuples staged
+ *	consumed		of them, those already taken into a batch
+ *	spec			what the deform takes from each tuple
+ *	slot			a slot of the relation's row type (GpuJoinHeapNextTuple)
+ *	tuple			the tuple in it
+ *	pages_read ...	counters for EXPLAIN ANALYZE, over every scan
+ */
+typedef struct GpuJoinHeapReader
+{
+	Relation	rel;
+	Index		rti;
+	Snapshot	snapshot;
+	TableScanDesc scan;
+	BlockNumber next_block;
+	bool		done;
+	char	   *pages;
+	int			npages;
+	uint32	   *tuples;
+	uint16	   *lengths;
+	int64		ntuples;
+	int64		consumed;
+	GjDeformSpec spec;
+	TupleTableSlot *slot;
+	HeapTupleData tuple;
+	int64		pages_read;
+	int64		pages_all_visible;
+	int64		tuples_read;
+	double		read_ms;
+} GpuJoinHeapReader;
 
 /*
  * One process's account of its runs of a GpuJoin node, for EXPLAIN ANALYZE
@@ -160,6 +210,11 @@ typedef struct GpuJoinCounters
 	int64		matches;
 	double		load_ms;
 	double		emit_ms;
+	int64		heap_pages[2];	/* a heap side's (outer, inner) pages read */
+	int64		heap_all_visible[2];	/* of them, those with tuples and all
+										 * visible */
+	int64		heap_tuples[2]; /* visible tuples read */
+	double		heap_ms[2];		/* time reading pages (load includes it) */
 	GjStats		stats;
 	char		device[160];
 } GpuJoinCounters;
@@ -233,6 +288,7 @@ typedef struct GpuJoinParallelState
  *	gj_OuterParts		per partition, its outer rows (a tuplestore each)
  *	gj_PartSlot			slot the outer rows are read back into
  *	gj_PartCxt			memory of the above, reset for each partitioning
+ *	gj_OuterPlanRows	the planner's estimate of the outer side's rows
  *	gj_ChunkRows		the outer side's chunk as the node started (a
  *						partitioned join may lower it)
  *	gj_RoundMatches		matches per round as the node started (likewise)
@@ -290,6 +346,7 @@ typedef struct GpuJoinState
 	TupleTableSlot *gj_PartSlot;
 	MemoryContext gj_PartCxt;
 	int64		gj_ChunkRows;
+	double		gj_OuterPlanRows;
 	int64		gj_RoundMatches;
 	int64		gj_InnerFirst;
 	int64		gj_InnerCount;
@@ -307,21 +364,44 @@ typedef struct GpuJoinState
 	List	   *gj_Workers;
 } GpuJoinState;
 
+/* Milliseconds since start */
+static inline double
+GpuJoinElapsedMs(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MILLISEC(now);
+}
+
 /* exec.c */
 extern const GjKernels *GpuJoinNodeKernels(GpuJoinState *node);
 
 /* exec_batch.c */
 extern void GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps,
-							int scan_offset, Bitmapset *needed, List *key_args,
-							List *key_clauses, List *codings, int varno, int64 max_rows);
+							List *tlist, bool heap, int scan_offset, Bitmapset *needed,
+							List *key_args, List *key_clauses, List *codings, int varno,
+							int64 max_rows);
 extern void GpuJoinSpecColumns(const GpuJoinSide *side, int32_t *ncolumns, int32_t *widths);
 extern void GpuJoinResetSide(GpuJoinSide *side);
+extern void GpuJoinGrowSide(GpuJoinSide *side);
+extern void GpuJoinReserveSide(GpuJoinSide *side, int64 newcap);
 extern bool GpuJoinRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot,
 						  uint64 *key);
 extern GjBatch GpuJoinSideBatch(const GpuJoinSide *side, GjColumn *columns, int64 first,
 								int64 nrows);
 extern void GpuJoinLoadInner(GpuJoinState *node);
 extern bool GpuJoinLoadOuterChunk(GpuJoinState *node);
+
+/* exec_heap.c */
+extern void GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti,
+							 EState *estate, int eflags);
+extern bool GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows);
+extern void GpuJoinHeapTrimNulls(GpuJoinSide *side);
+extern TupleTableSlot *GpuJoinHeapNextTuple(GpuJoinHeapReader *reader);
+extern void GpuJoinHeapRescan(GpuJoinHeapReader *reader);
+extern void GpuJoinHeapEnd(GpuJoinHeapReader *reader);
 
 /* exec_partition.c */
 extern void GpuJoinPlanPartitions(GpuJoinState *node);

@@ -82,11 +82,10 @@ ToSideVarsMutator(Node *node, SideVarsContext *context)
  * FirstLowInvalidHeapAttributeNumber as pull_varattnos leaves them.
  */
 void
-GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, int scan_offset,
-				Bitmapset *needed, List *key_args, List *key_clauses, List *codings,
-				int varno, int64 max_rows)
+GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, List *tlist,
+				bool heap, int scan_offset, Bitmapset *needed, List *key_args,
+				List *key_clauses, List *codings, int varno, int64 max_rows)
 {
-	List	   *tlist = ps->plan->targetlist;
 	int			natts = list_length(tlist);
 	int			nkeys = list_length(key_args);
 	SideVarsContext context;
@@ -107,7 +106,8 @@ GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, int scan_o
 
 		if (!bms_is_member(scan_offset + i - FirstLowInvalidHeapAttributeNumber, needed))
 			continue;
-		col->attno = i;
+		/* the child's column i, or a heap side's attribute */
+		col->attno = heap ? castNode(Var, tle->expr)->varattno : i;
 		col->scan_att = scan_offset + i - 1;
 		get_typlenbyval(exprType((Node *) tle->expr), &col->typlen, &col->typbyval);
 
@@ -123,7 +123,7 @@ GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, int scan_o
 			col->device = -1;
 			col->host = side->nhost++;
 		}
-		side->maxattno = i;
+		side->maxattno = Max(side->maxattno, col->attno);
 		side->ncolumns++;
 	}
 
@@ -159,6 +159,10 @@ GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, int scan_o
 		if (IsA(stripped, Var))
 		{
 			side->key_attnos[i] = ((Var *) stripped)->varattno;
+			/* a heap side's attribute, not its position in the tlist */
+			if (heap)
+				side->key_attnos[i] = castNode(Var, list_nth_node(TargetEntry, tlist,
+																  side->key_attnos[i] - 1)->expr)->varattno;
 			side->maxattno = Max(side->maxattno, side->key_attnos[i]);
 		}
 		else
@@ -209,6 +213,8 @@ GpuJoinResetSide(GpuJoinSide *side)
 	side->keys_hi = NULL;
 	memset(side->terms, 0, sizeof(side->terms));
 	memset(side->term_nulls, 0, sizeof(side->term_nulls));
+	memset(side->heap_column_nulls, 0, sizeof(side->heap_column_nulls));
+	side->heap_key_nulls = 0;
 }
 
 /*
@@ -243,15 +249,25 @@ GrowArray(MemoryContext cxt, void *old, Size oldsize, Size newsize)
 /*
  * Make room for more rows in a side's batch
  */
-static void
-GrowSide(GpuJoinSide *side)
+void
+GpuJoinGrowSide(GpuJoinSide *side)
 {
 	int64		oldcap = side->capacity;
-	int64		newcap;
 
-	newcap = (oldcap == 0) ? GJ_INITIAL_BATCH_ROWS : oldcap * 2;
-	newcap = Min(newcap, side->max_rows);
-	Assert(newcap > oldcap);
+	GpuJoinReserveSide(side, Min((oldcap == 0) ? GJ_INITIAL_BATCH_ROWS : oldcap * 2,
+								 side->max_rows));
+}
+
+/*
+ * Make room for newcap rows in a side's batch (no less than it has)
+ */
+void
+GpuJoinReserveSide(GpuJoinSide *side, int64 newcap)
+{
+	int64		oldcap = side->capacity;
+
+	if (newcap <= oldcap)
+		return;
 
 	if (oldcap == 0 && side->nhost > 0)
 	{
@@ -492,7 +508,7 @@ AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
 	int64		row;
 
 	if (side->nrows >= side->capacity)
-		GrowSide(side);
+		GpuJoinGrowSide(side);
 	row = side->nrows++;
 
 	slot_getsomeattrs(slot, side->maxattno);
@@ -600,7 +616,19 @@ GpuJoinLoadInner(GpuJoinState *node)
 	node->gj_InnerMatched = NULL;	/* was in the batch's memory */
 	node->gj_PartStart = NULL;		/* likewise */
 	node->gj_NumParts = 1;
-	for (;;)
+	if (inner->heap != NULL)
+	{
+		/* a heap side: its pages, straight into the batch */
+		GpuJoinHeapFill(node, inner, inner->max_rows);
+		if (inner->nrows >= inner->max_rows && !inner->exhausted)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("inner relation of a GPU join has more than " INT64_FORMAT " rows",
+							inner->max_rows),
+					 errhint("Set gpujoin.enabled = off to run this join with PostgreSQL's own join methods.")));
+		GpuJoinHeapTrimNulls(inner);
+	}
+	for (; inner->heap == NULL;)
 	{
 		TupleTableSlot *slot = ExecProcNode(inner->ps);
 
@@ -651,7 +679,15 @@ GpuJoinLoadOuterChunk(GpuJoinState *node)
 	node->gj_OuterMatched = NULL;	/* was in the batch's memory */
 	node->gj_OuterOrder = NULL;
 	node->gj_OrderPos = 0;
-	while (!outer->exhausted && outer->nrows < max_rows)
+	if (outer->heap != NULL && node->gj_NumParts == 1)
+	{
+		/* a heap side: its pages, straight into the batch */
+		if (!outer->exhausted)
+			GpuJoinHeapFill(node, outer, max_rows);
+		GpuJoinHeapTrimNulls(outer);
+	}
+	while (!outer->exhausted && outer->nrows < max_rows &&
+		   (outer->heap == NULL || node->gj_NumParts > 1))
 	{
 		TupleTableSlot *slot = GpuJoinNextOuterRow(node);
 

@@ -178,7 +178,7 @@ GpuJoinPlanPartitions(GpuJoinState *node)
 		double		budget = GpuJoinExecutorDeviceBudget(GpuJoinNodeKernels(node));
 
 		nparts = GpuJoinPartitions((double) inner->nrows, SideDeviceBytes(inner),
-								   outer->ps->plan->plan_rows, SideDeviceBytes(outer),
+								   node->gj_OuterPlanRows, SideDeviceBytes(outer),
 								   budget, &chunk_rows);
 		/* too many partitions: whole, falling back when the device runs out */
 		if (nparts < 1)
@@ -226,7 +226,8 @@ GpuJoinPartitionOuter(GpuJoinState *node)
 
 	for (;;)
 	{
-		TupleTableSlot *slot = ExecProcNode(outer->ps);
+		TupleTableSlot *slot = outer->heap ? GpuJoinHeapNextTuple(outer->heap) :
+			ExecProcNode(outer->ps);
 		uint64		key;
 		int			p;
 

@@ -32,6 +32,7 @@ bool		gpujoin_enable_hashjoin = true;
 bool		gpujoin_enable_mergejoin = true;
 bool		gpujoin_enable_thetajoin = true;
 bool		gpujoin_enable_parallel = true;
+bool		gpujoin_enable_heapscan = true;
 int			gpujoin_join_variant = GPUJOIN_AUTO;
 int			gpujoin_materialize = GPUJOIN_AUTO;
 int			gpujoin_chunk_rows = GPUJOIN_DEFAULT_CHUNK_ROWS;
@@ -40,6 +41,7 @@ bool		gpujoin_explain_device = true;
 double		gpujoin_setup_cost = GPUJOIN_DEFAULT_SETUP_COST;
 double		gpujoin_worker_setup_cost = GPUJOIN_DEFAULT_WORKER_SETUP_COST;
 double		gpujoin_extract_cost = GPUJOIN_DEFAULT_EXTRACT_COST;
+double		gpujoin_heap_tuple_cost = GPUJOIN_DEFAULT_HEAP_TUPLE_COST;
 double		gpujoin_scan_cost_scale = GPUJOIN_DEFAULT_SCAN_COST_SCALE;
 double		gpujoin_emit_cost = GPUJOIN_DEFAULT_EMIT_COST;
 bool		gpujoin_cost_as_gpu = false;
@@ -88,6 +90,10 @@ static const struct
 	{"gpujoin.extract_cost", "Sets the planner's estimate of the cost of copying one column value into a column batch.",
 		"Paid on the host for every needed column and join key of every input row.",
 	&gpujoin_extract_cost, GPUJOIN_DEFAULT_EXTRACT_COST, 0.0},
+	{"gpujoin.heap_tuple_cost", "Sets the planner's estimate of the cost of reading one tuple of a side a GPU join reads as heap pages.",
+		"Its visibility check, its page's copy and its deform into the batch (gpujoin.enable_heapscan); "
+		"the pages themselves cost seq_page_cost, scaled by gpujoin.scan_cost_scale. gpujoin_calibrate() measures it.",
+	&gpujoin_heap_tuple_cost, GPUJOIN_DEFAULT_HEAP_TUPLE_COST, 0.0},
 	{"gpujoin.scan_cost_scale", "Sets the fraction of a Seq Scan's estimated cost that a GPU join over it is charged.",
 		"PostgreSQL's costs of a Seq Scan and of a hash join turn into time at different rates; "
 		"gpujoin_calibrate() measures this host's ratio (cost_per_ms over a Seq Scan's cost units "
@@ -215,6 +221,17 @@ _PG_init(void)
 							 "the whole inner side on the GPU, as a hash join without Parallel Hash does; "
 							 "not for right and full joins.",
 							 &gpujoin_enable_parallel,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.enable_heapscan",
+							 "Lets a GPU join read a side that is a plain scan of a heap table as pages.",
+							 "The join reads the table itself, page at a time, and turns the visible "
+							 "tuples into its column batches with no Seq Scan node; off, the side is "
+							 "read through its Seq Scan, one tuple at a time.",
+							 &gpujoin_enable_heapscan,
 							 true,
 							 PGC_USERSET,
 							 0,

@@ -82,6 +82,7 @@ extern bool gpujoin_enable_hashjoin;
 extern bool gpujoin_enable_mergejoin;
 extern bool gpujoin_enable_thetajoin;
 extern bool gpujoin_enable_parallel;
+extern bool gpujoin_enable_heapscan;
 extern int	gpujoin_join_variant;
 extern int	gpujoin_materialize;
 extern int	gpujoin_chunk_rows;
@@ -90,6 +91,7 @@ extern bool gpujoin_explain_device;
 extern double gpujoin_setup_cost;
 extern double gpujoin_worker_setup_cost;
 extern double gpujoin_extract_cost;
+extern double gpujoin_heap_tuple_cost;
 extern double gpujoin_scan_cost_scale;
 extern double gpujoin_emit_cost;
 extern bool gpujoin_cost_as_gpu;
@@ -118,6 +120,7 @@ typedef struct GpuJoinModel
 #define GPUJOIN_DEFAULT_SETUP_COST			750.0
 #define GPUJOIN_DEFAULT_WORKER_SETUP_COST	15000.0
 #define GPUJOIN_DEFAULT_EXTRACT_COST		0.0009
+#define GPUJOIN_DEFAULT_HEAP_TUPLE_COST		0.002
 #define GPUJOIN_DEFAULT_SCAN_COST_SCALE		0.2
 #define GPUJOIN_DEFAULT_EMIT_COST			0.003
 #define GPUJOIN_DEFAULT_TRANSFER_GBPS		14.0
@@ -180,6 +183,14 @@ typedef enum GpuJoinPrivateIndex
 	GpuJoinPrivateKeyCodings,
 	/* String: the variants the planner priced, for EXPLAIN (VERBOSE) */
 	GpuJoinPrivateConsidered,
+	/* Integer: 1 if the join reads its outer side's relation as heap pages
+	 * (exec_heap.c; the relation's columns make that side's part of
+	 * custom_scan_tlist), 0 if the first child gives its rows */
+	GpuJoinPrivateOuterHeap,
+	/* Integer: likewise for the inner side */
+	GpuJoinPrivateInnerHeap,
+	/* Float: the planner's estimate of the outer side's rows */
+	GpuJoinPrivateOuterRows,
 } GpuJoinPrivateIndex;
 
 /*
@@ -244,6 +255,9 @@ typedef struct GpuJoinKeyCoding
 	int32		arg;			/* NUMERIC: decimal scale; HASHED: the hash
 								 * function's OID; else 0 */
 } GpuJoinKeyCoding;
+
+/* exec_heap.c: the GjKeyKind the heap deform codes a key with, or -1 */
+extern int	GpuJoinHeapKeyKind(GpuJoinKeyKind kind);
 
 /* keys.c */
 extern bool GpuJoinEqualityCoding(OpExpr *op, GpuJoinKeyCoding *left,

@@ -353,27 +353,11 @@ GpuJoinThetaCoding(OpExpr *op, GjThetaOp *thetaop, GpuJoinKeyCoding *left,
 	return false;
 }
 
-/*
- * A float in PostgreSQL's float order as a signed 64-bit integer: -0 is 0,
- * NaN equals NaN and is above every other value (INT64_MAX); otherwise the
- * IEEE bits mapped the usual way (flip all bits of a negative number, the
- * sign bit of a positive one), which keeps -Infinity and Infinity at the
- * ends, and then shifted into the signed range
- */
-static int64
+/* A float key in PostgreSQL's float order (gj_float_key, gpujoin_kernels.h) */
+static inline int64
 FloatKey(double value)
 {
-	const uint64 sign = UINT64CONST(1) << 63;
-	uint64		bits;
-
-	if (isnan(value))
-		return PG_INT64_MAX;
-	if (value == 0.0)
-		value = 0.0;			/* -0 is 0 */
-	memcpy(&bits, &value, sizeof(bits));
-	bits = (bits & sign) ? ~bits : (bits | sign);
-	/* the largest finite and infinite values stay below NaN's key */
-	return (int64) (bits ^ sign);
+	return gj_float_key(value);
 }
 
 /*
@@ -502,6 +486,7 @@ GpuJoinKeysAreExact(List *key_bits, bool any_hashed)
 
 /*
  * Encode one row's non-NULL key values into the uint64 the kernels compare
+ * (gj_pack_keys, gpujoin_kernels.h, which the heap deform uses too)
  *
  * Both sides must call this with the same bits[] and exact, so that equal
  * values give equal keys; the planner stores both in the plan.
@@ -509,28 +494,5 @@ GpuJoinKeysAreExact(List *key_bits, bool any_hashed)
 uint64
 GpuJoinPackKeys(const int64 *values, const int *bits, int nkeys, bool exact)
 {
-	uint64		key = 0;
-
-	if (exact)
-	{
-		for (int i = 0; i < nkeys; i++)
-		{
-			/* flip the sign bit of the field: order-preserving, see above */
-			uint64		field = (uint64) values[i] ^ (UINT64CONST(1) << (bits[i] - 1));
-
-			if (bits[i] < 64)
-			{
-				field &= (UINT64CONST(1) << bits[i]) - 1;
-				key = (key << bits[i]) | field;
-			}
-			else
-				key = field;	/* only possible when nkeys == 1 */
-		}
-	}
-	else
-	{
-		for (int i = 0; i < nkeys; i++)
-			key = gj_hash64(key ^ (uint64) values[i]) + UINT64CONST(0x9e3779b97f4a7c15);
-	}
-	return key;
+	return gj_pack_keys((const int64_t *) values, (const int32_t *) bits, nkeys, exact);
 }

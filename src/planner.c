@@ -41,6 +41,8 @@
 
 #include "access/htup_details.h"
 #include "access/stratnum.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "gpujoin.h"
 #include "planner.h"
@@ -54,7 +56,9 @@
 #include "optimizer/paths.h"
 #include "optimizer/plancat.h"
 #include "optimizer/restrictinfo.h"
+#include "parser/parsetree.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 
 /*
  * Items stored in CustomPath.custom_private, turned into the plan's
@@ -439,19 +443,44 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	List	   *priv = best_path->custom_private;
 	Plan	   *outer_plan = linitial(custom_plans);
 	Plan	   *inner_plan = lsecond(custom_plans);
+	GpuJoinStrategy strategy = (GpuJoinStrategy) intVal(list_nth(priv, GpuJoinPathStrategy));
+	List	   *key_clauses = list_nth(priv, GpuJoinPathKeyClauses);
+	List	   *outer_is_left = list_nth(priv, GpuJoinPathOuterIsLeft);
+	List	   *codings = list_nth(priv, GpuJoinPathKeyCodings);
+	/* the sides read as heap pages, as the path was costed (planner_cost.c) */
+	Index		outer_heap = GpuJoinHeapSide(root, linitial(best_path->custom_paths), strategy,
+											 key_clauses, outer_is_left, codings, true);
+	Index		inner_heap = GpuJoinHeapSide(root, lsecond(best_path->custom_paths), strategy,
+											 key_clauses, outer_is_left, codings, false);
+
+	/* ... and as the Seq Scans came out */
+	if (outer_heap && (!IsA(outer_plan, SeqScan) || outer_plan->qual != NIL))
+		outer_heap = 0;
+	if (inner_heap && (!IsA(inner_plan, SeqScan) || inner_plan->qual != NIL))
+		inner_heap = 0;
 
 	Assert(clauses == NIL);
 
-	if (!boolVal(list_nth(priv, GpuJoinPathPartitioned)))
+	/*
+	 * A side read as heap pages keeps its Seq Scan's target list as the
+	 * scan tuple's columns, and the Seq Scan goes; the others may return
+	 * their physical tuples
+	 */
+	if (!outer_heap && !boolVal(list_nth(priv, GpuJoinPathPartitioned)))
 		UsePhysicalTargetList(root, outer_plan);
-	UsePhysicalTargetList(root, inner_plan);
+	if (!inner_heap)
+		UsePhysicalTargetList(root, inner_plan);
 
 	cscan->scan.plan.targetlist = tlist;
 	/* outer joins: the pushed-down quals filter the output */
 	cscan->scan.plan.qual = list_nth(priv, GpuJoinPathOtherQuals);
 	cscan->scan.scanrelid = 0;	/* a join, not a scan of one relation */
 	cscan->flags = best_path->flags;
-	cscan->custom_plans = custom_plans;
+	cscan->custom_plans = NIL;
+	if (!outer_heap)
+		cscan->custom_plans = lappend(cscan->custom_plans, outer_plan);
+	if (!inner_heap)
+		cscan->custom_plans = lappend(cscan->custom_plans, inner_plan);
 	cscan->custom_exprs = list_make2(list_nth(priv, GpuJoinPathKeyClauses),
 									 list_nth(priv, GpuJoinPathJoinQuals));
 	cscan->custom_private = list_make5(list_nth(priv, GpuJoinPathStrategy),
@@ -473,6 +502,11 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 									list_nth(priv, GpuJoinPathKeyCodings));
 	cscan->custom_private = lappend(cscan->custom_private,
 									list_nth(priv, GpuJoinPathConsidered));
+	/* flags: the range table indexes change in setrefs.c (exec.c, HeapSideRti) */
+	cscan->custom_private = lappend(cscan->custom_private, makeInteger(outer_heap != 0));
+	cscan->custom_private = lappend(cscan->custom_private, makeInteger(inner_heap != 0));
+	cscan->custom_private = lappend(cscan->custom_private,
+									makeFloat(psprintf("%.0f", outer_plan->plan_rows)));
 	cscan->custom_scan_tlist = BuildScanTargetList(outer_plan->targetlist,
 												   inner_plan->targetlist);
 	switch ((GpuJoinStrategy) intVal(list_nth(priv, GpuJoinPathStrategy)))

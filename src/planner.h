@@ -52,6 +52,10 @@ extern bool GpuJoinExtractThetaClauses(PlannerInfo *root, List *restrictlist, Re
 									   JoinType jointype, RelOptInfo *outerrel, RelOptInfo *innerrel,
 									   GjVariant variant, GpuJoinClauses *clauses);
 
+extern Index GpuJoinHeapSide(PlannerInfo *root, Path *path, GpuJoinStrategy strategy,
+							 List *key_clauses, List *outer_is_left, List *codings,
+							 bool outer);
+
 /* planner_cost.c */
 extern double GpuJoinParallelDivisor(const Path *path);
 extern int GpuJoinParallelProcesses(const Path *path);

@@ -32,6 +32,10 @@
 #include "catalog/pg_type.h"
 #include "gpujoin.h"
 #include "planner.h"
+#include "parser/parsetree.h"
+#include "utils/syscache.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_am.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -526,4 +530,81 @@ GpuJoinExtractThetaClauses(PlannerInfo *root, List *restrictlist, RelOptInfo *jo
 	clauses->join_quals = list_concat(clauses->join_quals, others);
 	clauses->exact = true;
 	return clauses->key_clauses != NIL;
+}
+
+/*
+ * The relation a GPU join reads itself as heap pages for one side
+ * (exec_heap.c) instead of running that side's Seq Scan, or 0
+ *
+ * The side's path must be a plain Seq Scan of a heap table or materialized
+ * view (no quals, no sampling, not parallel, no parameters), every column of
+ * its target (what the join needs of it) a fixed-width by-value user
+ * column, and every key of the join on it a plain column of a coding the
+ * deform computes (GpuJoinHeapKeyKind).  Only in a SELECT without row
+ * marks: EvalPlanQual rechecks (UPDATE, DELETE, MERGE, FOR UPDATE) replace
+ * a scan's rows with the row being rechecked, which only a Seq Scan node
+ * knows how to do.  Equi-joins only: theta joins keep their children.
+ */
+Index
+GpuJoinHeapSide(PlannerInfo *root, Path *path, GpuJoinStrategy strategy, List *key_clauses,
+				List *outer_is_left, List *codings, bool outer)
+{
+	RelOptInfo *rel = path->parent;
+	RangeTblEntry *rte;
+	HeapTuple	tuple;
+	Oid			relam;
+	ListCell   *lc;
+	ListCell   *lc2;
+	int			k;
+
+	if (!gpujoin_enable_heapscan || strategy == GPUJOIN_STRATEGY_THETA ||
+		root->parse->commandType != CMD_SELECT || root->rowMarks != NIL ||
+		path->pathtype != T_SeqScan || path->parallel_aware || path->param_info != NULL ||
+		(rel->reloptkind != RELOPT_BASEREL && rel->reloptkind != RELOPT_OTHER_MEMBER_REL) ||
+		rel->baserestrictinfo != NIL ||
+		list_length(path->pathtarget->exprs) > GJ_MAX_COLUMNS)
+		return 0;
+	rte = planner_rt_fetch(rel->relid, root);
+	if (rte->rtekind != RTE_RELATION || rte->tablesample != NULL ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
+		return 0;
+	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(rte->relid));
+	if (!HeapTupleIsValid(tuple))
+		return 0;
+	relam = ((Form_pg_class) GETSTRUCT(tuple))->relam;
+	ReleaseSysCache(tuple);
+	if (relam != HEAP_TABLE_AM_OID)
+		return 0;
+
+	foreach(lc, path->pathtarget->exprs)
+	{
+		Var		   *var = (Var *) lfirst(lc);
+		int16		typlen;
+		bool		typbyval;
+
+		if (!IsA(var, Var) || var->varno != rel->relid || var->varattno <= 0 ||
+			var->varattno > GJ_MAX_HEAP_ATTS || var->varlevelsup != 0)
+			return 0;
+		get_typlenbyval(var->vartype, &typlen, &typbyval);
+		if (!typbyval || (typlen != 1 && typlen != 2 && typlen != 4 && typlen != 8))
+			return 0;
+	}
+
+	k = 0;
+	forboth(lc, key_clauses, lc2, outer_is_left)
+	{
+		OpExpr	   *op = lfirst_node(OpExpr, lc);
+		/* this side's argument: the left one when (outer is left) == outer */
+		bool		left = (lfirst_int(lc2) != 0) == outer;
+		Node	   *arg = left ? linitial(op->args) : lsecond(op->args);
+		int			first = 4 * k + (outer ? 0 : 2);
+
+		while (IsA(arg, RelabelType))
+			arg = (Node *) ((RelabelType *) arg)->arg;
+		if (!IsA(arg, Var) || ((Var *) arg)->varno != rel->relid || ((Var *) arg)->varattno <= 0 ||
+			GpuJoinHeapKeyKind((GpuJoinKeyKind) list_nth_int(codings, first)) < 0)
+			return 0;
+		k++;
+	}
+	return rel->relid;
 }

@@ -14,7 +14,9 @@
  *	  join would carry them whole);
  *	- host extraction: every needed column and key of every input row is
  *	  copied into a column batch (gpujoin.extract_cost each), plus a hash
- *	  function call per hashed key (cpu_operator_cost);
+ *	  function call per hashed key (cpu_operator_cost); a side the join
+ *	  reads as heap pages instead (exec_heap.c) costs its pages, scaled
+ *	  like a Seq Scan's, and gpujoin.heap_tuple_cost per tuple;
  *	- the GPU: gpujoin.setup_cost once, and the device and bus time of the
  *	  chosen variant by ModelDeviceMs (the model of Wu et al. 2025, §4,
  *	  with constants gpujoin_calibrate() measures) times
@@ -262,6 +264,20 @@ ChildCostScale(const Path *path)
 }
 
 /*
+ * A side read as heap pages (exec_heap.c): its pages at PostgreSQL's price
+ * of reading them sequentially, scaled as a Seq Scan's cost is, and
+ * gpujoin.heap_tuple_cost per tuple on them
+ */
+static Cost
+HeapSideCost(const Path *path)
+{
+	RelOptInfo *rel = path->parent;
+
+	return seq_page_cost * rel->pages * gpujoin_scan_cost_scale +
+		gpujoin_heap_tuple_cost * rel->tuples;
+}
+
+/*
  * Estimate the costs of a GPU join path; see the file header
  */
 void
@@ -285,8 +301,8 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	double		matches;
 	double		passes;
 	QualCost	qual_cost;
-	Cost		startup_cost;
-	Cost		run_cost;
+	Cost		startup_cost = 0.0;
+	Cost		run_cost = 0.0;
 	Cost		emit_cost;
 
 	*partitioned = false;
@@ -302,13 +318,30 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 				  inner_payloads, outer_bytes, inner_bytes, nkeys, variant,
 				  materialize, considered);
 
-	startup_cost = outer_path->startup_cost * ChildCostScale(outer_path) +
-		inner_path->total_cost * ChildCostScale(inner_path);
-	run_cost = (outer_path->total_cost - outer_path->startup_cost) * ChildCostScale(outer_path);
+	/*
+	 * The sides, into column batches: a child's cost (scaled for a Seq
+	 * Scan) and gpujoin.extract_cost per value copied; or a side read as
+	 * heap pages (exec_heap.c), its pages as PostgreSQL prices reading
+	 * them, scaled, and gpujoin.heap_tuple_cost per tuple on them (the
+	 * visibility check, the copy and the deform)
+	 */
+	if (GpuJoinHeapSide(root, outer_path, strategy, clauses->key_clauses,
+						clauses->outer_is_left, clauses->codings, true))
+		run_cost = HeapSideCost(outer_path);
+	else
+	{
+		startup_cost = outer_path->startup_cost * ChildCostScale(outer_path);
+		run_cost = (outer_path->total_cost - outer_path->startup_cost) * ChildCostScale(outer_path) +
+			outer_rows * (outer_cols + nkeys) * gpujoin_extract_cost;
+	}
+	if (GpuJoinHeapSide(root, inner_path, strategy, clauses->key_clauses,
+						clauses->outer_is_left, clauses->codings, false))
+		startup_cost += HeapSideCost(inner_path);
+	else
+		startup_cost += inner_path->total_cost * ChildCostScale(inner_path) +
+			inner_rows * (inner_cols + nkeys) * gpujoin_extract_cost;
 
-	/* host: column batches, and a hash function call per hashed key */
-	startup_cost += inner_rows * (inner_cols + nkeys) * gpujoin_extract_cost;
-	run_cost += outer_rows * (outer_cols + nkeys) * gpujoin_extract_cost;
+	/* a hash function call per hashed key */
 	for (int i = 0; i < list_length(clauses->codings); i += 2)
 	{
 		if (list_nth_int(clauses->codings, i) == GPUJOIN_KEY_HASHED)

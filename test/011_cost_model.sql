@@ -23,7 +23,7 @@ SELECT is(current_setting('gpujoin.cost_per_ms'), '80', 'gpujoin.cost_per_ms def
 
 -- calibration: every constant measured, positive
 CREATE TEMP TABLE calib AS SELECT * FROM gpujoin_calibrate(4096);
-SELECT is((SELECT count(*) FROM calib), 15::bigint, 'gpujoin_calibrate() returns one row per constant');
+SELECT is((SELECT count(*) FROM calib), 16::bigint, 'gpujoin_calibrate() returns one row per constant');
 SELECT is((SELECT string_agg(setting, ', ' ORDER BY setting) FROM calib
 	WHERE setting NOT IN (SELECT name FROM pg_settings)), NULL,
 	'every row names a gpujoin.* setting');
@@ -35,8 +35,9 @@ SELECT ok((SELECT value > 0 FROM calib WHERE setting = 'gpujoin.nlj_compare_ns')
 	(SELECT value > 0 FROM calib WHERE setting = 'gpujoin.cost_per_ms'),
 	'the NLJ comparison time, the host extraction cost and the planner units per ms are measured and positive');
 SELECT ok((SELECT value > 0 FROM calib WHERE setting = 'gpujoin.emit_cost') AND
-	(SELECT value > 0 FROM calib WHERE setting = 'gpujoin.scan_cost_scale'),
-	'the cost of forming a joined row and the Seq Scans'' share are measured and positive');
+	(SELECT value > 0 FROM calib WHERE setting = 'gpujoin.scan_cost_scale') AND
+	(SELECT value > 0 FROM calib WHERE setting = 'gpujoin.heap_tuple_cost'),
+	'the cost of forming a joined row, the Seq Scans'' share and a heap page tuple''s cost are measured and positive');
 SELECT ok((SELECT value > 0 FROM calib WHERE setting = 'gpujoin.setup_cost'),
 	'the fixed cost of a GPU join is measured and positive');
 SELECT is(current_setting('enable_hashjoin'), 'on', 'calibration leaves the session''s settings as they were');
@@ -127,6 +128,8 @@ INSERT INTO mid_s SELECT g, g FROM generate_series(1, 100) g;
 ANALYZE mid_r, mid_s;
 UPDATE pg_class SET reltuples = 3e4, relpages = 1 WHERE relname IN ('mid_r', 'mid_s');
 \set qmid 'SELECT mid_r.a, mid_s.c FROM mid_r JOIN mid_s ON mid_r.k = mid_s.k'
+-- the Seq Scan children's share (sides read as heap pages have none)
+SET LOCAL gpujoin.enable_heapscan = off;
 SELECT is(current_setting('gpujoin.scan_cost_scale'), '0.2', 'gpujoin.scan_cost_scale defaults to the H200 host''s 0.2');
 SELECT is(current_setting('gpujoin.emit_cost'), '0.003', 'gpujoin.emit_cost defaults to the H200 host''s 0.003');
 SELECT is(current_setting('gpujoin.setup_cost'), '750', 'gpujoin.setup_cost defaults to the H200 host''s 750');

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# bench/heapscan.sh: a GPU join reading its tables as heap pages
+# (gpujoin.enable_heapscan) against the same join reading them through its
+# Seq Scan children, and against PostgreSQL serial and with 8 workers
+#
+#   bench/heapscan.sh > results.csv 2> phases.txt
+#
+# Against a running server with gpujoin (PGHOST/PGPORT/PGUSER/PGDATABASE as
+# psql takes them).  For n in SIZES (default 10^7 rows a side; the tables
+# and query of bench/crossover.sh: every xs row matches one xr row),
+#	SELECT count(*), sum(xr.v + xs.v) FROM xr JOIN xs ON xr.k = xs.k
+# runs as:
+#	pg_serial		PostgreSQL, no workers
+#	pg_parallel_8	PostgreSQL's parallel hash join, 8 workers
+#	gpu_heap		gpujoin forced, serial, both sides read as heap pages
+#	gpu_child		gpujoin forced, serial, gpujoin.enable_heapscan off
+#					(the Seq Scan children, as before the heap-page path)
+#	gpu_parallel_8	gpujoin forced, 8 workers (the outer side a Parallel Seq
+#					Scan, the inner side read as heap pages by every process)
+#	auto			everything on, 8 workers allowed: what the planner picks
+# Each setting in one session: a warm-up, then the median of RUNS (3) of
+# EXPLAIN ANALYZE's Execution Time (TIMING OFF).  Every setting must return
+# the row of PostgreSQL's own plan.  On stderr, EXPLAIN ANALYZE (with
+# timing) of gpu_heap and gpu_child: the phases (load, transfer, build,
+# probe, materialize, emit) and the pages read.
+# Output: CSV on stdout: rows,setting,plan,ms
+set -euo pipefail
+
+runs=${RUNS:-3}
+dev=${GJ_DEVICE:-gpu}	# cpu: try the script where there is no GPU
+sizes=${SIZES:-10000000}
+psql_() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+psql_ -c "CREATE EXTENSION IF NOT EXISTS gpujoin" >/dev/null
+
+q="SELECT count(*), sum(xr.v + xs.v) FROM xr JOIN xs ON xr.k = xs.k"
+base="SET jit = off; SET work_mem = '1GB';"
+forced="SET gpujoin.device = $dev; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off;"
+
+settings_of() {
+	case "$1" in
+	pg_serial) echo "SET gpujoin.enabled = off; SET max_parallel_workers_per_gather = 0;" ;;
+	pg_parallel_8) echo "SET gpujoin.enabled = off; SET max_parallel_workers_per_gather = 8;" ;;
+	gpu_heap) echo "$forced SET gpujoin.enable_parallel = off; SET max_parallel_workers_per_gather = 0;" ;;
+	gpu_child) echo "$forced SET gpujoin.enable_parallel = off; SET max_parallel_workers_per_gather = 0; SET gpujoin.enable_heapscan = off;" ;;
+	gpu_parallel_8) echo "$forced SET max_parallel_workers_per_gather = 8; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET gpujoin.worker_setup_cost = 0;" ;;
+	auto) echo "SET gpujoin.device = $dev; SET max_parallel_workers_per_gather = 8;" ;;
+	esac
+}
+
+# RUNS + 1 EXPLAIN ANALYZE in one session: "plan,ms" of the median
+measure() {
+	local args=(-c "$base $(settings_of "$1")") out plan ms
+	for i in $(seq 0 "$runs"); do
+		args+=(-c "EXPLAIN (ANALYZE, TIMING OFF) $q")
+	done
+	out=$(psql_ "${args[@]}")
+	plan=$(grep -oE 'Parallel Custom Scan \(Gpu[A-Za-z]+Join\)|Custom Scan \(Gpu[A-Za-z]+Join\)|Parallel Hash Join|Hash Join|Merge Join|Nested Loop' <<<"$out" | head -1)
+	grep -q 'heap pages' <<<"$out" && plan="$plan (heap pages)"
+	ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$out" | tail -n +2 |
+		sort -g | sed -n "$(((runs + 1) / 2))p")
+	printf '%s,%s\n' "$plan" "$ms"
+}
+
+echo "rows,setting,plan,ms"
+for n in $sizes; do
+	psql_ -c "DROP TABLE IF EXISTS xr, xs" \
+		-c "CREATE TABLE xr AS SELECT g AS k, g % 1000 AS v FROM generate_series(1, $n) g" \
+		-c "CREATE TABLE xs AS SELECT (g::int8 * 7919) % $n + 1 AS k, g % 100 AS v FROM generate_series(1, $n) g" \
+		-c "VACUUM ANALYZE xr, xs"
+	want=$(psql_ -c "$base SET gpujoin.enabled = off;" -c "$q")
+	for s in pg_serial pg_parallel_8 gpu_heap gpu_child gpu_parallel_8 auto; do
+		got=$(psql_ -c "$base $(settings_of "$s")" -c "$q")
+		if [ "$got" != "$want" ]; then
+			echo "heapscan.sh: $s returned $got, PostgreSQL $want" >&2
+			exit 1
+		fi
+		printf '%s,%s,%s\n' "$n" "$s" "$(measure "$s")"
+	done
+	for s in gpu_heap gpu_child; do
+		printf '\n== %s rows a side, %s: EXPLAIN ANALYZE (with per-node timing)\n' "$n" "$s" >&2
+		psql_ -c "$base $(settings_of "$s")" -c "$q" -c "EXPLAIN (ANALYZE) $q" | tail -n +2 >&2
+	done
+done

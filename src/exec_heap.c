@@ -1,0 +1,414 @@
+/*-------------------------------------------------------------------------
+ *
+ * exec_heap.c
+ *	  A side of a GpuJoin read as heap pages: the join scans the table
+ *	  itself, page at a time, instead of pulling tuples from a Seq Scan
+ *
+ * When a side is a plain scan of a heap table (no quals, columns and keys
+ * the deform takes: planner.c, GpuJoinHeapSideOf), the plan has no child for
+ * it; the node opens the relation and reads it here.  Each page is read as
+ * heapam's page-mode scan reads it, by heapgetpage(): with the scan's
+ * buffer strategy, the page pruned when it can be, and the visibility of
+ * its tuples decided against the query's snapshot (all at once on an
+ * all-visible page, one by one with HeapTupleSatisfiesVisibility on the
+ * others, serializable conflicts checked), which leaves the offsets of the
+ * visible tuples in rs_vistuples.  We then copy the page, under a share
+ * lock, into a staging area and list the byte offsets of its visible
+ * tuples there, and move on; the buffer is released by the next page's
+ * read.  So the join sees exactly the rows PostgreSQL's Seq Scan would, and
+ * counts them in the relation's statistics as it would.
+ *
+ * The staged tuples become the side's batch through the deform
+ * (gpujoin_kernels.h, HEAP PAGES TO COLUMNS; its CPU twin is
+ * cuda/scan/heap_deform_cpu.c): the needed attributes' values into the
+ * column arrays, the key attributes' values packed into keys, in one pass
+ * per tuple with no slot, no executor call and no per-row memory.  The
+ * staging area holds GPUJOIN_HEAP_STAGE_PAGES pages; an outer chunk takes
+ * what it needs of it and leaves the rest for the next chunk.
+ *
+ * A partitioned hash join reads its outer side into tuplestores before it
+ * joins (exec_partition.c); a heap side gives it its visible tuples one at a
+ * time (GpuJoinHeapNextTuple), as heap tuples in a slot of the relation's
+ * row type.
+ *
+ * IDENTIFICATION
+ *	  src/exec_heap.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "access/tupdesc_details.h"
+#include "access/tupmacs.h"
+#include "executor/executor.h"
+#include "exec.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "portability/instr_time.h"
+#include "storage/bufmgr.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+/* Pages copied at a time: 2 MB */
+#define GPUJOIN_HEAP_STAGE_PAGES	256
+
+/* The alignment in bytes of an attalign code */
+static int
+AlignBytes(char attalign)
+{
+	switch (attalign)
+	{
+		case TYPALIGN_CHAR:
+			return 1;
+		case TYPALIGN_SHORT:
+			return ALIGNOF_SHORT;
+		case TYPALIGN_INT:
+			return ALIGNOF_INT;
+		case TYPALIGN_DOUBLE:
+			return ALIGNOF_DOUBLE;
+	}
+	elog(ERROR, "gpujoin: unknown attalign '%c'", attalign);
+	return 0;
+}
+
+/* How a key coding reads an attribute's bytes (GjKeyKind), or -1 */
+int
+GpuJoinHeapKeyKind(GpuJoinKeyKind kind)
+{
+	switch (kind)
+	{
+		case GPUJOIN_KEY_INT2:
+		case GPUJOIN_KEY_INT4:
+		case GPUJOIN_KEY_INT8:
+		case GPUJOIN_KEY_DATE:
+		case GPUJOIN_KEY_TIME:
+		case GPUJOIN_KEY_TIMESTAMP:
+		case GPUJOIN_KEY_TIMESTAMPTZ:
+			return GJ_KEY_SIGNED;
+		case GPUJOIN_KEY_OID:
+			return GJ_KEY_OID;
+		case GPUJOIN_KEY_BOOL:
+			return GJ_KEY_BOOL;
+		case GPUJOIN_KEY_FLOAT4:
+			return GJ_KEY_FLOAT4;
+		case GPUJOIN_KEY_FLOAT8:
+			return GJ_KEY_FLOAT8;
+		default:
+			return -1;			/* numeric, hashed, cross-type conversions */
+	}
+}
+
+/*
+ * Open the side's relation and set up its scan and its deform; the side's
+ * columns and keys (GpuJoinInitSide) give what to take from each tuple
+ */
+void
+GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, EState *estate,
+				 int eflags)
+{
+	GpuJoinHeapReader *reader = palloc0(sizeof(GpuJoinHeapReader));
+	TupleDesc	tupdesc;
+	GjDeformSpec *spec = &reader->spec;
+	GjHeapAttr *attrs;
+	int16	   *column_attnos;
+	int16	   *key_attnos;
+	uint8	   *key_kinds;
+
+	reader->rel = ExecOpenScanRelation(estate, rti, eflags);
+	if (reader->rel->rd_tableam != GetHeapamTableAmRoutine())
+		elog(ERROR, "gpujoin: relation \"%s\" is not a heap table",
+			 RelationGetRelationName(reader->rel));
+	if (!IsMVCCSnapshot(estate->es_snapshot))
+		elog(ERROR, "gpujoin: a heap side needs an MVCC snapshot");
+	tupdesc = RelationGetDescr(reader->rel);
+	reader->snapshot = estate->es_snapshot;
+	reader->rti = rti;
+	side->heap = reader;
+
+	/* the tuple format, from PostgreSQL's own headers */
+	spec->layout.infomask2_offset = offsetof(HeapTupleHeaderData, t_infomask2);
+	spec->layout.infomask_offset = offsetof(HeapTupleHeaderData, t_infomask);
+	spec->layout.hoff_offset = offsetof(HeapTupleHeaderData, t_hoff);
+	spec->layout.bits_offset = offsetof(HeapTupleHeaderData, t_bits);
+	spec->layout.natts_mask = HEAP_NATTS_MASK;
+	spec->layout.hasnull_flag = HEAP_HASNULL;
+	spec->layout.external_size = VARHDRSZ_EXTERNAL + sizeof(varatt_external);
+	spec->layout.external_tag = VARTAG_ONDISK;
+
+	/* attributes 1 .. the highest needed, walked in every tuple */
+	spec->natts = side->maxattno;
+	if (spec->natts > tupdesc->natts || spec->natts > GJ_MAX_HEAP_ATTS)
+		elog(ERROR, "gpujoin: attribute %d of a relation of %d", spec->natts, tupdesc->natts);
+	attrs = palloc0(sizeof(GjHeapAttr) * Max(spec->natts, 1));
+	for (int a = 0; a < spec->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(tupdesc, a);
+
+		attrs[a].len = att->attlen;
+		attrs[a].align = AlignBytes(att->attalign);
+		attrs[a].missing_isnull = true;
+		if (att->atthasmissing && tupdesc->constr && tupdesc->constr->missing &&
+			tupdesc->constr->missing[a].am_present)
+		{
+			attrs[a].missing_isnull = false;
+			if (att->attbyval && att->attlen > 0 && att->attlen <= 8)
+				store_att_byval(&attrs[a].missing_value, tupdesc->constr->missing[a].am_value,
+								att->attlen);
+		}
+	}
+	spec->attrs = attrs;
+
+	/* the columns the join needs, all of them device columns */
+	column_attnos = palloc(sizeof(int16) * Max(side->ncolumns, 1));
+	for (int c = 0; c < side->ncolumns; c++)
+	{
+		const GpuJoinColumn *col = &side->columns[c];
+
+		if (col->device < 0)
+			elog(ERROR, "gpujoin: a heap side's column %d is not fixed-width", col->attno);
+		column_attnos[col->device] = col->attno;
+	}
+	spec->ncolumns = side->ndevice;
+	spec->column_attnos = column_attnos;
+
+	/* the keys: plain attributes, each with its GjKeyKind */
+	key_attnos = palloc(sizeof(int16) * Max(node->gj_NumKeys, 1));
+	key_kinds = palloc(sizeof(uint8) * Max(node->gj_NumKeys, 1));
+	for (int k = 0; k < node->gj_NumKeys; k++)
+	{
+		int			kind = GpuJoinHeapKeyKind(side->key_codings[k].kind);
+
+		if (side->key_exprs[k] != NULL || kind < 0)
+			elog(ERROR, "gpujoin: a heap side's key %d is not a plain attribute of a device type",
+				 k + 1);
+		key_attnos[k] = side->key_attnos[k];
+		key_kinds[k] = (uint8) kind;
+	}
+	spec->nkeys = node->gj_NumKeys;
+	spec->key_attnos = key_attnos;
+	spec->key_kinds = key_kinds;
+	spec->key_bits = node->gj_KeyBits;
+	spec->keys_exact = node->gj_KeyExact;
+
+	reader->pages = MemoryContextAllocHuge(CurrentMemoryContext,
+										   (Size) GPUJOIN_HEAP_STAGE_PAGES * BLCKSZ);
+	reader->tuples = palloc(sizeof(uint32) * GPUJOIN_HEAP_STAGE_PAGES * MaxHeapTuplesPerPage);
+	reader->lengths = palloc(sizeof(uint16) * GPUJOIN_HEAP_STAGE_PAGES * MaxHeapTuplesPerPage);
+	reader->slot = ExecInitExtraTupleSlot(estate, tupdesc, &TTSOpsHeapTuple);
+}
+
+/* Start the scan over: at the first block, with nothing staged */
+static void
+StartScan(GpuJoinHeapReader *reader)
+{
+	if (reader->scan == NULL)
+		reader->scan = table_beginscan_strat(reader->rel, reader->snapshot, 0, NULL,
+											 true, false);
+	else
+		table_rescan(reader->scan, NULL);
+	reader->next_block = 0;
+	reader->npages = 0;
+	reader->ntuples = 0;
+	reader->consumed = 0;
+	reader->done = false;
+}
+
+/*
+ * Stage the next pages: read pages until some have visible tuples and the
+ * staging area is full or the relation is done; false when nothing is left
+ */
+static bool
+StagePages(GpuJoinHeapReader *reader)
+{
+	HeapScanDesc scan;
+	instr_time	start;
+
+	if (reader->scan == NULL)
+		StartScan(reader);
+	scan = (HeapScanDesc) reader->scan;
+	reader->npages = 0;
+	reader->ntuples = 0;
+	reader->consumed = 0;
+	if (reader->done)
+		return false;
+
+	INSTR_TIME_SET_CURRENT(start);
+	while (reader->npages < GPUJOIN_HEAP_STAGE_PAGES)
+	{
+		BlockNumber block = reader->next_block;
+		char	   *copy;
+		Page		page;
+
+		if (block >= scan->rs_nblocks)
+		{
+			reader->done = true;
+			break;
+		}
+		reader->next_block++;
+		heapgetpage(reader->scan, block);	/* checks for interrupts */
+		reader->pages_read++;
+		if (scan->rs_ntuples == 0)
+			continue;
+
+		copy = reader->pages + (Size) reader->npages * BLCKSZ;
+		LockBuffer(scan->rs_cbuf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(scan->rs_cbuf);
+		memcpy(copy, page, BLCKSZ);
+		LockBuffer(scan->rs_cbuf, BUFFER_LOCK_UNLOCK);
+		if (PageIsAllVisible((Page) copy))
+			reader->pages_all_visible++;
+		for (int i = 0; i < scan->rs_ntuples; i++)
+		{
+			ItemId		item = PageGetItemId((Page) copy, scan->rs_vistuples[i]);
+
+			reader->tuples[reader->ntuples] =
+				(uint32) ((Size) reader->npages * BLCKSZ + ItemIdGetOffset(item));
+			reader->lengths[reader->ntuples] = (uint16) ItemIdGetLength(item);
+			reader->ntuples++;
+			/* as heap_getnextslot counts the rows a scan returns */
+			pgstat_count_heap_getnext(reader->rel);
+		}
+		reader->npages++;
+	}
+	reader->tuples_read += reader->ntuples;
+	reader->read_ms += GpuJoinElapsedMs(start);
+	return reader->ntuples > 0;
+}
+
+/*
+ * Make sure the side's batch has room for n more rows, with every flag
+ * array of a heap side allocated (the deform writes them all)
+ */
+static void
+ReserveRows(GpuJoinState *node, GpuJoinSide *side, int64 n)
+{
+	while (side->capacity < side->nrows + n)
+		GpuJoinGrowSide(side);
+	for (int d = 0; d < side->ndevice; d++)
+		if (side->device_nulls[d] == NULL)
+			side->device_nulls[d] = MemoryContextAllocExtended(side->cxt, side->capacity,
+															   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	if (side->keynulls == NULL)
+		side->keynulls = MemoryContextAllocExtended(side->cxt, side->capacity,
+													MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+}
+
+/*
+ * Read rows into the side's batch until it holds max_rows or the relation
+ * is done; false when the relation had no more rows
+ */
+bool
+GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
+{
+	GpuJoinHeapReader *reader = side->heap;
+	bool		any = false;
+
+	while (side->nrows < max_rows)
+	{
+		int64		n;
+		char	   *values[GJ_MAX_COLUMNS];
+		uint8	   *nulls[GJ_MAX_COLUMNS];
+		GjDeformOut out;
+		GjPageBatch batch;
+		GjError		err;
+		GjStatus	status;
+
+		if (reader->consumed >= reader->ntuples && !StagePages(reader))
+			break;
+		n = Min(reader->ntuples - reader->consumed, max_rows - side->nrows);
+		if (side->capacity < side->nrows + n)
+		{
+			/*
+			 * Room for the rest of the relation at the density read so far
+			 * (at most max_rows): one allocation, not a doubling per page
+			 */
+			HeapScanDesc scan = (HeapScanDesc) reader->scan;
+			double		per_page = (double) reader->tuples_read / Max(reader->pages_read, 1);
+			double		left = per_page * (scan->rs_nblocks - reader->next_block) * 1.05;
+			int64		want = Min(max_rows, side->nrows + n + (int64) left);
+
+			GpuJoinReserveSide(side, want);
+		}
+		ReserveRows(node, side, n);
+
+		for (int c = 0; c < side->ncolumns; c++)
+		{
+			const GpuJoinColumn *col = &side->columns[c];
+
+			values[col->device] = side->device_values[col->device] + side->nrows * col->typlen;
+			nulls[col->device] = side->device_nulls[col->device] + side->nrows;
+		}
+		out.values = values;
+		out.nulls = nulls;
+		out.column_nulls = side->heap_column_nulls;
+		out.keys = side->keys + side->nrows;
+		out.keynulls = side->keynulls + side->nrows;
+		batch.pages = reader->pages;
+		batch.ntuples = reader->ntuples;
+		batch.tuples = reader->tuples;
+
+		memset(&err, 0, sizeof(err));
+		status = gj_cpu_heap_deform(&batch, &reader->spec, reader->consumed, n, &out, &err);
+		GpuJoinCheckStatus(status, &err, "could not read the heap pages of a GPU join");
+		side->heap_key_nulls += out.key_nulls;
+		side->nrows += n;
+		reader->consumed += n;
+		any = true;
+	}
+	if (side->nrows == 0 && !any)
+		side->exhausted = true;
+	else if (reader->done && reader->consumed >= reader->ntuples)
+		side->exhausted = true;
+	return any;
+}
+
+/*
+ * The side is loaded: drop the flag arrays of the columns and keys that had
+ * no NULL, so that nothing is shipped for them
+ */
+void
+GpuJoinHeapTrimNulls(GpuJoinSide *side)
+{
+	for (int d = 0; d < side->ndevice; d++)
+		if (side->heap_column_nulls[d] == 0)
+			side->device_nulls[d] = NULL;
+	if (side->heap_key_nulls == 0)
+		side->keynulls = NULL;
+}
+
+/*
+ * The next visible tuple of the relation, in a slot of its row type, for a
+ * partitioned join's outer side; NULL when there is none
+ */
+TupleTableSlot *
+GpuJoinHeapNextTuple(GpuJoinHeapReader *reader)
+{
+	if (reader->consumed >= reader->ntuples && !StagePages(reader))
+		return NULL;
+	reader->tuple.t_len = reader->lengths[reader->consumed];
+	reader->tuple.t_data = (HeapTupleHeader) (reader->pages + reader->tuples[reader->consumed]);
+	reader->tuple.t_tableOid = RelationGetRelid(reader->rel);
+	ItemPointerSetInvalid(&reader->tuple.t_self);
+	reader->consumed++;
+	return ExecStoreHeapTuple(&reader->tuple, reader->slot, false);
+}
+
+/* Read the relation again from its first page (a rescan) */
+void
+GpuJoinHeapRescan(GpuJoinHeapReader *reader)
+{
+	if (reader->scan != NULL)
+		StartScan(reader);
+}
+
+void
+GpuJoinHeapEnd(GpuJoinHeapReader *reader)
+{
+	if (reader->scan != NULL)
+		table_endscan(reader->scan);
+	reader->scan = NULL;
+}

@@ -1,0 +1,213 @@
+-- test/021_heap_pages.sql
+--
+-- Sides read as heap pages (src/exec_heap.c, cuda/scan/heap_deform_cpu.c):
+-- a GPU join over plain scans of heap tables reads the pages itself and
+-- deforms the visible tuples into its batches.  Differential: every query
+-- returns the same rows with the heap-page path (gpujoin.enable_heapscan)
+-- and without it (the Seq Scan children), and as PostgreSQL's own join;
+-- over NULLs in every position, varlena and TOAST-ed columns before the
+-- ones the join needs, dropped and added columns, every key type the path
+-- takes, every join type, rows deleted, updated (HOT or not) and inserted
+-- in the transaction, empty tables and pages, chunks that end inside a
+-- page, a partitioned join, rescans, a materialized view, unlogged and
+-- temporary tables.  Sides the path does not take keep their Seq Scan: a
+-- scan with a qual, a partitioned table, a text key, SELECT FOR UPDATE.
+BEGIN;
+SELECT plan(25);
+CREATE EXTENSION IF NOT EXISTS gpujoin;
+LOAD 'gpujoin';
+\ir helpers.psql
+SET LOCAL client_min_messages = warning;
+SET LOCAL max_parallel_workers_per_gather = 0;
+
+-- w: a wide table: varlena columns (short, long and TOAST-ed) and NULLs
+-- before and after the columns the join needs; keys with duplicates and
+-- NULLs; one column dropped, two added (one with a default, one without)
+CREATE TABLE w (pad1 text, k int4, pad2 varchar(40), d int8, big text, junk int, v int2, f float8, tail text);
+INSERT INTO w SELECT
+	CASE WHEN g % 3 = 0 THEN NULL ELSE repeat('p', g % 17) END,
+	CASE WHEN g % 41 = 0 THEN NULL ELSE g % 500 END,
+	CASE WHEN g % 5 = 0 THEN NULL ELSE 'x' || g END,
+	CASE WHEN g % 7 = 0 THEN NULL ELSE g::int8 * 1000003 END,
+	CASE WHEN g % 97 = 0 THEN repeat(md5(g::text), 300)		-- compressed
+		 WHEN g % 89 = 0 THEN (SELECT string_agg(md5((g * i)::text), '') FROM generate_series(1, 80) i)	-- toasted out of line
+		 ELSE NULL END,
+	g,
+	CASE WHEN g % 11 = 0 THEN NULL ELSE (g % 300)::int2 END,
+	CASE WHEN g % 13 = 0 THEN 'NaN'::float8 WHEN g % 19 = 0 THEN -0.0::float8 ELSE g / 4.0 END,
+	repeat('t', g % 3)
+FROM generate_series(1, 6000) g;
+ALTER TABLE w ALTER COLUMN big SET STORAGE EXTERNAL;
+ALTER TABLE w DROP COLUMN junk;
+ALTER TABLE w ADD COLUMN added_default int4 DEFAULT 42;
+ALTER TABLE w ADD COLUMN added_null int8;
+INSERT INTO w (k, d, v, f, added_default, added_null)
+	SELECT g % 500, g, (g % 300)::int2, g, g % 3, CASE WHEN g % 2 = 0 THEN g END FROM generate_series(1, 700) g;
+-- s: the other side, keys of every kind the path takes
+CREATE TABLE s (k int4, k2 int2, k8 int8, ko oid, kb bool, kd date, kt time, kts timestamp,
+				ktz timestamptz, kf4 float4, kf8 float8, w int4);
+INSERT INTO s SELECT g % 600, (g % 600)::int2, g % 600, (g % 600)::oid, g % 2 = 0,
+	date '2000-01-01' + g % 600, time '00:00' + (g % 600) * interval '1 minute',
+	timestamp '2000-01-01' + (g % 600) * interval '1 hour',
+	timestamptz '2000-01-01 00:00+00' + (g % 600) * interval '1 hour',
+	(g % 600) / 4.0, CASE WHEN g % 50 = 0 THEN 'NaN' WHEN g % 51 = 0 THEN 0 ELSE (g % 600) / 4.0 END,
+	CASE WHEN g % 23 = 0 THEN NULL ELSE g END
+FROM generate_series(1, 3000) g;
+CREATE TABLE empty_t (k int4, v int4);
+ANALYZE w, s, empty_t;
+
+-- the queries, each with the sides the heap path takes
+CREATE TEMP TABLE hq (name text PRIMARY KEY, sql text, heap_sides int);
+INSERT INTO hq VALUES
+	('inner, int4 keys', 'SELECT w.k, w.d, w.v, s.w FROM w JOIN s ON w.k = s.k', 2),
+	('int2 = int4', 'SELECT w.v, s.w FROM w JOIN s ON w.v = s.k', 2),
+	('int8 = int4', 'SELECT w.d, s.w FROM w JOIN s ON w.d % 1000 = s.k', 1),
+	('int8 keys', 'SELECT w.k, s.w FROM w JOIN s ON w.added_null = s.k8', 2),
+	('added column with a default', 'SELECT w.added_default, s.w FROM w JOIN s ON w.added_default = s.k', 2),
+	('float8 keys, NaN and -0', 'SELECT w.f, s.w FROM w JOIN s ON w.f = s.kf8', 2),
+	('float4 = float8', 'SELECT s.kf4, s.w FROM w JOIN s ON w.f = s.kf4', 2),
+	('two keys', 'SELECT w.k, w.v, s.w FROM w JOIN s ON w.k = s.k AND w.v = s.k2', 2),
+	('left join', 'SELECT w.k, w.d, s.w FROM w LEFT JOIN s ON w.k = s.k', 2),
+	('right join', 'SELECT w.k, s.w FROM w RIGHT JOIN s ON w.k = s.k', 2),
+	('full join', 'SELECT w.k, s.w FROM w FULL JOIN s ON w.k = s.k', 2),
+	('semi join', 'SELECT w.k, w.d FROM w WHERE EXISTS (SELECT 1 FROM s WHERE s.k = w.k)', 2),
+	('anti join', 'SELECT w.k, w.d FROM w WHERE NOT EXISTS (SELECT 1 FROM s WHERE s.k = w.k)', 2),
+	('oid, bool and date keys', 'SELECT a.k, b.w FROM s a JOIN s b ON a.ko = b.ko AND a.kb = b.kb AND a.kd = b.kd', 2),
+	('time and timestamp keys', 'SELECT a.w, b.k FROM s a JOIN s b ON a.kt = b.kt AND a.kts = b.kts', 2),
+	('timestamptz keys', 'SELECT a.k + 1, b.w FROM s a JOIN s b ON a.ktz = b.ktz', 2),
+	('an empty side', 'SELECT w.k, e.v FROM w LEFT JOIN empty_t e ON w.k = e.k', 2),
+	('a qual keeps the Seq Scan', 'SELECT w.k, s.w FROM w JOIN s ON w.k = s.k WHERE s.w > 100', 1),
+	('a text key keeps the Seq Scan', 'SELECT w.k, s.w FROM w JOIN s ON w.pad2 = s.k::text', 0);
+
+CREATE TEMP TABLE hq_expected (name text, digest text);
+:postgres_join
+INSERT INTO hq_expected SELECT name, pg_temp.rows_digest(sql) FROM hq;
+SELECT is((SELECT string_agg(name, ', ' ORDER BY name) FROM hq_expected e
+		   WHERE (SELECT count(*) FROM hq_expected f WHERE f.digest = e.digest) > 1), NULL,
+	'the reference: each query has rows of its own');
+
+-- Run every query: the names of those whose plan reads fewer or more
+-- sides as heap pages than expected, or whose rows are not PostgreSQL's
+CREATE FUNCTION pg_temp.heap_failures(check_plans boolean DEFAULT true) RETURNS text
+LANGUAGE plpgsql AS $f$
+DECLARE
+	q record;
+	bad text := '';
+	p text;
+BEGIN
+	FOR q IN SELECT * FROM hq ORDER BY name LOOP
+		p := pg_temp.plan(q.sql);
+		IF check_plans AND ((length(p) - length(replace(p, '(heap pages)', ''))) / length('(heap pages)') <> q.heap_sides
+			OR p !~ 'Gpu(Hash|Merge)Join') THEN
+			bad := bad || q.name || ' (plan); ';
+		ELSIF pg_temp.rows_digest(q.sql) <> (SELECT digest FROM hq_expected e WHERE e.name = q.name) THEN
+			bad := bad || q.name || ' (rows); ';
+		END IF;
+	END LOOP;
+	RETURN bad;
+END
+$f$;
+
+:gpu_join
+SELECT is(pg_temp.heap_failures(), '', 'heap pages: every query, default settings');
+SELECT matches(pg_temp.plan(sql), 'Outer Relation: w \(heap pages\)[\s\S]*Inner Relation: s \(heap pages\)', 'EXPLAIN names the relations read as heap pages')
+	FROM hq WHERE name = 'inner, int4 keys';
+SELECT doesnt_match(pg_temp.plan(sql), 'Seq Scan', 'no Seq Scan node under a join that reads both sides as pages')
+	FROM hq WHERE name = 'inner, int4 keys';
+SELECT matches(pg_temp.plan_analyze(sql), 'Outer Pages: read=\d+ all-visible=\d+ tuples=6700', 'EXPLAIN ANALYZE counts the pages and the visible tuples')
+	FROM hq WHERE name = 'inner, int4 keys';
+SET LOCAL gpujoin.chunk_rows = 7;
+SELECT is(pg_temp.heap_failures(), '', 'heap pages: chunks of 7 rows, ending inside pages');
+RESET gpujoin.chunk_rows;
+SELECT is(pg_temp.heap_failures(false), '', 'heap pages, ' || v || ': every query')
+	FROM unnest(ARRAY['nphj', 'phj', 'smj']) v, LATERAL (SELECT set_config('gpujoin.join_variant', v, true)) c;
+RESET gpujoin.join_variant;
+SET LOCAL gpujoin.enable_hashjoin = off;
+SELECT is(pg_temp.heap_failures(false), '', 'heap pages as GPU merge joins: every query');
+RESET gpujoin.enable_hashjoin;
+SET LOCAL gpujoin.enable_heapscan = off;
+SELECT is(pg_temp.heap_failures(false), '', 'the Seq Scan children (gpujoin.enable_heapscan = off): every query');
+SELECT doesnt_match(pg_temp.plan(sql), 'heap pages', 'enable_heapscan = off: no side read as pages')
+	FROM hq WHERE name = 'inner, int4 keys';
+RESET gpujoin.enable_heapscan;
+
+-- a partitioned join: the outer side read as pages into the partitions'
+-- tuplestores
+SET LOCAL gpujoin.device_memory_limit = 64;
+SELECT matches(pg_temp.plan_analyze(sql), 'Outer Relation: w \(heap pages\)[\s\S]*Partitions: \d+', 'partitioned: the outer side read as pages')
+	FROM hq WHERE name = 'left join';
+SELECT is(pg_temp.heap_failures(false), '', 'partitioned joins over heap pages: every query');
+RESET gpujoin.device_memory_limit;
+
+-- MVCC in the transaction: rows deleted, updated (HOT and not), inserted,
+-- and inserted in a subtransaction rolled back
+:postgres_join
+DELETE FROM w WHERE k % 10 = 3;
+UPDATE w SET v = v + 1 WHERE k % 10 = 4;					-- HOT where it fits
+UPDATE w SET k = k + 1, pad1 = repeat('u', 300) WHERE k % 10 = 5;	-- wider: not HOT
+INSERT INTO w (k, d, v) SELECT g % 500, g, 7 FROM generate_series(1, 300) g;
+SAVEPOINT sp;
+INSERT INTO w (k, d, v) SELECT g % 500, -g, -7 FROM generate_series(1, 300) g;
+DELETE FROM s WHERE k % 7 = 0;
+ROLLBACK TO sp;
+DELETE FROM s WHERE k % 9 = 0;
+TRUNCATE hq_expected;
+INSERT INTO hq_expected SELECT name, pg_temp.rows_digest(sql) FROM hq;
+:gpu_join
+SELECT is(pg_temp.heap_failures(), '', 'heap pages after deletes, updates and inserts in the transaction');
+
+-- empty pages: every row of a range deleted and the table vacuumed is not
+-- possible in a transaction; a table whose rows are all deleted is
+CREATE TABLE gone AS SELECT g AS k, g AS v FROM generate_series(1, 3000) g;
+DELETE FROM gone;
+ANALYZE gone;
+\set q 'SELECT w.k, gone.v FROM w LEFT JOIN gone ON w.k = gone.k'
+:postgres_join
+CREATE TEMP TABLE gone_expected AS :q;
+:gpu_join
+SELECT matches(pg_temp.plan(:'q'), 'Inner Relation: gone \(heap pages\)', 'a table of deleted rows: read as pages');
+SELECT bag_eq(:'q', 'SELECT * FROM gone_expected', 'a table of deleted rows: no row of it');
+
+-- rescans: the heap inner side is kept; the heap outer side read again
+\set q 'SELECT t.g, (SELECT count(*) FROM w JOIN s ON w.k = s.k WHERE s.w < 0 OR t.g > 0) FROM generate_series(1, 3) t(g)'
+:postgres_join
+CREATE TEMP TABLE rescan_expected AS :q;
+:gpu_join
+SELECT bag_eq(:'q', 'SELECT * FROM rescan_expected', 'rescanned: the same rows each time');
+\set q 'SELECT t.g, ss.* FROM (VALUES (1), (2), (3)) t(g), LATERAL (SELECT count(*), sum(s.w) FROM w JOIN s ON w.k = s.k + t.g) ss'
+:postgres_join
+CREATE TEMP TABLE rescan2_expected AS :q;
+:gpu_join
+SET LOCAL enable_memoize = off;
+SELECT matches(pg_temp.plan(:'q'), 'heap pages', 'lateral: a heap side under a rescanned join');
+SELECT bag_eq(:'q', 'SELECT * FROM rescan2_expected', 'lateral: each value its own rows');
+
+-- a materialized view, an unlogged table, a temporary table
+CREATE MATERIALIZED VIEW mv AS SELECT k, w FROM s;
+CREATE UNLOGGED TABLE ul AS SELECT k, w FROM s;
+CREATE TEMP TABLE tt AS SELECT k, w FROM s;
+ANALYZE mv, ul, tt;
+\set q 'SELECT w.k, mv.w AS a, ul.w AS b, tt.w AS c FROM w JOIN mv ON w.k = mv.k JOIN ul ON mv.k = ul.k AND mv.w = ul.w JOIN tt ON ul.k = tt.k AND ul.w = tt.w'
+:postgres_join
+CREATE TEMP TABLE kinds_expected AS :q;
+:gpu_join
+SELECT matches(pg_temp.plan(:'q'), 'Relation: (mv|ul|tt) \(heap pages\)', 'materialized view, unlogged and temporary tables: read as pages');
+SELECT bag_eq(:'q', 'SELECT * FROM kinds_expected', 'materialized view, unlogged and temporary tables: PostgreSQL''s rows');
+
+-- a partitioned table side keeps its Append; FOR UPDATE keeps the Seq Scans
+CREATE TABLE pt (k int4, v int4) PARTITION BY RANGE (k);
+CREATE TABLE pt1 PARTITION OF pt FOR VALUES FROM (0) TO (300);
+CREATE TABLE pt2 PARTITION OF pt FOR VALUES FROM (300) TO (1000);
+INSERT INTO pt SELECT g % 1000, g FROM generate_series(1, 4000) g;
+ANALYZE pt;
+\set q 'SELECT pt.v, s.w FROM pt JOIN s ON pt.k = s.k'
+:postgres_join
+CREATE TEMP TABLE pt_expected AS :q;
+:gpu_join
+SELECT matches(pg_temp.plan(:'q'), 'GpuHashJoin[\s\S]*Append', 'a partitioned table: its Append stays');
+SELECT bag_eq(:'q', 'SELECT * FROM pt_expected', 'a partitioned table: PostgreSQL''s rows');
+SELECT doesnt_match(pg_temp.plan('SELECT w.k, s.w FROM w JOIN s ON w.k = s.k FOR UPDATE OF w'), 'heap pages',
+	'FOR UPDATE: the Seq Scans stay');
+
+SELECT * FROM finish();
+ROLLBACK;

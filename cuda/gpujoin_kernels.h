@@ -317,6 +317,11 @@ typedef struct GjStats
 
 typedef struct GjContext GjContext;	/* opaque: buffers, streams, the table */
 
+/* HEAP PAGES TO COLUMNS, below */
+struct GjPageBatch;
+struct GjDeformSpec;
+struct GjDeformOut;
+
 typedef struct GjKernels
 {
 	const char *name;			/* "cuda" or "cpu" */
@@ -335,6 +340,15 @@ typedef struct GjKernels
 	/* Matches numbered first .. first+max_matches-1 of the counted chunk */
 	GjStatus	(*retrieve) (GjContext *ctx, int64_t first,
 							 GjMatchRound *round, GjError *err);
+
+	/*
+	 * Deform tuples first .. first + n - 1 of a page batch into a side's
+	 * arrays (HEAP PAGES TO COLUMNS, below); independent of the build and
+	 * the chunks, so any time after context_create
+	 */
+	GjStatus	(*heap_deform) (GjContext *ctx, const struct GjPageBatch *pages,
+								const struct GjDeformSpec *spec, int64_t first,
+								int64_t n, struct GjDeformOut *out, GjError *err);
 } GjKernels;
 
 /*
@@ -413,30 +427,35 @@ typedef struct GjDeformSpec
 typedef struct GjPageBatch
 {
 	const char *pages;			/* the pages, one after another */
+	int64_t		bytes;			/* their size */
 	int64_t		ntuples;
 	const uint32_t *tuples;		/* per visible tuple, its byte offset in pages */
 } GjPageBatch;
 
 /*
  * Where the deform writes: row i of the output is tuple first + i of the
- * page batch.  values[c] and nulls[c] per column (nulls[c] all zero on
- * entry, set to 1 for a NULL; *column_nulls[c] counts them), keys and
- * keynulls (1 where a key attribute is NULL: the row matches nothing).
+ * page batch.  values[c] and nulls[c] per column, keys and keynulls (1
+ * where a key attribute is NULL: the row matches nothing); nulls[c] and
+ * keynulls are all zero on entry, and only the NULLs are set.
  */
 typedef struct GjDeformOut
 {
 	char	  **values;
 	uint8_t   **nulls;
-	int64_t    *column_nulls;
 	uint64_t   *keys;
 	uint8_t    *keynulls;
+	uint32_t	null_columns;	/* out: bit c set when column c had a NULL */
 	int64_t		key_nulls;		/* out: rows with a NULL key */
 } GjDeformOut;
 
-/* The CPU twin's deform (cuda/scan/heap_deform_cpu.c): tuples first .. first + n - 1 */
-extern GjStatus gj_cpu_heap_deform(const GjPageBatch *pages, const GjDeformSpec *spec,
-								   int64_t first, int64_t n, GjDeformOut *out,
-								   GjError *err);
+/*
+ * The CPU twin's deform (cuda/scan/heap_deform_cpu.c), also gj_cpu_kernels'
+ * heap_deform: tuples first .. first + n - 1; ctx is not used and may be
+ * NULL
+ */
+extern GjStatus gj_cpu_heap_deform(GjContext *ctx, const GjPageBatch *pages,
+								   const GjDeformSpec *spec, int64_t first, int64_t n,
+								   GjDeformOut *out, GjError *err);
 
 /* What gpujoin_device_info() shows */
 typedef struct GjDeviceInfo

@@ -147,7 +147,7 @@ typedef struct GpuJoinSide
 	uint8	   *term_nulls[GJ_MAX_TERMS];
 	bool		exhausted;
 	struct GpuJoinHeapReader *heap;
-	int64		heap_column_nulls[GJ_MAX_COLUMNS];
+	uint32		heap_null_columns;	/* bit d: device column d had a NULL */
 	int64		heap_key_nulls;
 } GpuJoinSide;
 
@@ -192,6 +192,7 @@ typedef struct GpuJoinHeapReader
 	int64		pages_all_visible;
 	int64		tuples_read;
 	double		read_ms;
+	double		deform_ms;
 } GpuJoinHeapReader;
 
 /*
@@ -215,6 +216,7 @@ typedef struct GpuJoinCounters
 										 * visible */
 	int64		heap_tuples[2]; /* visible tuples read */
 	double		heap_ms[2];		/* time reading pages (load includes it) */
+	double		heap_deform_ms[2];	/* time deforming them (load includes it) */
 	GjStats		stats;
 	char		device[160];
 } GpuJoinCounters;

@@ -213,7 +213,7 @@ GpuJoinResetSide(GpuJoinSide *side)
 	side->keys_hi = NULL;
 	memset(side->terms, 0, sizeof(side->terms));
 	memset(side->term_nulls, 0, sizeof(side->term_nulls));
-	memset(side->heap_column_nulls, 0, sizeof(side->heap_column_nulls));
+	side->heap_null_columns = 0;
 	side->heap_key_nulls = 0;
 }
 

@@ -85,6 +85,7 @@ GpuJoinCollectCounters(GpuJoinState *node, GpuJoinCounters *c)
 		c->heap_all_visible[i] = reader->pages_all_visible;
 		c->heap_tuples[i] = reader->tuples_read;
 		c->heap_ms[i] = reader->read_ms;
+		c->heap_deform_ms[i] = reader->deform_ms;
 	}
 	GpuJoinDeviceStats(&node->gj_Device, &c->stats);
 
@@ -132,6 +133,7 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
 		sum->heap_all_visible[i] += add->heap_all_visible[i];
 		sum->heap_tuples[i] += add->heap_tuples[i];
 		sum->heap_ms[i] += add->heap_ms[i];
+		sum->heap_deform_ms[i] += add->heap_deform_ms[i];
 	}
 	GpuJoinAddStats(&sum->stats, &add->stats);
 }
@@ -169,7 +171,8 @@ ShowHeapCounters(const char *label, const GpuJoinCounters *c, int i, ExplainStat
 						 " tuples=" INT64_FORMAT, label, c->heap_pages[i],
 						 c->heap_all_visible[i], c->heap_tuples[i]);
 		if (es->timing)
-			appendStringInfo(es->str, " time=%.3f ms", c->heap_ms[i]);
+			appendStringInfo(es->str, " time=%.3f deform=%.3f ms", c->heap_ms[i],
+							 c->heap_deform_ms[i]);
 		appendStringInfoChar(es->str, '\n');
 	}
 	else
@@ -181,7 +184,11 @@ ShowHeapCounters(const char *label, const GpuJoinCounters *c, int i, ExplainStat
 							   c->heap_all_visible[i], es);
 		ExplainPropertyInteger(psprintf("%s Tuples", prefix), NULL, c->heap_tuples[i], es);
 		if (es->timing)
+		{
 			ExplainPropertyFloat(psprintf("%s Time", prefix), "ms", c->heap_ms[i], 3, es);
+			ExplainPropertyFloat(psprintf("%s Deform Time", prefix), "ms",
+								 c->heap_deform_ms[i], 3, es);
+		}
 	}
 }
 

@@ -298,6 +298,40 @@ ReserveRows(GpuJoinState *node, GpuJoinSide *side, int64 n)
 }
 
 /*
+ * Deform the next n staged tuples into out, with the join's kernels: on the
+ * device when the join runs there, so the device context is opened here if
+ * the build has not opened it yet.  A device that cannot take them (out of
+ * memory, or gone) leaves them to the CPU twin, which writes the same rows.
+ */
+static void
+Deform(GpuJoinState *node, GpuJoinHeapReader *reader, const GjPageBatch *batch,
+	   int64 n, GjDeformOut *out)
+{
+	GpuJoinDeviceContext *dev = &node->gj_Device;
+	instr_time	start;
+	GjError		err;
+	GjStatus	status;
+
+	if (dev->ctx == NULL)
+	{
+		GpuJoinDeviceOpen(dev, GpuJoinChooseKernels(), &node->gj_Spec);
+		node->gj_OnFallback = false;
+	}
+
+	INSTR_TIME_SET_CURRENT(start);
+	memset(&err, 0, sizeof(err));
+	status = dev->kernels->heap_deform(dev->ctx, batch, &reader->spec, reader->consumed, n,
+									   out, &err);
+	if (status == GJ_ERROR_DEVICE_MEMORY || status == GJ_ERROR_NO_DEVICE)
+	{
+		memset(&err, 0, sizeof(err));
+		status = gj_cpu_heap_deform(NULL, batch, &reader->spec, reader->consumed, n, out, &err);
+	}
+	GpuJoinCheckStatus(status, &err, "could not read the heap pages of a GPU join");
+	reader->deform_ms += GpuJoinElapsedMs(start);
+}
+
+/*
  * Read rows into the side's batch until it holds max_rows or the relation
  * is done; false when the relation had no more rows
  */
@@ -314,8 +348,6 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		uint8	   *nulls[GJ_MAX_COLUMNS];
 		GjDeformOut out;
 		GjPageBatch batch;
-		GjError		err;
-		GjStatus	status;
 
 		if (reader->consumed >= reader->ntuples && !StagePages(reader))
 			break;
@@ -344,16 +376,14 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		}
 		out.values = values;
 		out.nulls = nulls;
-		out.column_nulls = side->heap_column_nulls;
 		out.keys = side->keys + side->nrows;
 		out.keynulls = side->keynulls + side->nrows;
 		batch.pages = reader->pages;
+		batch.bytes = (int64) reader->npages * BLCKSZ;
 		batch.ntuples = reader->ntuples;
 		batch.tuples = reader->tuples;
-
-		memset(&err, 0, sizeof(err));
-		status = gj_cpu_heap_deform(&batch, &reader->spec, reader->consumed, n, &out, &err);
-		GpuJoinCheckStatus(status, &err, "could not read the heap pages of a GPU join");
+		Deform(node, reader, &batch, n, &out);
+		side->heap_null_columns |= out.null_columns;
 		side->heap_key_nulls += out.key_nulls;
 		side->nrows += n;
 		reader->consumed += n;
@@ -374,7 +404,7 @@ void
 GpuJoinHeapTrimNulls(GpuJoinSide *side)
 {
 	for (int d = 0; d < side->ndevice; d++)
-		if (side->heap_column_nulls[d] == 0)
+		if ((side->heap_null_columns & (UINT32_C(1) << d)) == 0)
 			side->device_nulls[d] = NULL;
 	if (side->heap_key_nulls == 0)
 		side->keynulls = NULL;

@@ -111,6 +111,10 @@ typedef enum GjBufferId
 	GJ_BUFFER_OUTER_KEYS,		/* uint64_t[outer rows] */
 	GJ_BUFFER_OUTER_NULLS,		/* uint8_t[outer rows] */
 
+	/* The heap deform's (scan/heap_deform.cu) */
+	GJ_BUFFER_SCAN_INPUT,		/* its plan, the tuple offsets, the pages */
+	GJ_BUFFER_SCAN_OUTPUT,		/* what it found, and the rows */
+
 	GJ_NUM_BUFFERS
 } GjBufferId;
 
@@ -261,6 +265,9 @@ extern "C"
 							  int64_t *nmatches, GjError *err);
 	GjStatus	gj_cuda_retrieve(GjContext *ctx, int64_t first,
 								 GjMatchRound *round, GjError *err);
+	GjStatus	gj_cuda_heap_deform(GjContext *ctx, const GjPageBatch *pages,
+									const GjDeformSpec *spec, int64_t first,
+									int64_t n, GjDeformOut *out, GjError *err);
 }
 
 /* Helpers, context.cu */

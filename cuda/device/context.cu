@@ -428,6 +428,10 @@ BufferName(GjBufferId id)
 			return "the outer chunk's keys";
 		case GJ_BUFFER_OUTER_NULLS:
 			return "the outer chunk's NULL flags";
+		case GJ_BUFFER_SCAN_INPUT:
+			return "the heap pages";
+		case GJ_BUFFER_SCAN_OUTPUT:
+			return "the rows deformed from heap pages";
 		case GJ_NUM_BUFFERS:
 			break;
 	}
@@ -777,6 +781,7 @@ const GjKernels gj_cuda_kernels = {
 	gj_cuda_build,
 	gj_cuda_count,
 	gj_cuda_retrieve,
+	gj_cuda_heap_deform,
 };
 
 /*

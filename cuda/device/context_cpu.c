@@ -431,4 +431,5 @@ const GjKernels gj_cpu_kernels = {
 	.build = gj_cpu_build,
 	.count = gj_cpu_count,
 	.retrieve = gj_cpu_retrieve,
+	.heap_deform = gj_cpu_heap_deform,
 };

@@ -79,6 +79,7 @@
 
 #include "common.h"
 #include "gpujoin_kernels.h"
+#include "test_kernels.h"
 
 #define MAX_CHUNKS		8
 #define POISON_BYTE		0xA5
@@ -86,7 +87,7 @@
 static int	tests_passed = 0;
 static int	tests_failed = 0;
 static bool verbose = false;
-static bool have_cuda = false;
+bool		have_cuda = false;
 static const char *config_filter = NULL;	/* GJ_TEST_CONFIGS */
 
 /* ----------------------------------------------------------------
@@ -97,9 +98,7 @@ static const char *config_filter = NULL;	/* GJ_TEST_CONFIGS */
 /* Why the current check failed; the first reason wins */
 static char failure[512];
 
-static void Failf(const char *fmt,...) GJ_PRINTF_LIKE(1, 2);
-
-static void
+void
 Failf(const char *fmt,...)
 {
 	va_list		args;
@@ -142,6 +141,19 @@ Alloc(size_t bytes)
 		exit(2);
 	}
 	return ptr;
+}
+
+/* Report and Alloc for the other test files (test_kernels.h) */
+void
+TestReport(const char *impl, const char *name)
+{
+	Report(impl, name);
+}
+
+void *
+TestAlloc(size_t bytes)
+{
+	return Alloc(bytes);
 }
 
 /* ----------------------------------------------------------------
@@ -3776,6 +3788,7 @@ main(void)
 	TestGenerated(large_rows);
 	TestThetaHandWritten();
 	TestThetaGenerated(large_rows);
+	TestHeapDeform();
 
 	if (verbose)
 		printf("%.1f s\n", (gj_clock_ms() - start) / 1000.0);

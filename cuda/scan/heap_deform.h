@@ -1,0 +1,350 @@
+/*-------------------------------------------------------------------------
+ *
+ * heap_deform.h
+ *	  One heap tuple into a join side's column arrays and packed key: the
+ *	  per-tuple step that both implementations of the deform run
+ *
+ * The deform is a map, one tuple to one row, so unlike the joins its two
+ * implementations share their per-row code: heap_deform_cpu.c loops over
+ * the tuples and calls gj_heap_deform_row for each, heap_deform.cu runs it
+ * in one thread per tuple.  The arrays can then only differ by how they
+ * were shipped, which the kernel tests check.
+ *
+ * A heap tuple, as heaptuple.c lays it out (the offsets and masks come in
+ * GjHeapLayout, filled by src/exec_heap.c from PostgreSQL's headers):
+ *
+ *	  header: ..., t_infomask2 (attributes in the tuple, in its low bits),
+ *			  t_infomask (HEAP_HASNULL: a null bitmap follows), t_hoff (where
+ *			  the data start), t_bits (the null bitmap: bit i - 1 clear
+ *			  means attribute i is NULL)
+ *	  data:   the non-NULL attributes in order, each aligned to its
+ *			  attalign, except a varlena that starts with a 1-byte header,
+ *			  which is not aligned (a pad byte is always 0, a 1-byte header
+ *			  never is)
+ *
+ * So an attribute's offset depends on those before it: the deform walks
+ * attributes 1 .. natts of each tuple, adding each one's size (attlen, or
+ * the varlena's own header, or the C string's length), as
+ * slot_deform_heap_tuple does.  A tuple written before ALTER TABLE ... ADD
+ * COLUMN has fewer attributes than the relation: the rest take the value
+ * the column was added with (GjHeapAttr.missing_*), as getmissingattr
+ * gives it.  Dropped columns still occupy their place in old tuples and
+ * are walked over like the others.
+ *
+ * Varlena sizes, little-endian (postgres.h's VARSIZE_ANY): a first byte of
+ * 0x01 is a TOAST pointer (its size depends on the tag in the next byte;
+ * on disk only the on-disk tag occurs); an odd first byte a 1-byte header
+ * holding the size in its upper 7 bits; otherwise a 4-byte header holding
+ * it in its upper 30 bits.
+ *
+ * IDENTIFICATION
+ *	  cuda/scan/heap_deform.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUJOIN_HEAP_DEFORM_H
+#define GPUJOIN_HEAP_DEFORM_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "gpujoin_kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One attribute as the walk needs it, with what the spec asks of it */
+typedef struct GjDeformAttr
+{
+	int16_t		len;			/* > 0: fixed; -1: varlena; -2: cstring */
+	uint8_t		align;			/* 1, 2, 4 or 8 */
+	bool		missing_isnull; /* GjHeapAttr's */
+	int16_t		column;			/* the output column it becomes, or -1 */
+	bool		is_key;			/* a key reads it */
+	uint64_t	missing_value;
+} GjDeformAttr;
+
+/*
+ * A GjDeformSpec checked and turned into what every tuple's step reads:
+ * small enough to pass to a kernel by value.  The attributes themselves
+ * (natts GjDeformAttr) are a separate array, in the memory of whoever runs
+ * the step.
+ *
+ *	fixed_natts		attributes 1 .. fixed_natts lie at fixed_off[] in
+ *					every tuple that has no NULL: those before the first
+ *					varlena or C string (heaptuple.c's attcacheoff)
+ *	max_needed		the highest attribute a column or key reads
+ */
+typedef struct GjDeformPlan
+{
+	GjHeapLayout layout;
+	int32_t		natts;
+	int32_t		fixed_natts;
+	int32_t		max_needed;
+	int32_t		ncolumns;
+	int16_t		column_attnos[GJ_MAX_COLUMNS];	/* 1-based */
+	int16_t		column_widths[GJ_MAX_COLUMNS];	/* 1, 2, 4 or 8 */
+	int16_t		fixed_off[GJ_MAX_COLUMNS];	/* of each column, when
+											 * column_attnos <= fixed_natts */
+	int32_t		nkeys;
+	int16_t		key_attnos[GJ_MAX_KEYS];
+	int16_t		key_fixed_off[GJ_MAX_KEYS];
+	uint8_t		key_kinds[GJ_MAX_KEYS];	/* GjKeyKind */
+	uint8_t		key_widths[GJ_MAX_KEYS];
+	int32_t		key_bits[GJ_MAX_KEYS];
+	bool		keys_exact;
+} GjDeformPlan;
+
+/*
+ * Where one call's rows go: row i of the call is row i of each array.
+ * nulls[c] and keynulls are zero on entry and set to 1 for a NULL.
+ */
+typedef struct GjDeformRows
+{
+	char	   *values[GJ_MAX_COLUMNS];
+	uint8_t    *nulls[GJ_MAX_COLUMNS];
+	uint64_t   *keys;
+	uint8_t    *keynulls;
+} GjDeformRows;
+
+/* What one tuple's step found besides its values */
+typedef struct GjDeformFound
+{
+	uint32_t	null_columns;	/* bit c: column c is NULL */
+	bool		keynull;		/* a key attribute is NULL: matches nothing */
+	int32_t		bad_attno;		/* > 0: a TOAST pointer of an unknown tag in
+								 * this attribute; the row is not written */
+} GjDeformFound;
+
+/* Check spec and fill plan and attrs[spec->natts]; heap_deform_cpu.c */
+extern GjStatus gj_heap_deform_plan(const GjDeformSpec *spec, GjDeformPlan *plan,
+									GjDeformAttr *attrs, GjError *err);
+
+/* A little-endian value of len (1, 2, 4 or 8) bytes, at any alignment */
+static inline GJ_HOST_DEVICE uint64_t
+gj_heap_load(const char *p, int len)
+{
+	uint64_t	v = 0;
+
+#ifdef __CUDA_ARCH__
+	for (int b = 0; b < len; b++)
+		v |= (uint64_t) (uint8_t) p[b] << (8 * b);
+#else
+	memcpy(&v, p, (size_t) len);
+#endif
+	return v;
+}
+
+/* Store the low width bytes of v at row of an array of that width */
+static inline GJ_HOST_DEVICE void
+gj_heap_store(char *array, int64_t row, int width, uint64_t v)
+{
+	switch (width)
+	{
+		case 1:
+			((uint8_t *) array)[row] = (uint8_t) v;
+			break;
+		case 2:
+			((uint16_t *) array)[row] = (uint16_t) v;
+			break;
+		case 4:
+			((uint32_t *) array)[row] = (uint32_t) v;
+			break;
+		default:
+			((uint64_t *) array)[row] = v;
+			break;
+	}
+}
+
+/* The signed key value of an attribute's bytes (GjKeyKind) */
+static inline GJ_HOST_DEVICE int64_t
+gj_heap_key_of(uint64_t bytes, int len, GjKeyKind kind)
+{
+	int			shift = 64 - 8 * len;
+	union
+	{
+		uint32_t	u;
+		float		f;
+	}			f4;
+	union
+	{
+		uint64_t	u;
+		double		d;
+	}			f8;
+
+	switch (kind)
+	{
+		case GJ_KEY_OID:
+			return (int64_t) (uint32_t) bytes - ((int64_t) 1 << 31);
+		case GJ_KEY_BOOL:
+			return (bytes & 0xFF) != 0 ? 1 : 0;
+		case GJ_KEY_FLOAT4:
+			f4.u = (uint32_t) bytes;
+			return gj_float_key((double) f4.f);
+		case GJ_KEY_FLOAT8:
+			f8.u = bytes;
+			return gj_float_key(f8.d);
+		case GJ_KEY_SIGNED:
+		default:
+			/* sign-extend the low len bytes */
+			return (int64_t) (bytes << shift) >> shift;
+	}
+}
+
+/* The size of the varlena at p, or -1 for a TOAST pointer of an unknown tag */
+static inline GJ_HOST_DEVICE int64_t
+gj_heap_varlena_size(const GjHeapLayout *layout, const uint8_t *p)
+{
+	if (p[0] == 0x01)
+		return p[1] == layout->external_tag ? layout->external_size : -1;
+	if (p[0] & 0x01)
+		return (p[0] >> 1) & 0x7F;
+	return (int64_t) ((gj_heap_load((const char *) p, 4) >> 2) & 0x3FFFFFFF);
+}
+
+static inline GJ_HOST_DEVICE int64_t
+gj_heap_align(int64_t off, int align)
+{
+	return (off + align - 1) & ~((int64_t) align - 1);
+}
+
+/*
+ * Deform the tuple at tup into row row of out; what it found besides the
+ * values in *found
+ */
+static inline GJ_HOST_DEVICE void
+gj_heap_deform_row(const GjDeformPlan *plan, const GjDeformAttr *attrs,
+				   const char *tup, int64_t row, const GjDeformRows *out,
+				   GjDeformFound *found)
+{
+	const GjHeapLayout *layout = &plan->layout;
+	int			tuple_natts = (int) (gj_heap_load(tup + layout->infomask2_offset, 2) &
+									 layout->natts_mask);
+	bool		hasnull = (gj_heap_load(tup + layout->infomask_offset, 2) &
+						   layout->hasnull_flag) != 0;
+	const uint8_t *bits = (const uint8_t *) tup + layout->bits_offset;
+	const char *data = tup + (uint8_t) tup[layout->hoff_offset];
+	int64_t		keyvals[GJ_MAX_KEYS];
+	int64_t		off = 0;
+
+	found->null_columns = 0;
+	found->keynull = false;
+	found->bad_attno = 0;
+
+	/*
+	 * No NULL, every needed attribute in the tuple and at a fixed offset:
+	 * read them there (the walk below gives the same values)
+	 */
+	if (!hasnull && tuple_natts >= plan->max_needed && plan->max_needed <= plan->fixed_natts)
+	{
+		for (int c = 0; c < plan->ncolumns; c++)
+			gj_heap_store(out->values[c], row, plan->column_widths[c],
+						  gj_heap_load(data + plan->fixed_off[c], plan->column_widths[c]));
+		if (plan->nkeys > 0)
+		{
+			for (int k = 0; k < plan->nkeys; k++)
+				keyvals[k] = gj_heap_key_of(gj_heap_load(data + plan->key_fixed_off[k],
+														 plan->key_widths[k]),
+											plan->key_widths[k],
+											(GjKeyKind) plan->key_kinds[k]);
+			out->keys[row] = gj_pack_keys(keyvals, plan->key_bits, plan->nkeys,
+										  plan->keys_exact);
+		}
+		return;
+	}
+
+	for (int a = 0; a < plan->natts && a < plan->max_needed; a++)
+	{
+		const GjDeformAttr *attr = &attrs[a];
+		bool		isnull;
+		uint64_t	bytes = 0;
+
+		if (a >= tuple_natts)
+		{
+			/* not in this tuple: the value the column was added with */
+			isnull = attr->missing_isnull;
+			bytes = attr->missing_value;
+		}
+		else if (hasnull && !(bits[a >> 3] & (1 << (a & 7))))
+			isnull = true;
+		else
+		{
+			const char *p;
+			int64_t		size;
+
+			isnull = false;
+			if (attr->len == -1 && data[off] != 0)
+				;				/* a 1-byte varlena header: not aligned */
+			else
+				off = gj_heap_align(off, attr->align);
+			p = data + off;
+			if (attr->len > 0)
+			{
+				size = attr->len;
+				if (size <= 8)
+					bytes = gj_heap_load(p, (int) size);
+			}
+			else if (attr->len == -1)
+			{
+				size = gj_heap_varlena_size(layout, (const uint8_t *) p);
+				if (size < 0)
+				{
+					found->bad_attno = a + 1;
+					return;
+				}
+			}
+			else
+			{
+				size = 1;		/* a C string, its terminator included */
+				while (p[size - 1] != '\0')
+					size++;
+			}
+			off += size;
+		}
+
+		if (attr->column >= 0)
+		{
+			int			c = attr->column;
+
+			if (isnull)
+			{
+				out->nulls[c][row] = 1;
+				found->null_columns |= UINT32_C(1) << c;
+				bytes = 0;
+			}
+			gj_heap_store(out->values[c], row, plan->column_widths[c], bytes);
+		}
+		if (attr->is_key)
+		{
+			for (int k = 0; k < plan->nkeys; k++)
+			{
+				if (plan->key_attnos[k] != a + 1)
+					continue;
+				if (isnull)
+					found->keynull = true;
+				else
+					keyvals[k] = gj_heap_key_of(bytes, attr->len,
+												(GjKeyKind) plan->key_kinds[k]);
+			}
+		}
+	}
+
+	if (plan->nkeys > 0)
+	{
+		if (found->keynull)
+		{
+			out->keynulls[row] = 1;
+			out->keys[row] = 0;
+		}
+		else
+			out->keys[row] = gj_pack_keys(keyvals, plan->key_bits, plan->nkeys,
+										  plan->keys_exact);
+	}
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GPUJOIN_HEAP_DEFORM_H */

@@ -1,0 +1,612 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_heap_deform.c
+ *	  Kernel tests of the heap deform (cuda/scan/): tuples written here in
+ *	  PostgreSQL's heap format, deformed by each implementation, compared
+ *	  with the values they were written from
+ *
+ * The writer is independent of the deform: it lays out each tuple the way
+ * heap_fill_tuple does (header, null bitmap, t_hoff, each attribute at its
+ * alignment, short varlenas unaligned, TOAST pointers, C strings), from
+ * values it chose, so the expected column values, NULL flags and keys are
+ * known without running any deform code.  Each schema is random: fixed
+ * attributes of 1, 2, 4 and 8 bytes, varlenas with 1- and 4-byte headers,
+ * on-disk TOAST pointers and C strings, NULLs anywhere, tuples written
+ * before columns were added (fewer attributes than the relation, the rest
+ * taking the added columns' defaults), several keys of every GjKeyKind.
+ * The CPU twin must give the expected arrays; the CUDA kernel, on a GPU,
+ * the very same bytes.  Tuples whose TOAST pointer has an unknown tag must
+ * fail with GJ_ERROR_INVALID_ARGUMENT on both.
+ *
+ * IDENTIFICATION
+ *	  test/kernels/test_heap_deform.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "gpujoin_kernels.h"
+#include "test_kernels.h"
+
+/* PostgreSQL's heap tuple header, as htup_details.h lays it out */
+#define HEADER_INFOMASK2	18
+#define HEADER_INFOMASK		20
+#define HEADER_HOFF			22
+#define HEADER_BITS			23
+#define NATTS_MASK			0x07FF
+#define HASNULL_FLAG		0x0001
+#define TAG_ONDISK			18
+#define EXTERNAL_SIZE		18	/* 2 header bytes + varatt_external */
+#define PAGE_SIZE			8192
+
+#define MAX_TEST_ATTS		24
+#define MAX_TEST_KEYS		3
+#define MAX_TUPLE_BYTES		1400	/* 24 attributes of at most 52 bytes,
+										 * aligned, and the header */
+#define POISON				0xA5
+#define POISON_WORD			UINT64_C(0xA5A5A5A5A5A5A5A5)
+
+/* A tiny deterministic generator, so that a failure can be replayed */
+static uint64_t rng_state;
+
+static uint64_t
+Next(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static int
+Below(int n)
+{
+	return (int) (Next() % (uint64_t) n);
+}
+
+/* A random schema and what the deform is asked to take from it */
+typedef struct Schema
+{
+	int			natts;
+	GjHeapAttr	attrs[MAX_TEST_ATTS];
+	int			ncolumns;
+	int16_t		column_attnos[GJ_MAX_COLUMNS];
+	int			nkeys;
+	int16_t		key_attnos[MAX_TEST_KEYS];
+	uint8_t		key_kinds[MAX_TEST_KEYS];
+	int32_t		key_bits[MAX_TEST_KEYS];
+	bool		keys_exact;
+} Schema;
+
+/* The tuples written, and the expected rows */
+typedef struct Written
+{
+	char	   *pages;
+	int64_t		bytes;
+	uint32_t   *tuples;
+	int64_t		ntuples;
+	/* expected, per row: the column values (8 bytes each), NULL flags, keys */
+	uint64_t   *values;			/* [row * ncolumns + c] */
+	uint8_t    *nulls;			/* [row * ncolumns + c] */
+	uint64_t   *keys;
+	uint8_t    *keynulls;
+	uint32_t	null_columns;
+	int64_t		key_nulls;
+	int			bad_attno;		/* > 0: the first attribute with a TOAST
+								 * pointer of an unknown tag */
+} Written;
+
+static void
+MakeSchema(Schema *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->natts = 1 + Below(MAX_TEST_ATTS);
+	for (int a = 0; a < s->natts; a++)
+	{
+		GjHeapAttr *attr = &s->attrs[a];
+		int			kind = Below(7);
+
+		attr->missing_isnull = true;
+		switch (kind)
+		{
+			case 0:
+				attr->len = 1, attr->align = 1;
+				break;
+			case 1:
+				attr->len = 2, attr->align = 2;
+				break;
+			case 2:
+				attr->len = 4, attr->align = 4;
+				break;
+			case 3:
+			case 4:
+				attr->len = 8, attr->align = 8;
+				break;
+			case 5:
+				attr->len = -1, attr->align = (uint8_t) (Below(2) ? 4 : 8);
+				break;
+			default:
+				attr->len = -2, attr->align = 1;
+				break;
+		}
+		/* a default some old tuples take for this attribute */
+		if (attr->len > 0 && Below(2))
+		{
+			attr->missing_isnull = false;
+			attr->missing_value = Next() & (attr->len == 8 ? ~UINT64_C(0) :
+											((UINT64_C(1) << (8 * attr->len)) - 1));
+		}
+	}
+
+	/* columns and keys: fixed attributes, some both */
+	for (int a = 0; a < s->natts; a++)
+	{
+		if (s->attrs[a].len <= 0)
+			continue;
+		if (s->ncolumns < GJ_MAX_COLUMNS && Below(3) != 0)
+			s->column_attnos[s->ncolumns++] = (int16_t) (a + 1);
+		if (s->nkeys < MAX_TEST_KEYS && Below(3) == 0)
+		{
+			int			len = s->attrs[a].len;
+			int			kind = GJ_KEY_SIGNED;
+
+			if (len == 4)
+				kind = (int[]) {GJ_KEY_SIGNED, GJ_KEY_OID, GJ_KEY_FLOAT4}[Below(3)];
+			else if (len == 8)
+				kind = Below(2) ? GJ_KEY_SIGNED : GJ_KEY_FLOAT8;
+			else if (len == 1)
+				kind = GJ_KEY_BOOL;
+			s->key_attnos[s->nkeys] = (int16_t) (a + 1);
+			s->key_kinds[s->nkeys] = (uint8_t) kind;
+			s->nkeys++;
+		}
+	}
+	s->keys_exact = s->nkeys == 1;
+	for (int k = 0; k < s->nkeys; k++)
+		s->key_bits[k] = s->keys_exact ? 64 : 21;
+}
+
+/* The key value of an attribute's bytes, computed apart from the deform */
+static int64_t
+ReferenceKey(uint64_t v, int len, GjKeyKind kind)
+{
+	float		f4;
+	double		f8;
+	uint32_t	u4 = (uint32_t) v;
+
+	switch (kind)
+	{
+		case GJ_KEY_OID:
+			return (int64_t) u4 - INT64_C(2147483648);
+		case GJ_KEY_BOOL:
+			return (uint8_t) v != 0;
+		case GJ_KEY_FLOAT4:
+			memcpy(&f4, &u4, 4);
+			return gj_float_key((double) f4);
+		case GJ_KEY_FLOAT8:
+			memcpy(&f8, &v, 8);
+			return gj_float_key(f8);
+		default:
+			break;
+	}
+	switch (len)
+	{
+		case 1:
+			return (int8_t) v;
+		case 2:
+			return (int16_t) v;
+		case 4:
+			return (int32_t) v;
+		default:
+			return (int64_t) v;
+	}
+}
+
+/*
+ * Write ntuples tuples of schema s into pages as heap_fill_tuple would,
+ * recording the expected rows; with bad_toast, one tuple carries a TOAST
+ * pointer of an unknown tag
+ */
+static void
+WriteTuples(const Schema *s, int64_t ntuples, bool bad_toast, Written *w)
+{
+	int64_t		capacity = PAGE_SIZE * 16;
+	int64_t		pos = 0;
+	int64_t		bad_row = bad_toast ? Below((int) ntuples) : -1;
+
+	memset(w, 0, sizeof(*w));
+	w->pages = TestAlloc((size_t) capacity);
+	w->tuples = TestAlloc(sizeof(uint32_t) * (size_t) ntuples);
+	w->values = TestAlloc(sizeof(uint64_t) * (size_t) (ntuples * (s->ncolumns + 1)));
+	w->nulls = TestAlloc((size_t) (ntuples * (s->ncolumns + 1)));
+	w->keys = TestAlloc(sizeof(uint64_t) * (size_t) ntuples);
+	w->keynulls = TestAlloc((size_t) ntuples);
+	w->ntuples = ntuples;
+
+	for (int64_t row = 0; row < ntuples; row++)
+	{
+		uint64_t	value[MAX_TEST_ATTS];
+		bool		isnull[MAX_TEST_ATTS];
+		int			tuple_natts = Below(4) == 0 ? 1 + Below(s->natts) : s->natts;
+		bool		hasnull = false;
+		int64_t		hoff;
+		char	   *tup;
+		int64_t		off = 0;
+		int64_t		keyvals[MAX_TEST_KEYS];
+		bool		keynull = false;
+
+		for (int a = 0; a < s->natts; a++)
+		{
+			const GjHeapAttr *attr = &s->attrs[a];
+
+			if (a >= tuple_natts)
+			{
+				isnull[a] = attr->missing_isnull;
+				value[a] = attr->missing_isnull ? 0 : attr->missing_value;
+				continue;
+			}
+			isnull[a] = Below(5) == 0;
+			hasnull |= isnull[a];
+			value[a] = isnull[a] || attr->len <= 0 ? 0 :
+				Next() & (attr->len == 8 ? ~UINT64_C(0) :
+						  ((UINT64_C(1) << (8 * attr->len)) - 1));
+		}
+
+		/*
+		 * The header: a tuple starts MAXALIGNed within its page, and t_hoff
+		 * is MAXALIGNed; padding is zero, as heap_fill_tuple leaves it
+		 */
+		pos = (pos + 7) & ~INT64_C(7);
+		if (pos / PAGE_SIZE != (pos + MAX_TUPLE_BYTES) / PAGE_SIZE)
+			pos = (pos / PAGE_SIZE + 1) * PAGE_SIZE;	/* the next page */
+		if (pos + 2 * PAGE_SIZE > capacity)
+		{
+			capacity *= 2;
+			w->pages = realloc(w->pages, (size_t) capacity);
+			if (w->pages == NULL)
+			{
+				fprintf(stderr, "test_heap_deform: out of memory\n");
+				exit(2);
+			}
+		}
+		tup = w->pages + pos;
+		memset(tup, 0, MAX_TUPLE_BYTES);
+		w->tuples[row] = (uint32_t) pos;
+		hoff = HEADER_BITS + (hasnull ? (tuple_natts + 7) / 8 : 0);
+		hoff = (hoff + 7) & ~INT64_C(7);
+		tup[HEADER_INFOMASK2] = (char) (tuple_natts & 0xFF);
+		tup[HEADER_INFOMASK2 + 1] = (char) ((tuple_natts >> 8) & NATTS_MASK >> 8);
+		tup[HEADER_INFOMASK] = hasnull ? HASNULL_FLAG : 0;
+		tup[HEADER_HOFF] = (char) hoff;
+		for (int a = 0; hasnull && a < tuple_natts; a++)
+			if (!isnull[a])
+				tup[HEADER_BITS + a / 8] |= (char) (1 << (a % 8));
+
+		/* the data */
+		for (int a = 0; a < tuple_natts; a++)
+		{
+			const GjHeapAttr *attr = &s->attrs[a];
+			char	   *data = tup + hoff;
+
+			if (isnull[a])
+				continue;
+			if (attr->len > 0)
+			{
+				off = (off + attr->align - 1) & ~(int64_t) (attr->align - 1);
+				memcpy(data + off, &value[a], (size_t) attr->len);
+				off += attr->len;
+			}
+			else if (attr->len == -2)
+			{
+				int			n = Below(6);
+
+				for (int i = 0; i < n; i++)
+					data[off++] = (char) ('a' + Below(26));
+				data[off++] = '\0';
+			}
+			else
+			{
+				int			form = (bad_row == row) ? 3 : Below(3);
+
+				if (form == 0)
+				{
+					/* a short varlena: 1-byte header, not aligned */
+					int			size = 1 + Below(20);
+
+					data[off] = (char) ((size << 1) | 1);
+					for (int i = 1; i < size; i++)
+						data[off + i] = (char) Next();
+					off += size;
+				}
+				else if (form == 1)
+				{
+					/* a 4-byte header, aligned */
+					uint32_t	size = 4 + (uint32_t) Below(40);
+					uint32_t	word = size << 2;
+
+					off = (off + attr->align - 1) & ~(int64_t) (attr->align - 1);
+					memcpy(data + off, &word, 4);
+					for (uint32_t i = 4; i < size; i++)
+						data[off + i] = (char) Next();
+					off += size;
+				}
+				else
+				{
+					/* a TOAST pointer: 0x01, its tag, varatt_external */
+					if (form == 3 && w->bad_attno == 0)
+						w->bad_attno = a + 1;
+					data[off] = 0x01;
+					data[off + 1] = (char) (form == 3 ? 99 : TAG_ONDISK);
+					for (int i = 2; i < EXTERNAL_SIZE; i++)
+						data[off + i] = (char) Next();
+					off += EXTERNAL_SIZE;
+				}
+			}
+		}
+		pos += hoff + off;
+		off = 0;
+
+		/* what the row must come out as */
+		for (int c = 0; c < s->ncolumns; c++)
+		{
+			int			a = s->column_attnos[c] - 1;
+
+			w->values[row * s->ncolumns + c] = isnull[a] ? 0 : value[a];
+			w->nulls[row * s->ncolumns + c] = isnull[a];
+			if (isnull[a])
+				w->null_columns |= UINT32_C(1) << c;
+		}
+		for (int k = 0; k < s->nkeys; k++)
+		{
+			int			a = s->key_attnos[k] - 1;
+
+			if (isnull[a])
+				keynull = true;
+			else
+				keyvals[k] = ReferenceKey(value[a], s->attrs[a].len,
+										  (GjKeyKind) s->key_kinds[k]);
+		}
+		w->keynulls[row] = keynull;
+		w->keys[row] = (s->nkeys == 0 || keynull) ? 0 :
+			gj_pack_keys(keyvals, s->key_bits, s->nkeys, s->keys_exact);
+		w->key_nulls += keynull;
+	}
+	w->bytes = (pos + PAGE_SIZE - 1) / PAGE_SIZE * PAGE_SIZE;
+}
+
+static void
+FreeWritten(Written *w)
+{
+	free(w->pages);
+	free(w->tuples);
+	free(w->values);
+	free(w->nulls);
+	free(w->keys);
+	free(w->keynulls);
+}
+
+/* Compare the deformed rows first .. first + n - 1 with those written */
+static void
+CheckRows(const Schema *s, const Written *w, int64_t first, int64_t n, char **values,
+		  uint8_t **nulls, const uint64_t *keys, const uint8_t *keynulls,
+		  const GjDeformOut *out)
+{
+	uint32_t	null_columns = 0;
+	int64_t		key_nulls = 0;
+
+	for (int64_t i = 0; i < n; i++)
+	{
+		int64_t		row = first + i;
+
+		for (int c = 0; c < s->ncolumns; c++)
+		{
+			int			width = s->attrs[s->column_attnos[c] - 1].len;
+			uint64_t	got = 0;
+
+			memcpy(&got, values[c] + i * width, (size_t) width);
+			if (got != w->values[row * s->ncolumns + c] ||
+				nulls[c][i] != w->nulls[row * s->ncolumns + c])
+			{
+				Failf("row %lld column %d (attribute %d): %llx null %d, expected %llx null %d",
+					  (long long) row, c, s->column_attnos[c], (unsigned long long) got,
+					  nulls[c][i], (unsigned long long) w->values[row * s->ncolumns + c],
+					  w->nulls[row * s->ncolumns + c]);
+				return;
+			}
+			if (nulls[c][i])
+				null_columns |= UINT32_C(1) << c;
+		}
+		if (s->nkeys > 0 && (keys[i] != w->keys[row] || keynulls[i] != w->keynulls[row]))
+		{
+			Failf("row %lld: key %llx null %d, expected %llx null %d", (long long) row,
+				  (unsigned long long) keys[i], keynulls[i],
+				  (unsigned long long) w->keys[row], w->keynulls[row]);
+			return;
+		}
+		key_nulls += s->nkeys > 0 && keynulls[i];
+	}
+	if (out->null_columns != null_columns || out->key_nulls != key_nulls)
+		Failf("null_columns %x key_nulls %lld, expected %x %lld",
+			  (unsigned) out->null_columns, (long long) out->key_nulls,
+			  (unsigned) null_columns, (long long) key_nulls);
+}
+
+/* Deform rows first .. first + n - 1 with kernels and check them */
+static void
+DeformAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const Written *w,
+			   int64_t first, int64_t n, bool bad_toast)
+{
+	GjDeformSpec spec;
+	GjPageBatch batch;
+	GjDeformOut out;
+	GjError		err;
+	GjStatus	status;
+	char	   *values[GJ_MAX_COLUMNS];
+	uint8_t    *nulls[GJ_MAX_COLUMNS];
+	uint64_t   *keys = TestAlloc(sizeof(uint64_t) * (size_t) (n + 1));
+	uint8_t    *keynulls = TestAlloc((size_t) (n + 1));
+	int			max_needed = 0;
+
+	/* the walk stops after the last attribute a column or key reads */
+	for (int c = 0; c < s->ncolumns; c++)
+		max_needed = s->column_attnos[c] > max_needed ? s->column_attnos[c] : max_needed;
+	for (int k = 0; k < s->nkeys; k++)
+		max_needed = s->key_attnos[k] > max_needed ? s->key_attnos[k] : max_needed;
+	bad_toast = bad_toast && w->bad_attno > 0 && w->bad_attno <= max_needed;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.layout.infomask2_offset = HEADER_INFOMASK2;
+	spec.layout.infomask_offset = HEADER_INFOMASK;
+	spec.layout.hoff_offset = HEADER_HOFF;
+	spec.layout.bits_offset = HEADER_BITS;
+	spec.layout.natts_mask = NATTS_MASK;
+	spec.layout.hasnull_flag = HASNULL_FLAG;
+	spec.layout.external_size = EXTERNAL_SIZE;
+	spec.layout.external_tag = TAG_ONDISK;
+	spec.natts = s->natts;
+	spec.attrs = s->attrs;
+	spec.ncolumns = s->ncolumns;
+	spec.column_attnos = s->column_attnos;
+	spec.nkeys = s->nkeys;
+	spec.key_attnos = s->key_attnos;
+	spec.key_kinds = s->key_kinds;
+	spec.key_bits = s->key_bits;
+	spec.keys_exact = s->keys_exact;
+
+	batch.pages = w->pages;
+	batch.bytes = w->bytes;
+	batch.ntuples = w->ntuples;
+	batch.tuples = w->tuples;
+
+	for (int c = 0; c < s->ncolumns; c++)
+	{
+		values[c] = TestAlloc((size_t) (8 * (n + 1)));
+		memset(values[c], POISON, (size_t) (8 * (n + 1)));
+		nulls[c] = TestAlloc((size_t) (n + 1));
+		memset(nulls[c], 0, (size_t) (n + 1));
+	}
+	memset(keys, POISON, sizeof(uint64_t) * (size_t) (n + 1));
+	memset(keynulls, 0, (size_t) (n + 1));
+	memset(&out, POISON, sizeof(out));
+	out.values = values;
+	out.nulls = nulls;
+	out.keys = keys;
+	out.keynulls = keynulls;
+
+	memset(&err, 0, sizeof(err));
+	status = kernels->heap_deform(ctx, &batch, &spec, first, n, &out, &err);
+	if (bad_toast)
+	{
+		if (status != GJ_ERROR_INVALID_ARGUMENT || strstr(err.message, "TOAST") == NULL)
+			Failf("a TOAST pointer of tag 99: status %d (%s), expected GJ_ERROR_INVALID_ARGUMENT",
+				  (int) status, err.message);
+	}
+	else if (status != GJ_OK)
+		Failf("heap_deform: status %d: %s", (int) status, err.message);
+	else
+	{
+		CheckRows(s, w, first, n, values, nulls, keys, keynulls, &out);
+		/* nothing written past the n rows */
+		for (int c = 0; c < s->ncolumns; c++)
+		{
+			int			width = s->attrs[s->column_attnos[c] - 1].len;
+
+			if ((uint8_t) values[c][n * width] != POISON)
+				Failf("column %d written past row %lld", c, (long long) n);
+		}
+		if (s->nkeys > 0 && keys[n] != POISON_WORD)
+			Failf("keys written past row %lld", (long long) n);
+	}
+
+	for (int c = 0; c < s->ncolumns; c++)
+	{
+		free(values[c]);
+		free(nulls[c]);
+	}
+	free(keys);
+	free(keynulls);
+}
+
+/* A context of kernels to deform in, or NULL on the CPU */
+static GjContext *
+OpenContext(const GjKernels *kernels)
+{
+	GjJoinSpec	spec;
+	GjContext  *ctx = NULL;
+	GjError		err;
+
+	if (kernels == &gj_cpu_kernels)
+		return NULL;
+	memset(&spec, 0, sizeof(spec));
+	spec.variant = GJ_VARIANT_NPHJ;
+	spec.materialize = GJ_MATERIALIZE_GFUR;
+	spec.max_matches = 1000;
+	memset(&err, 0, sizeof(err));
+	if (kernels->context_create(&ctx, &spec, &err) != GJ_OK)
+	{
+		Failf("context_create: %s", err.message);
+		return NULL;
+	}
+	return ctx;
+}
+
+static void
+RunOn(const GjKernels *kernels, const char *impl)
+{
+	GjContext  *ctx = OpenContext(kernels);
+	char		name[128];
+
+	if (kernels != &gj_cpu_kernels && ctx == NULL)
+	{
+		TestReport(impl, "heap deform: a context");
+		return;
+	}
+	for (int trial = 0; trial < 60; trial++)
+	{
+		Schema		s;
+		Written		w;
+		int64_t		ntuples;
+		bool		bad = trial % 10 == 9;
+		int64_t		first;
+		int64_t		n;
+
+		rng_state = UINT64_C(0x9E3779B97F4A7C15) * (uint64_t) (trial + 1);
+		ntuples = trial < 50 ? 1 + Below(3000) : 100000 + Below(100000);
+		first = Below((int) ntuples);
+		n = Below((int) (ntuples - first) + 1);
+		MakeSchema(&s);
+		WriteTuples(&s, ntuples, bad, &w);
+
+		snprintf(name, sizeof(name),
+				 "heap deform %d: %d attributes, %d columns, %d keys, %lld tuples%s",
+				 trial, s.natts, s.ncolumns, s.nkeys, (long long) ntuples,
+				 w.bad_attno > 0 ? ", a TOAST pointer of an unknown tag" : "");
+		DeformAndCheck(kernels, ctx, &s, &w, 0, ntuples, bad);
+		TestReport(impl, name);
+		if (w.bad_attno == 0)
+		{
+			snprintf(name, sizeof(name), "heap deform %d: tuples %lld + %lld", trial,
+					 (long long) first, (long long) n);
+			DeformAndCheck(kernels, ctx, &s, &w, first, n, false);
+			TestReport(impl, name);
+		}
+		FreeWritten(&w);
+	}
+	if (ctx != NULL)
+		kernels->context_destroy(ctx);
+}
+
+void
+TestHeapDeform(void)
+{
+	RunOn(&gj_cpu_kernels, "cpu");
+#ifdef GPUJOIN_WITH_CUDA
+	if (have_cuda)
+		RunOn(&gj_cuda_kernels, "cuda");
+#endif
+}

@@ -23,12 +23,16 @@
 # the row of PostgreSQL's own plan.  On stderr, EXPLAIN ANALYZE (with
 # timing) of gpu_heap and gpu_child: the phases (load, transfer, build,
 # probe, materialize, emit) and the pages read.
+# SETTINGS and PHASES (space-separated) narrow the settings measured and
+# the ones whose phases are printed; both default to all of the above.
 # Output: CSV on stdout: rows,setting,plan,ms
 set -euo pipefail
 
 runs=${RUNS:-3}
 dev=${GJ_DEVICE:-gpu}	# cpu: try the script where there is no GPU
 sizes=${SIZES:-10000000}
+settings=${SETTINGS:-pg_serial pg_parallel_8 gpu_heap gpu_child gpu_parallel_8 auto}
+phases=${PHASES:-gpu_heap gpu_child}
 psql_() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 psql_ -c "CREATE EXTENSION IF NOT EXISTS gpujoin" >/dev/null
 
@@ -68,7 +72,7 @@ for n in $sizes; do
 		-c "CREATE TABLE xs AS SELECT (g::int8 * 7919) % $n + 1 AS k, g % 100 AS v FROM generate_series(1, $n) g" \
 		-c "VACUUM ANALYZE xr, xs"
 	want=$(psql_ -c "$base SET gpujoin.enabled = off;" -c "$q")
-	for s in pg_serial pg_parallel_8 gpu_heap gpu_child gpu_parallel_8 auto; do
+	for s in $settings; do
 		got=$(psql_ -c "$base $(settings_of "$s")" -c "$q")
 		if [ "$got" != "$want" ]; then
 			echo "heapscan.sh: $s returned $got, PostgreSQL $want" >&2
@@ -76,7 +80,7 @@ for n in $sizes; do
 		fi
 		printf '%s,%s,%s\n' "$n" "$s" "$(measure "$s")"
 	done
-	for s in gpu_heap gpu_child; do
+	for s in $phases; do
 		printf '\n== %s rows a side, %s: EXPLAIN ANALYZE (with per-node timing)\n' "$n" "$s" >&2
 		psql_ -c "$base $(settings_of "$s")" -c "$q" -c "EXPLAIN (ANALYZE) $q" | tail -n +2 >&2
 	done

@@ -349,6 +349,16 @@ typedef struct GjKernels
 	GjStatus	(*heap_deform) (GjContext *ctx, const struct GjPageBatch *pages,
 								const struct GjDeformSpec *spec, int64_t first,
 								int64_t n, struct GjDeformOut *out, GjError *err);
+
+	/*
+	 * Host memory to stage pages in, that copies to the device read at the
+	 * bus's full speed: page-locked on the device, plain on the CPU twin.
+	 * No context needed; NULL when there is none to be had (the caller
+	 * stages in ordinary memory then).  stage_free takes what stage_alloc
+	 * gave, or NULL.
+	 */
+	void	   *(*stage_alloc) (size_t bytes);
+	void		(*stage_free) (void *ptr);
 } GjKernels;
 
 /*

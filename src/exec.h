@@ -159,8 +159,18 @@ typedef struct GpuJoinSide
  *	scan			heapam's scan, read page by page (heapgetpage); NULL
  *					until the first page
  *	next_block		the next block to read
+ *	parallel		the outer side of a parallel-aware join: the processes
+ *					share out its blocks (through pscan, when there is one)
+ *	pscan			a parallel join's outer side: the block scan the
+ *					processes share (exec_parallel.c), or NULL
+ *	pscan_started	this process has joined it since the scan (re)started
  *	done			no block left
- *	pages			staging: up to GPUJOIN_HEAP_STAGE_PAGES copied pages
+ *	cxt				the executor's memory context the reader lives in
+ *	pages			staging: up to GPUJOIN_HEAP_STAGE_PAGES copied pages;
+ *					NULL until the first page (exec_heap.c, AllocStage)
+ *	stage_kernels	the kernels whose stage_alloc gave pages and tuples, or
+ *					NULL when they are ordinary memory of cxt
+ *	stage_callback	frees them if the executor does not (an error)
  *	npages			pages staged
  *	tuples, lengths	per visible staged tuple, its byte offset in pages and
  *					its length
@@ -178,8 +188,14 @@ typedef struct GpuJoinHeapReader
 	Snapshot	snapshot;
 	TableScanDesc scan;
 	BlockNumber next_block;
+	bool		parallel;
+	ParallelTableScanDesc pscan;
+	bool		pscan_started;
 	bool		done;
+	MemoryContext cxt;
 	char	   *pages;
+	const GjKernels *stage_kernels;
+	MemoryContextCallback stage_callback;
 	int			npages;
 	uint32	   *tuples;
 	uint16	   *lengths;
@@ -230,6 +246,8 @@ typedef struct GpuJoinParallelState
 {
 	slock_t		mutex;
 	int			nworkers;
+	Size		pscan_offset;	/* the outer heap side's ParallelTableScanDesc,
+								 * from the start of this struct, or 0 */
 	GpuJoinCounters workers[FLEXIBLE_ARRAY_MEMBER];
 } GpuJoinParallelState;
 
@@ -403,6 +421,7 @@ extern bool GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_row
 extern void GpuJoinHeapTrimNulls(GpuJoinSide *side);
 extern TupleTableSlot *GpuJoinHeapNextTuple(GpuJoinHeapReader *reader);
 extern void GpuJoinHeapRescan(GpuJoinHeapReader *reader);
+extern void GpuJoinHeapSetParallel(GpuJoinHeapReader *reader, ParallelTableScanDesc pscan);
 extern void GpuJoinHeapEnd(GpuJoinHeapReader *reader);
 
 /* exec_partition.c */

@@ -140,7 +140,9 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
 
 /*
  * "Outer Relation: r (heap pages)": a side the join reads itself (with
- * VERBOSE, schema-qualified, as EXPLAIN names a Seq Scan's relation)
+ * VERBOSE, schema-qualified, as EXPLAIN names a Seq Scan's relation);
+ * "(heap pages, parallel)" when the processes of a parallel join share
+ * out its blocks
  */
 static void
 ShowHeapSide(const char *label, const GpuJoinHeapReader *reader, ExplainState *es)
@@ -156,7 +158,7 @@ ShowHeapSide(const char *label, const GpuJoinHeapReader *reader, ExplainState *e
 	appendStringInfoString(&buf, quote_identifier(relname));
 	if (refname != NULL && strcmp(refname, relname) != 0)
 		appendStringInfo(&buf, " %s", quote_identifier(refname));
-	appendStringInfoString(&buf, " (heap pages)");
+	appendStringInfoString(&buf, reader->parallel ? " (heap pages, parallel)" : " (heap pages)");
 	ExplainPropertyText(label, buf.data, es);
 }
 

@@ -53,8 +53,8 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-/* Pages copied at a time: 2 MB */
-#define GPUJOIN_HEAP_STAGE_PAGES	256
+/* Pages copied at a time: 8 MB, few enough calls of the deform per side */
+#define GPUJOIN_HEAP_STAGE_PAGES	1024
 
 /* The alignment in bytes of an attalign code */
 static int
@@ -194,22 +194,69 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, EState *estat
 	spec->key_bits = node->gj_KeyBits;
 	spec->keys_exact = node->gj_KeyExact;
 
-	reader->pages = MemoryContextAllocHuge(CurrentMemoryContext,
-										   (Size) GPUJOIN_HEAP_STAGE_PAGES * BLCKSZ);
-	reader->tuples = palloc(sizeof(uint32) * GPUJOIN_HEAP_STAGE_PAGES * MaxHeapTuplesPerPage);
+	reader->cxt = CurrentMemoryContext;
+	reader->parallel = side == &node->gj_Outer && node->css.ss.ps.plan->parallel_aware;
 	reader->lengths = palloc(sizeof(uint16) * GPUJOIN_HEAP_STAGE_PAGES * MaxHeapTuplesPerPage);
 	reader->slot = ExecInitExtraTupleSlot(estate, tupdesc, &TTSOpsHeapTuple);
+}
+
+/* Reset callback: free the staging area the executor did not get to free */
+static void
+FreeStage(void *arg)
+{
+	GpuJoinHeapReader *reader = (GpuJoinHeapReader *) arg;
+
+	if (reader->stage_kernels != NULL)
+		reader->stage_kernels->stage_free(reader->pages);
+	reader->stage_kernels = NULL;
+	reader->pages = NULL;
+	reader->tuples = NULL;
+}
+
+/*
+ * Allocate the staging area, the pages and then their tuples' offsets, in
+ * the memory the kernels stage in (page-locked for the device, so that
+ * the pages cross the bus at its full speed), or in ordinary memory when
+ * they have none to give; freed when the node ends or its memory context
+ * goes (an error), whichever comes first
+ */
+static void
+AllocStage(GpuJoinHeapReader *reader, const GjKernels *kernels)
+{
+	Size		pages_bytes = (Size) GPUJOIN_HEAP_STAGE_PAGES * BLCKSZ;
+	Size		bytes = pages_bytes +
+		sizeof(uint32) * GPUJOIN_HEAP_STAGE_PAGES * MaxHeapTuplesPerPage;
+
+	if (reader->pages != NULL)
+		return;
+	reader->pages = kernels->stage_alloc(bytes);
+	if (reader->pages != NULL)
+	{
+		reader->stage_kernels = kernels;
+		if (!reader->stage_callback.func)
+		{
+			reader->stage_callback.func = FreeStage;
+			reader->stage_callback.arg = reader;
+			MemoryContextRegisterResetCallback(reader->cxt, &reader->stage_callback);
+		}
+	}
+	else
+		reader->pages = MemoryContextAllocHuge(reader->cxt, bytes);
+	reader->tuples = (uint32 *) (reader->pages + pages_bytes);
 }
 
 /* Start the scan over: at the first block, with nothing staged */
 static void
 StartScan(GpuJoinHeapReader *reader)
 {
-	if (reader->scan == NULL)
+	if (reader->scan == NULL && reader->pscan != NULL)
+		reader->scan = table_beginscan_parallel(reader->rel, reader->pscan);
+	else if (reader->scan == NULL)
 		reader->scan = table_beginscan_strat(reader->rel, reader->snapshot, 0, NULL,
 											 true, false);
 	else
 		table_rescan(reader->scan, NULL);
+	reader->pscan_started = false;
 	reader->next_block = 0;
 	reader->npages = 0;
 	reader->ntuples = 0;
@@ -218,15 +265,68 @@ StartScan(GpuJoinHeapReader *reader)
 }
 
 /*
+ * The next block to read, or InvalidBlockNumber when there is none: the
+ * next one in order, or, when the processes of a parallel join share the
+ * relation, the next one the shared block scan hands this process (in
+ * chunks, as to a Parallel Seq Scan)
+ */
+static BlockNumber
+NextBlock(GpuJoinHeapReader *reader)
+{
+	HeapScanDesc scan = (HeapScanDesc) reader->scan;
+	BlockNumber block;
+
+	if (reader->pscan == NULL)
+	{
+		if (reader->next_block >= scan->rs_nblocks)
+			return InvalidBlockNumber;
+		return reader->next_block++;
+	}
+
+	if (!reader->pscan_started)
+	{
+		table_block_parallelscan_startblock_init(reader->rel, scan->rs_parallelworkerdata,
+												 (ParallelBlockTableScanDesc) reader->pscan);
+		reader->pscan_started = true;
+	}
+	block = table_block_parallelscan_nextpage(reader->rel, scan->rs_parallelworkerdata,
+											  (ParallelBlockTableScanDesc) reader->pscan);
+	if (block != InvalidBlockNumber)
+		reader->next_block = block + 1;
+	return block;
+}
+
+/*
+ * A parallel join's outer side: share the relation's blocks through pscan
+ * (exec_parallel.c, in the join's dynamic shared memory; NULL when that is
+ * gone).  A scan begun on another one starts over on this one.
+ */
+void
+GpuJoinHeapSetParallel(GpuJoinHeapReader *reader, ParallelTableScanDesc pscan)
+{
+	if (reader->scan != NULL && reader->scan->rs_parallel != pscan)
+	{
+		table_endscan(reader->scan);
+		reader->scan = NULL;
+		reader->npages = 0;
+		reader->ntuples = 0;
+		reader->consumed = 0;
+		reader->done = false;
+	}
+	reader->pscan = pscan;
+}
+
+/*
  * Stage the next pages: read pages until some have visible tuples and the
  * staging area is full or the relation is done; false when nothing is left
  */
 static bool
-StagePages(GpuJoinHeapReader *reader)
+StagePages(GpuJoinHeapReader *reader, const GjKernels *kernels)
 {
 	HeapScanDesc scan;
 	instr_time	start;
 
+	AllocStage(reader, kernels);
 	if (reader->scan == NULL)
 		StartScan(reader);
 	scan = (HeapScanDesc) reader->scan;
@@ -239,16 +339,15 @@ StagePages(GpuJoinHeapReader *reader)
 	INSTR_TIME_SET_CURRENT(start);
 	while (reader->npages < GPUJOIN_HEAP_STAGE_PAGES)
 	{
-		BlockNumber block = reader->next_block;
+		BlockNumber block = NextBlock(reader);
 		char	   *copy;
 		Page		page;
 
-		if (block >= scan->rs_nblocks)
+		if (block == InvalidBlockNumber)
 		{
 			reader->done = true;
 			break;
 		}
-		reader->next_block++;
 		heapgetpage(reader->scan, block);	/* checks for interrupts */
 		reader->pages_read++;
 		if (scan->rs_ntuples == 0)
@@ -298,9 +397,25 @@ ReserveRows(GpuJoinState *node, GpuJoinSide *side, int64 n)
 }
 
 /*
- * Deform the next n staged tuples into out, with the join's kernels: on the
- * device when the join runs there, so the device context is opened here if
- * the build has not opened it yet.  A device that cannot take them (out of
+ * The join's device context, opened here if the build has not opened it
+ * yet: the pages are staged for, and deformed on, the device the join runs on
+ */
+static GpuJoinDeviceContext *
+OpenDevice(GpuJoinState *node)
+{
+	GpuJoinDeviceContext *dev = &node->gj_Device;
+
+	if (dev->ctx == NULL)
+	{
+		GpuJoinDeviceOpen(dev, GpuJoinChooseKernels(), &node->gj_Spec);
+		node->gj_OnFallback = false;
+	}
+	return dev;
+}
+
+/*
+ * Deform the next n staged tuples into out, with the join's kernels (the
+ * context is open: OpenDevice).  A device that cannot take them (out of
  * memory, or gone) leaves them to the CPU twin, which writes the same rows.
  */
 static void
@@ -311,12 +426,6 @@ Deform(GpuJoinState *node, GpuJoinHeapReader *reader, const GjPageBatch *batch,
 	instr_time	start;
 	GjError		err;
 	GjStatus	status;
-
-	if (dev->ctx == NULL)
-	{
-		GpuJoinDeviceOpen(dev, GpuJoinChooseKernels(), &node->gj_Spec);
-		node->gj_OnFallback = false;
-	}
 
 	INSTR_TIME_SET_CURRENT(start);
 	memset(&err, 0, sizeof(err));
@@ -349,7 +458,8 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		GjDeformOut out;
 		GjPageBatch batch;
 
-		if (reader->consumed >= reader->ntuples && !StagePages(reader))
+		if (reader->consumed >= reader->ntuples &&
+			!StagePages(reader, OpenDevice(node)->kernels))
 			break;
 		n = Min(reader->ntuples - reader->consumed, max_rows - side->nrows);
 		if (side->capacity < side->nrows + n)
@@ -360,7 +470,7 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 			 */
 			HeapScanDesc scan = (HeapScanDesc) reader->scan;
 			double		per_page = (double) reader->tuples_read / Max(reader->pages_read, 1);
-			double		left = per_page * (scan->rs_nblocks - reader->next_block) * 1.05;
+			double		left = per_page * (scan->rs_nblocks - Min(reader->next_block, scan->rs_nblocks)) * 1.05;
 			int64		want = Min(max_rows, side->nrows + n + (int64) left);
 
 			GpuJoinReserveSide(side, want);
@@ -417,7 +527,7 @@ GpuJoinHeapTrimNulls(GpuJoinSide *side)
 TupleTableSlot *
 GpuJoinHeapNextTuple(GpuJoinHeapReader *reader)
 {
-	if (reader->consumed >= reader->ntuples && !StagePages(reader))
+	if (reader->consumed >= reader->ntuples && !StagePages(reader, &gj_cpu_kernels))
 		return NULL;
 	reader->tuple.t_len = reader->lengths[reader->consumed];
 	reader->tuple.t_data = (HeapTupleHeader) (reader->pages + reader->tuples[reader->consumed]);
@@ -441,4 +551,5 @@ GpuJoinHeapEnd(GpuJoinHeapReader *reader)
 	if (reader->scan != NULL)
 		table_endscan(reader->scan);
 	reader->scan = NULL;
+	FreeStage(reader);
 }

@@ -5,13 +5,15 @@
  *
  * A partial GPU join path (planner.c) runs below a Gather: every process,
  * the leader and each worker, runs this whole node on its part of the outer
- * side (a Parallel Seq Scan hands out the pages) against the whole inner
- * side, which each reads and builds on the device for itself, as
- * nodeHashjoin.c does without Parallel Hash.  Nothing of the join is shared
- * but its EXPLAIN ANALYZE counters, which is why the node is parallel-aware:
- * each worker leaves its own (GpuJoinCounters) in the node's dynamic shared
- * memory when it shuts down, and the leader collects them, before the Gather
- * destroys that memory, for ExplainGpuJoin to add to its own.
+ * side against the whole inner side, which each reads and builds on the
+ * device for itself, as nodeHashjoin.c does without Parallel Hash.  The
+ * outer side's blocks are shared out by a Parallel Seq Scan child, or, when
+ * the join reads that relation itself as heap pages (exec_heap.c), by the
+ * block scan this node keeps in its dynamic shared memory, as nodeSeqscan.c
+ * keeps its own.  Besides, each worker leaves its EXPLAIN ANALYZE counters
+ * (GpuJoinCounters) in that memory when it shuts down, and the leader
+ * collects them, before the Gather destroys it, for ExplainGpuJoin to add
+ * to its own.
  *
  * IDENTIFICATION
  *	  src/exec_parallel.c
@@ -21,6 +23,7 @@
 #include "postgres.h"
 
 #include "access/parallel.h"
+#include "access/tableam.h"
 #include "exec.h"
 #include "storage/spin.h"
 #include "utils/memutils.h"
@@ -50,14 +53,46 @@ CollectWorkerCounters(GpuJoinState *node)
 	SpinLockRelease(&shared->mutex);
 }
 
+/* The size of the counters part: a slot per planned worker */
+static Size
+CountersSize(int nworkers)
+{
+	return MAXALIGN(add_size(offsetof(GpuJoinParallelState, workers),
+							 mul_size(nworkers, sizeof(GpuJoinCounters))));
+}
+
+/* The outer side, when the join reads it as heap pages, or NULL */
+static GpuJoinHeapReader *
+OuterHeap(GpuJoinState *node)
+{
+	GpuJoinHeapReader *reader = node->gj_Outer.heap;
+
+	return reader != NULL && reader->parallel ? reader : NULL;
+}
+
+/* The outer side's shared block scan, after the counters, or NULL */
+static ParallelTableScanDesc
+SharedScan(GpuJoinParallelState *shared)
+{
+	if (shared->pscan_offset == 0)
+		return NULL;
+	return (ParallelTableScanDesc) ((char *) shared + shared->pscan_offset);
+}
+
 /*
- * EstimateDSMCustomScan callback: a slot of counters per planned worker
+ * EstimateDSMCustomScan callback: the counters, and the outer side's block
+ * scan when the join reads it as heap pages
  */
 Size
 EstimateGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt)
 {
-	return add_size(offsetof(GpuJoinParallelState, workers),
-					mul_size(pcxt->nworkers, sizeof(GpuJoinCounters)));
+	GpuJoinState *node = (GpuJoinState *) css;
+	Size		size = CountersSize(pcxt->nworkers);
+
+	if (OuterHeap(node) != NULL)
+		size = add_size(size, table_parallelscan_estimate(OuterHeap(node)->rel,
+														  css->ss.ps.state->es_snapshot));
+	return size;
 }
 
 /*
@@ -72,6 +107,14 @@ InitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordina
 	SpinLockInit(&shared->mutex);
 	shared->nworkers = pcxt->nworkers;
 	memset(shared->workers, 0, pcxt->nworkers * sizeof(GpuJoinCounters));
+	shared->pscan_offset = 0;
+	if (OuterHeap(node) != NULL)
+	{
+		shared->pscan_offset = CountersSize(pcxt->nworkers);
+		table_parallelscan_initialize(OuterHeap(node)->rel, SharedScan(shared),
+									  css->ss.ps.state->es_snapshot);
+		GpuJoinHeapSetParallel(OuterHeap(node), SharedScan(shared));
+	}
 	node->gj_Shared = shared;
 }
 
@@ -86,6 +129,11 @@ ReInitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordi
 
 	node->gj_Shared = (GpuJoinParallelState *) coordinate;
 	CollectWorkerCounters(node);
+	if (OuterHeap(node) != NULL)
+	{
+		table_parallelscan_reinitialize(OuterHeap(node)->rel, SharedScan(node->gj_Shared));
+		GpuJoinHeapSetParallel(OuterHeap(node), SharedScan(node->gj_Shared));
+	}
 }
 
 /*
@@ -94,7 +142,11 @@ ReInitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordi
 void
 InitializeGpuJoinWorker(CustomScanState *css, shm_toc *toc, void *coordinate)
 {
-	((GpuJoinState *) css)->gj_Shared = (GpuJoinParallelState *) coordinate;
+	GpuJoinState *node = (GpuJoinState *) css;
+
+	node->gj_Shared = (GpuJoinParallelState *) coordinate;
+	if (OuterHeap(node) != NULL)
+		GpuJoinHeapSetParallel(OuterHeap(node), SharedScan(node->gj_Shared));
 }
 
 /*
@@ -127,5 +179,7 @@ ShutdownGpuJoin(CustomScanState *css)
 	{
 		CollectWorkerCounters(node);
 		node->gj_Shared = NULL; /* the Gather will destroy it */
+		if (OuterHeap(node) != NULL)
+			GpuJoinHeapSetParallel(OuterHeap(node), NULL);
 	}
 }

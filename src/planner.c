@@ -490,8 +490,13 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 									   list_nth(priv, GpuJoinPathKeyBits));
 	cscan->custom_private = lappend(cscan->custom_private,
 									list_nth(priv, GpuJoinPathKeyExact));
+	/*
+	 * Row counts as Floats written with a decimal point: digits alone would
+	 * be read back as an Integer where the plan is copied as text (to a
+	 * parallel worker)
+	 */
 	cscan->custom_private = lappend(cscan->custom_private,
-									makeFloat(psprintf("%.0f", inner_plan->plan_rows)));
+									makeFloat(psprintf("%.1f", inner_plan->plan_rows)));
 	cscan->custom_private = lappend(cscan->custom_private,
 									list_nth(priv, GpuJoinPathVariant));
 	cscan->custom_private = lappend(cscan->custom_private,
@@ -506,7 +511,7 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->custom_private = lappend(cscan->custom_private, makeInteger(outer_heap != 0));
 	cscan->custom_private = lappend(cscan->custom_private, makeInteger(inner_heap != 0));
 	cscan->custom_private = lappend(cscan->custom_private,
-									makeFloat(psprintf("%.0f", outer_plan->plan_rows)));
+									makeFloat(psprintf("%.1f", outer_plan->plan_rows)));
 	cscan->custom_scan_tlist = BuildScanTargetList(outer_plan->targetlist,
 												   inner_plan->targetlist);
 	switch ((GpuJoinStrategy) intVal(list_nth(priv, GpuJoinPathStrategy)))

@@ -537,7 +537,9 @@ GpuJoinExtractThetaClauses(PlannerInfo *root, List *restrictlist, RelOptInfo *jo
  * (exec_heap.c) instead of running that side's Seq Scan, or 0
  *
  * The side's path must be a plain Seq Scan of a heap table or materialized
- * view (no quals, no sampling, not parallel, no parameters), every column of
+ * view (no quals, no sampling, no parameters; parallel only as the outer
+ * side of a partial join, whose processes then share out the relation's
+ * blocks as a Parallel Seq Scan's do: exec_parallel.c), every column of
  * its target (what the join needs of it) a fixed-width by-value user
  * column, and every key of the join on it a plain column of a coding the
  * deform computes (GpuJoinHeapKeyKind).  Only in a SELECT without row
@@ -559,7 +561,8 @@ GpuJoinHeapSide(PlannerInfo *root, Path *path, GpuJoinStrategy strategy, List *k
 
 	if (!gpujoin_enable_heapscan || strategy == GPUJOIN_STRATEGY_THETA ||
 		root->parse->commandType != CMD_SELECT || root->rowMarks != NIL ||
-		path->pathtype != T_SeqScan || path->parallel_aware || path->param_info != NULL ||
+		path->pathtype != T_SeqScan || (path->parallel_aware && !outer) ||
+		path->param_info != NULL ||
 		(rel->reloptkind != RELOPT_BASEREL && rel->reloptkind != RELOPT_OTHER_MEMBER_REL) ||
 		rel->baserestrictinfo != NIL ||
 		list_length(path->pathtarget->exprs) > GJ_MAX_COLUMNS)

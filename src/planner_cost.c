@@ -327,7 +327,12 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	 */
 	if (GpuJoinHeapSide(root, outer_path, strategy, clauses->key_clauses,
 						clauses->outer_is_left, clauses->codings, true))
+	{
+		/* a partial outer side: each process reads its share of the pages */
 		run_cost = HeapSideCost(outer_path);
+		if (outer_path->parallel_aware)
+			run_cost /= GpuJoinParallelDivisor(outer_path);
+	}
 	else
 	{
 		startup_cost = outer_path->startup_cost * ChildCostScale(outer_path);

@@ -2,7 +2,8 @@
 --
 -- Parallel GPU joins (src/planner.c; src/exec_parallel.c): below a
 -- Gather, every process joins its part of the outer side (a Parallel Seq
--- Scan) against the whole inner side.  Differential: inner, left, semi and
+-- Scan, or its blocks read as heap pages: test/022) against the whole
+-- inner side.  Differential: inner, left, semi and
 -- anti joins on int4, int8, text (hashed) and two-column keys, with
 -- duplicate keys, NULL keys on both sides, a skewed key and NULL payloads,
 -- plus a join filter, an empty inner side and a band join, each planned as
@@ -75,14 +76,15 @@ FROM got WHERE name = 'full join on int4';
 -- the counters of every participant, added up.  The planner may take
 -- either table as the partial outer side (the sides are priced close when
 -- the inner one is read as heap pages), so the expected counts follow the
--- plan: the relation under the Parallel Seq Scan is the outer one.
+-- plan: the relation under the Parallel Seq Scan, or the one read as heap
+-- pages in parallel, is the outer one.
 CREATE FUNCTION pg_temp.outer_size(plan text) RETURNS bigint
 LANGUAGE sql AS $$
-	SELECT CASE substring(plan FROM 'Parallel Seq Scan on (\w+)')
+	SELECT CASE substring(plan FROM '(?:Parallel Seq Scan on|Outer Relation:) (\w+)')
 		WHEN 'r' THEN 120000 WHEN 's' THEN 20000 END::bigint $$;
 CREATE FUNCTION pg_temp.inner_size(plan text) RETURNS bigint
 LANGUAGE sql AS $$
-	SELECT CASE substring(plan FROM 'Parallel Seq Scan on (\w+)')
+	SELECT CASE substring(plan FROM '(?:Parallel Seq Scan on|Outer Relation:) (\w+)')
 		WHEN 'r' THEN 20000 WHEN 's' THEN 120000 END::bigint $$;
 CREATE TEMP TABLE counted AS
 SELECT pg_temp.plan_number(plan, 'Participants') AS participants,

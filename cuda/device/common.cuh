@@ -268,6 +268,8 @@ extern "C"
 	GjStatus	gj_cuda_heap_deform(GjContext *ctx, const GjPageBatch *pages,
 									const GjDeformSpec *spec, int64_t first,
 									int64_t n, GjDeformOut *out, GjError *err);
+	void	   *gj_cuda_stage_alloc(size_t bytes);
+	void		gj_cuda_stage_free(void *ptr);
 }
 
 /* Helpers, context.cu */
@@ -296,6 +298,9 @@ extern GjStatus gj_cuda_count_offsets(GjCudaContext *ctx, uint64_t *d_counts,
 extern GjStatus gj_cuda_copy_to_device(GjCudaContext *ctx, void *d_dst,
 									   const void *h_src, size_t bytes,
 									   GjError *err);
+extern GjStatus gj_cuda_copy_to_device_async(GjCudaContext *ctx, void *d_dst,
+											 const void *h_src, size_t bytes,
+											 GjError *err);
 extern GjStatus gj_cuda_copy_from_device(GjCudaContext *ctx, void *h_dst,
 										 const void *d_src, size_t bytes,
 										 GjError *err);

@@ -694,6 +694,25 @@ gj_cuda_copy_to_device(GjCudaContext *ctx, void *d_dst, const void *h_src,
 	return CopyCounted(ctx, d_dst, h_src, bytes, cudaMemcpyHostToDevice, err);
 }
 
+/*
+ * Queue a copy of bytes from host memory to the device on the context's
+ * stream, counted in the statistics but not timed: the caller synchronizes
+ * later (any copy of gj_cuda_copy_from_device does) and times the whole.
+ * The source must stay as it is until then; from page-locked memory the
+ * copy runs at the bus's speed while the host goes on.
+ */
+GjStatus
+gj_cuda_copy_to_device_async(GjCudaContext *ctx, void *d_dst, const void *h_src,
+							 size_t bytes, GjError *err)
+{
+	if (bytes == 0)
+		return GJ_OK;
+	GJ_CUDA_TRY(err, cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice,
+									 ctx->stream));
+	ctx->stats.bytes_to_device += (int64_t) bytes;
+	return GJ_OK;
+}
+
 /* Copy bytes from the device to host memory */
 GjStatus
 gj_cuda_copy_from_device(GjCudaContext *ctx, void *h_dst, const void *d_src,
@@ -782,7 +801,30 @@ const GjKernels gj_cuda_kernels = {
 	gj_cuda_count,
 	gj_cuda_retrieve,
 	gj_cuda_heap_deform,
+	gj_cuda_stage_alloc,
+	gj_cuda_stage_free,
 };
+
+/* Page-locked host memory for staging (GjKernels.stage_alloc), or NULL */
+extern "C" void *
+gj_cuda_stage_alloc(size_t bytes)
+{
+	void	   *ptr = NULL;
+
+	if (cudaMallocHost(&ptr, bytes > 0 ? bytes : 1) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		return NULL;
+	}
+	return ptr;
+}
+
+extern "C" void
+gj_cuda_stage_free(void *ptr)
+{
+	if (ptr != NULL)
+		(void) cudaFreeHost(ptr);
+}
 
 /*
  * Device probes, for src/device.c and gpujoin_device_info(); no CPU twin.

@@ -423,6 +423,13 @@ gj_cpu_count_offsets(uint64_t *counts, int64_t nrows)
 	return sum;
 }
 
+/* Staging memory of the CPU twin (GjKernels.stage_alloc): plain memory */
+static void *
+StageAlloc(size_t bytes)
+{
+	return malloc(bytes > 0 ? bytes : 1);
+}
+
 const GjKernels gj_cpu_kernels = {
 	.name = "cpu",
 	.context_create = gj_cpu_context_create,
@@ -432,4 +439,6 @@ const GjKernels gj_cpu_kernels = {
 	.count = gj_cpu_count,
 	.retrieve = gj_cpu_retrieve,
 	.heap_deform = gj_cpu_heap_deform,
+	.stage_alloc = StageAlloc,
+	.stage_free = free,
 };

@@ -5,10 +5,12 @@
  *	  column arrays and packed keys out
  *
  * One call ships what the tuples first .. first + n - 1 need (the plan,
- * their byte offsets, the pages), runs gj_heap_deform_row (heap_deform.h)
- * in one thread per tuple, and copies the rows back into the caller's
- * arrays: the values and keys always, the NULL flags of a column or of the
- * keys only when one was set (the caller's are zero).  The rows come back
+ * their byte offsets, the pages: queued on the stream with no wait, at the
+ * bus's speed when the caller staged them in GjKernels.stage_alloc's
+ * page-locked memory), runs gj_heap_deform_row (heap_deform.h) in one
+ * thread per tuple, and copies the rows back into the caller's arrays: the
+ * values and keys always, the NULL flags of a column or of the keys only
+ * when one was set (the caller's are zero).  The rows come back
  * to host memory because the join's build and count take host batches
  * today; the pages are what crosses the bus, not per-row executor work.
  *
@@ -132,12 +134,13 @@ Deform(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *plan,
 		off = Align8(off + (size_t) plan->column_widths[c] * n);
 	}
 
-	GJ_TRY(gj_cuda_copy_to_device(ctx, input, plan, sizeof(GjDeformPlan), err));
-	GJ_TRY(gj_cuda_copy_to_device(ctx, input + attrs_off, attrs, attrs_bytes, err));
-	GJ_TRY(gj_cuda_copy_to_device(ctx, input + tuples_off, pages->tuples + first,
-								  sizeof(uint32_t) * (size_t) n, err));
-	GJ_TRY(gj_cuda_copy_to_device(ctx, input + pages_off, pages->pages,
-								  (size_t) pages->bytes, err));
+	/* queued: the copy of found below waits for them and the kernel */
+	GJ_TRY(gj_cuda_copy_to_device_async(ctx, input, plan, sizeof(GjDeformPlan), err));
+	GJ_TRY(gj_cuda_copy_to_device_async(ctx, input + attrs_off, attrs, attrs_bytes, err));
+	GJ_TRY(gj_cuda_copy_to_device_async(ctx, input + tuples_off, pages->tuples + first,
+										sizeof(uint32_t) * (size_t) n, err));
+	GJ_TRY(gj_cuda_copy_to_device_async(ctx, input + pages_off, pages->pages,
+										(size_t) pages->bytes, err));
 	GJ_CUDA_TRY(err, cudaMemsetAsync(output, 0, flags_off + flags_bytes, ctx->stream));
 
 	heap_deform_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>

@@ -450,6 +450,7 @@ DeformAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const 
 	uint8_t    *nulls[GJ_MAX_COLUMNS];
 	uint64_t   *keys = TestAlloc(sizeof(uint64_t) * (size_t) (n + 1));
 	uint8_t    *keynulls = TestAlloc((size_t) (n + 1));
+	char	   *stage = NULL;
 	int			max_needed = 0;
 
 	/* the walk stops after the last attribute a column or key reads */
@@ -482,6 +483,26 @@ DeformAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const 
 	batch.bytes = w->bytes;
 	batch.ntuples = w->ntuples;
 	batch.tuples = w->tuples;
+
+	/*
+	 * Every other call stages the pages and offsets as the executor does,
+	 * in the kernels' staging memory (page-locked for the device)
+	 */
+	if (w->ntuples % 2 == 1)
+	{
+		size_t		tuples_bytes = sizeof(uint32_t) * (size_t) w->ntuples;
+
+		stage = kernels->stage_alloc((size_t) w->bytes + tuples_bytes);
+		if (stage == NULL)
+			Failf("stage_alloc of %lld bytes failed", (long long) w->bytes);
+		else
+		{
+			memcpy(stage, w->pages, (size_t) w->bytes);
+			memcpy(stage + w->bytes, w->tuples, tuples_bytes);
+			batch.pages = stage;
+			batch.tuples = (const uint32_t *) (stage + w->bytes);
+		}
+	}
 
 	for (int c = 0; c < s->ncolumns; c++)
 	{
@@ -530,6 +551,7 @@ DeformAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const 
 	}
 	free(keys);
 	free(keynulls);
+	kernels->stage_free(stage);
 }
 
 /* A context of kernels to deform in, or NULL on the CPU */

@@ -22,7 +22,8 @@
 # EXPLAIN ANALYZE's Execution Time (TIMING OFF).  Every setting must return
 # the row of PostgreSQL's own plan.  On stderr, EXPLAIN ANALYZE (with
 # timing) of gpu_heap and gpu_child: the phases (load, transfer, build,
-# probe, materialize, emit) and the pages read.
+# probe, materialize, emit), the pages read, and the scan's throughput per
+# side (heap bytes read over the time reading and deforming them).
 # SETTINGS and PHASES (space-separated) narrow the settings measured and
 # the ones whose phases are printed; both default to all of the above.
 # Output: CSV on stdout: rows,setting,plan,ms
@@ -65,6 +66,7 @@ measure() {
 	printf '%s,%s\n' "$plan" "$ms"
 }
 
+block_size=$(psql_ -c "SHOW block_size")
 echo "rows,setting,plan,ms"
 for n in $sizes; do
 	psql_ -c "DROP TABLE IF EXISTS xr, xs" \
@@ -82,6 +84,18 @@ for n in $sizes; do
 	done
 	for s in $phases; do
 		printf '\n== %s rows a side, %s: EXPLAIN ANALYZE (with per-node timing)\n' "$n" "$s" >&2
-		psql_ -c "$base $(settings_of "$s")" -c "$q" -c "EXPLAIN (ANALYZE) $q" | tail -n +2 >&2
+		out=$(psql_ -c "$base $(settings_of "$s") SET gpujoin.explain_device = on;" \
+			-c "$q" -c "EXPLAIN (ANALYZE) $q" | tail -n +2)
+		printf '%s\n' "$out" >&2
+		# the scan's throughput: heap bytes read per ms of page reads and deform
+		awk -v bs="$block_size" '
+			/(Outer|Inner) Pages: read=/ {
+				side = $1; pages = $3; sub(/read=/, "", pages)
+				t = $0; sub(/.*time=/, "", t); sub(/ .*/, "", t)
+				d = $0; sub(/.*deform=/, "", d); sub(/ .*/, "", d)
+				if (t + d > 0)
+					printf "scan throughput, %s side: %.0f MB in %.1f + %.1f ms: %.2f GB/s\n",
+						tolower(side), pages * bs / 1e6, t, d, pages * bs / ((t + d) * 1e6)
+			}' <<<"$out" >&2
 	done
 done

@@ -49,12 +49,7 @@ CREATE TEMP TABLE ref AS SELECT name, pg_temp.rows_digest(sql) AS digest FROM q;
 
 -- gpujoin, with parallel plans made cheap and the GPU's pricing
 :gpu_join
-SET LOCAL gpujoin.cost_as_gpu = on;
-SET LOCAL parallel_setup_cost = 0;
-SET LOCAL parallel_tuple_cost = 0;
-SET LOCAL min_parallel_table_scan_size = 0;
-SET LOCAL max_parallel_workers_per_gather = 2;
-SET LOCAL gpujoin.worker_setup_cost = 0;
+:parallel_cheap
 CREATE TEMP TABLE got AS
 SELECT name, pg_temp.rows_digest(sql) AS digest, pg_temp.plan_analyze(sql) AS plan FROM q;
 

@@ -10,10 +10,11 @@
 -- takes, every join type, rows deleted, updated (HOT or not) and inserted
 -- in the transaction, empty tables and pages, chunks that end inside a
 -- page, a partitioned join, rescans, a materialized view, unlogged and
--- temporary tables.  Sides the path does not take keep their Seq Scan: a
--- scan with a qual, a partitioned table, a text key, SELECT FOR UPDATE.
+-- temporary tables, and a cancel while pages are read.  Sides the path does
+-- not take keep their Seq Scan: a scan with a qual, a partitioned table, a
+-- text key, SELECT FOR UPDATE.
 BEGIN;
-SELECT plan(25);
+SELECT plan(27);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -208,6 +209,20 @@ SELECT matches(pg_temp.plan(:'q'), 'GpuHashJoin[\s\S]*Append', 'a partitioned ta
 SELECT bag_eq(:'q', 'SELECT * FROM pt_expected', 'a partitioned table: PostgreSQL''s rows');
 SELECT doesnt_match(pg_temp.plan('SELECT w.k, s.w FROM w JOIN s ON w.k = s.k FOR UPDATE OF w'), 'heap pages',
 	'FOR UPDATE: the Seq Scans stay');
+
+-- cancel while pages are read: a 2M-row self-join reads about 9,000 pages a
+-- side (about 100 ms for the inner side on the CPU twin); statement_timeout
+-- fires during the read, which checks for interrupts at every page
+CREATE TABLE big (k int4, v int4);
+INSERT INTO big SELECT g % 1000, g FROM generate_series(1, 2000000) g;
+ANALYZE big;
+\set q 'SELECT count(*) FROM big a JOIN big b ON a.k = b.k'
+SELECT matches(pg_temp.plan(:'q'), 'Outer Relation: big a \(heap pages\)[\s\S]*Inner Relation: big b \(heap pages\)',
+	'a 2M-row self-join reads both sides as heap pages');
+SET LOCAL statement_timeout = '40ms';
+SELECT cmp_ok(pg_temp.time_to_cancel(:'q'), '<', interval '1040 ms',
+	'statement_timeout of 40 ms ends it while it reads pages, within a second of firing');
+SET LOCAL statement_timeout = 0;
 
 SELECT * FROM finish();
 ROLLBACK;

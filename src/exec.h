@@ -166,8 +166,10 @@ typedef struct GpuJoinSide
  *	pscan_started	this process has joined it since the scan (re)started
  *	done			no block left
  *	cxt				the executor's memory context the reader lives in
- *	pages			staging: up to GPUJOIN_HEAP_STAGE_PAGES copied pages;
- *					NULL until the first page (exec_heap.c, AllocStage)
+ *	pages			staging: up to stage_pages copied pages; NULL until
+ *					the first page (exec_heap.c, AllocStage)
+ *	stage_pages		its size: GPUJOIN_HEAP_STAGE_PAGES, or fewer for a
+ *					smaller relation
  *	stage_kernels	the kernels whose stage_alloc gave pages and tuples, or
  *					NULL when they are ordinary memory of cxt
  *	stage_callback	frees them if the executor does not (an error)
@@ -194,6 +196,7 @@ typedef struct GpuJoinHeapReader
 	bool		done;
 	MemoryContext cxt;
 	char	   *pages;
+	int			stage_pages;
 	const GjKernels *stage_kernels;
 	MemoryContextCallback stage_callback;
 	int			npages;

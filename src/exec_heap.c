@@ -23,8 +23,9 @@
  * cuda/scan/heap_deform_cpu.c): the needed attributes' values into the
  * column arrays, the key attributes' values packed into keys, in one pass
  * per tuple with no slot, no executor call and no per-row memory.  The
- * staging area holds GPUJOIN_HEAP_STAGE_PAGES pages; an outer chunk takes
- * what it needs of it and leaves the rest for the next chunk.
+ * staging area holds GPUJOIN_HEAP_STAGE_PAGES pages, or the relation's
+ * pages when it has fewer; an outer chunk takes what it needs of it and
+ * leaves the rest for the next chunk.
  *
  * A partitioned hash join reads its outer side into tuplestores before it
  * joins (exec_partition.c); a heap side gives it its visible tuples one at a
@@ -196,7 +197,7 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, EState *estat
 
 	reader->cxt = CurrentMemoryContext;
 	reader->parallel = side == &node->gj_Outer && node->css.ss.ps.plan->parallel_aware;
-	reader->lengths = palloc(sizeof(uint16) * GPUJOIN_HEAP_STAGE_PAGES * MaxHeapTuplesPerPage);
+	reader->lengths = NULL;		/* with the staging area, AllocStage */
 	reader->slot = ExecInitExtraTupleSlot(estate, tupdesc, &TTSOpsHeapTuple);
 }
 
@@ -211,6 +212,7 @@ FreeStage(void *arg)
 	reader->stage_kernels = NULL;
 	reader->pages = NULL;
 	reader->tuples = NULL;
+	reader->lengths = NULL;		/* memory of cxt: goes with it */
 }
 
 /*
@@ -223,12 +225,17 @@ FreeStage(void *arg)
 static void
 AllocStage(GpuJoinHeapReader *reader, const GjKernels *kernels)
 {
-	Size		pages_bytes = (Size) GPUJOIN_HEAP_STAGE_PAGES * BLCKSZ;
-	Size		bytes = pages_bytes +
-		sizeof(uint32) * GPUJOIN_HEAP_STAGE_PAGES * MaxHeapTuplesPerPage;
+	BlockNumber nblocks;
+	Size		pages_bytes;
+	Size		bytes;
 
 	if (reader->pages != NULL)
 		return;
+	/* a small table needs no more than its pages (a later scan may see more) */
+	nblocks = RelationGetNumberOfBlocks(reader->rel);
+	reader->stage_pages = Max(1, Min(GPUJOIN_HEAP_STAGE_PAGES, nblocks));
+	pages_bytes = (Size) reader->stage_pages * BLCKSZ;
+	bytes = pages_bytes + sizeof(uint32) * reader->stage_pages * MaxHeapTuplesPerPage;
 	reader->pages = kernels->stage_alloc(bytes);
 	if (reader->pages != NULL)
 	{
@@ -243,6 +250,9 @@ AllocStage(GpuJoinHeapReader *reader, const GjKernels *kernels)
 	else
 		reader->pages = MemoryContextAllocHuge(reader->cxt, bytes);
 	reader->tuples = (uint32 *) (reader->pages + pages_bytes);
+	if (reader->lengths == NULL)
+		reader->lengths = MemoryContextAlloc(reader->cxt, sizeof(uint16) * reader->stage_pages *
+											 MaxHeapTuplesPerPage);
 }
 
 /* Start the scan over: at the first block, with nothing staged */
@@ -337,7 +347,7 @@ StagePages(GpuJoinHeapReader *reader, const GjKernels *kernels)
 		return false;
 
 	INSTR_TIME_SET_CURRENT(start);
-	while (reader->npages < GPUJOIN_HEAP_STAGE_PAGES)
+	while (reader->npages < reader->stage_pages)
 	{
 		BlockNumber block = NextBlock(reader);
 		char	   *copy;

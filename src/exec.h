@@ -168,7 +168,7 @@ typedef struct GpuJoinSide
  *	cxt				the executor's memory context the reader lives in
  *	pages			staging: up to stage_pages copied pages; NULL until
  *					the first page (exec_heap.c, AllocStage)
- *	stage_pages		its size: GPUJOIN_HEAP_STAGE_PAGES, or fewer for a
+ *	stage_pages		its size: gpujoin.heap_stage_pages, or fewer for a
  *					smaller relation
  *	stage_kernels	the kernels whose stage_alloc gave pages and tuples, or
  *					NULL when they are ordinary memory of cxt
@@ -179,6 +179,7 @@ typedef struct GpuJoinSide
  *	ntuples			visible tuples staged
  *	consumed		of them, those already taken into a batch
  *	spec			what the deform takes from each tuple
+ *	host_maxattno	the highest attribute of a host column, or 0
  *	slot			a slot of the relation's row type (GpuJoinHeapNextTuple)
  *	tuple			the tuple in it
  *	pages_read ...	counters for EXPLAIN ANALYZE, over every scan
@@ -205,6 +206,7 @@ typedef struct GpuJoinHeapReader
 	int64		ntuples;
 	int64		consumed;
 	GjDeformSpec spec;
+	AttrNumber	host_maxattno;
 	TupleTableSlot *slot;
 	HeapTupleData tuple;
 	int64		pages_read;

@@ -23,8 +23,8 @@
  * cuda/scan/heap_deform_cpu.c): the needed attributes' values into the
  * column arrays, the key attributes' values packed into keys, in one pass
  * per tuple with no slot, no executor call and no per-row memory.  The
- * staging area holds GPUJOIN_HEAP_STAGE_PAGES pages, or the relation's
- * pages when it has fewer; an outer chunk takes what it needs of it and
+ * staging area holds gpujoin.heap_stage_pages pages (8 MB: few enough
+ * calls of the deform per side), or the relation's pages when it has fewer; an outer chunk takes what it needs of it and
  * leaves the rest for the next chunk.
  *
  * A partitioned hash join reads its outer side into tuplestores before it
@@ -51,11 +51,10 @@
 #include "pgstat.h"
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
+#include "utils/datum.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-/* Pages copied at a time: 8 MB, few enough calls of the deform per side */
-#define GPUJOIN_HEAP_STAGE_PAGES	1024
 
 /* The alignment in bytes of an attalign code */
 static int
@@ -163,15 +162,20 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, EState *estat
 	}
 	spec->attrs = attrs;
 
-	/* the columns the join needs, all of them device columns */
+	/*
+	 * The columns the join needs: the device columns are deformed with the
+	 * keys; the host ones (variable-width or by reference: text, numeric
+	 * ...) are taken on the host from the staged tuples (TakeHostColumns)
+	 */
 	column_attnos = palloc(sizeof(int16) * Max(side->ncolumns, 1));
 	for (int c = 0; c < side->ncolumns; c++)
 	{
 		const GpuJoinColumn *col = &side->columns[c];
 
-		if (col->device < 0)
-			elog(ERROR, "gpujoin: a heap side's column %d is not fixed-width", col->attno);
-		column_attnos[col->device] = col->attno;
+		if (col->device >= 0)
+			column_attnos[col->device] = col->attno;
+		else
+			reader->host_maxattno = Max(reader->host_maxattno, col->attno);
 	}
 	spec->ncolumns = side->ndevice;
 	spec->column_attnos = column_attnos;
@@ -233,7 +237,7 @@ AllocStage(GpuJoinHeapReader *reader, const GjKernels *kernels)
 		return;
 	/* a small table needs no more than its pages (a later scan may see more) */
 	nblocks = RelationGetNumberOfBlocks(reader->rel);
-	reader->stage_pages = Max(1, Min(GPUJOIN_HEAP_STAGE_PAGES, nblocks));
+	reader->stage_pages = Max(1, Min((BlockNumber) gpujoin_heap_stage_pages, nblocks));
 	pages_bytes = (Size) reader->stage_pages * BLCKSZ;
 	bytes = pages_bytes + sizeof(uint32) * reader->stage_pages * MaxHeapTuplesPerPage;
 	reader->pages = kernels->stage_alloc(bytes);
@@ -451,6 +455,47 @@ Deform(GpuJoinState *node, GpuJoinHeapReader *reader, const GjPageBatch *batch,
 }
 
 /*
+ * The host columns of the next n staged tuples, into rows nrows .. nrows +
+ * n - 1 of the side's batch: each tuple deformed in the reader's slot as a
+ * Seq Scan's would be (attmissing values included), its by-reference values
+ * copied into the batch's memory, for the staging area is reused
+ */
+static void
+TakeHostColumns(GpuJoinSide *side, GpuJoinHeapReader *reader, int64 n)
+{
+	TupleTableSlot *slot = reader->slot;
+	MemoryContext oldcxt = MemoryContextSwitchTo(side->cxt);
+
+	for (int64 i = 0; i < n; i++)
+	{
+		int64		t = reader->consumed + i;
+		int64		row = side->nrows + i;
+
+		reader->tuple.t_len = reader->lengths[t];
+		reader->tuple.t_data = (HeapTupleHeader) (reader->pages + reader->tuples[t]);
+		reader->tuple.t_tableOid = RelationGetRelid(reader->rel);
+		ItemPointerSetInvalid(&reader->tuple.t_self);
+		ExecStoreHeapTuple(&reader->tuple, slot, false);
+		slot_getsomeattrs(slot, reader->host_maxattno);
+		for (int c = 0; c < side->ncolumns; c++)
+		{
+			const GpuJoinColumn *col = &side->columns[c];
+			Datum		value = slot->tts_values[col->attno - 1];
+			bool		isnull = slot->tts_isnull[col->attno - 1];
+
+			if (col->device >= 0)
+				continue;
+			if (!isnull && !col->typbyval)
+				value = datumCopy(value, false, col->typlen);
+			side->host_values[col->host][row] = value;
+			side->host_isnull[col->host][row] = isnull;
+		}
+	}
+	ExecClearTuple(slot);
+	MemoryContextSwitchTo(oldcxt);
+}
+
+/*
  * Read rows into the side's batch until it holds max_rows or the relation
  * is done; false when the relation had no more rows
  */
@@ -503,6 +548,8 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		batch.ntuples = reader->ntuples;
 		batch.tuples = reader->tuples;
 		Deform(node, reader, &batch, n, &out);
+		if (side->nhost > 0)
+			TakeHostColumns(side, reader, n);
 		side->heap_null_columns |= out.null_columns;
 		side->heap_key_nulls += out.key_nulls;
 		side->nrows += n;

@@ -36,6 +36,7 @@ bool		gpujoin_enable_heapscan = true;
 int			gpujoin_join_variant = GPUJOIN_AUTO;
 int			gpujoin_materialize = GPUJOIN_AUTO;
 int			gpujoin_chunk_rows = GPUJOIN_DEFAULT_CHUNK_ROWS;
+int			gpujoin_heap_stage_pages = GPUJOIN_DEFAULT_HEAP_STAGE_PAGES;
 int			gpujoin_device_memory_limit = 0;
 bool		gpujoin_explain_device = true;
 double		gpujoin_setup_cost = GPUJOIN_DEFAULT_SETUP_COST;
@@ -265,6 +266,19 @@ _PG_init(void)
 							GPUJOIN_DEFAULT_CHUNK_ROWS,
 							GPUJOIN_MIN_CHUNK_ROWS,
 							GPUJOIN_MAX_CHUNK_ROWS,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpujoin.heap_stage_pages",
+							"Sets the number of pages a side read as heap pages stages at a time.",
+							"The pages go to the device, and are deformed there, this many at a "
+							"time (fewer for a smaller table); each side of each join holds this "
+							"many pages of page-locked host memory while it runs.",
+							&gpujoin_heap_stage_pages,
+							GPUJOIN_DEFAULT_HEAP_STAGE_PAGES,
+							1,
+							GPUJOIN_MAX_HEAP_STAGE_PAGES,
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);

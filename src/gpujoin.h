@@ -86,6 +86,7 @@ extern bool gpujoin_enable_heapscan;
 extern int	gpujoin_join_variant;
 extern int	gpujoin_materialize;
 extern int	gpujoin_chunk_rows;
+extern int	gpujoin_heap_stage_pages;
 extern int	gpujoin_device_memory_limit;	/* kB; 0 = free device memory */
 extern bool gpujoin_explain_device;
 extern double gpujoin_setup_cost;
@@ -121,6 +122,8 @@ typedef struct GpuJoinModel
 #define GPUJOIN_DEFAULT_WORKER_SETUP_COST	15000.0
 #define GPUJOIN_DEFAULT_EXTRACT_COST		0.0009
 #define GPUJOIN_DEFAULT_HEAP_TUPLE_COST		0.002
+#define GPUJOIN_DEFAULT_HEAP_STAGE_PAGES	1024	/* 8 MB */
+#define GPUJOIN_MAX_HEAP_STAGE_PAGES		131072	/* 1 GB */
 #define GPUJOIN_DEFAULT_SCAN_COST_SCALE		0.2
 #define GPUJOIN_DEFAULT_EMIT_COST			0.003
 #define GPUJOIN_DEFAULT_TRANSFER_GBPS		14.0

@@ -540,9 +540,10 @@ GpuJoinExtractThetaClauses(PlannerInfo *root, List *restrictlist, RelOptInfo *jo
  * view (no quals, no sampling, no parameters; parallel only as the outer
  * side of a partial join, whose processes then share out the relation's
  * blocks as a Parallel Seq Scan's do: exec_parallel.c), every column of
- * its target (what the join needs of it) a fixed-width by-value user
- * column, and every key of the join on it a plain column of a coding the
- * deform computes (GpuJoinHeapKeyKind).  Only in a SELECT without row
+ * its target (what the join needs of it) a user column (the fixed-width
+ * by-value ones are deformed on the device, the others taken on the host),
+ * and every key of the join on it a plain column of a coding the deform
+ * computes (GpuJoinHeapKeyKind).  Only in a SELECT without row
  * marks: EvalPlanQual rechecks (UPDATE, DELETE, MERGE, FOR UPDATE) replace
  * a scan's rows with the row being rechecked, which only a Seq Scan node
  * knows how to do.  Equi-joins only: theta joins keep their children.
@@ -582,14 +583,9 @@ GpuJoinHeapSide(PlannerInfo *root, Path *path, GpuJoinStrategy strategy, List *k
 	foreach(lc, path->pathtarget->exprs)
 	{
 		Var		   *var = (Var *) lfirst(lc);
-		int16		typlen;
-		bool		typbyval;
 
 		if (!IsA(var, Var) || var->varno != rel->relid || var->varattno <= 0 ||
 			var->varattno > GJ_MAX_HEAP_ATTS || var->varlevelsup != 0)
-			return 0;
-		get_typlenbyval(var->vartype, &typlen, &typbyval);
-		if (!typbyval || (typlen != 1 && typlen != 2 && typlen != 4 && typlen != 8))
 			return 0;
 	}
 

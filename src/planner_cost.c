@@ -266,15 +266,34 @@ ChildCostScale(const Path *path)
 /*
  * A side read as heap pages (exec_heap.c): its pages at PostgreSQL's price
  * of reading them sequentially, scaled as a Seq Scan's cost is, and
- * gpujoin.heap_tuple_cost per tuple on them
+ * gpujoin.heap_tuple_cost per tuple on them; a side with host columns
+ * (variable-width or by reference) deforms each tuple on the host too, as
+ * a Seq Scan would (its per-tuple cost, scaled), and pays
+ * gpujoin.extract_cost per host value, as a child's values do
  */
 static Cost
 HeapSideCost(const Path *path)
 {
 	RelOptInfo *rel = path->parent;
-
-	return seq_page_cost * rel->pages * gpujoin_scan_cost_scale +
+	Cost		cost = seq_page_cost * rel->pages * gpujoin_scan_cost_scale +
 		gpujoin_heap_tuple_cost * rel->tuples;
+	int			nhost = 0;
+	ListCell   *lc;
+
+	foreach(lc, path->pathtarget->exprs)
+	{
+		Var		   *var = lfirst_node(Var, lc);
+		int16		typlen;
+		bool		typbyval;
+
+		get_typlenbyval(var->vartype, &typlen, &typbyval);
+		if (!typbyval || (typlen != 1 && typlen != 2 && typlen != 4 && typlen != 8))
+			nhost++;
+	}
+	if (nhost > 0)
+		cost += rel->tuples * (cpu_tuple_cost * gpujoin_scan_cost_scale +
+							   nhost * gpujoin_extract_cost);
+	return cost;
 }
 
 /*

@@ -2,7 +2,8 @@
 --
 -- Sides read as heap pages (src/exec_heap.c, cuda/scan/heap_deform_cpu.c):
 -- a GPU join over plain scans of heap tables reads the pages itself and
--- deforms the visible tuples into its batches.  Differential: every query
+-- deforms the visible tuples into its batches (the fixed-width columns on
+-- the device, the text and TOAST-ed ones on the host).  Differential: every query
 -- returns the same rows with the heap-page path (gpujoin.enable_heapscan)
 -- and without it (the Seq Scan children), and as PostgreSQL's own join;
 -- over NULLs in every position, varlena and TOAST-ed columns before the
@@ -14,7 +15,7 @@
 -- not take keep their Seq Scan: a scan with a qual, a partitioned table, a
 -- text key, SELECT FOR UPDATE.
 BEGIN;
-SELECT plan(27);
+SELECT plan(29);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -77,6 +78,9 @@ INSERT INTO hq VALUES
 	('time and timestamp keys', 'SELECT a.w, b.k FROM s a JOIN s b ON a.kt = b.kt AND a.kts = b.kts', 2),
 	('timestamptz keys', 'SELECT a.k + 1, b.w FROM s a JOIN s b ON a.ktz = b.ktz', 2),
 	('an empty side', 'SELECT w.k, e.v FROM w LEFT JOIN empty_t e ON w.k = e.k', 2),
+	('text, varchar and TOAST-ed columns', 'SELECT w.pad1, w.k, w.pad2, md5(w.big), length(w.big), w.tail, w.v, s.w FROM w JOIN s ON w.k = s.k', 2),
+	('host columns, a left join', 'SELECT w.pad2, w.tail, s.w, s.kf8::text FROM w LEFT JOIN s ON w.v = s.k2', 2),
+	('a text column after the added ones', 'SELECT w.added_null, w.pad1 || w.tail, s.w FROM w JOIN s ON w.added_default = s.k', 2),
 	('a qual keeps the Seq Scan', 'SELECT w.k, s.w FROM w JOIN s ON w.k = s.k WHERE s.w > 100', 1),
 	('a text key keeps the Seq Scan', 'SELECT w.k, s.w FROM w JOIN s ON w.pad2 = s.k::text', 0);
 
@@ -120,6 +124,12 @@ SELECT matches(pg_temp.plan_analyze(sql), 'Outer Pages: read=\d+ all-visible=\d+
 SET LOCAL gpujoin.chunk_rows = 7;
 SELECT is(pg_temp.heap_failures(), '', 'heap pages: chunks of 7 rows, ending inside pages');
 RESET gpujoin.chunk_rows;
+SET LOCAL gpujoin.heap_stage_pages = 1;
+SELECT is(pg_temp.heap_failures(), '', 'heap pages staged one at a time: every query');
+SET LOCAL gpujoin.chunk_rows = 50;
+SELECT is(pg_temp.heap_failures(), '', 'one page at a time, chunks of 50 rows');
+RESET gpujoin.chunk_rows;
+RESET gpujoin.heap_stage_pages;
 SELECT is(pg_temp.heap_failures(false), '', 'heap pages, ' || v || ': every query')
 	FROM unnest(ARRAY['nphj', 'phj', 'smj']) v, LATERAL (SELECT set_config('gpujoin.join_variant', v, true)) c;
 RESET gpujoin.join_variant;

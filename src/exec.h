@@ -411,6 +411,8 @@ extern void GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps
 extern void GpuJoinSpecColumns(const GpuJoinSide *side, int32_t *ncolumns, int32_t *widths);
 extern void GpuJoinResetSide(GpuJoinSide *side);
 extern void GpuJoinGrowSide(GpuJoinSide *side);
+extern void GpuJoinStoreHostValue(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
+								  Datum value, bool isnull);
 extern void GpuJoinReserveSide(GpuJoinSide *side, int64 newcap);
 extern bool GpuJoinRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot,
 						  uint64 *key);

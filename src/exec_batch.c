@@ -502,6 +502,25 @@ GpuJoinRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot, uint6
  * Append the child's current row to a side's batch: its needed columns and
  * its join keys
  */
+/*
+ * A host column's value in row row of the side's batch; a by-reference
+ * value is copied into the batch's memory, as its source goes on
+ */
+void
+GpuJoinStoreHostValue(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
+					  Datum value, bool isnull)
+{
+	if (!isnull && !col->typbyval)
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(side->cxt);
+
+		value = datumCopy(value, false, col->typlen);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	side->host_values[col->host][row] = value;
+	side->host_isnull[col->host][row] = isnull;
+}
+
 static void
 AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
 {
@@ -537,17 +556,7 @@ AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
 								value, col->typlen);
 		}
 		else
-		{
-			if (!isnull && !col->typbyval)
-			{
-				MemoryContext oldcxt = MemoryContextSwitchTo(side->cxt);
-
-				value = datumCopy(value, false, col->typlen);
-				MemoryContextSwitchTo(oldcxt);
-			}
-			side->host_values[col->host][row] = value;
-			side->host_isnull[col->host][row] = isnull;
-		}
+			GpuJoinStoreHostValue(side, col, row, value, isnull);
 	}
 
 	if (node->gj_Strategy == GPUJOIN_STRATEGY_THETA)

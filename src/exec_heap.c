@@ -51,7 +51,6 @@
 #include "pgstat.h"
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
-#include "utils/datum.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -454,6 +453,17 @@ Deform(GpuJoinState *node, GpuJoinHeapReader *reader, const GjPageBatch *batch,
 	reader->deform_ms += GpuJoinElapsedMs(start);
 }
 
+/* Staged tuple t, in the reader's slot (of the relation's row type) */
+static TupleTableSlot *
+StoreStagedTuple(GpuJoinHeapReader *reader, int64 t)
+{
+	reader->tuple.t_len = reader->lengths[t];
+	reader->tuple.t_data = (HeapTupleHeader) (reader->pages + reader->tuples[t]);
+	reader->tuple.t_tableOid = RelationGetRelid(reader->rel);
+	ItemPointerSetInvalid(&reader->tuple.t_self);
+	return ExecStoreHeapTuple(&reader->tuple, reader->slot, false);
+}
+
 /*
  * The host columns of the next n staged tuples, into rows nrows .. nrows +
  * n - 1 of the side's batch: each tuple deformed in the reader's slot as a
@@ -464,35 +474,22 @@ static void
 TakeHostColumns(GpuJoinSide *side, GpuJoinHeapReader *reader, int64 n)
 {
 	TupleTableSlot *slot = reader->slot;
-	MemoryContext oldcxt = MemoryContextSwitchTo(side->cxt);
 
 	for (int64 i = 0; i < n; i++)
 	{
-		int64		t = reader->consumed + i;
-		int64		row = side->nrows + i;
-
-		reader->tuple.t_len = reader->lengths[t];
-		reader->tuple.t_data = (HeapTupleHeader) (reader->pages + reader->tuples[t]);
-		reader->tuple.t_tableOid = RelationGetRelid(reader->rel);
-		ItemPointerSetInvalid(&reader->tuple.t_self);
-		ExecStoreHeapTuple(&reader->tuple, slot, false);
+		StoreStagedTuple(reader, reader->consumed + i);
 		slot_getsomeattrs(slot, reader->host_maxattno);
 		for (int c = 0; c < side->ncolumns; c++)
 		{
 			const GpuJoinColumn *col = &side->columns[c];
-			Datum		value = slot->tts_values[col->attno - 1];
-			bool		isnull = slot->tts_isnull[col->attno - 1];
 
-			if (col->device >= 0)
-				continue;
-			if (!isnull && !col->typbyval)
-				value = datumCopy(value, false, col->typlen);
-			side->host_values[col->host][row] = value;
-			side->host_isnull[col->host][row] = isnull;
+			if (col->device < 0)
+				GpuJoinStoreHostValue(side, col, side->nrows + i,
+									  slot->tts_values[col->attno - 1],
+									  slot->tts_isnull[col->attno - 1]);
 		}
 	}
 	ExecClearTuple(slot);
-	MemoryContextSwitchTo(oldcxt);
 }
 
 /*
@@ -586,12 +583,7 @@ GpuJoinHeapNextTuple(GpuJoinHeapReader *reader)
 {
 	if (reader->consumed >= reader->ntuples && !StagePages(reader, &gj_cpu_kernels))
 		return NULL;
-	reader->tuple.t_len = reader->lengths[reader->consumed];
-	reader->tuple.t_data = (HeapTupleHeader) (reader->pages + reader->tuples[reader->consumed]);
-	reader->tuple.t_tableOid = RelationGetRelid(reader->rel);
-	ItemPointerSetInvalid(&reader->tuple.t_self);
-	reader->consumed++;
-	return ExecStoreHeapTuple(&reader->tuple, reader->slot, false);
+	return StoreStagedTuple(reader, reader->consumed++);
 }
 
 /* Read the relation again from its first page (a rescan) */

@@ -66,25 +66,6 @@ heap_deform_kernel(const GjDeformPlan *__restrict__ plan,
 	}
 }
 
-/* Plan the deform on the host: plan and a malloc'ed attrs, freed by the caller */
-static GjStatus
-PlanDeform(const GjDeformSpec *spec, GjDeformPlan *plan, GjDeformAttr **attrs,
-		   GjError *err)
-{
-	GjStatus	status;
-
-	*attrs = (GjDeformAttr *) malloc(sizeof(GjDeformAttr) * (spec->natts > 0 ? spec->natts : 1));
-	if (*attrs == NULL)
-		return gj_error_set(err, GJ_ERROR_HOST_MEMORY, "heap deform: out of memory.");
-	status = gj_heap_deform_plan(spec, plan, *attrs, err);
-	if (status != GJ_OK)
-	{
-		free(*attrs);
-		*attrs = NULL;
-	}
-	return status;
-}
-
 /*
  * Ship plan and tuples first .. first + n - 1, deform them on the device,
  * and bring the rows back into out
@@ -187,16 +168,10 @@ gj_cuda_heap_deform(GjContext *gctx, const GjPageBatch *pages, const GjDeformSpe
 
 	if (ctx == NULL)
 		return err->status;
-	if (first < 0 || n < 0 || first + n > pages->ntuples || pages->bytes < 0)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"heap deform: tuples %lld + %lld of %lld.",
-							(long long) first, (long long) n, (long long) pages->ntuples);
+	GJ_TRY(gj_heap_deform_prepare(pages, spec, first, n, &plan, &attrs, err));
 	out->null_columns = 0;
 	out->key_nulls = 0;
-	if (n == 0)
-		return GJ_OK;
-	GJ_TRY(PlanDeform(spec, &plan, &attrs, err));
-	status = Deform(ctx, pages, &plan, attrs, first, n, out, err);
+	status = n > 0 ? Deform(ctx, pages, &plan, attrs, first, n, out, err) : GJ_OK;
 	free(attrs);
 	return status;
 }

@@ -117,9 +117,14 @@ typedef struct GjDeformFound
 								 * this attribute; the row is not written */
 } GjDeformFound;
 
-/* Check spec and fill plan and attrs[spec->natts]; heap_deform_cpu.c */
-extern GjStatus gj_heap_deform_plan(const GjDeformSpec *spec, GjDeformPlan *plan,
-									GjDeformAttr *attrs, GjError *err);
+/*
+ * Check a call's range of tuples and its spec, and plan it: plan, and
+ * *attrs (spec->natts of them, malloc'ed: the caller frees them);
+ * heap_deform_cpu.c, for both implementations
+ */
+extern GjStatus gj_heap_deform_prepare(const GjPageBatch *pages, const GjDeformSpec *spec,
+									   int64_t first, int64_t n, GjDeformPlan *plan,
+									   GjDeformAttr **attrs, GjError *err);
 
 /* A little-endian value of len (1, 2, 4 or 8) bytes, at any alignment */
 static inline GJ_HOST_DEVICE uint64_t

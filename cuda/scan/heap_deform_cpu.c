@@ -25,9 +25,9 @@
 /*
  * Check spec and plan its deform: plan, and attrs[0 .. spec->natts - 1]
  */
-GjStatus
-gj_heap_deform_plan(const GjDeformSpec *spec, GjDeformPlan *plan,
-					GjDeformAttr *attrs, GjError *err)
+static GjStatus
+PlanDeform(const GjDeformSpec *spec, GjDeformPlan *plan, GjDeformAttr *attrs,
+		   GjError *err)
 {
 	int64_t		off = 0;
 
@@ -121,6 +121,33 @@ gj_heap_deform_plan(const GjDeformSpec *spec, GjDeformPlan *plan,
 }
 
 /*
+ * Check a call's arguments and plan its deform: plan, and *attrs, malloc'ed
+ * for the caller to free (NULL on failure)
+ */
+GjStatus
+gj_heap_deform_prepare(const GjPageBatch *pages, const GjDeformSpec *spec, int64_t first,
+					   int64_t n, GjDeformPlan *plan, GjDeformAttr **attrs, GjError *err)
+{
+	GjStatus	status;
+
+	*attrs = NULL;
+	if (first < 0 || n < 0 || first + n > pages->ntuples || pages->bytes < 0)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"heap deform: tuples %lld + %lld of %lld.",
+							(long long) first, (long long) n, (long long) pages->ntuples);
+	*attrs = (GjDeformAttr *) malloc(sizeof(GjDeformAttr) * (spec->natts > 0 ? spec->natts : 1));
+	if (*attrs == NULL)
+		return gj_error_set(err, GJ_ERROR_HOST_MEMORY, "heap deform: out of memory.");
+	status = PlanDeform(spec, plan, *attrs, err);
+	if (status != GJ_OK)
+	{
+		free(*attrs);
+		*attrs = NULL;
+	}
+	return status;
+}
+
+/*
  * Deform tuples first .. first + n - 1 of pages into out (the context is
  * not needed on the CPU and may be NULL)
  */
@@ -133,19 +160,9 @@ gj_cpu_heap_deform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec 
 	GjDeformRows rows;
 	GjStatus	status;
 
-	if (first < 0 || n < 0 || first + n > pages->ntuples)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"heap deform: tuples %lld + %lld of %lld.",
-							(long long) first, (long long) n, (long long) pages->ntuples);
-	attrs = (GjDeformAttr *) malloc(sizeof(GjDeformAttr) * (spec->natts > 0 ? spec->natts : 1));
-	if (attrs == NULL)
-		return gj_error_set(err, GJ_ERROR_HOST_MEMORY, "heap deform: out of memory.");
-	status = gj_heap_deform_plan(spec, &plan, attrs, err);
+	status = gj_heap_deform_prepare(pages, spec, first, n, &plan, &attrs, err);
 	if (status != GJ_OK)
-	{
-		free(attrs);
 		return status;
-	}
 
 	for (int c = 0; c < plan.ncolumns; c++)
 	{

@@ -112,8 +112,7 @@ GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, List *tlis
 		get_typlenbyval(exprType((Node *) tle->expr), &col->typlen, &col->typbyval);
 
 		/* fixed-width pass-by-value columns go to the device, as raw bytes */
-		if (col->typbyval && side->ndevice < GJ_MAX_COLUMNS &&
-			(col->typlen == 1 || col->typlen == 2 || col->typlen == 4 || col->typlen == 8))
+		if (GpuJoinIsDeviceType(col->typlen, col->typbyval) && side->ndevice < GJ_MAX_COLUMNS)
 		{
 			col->device = side->ndevice++;
 			col->host = -1;
@@ -499,10 +498,6 @@ GpuJoinRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot, uint6
 }
 
 /*
- * Append the child's current row to a side's batch: its needed columns and
- * its join keys
- */
-/*
  * A host column's value in row row of the side's batch; a by-reference
  * value is copied into the batch's memory, as its source goes on
  */
@@ -521,6 +516,10 @@ GpuJoinStoreHostValue(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
 	side->host_isnull[col->host][row] = isnull;
 }
 
+/*
+ * Append the child's current row to a side's batch: its needed columns and
+ * its join keys
+ */
 static void
 AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
 {

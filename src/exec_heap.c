@@ -258,6 +258,16 @@ AllocStage(GpuJoinHeapReader *reader, const GjKernels *kernels)
 											 MaxHeapTuplesPerPage);
 }
 
+/* Nothing staged, and blocks left to read: a scan (re)started */
+static void
+ForgetStaged(GpuJoinHeapReader *reader)
+{
+	reader->npages = 0;
+	reader->ntuples = 0;
+	reader->consumed = 0;
+	reader->done = false;
+}
+
 /* Start the scan over: at the first block, with nothing staged */
 static void
 StartScan(GpuJoinHeapReader *reader)
@@ -271,10 +281,7 @@ StartScan(GpuJoinHeapReader *reader)
 		table_rescan(reader->scan, NULL);
 	reader->pscan_started = false;
 	reader->next_block = 0;
-	reader->npages = 0;
-	reader->ntuples = 0;
-	reader->consumed = 0;
-	reader->done = false;
+	ForgetStaged(reader);
 }
 
 /*
@@ -321,10 +328,7 @@ GpuJoinHeapSetParallel(GpuJoinHeapReader *reader, ParallelTableScanDesc pscan)
 	{
 		table_endscan(reader->scan);
 		reader->scan = NULL;
-		reader->npages = 0;
-		reader->ntuples = 0;
-		reader->consumed = 0;
-		reader->done = false;
+		ForgetStaged(reader);
 	}
 	reader->pscan = pscan;
 }
@@ -392,14 +396,12 @@ StagePages(GpuJoinHeapReader *reader, const GjKernels *kernels)
 }
 
 /*
- * Make sure the side's batch has room for n more rows, with every flag
- * array of a heap side allocated (the deform writes them all)
+ * Make sure every flag array of a heap side's batch is allocated, for its
+ * capacity (the deform writes them all)
  */
 static void
-ReserveRows(GpuJoinState *node, GpuJoinSide *side, int64 n)
+AllocFlags(GpuJoinSide *side)
 {
-	while (side->capacity < side->nrows + n)
-		GpuJoinGrowSide(side);
 	for (int d = 0; d < side->ndevice; d++)
 		if (side->device_nulls[d] == NULL)
 			side->device_nulls[d] = MemoryContextAllocExtended(side->cxt, side->capacity,
@@ -527,7 +529,7 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 
 			GpuJoinReserveSide(side, want);
 		}
-		ReserveRows(node, side, n);
+		AllocFlags(side);
 
 		for (int c = 0; c < side->ncolumns; c++)
 		{

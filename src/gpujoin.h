@@ -274,6 +274,16 @@ extern uint64 GpuJoinPackKeys(const int64 *values, const int *bits, int nkeys,
 							  bool exact);
 
 /*
+ * A column of this type goes to the device as raw bytes (a device column):
+ * fixed-width and passed by value; the others stay on the host as Datums
+ */
+static inline bool
+GpuJoinIsDeviceType(int16 typlen, bool typbyval)
+{
+	return typbyval && (typlen == 1 || typlen == 2 || typlen == 4 || typlen == 8);
+}
+
+/*
  * The order-preserving uint64 of an exact key value, for theta joins:
  * unsigned order of the results is SQL order
  */

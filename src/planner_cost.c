@@ -80,8 +80,7 @@ CountPayload(Path *path, int *ncolumns, int *bytes)
 		bool		typbyval;
 
 		get_typlenbyval(exprType(lfirst(lc)), &typlen, &typbyval);
-		if (typbyval && (typlen == 1 || typlen == 2 || typlen == 4 || typlen == 8) &&
-			*ncolumns < GJ_MAX_COLUMNS)
+		if (GpuJoinIsDeviceType(typlen, typbyval) && *ncolumns < GJ_MAX_COLUMNS)
 		{
 			(*ncolumns)++;
 			*bytes += typlen;
@@ -269,27 +268,17 @@ ChildCostScale(const Path *path)
  * gpujoin.heap_tuple_cost per tuple on them; a side with host columns
  * (variable-width or by reference) deforms each tuple on the host too, as
  * a Seq Scan would (its per-tuple cost, scaled), and pays
- * gpujoin.extract_cost per host value, as a child's values do
+ * gpujoin.extract_cost per host value, as a child's values do.  payloads:
+ * its device columns (CountPayload); the rest of its target are host ones.
  */
 static Cost
-HeapSideCost(const Path *path)
+HeapSideCost(const Path *path, int payloads)
 {
 	RelOptInfo *rel = path->parent;
 	Cost		cost = seq_page_cost * rel->pages * gpujoin_scan_cost_scale +
 		gpujoin_heap_tuple_cost * rel->tuples;
-	int			nhost = 0;
-	ListCell   *lc;
+	int			nhost = list_length(path->pathtarget->exprs) - payloads;
 
-	foreach(lc, path->pathtarget->exprs)
-	{
-		Var		   *var = lfirst_node(Var, lc);
-		int16		typlen;
-		bool		typbyval;
-
-		get_typlenbyval(var->vartype, &typlen, &typbyval);
-		if (!typbyval || (typlen != 1 && typlen != 2 && typlen != 4 && typlen != 8))
-			nhost++;
-	}
 	if (nhost > 0)
 		cost += rel->tuples * (cpu_tuple_cost * gpujoin_scan_cost_scale +
 							   nhost * gpujoin_extract_cost);
@@ -348,7 +337,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 						clauses->outer_is_left, clauses->codings, true))
 	{
 		/* a partial outer side: each process reads its share of the pages */
-		run_cost = HeapSideCost(outer_path);
+		run_cost = HeapSideCost(outer_path, outer_payloads);
 		if (outer_path->parallel_aware)
 			run_cost /= GpuJoinParallelDivisor(outer_path);
 	}
@@ -360,7 +349,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	}
 	if (GpuJoinHeapSide(root, inner_path, strategy, clauses->key_clauses,
 						clauses->outer_is_left, clauses->codings, false))
-		startup_cost += HeapSideCost(inner_path);
+		startup_cost += HeapSideCost(inner_path, inner_payloads);
 	else
 		startup_cost += inner_path->total_cost * ChildCostScale(inner_path) +
 			inner_rows * (inner_cols + nkeys) * gpujoin_extract_cost;

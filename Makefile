@@ -20,6 +20,7 @@ OBJS = \
 	src/planner.o \
 	src/planner_clauses.o \
 	src/planner_cost.o \
+	src/planner_expr.o \
 	src/exec.o \
 	src/exec_batch.o \
 	src/exec_partition.o \
@@ -39,7 +40,8 @@ OBJS = \
 	cuda/device/key_sort_cpu.o \
 	cuda/join/band_join_cpu.o \
 	cuda/join/theta_nlj_cpu.o \
-	cuda/scan/heap_deform_cpu.o
+	cuda/scan/heap_deform_cpu.o \
+	cuda/expr/expr_cpu.o
 
 REGRESS = create_extension hash_join rescan settings variants theta join_types
 REGRESS_OPTS = --inputdir=. --load-extension=gpujoin
@@ -68,9 +70,10 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # src/ includes cuda/gpujoin_kernels.h alone (-I cuda above); the CPU twins
-# also include the device layer's headers (cuda/device/), which src/ never
+# also include the device layer's headers (cuda/device/) and the expression
+# interpreter (cuda/expr/), which src/ never
 # sees.
-cuda/%.o: override CPPFLAGS += -I$(srcdir)/cuda/device
+cuda/%.o: override CPPFLAGS += -I$(srcdir)/cuda/device -I$(srcdir)/cuda/expr
 
 # Rebuild when a header changes, or when WITH_CUDA changes (.build-flags holds
 # the value of the last build): PGXS tracks neither.

@@ -362,6 +362,118 @@ typedef struct GjKernels
 } GjKernels;
 
 /*
+ * DEVICE EXPRESSIONS (cuda/expr/expr.h)
+ *
+ * A scalar expression that src/ (planner_expr.c) compiled from a
+ * PostgreSQL expression tree, as a postfix program: each step pops its
+ * operands from a small stack of values and pushes its result.  The same
+ * interpreter (gj_expr_eval, expr.h) runs per row on the device and in the
+ * CPU twin.  A value is a 64-bit integer (bool, int2/4/8, and the types
+ * stored as integers: date, time, timestamp(tz), oid) or a double (float4,
+ * float8; a float4's value is exact in a double), with a NULL flag.
+ *
+ * The evaluation is eager: every step runs on every row.  A step that
+ * PostgreSQL would answer with an error (overflow, division by zero) makes
+ * the row's outcome "undecided" instead; src/ then evaluates PostgreSQL's
+ * own expression for that row, which raises the error or not exactly as
+ * PostgreSQL's evaluation order decides (a qual "b <> 0 AND a / b > 1" does
+ * not divide where b is 0).  Undecided is therefore always safe: a step may
+ * claim it more often than PostgreSQL would fail, never less.
+ */
+typedef enum GjExprType
+{
+	GJ_EXPR_BOOL = 0,			/* integer 0 or 1 */
+	GJ_EXPR_INT2,				/* integers: the width bounds arithmetic */
+	GJ_EXPR_INT4,
+	GJ_EXPR_INT8,				/* also date, time, timestamp(tz), oid */
+	GJ_EXPR_FLOAT4,				/* doubles: float4 arithmetic rounds to float */
+	GJ_EXPR_FLOAT8
+} GjExprType;
+
+typedef enum GjExprOp
+{
+	GJ_EXPR_INPUT = 0,			/* push inputs[arg] */
+	GJ_EXPR_CONST,				/* push consts[arg] */
+	/* pop b, pop a, push a op b; type: the result's (int2pl: INT2) */
+	GJ_EXPR_ADD,
+	GJ_EXPR_SUB,
+	GJ_EXPR_MUL,
+	GJ_EXPR_DIV,				/* integers truncate toward zero */
+	GJ_EXPR_MOD,				/* integers only */
+	GJ_EXPR_NEG,				/* pop a, push -a */
+	/* pop b, pop a, push a cmp b (BOOL); type: the operands' domain, an
+	 * integer type or a float type (floats in PostgreSQL's order: NaN
+	 * equal to itself and above everything, -0 = 0) */
+	GJ_EXPR_EQ,
+	GJ_EXPR_NE,
+	GJ_EXPR_LT,
+	GJ_EXPR_LE,
+	GJ_EXPR_GT,
+	GJ_EXPR_GE,
+	GJ_EXPR_AND,				/* pop arg values, push their AND (SQL's
+								 * three-valued logic) */
+	GJ_EXPR_OR,					/* likewise OR */
+	GJ_EXPR_NOT,
+	GJ_EXPR_IS_NULL,			/* pop a, push whether it is NULL (never NULL) */
+	GJ_EXPR_IS_NOT_NULL,
+	GJ_EXPR_IS_TRUE,			/* BooleanTest: never NULL */
+	GJ_EXPR_IS_NOT_TRUE,
+	GJ_EXPR_IS_FALSE,
+	GJ_EXPR_IS_NOT_FALSE,
+	GJ_EXPR_CAST,				/* pop a of type from, push it as type
+								 * (int4 to int2 checks the range, int and
+								 * float convert as PostgreSQL's casts do) */
+	GJ_EXPR_ANY,				/* pop a, push a cmp ANY (consts[arg] ..
+								 * consts[arg + count - 1]): IN (...) */
+	GJ_EXPR_ALL					/* likewise ALL: NOT IN, <> ALL */
+} GjExprOp;
+
+typedef struct GjExprStep
+{
+	uint8_t		op;				/* GjExprOp */
+	uint8_t		type;			/* GjExprType: see the op */
+	uint8_t		from;			/* CAST: the source's GjExprType */
+	uint8_t		cmp;			/* ANY, ALL: the comparison (GJ_EXPR_EQ ..
+								 * GJ_EXPR_GE) */
+	int16_t		arg;			/* INPUT, CONST: the index; AND, OR: the
+								 * number of operands; ANY, ALL: the first
+								 * constant */
+	int16_t		count;			/* ANY, ALL: the number of constants */
+} GjExprStep;
+
+typedef struct GjExprDatum
+{
+	union
+	{
+		int64_t		i;
+		double		f;
+	}			v;
+	bool		isnull;
+} GjExprDatum;
+
+#define GJ_EXPR_MAX_STEPS	128
+#define GJ_EXPR_MAX_CONSTS	256
+#define GJ_EXPR_MAX_INPUTS	16
+#define GJ_EXPR_MAX_DEPTH	32
+
+typedef struct GjExprProgram
+{
+	int32_t		nsteps;
+	int32_t		nconsts;
+	int32_t		ninputs;		/* values the caller supplies per row */
+	uint8_t		input_types[GJ_EXPR_MAX_INPUTS];	/* GjExprType */
+	GjExprStep	steps[GJ_EXPR_MAX_STEPS];
+	GjExprDatum consts[GJ_EXPR_MAX_CONSTS];
+} GjExprProgram;
+
+/*
+ * Check a program before it runs (cuda/expr/expr_cpu.c): every index in
+ * range, the stack within GJ_EXPR_MAX_DEPTH and left with one value, each
+ * step's operands of the types it takes; is_qual: that value a BOOL
+ */
+extern GjStatus gj_expr_check(const GjExprProgram *program, bool is_qual, GjError *err);
+
+/*
  * HEAP PAGES TO COLUMNS (cuda/scan/heap_deform*)
  *
  * A side of a join that is a plain scan of a heap table is read by the join
@@ -431,6 +543,17 @@ typedef struct GjDeformSpec
 	const uint8_t *key_kinds;	/* GjKeyKind */
 	const int32_t *key_bits;
 	bool		keys_exact;
+
+	/*
+	 * A qual the tuples must pass to become rows (DEVICE EXPRESSIONS), or
+	 * NULL: its inputs are attributes input_attnos[0 .. ninputs - 1], each
+	 * read as input_kinds[] says (GjKeyKind, but as a value: OID
+	 * zero-extended, FLOAT4 and FLOAT8 as doubles), of the program's
+	 * input_types
+	 */
+	const GjExprProgram *filter;
+	const int16_t *input_attnos;
+	const uint8_t *input_kinds;
 } GjDeformSpec;
 
 /* Pages copied from the buffers, and the visible tuples in them */
@@ -456,7 +579,19 @@ typedef struct GjDeformOut
 	uint8_t    *keynulls;
 	uint32_t	null_columns;	/* out: bit c set when column c had a NULL */
 	int64_t		key_nulls;		/* out: rows with a NULL key */
+
+	/*
+	 * With a filter: the tuples whose qual is true or undecided become rows
+	 * 0 .. nrows - 1, in tuple order; selected[r] (room for n) is row r's
+	 * tuple, counted from first, with GJ_DEFORM_UNDECIDED set when the
+	 * caller must evaluate the qual itself.  Without one, nrows = n and
+	 * selected is not written.
+	 */
+	uint32_t   *selected;
+	int64_t		nrows;			/* out */
 } GjDeformOut;
+
+#define GJ_DEFORM_UNDECIDED		(UINT32_C(1) << 31)
 
 /*
  * The CPU twin's deform (cuda/scan/heap_deform_cpu.c), also gj_cpu_kernels'

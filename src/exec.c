@@ -455,9 +455,11 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	node->gj_OuterPlanRows = outer_ps ? outer_ps->plan->plan_rows :
 		floatVal(list_nth(priv, GpuJoinPrivateOuterRows));
 	if (outer_heap != 0)
-		GpuJoinHeapBegin(node, &node->gj_Outer, outer_heap, estate, eflags);
+		GpuJoinHeapBegin(node, &node->gj_Outer, outer_heap,
+						 list_nth(priv, GpuJoinPrivateOuterQuals), estate, eflags);
 	if (inner_heap != 0)
-		GpuJoinHeapBegin(node, &node->gj_Inner, inner_heap, estate, eflags);
+		GpuJoinHeapBegin(node, &node->gj_Inner, inner_heap,
+						 list_nth(priv, GpuJoinPrivateInnerQuals), estate, eflags);
 	node->gj_InnerParams = NULL;
 	(void) ExecParamsWalker((Node *) inner_args, &node->gj_InnerParams);
 

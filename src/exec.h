@@ -182,6 +182,12 @@ typedef struct GpuJoinSide
  *	host_maxattno	the highest attribute of a host column, or 0
  *	slot			a slot of the relation's row type (GpuJoinHeapNextTuple)
  *	tuple			the tuple in it
+ *	quals			the scan's quals (planner_expr.c compiled them into
+ *					filter, which the deform evaluates), or NIL
+ *	qual			PostgreSQL's own evaluation of them, for the tuples the
+ *					device left undecided and for GpuJoinHeapNextTuple, in
+ *					econtext (its scan tuple: slot)
+ *	selected		per row of a deform call, the staged tuple it came from
  *	pages_read ...	counters for EXPLAIN ANALYZE, over every scan
  */
 typedef struct GpuJoinHeapReader
@@ -209,11 +215,17 @@ typedef struct GpuJoinHeapReader
 	AttrNumber	host_maxattno;
 	TupleTableSlot *slot;
 	HeapTupleData tuple;
+	List	   *quals;
+	GpuJoinDeviceExpr *filter;
+	ExprState  *qual;
+	ExprContext *econtext;
+	uint32	   *selected;
 	int64		pages_read;
 	int64		pages_all_visible;
 	int64		tuples_read;
 	double		read_ms;
 	double		deform_ms;
+	int64		rows_removed;	/* by the quals */
 } GpuJoinHeapReader;
 
 /*
@@ -238,6 +250,7 @@ typedef struct GpuJoinCounters
 	int64		heap_tuples[2]; /* visible tuples read */
 	double		heap_ms[2];		/* time reading pages (load includes it) */
 	double		heap_deform_ms[2];	/* time deforming them (load includes it) */
+	int64		heap_removed[2];	/* rows removed by its quals */
 	GjStats		stats;
 	char		device[160];
 } GpuJoinCounters;
@@ -422,7 +435,7 @@ extern void GpuJoinLoadInner(GpuJoinState *node);
 extern bool GpuJoinLoadOuterChunk(GpuJoinState *node);
 
 /* exec_heap.c */
-extern void GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti,
+extern void GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
 							 EState *estate, int eflags);
 extern bool GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows);
 extern void GpuJoinHeapTrimNulls(GpuJoinSide *side);

@@ -86,6 +86,7 @@ GpuJoinCollectCounters(GpuJoinState *node, GpuJoinCounters *c)
 		c->heap_tuples[i] = reader->tuples_read;
 		c->heap_ms[i] = reader->read_ms;
 		c->heap_deform_ms[i] = reader->deform_ms;
+		c->heap_removed[i] = reader->rows_removed;
 	}
 	GpuJoinDeviceStats(&node->gj_Device, &c->stats);
 
@@ -134,6 +135,7 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
 		sum->heap_tuples[i] += add->heap_tuples[i];
 		sum->heap_ms[i] += add->heap_ms[i];
 		sum->heap_deform_ms[i] += add->heap_deform_ms[i];
+		sum->heap_removed[i] += add->heap_removed[i];
 	}
 	GpuJoinAddStats(&sum->stats, &add->stats);
 }
@@ -286,10 +288,24 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	}
 	ExplainPropertyText("Variant", GpuJoinVariantName(node->gj_Spec.variant,
 													  node->gj_Spec.materialize), es);
-	if (node->gj_Outer.heap)
-		ShowHeapSide("Outer Relation", node->gj_Outer.heap, es);
-	if (node->gj_Inner.heap)
-		ShowHeapSide("Inner Relation", node->gj_Inner.heap, es);
+	for (int i = 0; i < 2; i++)
+	{
+		const GpuJoinHeapReader *reader = (i == 0 ? node->gj_Outer : node->gj_Inner).heap;
+		Instrumentation *instr = css->ss.ps.instrument;
+
+		if (reader == NULL)
+			continue;
+		ShowHeapSide(i == 0 ? "Outer Relation" : "Inner Relation", reader, es);
+		ShowExprs(i == 0 ? "Outer Device Filter" : "Inner Device Filter", reader->quals,
+				  context, useprefix, es);
+		/* per loop, as explain.c shows a Seq Scan's "Rows Removed by Filter" */
+		if (reader->quals != NIL && es->analyze && instr != NULL &&
+			(total.heap_removed[i] > 0 || es->format != EXPLAIN_FORMAT_TEXT))
+			ExplainPropertyFloat(i == 0 ? "Rows Removed by Outer Device Filter" :
+								 "Rows Removed by Inner Device Filter", NULL,
+								 instr->nloops > 0 ? total.heap_removed[i] / instr->nloops : 0.0,
+								 0, es);
+	}
 	if (es->verbose)
 		ExplainPropertyText("Variants Considered",
 							strVal(list_nth(cscan->custom_private, GpuJoinPrivateConsidered)),

@@ -4,9 +4,10 @@
  *	  A side of a GpuJoin read as heap pages: the join scans the table
  *	  itself, page at a time, instead of pulling tuples from a Seq Scan
  *
- * When a side is a plain scan of a heap table (no quals, columns and keys
- * the deform takes: planner.c, GpuJoinHeapSideOf), the plan has no child for
- * it; the node opens the relation and reads it here.  Each page is read as
+ * When a side is a plain scan of a heap table (quals the device evaluates,
+ * columns and keys the deform takes: planner_clauses.c, GpuJoinHeapSide),
+ * the plan has no child for it; the node opens the relation and reads it
+ * here.  Each page is read as
  * heapam's page-mode scan reads it, by heapgetpage(): with the scan's
  * buffer strategy, the page pruned when it can be, and the visibility of
  * its tuples decided against the query's snapshot (all at once on an
@@ -27,10 +28,17 @@
  * calls of the deform per side), or the relation's pages when it has fewer; an outer chunk takes what it needs of it and
  * leaves the rest for the next chunk.
  *
+ * The scan's quals, compiled by planner_expr.c, run in the deform: a
+ * tuple that fails them becomes no row, and the rows that pass keep the
+ * tuples' order.  Where the device could not decide a tuple (a step that
+ * would raise an error in PostgreSQL: overflow, division by zero), the
+ * quals are evaluated here, by PostgreSQL's executor on the tuple, which
+ * raises the error exactly where a Seq Scan would (Recheck).
+ *
  * A partitioned hash join reads its outer side into tuplestores before it
  * joins (exec_partition.c); a heap side gives it its visible tuples one at a
  * time (GpuJoinHeapNextTuple), as heap tuples in a slot of the relation's
- * row type.
+ * row type, with its quals evaluated by the executor.
  *
  * IDENTIFICATION
  *	  src/exec_heap.c
@@ -48,8 +56,10 @@
 #include "executor/executor.h"
 #include "exec.h"
 #include "miscadmin.h"
+#include "optimizer/optimizer.h"
 #include "pgstat.h"
 #include "portability/instr_time.h"
+#include "rewrite/rewriteManip.h"
 #include "storage/bufmgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -102,12 +112,51 @@ GpuJoinHeapKeyKind(GpuJoinKeyKind kind)
 }
 
 /*
+ * The scan's quals, as the plan holds them (with the range table index the
+ * planner gave the relation), with their Vars of range table entry rti,
+ * compiled for the device; the query parameters they read set in the
+ * program's constants.  The executor's own evaluation (reader->qual) has no
+ * parent plan node: its scan tuple is the relation's heap tuple, not the
+ * join's scan tuple.
+ */
+static void
+BeginQuals(GpuJoinHeapReader *reader, List *quals, Index rti, EState *estate)
+{
+	List	   *vars = pull_var_clause((Node *) quals, 0);
+	GpuJoinDeviceExpr *filter = palloc0(sizeof(GpuJoinDeviceExpr));
+	ListCell   *lc1;
+	ListCell   *lc2;
+
+	reader->quals = copyObject(quals);
+	if (vars != NIL && ((Var *) linitial(vars))->varno != rti)
+		ChangeVarNodes((Node *) reader->quals, ((Var *) linitial(vars))->varno, rti, 0);
+	if (!GpuJoinCompileQual(reader->quals, rti, filter))
+		elog(ERROR, "gpujoin: the device cannot evaluate the quals of \"%s\"",
+			 RelationGetRelationName(reader->rel));
+	reader->econtext = CreateExprContext(estate);
+	reader->qual = ExecInitQual(reader->quals, NULL);
+	forboth(lc1, filter->params, lc2, filter->param_consts)
+	{
+		Param	   *param = lfirst_node(Param, lc1);
+		ExprState  *state = ExecInitExpr((Expr *) param, NULL);
+		bool		isnull;
+		Datum		value = ExecEvalExprSwitchContext(state, reader->econtext, &isnull);
+
+		GpuJoinDeviceExprDatum(param->paramtype, value, isnull,
+							   &filter->program.consts[lfirst_int(lc2)]);
+	}
+	ResetExprContext(reader->econtext);
+	reader->filter = filter;
+}
+
+/*
  * Open the side's relation and set up its scan and its deform; the side's
- * columns and keys (GpuJoinInitSide) give what to take from each tuple
+ * columns and keys (GpuJoinInitSide) give what to take from each tuple,
+ * quals (or NIL) which tuples become rows
  */
 void
-GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, EState *estate,
-				 int eflags)
+GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
+				 EState *estate, int eflags)
 {
 	GpuJoinHeapReader *reader = palloc0(sizeof(GpuJoinHeapReader));
 	TupleDesc	tupdesc;
@@ -138,8 +187,18 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, EState *estat
 	spec->layout.external_size = VARHDRSZ_EXTERNAL + sizeof(varatt_external);
 	spec->layout.external_tag = VARTAG_ONDISK;
 
+	if (quals != NIL)
+	{
+		BeginQuals(reader, quals, rti, estate);
+		spec->filter = &reader->filter->program;
+		spec->input_attnos = reader->filter->input_attnos;
+		spec->input_kinds = reader->filter->input_kinds;
+	}
+
 	/* attributes 1 .. the highest needed, walked in every tuple */
 	spec->natts = side->maxattno;
+	for (int i = 0; spec->filter && i < spec->filter->ninputs; i++)
+		spec->natts = Max(spec->natts, spec->input_attnos[i]);
 	if (spec->natts > tupdesc->natts || spec->natts > GJ_MAX_HEAP_ATTS)
 		elog(ERROR, "gpujoin: attribute %d of a relation of %d", spec->natts, tupdesc->natts);
 	attrs = palloc0(sizeof(GjHeapAttr) * Max(spec->natts, 1));
@@ -216,6 +275,7 @@ FreeStage(void *arg)
 	reader->pages = NULL;
 	reader->tuples = NULL;
 	reader->lengths = NULL;		/* memory of cxt: goes with it */
+	reader->selected = NULL;
 }
 
 /*
@@ -256,6 +316,9 @@ AllocStage(GpuJoinHeapReader *reader, const GjKernels *kernels)
 	if (reader->lengths == NULL)
 		reader->lengths = MemoryContextAlloc(reader->cxt, sizeof(uint16) * reader->stage_pages *
 											 MaxHeapTuplesPerPage);
+	if (reader->selected == NULL && reader->filter != NULL)
+		reader->selected = MemoryContextAllocHuge(reader->cxt, sizeof(uint32) *
+												  reader->stage_pages * MaxHeapTuplesPerPage);
 }
 
 /* Nothing staged, and blocks left to read: a scan (re)started */
@@ -467,8 +530,9 @@ StoreStagedTuple(GpuJoinHeapReader *reader, int64 t)
 }
 
 /*
- * The host columns of the next n staged tuples, into rows nrows .. nrows +
- * n - 1 of the side's batch: each tuple deformed in the reader's slot as a
+ * The host columns of the n rows the deform just wrote, into rows nrows ..
+ * nrows + n - 1 of the side's batch: from the next n staged tuples, or with
+ * quals from those selected; each tuple deformed in the reader's slot as a
  * Seq Scan's would be (attmissing values included), its by-reference values
  * copied into the batch's memory, for the staging area is reused
  */
@@ -479,7 +543,8 @@ TakeHostColumns(GpuJoinSide *side, GpuJoinHeapReader *reader, int64 n)
 
 	for (int64 i = 0; i < n; i++)
 	{
-		StoreStagedTuple(reader, reader->consumed + i);
+		StoreStagedTuple(reader, reader->consumed +
+						 (reader->filter ? reader->selected[i] : i));
 		slot_getsomeattrs(slot, reader->host_maxattno);
 		for (int c = 0; c < side->ncolumns; c++)
 		{
@@ -492,6 +557,65 @@ TakeHostColumns(GpuJoinSide *side, GpuJoinHeapReader *reader, int64 n)
 		}
 	}
 	ExecClearTuple(slot);
+}
+
+/* Move row from of the side's batch (device columns and key) to row to */
+static void
+MoveRow(GpuJoinSide *side, int64 from, int64 to)
+{
+	for (int c = 0; c < side->ncolumns; c++)
+	{
+		const GpuJoinColumn *col = &side->columns[c];
+
+		if (col->device < 0)
+			continue;
+		memcpy(side->device_values[col->device] + to * col->typlen,
+			   side->device_values[col->device] + from * col->typlen, col->typlen);
+		side->device_nulls[col->device][to] = side->device_nulls[col->device][from];
+	}
+	side->keys[to] = side->keys[from];
+	side->keynulls[to] = side->keynulls[from];
+}
+
+/*
+ * The quals of the n rows the deform just wrote (at the side's nrows), for
+ * those it left undecided evaluated by the executor on their tuples, which
+ * raises the error the device only noticed if PostgreSQL's order of
+ * evaluation reaches it; the rows that pass close up, in order, with their
+ * tuples in selected.  The rows left.
+ */
+static int64
+Recheck(GpuJoinSide *side, GpuJoinHeapReader *reader, int64 n)
+{
+	ExprContext *econtext = reader->econtext;
+	int64		kept = 0;
+
+	for (int64 r = 0; r < n; r++)
+	{
+		uint32		t = reader->selected[r];
+
+		if (t & GJ_DEFORM_UNDECIDED)
+		{
+			bool		passes;
+
+			t &= ~GJ_DEFORM_UNDECIDED;
+			econtext->ecxt_scantuple = StoreStagedTuple(reader, reader->consumed + t);
+			passes = ExecQual(reader->qual, econtext);
+			ResetExprContext(econtext);
+			if (!passes)
+				continue;
+		}
+		if (kept != r)
+			MoveRow(side, side->nrows + r, side->nrows + kept);
+		reader->selected[kept++] = t;
+	}
+	ExecClearTuple(reader->slot);
+
+	/* the deform sets only the NULLs: clear the places left for the next */
+	for (int d = 0; d < side->ndevice; d++)
+		memset(side->device_nulls[d] + side->nrows + kept, 0, n - kept);
+	memset(side->keynulls + side->nrows + kept, 0, n - kept);
+	return kept;
 }
 
 /*
@@ -507,6 +631,7 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 	while (side->nrows < max_rows)
 	{
 		int64		n;
+		int64		rows;
 		char	   *values[GJ_MAX_COLUMNS];
 		uint8	   *nulls[GJ_MAX_COLUMNS];
 		GjDeformOut out;
@@ -535,6 +660,8 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		{
 			const GpuJoinColumn *col = &side->columns[c];
 
+			if (col->device < 0)
+				continue;		/* a host column: TakeHostColumns */
 			values[col->device] = side->device_values[col->device] + side->nrows * col->typlen;
 			nulls[col->device] = side->device_nulls[col->device] + side->nrows;
 		}
@@ -542,16 +669,21 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		out.nulls = nulls;
 		out.keys = side->keys + side->nrows;
 		out.keynulls = side->keynulls + side->nrows;
+		out.selected = reader->selected;
 		batch.pages = reader->pages;
 		batch.bytes = (int64) reader->npages * BLCKSZ;
 		batch.ntuples = reader->ntuples;
 		batch.tuples = reader->tuples;
 		Deform(node, reader, &batch, n, &out);
+		rows = out.nrows;
+		if (reader->filter != NULL)
+			rows = Recheck(side, reader, rows);
 		if (side->nhost > 0)
-			TakeHostColumns(side, reader, n);
+			TakeHostColumns(side, reader, rows);
 		side->heap_null_columns |= out.null_columns;
 		side->heap_key_nulls += out.key_nulls;
-		side->nrows += n;
+		side->nrows += rows;
+		reader->rows_removed += n - rows;
 		reader->consumed += n;
 		any = true;
 	}
@@ -583,9 +715,25 @@ GpuJoinHeapTrimNulls(GpuJoinSide *side)
 TupleTableSlot *
 GpuJoinHeapNextTuple(GpuJoinHeapReader *reader)
 {
-	if (reader->consumed >= reader->ntuples && !StagePages(reader, &gj_cpu_kernels))
-		return NULL;
-	return StoreStagedTuple(reader, reader->consumed++);
+	for (;;)
+	{
+		TupleTableSlot *slot;
+
+		if (reader->consumed >= reader->ntuples && !StagePages(reader, &gj_cpu_kernels))
+			return NULL;
+		slot = StoreStagedTuple(reader, reader->consumed++);
+		if (reader->qual == NULL)
+			return slot;
+		reader->econtext->ecxt_scantuple = slot;
+		if (ExecQual(reader->qual, reader->econtext))
+		{
+			ResetExprContext(reader->econtext);
+			return slot;
+		}
+		ResetExprContext(reader->econtext);
+		reader->rows_removed++;
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 /* Read the relation again from its first page (a rescan) */

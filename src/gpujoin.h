@@ -8,7 +8,8 @@
  *
  *	gpujoin.c	_PG_init, settings
  *	planner*.c	the join hook, paths and plans (planner.c), clause analysis
- *				(planner_clauses.c), costs (planner_cost.c); planner.h
+ *				(planner_clauses.c), costs (planner_cost.c), scan quals
+ *				compiled for the device (planner_expr.c); planner.h
  *	calibrate.c	gpujoin_calibrate(): the cost model's constants, measured
  *	exec*.c		the GpuJoin custom scan (exec.h lists its files): state
  *				machine, batches, partitions, emission, EXPLAIN, parallel
@@ -194,6 +195,13 @@ typedef enum GpuJoinPrivateIndex
 	GpuJoinPrivateInnerHeap,
 	/* Float: the planner's estimate of the outer side's rows */
 	GpuJoinPrivateOuterRows,
+	/* List: the quals of the outer side's Seq Scan, when it is read as heap
+	 * pages, that the device evaluates (planner_expr.c), or NIL.  Kept
+	 * here, out of setrefs.c's reach, with their Vars of the scanned
+	 * relation: exec_heap.c evaluates them on the relation's tuples. */
+	GpuJoinPrivateOuterQuals,
+	/* List: likewise for the inner side */
+	GpuJoinPrivateInnerQuals,
 } GpuJoinPrivateIndex;
 
 /*
@@ -258,6 +266,25 @@ typedef struct GpuJoinKeyCoding
 	int32		arg;			/* NUMERIC: decimal scale; HASHED: the hash
 								 * function's OID; else 0 */
 } GpuJoinKeyCoding;
+
+/*
+ * planner_expr.c: a scan's quals compiled for the device (gpujoin_kernels.h,
+ * DEVICE EXPRESSIONS): the program, the attribute each of its inputs
+ * reads and how (GjKeyKind), and the query parameters (Params) whose
+ * values go into the constants param_consts (an Integer list)
+ */
+typedef struct GpuJoinDeviceExpr
+{
+	GjExprProgram program;
+	int16		input_attnos[GJ_EXPR_MAX_INPUTS];
+	uint8		input_kinds[GJ_EXPR_MAX_INPUTS];
+	List	   *params;
+	List	   *param_consts;
+} GpuJoinDeviceExpr;
+
+extern bool GpuJoinDeviceExprType(Oid type, GjExprType *t, GjKeyKind *kind);
+extern void GpuJoinDeviceExprDatum(Oid type, Datum value, bool isnull, GjExprDatum *d);
+extern bool GpuJoinCompileQual(List *quals, Index relid, GpuJoinDeviceExpr *out);
 
 /* exec_heap.c: the GjKeyKind the heap deform codes a key with, or -1 */
 extern int	GpuJoinHeapKeyKind(GpuJoinKeyKind kind);

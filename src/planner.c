@@ -429,6 +429,22 @@ UsePhysicalTargetList(PlannerInfo *root, Plan *plan)
 }
 
 /*
+ * Whether a side's plan is a Seq Scan whose quals (none, or those the
+ * planner ordered) the device evaluates, so that the join can read its
+ * relation as heap pages
+ */
+static bool
+DeviceScan(Plan *plan)
+{
+	GpuJoinDeviceExpr expr;
+
+	if (!IsA(plan, SeqScan))
+		return false;
+	return plan->qual == NIL ||
+		GpuJoinCompileQual(plan->qual, ((Scan *) plan)->scanrelid, &expr);
+}
+
+/*
  * PlanCustomPath callback: the CustomScan for a GpuHashJoin, GpuMergeJoin or
  * GpuThetaJoin path
  *
@@ -453,10 +469,10 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	Index		inner_heap = GpuJoinHeapSide(root, lsecond(best_path->custom_paths), strategy,
 											 key_clauses, outer_is_left, codings, false);
 
-	/* ... and as the Seq Scans came out */
-	if (outer_heap && (!IsA(outer_plan, SeqScan) || outer_plan->qual != NIL))
+	/* ... and as the Seq Scans came out, their quals on the device */
+	if (outer_heap && !DeviceScan(outer_plan))
 		outer_heap = 0;
-	if (inner_heap && (!IsA(inner_plan, SeqScan) || inner_plan->qual != NIL))
+	if (inner_heap && !DeviceScan(inner_plan))
 		inner_heap = 0;
 
 	Assert(clauses == NIL);
@@ -512,6 +528,8 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->custom_private = lappend(cscan->custom_private, makeInteger(inner_heap != 0));
 	cscan->custom_private = lappend(cscan->custom_private,
 									makeFloat(psprintf("%.1f", outer_plan->plan_rows)));
+	cscan->custom_private = lappend(cscan->custom_private, outer_heap ? outer_plan->qual : NIL);
+	cscan->custom_private = lappend(cscan->custom_private, inner_heap ? inner_plan->qual : NIL);
 	cscan->custom_scan_tlist = BuildScanTargetList(outer_plan->targetlist,
 												   inner_plan->targetlist);
 	switch ((GpuJoinStrategy) intVal(list_nth(priv, GpuJoinPathStrategy)))

@@ -46,6 +46,7 @@
 #include "optimizer/paths.h"
 #include "optimizer/plancat.h"
 #include "optimizer/restrictinfo.h"
+#include "optimizer/restrictinfo.h"
 #include "utils/lsyscache.h"
 
 /*
@@ -537,7 +538,8 @@ GpuJoinExtractThetaClauses(PlannerInfo *root, List *restrictlist, RelOptInfo *jo
  * (exec_heap.c) instead of running that side's Seq Scan, or 0
  *
  * The side's path must be a plain Seq Scan of a heap table or materialized
- * view (no quals, no sampling, no parameters; parallel only as the outer
+ * view (quals only where the device evaluates them all: planner_expr.c;
+ * no sampling, no parameters; parallel only as the outer
  * side of a partial join, whose processes then share out the relation's
  * blocks as a Parallel Seq Scan's do: exec_parallel.c), every column of
  * its target (what the join needs of it) a user column (the fixed-width
@@ -548,6 +550,22 @@ GpuJoinExtractThetaClauses(PlannerInfo *root, List *restrictlist, RelOptInfo *jo
  * a scan's rows with the row being rechecked, which only a Seq Scan node
  * knows how to do.  Equi-joins only: theta joins keep their children.
  */
+/* Whether the device evaluates every qual of rel's scan (planner_expr.c) */
+static bool
+DeviceEvaluatesQuals(RelOptInfo *rel)
+{
+	GpuJoinDeviceExpr expr;
+	ListCell   *lc;
+
+	if (rel->baserestrictinfo == NIL)
+		return true;
+	foreach(lc, rel->baserestrictinfo)
+		if (lfirst_node(RestrictInfo, lc)->pseudoconstant)
+			return false;
+	return GpuJoinCompileQual(extract_actual_clauses(rel->baserestrictinfo, false),
+							  rel->relid, &expr);
+}
+
 Index
 GpuJoinHeapSide(PlannerInfo *root, Path *path, GpuJoinStrategy strategy, List *key_clauses,
 				List *outer_is_left, List *codings, bool outer)
@@ -565,7 +583,7 @@ GpuJoinHeapSide(PlannerInfo *root, Path *path, GpuJoinStrategy strategy, List *k
 		path->pathtype != T_SeqScan || (path->parallel_aware && !outer) ||
 		path->param_info != NULL ||
 		(rel->reloptkind != RELOPT_BASEREL && rel->reloptkind != RELOPT_OTHER_MEMBER_REL) ||
-		rel->baserestrictinfo != NIL ||
+		!DeviceEvaluatesQuals(rel) ||
 		list_length(path->pathtarget->exprs) > GJ_MAX_COLUMNS)
 		return 0;
 	rte = planner_rt_fetch(rel->relid, root);

@@ -268,8 +268,11 @@ ChildCostScale(const Path *path)
  * gpujoin.heap_tuple_cost per tuple on them; a side with host columns
  * (variable-width or by reference) deforms each tuple on the host too, as
  * a Seq Scan would (its per-tuple cost, scaled), and pays
- * gpujoin.extract_cost per host value, as a child's values do.  payloads:
- * its device columns (CountPayload); the rest of its target are host ones.
+ * gpujoin.extract_cost per host value, as a child's values do.  Quals
+ * (evaluated with the deform: planner_expr.c) cost what the Seq Scan's
+ * would, scaled, and the host columns are taken only from the rows that
+ * pass them.  payloads: its device columns (CountPayload); the rest of its
+ * target are host ones.
  */
 static Cost
 HeapSideCost(const Path *path, int payloads)
@@ -279,9 +282,12 @@ HeapSideCost(const Path *path, int payloads)
 		gpujoin_heap_tuple_cost * rel->tuples;
 	int			nhost = list_length(path->pathtarget->exprs) - payloads;
 
+	if (rel->baserestrictinfo != NIL)
+		cost += (rel->baserestrictcost.startup +
+				 rel->baserestrictcost.per_tuple * rel->tuples) * gpujoin_scan_cost_scale;
 	if (nhost > 0)
-		cost += rel->tuples * (cpu_tuple_cost * gpujoin_scan_cost_scale +
-							   nhost * gpujoin_extract_cost);
+		cost += rel->rows * (cpu_tuple_cost * gpujoin_scan_cost_scale +
+							 nhost * gpujoin_extract_cost);
 	return cost;
 }
 

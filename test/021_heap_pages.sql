@@ -12,7 +12,8 @@
 -- in the transaction, empty tables and pages, chunks that end inside a
 -- page, a partitioned join, rescans, a materialized view, unlogged and
 -- temporary tables, and a cancel while pages are read.  Sides the path does
--- not take keep their Seq Scan: a scan with a qual, a partitioned table, a
+-- not take keep their Seq Scan: a scan with a qual the device does not
+-- evaluate (test/023 has those it does), a partitioned table, a
 -- text key, SELECT FOR UPDATE.
 BEGIN;
 SELECT plan(29);
@@ -81,7 +82,7 @@ INSERT INTO hq VALUES
 	('text, varchar and TOAST-ed columns', 'SELECT w.pad1, w.k, w.pad2, md5(w.big), length(w.big), w.tail, w.v, s.w FROM w JOIN s ON w.k = s.k', 2),
 	('host columns, a left join', 'SELECT w.pad2, w.tail, s.w, s.kf8::text FROM w LEFT JOIN s ON w.v = s.k2', 2),
 	('a text column after the added ones', 'SELECT w.added_null, w.pad1 || w.tail, s.w FROM w JOIN s ON w.added_default = s.k', 2),
-	('a qual keeps the Seq Scan', 'SELECT w.k, s.w FROM w JOIN s ON w.k = s.k WHERE s.w > 100', 1),
+	('a qual the device does not take keeps the Seq Scan', 'SELECT w.k, s.w FROM w JOIN s ON w.k = s.k WHERE s.w::text LIKE ''1%''', 1),
 	('a text key keeps the Seq Scan', 'SELECT w.k, s.w FROM w JOIN s ON w.pad2 = s.k::text', 0);
 
 CREATE TEMP TABLE hq_expected (name text, digest text);

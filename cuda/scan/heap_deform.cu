@@ -10,7 +10,10 @@
  * page-locked memory), runs gj_heap_deform_row (heap_deform.h) in one
  * thread per tuple, and copies the rows back into the caller's arrays: the
  * values and keys always, the NULL flags of a column or of the keys only
- * when one was set (the caller's are zero).  The rows come back
+ * when one was set (the caller's are zero).  With a filter, each thread
+ * also runs the qual's program (expr.h) on its tuple; the rows that stay
+ * are then moved together, in tuple order (their places an exclusive sum
+ * over the verdicts), so that only they come back.  The rows come back
  * to host memory because the join's build and count take host batches
  * today; the pages are what crosses the bus, not per-row executor work.
  *
@@ -44,12 +47,50 @@ Align8(size_t off)
 	return (off + 7) & ~(size_t) 7;
 }
 
+/*
+ * Lay out n rows (the NULL flags of the columns, then of the keys, the
+ * keys, the values) in buffer from off, into rows when buffer is not NULL;
+ * the end.  The flags come first, so that one memset clears them.
+ */
+static size_t
+LayoutRows(const GjDeformPlan *plan, char *buffer, size_t off, int64_t n, GjDeformRows *rows)
+{
+	if (buffer != NULL)
+	{
+		memset(rows, 0, sizeof(*rows));
+		for (int c = 0; c < plan->ncolumns; c++)
+			rows->nulls[c] = (uint8_t *) buffer + off + (size_t) c * n;
+		rows->keynulls = (uint8_t *) buffer + off + (size_t) plan->ncolumns * n;
+	}
+	off = Align8(off + (size_t) n * (plan->ncolumns + 1));
+	if (plan->nkeys > 0)
+	{
+		if (buffer != NULL)
+			rows->keys = (uint64_t *) (buffer + off);
+		off += sizeof(uint64_t) * (size_t) n;
+	}
+	for (int c = 0; c < plan->ncolumns; c++)
+	{
+		if (buffer != NULL)
+			rows->values[c] = buffer + off;
+		off = Align8(off + (size_t) plan->column_widths[c] * n);
+	}
+	return off;
+}
+
+/*
+ * One thread per tuple: tuple i into row i of rows, and with a filter its
+ * verdict, and keep[i] = 1 where the row stays; only the rows that stay
+ * count in found
+ */
 __global__ void __launch_bounds__(GJ_BLOCK_SIZE)
 heap_deform_kernel(const GjDeformPlan *__restrict__ plan,
 				   const GjDeformAttr *__restrict__ attrs,
 				   const char *__restrict__ pages,
 				   const uint32_t *__restrict__ tuples, int64_t n,
 				   const __grid_constant__ GjDeformRows rows,
+				   uint8_t *__restrict__ verdict,
+				   unsigned long long *__restrict__ keep,
 				   DeformFound *__restrict__ found)
 {
 	for (int64_t i = gj_thread_index(); i < n; i += gj_grid_stride())
@@ -57,18 +98,61 @@ heap_deform_kernel(const GjDeformPlan *__restrict__ plan,
 		GjDeformFound f;
 
 		gj_heap_deform_row(plan, attrs, pages + tuples[i], i, &rows, &f);
-		if (f.null_columns != 0)
-			atomicOr(&found->null_columns, f.null_columns);
 		if (f.bad_attno > 0)
 			atomicMax(&found->bad_attno, f.bad_attno);
+		if (verdict != NULL)
+		{
+			verdict[i] = f.verdict;
+			if (f.verdict == GJ_QUAL_FAILS)
+				continue;
+			keep[i] = 1;
+		}
+		if (f.null_columns != 0)
+			atomicOr(&found->null_columns, f.null_columns);
 		if (f.keynull)
 			atomicAdd(&found->key_nulls, 1ULL);
 	}
 }
 
 /*
- * Ship plan and tuples first .. first + n - 1, deform them on the device,
- * and bring the rows back into out
+ * The rows that stay, moved to their places in order (pos: the exclusive
+ * sum of keep), each with the tuple it came from in selected
+ */
+__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
+heap_compact_kernel(const GjDeformPlan *__restrict__ plan, int64_t n,
+					const uint8_t *__restrict__ verdict,
+					const unsigned long long *__restrict__ pos,
+					const __grid_constant__ GjDeformRows from,
+					const __grid_constant__ GjDeformRows to,
+					uint32_t *__restrict__ selected)
+{
+	for (int64_t i = gj_thread_index(); i < n; i += gj_grid_stride())
+	{
+		int64_t		r = (int64_t) pos[i];
+
+		if (verdict[i] == GJ_QUAL_FAILS)
+			continue;
+		for (int c = 0; c < plan->ncolumns; c++)
+		{
+			int			width = plan->column_widths[c];
+
+			gj_heap_store(to.values[c], r, width,
+						  gj_heap_load(from.values[c] + i * width, width));
+			to.nulls[c][r] = from.nulls[c][i];
+		}
+		if (plan->nkeys > 0)
+		{
+			to.keys[r] = from.keys[i];
+			to.keynulls[r] = from.keynulls[i];
+		}
+		selected[r] = (uint32_t) i |
+			(verdict[i] == GJ_QUAL_UNDECIDED ? GJ_DEFORM_UNDECIDED : 0);
+	}
+}
+
+/*
+ * Ship plan and tuples first .. first + n - 1, deform them on the device
+ * (and filter them, then close the gaps), and bring the rows back into out
  */
 static GjStatus
 Deform(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *plan,
@@ -80,55 +164,74 @@ Deform(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *plan,
 	size_t		tuples_off = Align8(attrs_off + attrs_bytes);
 	size_t		pages_off = Align8(tuples_off + sizeof(uint32_t) * (size_t) n);
 	size_t		input_bytes = pages_off + (size_t) pages->bytes;
-	size_t		flags_off = Align8(sizeof(DeformFound));
-	size_t		flags_bytes = (size_t) n * (plan->ncolumns + 1);
+	size_t		rows_off = Align8(sizeof(DeformFound));
+	size_t		verdict_off = 0;
+	size_t		keep_off = 0;
+	size_t		selected_off = 0;
+	size_t		compact_off = 0;
 	size_t		output_bytes;
-	size_t		off;
 	char	   *input;
 	char	   *output;
 	GjDeformRows rows;
+	GjDeformRows compact;
+	const GjDeformRows *result = &rows;
 	DeformFound found;
+	uint64_t	nrows = (uint64_t) n;
 
-	/* the output: found, the NULL flags (columns, then keys), keys, values */
-	off = Align8(flags_off + flags_bytes);
-	memset(&rows, 0, sizeof(rows));
-	output_bytes = off + (plan->nkeys > 0 ? sizeof(uint64_t) * (size_t) n : 0);
-	for (int c = 0; c < plan->ncolumns; c++)
-		output_bytes = Align8(output_bytes + (size_t) plan->column_widths[c] * n);
+	/* the output: found, the rows, and with a filter what compacts them */
+	output_bytes = LayoutRows(plan, NULL, rows_off, n, NULL);
+	if (plan->has_filter)
+	{
+		verdict_off = output_bytes;
+		keep_off = Align8(verdict_off + (size_t) n);
+		selected_off = keep_off + sizeof(unsigned long long) * (size_t) (n + 1);
+		compact_off = Align8(selected_off + sizeof(uint32_t) * (size_t) n);
+		output_bytes = LayoutRows(plan, NULL, compact_off, n, NULL);
+	}
 
 	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_SCAN_INPUT, input_bytes, err));
 	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_SCAN_OUTPUT, output_bytes, err));
 	input = GJ_BUFFER(ctx, GJ_BUFFER_SCAN_INPUT, char);
 	output = GJ_BUFFER(ctx, GJ_BUFFER_SCAN_OUTPUT, char);
+	LayoutRows(plan, output, rows_off, n, &rows);
+	if (plan->has_filter)
+		LayoutRows(plan, output, compact_off, n, &compact);
 
-	for (int c = 0; c < plan->ncolumns; c++)
-		rows.nulls[c] = (uint8_t *) output + flags_off + (size_t) c * n;
-	rows.keynulls = (uint8_t *) output + flags_off + (size_t) plan->ncolumns * n;
-	if (plan->nkeys > 0)
-	{
-		rows.keys = (uint64_t *) (output + off);
-		off += sizeof(uint64_t) * (size_t) n;
-	}
-	for (int c = 0; c < plan->ncolumns; c++)
-	{
-		rows.values[c] = output + off;
-		off = Align8(off + (size_t) plan->column_widths[c] * n);
-	}
-
-	/* queued: the copy of found below waits for them and the kernel */
+	/* queued: the copy of found below waits for them and the kernels */
 	GJ_TRY(gj_cuda_copy_to_device_async(ctx, input, plan, sizeof(GjDeformPlan), err));
 	GJ_TRY(gj_cuda_copy_to_device_async(ctx, input + attrs_off, attrs, attrs_bytes, err));
 	GJ_TRY(gj_cuda_copy_to_device_async(ctx, input + tuples_off, pages->tuples + first,
 										sizeof(uint32_t) * (size_t) n, err));
 	GJ_TRY(gj_cuda_copy_to_device_async(ctx, input + pages_off, pages->pages,
 										(size_t) pages->bytes, err));
-	GJ_CUDA_TRY(err, cudaMemsetAsync(output, 0, flags_off + flags_bytes, ctx->stream));
+	/* found and the NULL flags start at zero, and so does keep */
+	GJ_CUDA_TRY(err, cudaMemsetAsync(output, 0, rows_off + (size_t) n * (plan->ncolumns + 1),
+									 ctx->stream));
+	if (plan->has_filter)
+		GJ_CUDA_TRY(err, cudaMemsetAsync(output + keep_off, 0,
+										 sizeof(unsigned long long) * (size_t) (n + 1),
+										 ctx->stream));
 
 	heap_deform_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>
 		((const GjDeformPlan *) input, (const GjDeformAttr *) (input + attrs_off),
 		 input + pages_off, (const uint32_t *) (input + tuples_off), n, rows,
-		 (DeformFound *) output);
+		 plan->has_filter ? (uint8_t *) (output + verdict_off) : NULL,
+		 (unsigned long long *) (output + keep_off), (DeformFound *) output);
 	GJ_CUDA_TRY(err, cudaGetLastError());
+
+	if (plan->has_filter)
+	{
+		/* keep[] becomes each row's place; keep[n] the rows that stay */
+		GJ_TRY(gj_cuda_count_offsets(ctx, (uint64_t *) (output + keep_off), n, &nrows, err));
+		heap_compact_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>
+			((const GjDeformPlan *) input, n, (const uint8_t *) (output + verdict_off),
+			 (const unsigned long long *) (output + keep_off), rows, compact,
+			 (uint32_t *) (output + selected_off));
+		GJ_CUDA_TRY(err, cudaGetLastError());
+		result = &compact;
+		GJ_TRY(gj_cuda_copy_from_device(ctx, out->selected, output + selected_off,
+										sizeof(uint32_t) * (size_t) nrows, err));
+	}
 
 	GJ_TRY(gj_cuda_copy_from_device(ctx, &found, output, sizeof(found), err));
 	if (found.bad_attno > 0)
@@ -138,22 +241,23 @@ Deform(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *plan,
 
 	if (plan->nkeys > 0)
 	{
-		GJ_TRY(gj_cuda_copy_from_device(ctx, out->keys, rows.keys,
-										sizeof(uint64_t) * (size_t) n, err));
+		GJ_TRY(gj_cuda_copy_from_device(ctx, out->keys, result->keys,
+										sizeof(uint64_t) * nrows, err));
 		if (found.key_nulls > 0)
-			GJ_TRY(gj_cuda_copy_from_device(ctx, out->keynulls, rows.keynulls,
-											(size_t) n, err));
+			GJ_TRY(gj_cuda_copy_from_device(ctx, out->keynulls, result->keynulls,
+											(size_t) nrows, err));
 	}
 	for (int c = 0; c < plan->ncolumns; c++)
 	{
-		GJ_TRY(gj_cuda_copy_from_device(ctx, out->values[c], rows.values[c],
-										(size_t) plan->column_widths[c] * n, err));
+		GJ_TRY(gj_cuda_copy_from_device(ctx, out->values[c], result->values[c],
+										(size_t) plan->column_widths[c] * nrows, err));
 		if (found.null_columns & (1U << c))
-			GJ_TRY(gj_cuda_copy_from_device(ctx, out->nulls[c], rows.nulls[c],
-											(size_t) n, err));
+			GJ_TRY(gj_cuda_copy_from_device(ctx, out->nulls[c], result->nulls[c],
+											(size_t) nrows, err));
 	}
 	out->null_columns = found.null_columns;
 	out->key_nulls = (int64_t) found.key_nulls;
+	out->nrows = (int64_t) nrows;
 	return GJ_OK;
 }
 
@@ -171,6 +275,7 @@ gj_cuda_heap_deform(GjContext *gctx, const GjPageBatch *pages, const GjDeformSpe
 	GJ_TRY(gj_heap_deform_prepare(pages, spec, first, n, &plan, &attrs, err));
 	out->null_columns = 0;
 	out->key_nulls = 0;
+	out->nrows = 0;
 	status = n > 0 ? Deform(ctx, pages, &plan, attrs, first, n, out, err) : GJ_OK;
 	free(attrs);
 	return status;

@@ -49,6 +49,7 @@
 #include <string.h>
 
 #include "gpujoin_kernels.h"
+#include "expr.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,6 +63,7 @@ typedef struct GjDeformAttr
 	bool		missing_isnull; /* GjHeapAttr's */
 	int16_t		column;			/* the output column it becomes, or -1 */
 	bool		is_key;			/* a key reads it */
+	int8_t		input;			/* the filter's input it is, or -1 */
 	uint64_t	missing_value;
 } GjDeformAttr;
 
@@ -74,7 +76,9 @@ typedef struct GjDeformAttr
  *	fixed_natts		attributes 1 .. fixed_natts lie at fixed_off[] in
  *					every tuple that has no NULL: those before the first
  *					varlena or C string (heaptuple.c's attcacheoff)
- *	max_needed		the highest attribute a column or key reads
+ *	max_needed		the highest attribute a column, key or the filter reads
+ *	filter			the spec's filter (has_filter), its inputs read as
+ *					input_kinds[] from input_attnos[]
  */
 typedef struct GjDeformPlan
 {
@@ -94,6 +98,13 @@ typedef struct GjDeformPlan
 	uint8_t		key_widths[GJ_MAX_KEYS];
 	int32_t		key_bits[GJ_MAX_KEYS];
 	bool		keys_exact;
+	bool		has_filter;
+	int32_t		ninputs;
+	int16_t		input_attnos[GJ_EXPR_MAX_INPUTS];
+	int16_t		input_fixed_off[GJ_EXPR_MAX_INPUTS];
+	uint8_t		input_kinds[GJ_EXPR_MAX_INPUTS];	/* GjKeyKind */
+	uint8_t		input_widths[GJ_EXPR_MAX_INPUTS];
+	GjExprProgram filter;
 } GjDeformPlan;
 
 /*
@@ -115,6 +126,7 @@ typedef struct GjDeformFound
 	bool		keynull;		/* a key attribute is NULL: matches nothing */
 	int32_t		bad_attno;		/* > 0: a TOAST pointer of an unknown tag in
 								 * this attribute; the row is not written */
+	uint8_t		verdict;		/* the filter's GJ_QUAL_*: PASSES without one */
 } GjDeformFound;
 
 /*
@@ -231,11 +243,13 @@ gj_heap_deform_row(const GjDeformPlan *plan, const GjDeformAttr *attrs,
 	const uint8_t *bits = (const uint8_t *) tup + layout->bits_offset;
 	const char *data = tup + (uint8_t) tup[layout->hoff_offset];
 	int64_t		keyvals[GJ_MAX_KEYS];
+	GjExprDatum inputs[GJ_EXPR_MAX_INPUTS];
 	int64_t		off = 0;
 
 	found->null_columns = 0;
 	found->keynull = false;
 	found->bad_attno = 0;
+	found->verdict = GJ_QUAL_PASSES;
 
 	/*
 	 * No NULL, every needed attribute in the tuple and at a fixed offset:
@@ -255,6 +269,15 @@ gj_heap_deform_row(const GjDeformPlan *plan, const GjDeformAttr *attrs,
 											(GjKeyKind) plan->key_kinds[k]);
 			out->keys[row] = gj_pack_keys(keyvals, plan->key_bits, plan->nkeys,
 										  plan->keys_exact);
+		}
+		if (plan->has_filter)
+		{
+			for (int i = 0; i < plan->ninputs; i++)
+				inputs[i] = gj_expr_input_of(gj_heap_load(data + plan->input_fixed_off[i],
+														  plan->input_widths[i]),
+											 plan->input_widths[i],
+											 (GjKeyKind) plan->input_kinds[i]);
+			found->verdict = (uint8_t) gj_expr_qual(&plan->filter, inputs);
 		}
 		return;
 	}
@@ -333,6 +356,14 @@ gj_heap_deform_row(const GjDeformPlan *plan, const GjDeformAttr *attrs,
 												(GjKeyKind) plan->key_kinds[k]);
 			}
 		}
+		if (attr->input >= 0)
+		{
+			int			i = attr->input;
+
+			inputs[i] = gj_expr_input_of(bytes, plan->input_widths[i],
+										 (GjKeyKind) plan->input_kinds[i]);
+			inputs[i].isnull = isnull;
+		}
 	}
 
 	if (plan->nkeys > 0)
@@ -346,6 +377,8 @@ gj_heap_deform_row(const GjDeformPlan *plan, const GjDeformAttr *attrs,
 			out->keys[row] = gj_pack_keys(keyvals, plan->key_bits, plan->nkeys,
 										  plan->keys_exact);
 	}
+	if (plan->has_filter)
+		found->verdict = (uint8_t) gj_expr_qual(&plan->filter, inputs);
 }
 
 #ifdef __cplusplus

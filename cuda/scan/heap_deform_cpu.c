@@ -59,6 +59,7 @@ PlanDeform(const GjDeformSpec *spec, GjDeformPlan *plan, GjDeformAttr *attrs,
 		attrs[a].missing_value = src->missing_value;
 		attrs[a].column = -1;
 		attrs[a].is_key = false;
+		attrs[a].input = -1;
 	}
 
 	/* the attributes at a fixed offset in a tuple with no NULL */
@@ -105,7 +106,37 @@ PlanDeform(const GjDeformSpec *spec, GjDeformPlan *plan, GjDeformAttr *attrs,
 			plan->max_needed = attno;
 	}
 
-	/* where the fixed path reads each column and key */
+	/* the filter's inputs: attributes of a by-value width, each once */
+	plan->has_filter = spec->filter != NULL;
+	plan->ninputs = 0;
+	if (spec->filter != NULL)
+	{
+		GjStatus	status = gj_expr_check(spec->filter, true, err);
+
+		if (status != GJ_OK)
+			return status;
+		plan->filter = *spec->filter;
+		plan->ninputs = spec->filter->ninputs;
+		for (int i = 0; i < plan->ninputs; i++)
+		{
+			int			attno = spec->input_attnos[i];
+			int			len = attno >= 1 && attno <= spec->natts ? spec->attrs[attno - 1].len : 0;
+
+			if ((len != 1 && len != 2 && len != 4 && len != 8) || attrs[attno - 1].input >= 0 ||
+				spec->input_kinds[i] > GJ_KEY_FLOAT8)
+				return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+									"heap deform: filter input %d is attribute %d of %d, of length %d.",
+									i, attno, (int) spec->natts, len);
+			attrs[attno - 1].input = (int8_t) i;
+			plan->input_attnos[i] = (int16_t) attno;
+			plan->input_kinds[i] = spec->input_kinds[i];
+			plan->input_widths[i] = (uint8_t) len;
+			if (attno > plan->max_needed)
+				plan->max_needed = attno;
+		}
+	}
+
+	/* where the fixed path reads each column, key and input */
 	off = 0;
 	for (int a = 0; a < plan->fixed_natts; a++)
 	{
@@ -115,6 +146,8 @@ PlanDeform(const GjDeformSpec *spec, GjDeformPlan *plan, GjDeformAttr *attrs,
 		for (int k = 0; k < spec->nkeys; k++)
 			if (plan->key_attnos[k] == a + 1)
 				plan->key_fixed_off[k] = (int16_t) off;
+		if (attrs[a].input >= 0)
+			plan->input_fixed_off[attrs[a].input] = (int16_t) off;
 		off += spec->attrs[a].len;
 	}
 	return GJ_OK;
@@ -131,7 +164,8 @@ gj_heap_deform_prepare(const GjPageBatch *pages, const GjDeformSpec *spec, int64
 	GjStatus	status;
 
 	*attrs = NULL;
-	if (first < 0 || n < 0 || first + n > pages->ntuples || pages->bytes < 0)
+	if (first < 0 || n < 0 || first + n > pages->ntuples || pages->bytes < 0 ||
+		n > (int64_t) ~GJ_DEFORM_UNDECIDED)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"heap deform: tuples %lld + %lld of %lld.",
 							(long long) first, (long long) n, (long long) pages->ntuples);
@@ -173,11 +207,14 @@ gj_cpu_heap_deform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec 
 	rows.keynulls = out->keynulls;
 	out->null_columns = 0;
 	out->key_nulls = 0;
+	out->nrows = 0;
 	for (int64_t i = 0; i < n; i++)
 	{
 		GjDeformFound found;
+		int64_t		row = out->nrows;
 
-		gj_heap_deform_row(&plan, attrs, pages->pages + pages->tuples[first + i], i,
+		/* a row the filter drops is written over by the next tuple's */
+		gj_heap_deform_row(&plan, attrs, pages->pages + pages->tuples[first + i], row,
 						   &rows, &found);
 		if (found.bad_attno > 0)
 		{
@@ -186,8 +223,21 @@ gj_cpu_heap_deform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec 
 								"heap deform: a TOAST pointer of an unknown tag in attribute %d.",
 								(int) found.bad_attno);
 		}
+		if (found.verdict == GJ_QUAL_FAILS)
+		{
+			/* only the NULLs were set: clear them for the next */
+			for (int c = 0; c < plan.ncolumns; c++)
+				rows.nulls[c][row] = 0;
+			if (plan.nkeys > 0)
+				rows.keynulls[row] = 0;
+			continue;
+		}
+		if (plan.has_filter)
+			out->selected[row] = (uint32_t) i |
+				(found.verdict == GJ_QUAL_UNDECIDED ? GJ_DEFORM_UNDECIDED : 0);
 		out->null_columns |= found.null_columns;
 		out->key_nulls += found.keynull;
+		out->nrows++;
 	}
 	free(attrs);
 	return GJ_OK;

@@ -1,0 +1,554 @@
+/*-------------------------------------------------------------------------
+ *
+ * planner_expr.c
+ *	  The device expression compiler: a scan's quals, when every part of
+ *	  them is one the device interprets, as a program of cuda/expr/expr.h
+ *
+ * What compiles (anything else, and the side keeps its Seq Scan):
+ *
+ *	Vars		user columns of the scanned relation of type bool, int2,
+ *				int4, int8, float4, float8, oid, date, time, timestamp or
+ *				timestamptz: the program's inputs, each attribute once
+ *	Consts		of those types; Params of the query's parameters
+ *				(PARAM_EXTERN), whose values are set when the scan starts
+ *	operators	PostgreSQL's built-in arithmetic (+ - * / %, unary -) on
+ *				int2/4/8 and float4/8 and their comparisons, the
+ *				comparisons of oid, bool, date, time and timestamp(tz);
+ *				recognised by the C function behind the operator (int4pl,
+ *				float84lt, timestamp_eq, ...) of an internal-language
+ *				function, so that a user's operator of the same name
+ *				does not pass for it
+ *	casts		among int2/4/8, from them to float4/8, between float4 and
+ *				float8, from floats to integers (i4tod, dtoi4, ...)
+ *	AND, OR, NOT, IS [NOT] NULL, IS [NOT] TRUE/FALSE/UNKNOWN, and
+ *	x op ANY/ALL (array constant): IN (...), NOT IN (...)
+ *
+ * The program evaluates every step on every row (the interpreter has no
+ * jumps) and marks a row undecided where a step would raise an error
+ * (gpujoin_kernels.h, DEVICE EXPRESSIONS); exec_heap.c evaluates
+ * PostgreSQL's own quals on those rows.  So the compiler need not keep
+ * PostgreSQL's order of evaluation, only its values.
+ *
+ * The planner compiles a scan's quals to decide whether the side can be
+ * read as heap pages; the executor compiles the same quals again (they
+ * travel in the plan as expressions, which copy and serialize, rather
+ * than as a program, which does not) and sets the Params' values.
+ *
+ * IDENTIFICATION
+ *	  src/planner_expr.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "gpujoin.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+/* What a built-in function does as a step */
+typedef struct DeviceFunction
+{
+	const char *prosrc;			/* its C function */
+	GjExprOp	op;
+} DeviceFunction;
+
+/*
+ * The built-in functions the device runs, by their C functions; the
+ * operand and result types come from the expression, so that int48pl and
+ * int4pl need only their names here
+ */
+static const char *const int_prefixes[] = {
+	"int2", "int4", "int8", "int24", "int42", "int28", "int82", "int48", "int84"
+};
+static const char *const float_prefixes[] = {"float4", "float8", "float48", "float84"};
+static const char *const ordered_prefixes[] = {"date_", "time_", "timestamp_", "oid", "bool"};
+static const DeviceFunction arith_suffixes[] = {
+	{"pl", GJ_EXPR_ADD}, {"mi", GJ_EXPR_SUB}, {"mul", GJ_EXPR_MUL}, {"div", GJ_EXPR_DIV}
+};
+static const DeviceFunction compare_suffixes[] = {
+	{"eq", GJ_EXPR_EQ}, {"ne", GJ_EXPR_NE}, {"lt", GJ_EXPR_LT},
+	{"le", GJ_EXPR_LE}, {"gt", GJ_EXPR_GT}, {"ge", GJ_EXPR_GE}
+};
+static const DeviceFunction single_functions[] = {
+	{"int2mod", GJ_EXPR_MOD}, {"int4mod", GJ_EXPR_MOD}, {"int8mod", GJ_EXPR_MOD},
+	{"int2um", GJ_EXPR_NEG}, {"int4um", GJ_EXPR_NEG}, {"int8um", GJ_EXPR_NEG},
+	{"float4um", GJ_EXPR_NEG}, {"float8um", GJ_EXPR_NEG},
+	/* casts */
+	{"i2toi4", GJ_EXPR_CAST}, {"i4toi2", GJ_EXPR_CAST}, {"int28", GJ_EXPR_CAST},
+	{"int82", GJ_EXPR_CAST}, {"int48", GJ_EXPR_CAST}, {"int84", GJ_EXPR_CAST},
+	{"i2tod", GJ_EXPR_CAST}, {"i4tod", GJ_EXPR_CAST}, {"i8tod", GJ_EXPR_CAST},
+	{"i2tof", GJ_EXPR_CAST}, {"i4tof", GJ_EXPR_CAST}, {"i8tof", GJ_EXPR_CAST},
+	{"ftod", GJ_EXPR_CAST}, {"dtof", GJ_EXPR_CAST},
+	{"dtoi2", GJ_EXPR_CAST}, {"dtoi4", GJ_EXPR_CAST}, {"dtoi8", GJ_EXPR_CAST},
+	{"ftoi2", GJ_EXPR_CAST}, {"ftoi4", GJ_EXPR_CAST}, {"ftoi8", GJ_EXPR_CAST}
+};
+
+/* The step of the built-in function behind funcid, or -1 */
+static int
+DeviceFunctionOp(Oid funcid)
+{
+	HeapTuple	tuple;
+	Form_pg_proc proc;
+	Datum		datum;
+	char	   *prosrc;
+	int			op = -1;
+	char		name[64];
+	bool		isnull;
+
+	tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+	if (!HeapTupleIsValid(tuple))
+		return -1;
+	proc = (Form_pg_proc) GETSTRUCT(tuple);
+	if (proc->prolang != INTERNALlanguageId)
+	{
+		ReleaseSysCache(tuple);
+		return -1;
+	}
+	datum = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_prosrc, &isnull);
+	if (isnull)
+	{
+		ReleaseSysCache(tuple);
+		return -1;
+	}
+	prosrc = TextDatumGetCString(datum);
+	ReleaseSysCache(tuple);
+
+	for (int i = 0; i < lengthof(single_functions) && op < 0; i++)
+		if (strcmp(prosrc, single_functions[i].prosrc) == 0)
+			op = single_functions[i].op;
+	for (int s = 0; s < lengthof(compare_suffixes) && op < 0; s++)
+	{
+		for (int p = 0; p < lengthof(int_prefixes) && op < 0; p++)
+		{
+			snprintf(name, sizeof(name), "%s%s", int_prefixes[p], compare_suffixes[s].prosrc);
+			if (strcmp(prosrc, name) == 0)
+				op = compare_suffixes[s].op;
+		}
+		for (int p = 0; p < lengthof(float_prefixes) && op < 0; p++)
+		{
+			snprintf(name, sizeof(name), "%s%s", float_prefixes[p], compare_suffixes[s].prosrc);
+			if (strcmp(prosrc, name) == 0)
+				op = compare_suffixes[s].op;
+		}
+		for (int p = 0; p < lengthof(ordered_prefixes) && op < 0; p++)
+		{
+			snprintf(name, sizeof(name), "%s%s", ordered_prefixes[p], compare_suffixes[s].prosrc);
+			if (strcmp(prosrc, name) == 0)
+				op = compare_suffixes[s].op;
+		}
+	}
+	for (int s = 0; s < lengthof(arith_suffixes) && op < 0; s++)
+	{
+		for (int p = 0; p < lengthof(int_prefixes) && op < 0; p++)
+		{
+			snprintf(name, sizeof(name), "%s%s", int_prefixes[p], arith_suffixes[s].prosrc);
+			if (strcmp(prosrc, name) == 0)
+				op = arith_suffixes[s].op;
+		}
+		for (int p = 0; p < lengthof(float_prefixes) && op < 0; p++)
+		{
+			snprintf(name, sizeof(name), "%s%s", float_prefixes[p], arith_suffixes[s].prosrc);
+			if (strcmp(prosrc, name) == 0)
+				op = arith_suffixes[s].op;
+		}
+	}
+	pfree(prosrc);
+	return op;
+}
+
+/*
+ * The device's type for a PostgreSQL type, and how an attribute of it is
+ * read (GjKeyKind); false when the device has none
+ */
+bool
+GpuJoinDeviceExprType(Oid type, GjExprType *t, GjKeyKind *kind)
+{
+	*kind = GJ_KEY_SIGNED;
+	switch (type)
+	{
+		case BOOLOID:
+			*t = GJ_EXPR_BOOL;
+			*kind = GJ_KEY_BOOL;
+			return true;
+		case INT2OID:
+			*t = GJ_EXPR_INT2;
+			return true;
+		case INT4OID:
+		case DATEOID:
+			*t = GJ_EXPR_INT4;
+			return true;
+		case INT8OID:
+		case TIMEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			*t = GJ_EXPR_INT8;
+			return true;
+		case OIDOID:
+			*t = GJ_EXPR_INT8;
+			*kind = GJ_KEY_OID;
+			return true;
+		case FLOAT4OID:
+			*t = GJ_EXPR_FLOAT4;
+			*kind = GJ_KEY_FLOAT4;
+			return true;
+		case FLOAT8OID:
+			*t = GJ_EXPR_FLOAT8;
+			*kind = GJ_KEY_FLOAT8;
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* A value of a type the device has, as the interpreter holds it */
+void
+GpuJoinDeviceExprDatum(Oid type, Datum value, bool isnull, GjExprDatum *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->isnull = isnull;
+	if (isnull)
+		return;
+	switch (type)
+	{
+		case BOOLOID:
+			d->v.i = DatumGetBool(value) ? 1 : 0;
+			break;
+		case INT2OID:
+			d->v.i = DatumGetInt16(value);
+			break;
+		case INT4OID:
+		case DATEOID:
+			d->v.i = DatumGetInt32(value);
+			break;
+		case OIDOID:
+			d->v.i = (int64) DatumGetObjectId(value);
+			break;
+		case FLOAT4OID:
+			d->v.f = (double) DatumGetFloat4(value);
+			break;
+		case FLOAT8OID:
+			d->v.f = DatumGetFloat8(value);
+			break;
+		default:				/* int8, time, timestamp(tz) */
+			d->v.i = DatumGetInt64(value);
+			break;
+	}
+}
+
+/* The compiler's state: the program growing in out */
+typedef struct Compiler
+{
+	GpuJoinDeviceExpr *out;
+	Index		relid;
+} Compiler;
+
+static bool CompileNode(Compiler *c, Node *node, GjExprType *type);
+
+static bool
+AddStep(Compiler *c, GjExprOp op, GjExprType type, int arg)
+{
+	GjExprProgram *p = &c->out->program;
+	GjExprStep *step;
+
+	if (p->nsteps >= GJ_EXPR_MAX_STEPS)
+		return false;
+	step = &p->steps[p->nsteps++];
+	memset(step, 0, sizeof(*step));
+	step->op = (uint8) op;
+	step->type = (uint8) type;
+	step->arg = (int16) arg;
+	return true;
+}
+
+static int
+AddConst(Compiler *c, Oid type, Datum value, bool isnull)
+{
+	GjExprProgram *p = &c->out->program;
+
+	if (p->nconsts >= GJ_EXPR_MAX_CONSTS)
+		return -1;
+	GpuJoinDeviceExprDatum(type, value, isnull, &p->consts[p->nconsts]);
+	return p->nconsts++;
+}
+
+/* The input for attribute attno, added the first time it is read */
+static int
+InputOf(Compiler *c, AttrNumber attno, GjExprType type, GjKeyKind kind)
+{
+	GjExprProgram *p = &c->out->program;
+
+	for (int i = 0; i < p->ninputs; i++)
+		if (c->out->input_attnos[i] == attno)
+			return i;
+	if (p->ninputs >= GJ_EXPR_MAX_INPUTS)
+		return -1;
+	c->out->input_attnos[p->ninputs] = attno;
+	c->out->input_kinds[p->ninputs] = (uint8) kind;
+	p->input_types[p->ninputs] = (uint8) type;
+	return p->ninputs++;
+}
+
+/* The arguments of an operator or function, then its step */
+static bool
+CompileCall(Compiler *c, Oid funcid, List *args, Oid resulttype, GjExprType *type)
+{
+	int			op = DeviceFunctionOp(funcid);
+	GjExprType	argtypes[2];
+	GjKeyKind	kind;
+	int			nargs = list_length(args);
+	ListCell   *lc;
+	int			i = 0;
+
+	if (op < 0 || nargs < 1 || nargs > 2 ||
+		(nargs == 1) != (op == GJ_EXPR_NEG || op == GJ_EXPR_CAST) ||
+		!GpuJoinDeviceExprType(resulttype, type, &kind))
+		return false;
+	foreach(lc, args)
+		if (!CompileNode(c, lfirst(lc), &argtypes[i++]))
+			return false;
+	if (op == GJ_EXPR_CAST)
+	{
+		GjExprProgram *p = &c->out->program;
+
+		if (!AddStep(c, GJ_EXPR_CAST, *type, 0))
+			return false;
+		p->steps[p->nsteps - 1].from = (uint8) argtypes[0];
+		return true;
+	}
+	if (op >= GJ_EXPR_EQ && op <= GJ_EXPR_GE)
+	{
+		/* a comparison: typed by its operands' domain, gives a bool */
+		if (*type != GJ_EXPR_BOOL)
+			return false;
+		return AddStep(c, op, argtypes[0], 0);
+	}
+	return AddStep(c, op, *type, 0);
+}
+
+/* x op ANY/ALL (constant array) */
+static bool
+CompileArrayOp(Compiler *c, ScalarArrayOpExpr *saop, GjExprType *type)
+{
+	Node	   *scalar = linitial(saop->args);
+	Const	   *array = (Const *) lsecond(saop->args);
+	int			op = DeviceFunctionOp(saop->opfuncid);
+	Oid			elemtype;
+	GjExprType	elemdevtype;
+	GjExprType	scalartype;
+	GjKeyKind	kind;
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Datum	   *values;
+	bool	   *nulls;
+	int			n;
+	int			first = c->out->program.nconsts;
+	GjExprProgram *p = &c->out->program;
+
+	if (op < GJ_EXPR_EQ || op > GJ_EXPR_GE || !IsA(array, Const) || array->constisnull)
+		return false;
+	elemtype = get_element_type(array->consttype);
+	if (!OidIsValid(elemtype) || !GpuJoinDeviceExprType(elemtype, &elemdevtype, &kind))
+		return false;
+	if (!CompileNode(c, scalar, &scalartype))
+		return false;
+	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(DatumGetArrayTypeP(array->constvalue), elemtype, elmlen, elmbyval,
+					  elmalign, &values, &nulls, &n);
+	if (n > GJ_EXPR_MAX_CONSTS - first)
+		return false;
+	for (int i = 0; i < n; i++)
+		AddConst(c, elemtype, values[i], nulls[i]);
+	if (!AddStep(c, saop->useOr ? GJ_EXPR_ANY : GJ_EXPR_ALL, elemdevtype, first))
+		return false;
+	p->steps[p->nsteps - 1].cmp = (uint8) op;
+	p->steps[p->nsteps - 1].count = (int16) n;
+	*type = GJ_EXPR_BOOL;
+	return true;
+}
+
+/* node's steps, its value's type in *type; false where it does not compile */
+static bool
+CompileNode(Compiler *c, Node *node, GjExprType *type)
+{
+	GjKeyKind	kind;
+
+	check_stack_depth();
+	if (node == NULL)
+		return false;
+	switch (nodeTag(node))
+	{
+		case T_Var:
+			{
+				Var		   *var = (Var *) node;
+				int			input;
+
+				if (var->varno != c->relid || var->varlevelsup != 0 || var->varattno <= 0 ||
+					var->varattno > GJ_MAX_HEAP_ATTS ||
+					!GpuJoinDeviceExprType(var->vartype, type, &kind))
+					return false;
+				input = InputOf(c, var->varattno, *type, kind);
+				return input >= 0 && AddStep(c, GJ_EXPR_INPUT, *type, input);
+			}
+		case T_Const:
+			{
+				Const	   *con = (Const *) node;
+				int			k;
+
+				if (!GpuJoinDeviceExprType(con->consttype, type, &kind))
+					return false;
+				k = AddConst(c, con->consttype, con->constvalue, con->constisnull);
+				return k >= 0 && AddStep(c, GJ_EXPR_CONST, *type, k);
+			}
+		case T_Param:
+			{
+				Param	   *param = (Param *) node;
+				int			k;
+
+				/* the query's parameters: fixed while the plan runs */
+				if (param->paramkind != PARAM_EXTERN ||
+					!GpuJoinDeviceExprType(param->paramtype, type, &kind))
+					return false;
+				k = AddConst(c, param->paramtype, (Datum) 0, true);
+				if (k < 0)
+					return false;
+				c->out->params = lappend(c->out->params, param);
+				c->out->param_consts = lappend_int(c->out->param_consts, k);
+				return AddStep(c, GJ_EXPR_CONST, *type, k);
+			}
+		case T_RelabelType:
+			{
+				RelabelType *relabel = (RelabelType *) node;
+				GjExprType	to;
+
+				if (!GpuJoinDeviceExprType(relabel->resulttype, &to, &kind) ||
+					!CompileNode(c, (Node *) relabel->arg, type))
+					return false;
+				return *type == to;
+			}
+		case T_OpExpr:
+			{
+				OpExpr	   *op = (OpExpr *) node;
+
+				set_opfuncid(op);
+				return CompileCall(c, op->opfuncid, op->args, op->opresulttype, type);
+			}
+		case T_FuncExpr:
+			{
+				FuncExpr   *func = (FuncExpr *) node;
+
+				if (func->funcretset || func->funcvariadic)
+					return false;
+				return CompileCall(c, func->funcid, func->args, func->funcresulttype, type);
+			}
+		case T_ScalarArrayOpExpr:
+			{
+				ScalarArrayOpExpr *saop = (ScalarArrayOpExpr *) node;
+
+				set_sa_opfuncid(saop);
+				return CompileArrayOp(c, saop, type);
+			}
+		case T_BoolExpr:
+			{
+				BoolExpr   *b = (BoolExpr *) node;
+				ListCell   *lc;
+
+				foreach(lc, b->args)
+					if (!CompileNode(c, lfirst(lc), type) || *type != GJ_EXPR_BOOL)
+						return false;
+				*type = GJ_EXPR_BOOL;
+				switch (b->boolop)
+				{
+					case AND_EXPR:
+						return AddStep(c, GJ_EXPR_AND, GJ_EXPR_BOOL, list_length(b->args));
+					case OR_EXPR:
+						return AddStep(c, GJ_EXPR_OR, GJ_EXPR_BOOL, list_length(b->args));
+					case NOT_EXPR:
+						return AddStep(c, GJ_EXPR_NOT, GJ_EXPR_BOOL, 0);
+				}
+				return false;
+			}
+		case T_NullTest:
+			{
+				NullTest   *nt = (NullTest *) node;
+
+				if (nt->argisrow || !CompileNode(c, (Node *) nt->arg, type))
+					return false;
+				*type = GJ_EXPR_BOOL;
+				return AddStep(c, nt->nulltesttype == IS_NULL ? GJ_EXPR_IS_NULL :
+							   GJ_EXPR_IS_NOT_NULL, GJ_EXPR_BOOL, 0);
+			}
+		case T_BooleanTest:
+			{
+				BooleanTest *bt = (BooleanTest *) node;
+				GjExprOp	op;
+
+				if (!CompileNode(c, (Node *) bt->arg, type) || *type != GJ_EXPR_BOOL)
+					return false;
+				switch (bt->booltesttype)
+				{
+					case IS_TRUE:
+						op = GJ_EXPR_IS_TRUE;
+						break;
+					case IS_NOT_TRUE:
+						op = GJ_EXPR_IS_NOT_TRUE;
+						break;
+					case IS_FALSE:
+						op = GJ_EXPR_IS_FALSE;
+						break;
+					case IS_NOT_FALSE:
+						op = GJ_EXPR_IS_NOT_FALSE;
+						break;
+					case IS_UNKNOWN:
+						op = GJ_EXPR_IS_NULL;
+						break;
+					default:
+						op = GJ_EXPR_IS_NOT_NULL;
+						break;
+				}
+				return AddStep(c, op, GJ_EXPR_BOOL, 0);
+			}
+		default:
+			return false;
+	}
+}
+
+/*
+ * Compile quals (an implicitly ANDed list, over relation relid) into out;
+ * false when some part of them has no device step, or the program would
+ * be too large.  out->params lists the Params whose values the executor
+ * puts in the constants out->param_consts.
+ */
+bool
+GpuJoinCompileQual(List *quals, Index relid, GpuJoinDeviceExpr *out)
+{
+	Compiler	c;
+	GjExprType	type;
+	GjError		err;
+	ListCell   *lc;
+
+	memset(out, 0, sizeof(*out));
+	c.out = out;
+	c.relid = relid;
+	if (quals == NIL)
+		return false;
+	foreach(lc, quals)
+		if (!CompileNode(&c, lfirst(lc), &type) || type != GJ_EXPR_BOOL)
+			return false;
+	if (list_length(quals) > 1 &&
+		!AddStep(&c, GJ_EXPR_AND, GJ_EXPR_BOOL, list_length(quals)))
+		return false;
+	/* the stack's depth and the operand types, as the kernels check them */
+	memset(&err, 0, sizeof(err));
+	return gj_expr_check(&out->program, true, &err) == GJ_OK;
+}

@@ -1,0 +1,216 @@
+-- test/023_device_filter.sql
+--
+-- Scan quals on the device (src/planner_expr.c, cuda/expr/expr.h): a side
+-- read as heap pages whose Seq Scan has quals the device evaluates keeps
+-- no Seq Scan; the deform drops the tuples that fail them.  Differential:
+-- every query returns PostgreSQL's rows, over every type the evaluator
+-- takes, NULLs, NaN, -0 and infinities, integer and float arithmetic at
+-- its limits, AND/OR/NOT, IN and NOT IN lists with NULLs, casts, query
+-- parameters; every join type; pages staged one at a time and small
+-- chunks; a partitioned join (whose outer side the executor filters); a
+-- parallel join; a rescan.  Where the device cannot decide a row (a step
+-- that raises an error in PostgreSQL), PostgreSQL's own evaluation decides
+-- it: the error where PostgreSQL raises it, none where its order of
+-- evaluation avoids it.  Quals outside the evaluator keep the Seq Scan.
+BEGIN;
+SELECT plan(27);
+CREATE EXTENSION IF NOT EXISTS gpujoin;
+LOAD 'gpujoin';
+\ir helpers.psql
+SET LOCAL client_min_messages = warning;
+SET LOCAL max_parallel_workers_per_gather = 0;
+
+-- a: every type the evaluator takes, with NULLs, NaN, -0, infinities and
+-- values at the types' limits; a text column before them; a dropped and an
+-- added column
+CREATE TABLE a (t text, k int4, i2 int2, i8 int8, junk int, f4 float4, f8 float8, b bool, o oid,
+				d date, ts timestamp, tz timestamptz, tm time, z int4);
+INSERT INTO a SELECT
+	CASE WHEN g % 9 = 0 THEN NULL ELSE 'x' || g END,
+	CASE WHEN g % 37 = 0 THEN NULL ELSE g % 400 END,
+	CASE WHEN g % 11 = 0 THEN NULL WHEN g % 101 = 0 THEN 32767 ELSE (g % 300 - 150)::int2 END,
+	CASE WHEN g % 13 = 0 THEN NULL WHEN g % 103 = 0 THEN 9223372036854775807 ELSE g::int8 * 1000003 - 2000000000 END,
+	g,
+	CASE WHEN g % 17 = 0 THEN NULL WHEN g % 19 = 0 THEN 'NaN' WHEN g % 23 = 0 THEN '-0' ELSE (g % 500) / 8.0 END,
+	CASE WHEN g % 29 = 0 THEN NULL WHEN g % 31 = 0 THEN 'NaN' WHEN g % 41 = 0 THEN 'Infinity'
+		 WHEN g % 43 = 0 THEN '-0' WHEN g % 47 = 0 THEN 1e300 ELSE (g % 700) / 3.0 - 50 END,
+	CASE WHEN g % 7 = 0 THEN NULL ELSE g % 3 = 0 END,
+	(g * 7919 % 4000000000)::oid,
+	date '2020-01-01' + g % 400,
+	timestamp '2020-01-01' + g * interval '37 minutes',
+	timestamptz '2020-01-01 00:00+00' + g * interval '41 minutes',
+	time '00:00' + g * interval '13 seconds',
+	CASE WHEN g % 53 = 0 THEN NULL ELSE g END
+FROM generate_series(1, 5000) g;
+ALTER TABLE a DROP COLUMN junk;
+ALTER TABLE a ADD COLUMN added int4 DEFAULT 7;
+INSERT INTO a (k, i2, i8, f8, z, added) SELECT g % 400, g, g, g, g, g % 11 FROM generate_series(1, 500) g;
+-- c: the other side
+CREATE TABLE c (k int4, w int4, f8 float8);
+INSERT INTO c SELECT g % 450, CASE WHEN g % 19 = 0 THEN NULL ELSE g END, g / 7.0 FROM generate_series(1, 3000) g;
+ANALYZE a, c;
+
+-- the queries: how many sides each reads as pages, and how many of them
+-- with a device filter
+CREATE TEMP TABLE fq (name text PRIMARY KEY, sql text, heap_sides int, filters int);
+INSERT INTO fq VALUES
+	('int4 comparison', 'SELECT a.k, a.z, c.w FROM a JOIN c ON a.k = c.k WHERE a.z > 1000', 2, 1),
+	('int2 arithmetic', 'SELECT a.k, a.i2, c.w FROM a JOIN c ON a.k = c.k WHERE a.i2 + 1 > 100 OR -a.i2 > 140', 2, 1),
+	('int8 arithmetic, mixed widths', 'SELECT a.k, a.i8 FROM a JOIN c ON a.k = c.k WHERE a.i8 / 3 - a.k < 4000000000 AND a.i8 % 7 <> 2', 2, 1),
+	('BETWEEN', 'SELECT a.k, a.z FROM a JOIN c ON a.k = c.k WHERE a.z BETWEEN 100 AND 2000', 2, 1),
+	('IN with a NULL', 'SELECT a.k, a.z FROM a JOIN c ON a.k = c.k WHERE a.z IN (1, 5, 77, 300, 4000, NULL)', 2, 1),
+	('NOT IN', 'SELECT a.k, a.z FROM a JOIN c ON a.k = c.k WHERE a.z NOT IN (1, 5, 77, 300)', 2, 1),
+	('NOT IN with a NULL: no row', 'SELECT a.k FROM a JOIN c ON a.k = c.k WHERE a.z NOT IN (1, NULL)', 2, 1),
+	('float8: NaN above everything', 'SELECT a.k, a.f8 FROM a JOIN c ON a.k = c.k WHERE a.f8 > 1e299', 2, 1),
+	('float8: NaN = NaN, -0 = 0', 'SELECT a.k, a.f8 FROM a JOIN c ON a.k = c.k WHERE a.f8 = ''NaN'' OR a.f8 = 0', 2, 1),
+	('float8 arithmetic', 'SELECT a.k, a.f8 FROM a JOIN c ON a.k = c.k WHERE a.f8 / 3 + 1 >= 20 AND a.f8 * 2 < 1e301', 2, 1),
+	('float4 arithmetic and float4 = float8', 'SELECT a.k, a.f4 FROM a JOIN c ON a.k = c.k WHERE a.f4 * 3 > 100 OR a.f4 + a.f8 = 0', 2, 1),
+	('bool', 'SELECT a.k, a.b FROM a JOIN c ON a.k = c.k WHERE a.b', 2, 1),
+	('NOT bool, IS NOT TRUE, IS UNKNOWN', 'SELECT a.k, a.b FROM a JOIN c ON a.k = c.k WHERE NOT a.b OR (a.b IS NOT TRUE AND a.z < 100) OR (a.b IS UNKNOWN AND a.k < 5)', 2, 1),
+	('IS NULL and IS NOT NULL', 'SELECT a.k, a.z FROM a JOIN c ON a.k = c.k WHERE a.z IS NULL OR (a.f4 IS NOT NULL AND a.f8 IS NULL)', 2, 1),
+	('oid', 'SELECT a.k, a.o FROM a JOIN c ON a.k = c.k WHERE a.o > 20000000::oid', 2, 1),
+	('date, timestamp, timestamptz, time', 'SELECT a.k, a.d FROM a JOIN c ON a.k = c.k WHERE a.d >= date ''2020-03-01'' AND a.ts < timestamp ''2020-03-15'' AND a.tz > timestamptz ''2020-01-10 00:00+00'' AND a.tm <> time ''00:13''', 2, 1),
+	('casts', 'SELECT a.k, a.z FROM a JOIN c ON a.k = c.k WHERE a.z::int8 * 1000000000 > 5 AND a.k::float8 / 3 > 10 AND a.f8 < 1e6 AND a.f8::int4 % 2 = 0 AND a.i2::float4 > -100', 2, 1),
+	('an added column', 'SELECT a.k, a.added FROM a JOIN c ON a.k = c.k WHERE a.added > 5', 2, 1),
+	('undecided rows: a guarded division', 'SELECT a.k, a.z FROM a JOIN c ON a.k = c.k WHERE a.k <> 5 AND a.z / (a.k - 5) > 2', 2, 1),
+	('undecided rows: a guarded overflow', 'SELECT a.k, a.i8 FROM a JOIN c ON a.k = c.k WHERE a.i8 < 1000000000000 AND a.i8 * 1000 > 7', 2, 1),
+	('quals on both sides', 'SELECT a.k, a.z, c.w FROM a JOIN c ON a.k = c.k WHERE a.z < 3000 AND c.w % 3 = 1', 2, 2),
+	('a text column', 'SELECT a.t, a.k, c.w FROM a JOIN c ON a.k = c.k WHERE a.z % 4 = 1', 2, 1),
+	('left join, the inner side filtered', 'SELECT a.k, a.z, c2.w FROM a LEFT JOIN (SELECT * FROM c WHERE c.w > 1500) c2 ON a.k = c2.k', 2, 1),
+	('right join', 'SELECT a.k, c.w FROM a RIGHT JOIN c ON a.k = c.k WHERE c.f8 < 300', 2, 1),
+	('full join', 'SELECT a.k, c2.w FROM (SELECT * FROM a WHERE a.z < 2500) a FULL JOIN (SELECT * FROM c WHERE c.w > 100) c2 ON a.k = c2.k', 2, 2),
+	('semi join', 'SELECT a.k, a.z FROM a WHERE a.z > 4000 AND EXISTS (SELECT 1 FROM c WHERE c.k = a.k AND c.w < 1000)', 2, 2),
+	('anti join', 'SELECT a.k, a.z FROM a WHERE a.f8 < 100 AND NOT EXISTS (SELECT 1 FROM c WHERE c.k = a.k AND c.w < 1000)', 2, 2),
+	('a text qual keeps the Seq Scan', 'SELECT a.k, c.w FROM a JOIN c ON a.k = c.k WHERE a.t LIKE ''x1%''', 1, 0),
+	('CASE keeps the Seq Scan', 'SELECT a.k, c.w FROM a JOIN c ON a.k = c.k WHERE CASE WHEN a.z > 5 THEN a.k ELSE 0 END > 3', 1, 0),
+	('a long IN list keeps the Seq Scan', 'SELECT a.k FROM a JOIN c ON a.k = c.k WHERE a.z IN (' || (SELECT string_agg(g::text, ',') FROM generate_series(1, 300) g) || ')', 1, 0);
+
+CREATE TEMP TABLE fq_expected (name text, digest text);
+:postgres_join
+INSERT INTO fq_expected SELECT name, pg_temp.rows_digest(sql) FROM fq;
+SELECT is((SELECT string_agg(name, ', ' ORDER BY name) FROM fq_expected e
+		   WHERE (SELECT count(*) FROM fq_expected f WHERE f.digest = e.digest) > 1
+			 OR digest LIKE '0:%'), 'NOT IN with a NULL: no row',
+	'the reference: each query has rows of its own (one has none)');
+
+-- Run every query: the names of those whose plan has other sides read as
+-- pages or other device filters than expected, or whose rows are not
+-- PostgreSQL's
+CREATE FUNCTION pg_temp.filter_failures(check_plans boolean DEFAULT true) RETURNS text
+LANGUAGE plpgsql AS $f$
+DECLARE
+	q record;
+	bad text := '';
+	p text;
+BEGIN
+	FOR q IN SELECT * FROM fq ORDER BY name LOOP
+		p := pg_temp.plan(q.sql);
+		IF check_plans AND ((length(p) - length(replace(p, '(heap pages)', ''))) / length('(heap pages)') <> q.heap_sides
+			OR (length(p) - length(replace(p, 'Device Filter:', ''))) / length('Device Filter:') <> q.filters
+			OR p !~ 'Gpu(Hash|Merge)Join') THEN
+			bad := bad || q.name || ' (plan); ';
+		ELSIF pg_temp.rows_digest(q.sql) <> (SELECT digest FROM fq_expected e WHERE e.name = q.name) THEN
+			bad := bad || q.name || ' (rows); ';
+		END IF;
+	END LOOP;
+	RETURN bad;
+END
+$f$;
+
+:gpu_join
+SELECT is(pg_temp.filter_failures(), '', 'device filters: every query, default settings');
+SELECT matches(pg_temp.plan(sql), 'Outer Relation: a \(heap pages\)\n\s+Outer Device Filter: \(a\.z > 1000\)', 'EXPLAIN shows the device filter under its relation')
+	FROM fq WHERE name = 'int4 comparison';
+SELECT doesnt_match(pg_temp.plan(sql), 'Seq Scan', 'no Seq Scan node: both filtered sides read as pages')
+	FROM fq WHERE name = 'quals on both sides';
+SELECT is(pg_temp.plan_number(pg_temp.plan_analyze(sql), 'Rows Removed by Outer Device Filter'),
+		  (SELECT count(*) FROM a WHERE NOT coalesce(a.z > 1000, false)),
+		  'EXPLAIN ANALYZE counts the rows the filter removed')
+	FROM fq WHERE name = 'int4 comparison';
+SET LOCAL gpujoin.heap_stage_pages = 1;
+SET LOCAL gpujoin.chunk_rows = 7;
+SELECT is(pg_temp.filter_failures(), '', 'pages staged one at a time, chunks of 7 rows: every query');
+RESET gpujoin.chunk_rows;
+RESET gpujoin.heap_stage_pages;
+SELECT is(pg_temp.filter_failures(false), '', 'device filters, ' || v || ': every query')
+	FROM unnest(ARRAY['nphj', 'phj', 'smj']) v, LATERAL (SELECT set_config('gpujoin.join_variant', v, true)) c;
+RESET gpujoin.join_variant;
+SET LOCAL gpujoin.enable_hashjoin = off;
+SELECT is(pg_temp.filter_failures(false), '', 'device filters under GPU merge joins: every query');
+RESET gpujoin.enable_hashjoin;
+SET LOCAL gpujoin.enable_heapscan = off;
+SELECT is(pg_temp.filter_failures(false), '', 'the Seq Scan children (enable_heapscan = off): every query');
+SELECT doesnt_match(pg_temp.plan(sql), 'Device Filter', 'enable_heapscan = off: the quals stay in the Seq Scan')
+	FROM fq WHERE name = 'int4 comparison';
+RESET gpujoin.enable_heapscan;
+
+-- a partitioned join: the outer side goes to the partitions tuple by tuple,
+-- its quals evaluated by the executor
+SET LOCAL gpujoin.device_memory_limit = 64;
+SELECT matches(pg_temp.plan_analyze(sql), 'Outer Device Filter: [^\n]*\n\s+Rows Removed by Outer Device Filter: \d+[\s\S]*Partitions: \d+',
+			   'partitioned: the outer side filtered')
+	FROM fq WHERE name = 'int4 comparison';
+SELECT is(pg_temp.filter_failures(false), '', 'partitioned joins with device filters: every query');
+RESET gpujoin.device_memory_limit;
+
+-- errors where PostgreSQL raises them, and only there
+\set q_div 'SELECT a.k, a.z FROM a JOIN c ON a.k = c.k WHERE a.z / (a.k - 5) > 2'
+\set q_ovf 'SELECT a.k FROM a JOIN c ON a.k = c.k WHERE a.i8 * 1000 > 7'
+\set q_i2 'SELECT a.k FROM a JOIN c ON a.k = c.k WHERE a.i2 * 2::int2 > 0'
+\set q_cast 'SELECT a.k FROM a JOIN c ON a.k = c.k WHERE a.i8::int4 > 0'
+\set q_fovf 'SELECT a.k FROM a JOIN c ON a.k = c.k WHERE a.f8 * 1e10 > 0'
+:postgres_join
+SELECT throws_ok(:'q_div', '22012', NULL, 'the reference raises division by zero');
+SELECT throws_ok(:'q_ovf', '22003', NULL, 'the reference raises bigint out of range');
+:gpu_join
+SELECT matches(pg_temp.plan(:'q_div'), 'Outer Device Filter', 'the division is a device filter');
+SELECT throws_ok(:'q_div', '22012', 'division by zero', 'device filter: division by zero, as PostgreSQL raises it');
+SELECT throws_ok(:'q_ovf', '22003', 'bigint out of range', 'device filter: bigint out of range');
+SELECT throws_ok(:'q_i2', '22003', 'smallint out of range', 'device filter: smallint out of range');
+SELECT throws_ok(:'q_cast', '22003', 'integer out of range', 'device filter: a cast out of range');
+SELECT throws_ok(:'q_fovf', '22003', 'value out of range: overflow', 'device filter: float8 overflow');
+
+-- query parameters: a generic plan's filter reads them when the scan starts
+SET LOCAL plan_cache_mode = force_generic_plan;
+PREPARE pq(int4, float8) AS SELECT a.k, a.z, c.w FROM a JOIN c ON a.k = c.k WHERE a.z > $1 AND a.f8 < $2;
+SELECT matches(string_agg(l, E'\n'), 'Outer Device Filter: \(\(a\.z > \$1\) AND \(a\.f8 < \$2\)\)',
+			   'a generic plan: the parameters in the device filter')
+	FROM gpujoin_explain('EXECUTE pq(4000, 100)') l;
+-- PL/pgSQL's variables are such parameters, fetched through its hook
+CREATE FUNCTION pg_temp.pq(lim int4, fl float8) RETURNS TABLE (k int4, z int4, w int4)
+LANGUAGE plpgsql AS $f$
+BEGIN
+	RETURN QUERY SELECT a.k, a.z, c.w FROM a JOIN c ON a.k = c.k WHERE a.z > lim AND a.f8 < fl;
+END
+$f$;
+:postgres_join
+CREATE TEMP TABLE pq_expected AS
+	SELECT 1 AS run, * FROM pg_temp.pq(4000, 100) UNION ALL SELECT 2, * FROM pg_temp.pq(100, 10)
+	UNION ALL SELECT 3, * FROM pg_temp.pq(NULL, 10);
+:gpu_join
+SELECT bag_eq($$SELECT 1 AS run, * FROM pg_temp.pq(4000, 100) UNION ALL SELECT 2, * FROM pg_temp.pq(100, 10)
+				UNION ALL SELECT 3, * FROM pg_temp.pq(NULL, 10)$$,
+			  'SELECT * FROM pq_expected', 'parameters: each execution its own rows (a NULL one: none)');
+RESET plan_cache_mode;
+
+-- a parallel join: the processes share the filtered outer side's blocks
+\set q 'SELECT a.k, a.z, c.w FROM a JOIN c ON a.k = c.k WHERE a.z % 3 = 0 AND a.f8 > 10'
+:postgres_join
+CREATE TEMP TABLE par_expected AS :q;
+:gpu_join
+:parallel_cheap
+SELECT matches(pg_temp.plan(:'q'), 'Outer Relation: a \(heap pages, parallel\)\n\s+Outer Device Filter',
+			   'parallel: the outer side filtered, its blocks shared');
+SELECT bag_eq(:'q', 'SELECT * FROM par_expected', 'parallel: the same rows');
+RESET max_parallel_workers_per_gather;
+
+-- a rescan: the filtered sides read again, or kept
+\set q 'SELECT t.g, ss.* FROM (VALUES (1), (2), (3)) t(g), LATERAL (SELECT count(*), sum(c.w) FROM a JOIN c ON a.k = c.k + t.g WHERE a.z > 1000 AND c.w < 2500) ss'
+:postgres_join
+CREATE TEMP TABLE rescan_expected AS :q;
+:gpu_join
+SET LOCAL enable_memoize = off;
+SELECT bag_eq(:'q', 'SELECT * FROM rescan_expected', 'rescanned: each value its own rows');
+
+SELECT * FROM finish();
+ROLLBACK;

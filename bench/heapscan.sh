@@ -26,6 +26,8 @@
 # side (heap bytes read over the time reading and deforming them).
 # SETTINGS and PHASES (space-separated) narrow the settings measured and
 # the ones whose phases are printed; both default to all of the above.
+# WHERE adds a filter to the query (for example 'xr.v < 300 AND xs.v % 4 = 1':
+# the scans' quals, which the heap-page path evaluates in the deform).
 # Output: CSV on stdout: rows,setting,plan,ms
 set -euo pipefail
 
@@ -37,7 +39,8 @@ phases=${PHASES:-gpu_heap gpu_child}
 psql_() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 psql_ -c "CREATE EXTENSION IF NOT EXISTS gpujoin" >/dev/null
 
-q="SELECT count(*), sum(xr.v + xs.v) FROM xr JOIN xs ON xr.k = xs.k"
+where=${WHERE:-}
+q="SELECT count(*), sum(xr.v + xs.v) FROM xr JOIN xs ON xr.k = xs.k${where:+ WHERE $where}"
 base="SET jit = off; SET work_mem = '1GB';"
 forced="SET gpujoin.device = $dev; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off;"
 

@@ -226,6 +226,7 @@ typedef struct GpuJoinHeapReader
 	double		read_ms;
 	double		deform_ms;
 	int64		rows_removed;	/* by the quals */
+	int64		bytes_shipped;	/* pages and tuple offsets sent to the device */
 } GpuJoinHeapReader;
 
 /*
@@ -251,6 +252,7 @@ typedef struct GpuJoinCounters
 	double		heap_ms[2];		/* time reading pages (load includes it) */
 	double		heap_deform_ms[2];	/* time deforming them (load includes it) */
 	int64		heap_removed[2];	/* rows removed by its quals */
+	int64		heap_shipped[2];	/* bytes of pages sent to the device */
 	GjStats		stats;
 	char		device[160];
 } GpuJoinCounters;

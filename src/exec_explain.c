@@ -87,6 +87,7 @@ GpuJoinCollectCounters(GpuJoinState *node, GpuJoinCounters *c)
 		c->heap_ms[i] = reader->read_ms;
 		c->heap_deform_ms[i] = reader->deform_ms;
 		c->heap_removed[i] = reader->rows_removed;
+		c->heap_shipped[i] = reader->bytes_shipped;
 	}
 	GpuJoinDeviceStats(&node->gj_Device, &c->stats);
 
@@ -136,6 +137,7 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
 		sum->heap_ms[i] += add->heap_ms[i];
 		sum->heap_deform_ms[i] += add->heap_deform_ms[i];
 		sum->heap_removed[i] += add->heap_removed[i];
+		sum->heap_shipped[i] += add->heap_shipped[i];
 	}
 	GpuJoinAddStats(&sum->stats, &add->stats);
 }
@@ -172,8 +174,9 @@ ShowHeapCounters(const char *label, const GpuJoinCounters *c, int i, ExplainStat
 	{
 		appendStringInfoSpaces(es->str, es->indent * 2);
 		appendStringInfo(es->str, "%s Pages: read=" INT64_FORMAT " all-visible=" INT64_FORMAT
-						 " tuples=" INT64_FORMAT, label, c->heap_pages[i],
-						 c->heap_all_visible[i], c->heap_tuples[i]);
+						 " tuples=" INT64_FORMAT " shipped=" INT64_FORMAT "kB", label,
+						 c->heap_pages[i], c->heap_all_visible[i], c->heap_tuples[i],
+						 (c->heap_shipped[i] + 1023) / 1024);
 		if (es->timing)
 			appendStringInfo(es->str, " time=%.3f deform=%.3f ms", c->heap_ms[i],
 							 c->heap_deform_ms[i]);
@@ -187,6 +190,8 @@ ShowHeapCounters(const char *label, const GpuJoinCounters *c, int i, ExplainStat
 		ExplainPropertyInteger(psprintf("%s All-Visible Pages", prefix), NULL,
 							   c->heap_all_visible[i], es);
 		ExplainPropertyInteger(psprintf("%s Tuples", prefix), NULL, c->heap_tuples[i], es);
+		ExplainPropertyInteger(psprintf("%s Shipped", prefix), "kB",
+							   (c->heap_shipped[i] + 1023) / 1024, es);
 		if (es->timing)
 		{
 			ExplainPropertyFloat(psprintf("%s Time", prefix), "ms", c->heap_ms[i], 3, es);

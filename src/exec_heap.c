@@ -509,7 +509,9 @@ Deform(GpuJoinState *node, GpuJoinHeapReader *reader, const GjPageBatch *batch,
 	memset(&err, 0, sizeof(err));
 	status = dev->kernels->heap_deform(dev->ctx, batch, &reader->spec, reader->consumed, n,
 									   out, &err);
-	if (status == GJ_ERROR_DEVICE_MEMORY || status == GJ_ERROR_NO_DEVICE)
+	if (status == GJ_OK && dev->kernels != &gj_cpu_kernels)
+		reader->bytes_shipped += batch->bytes + (int64) sizeof(uint32) * n;	/* pages, offsets */
+	else if (status == GJ_ERROR_DEVICE_MEMORY || status == GJ_ERROR_NO_DEVICE)
 	{
 		memset(&err, 0, sizeof(err));
 		status = gj_cpu_heap_deform(NULL, batch, &reader->spec, reader->consumed, n, out, &err);

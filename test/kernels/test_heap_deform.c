@@ -18,11 +18,23 @@
  * the very same bytes.  Tuples whose TOAST pointer has an unknown tag must
  * fail with GJ_ERROR_INVALID_ARGUMENT on both.
  *
+ * Further trials attach a filter (a device expression qual) to the spec:
+ * one that keeps every tuple, one that keeps none, comparisons of int4,
+ * int8, oid and float8 attributes that keep a mixture, and quals that are
+ * undecided on some tuples (int4 overflow, integer division by zero,
+ * float8 overflow).  The verdict on each tuple is worked out from the
+ * values the writer stored; the rows that come out must be exactly the
+ * kept tuples, in order, each with its selected[] entry and the values,
+ * NULL flags and key of that tuple.  TestDeformQuals runs the expression
+ * tests' quals (test_expr.c) through the same filter, so that on a GPU the
+ * device's arithmetic answers them too.
+ *
  * IDENTIFICATION
  *	  test/kernels/test_heap_deform.c
  *
  *-------------------------------------------------------------------------
  */
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +43,7 @@
 
 #include "common.h"
 #include "gpujoin_kernels.h"
+#include "expr.h"
 #include "test_kernels.h"
 
 /* PostgreSQL's heap tuple header, as htup_details.h lays it out */
@@ -95,6 +108,9 @@ typedef struct Written
 	uint8_t    *nulls;			/* [row * ncolumns + c] */
 	uint64_t   *keys;
 	uint8_t    *keynulls;
+	/* every attribute's bytes and NULL flag: [row * MAX_TEST_ATTS + a] */
+	uint64_t   *attr_values;
+	uint8_t    *attr_nulls;
 	uint32_t	null_columns;
 	int64_t		key_nulls;
 	int			bad_attno;		/* > 0: the first attribute with a TOAST
@@ -226,6 +242,8 @@ WriteTuples(const Schema *s, int64_t ntuples, bool bad_toast, Written *w)
 	w->nulls = TestAlloc((size_t) (ntuples * (s->ncolumns + 1)));
 	w->keys = TestAlloc(sizeof(uint64_t) * (size_t) ntuples);
 	w->keynulls = TestAlloc((size_t) ntuples);
+	w->attr_values = TestAlloc(sizeof(uint64_t) * (size_t) (ntuples * MAX_TEST_ATTS));
+	w->attr_nulls = TestAlloc((size_t) (ntuples * MAX_TEST_ATTS));
 	w->ntuples = ntuples;
 
 	for (int64_t row = 0; row < ntuples; row++)
@@ -255,6 +273,11 @@ WriteTuples(const Schema *s, int64_t ntuples, bool bad_toast, Written *w)
 			value[a] = isnull[a] || attr->len <= 0 ? 0 :
 				Next() & (attr->len == 8 ? ~UINT64_C(0) :
 						  ((UINT64_C(1) << (8 * attr->len)) - 1));
+		}
+		for (int a = 0; a < s->natts; a++)
+		{
+			w->attr_values[row * MAX_TEST_ATTS + a] = isnull[a] ? 0 : value[a];
+			w->attr_nulls[row * MAX_TEST_ATTS + a] = isnull[a];
 		}
 
 		/*
@@ -388,6 +411,8 @@ FreeWritten(Written *w)
 	free(w->nulls);
 	free(w->keys);
 	free(w->keynulls);
+	free(w->attr_values);
+	free(w->attr_nulls);
 }
 
 /* Compare the deformed rows first .. first + n - 1 with those written */
@@ -436,6 +461,30 @@ CheckRows(const Schema *s, const Written *w, int64_t first, int64_t n, char **va
 			  (unsigned) null_columns, (long long) key_nulls);
 }
 
+/* The deform spec of schema s, without a filter */
+static void
+InitSpec(GjDeformSpec *spec, const Schema *s)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->layout.infomask2_offset = HEADER_INFOMASK2;
+	spec->layout.infomask_offset = HEADER_INFOMASK;
+	spec->layout.hoff_offset = HEADER_HOFF;
+	spec->layout.bits_offset = HEADER_BITS;
+	spec->layout.natts_mask = NATTS_MASK;
+	spec->layout.hasnull_flag = HASNULL_FLAG;
+	spec->layout.external_size = EXTERNAL_SIZE;
+	spec->layout.external_tag = TAG_ONDISK;
+	spec->natts = s->natts;
+	spec->attrs = s->attrs;
+	spec->ncolumns = s->ncolumns;
+	spec->column_attnos = s->column_attnos;
+	spec->nkeys = s->nkeys;
+	spec->key_attnos = s->key_attnos;
+	spec->key_kinds = s->key_kinds;
+	spec->key_bits = s->key_bits;
+	spec->keys_exact = s->keys_exact;
+}
+
 /* Deform rows first .. first + n - 1 with kernels and check them */
 static void
 DeformAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const Written *w,
@@ -460,24 +509,7 @@ DeformAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const 
 		max_needed = s->key_attnos[k] > max_needed ? s->key_attnos[k] : max_needed;
 	bad_toast = bad_toast && w->bad_attno > 0 && w->bad_attno <= max_needed;
 
-	memset(&spec, 0, sizeof(spec));
-	spec.layout.infomask2_offset = HEADER_INFOMASK2;
-	spec.layout.infomask_offset = HEADER_INFOMASK;
-	spec.layout.hoff_offset = HEADER_HOFF;
-	spec.layout.bits_offset = HEADER_BITS;
-	spec.layout.natts_mask = NATTS_MASK;
-	spec.layout.hasnull_flag = HASNULL_FLAG;
-	spec.layout.external_size = EXTERNAL_SIZE;
-	spec.layout.external_tag = TAG_ONDISK;
-	spec.natts = s->natts;
-	spec.attrs = s->attrs;
-	spec.ncolumns = s->ncolumns;
-	spec.column_attnos = s->column_attnos;
-	spec.nkeys = s->nkeys;
-	spec.key_attnos = s->key_attnos;
-	spec.key_kinds = s->key_kinds;
-	spec.key_bits = s->key_bits;
-	spec.keys_exact = s->keys_exact;
+	InitSpec(&spec, s);
 
 	batch.pages = w->pages;
 	batch.bytes = w->bytes;
@@ -623,12 +655,666 @@ RunOn(const GjKernels *kernels, const char *impl)
 		kernels->context_destroy(ctx);
 }
 
+/* ----------------------------------------------------------------
+ *		Deforms with a filter
+ *
+ * The filters below read a 4-byte and an 8-byte attribute of a random
+ * schema; each one's verdict on a tuple (FilterVerdict) is worked out here
+ * from the bytes the writer stored, in plain C, not by the interpreter.
+ * The rows that come out must be exactly the tuples whose verdict is not
+ * "fails", in order, with selected[] naming them (and flagging the
+ * undecided ones), and each with the values, NULL flags and key the
+ * unfiltered deform gives that tuple.
+ * ----------------------------------------------------------------
+ */
+
+typedef enum FilterShape
+{
+	FILTER_ALL,					/* a4 IS NULL OR a4 IS NOT NULL */
+	FILTER_NONE,				/* a8 IS NULL AND a8 IS NOT NULL */
+	FILTER_INT4_LT,				/* a4 < 0 */
+	FILTER_INT8_GE,				/* a8 >= 0 */
+	FILTER_FLOAT8_GT,			/* a8::float8 > 1.0 (NaN passes) */
+	FILTER_OID_GT,				/* a4::oid > 2147483648 */
+	FILTER_INT4_OVERFLOW,		/* a4 + 1073741824 > 0: undecided past int4 */
+	FILTER_DIV_ZERO,			/* a8 / (a4 % 4) > 1: undecided where 0 */
+	FILTER_FLOAT8_OVERFLOW,		/* a8::float8 * 1e300 > 1.0 */
+	NUM_FILTER_SHAPES
+} FilterShape;
+
+static const char *const filter_names[NUM_FILTER_SHAPES] = {
+	"a4 IS NULL OR a4 IS NOT NULL",
+	"a8 IS NULL AND a8 IS NOT NULL",
+	"a4 < 0",
+	"a8 >= 0",
+	"a8::float8 > 1.0",
+	"a4::oid > 2147483648",
+	"a4 + 1073741824 > 0",
+	"a8 / (a4 % 4) > 1",
+	"a8::float8 * 1e300 > 1.0",
+};
+
+/* The program of a shape, over inputs 0 (a4 or a8) and 1 */
+typedef struct Filter
+{
+	GjExprProgram program;
+	int16_t		input_attnos[2];
+	uint8_t		input_kinds[2];
+} Filter;
+
+static void
+FilterStep(GjExprProgram *p, int op, int type, int arg)
+{
+	GjExprStep *step = &p->steps[p->nsteps++];
+
+	memset(step, 0, sizeof(*step));
+	step->op = (uint8_t) op;
+	step->type = (uint8_t) type;
+	step->arg = (int16_t) arg;
+}
+
+static void
+FilterConst(GjExprProgram *p, int type, int64_t i, double f)
+{
+	GjExprDatum *d = &p->consts[p->nconsts];
+
+	memset(d, 0, sizeof(*d));
+	if (type == GJ_EXPR_FLOAT8)
+		d->v.f = f;
+	else
+		d->v.i = i;
+	FilterStep(p, GJ_EXPR_CONST, type, p->nconsts++);
+}
+
+static void
+FilterInput(Filter *f, int attno, GjKeyKind kind, int type)
+{
+	GjExprProgram *p = &f->program;
+	int			i = p->ninputs++;
+
+	f->input_attnos[i] = (int16_t) attno;
+	f->input_kinds[i] = (uint8_t) kind;
+	p->input_types[i] = (uint8_t) type;
+	FilterStep(p, GJ_EXPR_INPUT, type, i);
+}
+
+static void
+MakeFilter(Filter *f, FilterShape shape, int a4, int a8)
+{
+	GjExprProgram *p = &f->program;
+
+	memset(f, 0, sizeof(*f));
+	switch (shape)
+	{
+		case FILTER_ALL:
+			FilterInput(f, a4, GJ_KEY_SIGNED, GJ_EXPR_INT4);
+			FilterStep(p, GJ_EXPR_IS_NULL, GJ_EXPR_INT4, 0);
+			FilterStep(p, GJ_EXPR_INPUT, GJ_EXPR_INT4, 0);
+			FilterStep(p, GJ_EXPR_IS_NOT_NULL, GJ_EXPR_INT4, 0);
+			FilterStep(p, GJ_EXPR_OR, GJ_EXPR_BOOL, 2);
+			break;
+		case FILTER_NONE:
+			FilterInput(f, a8, GJ_KEY_SIGNED, GJ_EXPR_INT8);
+			FilterStep(p, GJ_EXPR_IS_NULL, GJ_EXPR_INT8, 0);
+			FilterStep(p, GJ_EXPR_INPUT, GJ_EXPR_INT8, 0);
+			FilterStep(p, GJ_EXPR_IS_NOT_NULL, GJ_EXPR_INT8, 0);
+			FilterStep(p, GJ_EXPR_AND, GJ_EXPR_BOOL, 2);
+			break;
+		case FILTER_INT4_LT:
+			FilterInput(f, a4, GJ_KEY_SIGNED, GJ_EXPR_INT4);
+			FilterConst(p, GJ_EXPR_INT4, 0, 0);
+			FilterStep(p, GJ_EXPR_LT, GJ_EXPR_INT4, 0);
+			break;
+		case FILTER_INT8_GE:
+			FilterInput(f, a8, GJ_KEY_SIGNED, GJ_EXPR_INT8);
+			FilterConst(p, GJ_EXPR_INT8, 0, 0);
+			FilterStep(p, GJ_EXPR_GE, GJ_EXPR_INT8, 0);
+			break;
+		case FILTER_FLOAT8_GT:
+			FilterInput(f, a8, GJ_KEY_FLOAT8, GJ_EXPR_FLOAT8);
+			FilterConst(p, GJ_EXPR_FLOAT8, 0, 1.0);
+			FilterStep(p, GJ_EXPR_GT, GJ_EXPR_FLOAT8, 0);
+			break;
+		case FILTER_OID_GT:
+			FilterInput(f, a4, GJ_KEY_OID, GJ_EXPR_INT8);
+			FilterConst(p, GJ_EXPR_INT8, INT64_C(2147483648), 0);
+			FilterStep(p, GJ_EXPR_GT, GJ_EXPR_INT8, 0);
+			break;
+		case FILTER_INT4_OVERFLOW:
+			FilterInput(f, a4, GJ_KEY_SIGNED, GJ_EXPR_INT4);
+			FilterConst(p, GJ_EXPR_INT4, 1073741824, 0);
+			FilterStep(p, GJ_EXPR_ADD, GJ_EXPR_INT4, 0);
+			FilterConst(p, GJ_EXPR_INT4, 0, 0);
+			FilterStep(p, GJ_EXPR_GT, GJ_EXPR_INT4, 0);
+			break;
+		case FILTER_DIV_ZERO:
+			FilterInput(f, a8, GJ_KEY_SIGNED, GJ_EXPR_INT8);
+			FilterInput(f, a4, GJ_KEY_SIGNED, GJ_EXPR_INT4);
+			FilterConst(p, GJ_EXPR_INT4, 4, 0);
+			FilterStep(p, GJ_EXPR_MOD, GJ_EXPR_INT4, 0);
+			FilterStep(p, GJ_EXPR_DIV, GJ_EXPR_INT8, 0);
+			FilterConst(p, GJ_EXPR_INT8, 1, 0);
+			FilterStep(p, GJ_EXPR_GT, GJ_EXPR_INT8, 0);
+			break;
+		case FILTER_FLOAT8_OVERFLOW:
+		default:
+			FilterInput(f, a8, GJ_KEY_FLOAT8, GJ_EXPR_FLOAT8);
+			FilterConst(p, GJ_EXPR_FLOAT8, 0, 1e300);
+			FilterStep(p, GJ_EXPR_MUL, GJ_EXPR_FLOAT8, 0);
+			FilterConst(p, GJ_EXPR_FLOAT8, 0, 1.0);
+			FilterStep(p, GJ_EXPR_GT, GJ_EXPR_FLOAT8, 0);
+			break;
+	}
+}
+
+/* x > y in PostgreSQL's float order (float8_cmp_internal) */
+static bool
+FloatGreater(double x, double y)
+{
+	if (isnan(x))
+		return !isnan(y);
+	if (isnan(y))
+		return false;
+	return x > y;
+}
+
+/* The verdict of shape on tuple row, from the bytes the writer stored */
+static int
+FilterVerdict(const Written *w, FilterShape shape, int a4, int a8, int64_t row)
+{
+	uint64_t	v4 = w->attr_values[row * MAX_TEST_ATTS + a4 - 1];
+	uint64_t	v8 = w->attr_values[row * MAX_TEST_ATTS + a8 - 1];
+	bool		null4 = w->attr_nulls[row * MAX_TEST_ATTS + a4 - 1];
+	bool		null8 = w->attr_nulls[row * MAX_TEST_ATTS + a8 - 1];
+	int64_t		i4 = (int32_t) (uint32_t) v4;
+	int64_t		i8 = (int64_t) v8;
+	double		f8;
+
+	memcpy(&f8, &v8, sizeof(f8));
+	switch (shape)
+	{
+		case FILTER_ALL:
+			return GJ_QUAL_PASSES;
+		case FILTER_NONE:
+			return GJ_QUAL_FAILS;
+		case FILTER_INT4_LT:
+			return !null4 && i4 < 0 ? GJ_QUAL_PASSES : GJ_QUAL_FAILS;
+		case FILTER_INT8_GE:
+			return !null8 && i8 >= 0 ? GJ_QUAL_PASSES : GJ_QUAL_FAILS;
+		case FILTER_FLOAT8_GT:
+			return !null8 && FloatGreater(f8, 1.0) ? GJ_QUAL_PASSES : GJ_QUAL_FAILS;
+		case FILTER_OID_GT:
+			return !null4 && (uint32_t) v4 > UINT32_C(2147483648) ?
+				GJ_QUAL_PASSES : GJ_QUAL_FAILS;
+		case FILTER_INT4_OVERFLOW:
+			if (null4)
+				return GJ_QUAL_FAILS;
+			if (i4 + 1073741824 > INT32_MAX)
+				return GJ_QUAL_UNDECIDED;
+			return i4 + 1073741824 > 0 ? GJ_QUAL_PASSES : GJ_QUAL_FAILS;
+		case FILTER_DIV_ZERO:
+			if (null4 || null8)
+				return GJ_QUAL_FAILS;
+			if (i4 % 4 == 0)
+				return GJ_QUAL_UNDECIDED;
+			/* i4 % 4 is -3 .. 3: never -1 with INT64_MIN, as it happens */
+			if (i4 % 4 == -1 && i8 == INT64_MIN)
+				return GJ_QUAL_UNDECIDED;
+			return i8 / (i4 % 4) > 1 ? GJ_QUAL_PASSES : GJ_QUAL_FAILS;
+		case FILTER_FLOAT8_OVERFLOW:
+		default:
+			{
+				volatile double r = f8 * 1e300;
+
+				if (null8)
+					return GJ_QUAL_FAILS;
+				if (isinf(r) && !isinf(f8))
+					return GJ_QUAL_UNDECIDED;
+				if (r == 0.0 && f8 != 0.0)
+					return GJ_QUAL_UNDECIDED;
+				return FloatGreater(r, 1.0) ? GJ_QUAL_PASSES : GJ_QUAL_FAILS;
+			}
+	}
+}
+
+/* Make attno a column and a key of s too, where there is room */
+static void
+MakeColumnAndKey(Schema *s, int attno)
+{
+	bool		column = false;
+	bool		key = false;
+
+	for (int c = 0; c < s->ncolumns; c++)
+		column |= s->column_attnos[c] == attno;
+	for (int k = 0; k < s->nkeys; k++)
+		key |= s->key_attnos[k] == attno;
+	if (!column && s->ncolumns < GJ_MAX_COLUMNS)
+		s->column_attnos[s->ncolumns++] = (int16_t) attno;
+	if (!key && s->nkeys < MAX_TEST_KEYS)
+	{
+		s->key_attnos[s->nkeys] = (int16_t) attno;
+		s->key_kinds[s->nkeys] = GJ_KEY_SIGNED;
+		s->nkeys++;
+	}
+	s->keys_exact = s->nkeys == 1;
+	for (int k = 0; k < s->nkeys; k++)
+		s->key_bits[k] = s->keys_exact ? 64 : 21;
+}
+
+/*
+ * Deform tuples first .. first + n - 1 through filter shape with kernels,
+ * and check the rows against the verdicts and the rows written
+ */
+static void
+DeformFiltered(const GjKernels *kernels, GjContext *ctx, const Schema *s, const Written *w,
+			   int64_t first, int64_t n, FilterShape shape, int a4, int a8)
+{
+	GjDeformSpec spec;
+	GjPageBatch batch;
+	GjDeformOut out;
+	GjError		err;
+	Filter		filter;
+	char	   *values[GJ_MAX_COLUMNS];
+	uint8_t    *nulls[GJ_MAX_COLUMNS];
+	uint64_t   *keys = TestAlloc(sizeof(uint64_t) * (size_t) (n + 1));
+	uint8_t    *keynulls = TestAlloc((size_t) (n + 1));
+	uint32_t   *selected = TestAlloc(sizeof(uint32_t) * (size_t) (n + 1));
+	int64_t		nrows = 0;
+	uint32_t	null_columns = 0;
+	int64_t		key_nulls = 0;
+
+	MakeFilter(&filter, shape, a4, a8);
+	InitSpec(&spec, s);
+	spec.filter = &filter.program;
+	spec.input_attnos = filter.input_attnos;
+	spec.input_kinds = filter.input_kinds;
+	batch.pages = w->pages;
+	batch.bytes = w->bytes;
+	batch.ntuples = w->ntuples;
+	batch.tuples = w->tuples;
+
+	for (int c = 0; c < s->ncolumns; c++)
+	{
+		values[c] = TestAlloc((size_t) (8 * (n + 1)));
+		memset(values[c], POISON, (size_t) (8 * (n + 1)));
+		nulls[c] = TestAlloc((size_t) (n + 1));
+		memset(nulls[c], 0, (size_t) (n + 1));
+	}
+	memset(keys, POISON, sizeof(uint64_t) * (size_t) (n + 1));
+	memset(keynulls, 0, (size_t) (n + 1));
+	memset(selected, POISON, sizeof(uint32_t) * (size_t) (n + 1));
+	memset(&out, POISON, sizeof(out));
+	out.values = values;
+	out.nulls = nulls;
+	out.keys = keys;
+	out.keynulls = keynulls;
+	out.selected = selected;
+
+	memset(&err, 0, sizeof(err));
+	if (kernels->heap_deform(ctx, &batch, &spec, first, n, &out, &err) != GJ_OK)
+		Failf("heap_deform: %s", err.message);
+	for (int64_t i = 0; i < n; i++)
+	{
+		int64_t		row = first + i;
+		int			verdict = FilterVerdict(w, shape, a4, a8, row);
+		uint32_t	want;
+		int64_t		r = nrows;
+
+		if (verdict == GJ_QUAL_FAILS)
+			continue;
+		nrows++;
+		if (r >= out.nrows)
+			continue;			/* reported below */
+		want = (uint32_t) i | (verdict == GJ_QUAL_UNDECIDED ? GJ_DEFORM_UNDECIDED : 0);
+		if (selected[r] != want)
+		{
+			Failf("row %lld: selected %x, expected %x (tuple %lld, verdict %d)",
+				  (long long) r, (unsigned) selected[r], (unsigned) want,
+				  (long long) row, verdict);
+			break;
+		}
+		for (int c = 0; c < s->ncolumns; c++)
+		{
+			int			width = s->attrs[s->column_attnos[c] - 1].len;
+			uint64_t	got = 0;
+
+			memcpy(&got, values[c] + r * width, (size_t) width);
+			if (got != w->values[row * s->ncolumns + c] ||
+				nulls[c][r] != w->nulls[row * s->ncolumns + c])
+				Failf("row %lld (tuple %lld) column %d: %llx null %d, expected %llx null %d",
+					  (long long) r, (long long) row, c, (unsigned long long) got,
+					  nulls[c][r], (unsigned long long) w->values[row * s->ncolumns + c],
+					  w->nulls[row * s->ncolumns + c]);
+			if (w->nulls[row * s->ncolumns + c])
+				null_columns |= UINT32_C(1) << c;
+		}
+		if (s->nkeys > 0)
+		{
+			if (keys[r] != w->keys[row] || keynulls[r] != w->keynulls[row])
+				Failf("row %lld (tuple %lld): key %llx null %d, expected %llx null %d",
+					  (long long) r, (long long) row, (unsigned long long) keys[r],
+					  keynulls[r], (unsigned long long) w->keys[row], w->keynulls[row]);
+			key_nulls += w->keynulls[row];
+		}
+	}
+	if (out.nrows != nrows)
+		Failf("nrows %lld, expected %lld", (long long) out.nrows, (long long) nrows);
+	else if (out.null_columns != null_columns || out.key_nulls != key_nulls)
+		Failf("null_columns %x key_nulls %lld, expected %x %lld",
+			  (unsigned) out.null_columns, (long long) out.key_nulls,
+			  (unsigned) null_columns, (long long) key_nulls);
+	else if (selected[n] != UINT32_C(0xA5A5A5A5))
+		Failf("selected written past %lld", (long long) n);
+
+	for (int c = 0; c < s->ncolumns; c++)
+	{
+		free(values[c]);
+		free(nulls[c]);
+	}
+	free(keys);
+	free(keynulls);
+	free(selected);
+}
+
+/* The first fixed attribute of len bytes, 1-based, or 0 */
+static int
+AttrOfLen(const Schema *s, int len)
+{
+	for (int a = 0; a < s->natts; a++)
+		if (s->attrs[a].len == len)
+			return a + 1;
+	return 0;
+}
+
+static void
+RunFiltersOn(const GjKernels *kernels, const char *impl)
+{
+	GjContext  *ctx = OpenContext(kernels);
+	char		name[200];
+
+	if (kernels != &gj_cpu_kernels && ctx == NULL)
+	{
+		TestReport(impl, "heap deform with a filter: a context");
+		return;
+	}
+	for (int trial = 0; trial < 16; trial++)
+	{
+		Schema		s;
+		Written		w;
+		int64_t		ntuples;
+		int64_t		first;
+		int64_t		n;
+		int			a4;
+		int			a8;
+
+		/* a schema with a 4-byte and an 8-byte attribute to filter on */
+		rng_state = UINT64_C(0xD1B54A32D192ED03) * (uint64_t) (trial + 1);
+		do
+			MakeSchema(&s);
+		while (AttrOfLen(&s, 4) == 0 || AttrOfLen(&s, 8) == 0);
+		a4 = AttrOfLen(&s, 4);
+		a8 = AttrOfLen(&s, 8);
+
+		/* half the time the filtered attributes are columns and keys too */
+		if (trial % 2 == 0)
+		{
+			MakeColumnAndKey(&s, a4);
+			MakeColumnAndKey(&s, a8);
+		}
+		ntuples = trial == 15 ? 60000 : 1 + Below(3000);
+		first = 1 + Below((int) ntuples);
+		if (first >= ntuples)
+			first = ntuples - 1;
+		n = Below((int) (ntuples - first) + 1);
+		WriteTuples(&s, ntuples, false, &w);
+
+		for (int shape = 0; shape < NUM_FILTER_SHAPES; shape++)
+		{
+			snprintf(name, sizeof(name),
+					 "heap deform filter %d (%s; a4 = %d, a8 = %d): %d attributes, %d columns, %d keys, %lld tuples",
+					 trial, filter_names[shape], a4, a8, s.natts, s.ncolumns, s.nkeys,
+					 (long long) ntuples);
+			DeformFiltered(kernels, ctx, &s, &w, 0, ntuples, (FilterShape) shape, a4, a8);
+			TestReport(impl, name);
+			snprintf(name, sizeof(name), "heap deform filter %d (%s): tuples %lld + %lld",
+					 trial, filter_names[shape], (long long) first, (long long) n);
+			DeformFiltered(kernels, ctx, &s, &w, first, n, (FilterShape) shape, a4, a8);
+			TestReport(impl, name);
+		}
+		FreeWritten(&w);
+	}
+	if (ctx != NULL)
+		kernels->context_destroy(ctx);
+}
+
+/* ----------------------------------------------------------------
+ *		The expression tests' quals, as filters (test_expr.c)
+ * ----------------------------------------------------------------
+ */
+
+/* An expression type's attribute: its width and how the deform reads it */
+static int
+QualInputLen(int type)
+{
+	switch (type)
+	{
+		case GJ_EXPR_BOOL:
+			return 1;
+		case GJ_EXPR_INT2:
+			return 2;
+		case GJ_EXPR_INT4:
+		case GJ_EXPR_FLOAT4:
+			return 4;
+		default:
+			return 8;
+	}
+}
+
+static GjKeyKind
+QualInputKind(int type)
+{
+	switch (type)
+	{
+		case GJ_EXPR_BOOL:
+			return GJ_KEY_BOOL;
+		case GJ_EXPR_FLOAT4:
+			return GJ_KEY_FLOAT4;
+		case GJ_EXPR_FLOAT8:
+			return GJ_KEY_FLOAT8;
+		default:
+			return GJ_KEY_SIGNED;
+	}
+}
+
+/*
+ * Write tuple copies of one row holding a case's inputs (attribute i + 1
+ * is input i; a case without inputs gets one int8 attribute of 42) at
+ * tup, each MAXALIGNed; the bytes used
+ */
+static int64_t
+WriteQualTuples(const TestQualCase *c, const GjHeapAttr *attrs, int natts, char *pages,
+				uint32_t *tuples, int copies)
+{
+	int64_t		pos = 0;
+
+	for (int copy = 0; copy < copies; copy++)
+	{
+		char	   *tup = pages + pos;
+		bool		hasnull = false;
+		int64_t		hoff;
+		int64_t		off = 0;
+
+		for (int a = 0; a < c->program.ninputs; a++)
+			hasnull |= c->inputs[a].isnull;
+		hoff = (HEADER_BITS + (hasnull ? (natts + 7) / 8 : 0) + 7) & ~INT64_C(7);
+		memset(tup, 0, (size_t) (hoff + 8 * natts + 8));
+		tuples[copy] = (uint32_t) pos;
+		tup[HEADER_INFOMASK2] = (char) natts;
+		tup[HEADER_INFOMASK] = hasnull ? HASNULL_FLAG : 0;
+		tup[HEADER_HOFF] = (char) hoff;
+		for (int a = 0; a < natts; a++)
+		{
+			int			type = a < c->program.ninputs ? c->program.input_types[a] : GJ_EXPR_INT8;
+			uint64_t	bytes;
+
+			if (a < c->program.ninputs && c->inputs[a].isnull)
+				continue;
+			if (hasnull)
+				tup[HEADER_BITS + a / 8] |= (char) (1 << (a % 8));
+			if (a >= c->program.ninputs)
+				bytes = 42;
+			else if (type == GJ_EXPR_FLOAT4)
+			{
+				float		f = (float) c->inputs[a].v.f;
+				uint32_t	u;
+
+				memcpy(&u, &f, 4);
+				bytes = u;
+			}
+			else if (type == GJ_EXPR_FLOAT8)
+				memcpy(&bytes, &c->inputs[a].v.f, 8);
+			else
+				bytes = (uint64_t) c->inputs[a].v.i;
+			off = (off + attrs[a].align - 1) & ~(int64_t) (attrs[a].align - 1);
+			memcpy(tup + hoff + off, &bytes, (size_t) attrs[a].len);
+			off += attrs[a].len;
+		}
+		pos = (pos + hoff + off + 7) & ~INT64_C(7);
+	}
+	return pos;
+}
+
+static void
+QualsOn(const GjKernels *kernels, const char *impl, const TestQualCase *cases, int ncases)
+{
+	GjContext  *ctx = OpenContext(kernels);
+
+	if (kernels != &gj_cpu_kernels && ctx == NULL)
+	{
+		TestReport(impl, "expr quals as filters: a context");
+		return;
+	}
+	for (int k = 0; k < ncases; k++)
+	{
+		const TestQualCase *c = &cases[k];
+		GjHeapAttr	attrs[GJ_EXPR_MAX_INPUTS];
+		int16_t		input_attnos[GJ_EXPR_MAX_INPUTS];
+		uint8_t		input_kinds[GJ_EXPR_MAX_INPUTS];
+		int16_t		column_attnos[1] = {1};
+		int			natts = c->program.ninputs > 0 ? c->program.ninputs : 1;
+		char		pages[PAGE_SIZE];
+		uint32_t	tuples[3];
+		uint64_t	values[4];
+		uint8_t		nulls[4];
+		uint32_t	selected[4];
+		char	   *value_arrays[1] = {(char *) values};
+		uint8_t    *null_arrays[1] = {nulls};
+		GjDeformSpec spec;
+		GjPageBatch batch;
+		GjDeformOut out;
+		GjError		err;
+		char		name[160];
+		int			width;
+
+		memset(attrs, 0, sizeof(attrs));
+		for (int a = 0; a < natts; a++)
+		{
+			int			type = a < c->program.ninputs ? c->program.input_types[a] : GJ_EXPR_INT8;
+
+			attrs[a].len = (int16_t) QualInputLen(type);
+			attrs[a].align = (uint8_t) attrs[a].len;
+			attrs[a].missing_isnull = true;
+			input_attnos[a] = (int16_t) (a + 1);
+			input_kinds[a] = (uint8_t) QualInputKind(type);
+		}
+		width = attrs[0].len;
+
+		/* three copies; the deform takes the last two */
+		memset(pages, 0, sizeof(pages));
+		batch.pages = pages;
+		batch.bytes = PAGE_SIZE;
+		batch.ntuples = 3;
+		batch.tuples = tuples;
+		WriteQualTuples(c, attrs, natts, pages, tuples, 3);
+
+		memset(&spec, 0, sizeof(spec));
+		spec.layout.infomask2_offset = HEADER_INFOMASK2;
+		spec.layout.infomask_offset = HEADER_INFOMASK;
+		spec.layout.hoff_offset = HEADER_HOFF;
+		spec.layout.bits_offset = HEADER_BITS;
+		spec.layout.natts_mask = NATTS_MASK;
+		spec.layout.hasnull_flag = HASNULL_FLAG;
+		spec.layout.external_size = EXTERNAL_SIZE;
+		spec.layout.external_tag = TAG_ONDISK;
+		spec.natts = natts;
+		spec.attrs = attrs;
+		spec.ncolumns = 1;
+		spec.column_attnos = column_attnos;
+		spec.filter = &c->program;
+		spec.input_attnos = input_attnos;
+		spec.input_kinds = input_kinds;
+
+		memset(values, POISON, sizeof(values));
+		memset(nulls, 0, sizeof(nulls));
+		memset(selected, POISON, sizeof(selected));
+		memset(&out, POISON, sizeof(out));
+		out.values = value_arrays;
+		out.nulls = null_arrays;
+		out.keys = NULL;
+		out.keynulls = NULL;
+		out.selected = selected;
+		memset(&err, 0, sizeof(err));
+
+		if (kernels->heap_deform(ctx, &batch, &spec, 1, 2, &out, &err) != GJ_OK)
+			Failf("heap_deform: %s", err.message);
+		else if (out.nrows != (c->verdict == GJ_QUAL_FAILS ? 0 : 2))
+			Failf("nrows %lld, expected verdict %d", (long long) out.nrows, c->verdict);
+		else
+		{
+			uint32_t	flag = c->verdict == GJ_QUAL_UNDECIDED ? GJ_DEFORM_UNDECIDED : 0;
+
+			for (int r = 0; r < out.nrows; r++)
+			{
+				uint64_t	got = 0;
+				uint64_t	want = 0;
+
+				if (selected[r] != ((uint32_t) r | flag))
+					Failf("selected[%d] %x, expected verdict %d", r, (unsigned) selected[r],
+						  c->verdict);
+				memcpy(&got, (char *) values + r * width, (size_t) width);
+				memcpy(&want, pages + tuples[0] + pages[tuples[0] + HEADER_HOFF], (size_t) width);
+				if (c->program.ninputs > 0 && c->inputs[0].isnull ?
+					nulls[r] != 1 : (nulls[r] != 0 || got != want))
+					Failf("row %d: column %llx null %d", r, (unsigned long long) got, nulls[r]);
+			}
+		}
+		snprintf(name, sizeof(name), "expr qual as a filter: %s", c->name);
+		TestReport(impl, name);
+	}
+	if (ctx != NULL)
+		kernels->context_destroy(ctx);
+}
+
+void
+TestDeformQuals(const TestQualCase *cases, int ncases)
+{
+	QualsOn(&gj_cpu_kernels, "cpu", cases, ncases);
+#ifdef GPUJOIN_WITH_CUDA
+	if (have_cuda)
+		QualsOn(&gj_cuda_kernels, "cuda", cases, ncases);
+#endif
+}
+
 void
 TestHeapDeform(void)
 {
 	RunOn(&gj_cpu_kernels, "cpu");
+	RunFiltersOn(&gj_cpu_kernels, "cpu");
 #ifdef GPUJOIN_WITH_CUDA
 	if (have_cuda)
+	{
 		RunOn(&gj_cuda_kernels, "cuda");
+		RunFiltersOn(&gj_cuda_kernels, "cuda");
+	}
 #endif
 }

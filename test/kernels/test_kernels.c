@@ -3789,6 +3789,7 @@ main(void)
 	TestThetaHandWritten();
 	TestThetaGenerated(large_rows);
 	TestHeapDeform();
+	TestExpr();
 
 	if (verbose)
 		printf("%.1f s\n", (gj_clock_ms() - start) / 1000.0);

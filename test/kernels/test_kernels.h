@@ -14,8 +14,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common.h"
+#include "gpujoin_kernels.h"
 
 /* A CUDA device is usable: compare the CUDA kernels too */
 extern bool have_cuda;
@@ -31,5 +33,27 @@ extern void *TestAlloc(size_t bytes);
 
 /* test_heap_deform.c */
 extern void TestHeapDeform(void);
+
+/* test_expr.c */
+extern void TestExpr(void);
+
+/*
+ * A qual with the inputs of one row and the verdict (GJ_QUAL_FAILS,
+ * _PASSES or _UNDECIDED, expr.h) it must have there, known by hand
+ */
+typedef struct TestQualCase
+{
+	char		name[96];
+	GjExprProgram program;
+	GjExprDatum inputs[GJ_EXPR_MAX_INPUTS];
+	int			verdict;
+} TestQualCase;
+
+/*
+ * test_heap_deform.c: run each case's qual as the filter of a deform of
+ * tuples holding its inputs, on every implementation, and check the rows
+ * that come out against its verdict
+ */
+extern void TestDeformQuals(const TestQualCase *cases, int ncases);
 
 #endif							/* TEST_KERNELS_H */

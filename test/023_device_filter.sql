@@ -93,32 +93,8 @@ SELECT is((SELECT string_agg(name, ', ' ORDER BY name) FROM fq_expected e
 			 OR digest LIKE '0:%'), 'NOT IN with a NULL: no row',
 	'the reference: each query has rows of its own (one has none)');
 
--- Run every query: the names of those whose plan has other sides read as
--- pages or other device filters than expected, or whose rows are not
--- PostgreSQL's
-CREATE FUNCTION pg_temp.filter_failures(check_plans boolean DEFAULT true) RETURNS text
-LANGUAGE plpgsql AS $f$
-DECLARE
-	q record;
-	bad text := '';
-	p text;
-BEGIN
-	FOR q IN SELECT * FROM fq ORDER BY name LOOP
-		p := pg_temp.plan(q.sql);
-		IF check_plans AND ((length(p) - length(replace(p, '(heap pages)', ''))) / length('(heap pages)') <> q.heap_sides
-			OR (length(p) - length(replace(p, 'Device Filter:', ''))) / length('Device Filter:') <> q.filters
-			OR p !~ 'Gpu(Hash|Merge)Join') THEN
-			bad := bad || q.name || ' (plan); ';
-		ELSIF pg_temp.rows_digest(q.sql) <> (SELECT digest FROM fq_expected e WHERE e.name = q.name) THEN
-			bad := bad || q.name || ' (rows); ';
-		END IF;
-	END LOOP;
-	RETURN bad;
-END
-$f$;
-
 :gpu_join
-SELECT is(pg_temp.filter_failures(), '', 'device filters: every query, default settings');
+SELECT is(pg_temp.heap_failures('fq', 'fq_expected'), '', 'device filters: every query, default settings');
 SELECT matches(pg_temp.plan(sql), 'Outer Relation: a \(heap pages\)\n\s+Outer Device Filter: \(a\.z > 1000\)', 'EXPLAIN shows the device filter under its relation')
 	FROM fq WHERE name = 'int4 comparison';
 SELECT doesnt_match(pg_temp.plan(sql), 'Seq Scan', 'no Seq Scan node: both filtered sides read as pages')
@@ -129,17 +105,17 @@ SELECT is(pg_temp.plan_number(pg_temp.plan_analyze(sql), 'Rows Removed by Outer 
 	FROM fq WHERE name = 'int4 comparison';
 SET LOCAL gpujoin.heap_stage_pages = 1;
 SET LOCAL gpujoin.chunk_rows = 7;
-SELECT is(pg_temp.filter_failures(), '', 'pages staged one at a time, chunks of 7 rows: every query');
+SELECT is(pg_temp.heap_failures('fq', 'fq_expected'), '', 'pages staged one at a time, chunks of 7 rows: every query');
 RESET gpujoin.chunk_rows;
 RESET gpujoin.heap_stage_pages;
-SELECT is(pg_temp.filter_failures(false), '', 'device filters, ' || v || ': every query')
+SELECT is(pg_temp.heap_failures('fq', 'fq_expected', false), '', 'device filters, ' || v || ': every query')
 	FROM unnest(ARRAY['nphj', 'phj', 'smj']) v, LATERAL (SELECT set_config('gpujoin.join_variant', v, true)) c;
 RESET gpujoin.join_variant;
 SET LOCAL gpujoin.enable_hashjoin = off;
-SELECT is(pg_temp.filter_failures(false), '', 'device filters under GPU merge joins: every query');
+SELECT is(pg_temp.heap_failures('fq', 'fq_expected', false), '', 'device filters under GPU merge joins: every query');
 RESET gpujoin.enable_hashjoin;
 SET LOCAL gpujoin.enable_heapscan = off;
-SELECT is(pg_temp.filter_failures(false), '', 'the Seq Scan children (enable_heapscan = off): every query');
+SELECT is(pg_temp.heap_failures('fq', 'fq_expected', false), '', 'the Seq Scan children (enable_heapscan = off): every query');
 SELECT doesnt_match(pg_temp.plan(sql), 'Device Filter', 'enable_heapscan = off: the quals stay in the Seq Scan')
 	FROM fq WHERE name = 'int4 comparison';
 RESET gpujoin.enable_heapscan;
@@ -150,7 +126,7 @@ SET LOCAL gpujoin.device_memory_limit = 64;
 SELECT matches(pg_temp.plan_analyze(sql), 'Outer Device Filter: [^\n]*\n\s+Rows Removed by Outer Device Filter: \d+[\s\S]*Partitions: \d+',
 			   'partitioned: the outer side filtered')
 	FROM fq WHERE name = 'int4 comparison';
-SELECT is(pg_temp.filter_failures(false), '', 'partitioned joins with device filters: every query');
+SELECT is(pg_temp.heap_failures('fq', 'fq_expected', false), '', 'partitioned joins with device filters: every query');
 RESET gpujoin.device_memory_limit;
 
 -- errors where PostgreSQL raises them, and only there

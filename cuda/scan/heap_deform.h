@@ -174,38 +174,24 @@ gj_heap_store(char *array, int64_t row, int width, uint64_t v)
 	}
 }
 
-/* The signed key value of an attribute's bytes (GjKeyKind) */
+/*
+ * The signed key value of an attribute's bytes (GjKeyKind): its value
+ * (gj_expr_input_of, expr.h) in the order the join's keys compare
+ */
 static inline GJ_HOST_DEVICE int64_t
 gj_heap_key_of(uint64_t bytes, int len, GjKeyKind kind)
 {
-	int			shift = 64 - 8 * len;
-	union
-	{
-		uint32_t	u;
-		float		f;
-	}			f4;
-	union
-	{
-		uint64_t	u;
-		double		d;
-	}			f8;
+	GjExprDatum d = gj_expr_input_of(bytes, len, kind);
 
 	switch (kind)
 	{
 		case GJ_KEY_OID:
-			return (int64_t) (uint32_t) bytes - ((int64_t) 1 << 31);
-		case GJ_KEY_BOOL:
-			return (bytes & 0xFF) != 0 ? 1 : 0;
+			return d.v.i - ((int64_t) 1 << 31);	/* keeping the order */
 		case GJ_KEY_FLOAT4:
-			f4.u = (uint32_t) bytes;
-			return gj_float_key((double) f4.f);
 		case GJ_KEY_FLOAT8:
-			f8.u = bytes;
-			return gj_float_key(f8.d);
-		case GJ_KEY_SIGNED:
+			return gj_float_key(d.v.f);
 		default:
-			/* sign-extend the low len bytes */
-			return (int64_t) (bytes << shift) >> shift;
+			return d.v.i;		/* SIGNED, sign-extended; BOOL, 0 or 1 */
 	}
 }
 

@@ -351,6 +351,19 @@ typedef struct GjKernels
 								int64_t n, struct GjDeformOut *out, GjError *err);
 
 	/*
+	 * heap_deform in two halves, so that the caller can stage the next
+	 * pages while the device deforms these: heap_deform_start ships the
+	 * tuples and queues the work; heap_deform_finish waits for it and
+	 * writes out (the pointer given to start).  Until finish returns, the
+	 * pages and tuple offsets must stay as they are and no other call may
+	 * use the context.  The CPU twin does the whole deform in start.
+	 */
+	GjStatus	(*heap_deform_start) (GjContext *ctx, const struct GjPageBatch *pages,
+									  const struct GjDeformSpec *spec, int64_t first,
+									  int64_t n, struct GjDeformOut *out, GjError *err);
+	GjStatus	(*heap_deform_finish) (GjContext *ctx, GjError *err);
+
+	/*
 	 * Host memory to stage pages in, that copies to the device read at the
 	 * bus's full speed: page-locked on the device, plain on the CPU twin.
 	 * No context needed; NULL when there is none to be had (the caller
@@ -563,6 +576,8 @@ typedef struct GjPageBatch
 	int64_t		bytes;			/* their size */
 	int64_t		ntuples;
 	const uint32_t *tuples;		/* per visible tuple, its byte offset in pages */
+	int32_t		page_size;		/* > 0: the pages' size; a call then ships only
+								 * the pages its tuples lie in (in page order) */
 } GjPageBatch;
 
 /*
@@ -589,6 +604,7 @@ typedef struct GjDeformOut
 	 */
 	uint32_t   *selected;
 	int64_t		nrows;			/* out */
+	int64_t		bytes_shipped;	/* out: pages and offsets sent to a device */
 } GjDeformOut;
 
 #define GJ_DEFORM_UNDECIDED		(UINT32_C(1) << 31)

@@ -152,6 +152,23 @@ typedef struct GpuJoinSide
 } GpuJoinSide;
 
 /*
+ * A staging area of a side read as heap pages: copied pages, and per
+ * visible tuple in them its byte offset (in pages) and its length
+ *
+ *	allocator		the kernels whose stage_alloc gave pages and tuples, or
+ *					NULL when they are ordinary memory of the reader's cxt
+ */
+typedef struct GpuJoinHeapStage
+{
+	char	   *pages;
+	uint32	   *tuples;
+	uint16	   *lengths;
+	int			npages;
+	int64		ntuples;
+	const GjKernels *allocator;
+} GpuJoinHeapStage;
+
+/*
  * A side read as heap pages (exec_heap.c)
  *
  *	rel, rti		the relation, and its range table index
@@ -166,18 +183,15 @@ typedef struct GpuJoinSide
  *	pscan_started	this process has joined it since the scan (re)started
  *	done			no block left
  *	cxt				the executor's memory context the reader lives in
- *	pages			staging: up to stage_pages copied pages; NULL until
- *					the first page (exec_heap.c, AllocStage)
- *	stage_pages		its size: gpujoin.heap_stage_pages, or fewer for a
- *					smaller relation
- *	stage_kernels	the kernels whose stage_alloc gave pages and tuples, or
- *					NULL when they are ordinary memory of cxt
- *	stage_callback	frees them if the executor does not (an error)
- *	npages			pages staged
- *	tuples, lengths	per visible staged tuple, its byte offset in pages and
- *					its length
- *	ntuples			visible tuples staged
- *	consumed		of them, those already taken into a batch
+ *	stage_pages		the size of a staging area: gpujoin.heap_stage_pages, or
+ *					fewer for a smaller relation
+ *	stage_callback	frees the staging areas if the executor does not (an
+ *					error)
+ *	cur				the staging area rows are taken from (exec_heap.c,
+ *					AllocStage: allocated at the first page)
+ *	consumed		of its tuples, those already taken into a batch
+ *	next, next_ready	pages staged ahead while the device deforms cur's
+ *					(Prefetch), taken when cur's are consumed
  *	spec			what the deform takes from each tuple
  *	host_maxattno	the highest attribute of a host column, or 0
  *	slot			a slot of the relation's row type (GpuJoinHeapNextTuple)
@@ -202,15 +216,12 @@ typedef struct GpuJoinHeapReader
 	bool		pscan_started;
 	bool		done;
 	MemoryContext cxt;
-	char	   *pages;
 	int			stage_pages;
-	const GjKernels *stage_kernels;
 	MemoryContextCallback stage_callback;
-	int			npages;
-	uint32	   *tuples;
-	uint16	   *lengths;
-	int64		ntuples;
+	GpuJoinHeapStage cur;
 	int64		consumed;
+	GpuJoinHeapStage next;
+	bool		next_ready;
 	GjDeformSpec spec;
 	AttrNumber	host_maxattno;
 	TupleTableSlot *slot;

@@ -25,8 +25,12 @@
  * column arrays, the key attributes' values packed into keys, in one pass
  * per tuple with no slot, no executor call and no per-row memory.  The
  * staging area holds gpujoin.heap_stage_pages pages (8 MB: few enough
- * calls of the deform per side), or the relation's pages when it has fewer; an outer chunk takes what it needs of it and
- * leaves the rest for the next chunk.
+ * calls of the deform per side), or the relation's pages when it has
+ * fewer; an outer chunk takes what it needs of it and leaves the rest for
+ * the next chunk.  On the device the deform is started, the next pages are
+ * read into a second staging area while it runs, and then it is finished
+ * (double buffering: the host's page reads overlap the bus and the
+ * device); the CPU twin, which deforms at once, reads ahead the same way.
  *
  * The scan's quals, compiled by planner_expr.c, run in the deform: a
  * tuple that fails them becomes no row, and the rows that pass keep the
@@ -259,50 +263,53 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
 
 	reader->cxt = CurrentMemoryContext;
 	reader->parallel = side == &node->gj_Outer && node->css.ss.ps.plan->parallel_aware;
-	reader->lengths = NULL;		/* with the staging area, AllocStage */
 	reader->slot = ExecInitExtraTupleSlot(estate, tupdesc, &TTSOpsHeapTuple);
 }
 
-/* Reset callback: free the staging area the executor did not get to free */
+/* Reset callback: free the staging areas the executor did not get to free */
 static void
 FreeStage(void *arg)
 {
 	GpuJoinHeapReader *reader = (GpuJoinHeapReader *) arg;
+	GpuJoinHeapStage *stages[2] = {&reader->cur, &reader->next};
 
-	if (reader->stage_kernels != NULL)
-		reader->stage_kernels->stage_free(reader->pages);
-	reader->stage_kernels = NULL;
-	reader->pages = NULL;
-	reader->tuples = NULL;
-	reader->lengths = NULL;		/* memory of cxt: goes with it */
+	for (int i = 0; i < 2; i++)
+	{
+		if (stages[i]->allocator != NULL)
+			stages[i]->allocator->stage_free(stages[i]->pages);
+		stages[i]->allocator = NULL;
+		stages[i]->pages = NULL;
+		stages[i]->tuples = NULL;
+		stages[i]->lengths = NULL;	/* memory of cxt: goes with it */
+	}
 	reader->selected = NULL;
 }
 
 /*
- * Allocate the staging area, the pages and then their tuples' offsets, in
+ * Allocate a staging area, the pages and then their tuples' offsets, in
  * the memory the kernels stage in (page-locked for the device, so that
  * the pages cross the bus at its full speed), or in ordinary memory when
  * they have none to give; freed when the node ends or its memory context
  * goes (an error), whichever comes first
  */
 static void
-AllocStage(GpuJoinHeapReader *reader, const GjKernels *kernels)
+AllocStage(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKernels *kernels)
 {
-	BlockNumber nblocks;
 	Size		pages_bytes;
 	Size		bytes;
 
-	if (reader->pages != NULL)
+	if (stage->pages != NULL)
 		return;
 	/* a small table needs no more than its pages (a later scan may see more) */
-	nblocks = RelationGetNumberOfBlocks(reader->rel);
-	reader->stage_pages = Max(1, Min((BlockNumber) gpujoin_heap_stage_pages, nblocks));
+	if (reader->stage_pages == 0)
+		reader->stage_pages = Max(1, Min((BlockNumber) gpujoin_heap_stage_pages,
+										 RelationGetNumberOfBlocks(reader->rel)));
 	pages_bytes = (Size) reader->stage_pages * BLCKSZ;
 	bytes = pages_bytes + sizeof(uint32) * reader->stage_pages * MaxHeapTuplesPerPage;
-	reader->pages = kernels->stage_alloc(bytes);
-	if (reader->pages != NULL)
+	stage->pages = kernels->stage_alloc(bytes);
+	if (stage->pages != NULL)
 	{
-		reader->stage_kernels = kernels;
+		stage->allocator = kernels;
 		if (!reader->stage_callback.func)
 		{
 			reader->stage_callback.func = FreeStage;
@@ -311,11 +318,10 @@ AllocStage(GpuJoinHeapReader *reader, const GjKernels *kernels)
 		}
 	}
 	else
-		reader->pages = MemoryContextAllocHuge(reader->cxt, bytes);
-	reader->tuples = (uint32 *) (reader->pages + pages_bytes);
-	if (reader->lengths == NULL)
-		reader->lengths = MemoryContextAlloc(reader->cxt, sizeof(uint16) * reader->stage_pages *
-											 MaxHeapTuplesPerPage);
+		stage->pages = MemoryContextAllocHuge(reader->cxt, bytes);
+	stage->tuples = (uint32 *) (stage->pages + pages_bytes);
+	stage->lengths = MemoryContextAlloc(reader->cxt, sizeof(uint16) * reader->stage_pages *
+										MaxHeapTuplesPerPage);
 	if (reader->selected == NULL && reader->filter != NULL)
 		reader->selected = MemoryContextAllocHuge(reader->cxt, sizeof(uint32) *
 												  reader->stage_pages * MaxHeapTuplesPerPage);
@@ -325,8 +331,11 @@ AllocStage(GpuJoinHeapReader *reader, const GjKernels *kernels)
 static void
 ForgetStaged(GpuJoinHeapReader *reader)
 {
-	reader->npages = 0;
-	reader->ntuples = 0;
+	reader->cur.npages = 0;
+	reader->cur.ntuples = 0;
+	reader->next.npages = 0;
+	reader->next.ntuples = 0;
+	reader->next_ready = false;
 	reader->consumed = 0;
 	reader->done = false;
 }
@@ -397,27 +406,27 @@ GpuJoinHeapSetParallel(GpuJoinHeapReader *reader, ParallelTableScanDesc pscan)
 }
 
 /*
- * Stage the next pages: read pages until some have visible tuples and the
- * staging area is full or the relation is done; false when nothing is left
+ * Stage the next pages into stage: read pages until some have visible
+ * tuples and the staging area is full or the relation is done; false when
+ * nothing is left
  */
 static bool
-StagePages(GpuJoinHeapReader *reader, const GjKernels *kernels)
+StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKernels *kernels)
 {
 	HeapScanDesc scan;
 	instr_time	start;
 
-	AllocStage(reader, kernels);
+	AllocStage(reader, stage, kernels);
 	if (reader->scan == NULL)
 		StartScan(reader);
 	scan = (HeapScanDesc) reader->scan;
-	reader->npages = 0;
-	reader->ntuples = 0;
-	reader->consumed = 0;
+	stage->npages = 0;
+	stage->ntuples = 0;
 	if (reader->done)
 		return false;
 
 	INSTR_TIME_SET_CURRENT(start);
-	while (reader->npages < reader->stage_pages)
+	while (stage->npages < reader->stage_pages)
 	{
 		BlockNumber block = NextBlock(reader);
 		char	   *copy;
@@ -433,7 +442,7 @@ StagePages(GpuJoinHeapReader *reader, const GjKernels *kernels)
 		if (scan->rs_ntuples == 0)
 			continue;
 
-		copy = reader->pages + (Size) reader->npages * BLCKSZ;
+		copy = stage->pages + (Size) stage->npages * BLCKSZ;
 		LockBuffer(scan->rs_cbuf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(scan->rs_cbuf);
 		memcpy(copy, page, BLCKSZ);
@@ -444,18 +453,52 @@ StagePages(GpuJoinHeapReader *reader, const GjKernels *kernels)
 		{
 			ItemId		item = PageGetItemId((Page) copy, scan->rs_vistuples[i]);
 
-			reader->tuples[reader->ntuples] =
-				(uint32) ((Size) reader->npages * BLCKSZ + ItemIdGetOffset(item));
-			reader->lengths[reader->ntuples] = (uint16) ItemIdGetLength(item);
-			reader->ntuples++;
+			stage->tuples[stage->ntuples] =
+				(uint32) ((Size) stage->npages * BLCKSZ + ItemIdGetOffset(item));
+			stage->lengths[stage->ntuples] = (uint16) ItemIdGetLength(item);
+			stage->ntuples++;
 			/* as heap_getnextslot counts the rows a scan returns */
 			pgstat_count_heap_getnext(reader->rel);
 		}
-		reader->npages++;
+		stage->npages++;
 	}
-	reader->tuples_read += reader->ntuples;
+	reader->tuples_read += stage->ntuples;
 	reader->read_ms += GpuJoinElapsedMs(start);
-	return reader->ntuples > 0;
+	return stage->ntuples > 0;
+}
+
+/*
+ * The next staged pages to take rows from: those staged ahead (Prefetch),
+ * or newly read ones; false when nothing is left
+ */
+static bool
+StagePages(GpuJoinHeapReader *reader, const GjKernels *kernels)
+{
+	reader->consumed = 0;
+	if (reader->next_ready)
+	{
+		GpuJoinHeapStage cur = reader->cur;
+
+		reader->cur = reader->next;
+		reader->next = cur;
+		reader->next_ready = false;
+		return true;
+	}
+	return StagePagesInto(reader, &reader->cur, kernels);
+}
+
+/*
+ * While the device deforms the current pages, read the ones after them
+ * into the other staging area (double buffering).  The CPU twin, which has
+ * deformed them already, reads ahead all the same: the same reads in the
+ * same order, and the same states of the reader as on the device.
+ */
+static void
+Prefetch(GpuJoinHeapReader *reader, const GjKernels *kernels)
+{
+	if (reader->next_ready || reader->done)
+		return;
+	reader->next_ready = StagePagesInto(reader, &reader->next, kernels);
 }
 
 /*
@@ -492,13 +535,15 @@ OpenDevice(GpuJoinState *node)
 }
 
 /*
- * Deform the next n staged tuples into out, with the join's kernels (the
- * context is open: OpenDevice).  A device that cannot take them (out of
- * memory, or gone) leaves them to the CPU twin, which writes the same rows.
+ * Start the deform of the next n staged tuples into out, with the join's
+ * kernels (the context is open: OpenDevice); FinishDeform waits for it, and
+ * the caller may read the next pages meanwhile.  A device that cannot take
+ * them (out of memory, or gone) leaves them to the CPU twin, which writes
+ * the same rows at once.
  */
 static void
-Deform(GpuJoinState *node, GpuJoinHeapReader *reader, const GjPageBatch *batch,
-	   int64 n, GjDeformOut *out)
+StartDeform(GpuJoinState *node, GpuJoinHeapReader *reader, const GjPageBatch *batch,
+			int64 n, GjDeformOut *out)
 {
 	GpuJoinDeviceContext *dev = &node->gj_Device;
 	instr_time	start;
@@ -507,10 +552,10 @@ Deform(GpuJoinState *node, GpuJoinHeapReader *reader, const GjPageBatch *batch,
 
 	INSTR_TIME_SET_CURRENT(start);
 	memset(&err, 0, sizeof(err));
-	status = dev->kernels->heap_deform(dev->ctx, batch, &reader->spec, reader->consumed, n,
-									   out, &err);
-	if (status == GJ_OK && dev->kernels != &gj_cpu_kernels)
-		reader->bytes_shipped += batch->bytes + (int64) sizeof(uint32) * n;	/* pages, offsets */
+	status = dev->kernels->heap_deform_start(dev->ctx, batch, &reader->spec, reader->consumed,
+											 n, out, &err);
+	if (status == GJ_OK)
+		reader->bytes_shipped += out->bytes_shipped;
 	else if (status == GJ_ERROR_DEVICE_MEMORY || status == GJ_ERROR_NO_DEVICE)
 	{
 		memset(&err, 0, sizeof(err));
@@ -520,12 +565,27 @@ Deform(GpuJoinState *node, GpuJoinHeapReader *reader, const GjPageBatch *batch,
 	reader->deform_ms += GpuJoinElapsedMs(start);
 }
 
+/* Wait for the deform StartDeform left to the device: its rows are in out */
+static void
+FinishDeform(GpuJoinState *node, GpuJoinHeapReader *reader)
+{
+	GpuJoinDeviceContext *dev = &node->gj_Device;
+	instr_time	start;
+	GjError		err;
+
+	INSTR_TIME_SET_CURRENT(start);
+	memset(&err, 0, sizeof(err));
+	GpuJoinCheckStatus(dev->kernels->heap_deform_finish(dev->ctx, &err), &err,
+					   "could not read the heap pages of a GPU join");
+	reader->deform_ms += GpuJoinElapsedMs(start);
+}
+
 /* Staged tuple t, in the reader's slot (of the relation's row type) */
 static TupleTableSlot *
 StoreStagedTuple(GpuJoinHeapReader *reader, int64 t)
 {
-	reader->tuple.t_len = reader->lengths[t];
-	reader->tuple.t_data = (HeapTupleHeader) (reader->pages + reader->tuples[t]);
+	reader->tuple.t_len = reader->cur.lengths[t];
+	reader->tuple.t_data = (HeapTupleHeader) (reader->cur.pages + reader->cur.tuples[t]);
 	reader->tuple.t_tableOid = RelationGetRelid(reader->rel);
 	ItemPointerSetInvalid(&reader->tuple.t_self);
 	return ExecStoreHeapTuple(&reader->tuple, reader->slot, false);
@@ -639,10 +699,10 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		GjDeformOut out;
 		GjPageBatch batch;
 
-		if (reader->consumed >= reader->ntuples &&
+		if (reader->consumed >= reader->cur.ntuples &&
 			!StagePages(reader, OpenDevice(node)->kernels))
 			break;
-		n = Min(reader->ntuples - reader->consumed, max_rows - side->nrows);
+		n = Min(reader->cur.ntuples - reader->consumed, max_rows - side->nrows);
 		if (side->capacity < side->nrows + n)
 		{
 			/*
@@ -672,11 +732,16 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		out.keys = side->keys + side->nrows;
 		out.keynulls = side->keynulls + side->nrows;
 		out.selected = reader->selected;
-		batch.pages = reader->pages;
-		batch.bytes = (int64) reader->npages * BLCKSZ;
-		batch.ntuples = reader->ntuples;
-		batch.tuples = reader->tuples;
-		Deform(node, reader, &batch, n, &out);
+		batch.pages = reader->cur.pages;
+		batch.bytes = (int64) reader->cur.npages * BLCKSZ;
+		batch.ntuples = reader->cur.ntuples;
+		batch.tuples = reader->cur.tuples;
+		batch.page_size = BLCKSZ;
+		StartDeform(node, reader, &batch, n, &out);
+		/* the device has these pages: read the next ones meanwhile */
+		if (reader->consumed + n >= reader->cur.ntuples)
+			Prefetch(reader, node->gj_Device.kernels);
+		FinishDeform(node, reader);
 		rows = out.nrows;
 		if (reader->filter != NULL)
 			rows = Recheck(side, reader, rows);
@@ -691,7 +756,7 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 	}
 	if (side->nrows == 0 && !any)
 		side->exhausted = true;
-	else if (reader->done && reader->consumed >= reader->ntuples)
+	else if (reader->done && reader->consumed >= reader->cur.ntuples && !reader->next_ready)
 		side->exhausted = true;
 	return any;
 }
@@ -721,7 +786,7 @@ GpuJoinHeapNextTuple(GpuJoinHeapReader *reader)
 	{
 		TupleTableSlot *slot;
 
-		if (reader->consumed >= reader->ntuples && !StagePages(reader, &gj_cpu_kernels))
+		if (reader->consumed >= reader->cur.ntuples && !StagePages(reader, &gj_cpu_kernels))
 			return NULL;
 		slot = StoreStagedTuple(reader, reader->consumed++);
 		if (reader->qual == NULL)

@@ -244,6 +244,10 @@ typedef struct GjCudaContext
 	int64_t		outer_rows;
 	uint64_t	nmatches;
 	bool		has_nulls[GJ_NUM_SIDES][GJ_MAX_COLUMNS];
+
+	/* the heap deform started and not yet finished (scan/heap_deform.cu),
+	 * malloc'ed there at the first start, freed with the context */
+	void	   *deform_state;
 } GjCudaContext;
 
 /* The variants (one line per implemented variant; see context.cu) */
@@ -268,6 +272,10 @@ extern "C"
 	GjStatus	gj_cuda_heap_deform(GjContext *ctx, const GjPageBatch *pages,
 									const GjDeformSpec *spec, int64_t first,
 									int64_t n, GjDeformOut *out, GjError *err);
+	GjStatus	gj_cuda_heap_deform_start(GjContext *ctx, const GjPageBatch *pages,
+										  const GjDeformSpec *spec, int64_t first,
+										  int64_t n, GjDeformOut *out, GjError *err);
+	GjStatus	gj_cuda_heap_deform_finish(GjContext *ctx, GjError *err);
 	void	   *gj_cuda_stage_alloc(size_t bytes);
 	void		gj_cuda_stage_free(void *ptr);
 }

@@ -206,6 +206,7 @@ gj_cuda_context_destroy(GjContext *ctx)
 	if (cuda->stream != NULL)
 		(void) cudaStreamDestroy(cuda->stream);
 	(void) cudaGetLastError();
+	free(cuda->deform_state);
 	cuda->magic = 0;			/* a stale pointer no longer looks valid */
 	free(cuda);
 }
@@ -801,6 +802,8 @@ const GjKernels gj_cuda_kernels = {
 	gj_cuda_count,
 	gj_cuda_retrieve,
 	gj_cuda_heap_deform,
+	gj_cuda_heap_deform_start,
+	gj_cuda_heap_deform_finish,
 	gj_cuda_stage_alloc,
 	gj_cuda_stage_free,
 };

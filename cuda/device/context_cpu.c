@@ -423,6 +423,13 @@ gj_cpu_count_offsets(uint64_t *counts, int64_t nrows)
 	return sum;
 }
 
+/* The CPU twin's deform is done when it starts: nothing left to finish */
+static GjStatus
+DeformFinish(GjContext *ctx, GjError *err)
+{
+	return GJ_OK;
+}
+
 /* Staging memory of the CPU twin (GjKernels.stage_alloc): plain memory */
 static void *
 StageAlloc(size_t bytes)
@@ -439,6 +446,8 @@ const GjKernels gj_cpu_kernels = {
 	.count = gj_cpu_count,
 	.retrieve = gj_cpu_retrieve,
 	.heap_deform = gj_cpu_heap_deform,
+	.heap_deform_start = gj_cpu_heap_deform,	/* the whole deform */
+	.heap_deform_finish = DeformFinish,
 	.stage_alloc = StageAlloc,
 	.stage_free = free,
 };

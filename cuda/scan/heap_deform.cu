@@ -29,6 +29,8 @@
  */
 #include <stdlib.h>
 
+#include <cub/cub.cuh>
+
 #include "common.cuh"
 #include "heap_deform.h"
 
@@ -86,7 +88,7 @@ LayoutRows(const GjDeformPlan *plan, char *buffer, size_t off, int64_t n, GjDefo
 __global__ void __launch_bounds__(GJ_BLOCK_SIZE)
 heap_deform_kernel(const GjDeformPlan *__restrict__ plan,
 				   const GjDeformAttr *__restrict__ attrs,
-				   const char *__restrict__ pages,
+				   const char *__restrict__ pages, uint32_t base,
 				   const uint32_t *__restrict__ tuples, int64_t n,
 				   const __grid_constant__ GjDeformRows rows,
 				   uint8_t *__restrict__ verdict,
@@ -97,7 +99,7 @@ heap_deform_kernel(const GjDeformPlan *__restrict__ plan,
 	{
 		GjDeformFound f;
 
-		gj_heap_deform_row(plan, attrs, pages + tuples[i], i, &rows, &f);
+		gj_heap_deform_row(plan, attrs, pages + (tuples[i] - base), i, &rows, &f);
 		if (f.bad_attno > 0)
 			atomicMax(&found->bad_attno, f.bad_attno);
 		if (verdict != NULL)
@@ -151,19 +153,40 @@ heap_compact_kernel(const GjDeformPlan *__restrict__ plan, int64_t n,
 }
 
 /*
- * Ship plan and tuples first .. first + n - 1, deform them on the device
- * (and filter them, then close the gaps), and bring the rows back into out
+ * A deform between its start and its finish (the context's deform_state):
+ * where its rows will lie in the output buffer, and what to bring back
+ */
+typedef struct PendingDeform
+{
+	bool		active;
+	GjDeformOut *out;
+	int64_t		n;
+	bool		has_filter;
+	int			ncolumns;
+	int			nkeys;
+	int16_t		widths[GJ_MAX_COLUMNS];
+	GjDeformRows result;		/* the rows to bring back (device) */
+	size_t		keep_off;		/* with a filter: keep[n] is their count */
+	size_t		selected_off;
+} PendingDeform;
+
+/*
+ * Ship plan and tuples first .. first + n - 1 and queue their deform on the
+ * device (and the filter, then the closing of the gaps); DeformFinish brings
+ * the rows back into out
  */
 static GjStatus
-Deform(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *plan,
-	   const GjDeformAttr *attrs, int64_t first, int64_t n, GjDeformOut *out,
-	   GjError *err)
+DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *plan,
+			const GjDeformAttr *attrs, int64_t first, int64_t n, GjDeformOut *out,
+			PendingDeform *pending, GjError *err)
 {
 	size_t		attrs_bytes = sizeof(GjDeformAttr) * (size_t) plan->natts;
 	size_t		attrs_off = Align8(sizeof(GjDeformPlan));
 	size_t		tuples_off = Align8(attrs_off + attrs_bytes);
 	size_t		pages_off = Align8(tuples_off + sizeof(uint32_t) * (size_t) n);
-	size_t		input_bytes = pages_off + (size_t) pages->bytes;
+	size_t		ship_off = 0;	/* the pages the call's tuples lie in */
+	size_t		ship_bytes = (size_t) pages->bytes;
+	size_t		input_bytes;
 	size_t		rows_off = Align8(sizeof(DeformFound));
 	size_t		verdict_off = 0;
 	size_t		keep_off = 0;
@@ -174,9 +197,16 @@ Deform(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *plan,
 	char	   *output;
 	GjDeformRows rows;
 	GjDeformRows compact;
-	const GjDeformRows *result = &rows;
-	DeformFound found;
-	uint64_t	nrows = (uint64_t) n;
+
+	if (pages->page_size > 0)
+	{
+		size_t		page = (size_t) pages->page_size;
+		size_t		end = ((size_t) pages->tuples[first + n - 1] / page + 1) * page;
+
+		ship_off = (size_t) pages->tuples[first] / page * page;
+		ship_bytes = (end < (size_t) pages->bytes ? end : (size_t) pages->bytes) - ship_off;
+	}
+	input_bytes = pages_off + ship_bytes;
 
 	/* the output: found, the rows, and with a filter what compacts them */
 	output_bytes = LayoutRows(plan, NULL, rows_off, n, NULL);
@@ -202,8 +232,9 @@ Deform(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *plan,
 	GJ_TRY(gj_cuda_copy_to_device_async(ctx, input + attrs_off, attrs, attrs_bytes, err));
 	GJ_TRY(gj_cuda_copy_to_device_async(ctx, input + tuples_off, pages->tuples + first,
 										sizeof(uint32_t) * (size_t) n, err));
-	GJ_TRY(gj_cuda_copy_to_device_async(ctx, input + pages_off, pages->pages,
-										(size_t) pages->bytes, err));
+	GJ_TRY(gj_cuda_copy_to_device_async(ctx, input + pages_off, pages->pages + ship_off,
+										ship_bytes, err));
+	out->bytes_shipped = (int64_t) (ship_bytes + sizeof(uint32_t) * (size_t) n);
 	/* found and the NULL flags start at zero, and so does keep */
 	GJ_CUDA_TRY(err, cudaMemsetAsync(output, 0, rows_off + (size_t) n * (plan->ncolumns + 1),
 									 ctx->stream));
@@ -214,32 +245,68 @@ Deform(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *plan,
 
 	heap_deform_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>
 		((const GjDeformPlan *) input, (const GjDeformAttr *) (input + attrs_off),
-		 input + pages_off, (const uint32_t *) (input + tuples_off), n, rows,
+		 input + pages_off, (uint32_t) ship_off, (const uint32_t *) (input + tuples_off), n, rows,
 		 plan->has_filter ? (uint8_t *) (output + verdict_off) : NULL,
 		 (unsigned long long *) (output + keep_off), (DeformFound *) output);
 	GJ_CUDA_TRY(err, cudaGetLastError());
 
+	pending->out = out;
+	pending->n = n;
+	pending->has_filter = plan->has_filter;
+	pending->ncolumns = plan->ncolumns;
+	pending->nkeys = plan->nkeys;
+	for (int c = 0; c < plan->ncolumns; c++)
+		pending->widths[c] = plan->column_widths[c];
+	pending->result = rows;
+	pending->keep_off = keep_off;
+	pending->selected_off = selected_off;
 	if (plan->has_filter)
 	{
+		size_t		temp_bytes = 0;
+		unsigned long long *keep = (unsigned long long *) (output + keep_off);
+
 		/* keep[] becomes each row's place; keep[n] the rows that stay */
-		GJ_TRY(gj_cuda_count_offsets(ctx, (uint64_t *) (output + keep_off), n, &nrows, err));
+		GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(NULL, temp_bytes, keep, n + 1,
+													   ctx->stream));
+		GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err));
+		GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
+													   temp_bytes, keep, n + 1, ctx->stream));
 		heap_compact_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>
 			((const GjDeformPlan *) input, n, (const uint8_t *) (output + verdict_off),
-			 (const unsigned long long *) (output + keep_off), rows, compact,
-			 (uint32_t *) (output + selected_off));
+			 keep, rows, compact, (uint32_t *) (output + selected_off));
 		GJ_CUDA_TRY(err, cudaGetLastError());
-		result = &compact;
-		GJ_TRY(gj_cuda_copy_from_device(ctx, out->selected, output + selected_off,
-										sizeof(uint32_t) * (size_t) nrows, err));
+		pending->result = compact;
 	}
+	pending->active = true;
+	return GJ_OK;
+}
 
+/* Wait for the deform DeformStart queued, and bring its rows back */
+static GjStatus
+DeformFinish(GjCudaContext *ctx, PendingDeform *pending, GjError *err)
+{
+	char	   *output = GJ_BUFFER(ctx, GJ_BUFFER_SCAN_OUTPUT, char);
+	GjDeformOut *out = pending->out;
+	const GjDeformRows *result = &pending->result;
+	uint64_t	nrows = (uint64_t) pending->n;
+	DeformFound found;
+
+	pending->active = false;
 	GJ_TRY(gj_cuda_copy_from_device(ctx, &found, output, sizeof(found), err));
 	if (found.bad_attno > 0)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"heap deform: a TOAST pointer of an unknown tag in attribute %d.",
 							found.bad_attno);
+	if (pending->has_filter)
+	{
+		unsigned long long *keep = (unsigned long long *) (output + pending->keep_off);
 
-	if (plan->nkeys > 0)
+		GJ_TRY(gj_cuda_copy_from_device(ctx, &nrows, keep + pending->n, sizeof(nrows), err));
+		GJ_TRY(gj_cuda_copy_from_device(ctx, out->selected, output + pending->selected_off,
+										sizeof(uint32_t) * (size_t) nrows, err));
+	}
+
+	if (pending->nkeys > 0)
 	{
 		GJ_TRY(gj_cuda_copy_from_device(ctx, out->keys, result->keys,
 										sizeof(uint64_t) * nrows, err));
@@ -247,10 +314,10 @@ Deform(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *plan,
 			GJ_TRY(gj_cuda_copy_from_device(ctx, out->keynulls, result->keynulls,
 											(size_t) nrows, err));
 	}
-	for (int c = 0; c < plan->ncolumns; c++)
+	for (int c = 0; c < pending->ncolumns; c++)
 	{
 		GJ_TRY(gj_cuda_copy_from_device(ctx, out->values[c], result->values[c],
-										(size_t) plan->column_widths[c] * nrows, err));
+										(size_t) pending->widths[c] * nrows, err));
 		if (found.null_columns & (1U << c))
 			GJ_TRY(gj_cuda_copy_from_device(ctx, out->nulls[c], result->nulls[c],
 											(size_t) nrows, err));
@@ -261,22 +328,59 @@ Deform(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *plan,
 	return GJ_OK;
 }
 
+/* The context's pending deform, allocated at the first use */
+static PendingDeform *
+Pending(GjCudaContext *ctx, GjError *err)
+{
+	if (ctx->deform_state == NULL)
+		ctx->deform_state = calloc(1, sizeof(PendingDeform));
+	if (ctx->deform_state == NULL)
+		gj_error_set(err, GJ_ERROR_HOST_MEMORY, "heap deform: out of memory.");
+	return (PendingDeform *) ctx->deform_state;
+}
+
 GjStatus
-gj_cuda_heap_deform(GjContext *gctx, const GjPageBatch *pages, const GjDeformSpec *spec,
-					int64_t first, int64_t n, GjDeformOut *out, GjError *err)
+gj_cuda_heap_deform_start(GjContext *gctx, const GjPageBatch *pages, const GjDeformSpec *spec,
+						  int64_t first, int64_t n, GjDeformOut *out, GjError *err)
 {
 	GjCudaContext *ctx = gj_cuda_context_get(gctx, err);
+	PendingDeform *pending;
 	GjDeformPlan plan;
 	GjDeformAttr *attrs;
 	GjStatus	status;
 
-	if (ctx == NULL)
+	if (ctx == NULL || (pending = Pending(ctx, err)) == NULL)
 		return err->status;
+	if (pending->active)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"heap deform: started before the last one finished.");
 	GJ_TRY(gj_heap_deform_prepare(pages, spec, first, n, &plan, &attrs, err));
 	out->null_columns = 0;
 	out->key_nulls = 0;
 	out->nrows = 0;
-	status = n > 0 ? Deform(ctx, pages, &plan, attrs, first, n, out, err) : GJ_OK;
+	out->bytes_shipped = 0;
+	/* the plan and attributes are copied before this returns (pageable) */
+	status = n > 0 ? DeformStart(ctx, pages, &plan, attrs, first, n, out, pending, err) : GJ_OK;
 	free(attrs);
 	return status;
+}
+
+GjStatus
+gj_cuda_heap_deform_finish(GjContext *gctx, GjError *err)
+{
+	GjCudaContext *ctx = gj_cuda_context_get(gctx, err);
+	PendingDeform *pending;
+
+	if (ctx == NULL || (pending = Pending(ctx, err)) == NULL)
+		return err->status;
+	return pending->active ? DeformFinish(ctx, pending, err) : GJ_OK;
+}
+
+/* The deform in one call: its start and its finish */
+GjStatus
+gj_cuda_heap_deform(GjContext *gctx, const GjPageBatch *pages, const GjDeformSpec *spec,
+					int64_t first, int64_t n, GjDeformOut *out, GjError *err)
+{
+	GJ_TRY(gj_cuda_heap_deform_start(gctx, pages, spec, first, n, out, err));
+	return gj_cuda_heap_deform_finish(gctx, err);
 }

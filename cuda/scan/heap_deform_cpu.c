@@ -208,6 +208,7 @@ gj_cpu_heap_deform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec 
 	out->null_columns = 0;
 	out->key_nulls = 0;
 	out->nrows = 0;
+	out->bytes_shipped = 0;
 	for (int64_t i = 0; i < n; i++)
 	{
 		GjDeformFound found;

@@ -515,6 +515,8 @@ DeformAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const 
 	batch.bytes = w->bytes;
 	batch.ntuples = w->ntuples;
 	batch.tuples = w->tuples;
+	/* most calls ship only the pages their tuples lie in, as the executor's */
+	batch.page_size = w->ntuples % 3 == 0 ? 0 : PAGE_SIZE;
 
 	/*
 	 * Every other call stages the pages and offsets as the executor does,
@@ -932,6 +934,7 @@ DeformFiltered(const GjKernels *kernels, GjContext *ctx, const Schema *s, const 
 	batch.bytes = w->bytes;
 	batch.ntuples = w->ntuples;
 	batch.tuples = w->tuples;
+	batch.page_size = PAGE_SIZE;
 
 	for (int c = 0; c < s->ncolumns; c++)
 	{
@@ -1235,6 +1238,7 @@ QualsOn(const GjKernels *kernels, const char *impl, const TestQualCase *cases, i
 		batch.bytes = PAGE_SIZE;
 		batch.ntuples = 3;
 		batch.tuples = tuples;
+		batch.page_size = PAGE_SIZE;
 		WriteQualTuples(c, attrs, natts, pages, tuples, 3);
 
 		memset(&spec, 0, sizeof(spec));

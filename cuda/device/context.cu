@@ -640,7 +640,8 @@ gj_cuda_key_range(GjCudaContext *ctx, const uint64_t *d_keys,
  * *total, the matches in all
  *
  * The caller set d_counts[nrows] to 0, so that it ends as the total, which
- * comes back to the host.  64-bit elements, so the sum cannot wrap.  The
+ * comes back to the host (unless total is NULL: then nothing waits, and
+ * the total stays in d_counts[nrows] for a later copy).  64-bit elements, so the sum cannot wrap.  The
  * CUB temporary storage is the context's shared buffer.
  */
 GjStatus
@@ -649,13 +650,16 @@ gj_cuda_count_offsets(GjCudaContext *ctx, uint64_t *d_counts, int64_t nrows,
 {
 	size_t		temp_bytes = 0;
 
-	*total = 0;
+	if (total != NULL)
+		*total = 0;
 	GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(NULL, temp_bytes, d_counts,
 												   nrows + 1, ctx->stream));
 	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err));
 	GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
 												   temp_bytes, d_counts,
 												   nrows + 1, ctx->stream));
+	if (total == NULL)
+		return GJ_OK;
 	return gj_cuda_copy_from_device(ctx, total, d_counts + nrows,
 									sizeof(uint64_t), err);
 }

@@ -29,8 +29,6 @@
  */
 #include <stdlib.h>
 
-#include <cub/cub.cuh>
-
 #include "common.cuh"
 #include "heap_deform.h"
 
@@ -262,15 +260,11 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 	pending->selected_off = selected_off;
 	if (plan->has_filter)
 	{
-		size_t		temp_bytes = 0;
 		unsigned long long *keep = (unsigned long long *) (output + keep_off);
 
-		/* keep[] becomes each row's place; keep[n] the rows that stay */
-		GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(NULL, temp_bytes, keep, n + 1,
-													   ctx->stream));
-		GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err));
-		GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
-													   temp_bytes, keep, n + 1, ctx->stream));
+		/* keep[] becomes each row's place; keep[n], read by the finish, the
+		 * rows that stay */
+		GJ_TRY(gj_cuda_count_offsets(ctx, (uint64_t *) keep, n, NULL, err));
 		heap_compact_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>
 			((const GjDeformPlan *) input, n, (const uint8_t *) (output + verdict_off),
 			 keep, rows, compact, (uint32_t *) (output + selected_off));

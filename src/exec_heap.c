@@ -8,16 +8,20 @@
  * columns and keys the deform takes: planner_clauses.c, GpuJoinHeapSide),
  * the plan has no child for it; the node opens the relation and reads it
  * here.  Each page is read as
- * heapam's page-mode scan reads it, by heapgetpage(): with the scan's
- * buffer strategy, the page pruned when it can be, and the visibility of
- * its tuples decided against the query's snapshot (all at once on an
- * all-visible page, one by one with HeapTupleSatisfiesVisibility on the
- * others, serializable conflicts checked), which leaves the offsets of the
- * visible tuples in rs_vistuples.  We then copy the page, under a share
- * lock, into a staging area and list the byte offsets of its visible
- * tuples there, and move on; the buffer is released by the next page's
- * read.  So the join sees exactly the rows PostgreSQL's Seq Scan would, and
- * counts them in the relation's statistics as it would.
+ * heapam's page-mode scan reads it: with the scan's buffer strategy, the
+ * page pruned when it can be, and the visibility of its tuples decided
+ * against the query's snapshot.  An all-visible page is copied, under a
+ * share lock, into a staging area, and its normal items are its visible
+ * tuples (CopyAllVisiblePage: the flag decides for the whole page, as in
+ * heapgetpage, whose per-tuple loop such a page does not need).  Any
+ * other page, and every page in recovery or in a serializable
+ * transaction, is read by heapgetpage(), which checks its tuples one by
+ * one (HeapTupleSatisfiesVisibility, serializable conflicts) and leaves
+ * the visible ones in rs_vistuples; we copy that page the same way.  The
+ * byte offsets of the visible tuples in the staging area are listed, and
+ * the buffer released.  So the join sees exactly the rows PostgreSQL's
+ * Seq Scan would, and counts them in the relation's statistics as it
+ * would.
  *
  * The staged tuples become the side's batch through the deform
  * (gpujoin_kernels.h, HEAP PAGES TO COLUMNS; its CPU twin is
@@ -406,6 +410,53 @@ GpuJoinHeapSetParallel(GpuJoinHeapReader *reader, ParallelTableScanDesc pscan)
 }
 
 /*
+ * Copy block into copy if it is all-visible: then every normal item on it
+ * is a tuple the query sees, as heapgetpage decides for such a page, and
+ * its per-tuple loop can be skipped (what is left of the page's cost is
+ * the buffer lookup and the copy).  The rest of heapgetpage's work is done
+ * as it does it: interrupts checked, the page pruned when it can be, the
+ * old-snapshot test.  False, with the buffer released and nothing copied,
+ * when the page's tuples must be checked one by one (heapgetpage then
+ * reads it), in recovery (where heapgetpage does not trust the flag), and
+ * in a serializable transaction (whose reads heapgetpage records).
+ */
+static bool
+CopyAllVisiblePage(GpuJoinHeapReader *reader, BlockNumber block, char *copy)
+{
+	HeapScanDesc scan = (HeapScanDesc) reader->scan;
+	Snapshot	snapshot = scan->rs_base.rs_snapshot;
+	Buffer		buffer;
+	Page		page;
+	bool		all_visible;
+
+	if (snapshot->takenDuringRecovery || IsolationIsSerializable())
+		return false;
+	CHECK_FOR_INTERRUPTS();
+	buffer = ReadBufferExtended(reader->rel, MAIN_FORKNUM, block, RBM_NORMAL,
+								scan->rs_strategy);
+	heap_page_prune_opt(reader->rel, buffer);
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buffer);
+	TestForOldSnapshot(snapshot, reader->rel, page);
+	all_visible = PageIsAllVisible(page);
+	if (all_visible)
+		memcpy(copy, page, BLCKSZ);
+	UnlockReleaseBuffer(buffer);
+	return all_visible;
+}
+
+/* List item off of the page just copied to copy as the stage's next tuple */
+static inline void
+StageTuple(GpuJoinHeapStage *stage, const char *copy, OffsetNumber off)
+{
+	ItemId		item = PageGetItemId((Page) copy, off);
+
+	stage->tuples[stage->ntuples] = (uint32) (copy - stage->pages) + ItemIdGetOffset(item);
+	stage->lengths[stage->ntuples] = (uint16) ItemIdGetLength(item);
+	stage->ntuples++;
+}
+
+/*
  * Stage the next pages into stage: read pages until some have visible
  * tuples and the staging area is full or the relation is done; false when
  * nothing is left
@@ -430,36 +481,42 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 	{
 		BlockNumber block = NextBlock(reader);
 		char	   *copy;
-		Page		page;
+		int64		first;
 
 		if (block == InvalidBlockNumber)
 		{
 			reader->done = true;
 			break;
 		}
-		heapgetpage(reader->scan, block);	/* checks for interrupts */
-		reader->pages_read++;
-		if (scan->rs_ntuples == 0)
-			continue;
-
 		copy = stage->pages + (Size) stage->npages * BLCKSZ;
-		LockBuffer(scan->rs_cbuf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(scan->rs_cbuf);
-		memcpy(copy, page, BLCKSZ);
-		LockBuffer(scan->rs_cbuf, BUFFER_LOCK_UNLOCK);
+		first = stage->ntuples;
+		reader->pages_read++;
+		if (CopyAllVisiblePage(reader, block, copy))
+		{
+			OffsetNumber maxoff = PageGetMaxOffsetNumber((Page) copy);
+
+			for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
+				if (ItemIdIsNormal(PageGetItemId((Page) copy, off)))
+					StageTuple(stage, copy, off);
+		}
+		else
+		{
+			heapgetpage(reader->scan, block);	/* checks for interrupts */
+			if (scan->rs_ntuples == 0)
+				continue;
+			LockBuffer(scan->rs_cbuf, BUFFER_LOCK_SHARE);
+			memcpy(copy, BufferGetPage(scan->rs_cbuf), BLCKSZ);
+			LockBuffer(scan->rs_cbuf, BUFFER_LOCK_UNLOCK);
+			for (int i = 0; i < scan->rs_ntuples; i++)
+				StageTuple(stage, copy, scan->rs_vistuples[i]);
+		}
+		if (stage->ntuples == first)
+			continue;
 		if (PageIsAllVisible((Page) copy))
 			reader->pages_all_visible++;
-		for (int i = 0; i < scan->rs_ntuples; i++)
-		{
-			ItemId		item = PageGetItemId((Page) copy, scan->rs_vistuples[i]);
-
-			stage->tuples[stage->ntuples] =
-				(uint32) ((Size) stage->npages * BLCKSZ + ItemIdGetOffset(item));
-			stage->lengths[stage->ntuples] = (uint16) ItemIdGetLength(item);
-			stage->ntuples++;
-			/* as heap_getnextslot counts the rows a scan returns */
-			pgstat_count_heap_getnext(reader->rel);
-		}
+		/* as heap_getnextslot counts the rows a scan returns */
+		if (pgstat_should_count_relation(reader->rel))
+			reader->rel->pgstat_info->t_counts.t_tuples_returned += stage->ntuples - first;
 		stage->npages++;
 	}
 	reader->tuples_read += stage->ntuples;

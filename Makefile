@@ -28,6 +28,7 @@ OBJS = \
 	src/exec_explain.o \
 	src/exec_parallel.o \
 	src/exec_heap.o \
+	src/pinned.o \
 	src/keys.o \
 	src/calibrate.o \
 	src/device.o \

@@ -116,7 +116,20 @@ typedef struct GpuJoinColumn
  *	terms			NLJ: per comparison, the encoded value of each row
  *	term_nulls		NLJ: per comparison, 1 where NULL; NULL until the first
  *	exhausted		the child has returned its last row
+ *	stage_kernels	the kernels whose staging memory holds the arrays above
+ *					(device values and flags, keys, bounds, terms), or NULL
+ *					for cxt (GpuJoinSideAlloc)
+ *	pinned			that memory's blocks, kept from batch to batch
  */
+#define GJ_SIDE_MAX_PINNED	(4 * (GJ_MAX_COLUMNS + GJ_MAX_TERMS + 3))
+
+typedef struct GpuJoinPinned
+{
+	void	   *ptr;
+	Size		size;
+	bool		used;			/* by an array of the current batch */
+} GpuJoinPinned;
+
 typedef struct GpuJoinSide
 {
 	PlanState  *ps;
@@ -149,14 +162,20 @@ typedef struct GpuJoinSide
 	struct GpuJoinHeapReader *heap;
 	uint32		heap_null_columns;	/* bit d: device column d had a NULL */
 	int64		heap_key_nulls;
+	const GjKernels *stage_kernels;
+	int			npinned;
+	GpuJoinPinned pinned[GJ_SIDE_MAX_PINNED];
+	MemoryContextCallback pinned_callback;
 } GpuJoinSide;
 
 /*
  * A staging area of a side read as heap pages: copied pages, and per
  * visible tuple in them its byte offset (in pages) and its length
  *
- *	allocator		the kernels whose stage_alloc gave pages and tuples, or
- *					NULL when they are ordinary memory of the reader's cxt
+ *	allocator		the kernels whose staging memory (GpuJoinPinnedAlloc) holds
+ *					pages and tuples, or NULL when they are ordinary memory of
+ *					the reader's cxt
+ *	bytes			the size of that block
  */
 typedef struct GpuJoinHeapStage
 {
@@ -166,6 +185,7 @@ typedef struct GpuJoinHeapStage
 	int			npages;
 	int64		ntuples;
 	const GjKernels *allocator;
+	Size		bytes;
 } GpuJoinHeapStage;
 
 /*
@@ -436,6 +456,13 @@ extern void GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps
 							int64 max_rows);
 extern void GpuJoinSpecColumns(const GpuJoinSide *side, int32_t *ncolumns, int32_t *widths);
 extern void GpuJoinResetSide(GpuJoinSide *side);
+extern void *GpuJoinSideAlloc(GpuJoinSide *side, Size size, bool zero);
+
+/* pinned.c */
+extern void *GpuJoinPinnedAlloc(const GjKernels *kernels, Size size, Size *got);
+extern void GpuJoinPinnedFree(const GjKernels *kernels, void *ptr, Size size);
+
+extern void GpuJoinSideFree(GpuJoinSide *side, void *ptr);
 extern void GpuJoinGrowSide(GpuJoinSide *side);
 extern void GpuJoinStoreHostValue(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
 								  Datum value, bool isnull);

@@ -201,6 +201,8 @@ void
 GpuJoinResetSide(GpuJoinSide *side)
 {
 	MemoryContextReset(side->cxt);
+	for (int i = 0; i < side->npinned; i++)
+		side->pinned[i].used = false;
 	side->nrows = 0;
 	side->capacity = 0;
 	memset(side->device_values, 0, sizeof(side->device_values));
@@ -217,16 +219,120 @@ GpuJoinResetSide(GpuJoinSide *side)
 }
 
 /*
+ * Memory of a side's arrays that cross the bus: the device values and
+ * their NULL flags, the keys, bounds and terms.  It is the kernels'
+ * staging memory (pinned.c): on a GPU page-locked host memory, which
+ * copies to and from the device reach at the bus's full speed, with no
+ * bounce through the driver's buffers (a heap side's deform writes its
+ * columns there, and the join ships them from there).  A side keeps its
+ * blocks when the batch is emptied, for the next chunk's arrays, and gives
+ * them back to pinned.c when the node's memory goes (FreePinned); on the
+ * CPU twin it is plain memory, handled the same way, so that CI runs this
+ * code.  Where the kernels have none to give, the arrays are memory of
+ * cxt, as the host columns always are.
+ */
+static void
+FreePinned(void *arg)
+{
+	GpuJoinSide *side = (GpuJoinSide *) arg;
+
+	for (int i = 0; i < side->npinned; i++)
+		GpuJoinPinnedFree(side->stage_kernels, side->pinned[i].ptr, side->pinned[i].size);
+	side->npinned = 0;
+	side->pinned_callback.func = NULL;
+}
+
+/* Give block i of the side's back */
+static void
+DropPinned(GpuJoinSide *side, int i)
+{
+	GpuJoinPinnedFree(side->stage_kernels, side->pinned[i].ptr, side->pinned[i].size);
+	side->pinned[i] = side->pinned[--side->npinned];
+}
+
+/*
+ * size bytes for an array of a side's batch (zeroed when zero is true):
+ * the smallest of the side's free blocks that holds them, else a new one
+ */
+void *
+GpuJoinSideAlloc(GpuJoinSide *side, Size size, bool zero)
+{
+	GpuJoinPinned *best = NULL;
+	void	   *ptr = NULL;
+	Size		got;
+
+	if (side->stage_kernels == NULL)
+		return MemoryContextAllocExtended(side->cxt, Max(size, 1),
+										  MCXT_ALLOC_HUGE | (zero ? MCXT_ALLOC_ZERO : 0));
+	for (int i = 0; i < side->npinned; i++)
+	{
+		GpuJoinPinned *p = &side->pinned[i];
+
+		if (!p->used && p->size >= size && (best == NULL || p->size < best->size))
+			best = p;
+	}
+	if (best == NULL)
+	{
+		/* the side's free blocks are all too small: make room for one more */
+		for (int i = side->npinned - 1; i >= 0 && side->npinned == GJ_SIDE_MAX_PINNED; i--)
+			if (!side->pinned[i].used)
+				DropPinned(side, i);
+		if (side->npinned < GJ_SIDE_MAX_PINNED)
+			ptr = GpuJoinPinnedAlloc(side->stage_kernels, size, &got);
+		if (ptr == NULL)
+			return MemoryContextAllocExtended(side->cxt, Max(size, 1),
+											  MCXT_ALLOC_HUGE | (zero ? MCXT_ALLOC_ZERO : 0));
+		if (side->pinned_callback.func == NULL)
+		{
+			/* with the node's memory, which outlives cxt's resets */
+			side->pinned_callback.func = FreePinned;
+			side->pinned_callback.arg = side;
+			MemoryContextRegisterResetCallback(MemoryContextGetParent(side->cxt),
+											   &side->pinned_callback);
+		}
+		best = &side->pinned[side->npinned++];
+		best->ptr = ptr;
+		best->size = got;
+	}
+	best->used = true;
+	if (zero)
+		memset(best->ptr, 0, size);
+	return best->ptr;
+}
+
+/* Free an array GpuJoinSideAlloc gave */
+void
+GpuJoinSideFree(GpuJoinSide *side, void *ptr)
+{
+	for (int i = 0; i < side->npinned; i++)
+	{
+		if (side->pinned[i].ptr == ptr)
+		{
+			DropPinned(side, i);
+			return;
+		}
+	}
+	pfree(ptr);
+}
+
+/*
  * Allocate (old == NULL) or enlarge an array of a batch whose every row
  * AppendRow writes: the new bytes are left as they are (zeroing them first
  * would be one more pass over the batch)
  */
 static void *
-GrowValues(MemoryContext cxt, void *old, Size newsize)
+GrowValues(GpuJoinSide *side, void *old, Size oldsize, Size newsize)
 {
+	void	   *array;
+
 	if (old == NULL)
-		return MemoryContextAllocExtended(cxt, newsize, MCXT_ALLOC_HUGE);
-	return repalloc_huge(old, newsize);
+		return GpuJoinSideAlloc(side, newsize, false);
+	if (side->stage_kernels == NULL)
+		return repalloc_huge(old, newsize);
+	array = GpuJoinSideAlloc(side, newsize, false);
+	memcpy(array, old, oldsize);
+	GpuJoinSideFree(side, old);
+	return array;
 }
 
 /*
@@ -234,15 +340,24 @@ GrowValues(MemoryContext cxt, void *old, Size newsize)
  * the rows flagged; new bytes are zero
  */
 static void *
-GrowArray(MemoryContext cxt, void *old, Size oldsize, Size newsize)
+GrowArray(GpuJoinSide *side, void *old, Size oldsize, Size newsize)
 {
 	char	   *array;
 
 	if (old == NULL)
-		return MemoryContextAllocExtended(cxt, newsize, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	array = repalloc_huge(old, newsize);
+		return GpuJoinSideAlloc(side, newsize, true);
+	array = GrowValues(side, old, oldsize, newsize);
 	memset(array + oldsize, 0, newsize - oldsize);
 	return array;
+}
+
+/* Allocate or enlarge an array of a host column, in cxt */
+static void *
+GrowHostArray(MemoryContext cxt, void *old, Size newsize)
+{
+	if (old == NULL)
+		return MemoryContextAllocExtended(cxt, newsize, MCXT_ALLOC_HUGE);
+	return repalloc_huge(old, newsize);
 }
 
 /*
@@ -281,32 +396,34 @@ GpuJoinReserveSide(GpuJoinSide *side, int64 newcap)
 		{
 			int			d = col->device;
 
-			side->device_values[d] = GrowValues(side->cxt, side->device_values[d],
-												newcap * col->typlen);
+			side->device_values[d] = GrowValues(side, side->device_values[d],
+												oldcap * col->typlen, newcap * col->typlen);
 			if (side->device_nulls[d] != NULL)
-				side->device_nulls[d] = GrowArray(side->cxt, side->device_nulls[d],
+				side->device_nulls[d] = GrowArray(side, side->device_nulls[d],
 												  oldcap, newcap);
 		}
 		else
 		{
 			int			h = col->host;
 
-			side->host_values[h] = GrowValues(side->cxt, side->host_values[h],
-											  newcap * sizeof(Datum));
-			side->host_isnull[h] = GrowValues(side->cxt, side->host_isnull[h],
-											  newcap * sizeof(bool));
+			side->host_values[h] = GrowHostArray(side->cxt, side->host_values[h],
+												 newcap * sizeof(Datum));
+			side->host_isnull[h] = GrowHostArray(side->cxt, side->host_isnull[h],
+												 newcap * sizeof(bool));
 		}
 	}
-	side->keys = GrowValues(side->cxt, side->keys, newcap * sizeof(uint64));
+	side->keys = GrowValues(side, side->keys, oldcap * sizeof(uint64), newcap * sizeof(uint64));
 	if (side->keynulls != NULL)
-		side->keynulls = GrowArray(side->cxt, side->keynulls, oldcap, newcap);
+		side->keynulls = GrowArray(side, side->keynulls, oldcap, newcap);
 	if (side->wants_keys_hi)
-		side->keys_hi = GrowValues(side->cxt, side->keys_hi, newcap * sizeof(uint64));
+		side->keys_hi = GrowValues(side, side->keys_hi, oldcap * sizeof(uint64),
+								   newcap * sizeof(uint64));
 	for (int t = 0; t < side->nterms; t++)
 	{
-		side->terms[t] = GrowValues(side->cxt, side->terms[t], newcap * sizeof(uint64));
+		side->terms[t] = GrowValues(side, side->terms[t], oldcap * sizeof(uint64),
+									newcap * sizeof(uint64));
 		if (side->term_nulls[t] != NULL)
-			side->term_nulls[t] = GrowArray(side->cxt, side->term_nulls[t], oldcap, newcap);
+			side->term_nulls[t] = GrowArray(side, side->term_nulls[t], oldcap, newcap);
 	}
 	side->capacity = newcap;
 }
@@ -368,7 +485,7 @@ static inline void
 SetNullFlag(GpuJoinSide *side, uint8 **flags, int64 row)
 {
 	if (*flags == NULL)
-		*flags = GrowArray(side->cxt, NULL, 0, side->capacity);
+		*flags = GpuJoinSideAlloc(side, side->capacity, true);
 	(*flags)[row] = 1;
 }
 
@@ -545,7 +662,7 @@ AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
 			if (isnull)
 			{
 				if (side->device_nulls[d] == NULL)
-					side->device_nulls[d] = GrowArray(side->cxt, NULL, 0, side->capacity);
+					side->device_nulls[d] = GpuJoinSideAlloc(side, side->capacity, true);
 				side->device_nulls[d][row] = 1;
 				/* defined bytes for the device to carry (never read as a value) */
 				memset(side->device_values[d] + row * col->typlen, 0, col->typlen);
@@ -571,7 +688,7 @@ AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
 		 * side's range: the kernels skip this row
 		 */
 		if (side->keynulls == NULL)
-			side->keynulls = GrowArray(side->cxt, NULL, 0, side->capacity);
+			side->keynulls = GpuJoinSideAlloc(side, side->capacity, true);
 		side->keynulls[row] = 1;
 		side->keys[row] = 0;
 	}
@@ -620,6 +737,8 @@ GpuJoinLoadInner(GpuJoinState *node)
 	GpuJoinSide *inner = &node->gj_Inner;
 
 	GpuJoinResetSide(inner);
+	if (inner->stage_kernels == NULL)
+		inner->stage_kernels = GpuJoinNodeKernels(node);
 	node->gj_TableBuilt = false;	/* the device's table is of the old batch */
 	node->gj_InnerMatched = NULL;	/* was in the batch's memory */
 	node->gj_PartStart = NULL;		/* likewise */
@@ -684,6 +803,8 @@ GpuJoinLoadOuterChunk(GpuJoinState *node)
 	}
 
 	GpuJoinResetSide(outer);
+	if (outer->stage_kernels == NULL)
+		outer->stage_kernels = GpuJoinNodeKernels(node);
 	node->gj_OuterMatched = NULL;	/* was in the batch's memory */
 	node->gj_OuterOrder = NULL;
 	node->gj_OrderPos = 0;

@@ -280,7 +280,7 @@ FreeStage(void *arg)
 	for (int i = 0; i < 2; i++)
 	{
 		if (stages[i]->allocator != NULL)
-			stages[i]->allocator->stage_free(stages[i]->pages);
+			GpuJoinPinnedFree(stages[i]->allocator, stages[i]->pages, stages[i]->bytes);
 		stages[i]->allocator = NULL;
 		stages[i]->pages = NULL;
 		stages[i]->tuples = NULL;
@@ -310,7 +310,7 @@ AllocStage(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKernels *
 										 RelationGetNumberOfBlocks(reader->rel)));
 	pages_bytes = (Size) reader->stage_pages * BLCKSZ;
 	bytes = pages_bytes + sizeof(uint32) * reader->stage_pages * MaxHeapTuplesPerPage;
-	stage->pages = kernels->stage_alloc(bytes);
+	stage->pages = GpuJoinPinnedAlloc(kernels, bytes, &stage->bytes);
 	if (stage->pages != NULL)
 	{
 		stage->allocator = kernels;
@@ -567,11 +567,9 @@ AllocFlags(GpuJoinSide *side)
 {
 	for (int d = 0; d < side->ndevice; d++)
 		if (side->device_nulls[d] == NULL)
-			side->device_nulls[d] = MemoryContextAllocExtended(side->cxt, side->capacity,
-															   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			side->device_nulls[d] = GpuJoinSideAlloc(side, side->capacity, true);
 	if (side->keynulls == NULL)
-		side->keynulls = MemoryContextAllocExtended(side->cxt, side->capacity,
-													MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		side->keynulls = GpuJoinSideAlloc(side, side->capacity, true);
 }
 
 /*

@@ -62,10 +62,11 @@ KeyPartition(uint64 key, int nparts)
 /*
  * Reorder the first n rows of one array of a batch (width bytes each) so
  * that row i is the old row perm[i]; the new array keeps the old one's
- * capacity of rows
+ * capacity of rows, and its kind of memory (host: a host column's array,
+ * memory of cxt; else GpuJoinSideAlloc's)
  */
 static void *
-PermuteArray(MemoryContext cxt, void *array, Size width, const int64 *perm,
+PermuteArray(GpuJoinSide *side, bool host, void *array, Size width, const int64 *perm,
 			 int64 n, int64 capacity)
 {
 	char	   *to;
@@ -73,7 +74,9 @@ PermuteArray(MemoryContext cxt, void *array, Size width, const int64 *perm,
 
 	if (array == NULL)
 		return NULL;
-	to = MemoryContextAllocExtended(cxt, Max(capacity, 1) * width, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	to = host ? MemoryContextAllocExtended(side->cxt, Max(capacity, 1) * width,
+										   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO) :
+		GpuJoinSideAlloc(side, Max(capacity, 1) * width, true);
 	switch (width)
 	{
 		case 1:
@@ -89,7 +92,10 @@ PermuteArray(MemoryContext cxt, void *array, Size width, const int64 *perm,
 				memcpy(to + i * width, from + perm[i] * width, width);
 			break;
 	}
-	pfree(array);
+	if (host)
+		pfree(array);
+	else
+		GpuJoinSideFree(side, array);
 	return to;
 }
 
@@ -130,8 +136,8 @@ PartitionInner(GpuJoinState *node, int nparts)
 	pfree(part);
 	pfree(next);
 
-	inner->keys = PermuteArray(inner->cxt, inner->keys, sizeof(uint64), perm, n, inner->capacity);
-	inner->keynulls = PermuteArray(inner->cxt, inner->keynulls, 1, perm, n, inner->capacity);
+	inner->keys = PermuteArray(inner, false, inner->keys, sizeof(uint64), perm, n, inner->capacity);
+	inner->keynulls = PermuteArray(inner, false, inner->keynulls, 1, perm, n, inner->capacity);
 	for (int c = 0; c < inner->ncolumns; c++)
 	{
 		const GpuJoinColumn *col = &inner->columns[c];
@@ -139,19 +145,19 @@ PartitionInner(GpuJoinState *node, int nparts)
 		if (col->device >= 0)
 		{
 			inner->device_values[col->device] =
-				PermuteArray(inner->cxt, inner->device_values[col->device], col->typlen,
+				PermuteArray(inner, false, inner->device_values[col->device], col->typlen,
 							 perm, n, inner->capacity);
 			inner->device_nulls[col->device] =
-				PermuteArray(inner->cxt, inner->device_nulls[col->device], 1, perm, n,
+				PermuteArray(inner, false, inner->device_nulls[col->device], 1, perm, n,
 							 inner->capacity);
 		}
 		else
 		{
 			inner->host_values[col->host] =
-				PermuteArray(inner->cxt, inner->host_values[col->host], sizeof(Datum),
+				PermuteArray(inner, true, inner->host_values[col->host], sizeof(Datum),
 							 perm, n, inner->capacity);
 			inner->host_isnull[col->host] =
-				PermuteArray(inner->cxt, inner->host_isnull[col->host], sizeof(bool),
+				PermuteArray(inner, true, inner->host_isnull[col->host], sizeof(bool),
 							 perm, n, inner->capacity);
 		}
 	}

@@ -283,6 +283,20 @@ _PG_init(void)
 							0,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("gpujoin.pinned_cache",
+							"Sets the most page-locked host memory a session keeps between GPU joins.",
+							"A join's staging areas and batches are page-locked host memory, which "
+							"copies to and from the device need for their full speed and which is "
+							"slow to allocate; blocks a join is done with are kept for the "
+							"session's next joins, up to this much in all. 0 keeps none.",
+							&gpujoin_pinned_cache,
+							GPUJOIN_DEFAULT_PINNED_CACHE,
+							0,
+							INT_MAX,
+							PGC_USERSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("gpujoin.device_memory_limit",
 							"Sets the most device memory one GPU join may hold.",
 							"0 means the device memory that is free when the join starts. "

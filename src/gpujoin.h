@@ -88,6 +88,7 @@ extern int	gpujoin_join_variant;
 extern int	gpujoin_materialize;
 extern int	gpujoin_chunk_rows;
 extern int	gpujoin_heap_stage_pages;
+extern int	gpujoin_pinned_cache;	/* kB */
 extern int	gpujoin_device_memory_limit;	/* kB; 0 = free device memory */
 extern bool gpujoin_explain_device;
 extern double gpujoin_setup_cost;
@@ -125,6 +126,7 @@ typedef struct GpuJoinModel
 #define GPUJOIN_DEFAULT_HEAP_TUPLE_COST		0.002
 #define GPUJOIN_DEFAULT_HEAP_STAGE_PAGES	1024	/* 8 MB */
 #define GPUJOIN_MAX_HEAP_STAGE_PAGES		131072	/* 1 GB */
+#define GPUJOIN_DEFAULT_PINNED_CACHE		(256 * 1024)	/* kB: 256 MB */
 #define GPUJOIN_DEFAULT_SCAN_COST_SCALE		0.2
 #define GPUJOIN_DEFAULT_EMIT_COST			0.003
 #define GPUJOIN_DEFAULT_TRANSFER_GBPS		14.0

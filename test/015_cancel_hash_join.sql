@@ -115,11 +115,12 @@ SELECT is(pg_temp.rows_digest(:'qskew'), :'skew_ref',
 	'a skewed partitioned join (one key in half the inner rows, more than a partition holds): the same rows as PostgreSQL');
 
 -- one key in most rows of the (smaller, so inner) side: on a GPU its
--- partition cannot fit 1 MB and is joined on the CPU, the others on the GPU
-CREATE TABLE hot_in AS SELECT g AS id, CASE WHEN g <= 25000 THEN 5 ELSE g END AS k
-	FROM generate_series(1, 30000) g;
-CREATE TABLE hot_out AS SELECT g AS id, CASE WHEN g % 5000 = 0 THEN 5 ELSE g END AS k
-	FROM generate_series(1, 60000) g;
+-- partition cannot fit 1 MB (125,000 keys and ids alone are 1.5 MB) and is
+-- joined on the CPU, the others on the GPU
+CREATE TABLE hot_in AS SELECT g AS id, CASE WHEN g <= 125000 THEN 5 ELSE g END AS k
+	FROM generate_series(1, 150000) g;
+CREATE TABLE hot_out AS SELECT g AS id, CASE WHEN g % 20000 = 0 THEN 5 ELSE g END AS k
+	FROM generate_series(1, 300000) g;
 ANALYZE hot_in, hot_out;
 \set qhot 'SELECT count(*), sum(hot_in.id::int8 * hot_out.id) FROM hot_out JOIN hot_in ON hot_out.k = hot_in.k'
 :postgres_join

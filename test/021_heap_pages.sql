@@ -16,7 +16,7 @@
 -- evaluate (test/023 has those it does), a partitioned table, a
 -- text key, SELECT FOR UPDATE.
 BEGIN;
-SELECT plan(29);
+SELECT plan(31);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -109,6 +109,16 @@ SET LOCAL gpujoin.chunk_rows = 50;
 SELECT is(pg_temp.heap_failures('hq', 'hq_expected'), '', 'one page at a time, chunks of 50 rows');
 RESET gpujoin.chunk_rows;
 RESET gpujoin.heap_stage_pages;
+-- the staging and batch memory one join frees, the next one takes (and its
+-- flags must be zeroed again); with no room kept, or room for small blocks
+-- only, each join allocates its own
+SET LOCAL gpujoin.pinned_cache = 0;
+SELECT is(pg_temp.heap_failures('hq', 'hq_expected', false), '', 'no page-locked memory kept between joins: every query');
+SET LOCAL gpujoin.pinned_cache = '48kB';
+SET LOCAL gpujoin.chunk_rows = 100;
+SELECT is(pg_temp.heap_failures('hq', 'hq_expected', false), '', '48 kB of it kept, chunks of 100 rows: every query');
+RESET gpujoin.chunk_rows;
+RESET gpujoin.pinned_cache;
 SELECT is(pg_temp.heap_failures('hq', 'hq_expected', false), '', 'heap pages, ' || v || ': every query')
 	FROM unnest(ARRAY['nphj', 'phj', 'smj']) v, LATERAL (SELECT set_config('gpujoin.join_variant', v, true)) c;
 RESET gpujoin.join_variant;

@@ -1,0 +1,120 @@
+/*-------------------------------------------------------------------------
+ *
+ * pinned.c
+ *	  Page-locked host memory for a join's staging areas and batches, kept
+ *	  from join to join
+ *
+ * Copies between host memory and a GPU run at the bus's full speed, and
+ * asynchronously, only from and into page-locked memory (the kernels'
+ * stage_alloc); from ordinary memory the driver bounces them through a
+ * buffer of its own at a fraction of that speed.  Page-locking is itself
+ * slow, though: every page is mapped, zeroed and locked, which for the
+ * inner batch of a 10M-row join (140 MB) takes about as long as the copies
+ * it saves.  So the blocks a join is done with are kept, up to
+ * gpujoin.pinned_cache in all, for the session's next joins; a join takes
+ * the smallest kept block that holds what it asks for (and is at most
+ * four times as large), else a new one.  The CPU twin's stage_alloc is
+ * plain malloc, kept the same way, so that CI runs this code.
+ *
+ * Kept blocks belong to the process: they go when it exits (the driver
+ * unlocks them), or when the setting is lowered and a block is freed.
+ *
+ * IDENTIFICATION
+ *	  src/pinned.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "exec.h"
+#include "gpujoin.h"
+
+#define MAX_KEPT	64
+
+typedef struct KeptBlock
+{
+	const GjKernels *kernels;
+	void	   *ptr;
+	Size		size;
+} KeptBlock;
+
+int			gpujoin_pinned_cache = GPUJOIN_DEFAULT_PINNED_CACHE;	/* kB */
+
+static KeptBlock kept[MAX_KEPT];	/* oldest first */
+static int	nkept = 0;
+static Size kept_bytes = 0;
+
+/* Free kept block i for good */
+static void
+Drop(int i)
+{
+	kept[i].kernels->stage_free(kept[i].ptr);
+	kept_bytes -= kept[i].size;
+	memmove(&kept[i], &kept[i + 1], sizeof(KeptBlock) * (nkept - i - 1));
+	nkept--;
+}
+
+/*
+ * A block of at least size bytes of the kernels' staging memory; *got is
+ * its size.  NULL when the kernels have none to give (the caller uses
+ * ordinary memory then).
+ */
+void *
+GpuJoinPinnedAlloc(const GjKernels *kernels, Size size, Size *got)
+{
+	int			best = -1;
+	void	   *ptr;
+
+	size = Max(size, 1);
+	for (int i = 0; i < nkept; i++)
+	{
+		if (kept[i].kernels == kernels && kept[i].size >= size && kept[i].size / 4 <= size &&
+			(best < 0 || kept[i].size < kept[best].size))
+			best = i;
+	}
+	if (best >= 0)
+	{
+		ptr = kept[best].ptr;
+		*got = kept[best].size;
+		kept_bytes -= kept[best].size;
+		memmove(&kept[best], &kept[best + 1], sizeof(KeptBlock) * (nkept - best - 1));
+		nkept--;
+		return ptr;
+	}
+	ptr = kernels->stage_alloc(size);
+	if (ptr == NULL && nkept > 0)
+	{
+		/* page-locked memory is scarce: give back what is kept, try again */
+		while (nkept > 0)
+			Drop(0);
+		ptr = kernels->stage_alloc(size);
+	}
+	*got = size;
+	return ptr;
+}
+
+/*
+ * Give back a block GpuJoinPinnedAlloc gave (size: its *got): kept for a
+ * later join if gpujoin.pinned_cache has room for it once older blocks
+ * are freed, else freed
+ */
+void
+GpuJoinPinnedFree(const GjKernels *kernels, void *ptr, Size size)
+{
+	Size		limit = (Size) gpujoin_pinned_cache * 1024;
+
+	if (ptr == NULL)
+		return;
+	if (size > limit)
+	{
+		kernels->stage_free(ptr);
+		return;
+	}
+	while (nkept > 0 && (nkept == MAX_KEPT || kept_bytes + size > limit))
+		Drop(0);
+	kept[nkept].kernels = kernels;
+	kept[nkept].ptr = ptr;
+	kept[nkept].size = size;
+	kept_bytes += size;
+	nkept++;
+}

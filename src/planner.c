@@ -136,33 +136,20 @@ MergeJoinPathKeys(PlannerInfo *root, RelOptInfo *joinrel, JoinType jointype,
 }
 
 /*
- * Add a GPU join path of the given strategy for this (outer, inner) split,
- * if it can run
+ * Add a GPU join path of the given strategy over these two paths, if it
+ * can run
  */
 static void
-TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
-			   RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra,
-			   GpuJoinClauses *clauses, bool use_gpu, GpuJoinStrategy strategy,
-			   GjVariant theta_variant, bool partial)
+AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *inner_path,
+			   JoinType jointype, JoinPathExtraData *extra, GpuJoinClauses *clauses,
+			   bool use_gpu, GpuJoinStrategy strategy, GjVariant theta_variant, bool partial)
 {
-	Path	   *outer_path = outerrel->cheapest_total_path;
-	Path	   *inner_path = innerrel->cheapest_total_path;
 	CustomPath *cpath;
 	List	   *pathkeys = NIL;
 	GjVariant	variant;
 	GjMaterialize materialize;
 	char	   *considered;
 	bool		partitioned;
-
-	/*
-	 * A partial path, for a Gather above it: every process joins its part of
-	 * a partial outer path against the whole of a parallel-safe inner one
-	 */
-	if (partial)
-	{
-		outer_path = linitial(outerrel->partial_pathlist);
-		inner_path = get_cheapest_parallel_safe_total_inner(innerrel->pathlist);
-	}
 
 	/* the children are run to completion once per scan: no parameters */
 	if (outer_path == NULL || inner_path == NULL ||
@@ -257,6 +244,84 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 		add_partial_path(joinrel, &cpath->path);
 	else
 		add_path(joinrel, &cpath->path);
+}
+
+/*
+ * A plain Seq Scan of rel, for a side the join could read as heap pages
+ * when rel's cheapest path is something else (NULL when there is no such
+ * side, or the cheapest path is that scan already).  Under a join the
+ * pages replace the scan, so its cost is the join's own (HeapSideCost),
+ * and a Gather over a Parallel Seq Scan, cheaper as a child, must not hide
+ * it: without parallel workers allowed, PostgreSQL keeps the Seq Scan; with
+ * them, add_path drops it for the Gather, and a serial join reading the
+ * pages would never be offered.
+ */
+static Path *
+HeapScanCandidate(PlannerInfo *root, RelOptInfo *rel, Path *cheapest, GpuJoinStrategy strategy,
+				  GpuJoinClauses *clauses, bool outer)
+{
+	RangeTblEntry *rte;
+	Path	   *scan = NULL;
+	ListCell   *lc;
+
+	if (cheapest == NULL || cheapest->pathtype == T_SeqScan || rel->rtekind != RTE_RELATION ||
+		(rel->reloptkind != RELOPT_BASEREL && rel->reloptkind != RELOPT_OTHER_MEMBER_REL))
+		return NULL;
+	rte = planner_rt_fetch(rel->relid, root);
+	if (rte->inh || rte->tablesample != NULL ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
+		return NULL;
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *path = (Path *) lfirst(lc);
+
+		if (path->pathtype == T_SeqScan && path->param_info == NULL && !path->parallel_aware)
+			scan = path;
+	}
+	if (scan == NULL)
+		scan = create_seqscan_path(root, rel, NULL, 0);
+	if (!GpuJoinHeapSide(root, scan, strategy, clauses->key_clauses, clauses->outer_is_left,
+						 clauses->codings, outer))
+		return NULL;
+	return scan;
+}
+
+/*
+ * Add GPU join paths of the given strategy for this (outer, inner) split:
+ * over each side's cheapest path, and over a side's Seq Scan too where the
+ * join would read it as heap pages (HeapScanCandidate); add_path keeps the
+ * cheapest
+ */
+static void
+TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
+			   RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra,
+			   GpuJoinClauses *clauses, bool use_gpu, GpuJoinStrategy strategy,
+			   GjVariant theta_variant, bool partial)
+{
+	Path	   *outer_paths[2] = {outerrel->cheapest_total_path, NULL};
+	Path	   *inner_paths[2] = {innerrel->cheapest_total_path, NULL};
+
+	/*
+	 * A partial path, for a Gather above it: every process joins its part of
+	 * a partial outer path against the whole of a parallel-safe inner one
+	 */
+	if (partial)
+	{
+		outer_paths[0] = linitial(outerrel->partial_pathlist);
+		inner_paths[0] = get_cheapest_parallel_safe_total_inner(innerrel->pathlist);
+	}
+	else
+		outer_paths[1] = HeapScanCandidate(root, outerrel, outer_paths[0], strategy,
+										   clauses, true);
+	inner_paths[1] = HeapScanCandidate(root, innerrel, inner_paths[0], strategy, clauses, false);
+	if (inner_paths[1] != NULL && partial && !inner_paths[1]->parallel_safe)
+		inner_paths[1] = NULL;
+
+	for (int o = 0; o < 2; o++)
+		for (int i = 0; i < 2; i++)
+			if (outer_paths[o] != NULL && inner_paths[i] != NULL)
+				AddGpuJoinPath(root, joinrel, outer_paths[o], inner_paths[i], jointype, extra,
+							   clauses, use_gpu, strategy, theta_variant, partial);
 }
 
 /*

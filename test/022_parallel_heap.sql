@@ -13,7 +13,7 @@
 -- The plans are priced as on a GPU (gpujoin.cost_as_gpu), so the CPU twin
 -- runs the same plans in CI.
 BEGIN;
-SELECT plan(21);
+SELECT plan(23);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -119,6 +119,19 @@ SELECT matches(:'part_plan'::text, 'Outer Relation: po \(heap pages, parallel\)[
 SELECT is(:'part_digest'::text, (SELECT digest FROM ref WHERE name = 'inner int8'),
 	'partitioned in parallel: the same rows');
 RESET gpujoin.device_memory_limit;
+
+-- parallel plans allowed and cheap, but no parallel GPU join: po's
+-- cheapest path is then a Gather over a Parallel Seq Scan, which
+-- PostgreSQL keeps instead of the plain Seq Scan; the serial GPU join is
+-- still offered reading po's pages itself, and wins
+SET LOCAL gpujoin.enable_parallel = off;
+SELECT pg_temp.plan(sql) AS serial_plan, pg_temp.rows_digest(sql) AS serial_digest
+FROM pq WHERE name = 'inner int4' \gset
+SELECT ok(:'serial_plan'::text ~ 'Outer Relation: po \(heap pages\)' AND :'serial_plan'::text !~ 'Gather',
+	'parallel plans allowed, GPU ones not: a serial GPU join reads po as heap pages, not through a Gather');
+SELECT is(:'serial_digest'::text, (SELECT digest FROM ref WHERE name = 'inner int4'),
+	'that serial join: the same rows');
+RESET gpujoin.enable_parallel;
 
 -- gpujoin.enable_heapscan = off: the Parallel Seq Scan child comes back
 SET LOCAL gpujoin.enable_heapscan = off;

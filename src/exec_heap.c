@@ -457,6 +457,35 @@ StageTuple(GpuJoinHeapStage *stage, const char *copy, OffsetNumber off)
 }
 
 /*
+ * List every normal item of the all-visible page just copied to copy as
+ * the stage's next tuples.  Locals, not the stage's fields, in the loop
+ * (PostgreSQL compiles with -fno-strict-aliasing, so each store to the
+ * arrays would reload the count), and no branch: each item is written,
+ * and the count moves past the normal ones (the stage has room for
+ * MaxHeapTuplesPerPage items of every page).
+ */
+static void
+StageNormalItems(GpuJoinHeapStage *stage, const char *copy)
+{
+	const ItemIdData *items = ((PageHeader) copy)->pd_linp;
+	int			nitems = PageGetMaxOffsetNumber((Page) copy);
+	uint32		base = (uint32) (copy - stage->pages);
+	uint32	   *tuples = stage->tuples + stage->ntuples;
+	uint16	   *lengths = stage->lengths + stage->ntuples;
+	int			n = 0;
+
+	for (int i = 0; i < nitems; i++)
+	{
+		ItemIdData	item = items[i];
+
+		tuples[n] = base + item.lp_off;
+		lengths[n] = (uint16) item.lp_len;
+		n += (item.lp_flags == LP_NORMAL);
+	}
+	stage->ntuples += n;
+}
+
+/*
  * Stage the next pages into stage: read pages until some have visible
  * tuples and the staging area is full or the relation is done; false when
  * nothing is left
@@ -493,11 +522,7 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 		reader->pages_read++;
 		if (CopyAllVisiblePage(reader, block, copy))
 		{
-			OffsetNumber maxoff = PageGetMaxOffsetNumber((Page) copy);
-
-			for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
-				if (ItemIdIsNormal(PageGetItemId((Page) copy, off)))
-					StageTuple(stage, copy, off);
+			StageNormalItems(stage, copy);
 		}
 		else
 		{

@@ -52,7 +52,10 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/syscache.h"
 
 /* What a built-in function does as a step */
@@ -95,7 +98,7 @@ static const DeviceFunction single_functions[] = {
 
 /* The step of the built-in function behind funcid, or -1 */
 static int
-DeviceFunctionOp(Oid funcid)
+LookUpFunctionOp(Oid funcid)
 {
 	HeapTuple	tuple;
 	Form_pg_proc proc;
@@ -163,6 +166,62 @@ DeviceFunctionOp(Oid funcid)
 		}
 	}
 	pfree(prosrc);
+	return op;
+}
+
+/*
+ * LookUpFunctionOp's answers by function: the planner asks for the same
+ * operators at every costing of every path, and the lookup compares the
+ * function's C name with about a hundred built ones.  Forgotten whenever
+ * pg_proc changes (a function dropped and its OID reused).
+ */
+typedef struct FunctionOpEntry
+{
+	Oid			funcid;
+	int			op;
+} FunctionOpEntry;
+
+static HTAB *function_ops = NULL;
+
+static void
+ForgetFunctionOps(Datum arg, int cacheid, uint32 hashvalue)
+{
+	if (function_ops != NULL)
+		hash_destroy(function_ops);
+	function_ops = NULL;
+}
+
+/* The step of the built-in function behind funcid, or -1 */
+static int
+DeviceFunctionOp(Oid funcid)
+{
+	static bool callback_registered = false;
+	FunctionOpEntry *entry;
+	int			op;
+
+	if (function_ops != NULL &&
+		(entry = hash_search(function_ops, &funcid, HASH_FIND, NULL)) != NULL)
+		return entry->op;
+
+	/* the lookup may process invalidations, which drop the table */
+	op = LookUpFunctionOp(funcid);
+	if (function_ops == NULL)
+	{
+		HASHCTL		ctl;
+
+		if (!callback_registered)
+		{
+			CacheRegisterSyscacheCallback(PROCOID, ForgetFunctionOps, (Datum) 0);
+			callback_registered = true;
+		}
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(FunctionOpEntry);
+		ctl.hcxt = CacheMemoryContext;
+		function_ops = hash_create("gpujoin device functions", 64, &ctl,
+								   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	entry = hash_search(function_ops, &funcid, HASH_ENTER, NULL);
+	entry->op = op;
 	return op;
 }
 

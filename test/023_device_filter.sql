@@ -12,8 +12,9 @@
 -- that raises an error in PostgreSQL), PostgreSQL's own evaluation decides
 -- it: the error where PostgreSQL raises it, none where its order of
 -- evaluation avoids it.  Quals outside the evaluator keep the Seq Scan.
+-- An operator's function replaced in the transaction: the new one runs.
 BEGIN;
-SELECT plan(27);
+SELECT plan(30);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -187,6 +188,25 @@ CREATE TEMP TABLE rescan_expected AS :q;
 :gpu_join
 SET LOCAL enable_memoize = off;
 SELECT bag_eq(:'q', 'SELECT * FROM rescan_expected', 'rescanned: each value its own rows');
+RESET enable_memoize;
+
+-- an operator whose function is internal (a superuser's): the device runs
+-- what its C function does; that function replaced by another (pg_proc's
+-- row updated in place, its OID kept), the next plan runs the new one, not
+-- the planner's remembered answer for the OID
+CREATE FUNCTION gj_cmp(int4, int4) RETURNS bool LANGUAGE internal IMMUTABLE STRICT AS 'int4lt';
+CREATE OPERATOR ### (LEFTARG = int4, RIGHTARG = int4, FUNCTION = gj_cmp);
+\set q 'SELECT a.k, a.z, c.w FROM a JOIN c ON a.k = c.k WHERE a.z ### 1500'
+:postgres_join
+CREATE TEMP TABLE op_lt AS :q;
+:gpu_join
+SELECT matches(pg_temp.plan(:'q'), 'Device Filter: \(a\.z ### 1500\)', 'an operator of an internal function: a device filter');
+SELECT bag_eq(:'q', 'SELECT * FROM op_lt', 'that operator: PostgreSQL''s rows');
+CREATE OR REPLACE FUNCTION gj_cmp(int4, int4) RETURNS bool LANGUAGE internal IMMUTABLE STRICT AS 'int4gt';
+:postgres_join
+CREATE TEMP TABLE op_gt AS :q;
+:gpu_join
+SELECT bag_eq(:'q', 'SELECT * FROM op_gt', 'its function replaced by another: the new function''s rows');
 
 SELECT * FROM finish();
 ROLLBACK;

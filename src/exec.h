@@ -202,6 +202,8 @@ typedef struct GpuJoinHeapStage
  *					processes share (exec_parallel.c), or NULL
  *	pscan_started	this process has joined it since the scan (re)started
  *	done			no block left
+ *	try_all_visible	the last page read was all-visible: try the next one
+ *					as one (CopyAllVisiblePage) before heapgetpage
  *	cxt				the executor's memory context the reader lives in
  *	stage_pages		the size of a staging area: gpujoin.heap_stage_pages, or
  *					fewer for a smaller relation
@@ -235,6 +237,7 @@ typedef struct GpuJoinHeapReader
 	ParallelTableScanDesc pscan;
 	bool		pscan_started;
 	bool		done;
+	bool		try_all_visible;
 	MemoryContext cxt;
 	int			stage_pages;
 	MemoryContextCallback stage_callback;
@@ -457,11 +460,6 @@ extern void GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps
 extern void GpuJoinSpecColumns(const GpuJoinSide *side, int32_t *ncolumns, int32_t *widths);
 extern void GpuJoinResetSide(GpuJoinSide *side);
 extern void *GpuJoinSideAlloc(GpuJoinSide *side, Size size, bool zero);
-
-/* pinned.c */
-extern void *GpuJoinPinnedAlloc(const GjKernels *kernels, Size size, Size *got);
-extern void GpuJoinPinnedFree(const GjKernels *kernels, void *ptr, Size size);
-
 extern void GpuJoinSideFree(GpuJoinSide *side, void *ptr);
 extern void GpuJoinGrowSide(GpuJoinSide *side);
 extern void GpuJoinStoreHostValue(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
@@ -473,6 +471,10 @@ extern GjBatch GpuJoinSideBatch(const GpuJoinSide *side, GjColumn *columns, int6
 								int64 nrows);
 extern void GpuJoinLoadInner(GpuJoinState *node);
 extern bool GpuJoinLoadOuterChunk(GpuJoinState *node);
+
+/* pinned.c */
+extern void *GpuJoinPinnedAlloc(const GjKernels *kernels, Size size, Size *got);
+extern void GpuJoinPinnedFree(const GjKernels *kernels, void *ptr, Size size);
 
 /* exec_heap.c */
 extern void GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,

@@ -356,6 +356,7 @@ StartScan(GpuJoinHeapReader *reader)
 	else
 		table_rescan(reader->scan, NULL);
 	reader->pscan_started = false;
+	reader->try_all_visible = true;
 	reader->next_block = 0;
 	ForgetStaged(reader);
 }
@@ -520,12 +521,11 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 		copy = stage->pages + (Size) stage->npages * BLCKSZ;
 		first = stage->ntuples;
 		reader->pages_read++;
-		if (CopyAllVisiblePage(reader, block, copy))
-		{
+		if (reader->try_all_visible && CopyAllVisiblePage(reader, block, copy))
 			StageNormalItems(stage, copy);
-		}
 		else
 		{
+			reader->try_all_visible = false;
 			heapgetpage(reader->scan, block);	/* checks for interrupts */
 			if (scan->rs_ntuples == 0)
 				continue;
@@ -535,9 +535,15 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 			for (int i = 0; i < scan->rs_ntuples; i++)
 				StageTuple(stage, copy, scan->rs_vistuples[i]);
 		}
+		/*
+		 * Pages come in runs, all-visible or not: after one that is not,
+		 * the next goes straight to heapgetpage, which would otherwise read
+		 * its buffer a second time
+		 */
+		reader->try_all_visible = PageIsAllVisible((Page) copy);
 		if (stage->ntuples == first)
 			continue;
-		if (PageIsAllVisible((Page) copy))
+		if (reader->try_all_visible)
 			reader->pages_all_visible++;
 		/* as heap_getnextslot counts the rows a scan returns */
 		if (pgstat_should_count_relation(reader->rel))

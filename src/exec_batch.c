@@ -250,6 +250,14 @@ DropPinned(GpuJoinSide *side, int i)
 	side->pinned[i] = side->pinned[--side->npinned];
 }
 
+/* An array of a side's batch in cxt, where the kernels give no memory */
+static void *
+AllocInCxt(GpuJoinSide *side, Size size, bool zero)
+{
+	return MemoryContextAllocExtended(side->cxt, Max(size, 1),
+									  MCXT_ALLOC_HUGE | (zero ? MCXT_ALLOC_ZERO : 0));
+}
+
 /*
  * size bytes for an array of a side's batch (zeroed when zero is true):
  * the smallest of the side's free blocks that holds them, else a new one
@@ -262,8 +270,7 @@ GpuJoinSideAlloc(GpuJoinSide *side, Size size, bool zero)
 	Size		got;
 
 	if (side->stage_kernels == NULL)
-		return MemoryContextAllocExtended(side->cxt, Max(size, 1),
-										  MCXT_ALLOC_HUGE | (zero ? MCXT_ALLOC_ZERO : 0));
+		return AllocInCxt(side, size, zero);
 	for (int i = 0; i < side->npinned; i++)
 	{
 		GpuJoinPinned *p = &side->pinned[i];
@@ -280,8 +287,7 @@ GpuJoinSideAlloc(GpuJoinSide *side, Size size, bool zero)
 		if (side->npinned < GJ_SIDE_MAX_PINNED)
 			ptr = GpuJoinPinnedAlloc(side->stage_kernels, size, &got);
 		if (ptr == NULL)
-			return MemoryContextAllocExtended(side->cxt, Max(size, 1),
-											  MCXT_ALLOC_HUGE | (zero ? MCXT_ALLOC_ZERO : 0));
+			return AllocInCxt(side, size, zero);
 		if (side->pinned_callback.func == NULL)
 		{
 			/* with the node's memory, which outlives cxt's resets */

@@ -44,14 +44,21 @@ static KeptBlock kept[MAX_KEPT];	/* oldest first */
 static int	nkept = 0;
 static Size kept_bytes = 0;
 
+/* Take kept block i out of the list */
+static void
+Take(int i)
+{
+	kept_bytes -= kept[i].size;
+	memmove(&kept[i], &kept[i + 1], sizeof(KeptBlock) * (nkept - i - 1));
+	nkept--;
+}
+
 /* Free kept block i for good */
 static void
 Drop(int i)
 {
 	kept[i].kernels->stage_free(kept[i].ptr);
-	kept_bytes -= kept[i].size;
-	memmove(&kept[i], &kept[i + 1], sizeof(KeptBlock) * (nkept - i - 1));
-	nkept--;
+	Take(i);
 }
 
 /*
@@ -76,9 +83,7 @@ GpuJoinPinnedAlloc(const GjKernels *kernels, Size size, Size *got)
 	{
 		ptr = kept[best].ptr;
 		*got = kept[best].size;
-		kept_bytes -= kept[best].size;
-		memmove(&kept[best], &kept[best + 1], sizeof(KeptBlock) * (nkept - best - 1));
-		nkept--;
+		Take(best);
 		return ptr;
 	}
 	ptr = kernels->stage_alloc(size);

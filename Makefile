@@ -44,7 +44,7 @@ OBJS = \
 	cuda/scan/heap_deform_cpu.o \
 	cuda/expr/expr_cpu.o
 
-REGRESS = create_extension hash_join rescan settings variants theta join_types
+REGRESS = create_extension hash_join rescan settings variants theta join_types heap_in_place
 REGRESS_OPTS = --inputdir=. --load-extension=gpujoin
 # isolation tests (specs/): concurrent sessions against the heap-page path
 ISOLATION = heap_mvcc

@@ -569,15 +569,30 @@ typedef struct GjDeformSpec
 	const uint8_t *input_kinds;
 } GjDeformSpec;
 
-/* Pages copied from the buffers, and the visible tuples in them */
+/*
+ * Pages, and the visible tuples in them: copied one after another into
+ * pages, or left in place (pages NULL) in a region of host memory the
+ * caller keeps them in while the deform runs (PostgreSQL's shared
+ * buffers, the pages pinned), page i of the batch at region +
+ * page_index[i] * page_size.  A tuple's offset counts as if the pages
+ * lay one after another either way: page i's tuples at i * page_size +
+ * their offset in it.  A device reads pages in place straight from the
+ * region: heap_deform.cu registers it with the driver, a part at a time,
+ * the first time a batch has pages there, and keeps it registered while
+ * the process lives; where it cannot, it copies them on the host first.
+ */
 typedef struct GjPageBatch
 {
-	const char *pages;			/* the pages, one after another */
-	int64_t		bytes;			/* their size */
+	const char *pages;			/* the pages, one after another, or NULL */
+	int64_t		bytes;			/* their size (page_size x pages) */
 	int64_t		ntuples;
-	const uint32_t *tuples;		/* per visible tuple, its byte offset in pages */
+	const uint32_t *tuples;		/* per visible tuple, its byte offset */
 	int32_t		page_size;		/* > 0: the pages' size; a call then ships only
-								 * the pages its tuples lie in (in page order) */
+								 * the pages its tuples lie in (in page order);
+								 * required in place */
+	const char *region;			/* in place: the region and its size */
+	int64_t		region_bytes;
+	const uint32_t *page_index; /* in place: per page, its index in region */
 } GjPageBatch;
 
 /*

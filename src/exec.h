@@ -169,21 +169,34 @@ typedef struct GpuJoinSide
 } GpuJoinSide;
 
 /*
- * A staging area of a side read as heap pages: copied pages, and per
- * visible tuple in them its byte offset (in pages) and its length
+ * A staging area of a side read as heap pages: the pages, and per visible
+ * tuple in them its byte offset (page i's at i * BLCKSZ + its offset in
+ * the page) and its length
  *
- *	allocator		the kernels whose staging memory (GpuJoinPinnedAlloc) holds
- *					pages and tuples, or NULL when they are ordinary memory of
- *					the reader's cxt
- *	bytes			the size of that block
+ *	pages			the pages copied one after another, or NULL when they are
+ *					read in place (GpuJoinHeapReader.in_place)
+ *	buffers			in place: page i's buffer, pinned until the stage is
+ *					read again or the side is done (ReleaseStage)
+ *	page_index		in place: page i's buffer's index in the shared buffer
+ *					pool, for the device (in the staging memory)
+ *	npins			of buffers, those pinned: the staged pages, and pages
+ *					read since that had no visible tuple
+ *	mem				the block pages (or page_index) and tuples lie in
+ *	allocator		the kernels whose staging memory (GpuJoinPinnedAlloc) mem
+ *					is, or NULL when it is ordinary memory of the reader's cxt
+ *	bytes			the size of mem
  */
 typedef struct GpuJoinHeapStage
 {
 	char	   *pages;
+	Buffer	   *buffers;
+	uint32	   *page_index;
+	int			npins;
 	uint32	   *tuples;
 	uint16	   *lengths;
 	int			npages;
 	int64		ntuples;
+	char	   *mem;
 	const GjKernels *allocator;
 	Size		bytes;
 } GpuJoinHeapStage;
@@ -205,8 +218,12 @@ typedef struct GpuJoinHeapStage
  *	try_all_visible	the last page read was all-visible: try the next one
  *					as one (CopyAllVisiblePage) before heapgetpage
  *	cxt				the executor's memory context the reader lives in
+ *	in_place		pages are read where they lie in the shared buffers, kept
+ *					pinned while their stage is in use, instead of copied
+ *					(gpujoin.heap_in_place; AllocStage decides)
  *	stage_pages		the size of a staging area: gpujoin.heap_stage_pages, or
- *					fewer for a smaller relation
+ *					fewer for a smaller relation, or to keep few buffers
+ *					pinned in place
  *	stage_callback	frees the staging areas if the executor does not (an
  *					error)
  *	cur				the staging area rows are taken from (exec_heap.c,
@@ -238,6 +255,7 @@ typedef struct GpuJoinHeapReader
 	bool		pscan_started;
 	bool		done;
 	bool		try_all_visible;
+	bool		in_place;
 	MemoryContext cxt;
 	int			stage_pages;
 	MemoryContextCallback stage_callback;
@@ -256,6 +274,7 @@ typedef struct GpuJoinHeapReader
 	uint32	   *selected;
 	int64		pages_read;
 	int64		pages_all_visible;
+	int64		pages_in_place;
 	int64		tuples_read;
 	double		read_ms;
 	double		deform_ms;
@@ -282,6 +301,7 @@ typedef struct GpuJoinCounters
 	int64		heap_pages[2];	/* a heap side's (outer, inner) pages read */
 	int64		heap_all_visible[2];	/* of them, those with tuples and all
 										 * visible */
+	int64		heap_in_place[2];	/* of them, those read in place */
 	int64		heap_tuples[2]; /* visible tuples read */
 	double		heap_ms[2];		/* time reading pages (load includes it) */
 	double		heap_deform_ms[2];	/* time deforming them (load includes it) */

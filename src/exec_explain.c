@@ -83,6 +83,7 @@ GpuJoinCollectCounters(GpuJoinState *node, GpuJoinCounters *c)
 			continue;
 		c->heap_pages[i] = reader->pages_read;
 		c->heap_all_visible[i] = reader->pages_all_visible;
+		c->heap_in_place[i] = reader->pages_in_place;
 		c->heap_tuples[i] = reader->tuples_read;
 		c->heap_ms[i] = reader->read_ms;
 		c->heap_deform_ms[i] = reader->deform_ms;
@@ -133,6 +134,7 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
 	{
 		sum->heap_pages[i] += add->heap_pages[i];
 		sum->heap_all_visible[i] += add->heap_all_visible[i];
+		sum->heap_in_place[i] += add->heap_in_place[i];
 		sum->heap_tuples[i] += add->heap_tuples[i];
 		sum->heap_ms[i] += add->heap_ms[i];
 		sum->heap_deform_ms[i] += add->heap_deform_ms[i];
@@ -174,9 +176,10 @@ ShowHeapCounters(const char *label, const GpuJoinCounters *c, int i, ExplainStat
 	{
 		appendStringInfoSpaces(es->str, es->indent * 2);
 		appendStringInfo(es->str, "%s Pages: read=" INT64_FORMAT " all-visible=" INT64_FORMAT
-						 " tuples=" INT64_FORMAT " shipped=" INT64_FORMAT "kB", label,
-						 c->heap_pages[i], c->heap_all_visible[i], c->heap_tuples[i],
-						 (c->heap_shipped[i] + 1023) / 1024);
+						 " in-place=" INT64_FORMAT " tuples=" INT64_FORMAT
+						 " shipped=" INT64_FORMAT "kB", label,
+						 c->heap_pages[i], c->heap_all_visible[i], c->heap_in_place[i],
+						 c->heap_tuples[i], (c->heap_shipped[i] + 1023) / 1024);
 		if (es->timing)
 			appendStringInfo(es->str, " time=%.3f deform=%.3f ms", c->heap_ms[i],
 							 c->heap_deform_ms[i]);
@@ -189,6 +192,8 @@ ShowHeapCounters(const char *label, const GpuJoinCounters *c, int i, ExplainStat
 		ExplainPropertyInteger(psprintf("%s Pages", prefix), NULL, c->heap_pages[i], es);
 		ExplainPropertyInteger(psprintf("%s All-Visible Pages", prefix), NULL,
 							   c->heap_all_visible[i], es);
+		ExplainPropertyInteger(psprintf("%s Pages In Place", prefix), NULL,
+							   c->heap_in_place[i], es);
 		ExplainPropertyInteger(psprintf("%s Tuples", prefix), NULL, c->heap_tuples[i], es);
 		ExplainPropertyInteger(psprintf("%s Shipped", prefix), "kB",
 							   (c->heap_shipped[i] + 1023) / 1024, es);

@@ -280,13 +280,52 @@ FreeStage(void *arg)
 	for (int i = 0; i < 2; i++)
 	{
 		if (stages[i]->allocator != NULL)
-			GpuJoinPinnedFree(stages[i]->allocator, stages[i]->pages, stages[i]->bytes);
+			GpuJoinPinnedFree(stages[i]->allocator, stages[i]->mem, stages[i]->bytes);
 		stages[i]->allocator = NULL;
+		stages[i]->mem = NULL;
 		stages[i]->pages = NULL;
+		stages[i]->page_index = NULL;
 		stages[i]->tuples = NULL;
-		stages[i]->lengths = NULL;	/* memory of cxt: goes with it */
+		/* memory of cxt: goes with it */
+		stages[i]->lengths = NULL;
+		stages[i]->buffers = NULL;
 	}
 	reader->selected = NULL;
+}
+
+/*
+ * Release the buffers a stage read in place kept pinned.  (After an error
+ * the resource owner has released them: only the executor's own ends of a
+ * scan come here.)
+ */
+static void
+ReleaseStage(GpuJoinHeapStage *stage)
+{
+	for (int i = 0; i < stage->npins; i++)
+		ReleaseBuffer(stage->buffers[i]);
+	stage->npins = 0;
+}
+
+/*
+ * Whether the reader reads its pages in place, and its stages' size: in
+ * place, each stage keeps its pages pinned, and a join has up to two sides
+ * of two stages each in every process, so a stage pins at most 1/128 of
+ * the shared buffers (fewer pages than gpujoin.heap_stage_pages with small
+ * shared_buffers; in place not at all when that would make stages of
+ * fewer than 64 pages, whose calls would cost more than the copies).  A
+ * temporary table's pages are in this process's local buffers, which the
+ * device does not read: they are copied.
+ */
+static void
+ChooseStaging(GpuJoinHeapReader *reader)
+{
+	int			pages = Max(1, Min((BlockNumber) gpujoin_heap_stage_pages,
+								   RelationGetNumberOfBlocks(reader->rel)));
+	int			in_place_pages = Min(pages, NBuffers / 128);
+
+	reader->in_place = gpujoin_heap_in_place && !RelationUsesLocalBuffers(reader->rel) &&
+		in_place_pages >= Min(pages, 64);
+	reader->stage_pages = reader->in_place ? in_place_pages : pages;
 }
 
 /*
@@ -302,16 +341,18 @@ AllocStage(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKernels *
 	Size		pages_bytes;
 	Size		bytes;
 
-	if (stage->pages != NULL)
+	if (stage->mem != NULL)
 		return;
 	/* a small table needs no more than its pages (a later scan may see more) */
 	if (reader->stage_pages == 0)
-		reader->stage_pages = Max(1, Min((BlockNumber) gpujoin_heap_stage_pages,
-										 RelationGetNumberOfBlocks(reader->rel)));
-	pages_bytes = (Size) reader->stage_pages * BLCKSZ;
+		ChooseStaging(reader);
+	if (reader->in_place)
+		pages_bytes = MAXALIGN(sizeof(uint32) * reader->stage_pages);
+	else
+		pages_bytes = (Size) reader->stage_pages * BLCKSZ;
 	bytes = pages_bytes + sizeof(uint32) * reader->stage_pages * MaxHeapTuplesPerPage;
-	stage->pages = GpuJoinPinnedAlloc(kernels, bytes, &stage->bytes);
-	if (stage->pages != NULL)
+	stage->mem = GpuJoinPinnedAlloc(kernels, bytes, &stage->bytes);
+	if (stage->mem != NULL)
 	{
 		stage->allocator = kernels;
 		if (!reader->stage_callback.func)
@@ -322,8 +363,15 @@ AllocStage(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKernels *
 		}
 	}
 	else
-		stage->pages = MemoryContextAllocHuge(reader->cxt, bytes);
-	stage->tuples = (uint32 *) (stage->pages + pages_bytes);
+		stage->mem = MemoryContextAllocHuge(reader->cxt, bytes);
+	if (reader->in_place)
+	{
+		stage->page_index = (uint32 *) stage->mem;
+		stage->buffers = MemoryContextAlloc(reader->cxt, sizeof(Buffer) * reader->stage_pages);
+	}
+	else
+		stage->pages = stage->mem;
+	stage->tuples = (uint32 *) (stage->mem + pages_bytes);
 	stage->lengths = MemoryContextAlloc(reader->cxt, sizeof(uint16) * reader->stage_pages *
 										MaxHeapTuplesPerPage);
 	if (reader->selected == NULL && reader->filter != NULL)
@@ -335,6 +383,8 @@ AllocStage(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKernels *
 static void
 ForgetStaged(GpuJoinHeapReader *reader)
 {
+	ReleaseStage(&reader->cur);
+	ReleaseStage(&reader->next);
 	reader->cur.npages = 0;
 	reader->cur.ntuples = 0;
 	reader->next.npages = 0;
@@ -411,66 +461,44 @@ GpuJoinHeapSetParallel(GpuJoinHeapReader *reader, ParallelTableScanDesc pscan)
 }
 
 /*
- * Copy block into copy if it is all-visible: then every normal item on it
- * is a tuple the query sees, as heapgetpage decides for such a page, and
- * its per-tuple loop can be skipped (what is left of the page's cost is
- * the buffer lookup and the copy).  The rest of heapgetpage's work is done
- * as it does it: interrupts checked, the page pruned when it can be, the
- * old-snapshot test.  False, with the buffer released and nothing copied,
- * when the page's tuples must be checked one by one (heapgetpage then
- * reads it), in recovery (where heapgetpage does not trust the flag), and
- * in a serializable transaction (whose reads heapgetpage records).
+ * Keep buffer, pinned, as the page the stage lists tuples of next (in
+ * place): its index in the buffer pool goes to the device
  */
-static bool
-CopyAllVisiblePage(GpuJoinHeapReader *reader, BlockNumber block, char *copy)
+static inline void
+StageBuffer(GpuJoinHeapStage *stage, Buffer buffer)
 {
-	HeapScanDesc scan = (HeapScanDesc) reader->scan;
-	Snapshot	snapshot = scan->rs_base.rs_snapshot;
-	Buffer		buffer;
-	Page		page;
-	bool		all_visible;
-
-	if (snapshot->takenDuringRecovery || IsolationIsSerializable())
-		return false;
-	CHECK_FOR_INTERRUPTS();
-	buffer = ReadBufferExtended(reader->rel, MAIN_FORKNUM, block, RBM_NORMAL,
-								scan->rs_strategy);
-	heap_page_prune_opt(reader->rel, buffer);
-	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buffer);
-	TestForOldSnapshot(snapshot, reader->rel, page);
-	all_visible = PageIsAllVisible(page);
-	if (all_visible)
-		memcpy(copy, page, BLCKSZ);
-	UnlockReleaseBuffer(buffer);
-	return all_visible;
+	stage->buffers[stage->npins++] = buffer;
+	stage->page_index[stage->npages] = (uint32) (buffer - 1);
 }
 
-/* List item off of the page just copied to copy as the stage's next tuple */
+/*
+ * List item off of page, the stage's next page (copied, or in place), as
+ * the stage's next tuple
+ */
 static inline void
-StageTuple(GpuJoinHeapStage *stage, const char *copy, OffsetNumber off)
+StageTuple(GpuJoinHeapStage *stage, Page page, OffsetNumber off)
 {
-	ItemId		item = PageGetItemId((Page) copy, off);
+	ItemId		item = PageGetItemId(page, off);
 
-	stage->tuples[stage->ntuples] = (uint32) (copy - stage->pages) + ItemIdGetOffset(item);
+	stage->tuples[stage->ntuples] = (uint32) stage->npages * BLCKSZ + ItemIdGetOffset(item);
 	stage->lengths[stage->ntuples] = (uint16) ItemIdGetLength(item);
 	stage->ntuples++;
 }
 
 /*
- * List every normal item of the all-visible page just copied to copy as
- * the stage's next tuples.  Locals, not the stage's fields, in the loop
+ * List every normal item of the all-visible page, the stage's next page,
+ * as the stage's next tuples.  Locals, not the stage's fields, in the loop
  * (PostgreSQL compiles with -fno-strict-aliasing, so each store to the
  * arrays would reload the count), and no branch: each item is written,
  * and the count moves past the normal ones (the stage has room for
  * MaxHeapTuplesPerPage items of every page).
  */
 static void
-StageNormalItems(GpuJoinHeapStage *stage, const char *copy)
+StageNormalItems(GpuJoinHeapStage *stage, Page page)
 {
-	const ItemIdData *items = ((PageHeader) copy)->pd_linp;
-	int			nitems = PageGetMaxOffsetNumber((Page) copy);
-	uint32		base = (uint32) (copy - stage->pages);
+	const ItemIdData *items = ((PageHeader) page)->pd_linp;
+	int			nitems = PageGetMaxOffsetNumber(page);
+	uint32		base = (uint32) stage->npages * BLCKSZ;
 	uint32	   *tuples = stage->tuples + stage->ntuples;
 	uint16	   *lengths = stage->lengths + stage->ntuples;
 	int			n = 0;
@@ -487,6 +515,99 @@ StageNormalItems(GpuJoinHeapStage *stage, const char *copy)
 }
 
 /*
+ * Stage block as the stage's next page if it is all-visible: then every
+ * normal item on it is a tuple the query sees, as heapgetpage decides for
+ * such a page, and its per-tuple loop can be skipped (what is left of the
+ * page's cost is the buffer lookup, the list of its items, and the copy
+ * when it is not read in place).  The rest of heapgetpage's work is done
+ * as it does it: interrupts checked, the page pruned when it can be, the
+ * old-snapshot test.  Under the share lock the page is copied, or, in
+ * place, its items are listed and the buffer stays pinned: while it is,
+ * a listed tuple cannot move or go (pruning and vacuum need the only pin),
+ * and what other backends may still change in it (hint bits, xmax, new
+ * tuples in free space) is nothing the deform reads.  False, with the
+ * buffer released and nothing staged, when the page's tuples must be
+ * checked one by one (heapgetpage then reads it), in recovery (where
+ * heapgetpage does not trust the flag), and in a serializable transaction
+ * (whose reads heapgetpage records).
+ */
+static bool
+StageAllVisiblePage(GpuJoinHeapReader *reader, BlockNumber block, GpuJoinHeapStage *stage)
+{
+	HeapScanDesc scan = (HeapScanDesc) reader->scan;
+	Snapshot	snapshot = scan->rs_base.rs_snapshot;
+	Buffer		buffer;
+	Page		page;
+
+	if (snapshot->takenDuringRecovery || IsolationIsSerializable())
+		return false;
+	CHECK_FOR_INTERRUPTS();
+	buffer = ReadBufferExtended(reader->rel, MAIN_FORKNUM, block, RBM_NORMAL,
+								scan->rs_strategy);
+	heap_page_prune_opt(reader->rel, buffer);
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buffer);
+	TestForOldSnapshot(snapshot, reader->rel, page);
+	if (!PageIsAllVisible(page))
+	{
+		UnlockReleaseBuffer(buffer);
+		return false;
+	}
+	if (reader->in_place)
+	{
+		int64		first = stage->ntuples;
+
+		StageNormalItems(stage, page);
+		if (stage->ntuples > first)
+		{
+			LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+			StageBuffer(stage, buffer);
+		}
+		else
+			UnlockReleaseBuffer(buffer);	/* nothing to keep it for */
+	}
+	else
+	{
+		char	   *copy = stage->pages + (Size) stage->npages * BLCKSZ;
+
+		memcpy(copy, page, BLCKSZ);
+		UnlockReleaseBuffer(buffer);
+		StageNormalItems(stage, (Page) copy);
+	}
+	return true;
+}
+
+/*
+ * Stage the page heapgetpage just read, its visible tuples listed in
+ * rs_vistuples: copied, or in place with a pin of our own on its buffer
+ * (the scan's goes with its next page).  The items of a pinned page's
+ * visible tuples stay as they are without the lock, as heapgettup_pagemode
+ * reads them.
+ */
+static void
+StageScannedPage(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage)
+{
+	HeapScanDesc scan = (HeapScanDesc) reader->scan;
+	Page		page;
+
+	if (reader->in_place)
+	{
+		IncrBufferRefCount(scan->rs_cbuf);
+		StageBuffer(stage, scan->rs_cbuf);
+		page = BufferGetPage(scan->rs_cbuf);
+	}
+	else
+	{
+		page = (Page) (stage->pages + (Size) stage->npages * BLCKSZ);
+		LockBuffer(scan->rs_cbuf, BUFFER_LOCK_SHARE);
+		memcpy(page, BufferGetPage(scan->rs_cbuf), BLCKSZ);
+		LockBuffer(scan->rs_cbuf, BUFFER_LOCK_UNLOCK);
+	}
+	for (int i = 0; i < scan->rs_ntuples; i++)
+		StageTuple(stage, page, scan->rs_vistuples[i]);
+}
+
+/*
  * Stage the next pages into stage: read pages until some have visible
  * tuples and the staging area is full or the relation is done; false when
  * nothing is left
@@ -498,6 +619,7 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 	instr_time	start;
 
 	AllocStage(reader, stage, kernels);
+	ReleaseStage(stage);		/* its rows have been taken */
 	if (reader->scan == NULL)
 		StartScan(reader);
 	scan = (HeapScanDesc) reader->scan;
@@ -510,7 +632,6 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 	while (stage->npages < reader->stage_pages)
 	{
 		BlockNumber block = NextBlock(reader);
-		char	   *copy;
 		int64		first;
 
 		if (block == InvalidBlockNumber)
@@ -518,33 +639,30 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 			reader->done = true;
 			break;
 		}
-		copy = stage->pages + (Size) stage->npages * BLCKSZ;
 		first = stage->ntuples;
 		reader->pages_read++;
-		if (reader->try_all_visible && CopyAllVisiblePage(reader, block, copy))
-			StageNormalItems(stage, copy);
-		else
-		{
-			reader->try_all_visible = false;
-			heapgetpage(reader->scan, block);	/* checks for interrupts */
-			if (scan->rs_ntuples == 0)
-				continue;
-			LockBuffer(scan->rs_cbuf, BUFFER_LOCK_SHARE);
-			memcpy(copy, BufferGetPage(scan->rs_cbuf), BLCKSZ);
-			LockBuffer(scan->rs_cbuf, BUFFER_LOCK_UNLOCK);
-			for (int i = 0; i < scan->rs_ntuples; i++)
-				StageTuple(stage, copy, scan->rs_vistuples[i]);
-		}
 		/*
 		 * Pages come in runs, all-visible or not: after one that is not,
 		 * the next goes straight to heapgetpage, which would otherwise read
-		 * its buffer a second time
+		 * its buffer a second time.  (Its flag is read with the pin alone
+		 * in place: it only chooses the way the next page is read.)
 		 */
-		reader->try_all_visible = PageIsAllVisible((Page) copy);
+		if (reader->try_all_visible && StageAllVisiblePage(reader, block, stage))
+			reader->try_all_visible = true;
+		else
+		{
+			heapgetpage(reader->scan, block);	/* checks for interrupts */
+			reader->try_all_visible = PageIsAllVisible(BufferGetPage(scan->rs_cbuf));
+			if (scan->rs_ntuples == 0)
+				continue;
+			StageScannedPage(reader, stage);
+		}
 		if (stage->ntuples == first)
 			continue;
 		if (reader->try_all_visible)
 			reader->pages_all_visible++;
+		if (reader->in_place)
+			reader->pages_in_place++;
 		/* as heap_getnextslot counts the rows a scan returns */
 		if (pgstat_should_count_relation(reader->rel))
 			reader->rel->pgstat_info->t_counts.t_tuples_returned += stage->ntuples - first;
@@ -670,8 +788,16 @@ FinishDeform(GpuJoinState *node, GpuJoinHeapReader *reader)
 static TupleTableSlot *
 StoreStagedTuple(GpuJoinHeapReader *reader, int64 t)
 {
-	reader->tuple.t_len = reader->cur.lengths[t];
-	reader->tuple.t_data = (HeapTupleHeader) (reader->cur.pages + reader->cur.tuples[t]);
+	const GpuJoinHeapStage *stage = &reader->cur;
+	uint32		off = stage->tuples[t];
+	char	   *data;
+
+	if (stage->pages != NULL)
+		data = stage->pages + off;
+	else
+		data = (char *) BufferGetPage(stage->buffers[off / BLCKSZ]) + off % BLCKSZ;
+	reader->tuple.t_len = stage->lengths[t];
+	reader->tuple.t_data = (HeapTupleHeader) data;
 	reader->tuple.t_tableOid = RelationGetRelid(reader->rel);
 	ItemPointerSetInvalid(&reader->tuple.t_self);
 	return ExecStoreHeapTuple(&reader->tuple, reader->slot, false);
@@ -823,6 +949,9 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		batch.ntuples = reader->cur.ntuples;
 		batch.tuples = reader->cur.tuples;
 		batch.page_size = BLCKSZ;
+		batch.region = BufferBlocks;
+		batch.region_bytes = (int64) NBuffers * BLCKSZ;
+		batch.page_index = reader->cur.page_index;
 		StartDeform(node, reader, &batch, n, &out);
 		/* the device has these pages: read the next ones meanwhile */
 		if (reader->consumed + n >= reader->cur.ntuples)
@@ -844,6 +973,12 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		side->exhausted = true;
 	else if (reader->done && reader->consumed >= reader->cur.ntuples && !reader->next_ready)
 		side->exhausted = true;
+	/* every row taken: no page of it needs to stay pinned */
+	if (side->exhausted)
+	{
+		ReleaseStage(&reader->cur);
+		ReleaseStage(&reader->next);
+	}
 	return any;
 }
 
@@ -900,6 +1035,8 @@ GpuJoinHeapRescan(GpuJoinHeapReader *reader)
 void
 GpuJoinHeapEnd(GpuJoinHeapReader *reader)
 {
+	ReleaseStage(&reader->cur);
+	ReleaseStage(&reader->next);
 	if (reader->scan != NULL)
 		table_endscan(reader->scan);
 	reader->scan = NULL;

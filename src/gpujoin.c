@@ -37,6 +37,7 @@ int			gpujoin_join_variant = GPUJOIN_AUTO;
 int			gpujoin_materialize = GPUJOIN_AUTO;
 int			gpujoin_chunk_rows = GPUJOIN_DEFAULT_CHUNK_ROWS;
 int			gpujoin_heap_stage_pages = GPUJOIN_DEFAULT_HEAP_STAGE_PAGES;
+bool		gpujoin_heap_in_place = true;
 int			gpujoin_device_memory_limit = 0;
 bool		gpujoin_explain_device = true;
 double		gpujoin_setup_cost = GPUJOIN_DEFAULT_SETUP_COST;
@@ -282,6 +283,18 @@ _PG_init(void)
 							PGC_USERSET,
 							0,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.heap_in_place",
+							 "Reads the pages of a side read as heap pages where they lie in shared buffers.",
+							 "The buffers stay pinned while the device reads them, instead of "
+							 "being copied on the host first; temporary tables' pages are copied "
+							 "all the same, and so are the pages of any table when shared_buffers "
+							 "is too small to pin a staging area's worth.",
+							 &gpujoin_heap_in_place,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpujoin.pinned_cache",
 							"Sets the most page-locked host memory a session keeps between GPU joins.",

@@ -5,7 +5,8 @@
 -- deforms the visible tuples into its batches (the fixed-width columns on
 -- the device, the text and TOAST-ed ones on the host).  Differential: every query
 -- returns the same rows with the heap-page path (gpujoin.enable_heapscan)
--- and without it (the Seq Scan children), and as PostgreSQL's own join;
+-- and without it (the Seq Scan children), with the pages read in place in
+-- the shared buffers and copied, and as PostgreSQL's own join;
 -- over NULLs in every position, varlena and TOAST-ed columns before the
 -- ones the join needs, dropped and added columns, every key type the path
 -- takes, every join type, rows deleted, updated (HOT or not) and inserted
@@ -16,7 +17,7 @@
 -- evaluate (test/023 has those it does), a partitioned table, a
 -- text key, SELECT FOR UPDATE.
 BEGIN;
-SELECT plan(31);
+SELECT plan(32);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -98,7 +99,7 @@ SELECT matches(pg_temp.plan(sql), 'Outer Relation: w \(heap pages\)[\s\S]*Inner 
 	FROM hq WHERE name = 'inner, int4 keys';
 SELECT doesnt_match(pg_temp.plan(sql), 'Seq Scan', 'no Seq Scan node under a join that reads both sides as pages')
 	FROM hq WHERE name = 'inner, int4 keys';
-SELECT matches(pg_temp.plan_analyze(sql), 'Outer Pages: read=\d+ all-visible=\d+ tuples=6700', 'EXPLAIN ANALYZE counts the pages and the visible tuples')
+SELECT matches(pg_temp.plan_analyze(sql), 'Outer Pages: read=\d+ all-visible=\d+ in-place=\d+ tuples=6700', 'EXPLAIN ANALYZE counts the pages and the visible tuples')
 	FROM hq WHERE name = 'inner, int4 keys';
 SET LOCAL gpujoin.chunk_rows = 7;
 SELECT is(pg_temp.heap_failures('hq', 'hq_expected'), '', 'heap pages: chunks of 7 rows, ending inside pages');
@@ -112,6 +113,9 @@ RESET gpujoin.heap_stage_pages;
 -- the staging and batch memory one join frees, the next one takes (and its
 -- flags must be zeroed again); with no room kept, or room for small blocks
 -- only, each join allocates its own
+SET LOCAL gpujoin.heap_in_place = off;
+SELECT is(pg_temp.heap_failures('hq', 'hq_expected', false), '', 'pages copied, not read in place (gpujoin.heap_in_place = off): every query');
+RESET gpujoin.heap_in_place;
 SET LOCAL gpujoin.pinned_cache = 0;
 SELECT is(pg_temp.heap_failures('hq', 'hq_expected', false), '', 'no page-locked memory kept between joins: every query');
 SET LOCAL gpujoin.pinned_cache = '48kB';

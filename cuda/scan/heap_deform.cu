@@ -1,13 +1,14 @@
 /*-------------------------------------------------------------------------
  *
  * heap_deform.cu
- *	  The heap deform on the device: copied heap pages in, a join side's
- *	  column arrays and packed keys out
+ *	  The heap deform on the device: heap pages in, a join side's column
+ *	  arrays and packed keys out
  *
  * One call ships what the tuples first .. first + n - 1 need (the plan,
  * their byte offsets, the pages: queued on the stream with no wait, at the
  * bus's speed when the caller staged them in GjKernels.stage_alloc's
- * page-locked memory), runs gj_heap_deform_row (heap_deform.h) in one
+ * page-locked memory, or read by the device in place, from PostgreSQL's
+ * shared buffers, without a copy on the host: ShipPagesInPlace), runs gj_heap_deform_row (heap_deform.h) in one
  * thread per tuple, and copies the rows back into the caller's arrays: the
  * values and keys always, the NULL flags of a column or of the keys only
  * when one was set (the caller's are zero).  With a filter, each thread
@@ -76,6 +77,204 @@ LayoutRows(const GjDeformPlan *plan, char *buffer, size_t off, int64_t n, GjDefo
 		off = Align8(off + (size_t) plan->column_widths[c] * n);
 	}
 	return off;
+}
+
+/*
+ * Pages left in place (GjPageBatch.region): the device reads them straight
+ * from host memory the driver has registered (mapped, at the address the
+ * host uses, where the device can: cudaDevAttrCanUseHostPointerForRegisteredMem).
+ * A region is registered in parts of REGION_PART bytes, aligned in the
+ * address space (so that two parts never share an OS page), each the first
+ * time a batch has a page in it: PostgreSQL's shared buffers can be tens of
+ * gigabytes, registering them costs about 3.6 ms per 64 MB (H100 host), and
+ * a join reads few of them.  Registrations last as long as the process.
+ * A part that cannot be registered is not tried again; batches with pages
+ * in it are copied on the host (CopyPagesOnHost), which is slower but right.
+ */
+#define REGION_PART		((size_t) 64 << 20)
+#define MAX_REGIONS		4
+
+typedef enum PartState
+{
+	PART_UNTRIED = 0,
+	PART_MAPPED,
+	PART_FAILED
+} PartState;
+
+typedef struct HostRegion
+{
+	const char *base;
+	size_t		bytes;
+	size_t		first_part;		/* base / REGION_PART */
+	uint8_t    *parts;			/* PartState, per part from first_part */
+} HostRegion;
+
+static HostRegion host_regions[MAX_REGIONS];
+static int	device_reads_host = -1;	/* the device attribute, once known */
+
+/* The entry of the region at base, made at its first use; NULL when full */
+static HostRegion *
+FindRegion(const char *base, size_t bytes)
+{
+	for (int i = 0; i < MAX_REGIONS; i++)
+	{
+		HostRegion *region = &host_regions[i];
+
+		if (region->base == base && region->bytes == bytes)
+			return region;
+		if (region->base == NULL)
+		{
+			size_t		first = (uintptr_t) base / REGION_PART;
+			size_t		last = ((uintptr_t) base + bytes - 1) / REGION_PART;
+
+			region->parts = (uint8_t *) calloc(last - first + 1, 1);
+			if (region->parts == NULL)
+				return NULL;
+			region->base = base;
+			region->bytes = bytes;
+			region->first_part = first;
+			return region;
+		}
+	}
+	return NULL;
+}
+
+/* Register part (an absolute number) of region, once; whether it is mapped */
+static bool
+MapPart(HostRegion *region, size_t part)
+{
+	uint8_t    *state = &region->parts[part - region->first_part];
+
+	if (*state == PART_UNTRIED)
+	{
+		uintptr_t	start = part * REGION_PART;
+		uintptr_t	end = start + REGION_PART;
+		uintptr_t	base = (uintptr_t) region->base;
+		cudaError_t rc;
+
+		if (start < base)
+			start = base;
+		if (end > base + region->bytes)
+			end = base + region->bytes;
+		rc = cudaHostRegister((void *) start, end - start,
+							  cudaHostRegisterMapped | cudaHostRegisterPortable);
+		if (rc == cudaErrorHostMemoryAlreadyRegistered)
+			rc = cudaSuccess;
+		(void) cudaGetLastError();	/* not a sticky error: clear it */
+		*state = rc == cudaSuccess ? PART_MAPPED : PART_FAILED;
+	}
+	return *state == PART_MAPPED;
+}
+
+/*
+ * Whether the device can read pages p0 .. p1 - 1 of a batch in place,
+ * registering the parts of the region they lie in as needed
+ */
+static bool
+MapPages(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t p1)
+{
+	size_t		page = (size_t) pages->page_size;
+	HostRegion *region;
+	size_t		mapped = SIZE_MAX;	/* the last part found mapped */
+
+	if (device_reads_host < 0)
+	{
+		int			value = 0;
+
+		if (cudaDeviceGetAttribute(&value, cudaDevAttrCanUseHostPointerForRegisteredMem,
+								   ctx->device) != cudaSuccess)
+		{
+			(void) cudaGetLastError();
+			value = 0;
+		}
+		device_reads_host = value;
+	}
+	/* the gather reads 16 bytes at a time */
+	if (!device_reads_host || (uintptr_t) pages->region % 16 != 0 || page % 16 != 0)
+		return false;
+	region = FindRegion(pages->region, (size_t) pages->region_bytes);
+	if (region == NULL)
+		return false;
+	for (int64_t p = p0; p < p1; p++)
+	{
+		uintptr_t	start = (uintptr_t) pages->region + (size_t) pages->page_index[p] * page;
+		size_t		first = start / REGION_PART;
+		size_t		last = (start + page - 1) / REGION_PART;
+
+		for (size_t part = first; part <= last; part++)
+		{
+			if (part == mapped)
+				continue;
+			if (!MapPart(region, part))
+				return false;
+			mapped = part;
+		}
+	}
+	return true;
+}
+
+/* Pages in place read by the device: page p of the call from region at index[p] */
+__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
+heap_gather_kernel(const char *__restrict__ region, const uint32_t *__restrict__ index,
+				   int64_t npages, int32_t page_size, char *__restrict__ to)
+{
+	int			words = page_size / (int) sizeof(uint4);
+
+	for (int64_t p = blockIdx.x; p < npages; p += gridDim.x)
+	{
+		const uint4 *from = (const uint4 *) (region + (size_t) index[p] * page_size);
+		uint4	   *dst = (uint4 *) (to + (size_t) p * page_size);
+
+		for (int w = threadIdx.x; w < words; w += blockDim.x)
+			dst[w] = from[w];
+	}
+}
+
+/*
+ * Pages p0 .. p1 - 1 of a batch in place, where the device cannot read
+ * them: copied one after another on the host and shipped (pageable
+ * memory: the copy has taken them when it returns)
+ */
+static GjStatus
+CopyPagesOnHost(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t p1,
+				char *d_pages, GjError *err)
+{
+	size_t		page = (size_t) pages->page_size;
+	char	   *copy = (char *) malloc((size_t) (p1 - p0) * page);
+	GjStatus	status;
+
+	if (copy == NULL)
+		return gj_error_set(err, GJ_ERROR_HOST_MEMORY, "heap deform: out of memory.");
+	for (int64_t p = p0; p < p1; p++)
+		memcpy(copy + (size_t) (p - p0) * page,
+			   pages->region + (size_t) pages->page_index[p] * page, page);
+	status = gj_cuda_copy_to_device_async(ctx, d_pages, copy, (size_t) (p1 - p0) * page, err);
+	free(copy);
+	return status;
+}
+
+/*
+ * Ship pages p0 .. p1 - 1 of a batch in place to d_pages, one after
+ * another: read from the region by the device (their indexes first, to
+ * d_index), or copied on the host
+ */
+static GjStatus
+ShipPagesInPlace(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t p1,
+				 uint32_t *d_index, char *d_pages, GjError *err)
+{
+	int64_t		npages = p1 - p0;
+
+	if (!MapPages(ctx, pages, p0, p1))
+		return CopyPagesOnHost(ctx, pages, p0, p1, d_pages, err);
+	GJ_TRY(gj_cuda_copy_to_device_async(ctx, d_index, pages->page_index + p0,
+										sizeof(uint32_t) * (size_t) npages, err));
+	heap_gather_kernel<<<npages < ctx->max_grid ? (int) npages : ctx->max_grid,
+		GJ_BLOCK_SIZE, 0, ctx->stream>>>(pages->region, d_index, npages,
+										 pages->page_size, d_pages);
+	GJ_CUDA_TRY(err, cudaGetLastError());
+	/* the pages cross the bus all the same */
+	ctx->stats.bytes_to_device += npages * (int64_t) pages->page_size;
+	return GJ_OK;
 }
 
 /*
@@ -181,7 +380,8 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 	size_t		attrs_bytes = sizeof(GjDeformAttr) * (size_t) plan->natts;
 	size_t		attrs_off = Align8(sizeof(GjDeformPlan));
 	size_t		tuples_off = Align8(attrs_off + attrs_bytes);
-	size_t		pages_off = Align8(tuples_off + sizeof(uint32_t) * (size_t) n);
+	size_t		index_off = Align8(tuples_off + sizeof(uint32_t) * (size_t) n);
+	size_t		pages_off;
 	size_t		ship_off = 0;	/* the pages the call's tuples lie in */
 	size_t		ship_bytes = (size_t) pages->bytes;
 	size_t		input_bytes;
@@ -204,6 +404,11 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 		ship_off = (size_t) pages->tuples[first] / page * page;
 		ship_bytes = (end < (size_t) pages->bytes ? end : (size_t) pages->bytes) - ship_off;
 	}
+	/* in place: the pages' indexes in their region, then the pages */
+	pages_off = index_off;
+	if (pages->pages == NULL)
+		pages_off = Align8(index_off + sizeof(uint32_t) * ship_bytes / (size_t) pages->page_size);
+	pages_off = (pages_off + 15) & ~(size_t) 15;	/* the gather writes 16 bytes */
 	input_bytes = pages_off + ship_bytes;
 
 	/* the output: found, the rows, and with a filter what compacts them */
@@ -230,8 +435,17 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 	GJ_TRY(gj_cuda_copy_to_device_async(ctx, input + attrs_off, attrs, attrs_bytes, err));
 	GJ_TRY(gj_cuda_copy_to_device_async(ctx, input + tuples_off, pages->tuples + first,
 										sizeof(uint32_t) * (size_t) n, err));
-	GJ_TRY(gj_cuda_copy_to_device_async(ctx, input + pages_off, pages->pages + ship_off,
-										ship_bytes, err));
+	if (pages->pages != NULL)
+		GJ_TRY(gj_cuda_copy_to_device_async(ctx, input + pages_off, pages->pages + ship_off,
+											ship_bytes, err));
+	else
+	{
+		int64_t		p0 = (int64_t) (ship_off / (size_t) pages->page_size);
+
+		GJ_TRY(ShipPagesInPlace(ctx, pages, p0,
+								p0 + (int64_t) (ship_bytes / (size_t) pages->page_size),
+								(uint32_t *) (input + index_off), input + pages_off, err));
+	}
 	out->bytes_shipped = (int64_t) (ship_bytes + sizeof(uint32_t) * (size_t) n);
 	/* found and the NULL flags start at zero, and so does keep */
 	GJ_CUDA_TRY(err, cudaMemsetAsync(output, 0, rows_off + (size_t) n * (plan->ncolumns + 1),

@@ -138,6 +138,21 @@ extern GjStatus gj_heap_deform_prepare(const GjPageBatch *pages, const GjDeformS
 									   int64_t first, int64_t n, GjDeformPlan *plan,
 									   GjDeformAttr **attrs, GjError *err);
 
+/*
+ * The bytes of a batch's tuple at offset t (GjPageBatch.tuples): in the
+ * copied pages, or in place in the region (on the host: the CPU twin, and
+ * heap_deform.cu's copy where it cannot read the region from the device)
+ */
+static inline const char *
+gj_heap_batch_tuple(const GjPageBatch *pages, uint32_t t)
+{
+	uint32_t	page = (uint32_t) pages->page_size;
+
+	if (pages->pages != NULL)
+		return pages->pages + t;
+	return pages->region + (size_t) pages->page_index[t / page] * page + t % page;
+}
+
 /* A little-endian value of len (1, 2, 4 or 8) bytes, at any alignment */
 static inline GJ_HOST_DEVICE uint64_t
 gj_heap_load(const char *p, int len)

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * heap_deform_cpu.c
- *	  CPU twin of the heap deform: PostgreSQL heap tuples, copied page by
- *	  page, into a join side's column arrays and packed keys
+ *	  CPU twin of the heap deform: PostgreSQL heap tuples, in pages copied
+ *	  or in place, into a join side's column arrays and packed keys
  *
  * The specification of the deform (gpujoin_kernels.h, HEAP PAGES TO
  * COLUMNS): the spec checked and planned once a call, then each tuple's
@@ -169,6 +169,23 @@ gj_heap_deform_prepare(const GjPageBatch *pages, const GjDeformSpec *spec, int64
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"heap deform: tuples %lld + %lld of %lld.",
 							(long long) first, (long long) n, (long long) pages->ntuples);
+	if (pages->pages == NULL &&
+		(pages->page_size <= 0 || pages->bytes % pages->page_size != 0 ||
+		 pages->region == NULL || pages->page_index == NULL || pages->region_bytes < 0))
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"heap deform: pages in place need their size, region and indexes.");
+	if (pages->pages == NULL && n > 0)
+	{
+		uint32_t	page = (uint32_t) pages->page_size;
+
+		/* the pages the call's tuples lie in, which it reads, in the region */
+		for (uint32_t p = pages->tuples[first] / page; p <= pages->tuples[first + n - 1] / page; p++)
+			if ((int64_t) p * page >= pages->bytes ||
+				((int64_t) pages->page_index[p] + 1) * page > pages->region_bytes)
+				return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+									"heap deform: page %u in place is not in its region.",
+									(unsigned) p);
+	}
 	*attrs = (GjDeformAttr *) malloc(sizeof(GjDeformAttr) * (spec->natts > 0 ? spec->natts : 1));
 	if (*attrs == NULL)
 		return gj_error_set(err, GJ_ERROR_HOST_MEMORY, "heap deform: out of memory.");
@@ -215,8 +232,8 @@ gj_cpu_heap_deform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec 
 		int64_t		row = out->nrows;
 
 		/* a row the filter drops is written over by the next tuple's */
-		gj_heap_deform_row(&plan, attrs, pages->pages + pages->tuples[first + i], row,
-						   &rows, &found);
+		gj_heap_deform_row(&plan, attrs, gj_heap_batch_tuple(pages, pages->tuples[first + i]),
+						   row, &rows, &found);
 		if (found.bad_attno > 0)
 		{
 			free(attrs);

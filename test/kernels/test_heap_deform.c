@@ -485,6 +485,44 @@ InitSpec(GjDeformSpec *spec, const Schema *s)
 	spec->keys_exact = s->keys_exact;
 }
 
+/*
+ * Pages in place (GjPageBatch.region): a region of REGION_PAGES pages that
+ * lives as long as the process, as the shared buffers do (the device
+ * registers it once and keeps it), with a batch's pages put in it in
+ * reverse order, page 0 of the region left unused; aligned, which the
+ * device reads itself, or 8 bytes off, which it copies on the host
+ */
+#define REGION_PAGES		4096
+
+static char *region_mem;
+
+/*
+ * Put w's pages in the region (misaligned: 8 bytes off), page i at index
+ * index[i]; false when they do not fit
+ */
+static bool
+PlacePages(const Written *w, bool misaligned, const char **region, int64_t *region_bytes,
+		   uint32_t *index)
+{
+	int64_t		npages = w->bytes / PAGE_SIZE;
+	char	   *base;
+
+	if (npages + 1 > REGION_PAGES - 1)
+		return false;
+	if (region_mem == NULL)
+		region_mem = TestAlloc((size_t) REGION_PAGES * PAGE_SIZE + 64);
+	base = region_mem + (misaligned ? 8 : 0);
+	memset(base, POISON, (size_t) (REGION_PAGES - 1) * PAGE_SIZE);
+	for (int64_t i = 0; i < npages; i++)
+	{
+		index[i] = (uint32_t) (npages - i);
+		memcpy(base + (size_t) index[i] * PAGE_SIZE, w->pages + i * PAGE_SIZE, PAGE_SIZE);
+	}
+	*region = base;
+	*region_bytes = (int64_t) (REGION_PAGES - 1) * PAGE_SIZE;
+	return true;
+}
+
 /* Deform rows first .. first + n - 1 with kernels and check them */
 static void
 DeformAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const Written *w,
@@ -522,6 +560,9 @@ DeformAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const 
 	 * Every other call stages the pages and offsets as the executor does,
 	 * in the kernels' staging memory (page-locked for the device)
 	 */
+	batch.region = NULL;
+	batch.region_bytes = 0;
+	batch.page_index = NULL;
 	if (w->ntuples % 2 == 1)
 	{
 		size_t		tuples_bytes = sizeof(uint32_t) * (size_t) w->ntuples;
@@ -535,6 +576,20 @@ DeformAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const 
 			memcpy(stage + w->bytes, w->tuples, tuples_bytes);
 			batch.pages = stage;
 			batch.tuples = (const uint32_t *) (stage + w->bytes);
+		}
+	}
+	else if (batch.page_size > 0 && w->ntuples % 4 == 2)
+	{
+		/* in place, the page indexes staged as the executor does */
+		uint32_t   *index;
+
+		stage = kernels->stage_alloc(sizeof(uint32_t) * (size_t) (w->bytes / PAGE_SIZE + 1));
+		index = (uint32_t *) stage;
+		if (index != NULL && PlacePages(w, w->ntuples % 8 == 6, &batch.region,
+										&batch.region_bytes, index))
+		{
+			batch.pages = NULL;
+			batch.page_index = index;
 		}
 	}
 
@@ -639,9 +694,11 @@ RunOn(const GjKernels *kernels, const char *impl)
 		WriteTuples(&s, ntuples, bad, &w);
 
 		snprintf(name, sizeof(name),
-				 "heap deform %d: %d attributes, %d columns, %d keys, %lld tuples%s",
+				 "heap deform %d: %d attributes, %d columns, %d keys, %lld tuples%s%s",
 				 trial, s.natts, s.ncolumns, s.nkeys, (long long) ntuples,
-				 w.bad_attno > 0 ? ", a TOAST pointer of an unknown tag" : "");
+				 w.bad_attno > 0 ? ", a TOAST pointer of an unknown tag" : "",
+				 ntuples % 4 != 2 || ntuples % 3 == 0 ? "" :
+				 ntuples % 8 == 6 ? ", pages in place, misaligned" : ", pages in place");
 		DeformAndCheck(kernels, ctx, &s, &w, 0, ntuples, bad);
 		TestReport(impl, name);
 		if (w.bad_attno == 0)

@@ -13,6 +13,8 @@
 #	pg_serial		PostgreSQL, no workers
 #	pg_parallel_8	PostgreSQL's parallel hash join, 8 workers
 #	gpu_heap		gpujoin forced, serial, both sides read as heap pages
+#	gpu_heap_copied	the same with gpujoin.heap_in_place off: the pages copied
+#					on the host, not read by the device in the shared buffers
 #	gpu_child		gpujoin forced, serial, gpujoin.enable_heapscan off
 #					(the Seq Scan children, as before the heap-page path)
 #	gpu_parallel_8	gpujoin forced, 8 workers (the outer side a Parallel Seq
@@ -34,7 +36,7 @@ set -euo pipefail
 runs=${RUNS:-3}
 dev=${GJ_DEVICE:-gpu}	# cpu: try the script where there is no GPU
 sizes=${SIZES:-10000000}
-settings=${SETTINGS:-pg_serial pg_parallel_8 gpu_heap gpu_child gpu_parallel_8 auto}
+settings=${SETTINGS:-pg_serial pg_parallel_8 gpu_heap gpu_heap_copied gpu_child gpu_parallel_8 auto}
 phases=${PHASES:-gpu_heap gpu_child}
 psql_() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 psql_ -c "CREATE EXTENSION IF NOT EXISTS gpujoin" >/dev/null
@@ -49,6 +51,7 @@ settings_of() {
 	pg_serial) echo "SET gpujoin.enabled = off; SET max_parallel_workers_per_gather = 0;" ;;
 	pg_parallel_8) echo "SET gpujoin.enabled = off; SET max_parallel_workers_per_gather = 8;" ;;
 	gpu_heap) echo "$forced SET gpujoin.enable_parallel = off; SET max_parallel_workers_per_gather = 0;" ;;
+	gpu_heap_copied) echo "$forced SET gpujoin.enable_parallel = off; SET max_parallel_workers_per_gather = 0; SET gpujoin.heap_in_place = off;" ;;
 	gpu_child) echo "$forced SET gpujoin.enable_parallel = off; SET max_parallel_workers_per_gather = 0; SET gpujoin.enable_heapscan = off;" ;;
 	gpu_parallel_8) echo "$forced SET max_parallel_workers_per_gather = 8; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET gpujoin.worker_setup_cost = 0;" ;;
 	auto) echo "SET gpujoin.device = $dev; SET max_parallel_workers_per_gather = 8;" ;;

@@ -472,17 +472,25 @@ StageBuffer(GpuJoinHeapStage *stage, Buffer buffer)
 }
 
 /*
- * List item off of page, the stage's next page (copied, or in place), as
- * the stage's next tuple
+ * List items offs[0 .. n - 1] of page, the stage's next page (copied, or
+ * in place), as the stage's next tuples; with locals in the loop, as
+ * StageNormalItems below says why
  */
-static inline void
-StageTuple(GpuJoinHeapStage *stage, Page page, OffsetNumber off)
+static void
+StageItems(GpuJoinHeapStage *stage, Page page, const OffsetNumber *offs, int n)
 {
-	ItemId		item = PageGetItemId(page, off);
+	uint32		base = (uint32) stage->npages * BLCKSZ;
+	uint32	   *tuples = stage->tuples + stage->ntuples;
+	uint16	   *lengths = stage->lengths + stage->ntuples;
 
-	stage->tuples[stage->ntuples] = (uint32) stage->npages * BLCKSZ + ItemIdGetOffset(item);
-	stage->lengths[stage->ntuples] = (uint16) ItemIdGetLength(item);
-	stage->ntuples++;
+	for (int i = 0; i < n; i++)
+	{
+		ItemId		item = PageGetItemId(page, offs[i]);
+
+		tuples[i] = base + ItemIdGetOffset(item);
+		lengths[i] = (uint16) ItemIdGetLength(item);
+	}
+	stage->ntuples += n;
 }
 
 /*
@@ -603,8 +611,7 @@ StageScannedPage(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage)
 		memcpy(page, BufferGetPage(scan->rs_cbuf), BLCKSZ);
 		LockBuffer(scan->rs_cbuf, BUFFER_LOCK_UNLOCK);
 	}
-	for (int i = 0; i < scan->rs_ntuples; i++)
-		StageTuple(stage, page, scan->rs_vistuples[i]);
+	StageItems(stage, page, scan->rs_vistuples, scan->rs_ntuples);
 }
 
 /*
@@ -967,6 +974,9 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		side->nrows += rows;
 		reader->rows_removed += n - rows;
 		reader->consumed += n;
+		/* its rows are all taken: its pages need stay pinned no longer */
+		if (reader->consumed >= reader->cur.ntuples)
+			ReleaseStage(&reader->cur);
 		any = true;
 	}
 	if (side->nrows == 0 && !any)

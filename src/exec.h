@@ -175,12 +175,13 @@ typedef struct GpuJoinSide
  *
  *	pages			the pages copied one after another, or NULL when they are
  *					read in place (GpuJoinHeapReader.in_place)
- *	buffers			in place: page i's buffer, pinned until the stage is
- *					read again or the side is done (ReleaseStage)
+ *	buffers			in place: page i's buffer, pinned until the stage's rows
+ *					are all taken, it is read into again, or the scan
+ *					restarts or ends (ReleaseStage)
  *	page_index		in place: page i's buffer's index in the shared buffer
  *					pool, for the device (in the staging memory)
- *	npins			of buffers, those pinned: the staged pages, and pages
- *					read since that had no visible tuple
+ *	npins			of buffers, those still pinned (a page with no visible
+ *					tuple is not kept)
  *	mem				the block pages (or page_index) and tuples lie in
  *	allocator		the kernels whose staging memory (GpuJoinPinnedAlloc) mem
  *					is, or NULL when it is ordinary memory of the reader's cxt
@@ -216,7 +217,7 @@ typedef struct GpuJoinHeapStage
  *	pscan_started	this process has joined it since the scan (re)started
  *	done			no block left
  *	try_all_visible	the last page read was all-visible: try the next one
- *					as one (CopyAllVisiblePage) before heapgetpage
+ *					as one (StageAllVisiblePage) before heapgetpage
  *	cxt				the executor's memory context the reader lives in
  *	in_place		pages are read where they lie in the shared buffers, kept
  *					pinned while their stage is in use, instead of copied

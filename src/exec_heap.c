@@ -10,18 +10,20 @@
  * here.  Each page is read as
  * heapam's page-mode scan reads it: with the scan's buffer strategy, the
  * page pruned when it can be, and the visibility of its tuples decided
- * against the query's snapshot.  An all-visible page is copied, under a
- * share lock, into a staging area, and its normal items are its visible
- * tuples (CopyAllVisiblePage: the flag decides for the whole page, as in
- * heapgetpage, whose per-tuple loop such a page does not need).  Any
- * other page, and every page in recovery or in a serializable
+ * against the query's snapshot.  An all-visible page's normal items are
+ * its visible tuples (StageAllVisiblePage: the flag decides for the whole
+ * page, as in heapgetpage, whose per-tuple loop such a page does not
+ * need).  Any other page, and every page in recovery or in a serializable
  * transaction, is read by heapgetpage(), which checks its tuples one by
  * one (HeapTupleSatisfiesVisibility, serializable conflicts) and leaves
- * the visible ones in rs_vistuples; we copy that page the same way.  The
- * byte offsets of the visible tuples in the staging area are listed, and
- * the buffer released.  So the join sees exactly the rows PostgreSQL's
- * Seq Scan would, and counts them in the relation's statistics as it
- * would.
+ * the visible ones in rs_vistuples.  The byte offsets of the visible
+ * tuples are listed in a staging area, and the page is either left in
+ * place in the shared buffers, its buffer pinned until its rows are taken
+ * (the device reads it there), or copied under the share lock into the
+ * staging area and the buffer released (gpujoin.heap_in_place off, a
+ * temporary table, small shared_buffers: ChooseStaging).  So the join
+ * sees exactly the rows PostgreSQL's Seq Scan would, and counts them in
+ * the relation's statistics as it would.
  *
  * The staged tuples become the side's batch through the deform
  * (gpujoin_kernels.h, HEAP PAGES TO COLUMNS; its CPU twin is

@@ -358,7 +358,8 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	 * Scan) and gpujoin.extract_cost per value copied; or a side read as
 	 * heap pages (exec_heap.c), its pages as PostgreSQL prices reading
 	 * them, scaled, and gpujoin.heap_tuple_cost per tuple on them (the
-	 * visibility check, the copy and the deform)
+	 * visibility decision, the item list, the page's copy where it is not
+	 * read in place, and the deform)
 	 */
 	if (GpuJoinHeapSide(root, outer_path, strategy, clauses->key_clauses,
 						clauses->outer_is_left, clauses->codings, true))

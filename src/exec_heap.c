@@ -985,12 +985,6 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		side->exhausted = true;
 	else if (reader->done && reader->consumed >= reader->cur.ntuples && !reader->next_ready)
 		side->exhausted = true;
-	/* every row taken: no page of it needs to stay pinned */
-	if (side->exhausted)
-	{
-		ReleaseStage(&reader->cur);
-		ReleaseStage(&reader->next);
-	}
 	return any;
 }
 

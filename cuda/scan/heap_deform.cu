@@ -197,7 +197,7 @@ MapPages(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t p1)
 		return false;
 	for (int64_t p = p0; p < p1; p++)
 	{
-		uintptr_t	start = (uintptr_t) pages->region + (size_t) pages->page_index[p] * page;
+		uintptr_t	start = (uintptr_t) gj_heap_page_in_place(pages, p);
 		size_t		first = start / REGION_PART;
 		size_t		last = (start + page - 1) / REGION_PART;
 
@@ -246,8 +246,7 @@ CopyPagesOnHost(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_
 	if (copy == NULL)
 		return gj_error_set(err, GJ_ERROR_HOST_MEMORY, "heap deform: out of memory.");
 	for (int64_t p = p0; p < p1; p++)
-		memcpy(copy + (size_t) (p - p0) * page,
-			   pages->region + (size_t) pages->page_index[p] * page, page);
+		memcpy(copy + (size_t) (p - p0) * page, gj_heap_page_in_place(pages, p), page);
 	status = gj_cuda_copy_to_device_async(ctx, d_pages, copy, (size_t) (p1 - p0) * page, err);
 	free(copy);
 	return status;
@@ -446,7 +445,10 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 								p0 + (int64_t) (ship_bytes / (size_t) pages->page_size),
 								(uint32_t *) (input + index_off), input + pages_off, err));
 	}
+	/* the pages, the tuple offsets and, in place, the pages' indexes */
 	out->bytes_shipped = (int64_t) (ship_bytes + sizeof(uint32_t) * (size_t) n);
+	if (pages->pages == NULL)
+		out->bytes_shipped += (int64_t) (sizeof(uint32_t) * ship_bytes / (size_t) pages->page_size);
 	/* found and the NULL flags start at zero, and so does keep */
 	GJ_CUDA_TRY(err, cudaMemsetAsync(output, 0, rows_off + (size_t) n * (plan->ncolumns + 1),
 									 ctx->stream));

@@ -138,6 +138,13 @@ extern GjStatus gj_heap_deform_prepare(const GjPageBatch *pages, const GjDeformS
 									   int64_t first, int64_t n, GjDeformPlan *plan,
 									   GjDeformAttr **attrs, GjError *err);
 
+/* Page p of a batch in place: where it lies in the region */
+static inline const char *
+gj_heap_page_in_place(const GjPageBatch *pages, int64_t p)
+{
+	return pages->region + (size_t) pages->page_index[p] * (size_t) pages->page_size;
+}
+
 /*
  * The bytes of a batch's tuple at offset t (GjPageBatch.tuples): in the
  * copied pages, or in place in the region (on the host: the CPU twin, and
@@ -150,7 +157,7 @@ gj_heap_batch_tuple(const GjPageBatch *pages, uint32_t t)
 
 	if (pages->pages != NULL)
 		return pages->pages + t;
-	return pages->region + (size_t) pages->page_index[t / page] * page + t % page;
+	return gj_heap_page_in_place(pages, t / page) + t % page;
 }
 
 /* A little-endian value of len (1, 2, 4 or 8) bytes, at any alignment */

@@ -169,22 +169,26 @@ gj_heap_deform_prepare(const GjPageBatch *pages, const GjDeformSpec *spec, int64
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"heap deform: tuples %lld + %lld of %lld.",
 							(long long) first, (long long) n, (long long) pages->ntuples);
-	if (pages->pages == NULL &&
-		(pages->page_size <= 0 || pages->bytes % pages->page_size != 0 ||
-		 pages->region == NULL || pages->page_index == NULL || pages->region_bytes < 0))
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"heap deform: pages in place need their size, region and indexes.");
-	if (pages->pages == NULL && n > 0)
+	if (pages->pages == NULL)
 	{
 		uint32_t	page = (uint32_t) pages->page_size;
 
+		if (pages->page_size <= 0 || pages->bytes % pages->page_size != 0 ||
+			pages->region == NULL || pages->page_index == NULL || pages->region_bytes < 0)
+			return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+								"heap deform: pages in place need their size, region and indexes.");
 		/* the pages the call's tuples lie in, which it reads, in the region */
-		for (uint32_t p = pages->tuples[first] / page; p <= pages->tuples[first + n - 1] / page; p++)
-			if ((int64_t) p * page >= pages->bytes ||
-				((int64_t) pages->page_index[p] + 1) * page > pages->region_bytes)
-				return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-									"heap deform: page %u in place is not in its region.",
-									(unsigned) p);
+		if (n > 0)
+		{
+			uint32_t	last = pages->tuples[first + n - 1] / page;
+
+			for (uint32_t p = pages->tuples[first] / page; p <= last; p++)
+				if ((int64_t) p * page >= pages->bytes ||
+					((int64_t) pages->page_index[p] + 1) * page > pages->region_bytes)
+					return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+										"heap deform: page %u in place is not in its region.",
+										(unsigned) p);
+		}
 	}
 	*attrs = (GjDeformAttr *) malloc(sizeof(GjDeformAttr) * (spec->natts > 0 ? spec->natts : 1));
 	if (*attrs == NULL)

@@ -47,6 +47,9 @@
  *	  work, per row formed, in planner units likewise;
  *	- gpujoin.scan_cost_scale: cost_per_ms over a Seq Scan's estimated cost
  *	  per ms of its time (MeasureHostCosts);
+ *	- gpujoin.heap_page_cost and gpujoin.heap_tuple_cost, a side read as
+ *	  heap pages: per page, from two tables of the same rows and different
+ *	  widths, and per tuple, the rest (MeasureHeapCosts);
  *	- gpujoin.setup_cost, the fixed cost of a GPU join (mostly host work
  *	  around the device: contexts, batches, launches; some 3.6 ms on the
  *	  H200 host, where the device part of a 1024-row join takes 0.8 ms):
@@ -80,6 +83,7 @@
 #include "funcapi.h"
 #include "gpujoin.h"
 #include "miscadmin.h"
+#include "optimizer/optimizer.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 
@@ -423,8 +427,6 @@ typedef struct HostCosts
 	double		extract_ns;		/* per value copied into a batch */
 	double		emit_ns;		/* per joined row formed */
 	double		scan_units_per_ms;	/* a Seq Scan's estimated cost per ms */
-	double		heap_tuple_ns;	/* per tuple of a side read as heap pages,
-								 * its pages' price left out */
 } HostCosts;
 
 /*
@@ -458,8 +460,7 @@ MeasureHostCosts(int64 n)
 	int			save_nestlevel;
 	const char *none = "SELECT a.p, b.q FROM gpujoin_calibrate_ea a JOIN gpujoin_calibrate_eb b ON a.x = b.y";
 	const char *all = "SELECT a.p, c.q FROM gpujoin_calibrate_ea a JOIN gpujoin_calibrate_ec c ON a.x = c.y";
-	HostCosts	result = {-1.0, -1.0, -1.0, -1.0};
-	double		heap_ms = -1.0;
+	HostCosts	result = {-1.0, -1.0, -1.0};
 	double		none_ms = -1.0;
 	double		all_ms = -1.0;
 	double		scan_a_ms = -1.0;
@@ -478,7 +479,7 @@ MeasureHostCosts(int64 n)
 										  "ANALYZE gpujoin_calibrate_ea, gpujoin_calibrate_eb, gpujoin_calibrate_ec",
 										  n / 8, n, n, n / 8, n),
 									  "the host measurements");
-	/* the Seq Scan children's extraction, not the heap pages' (below) */
+	/* the Seq Scan children's extraction, not the heap pages' */
 	SetUntilNestEnd("gpujoin.enable_heapscan", "off");
 
 	/*
@@ -506,21 +507,113 @@ MeasureHostCosts(int64 n)
 	if (scan_a_ms > 0.0 && scan_cost > 0.0)
 		result.scan_units_per_ms = scan_cost / scan_a_ms;
 
-	/*
-	 * The same join with both sides read as heap pages: its time less its
-	 * device work, per tuple of the two sides, is gpujoin.heap_tuple_cost's
-	 * measure (the pages' own price, seq_page_cost at scan_cost_scale, is
-	 * small beside it and left in)
-	 */
+	EndMeasurement("DROP TABLE gpujoin_calibrate_ea, gpujoin_calibrate_eb, gpujoin_calibrate_ec",
+				   save_nestlevel);
+	return result;
+}
+
+/* What MeasureHeapCosts finds; -1 where it could not be measured */
+typedef struct HeapCosts
+{
+	double		page_ns;		/* per page of a side read as heap pages */
+	double		tuple_ns;		/* per tuple, its snapshot check left out */
+} HeapCosts;
+
+/* The size of a calibration table in pages */
+static double
+TablePages(const char *table)
+{
+	bool		isnull;
+	Datum		pages;
+
+	if (SPI_execute(psprintf("SELECT pg_relation_size('%s') / %d", table, BLCKSZ),
+					true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "gpujoin_calibrate: could not read the size of a measuring table");
+	pages = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? -1.0 : (double) DatumGetInt64(pages);
+}
+
+/*
+ * The host's part of a side read as heap pages (exec_heap.c), from three
+ * UNLOGGED tables, made in the search path's first schema and dropped
+ * again within this transaction, so that their pages lie in the shared
+ * buffers as a user's tables do (a temporary table's pages are copied,
+ * not read in place): a and w with the same n rows, w with a 200-byte
+ * column that the join does not read, which gives it about seven times
+ * a's pages, and b of n rows with keys of its own (nothing matches, so
+ * nothing is formed).  n is at most the rows that keep w within an eighth
+ * of shared_buffers, so that no scan of them goes through a ring of
+ * buffers and every run finds them in the shared buffers.
+ *
+ * - page_ns: the join of w and b less the join of a and b, less the
+ *   difference of their device work, over the difference of their pages;
+ * - tuple_ns: the join of a and b less its device work and its pages at
+ *   page_ns, per tuple of the two sides, less the check of each against
+ *   the snapshot, which the planner prices on its own (cpu_operator_cost,
+ *   at the Seq Scan's units per ms, scan_units_per_ms): no page of these
+ *   tables, loaded in this transaction, is all-visible, so every tuple was
+ *   checked.
+ *
+ * The joins read both sides as heap pages (gpujoin.enable_heapscan), in
+ * place where the server would read them so (gpujoin.heap_in_place).
+ */
+static HeapCosts
+MeasureHeapCosts(int64 n, double scan_units_per_ms)
+{
+	int			save_nestlevel;
+	const char *narrow = "SELECT a.p, b.q FROM gpujoin_calibrate_ha a JOIN gpujoin_calibrate_hb b ON a.x = b.y";
+	const char *wide = "SELECT w.p, b.q FROM gpujoin_calibrate_hw w JOIN gpujoin_calibrate_hb b ON w.x = b.y";
+	HeapCosts	result = {-1.0, -1.0};
+	double		narrow_ms = -1.0;
+	double		wide_ms = -1.0;
+	double		narrow_device_ms = -1.0;
+	double		wide_device_ms = -1.0;
+	double		pages_a;
+	double		pages_w;
+	double		pages_b;
+
+	n = Max(Min(n, (int64) NBuffers * 4), 1024);
+	save_nestlevel = BeginMeasurement("enable_hashjoin", "off",
+									  psprintf("CREATE UNLOGGED TABLE gpujoin_calibrate_ha AS "
+											   "SELECT g AS x, g %% 100 AS p FROM generate_series(1, " INT64_FORMAT ") g; "
+											   "CREATE UNLOGGED TABLE gpujoin_calibrate_hw AS "
+											   "SELECT g AS x, g %% 100 AS p, repeat('x', 200) AS pad FROM generate_series(1, " INT64_FORMAT ") g; "
+											   "CREATE UNLOGGED TABLE gpujoin_calibrate_hb AS "
+											   "SELECT -g AS y, g %% 100 AS q FROM generate_series(1, " INT64_FORMAT ") g; "
+											   "ANALYZE gpujoin_calibrate_ha, gpujoin_calibrate_hw, gpujoin_calibrate_hb",
+											   n, n, n),
+									  "the heap page measurements");
 	SetUntilNestEnd("gpujoin.enable_heapscan", "on");
-	for (int round = 0; round < 3 && result.heap_tuple_ns <= 0.0; round++)
+	pages_a = TablePages("gpujoin_calibrate_ha");
+	pages_w = TablePages("gpujoin_calibrate_hw");
+	pages_b = TablePages("gpujoin_calibrate_hb");
+
+	/* as MeasureHostCosts: up to three rounds, each figure its best */
+	for (int round = 0; round < 3; round++)
 	{
-		heap_ms = MinPositive(heap_ms, BestExecutionMs(none, NULL));
-		if (none_device_ms >= 0.0 && heap_ms > 0.0)
-			result.heap_tuple_ns = NsPer(heap_ms - none_device_ms, 2.0 * n);
+		narrow_ms = MinPositive(narrow_ms, BestExecutionMs(narrow, NULL));
+		wide_ms = MinPositive(wide_ms, BestExecutionMs(wide, NULL));
+		narrow_device_ms = MinPositive(narrow_device_ms, JoinDeviceMs(narrow));
+		wide_device_ms = MinPositive(wide_device_ms, JoinDeviceMs(wide));
+
+		if (narrow_device_ms >= 0.0 && wide_device_ms >= 0.0 && narrow_ms > 0.0 &&
+			wide_ms > 0.0 && pages_w > pages_a)
+			result.page_ns = NsPer(wide_ms - narrow_ms - (wide_device_ms - narrow_device_ms),
+								   pages_w - pages_a);
+		if (result.page_ns > 0.0)
+		{
+			double		check_ns = scan_units_per_ms > 0.0 ?
+				cpu_operator_cost / scan_units_per_ms * 1e6 : 0.0;
+
+			result.tuple_ns = NsPer(narrow_ms - narrow_device_ms -
+									result.page_ns * (pages_a + pages_b) * 1e-6,
+									2.0 * n) - check_ns;
+			if (result.tuple_ns > 0.0)
+				break;
+		}
 	}
 
-	EndMeasurement("DROP TABLE gpujoin_calibrate_ea, gpujoin_calibrate_eb, gpujoin_calibrate_ec",
+	EndMeasurement("DROP TABLE gpujoin_calibrate_ha, gpujoin_calibrate_hw, gpujoin_calibrate_hb",
 				   save_nestlevel);
 	return result;
 }
@@ -620,6 +713,7 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 	double		transfer_ms = 0.0;
 	int64		nlj_rows;
 	HostCosts	host;
+	HeapCosts	heap;
 	double		cost_per_ms;
 	double		units_per_ms;
 	double		setup_cost;
@@ -690,6 +784,7 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 	 * them (some 30 ns each) stands clear of a busy host's noise
 	 */
 	host = MeasureHostCosts(Max(Min(rows, 2 * 1024 * 1024), 262144));
+	heap = MeasureHeapCosts(Max(Min(rows, 2 * 1024 * 1024), 262144), host.scan_units_per_ms);
 	units_per_ms = cost_per_ms > 0.0 ? cost_per_ms : gpujoin_model.cost_per_ms;
 	setup_cost = MeasureSetupCost(4096);
 
@@ -713,7 +808,8 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 			{"gpujoin.gftr_gather_ns", gftr_gather_ns, "ns"},
 			{"gpujoin.cost_per_ms", cost_per_ms, "units/ms"},
 			{"gpujoin.extract_cost", host.extract_ns * units_per_ms / 1e6, "cost units"},
-			{"gpujoin.heap_tuple_cost", host.heap_tuple_ns * units_per_ms / 1e6, "cost units"},
+			{"gpujoin.heap_page_cost", heap.page_ns * units_per_ms / 1e6, "cost units"},
+			{"gpujoin.heap_tuple_cost", heap.tuple_ns * units_per_ms / 1e6, "cost units"},
 			{"gpujoin.emit_cost", host.emit_ns * units_per_ms / 1e6, "cost units"},
 			{"gpujoin.scan_cost_scale", host.scan_units_per_ms > 0.0 ?
 			 units_per_ms / host.scan_units_per_ms : -1.0, "ratio"},

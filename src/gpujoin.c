@@ -44,6 +44,7 @@ double		gpujoin_setup_cost = GPUJOIN_DEFAULT_SETUP_COST;
 double		gpujoin_worker_setup_cost = GPUJOIN_DEFAULT_WORKER_SETUP_COST;
 double		gpujoin_extract_cost = GPUJOIN_DEFAULT_EXTRACT_COST;
 double		gpujoin_heap_tuple_cost = GPUJOIN_DEFAULT_HEAP_TUPLE_COST;
+double		gpujoin_heap_page_cost = GPUJOIN_DEFAULT_HEAP_PAGE_COST;
 double		gpujoin_scan_cost_scale = GPUJOIN_DEFAULT_SCAN_COST_SCALE;
 double		gpujoin_emit_cost = GPUJOIN_DEFAULT_EMIT_COST;
 bool		gpujoin_cost_as_gpu = false;
@@ -93,9 +94,14 @@ static const struct
 		"Paid on the host for every needed column and join key of every input row.",
 	&gpujoin_extract_cost, GPUJOIN_DEFAULT_EXTRACT_COST, 0.0},
 	{"gpujoin.heap_tuple_cost", "Sets the planner's estimate of the cost of reading one tuple of a side a GPU join reads as heap pages.",
-		"Its visibility check, its page's copy and its deform into the batch (gpujoin.enable_heapscan); "
-		"the pages themselves cost seq_page_cost, scaled by gpujoin.scan_cost_scale. gpujoin_calibrate() measures it.",
+		"Its place in its page's item list, its deform and its columns' way into the batch (gpujoin.enable_heapscan); "
+		"a tuple on a page that is not all-visible is also checked against the snapshot, at cpu_operator_cost "
+		"scaled by gpujoin.scan_cost_scale. gpujoin_calibrate() measures it.",
 	&gpujoin_heap_tuple_cost, GPUJOIN_DEFAULT_HEAP_TUPLE_COST, 0.0},
+	{"gpujoin.heap_page_cost", "Sets the planner's estimate of the cost of reading one page of a side a GPU join reads as heap pages.",
+		"Its lookup in the shared buffers, lock, pin and release, and its 8 kB on the way to the device "
+		"(gpujoin.enable_heapscan). gpujoin_calibrate() measures it.",
+	&gpujoin_heap_page_cost, GPUJOIN_DEFAULT_HEAP_PAGE_COST, 0.0},
 	{"gpujoin.scan_cost_scale", "Sets the fraction of a Seq Scan's estimated cost that a GPU join over it is charged.",
 		"PostgreSQL's costs of a Seq Scan and of a hash join turn into time at different rates; "
 		"gpujoin_calibrate() measures this host's ratio (cost_per_ms over a Seq Scan's cost units "

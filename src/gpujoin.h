@@ -96,6 +96,7 @@ extern double gpujoin_setup_cost;
 extern double gpujoin_worker_setup_cost;
 extern double gpujoin_extract_cost;
 extern double gpujoin_heap_tuple_cost;
+extern double gpujoin_heap_page_cost;
 extern double gpujoin_scan_cost_scale;
 extern double gpujoin_emit_cost;
 extern bool gpujoin_cost_as_gpu;
@@ -125,6 +126,7 @@ typedef struct GpuJoinModel
 #define GPUJOIN_DEFAULT_WORKER_SETUP_COST	15000.0
 #define GPUJOIN_DEFAULT_EXTRACT_COST		0.0009
 #define GPUJOIN_DEFAULT_HEAP_TUPLE_COST		0.002
+#define GPUJOIN_DEFAULT_HEAP_PAGE_COST		0.2
 #define GPUJOIN_DEFAULT_HEAP_STAGE_PAGES	1024	/* 8 MB */
 #define GPUJOIN_MAX_HEAP_STAGE_PAGES		131072	/* 1 GB */
 #define GPUJOIN_DEFAULT_PINNED_CACHE		(256 * 1024)	/* kB: 256 MB */

@@ -15,8 +15,9 @@
  *	- host extraction: every needed column and key of every input row is
  *	  copied into a column batch (gpujoin.extract_cost each), plus a hash
  *	  function call per hashed key (cpu_operator_cost); a side the join
- *	  reads as heap pages instead (exec_heap.c) costs its pages, scaled
- *	  like a Seq Scan's, and gpujoin.heap_tuple_cost per tuple;
+ *	  reads as heap pages instead (exec_heap.c) costs
+ *	  gpujoin.heap_page_cost per page and gpujoin.heap_tuple_cost per
+ *	  tuple, and a snapshot check per tuple on pages not all-visible;
  *	- the GPU: gpujoin.setup_cost once, and the device and bus time of the
  *	  chosen variant by ModelDeviceMs (the model of Wu et al. 2025, §4,
  *	  with constants gpujoin_calibrate() measures) times
@@ -284,9 +285,11 @@ ChildCostScale(const Path *path)
 }
 
 /*
- * A side read as heap pages (exec_heap.c): its pages at PostgreSQL's price
- * of reading them sequentially, scaled as a Seq Scan's cost is, and
- * gpujoin.heap_tuple_cost per tuple on them; a side with host columns
+ * A side read as heap pages (exec_heap.c): gpujoin.heap_page_cost per page
+ * and gpujoin.heap_tuple_cost per tuple on them, and for the tuples of the
+ * pages that are not all-visible (the share the relation's statistics give,
+ * relallvisible) the check against the snapshot, priced as PostgreSQL
+ * prices an operator, scaled as a Seq Scan's cost is; a side with host columns
  * (variable-width or by reference) deforms each tuple on the host too, as
  * a Seq Scan would (its per-tuple cost, scaled), and pays
  * gpujoin.extract_cost per host value, as a child's values do.  Quals
@@ -299,8 +302,9 @@ static Cost
 HeapSideCost(const Path *path, int payloads)
 {
 	RelOptInfo *rel = path->parent;
-	Cost		cost = seq_page_cost * rel->pages * gpujoin_scan_cost_scale +
-		gpujoin_heap_tuple_cost * rel->tuples;
+	Cost		cost = gpujoin_heap_page_cost * rel->pages +
+		gpujoin_heap_tuple_cost * rel->tuples +
+		cpu_operator_cost * gpujoin_scan_cost_scale * rel->tuples * (1.0 - rel->allvisfrac);
 	int			nhost = list_length(path->pathtarget->exprs) - payloads;
 
 	if (rel->baserestrictinfo != NIL)
@@ -356,10 +360,8 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	/*
 	 * The sides, into column batches: a child's cost (scaled for a Seq
 	 * Scan) and gpujoin.extract_cost per value copied; or a side read as
-	 * heap pages (exec_heap.c), its pages as PostgreSQL prices reading
-	 * them, scaled, and gpujoin.heap_tuple_cost per tuple on them (the
-	 * visibility decision, the item list, the page's copy where it is not
-	 * read in place, and the deform)
+	 * heap pages (exec_heap.c), gpujoin.heap_page_cost per page and
+	 * gpujoin.heap_tuple_cost per tuple on them (HeapSideCost)
 	 */
 	if (GpuJoinHeapSide(root, outer_path, strategy, clauses->key_clauses,
 						clauses->outer_is_left, clauses->codings, true))

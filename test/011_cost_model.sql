@@ -11,7 +11,7 @@
 -- payload columns the way the model says; a join that will not fit the
 -- device memory is priced as the CPU twin it falls back to.
 BEGIN;
-SELECT plan(38);
+SELECT plan(43);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -23,7 +23,7 @@ SELECT is(current_setting('gpujoin.cost_per_ms'), '80', 'gpujoin.cost_per_ms def
 
 -- calibration: every constant measured, positive
 CREATE TEMP TABLE calib AS SELECT * FROM gpujoin_calibrate(4096);
-SELECT is((SELECT count(*) FROM calib), 16::bigint, 'gpujoin_calibrate() returns one row per constant');
+SELECT is((SELECT count(*) FROM calib), 17::bigint, 'gpujoin_calibrate() returns one row per constant');
 SELECT is((SELECT string_agg(setting, ', ' ORDER BY setting) FROM calib
 	WHERE setting NOT IN (SELECT name FROM pg_settings)), NULL,
 	'every row names a gpujoin.* setting');
@@ -36,8 +36,11 @@ SELECT ok((SELECT value > 0 FROM calib WHERE setting = 'gpujoin.nlj_compare_ns')
 	'the NLJ comparison time, the host extraction cost and the planner units per ms are measured and positive');
 SELECT ok((SELECT value > 0 FROM calib WHERE setting = 'gpujoin.emit_cost') AND
 	(SELECT value > 0 FROM calib WHERE setting = 'gpujoin.scan_cost_scale') AND
-	(SELECT value > 0 FROM calib WHERE setting = 'gpujoin.heap_tuple_cost'),
-	'the cost of forming a joined row, the Seq Scans'' share and a heap page tuple''s cost are measured and positive');
+	(SELECT value > 0 FROM calib WHERE setting = 'gpujoin.heap_tuple_cost') AND
+	(SELECT value > 0 FROM calib WHERE setting = 'gpujoin.heap_page_cost'),
+	'the cost of forming a joined row, the Seq Scans'' share and a heap side''s costs per tuple and per page are measured and positive');
+SELECT is((SELECT count(*) FROM pg_class WHERE relname LIKE 'gpujoin\_calibrate\_%'), 0::bigint,
+	'calibration leaves none of its tables behind');
 SELECT ok((SELECT value > 0 FROM calib WHERE setting = 'gpujoin.setup_cost'),
 	'the fixed cost of a GPU join is measured and positive');
 SELECT is(current_setting('enable_hashjoin'), 'on', 'calibration leaves the session''s settings as they were');
@@ -149,6 +152,31 @@ SELECT ok(abs(c2.join_cost - c02.join_cost - 0.1 * c02.join_rows) < 0.01,
 	'gpujoin.emit_cost is paid once per row the join returns')
 	FROM c02, pg_temp.costs(:'qmid') c2;
 RESET gpujoin.emit_cost;
+-- sides read as heap pages: gpujoin.heap_page_cost per page,
+-- gpujoin.heap_tuple_cost per tuple, and per tuple on a page that is not
+-- all-visible its check against the snapshot (cpu_operator_cost at
+-- gpujoin.scan_cost_scale); the two tables have a page and 3 x 10^4 tuples each
+SET LOCAL gpujoin.enable_heapscan = on;
+SET LOCAL max_parallel_workers_per_gather = 0;
+SELECT matches(pg_temp.plan(:'qmid'), 'Outer Relation: mid_\w \(heap pages\).*Inner Relation: mid_\w \(heap pages\)',
+	'both sides of the 3 x 10^4 join are read as heap pages');
+CREATE TEMP TABLE h0 AS SELECT * FROM pg_temp.costs(:'qmid');
+SET LOCAL gpujoin.heap_page_cost = 1.2;
+SELECT ok(abs(h.join_cost - h0.join_cost - 2 * 1.0) < 0.01,
+	'gpujoin.heap_page_cost is paid once per page of each heap side')
+	FROM h0, pg_temp.costs(:'qmid') h;
+RESET gpujoin.heap_page_cost;
+SET LOCAL gpujoin.heap_tuple_cost = 0.012;
+SELECT ok(abs(h.join_cost - h0.join_cost - 2 * 3e4 * 0.01) < 0.01,
+	'gpujoin.heap_tuple_cost is paid once per tuple of each heap side')
+	FROM h0, pg_temp.costs(:'qmid') h;
+RESET gpujoin.heap_tuple_cost;
+UPDATE pg_class SET relallvisible = 1 WHERE relname IN ('mid_r', 'mid_s');
+SELECT ok(abs(h0.join_cost - h.join_cost - 2 * 3e4 * 0.0025 * 0.2) < 0.01,
+	'tuples on all-visible pages are not checked against the snapshot')
+	FROM h0, pg_temp.costs(:'qmid') h;
+UPDATE pg_class SET relallvisible = 0 WHERE relname IN ('mid_r', 'mid_s');
+SET LOCAL gpujoin.enable_heapscan = off;
 :postgres_join
 SET LOCAL gpujoin.enabled = on;
 SET LOCAL max_parallel_workers_per_gather = 0;

@@ -233,7 +233,9 @@ typedef struct GpuJoinHeapStage
  *	next, next_ready	pages staged ahead while the device deforms cur's
  *					(Prefetch), taken when cur's are consumed
  *	spec			what the deform takes from each tuple
- *	host_maxattno	the highest attribute of a host column, or 0
+ *	host_maxattno	the highest attribute of a host column or host key, or 0
+ *	host_keys		the keys are encoded on the host (a numeric, hashed or
+ *					cross-type coding: TakeHostColumns), not by the deform
  *	slot			a slot of the relation's row type (GpuJoinHeapNextTuple)
  *	tuple			the tuple in it
  *	quals			the scan's quals (planner_expr.c compiled them into
@@ -266,6 +268,7 @@ typedef struct GpuJoinHeapReader
 	bool		next_ready;
 	GjDeformSpec spec;
 	AttrNumber	host_maxattno;
+	bool		host_keys;
 	TupleTableSlot *slot;
 	HeapTupleData tuple;
 	List	   *quals;

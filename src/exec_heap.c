@@ -248,20 +248,28 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
 	spec->ncolumns = side->ndevice;
 	spec->column_attnos = column_attnos;
 
-	/* the keys: plain attributes, each with its GjKeyKind */
+	/*
+	 * The keys: plain attributes, each with its GjKeyKind; if one has a
+	 * coding the deform does not compute (numeric, hashed, cross-type), all
+	 * are encoded on the host from the staged tuples, as a child's rows are
+	 * (TakeHostColumns)
+	 */
 	key_attnos = palloc(sizeof(int16) * Max(node->gj_NumKeys, 1));
 	key_kinds = palloc(sizeof(uint8) * Max(node->gj_NumKeys, 1));
 	for (int k = 0; k < node->gj_NumKeys; k++)
 	{
 		int			kind = GpuJoinHeapKeyKind(side->key_codings[k].kind);
 
-		if (side->key_exprs[k] != NULL || kind < 0)
-			elog(ERROR, "gpujoin: a heap side's key %d is not a plain attribute of a device type",
-				 k + 1);
+		if (side->key_exprs[k] != NULL)
+			elog(ERROR, "gpujoin: a heap side's key %d is not a plain attribute", k + 1);
+		if (kind < 0)
+			reader->host_keys = true;
 		key_attnos[k] = side->key_attnos[k];
-		key_kinds[k] = (uint8) kind;
+		key_kinds[k] = (uint8) Max(kind, 0);
 	}
-	spec->nkeys = node->gj_NumKeys;
+	for (int k = 0; reader->host_keys && k < node->gj_NumKeys; k++)
+		reader->host_maxattno = Max(reader->host_maxattno, side->key_attnos[k]);
+	spec->nkeys = reader->host_keys ? 0 : node->gj_NumKeys;
 	spec->key_attnos = key_attnos;
 	spec->key_kinds = key_kinds;
 	spec->key_bits = node->gj_KeyBits;
@@ -817,15 +825,19 @@ StoreStagedTuple(GpuJoinHeapReader *reader, int64 t)
  * nrows + n - 1 of the side's batch: from the next n staged tuples, or with
  * quals from those selected; each tuple deformed in the reader's slot as a
  * Seq Scan's would be (attmissing values included), its by-reference values
- * copied into the batch's memory, for the staging area is reused
+ * copied into the batch's memory, for the staging area is reused; and with
+ * host_keys the row's packed key, encoded as a child's row's is
+ * (GpuJoinRowKey), a NULL one (or one that can match nothing) flagged
  */
 static void
-TakeHostColumns(GpuJoinSide *side, GpuJoinHeapReader *reader, int64 n)
+TakeHostColumns(GpuJoinState *node, GpuJoinSide *side, GpuJoinHeapReader *reader, int64 n)
 {
 	TupleTableSlot *slot = reader->slot;
 
 	for (int64 i = 0; i < n; i++)
 	{
+		int64		row = side->nrows + i;
+
 		StoreStagedTuple(reader, reader->consumed +
 						 (reader->filter ? reader->selected[i] : i));
 		slot_getsomeattrs(slot, reader->host_maxattno);
@@ -834,9 +846,15 @@ TakeHostColumns(GpuJoinSide *side, GpuJoinHeapReader *reader, int64 n)
 			const GpuJoinColumn *col = &side->columns[c];
 
 			if (col->device < 0)
-				GpuJoinStoreHostValue(side, col, side->nrows + i,
+				GpuJoinStoreHostValue(side, col, row,
 									  slot->tts_values[col->attno - 1],
 									  slot->tts_isnull[col->attno - 1]);
+		}
+		if (reader->host_keys && !GpuJoinRowKey(node, side, slot, &side->keys[row]))
+		{
+			side->keys[row] = 0;
+			side->keynulls[row] = 1;
+			side->heap_key_nulls++;
 		}
 	}
 	ExecClearTuple(slot);
@@ -969,8 +987,8 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		rows = out.nrows;
 		if (reader->filter != NULL)
 			rows = Recheck(side, reader, rows);
-		if (side->nhost > 0)
-			TakeHostColumns(side, reader, rows);
+		if (reader->host_maxattno > 0)
+			TakeHostColumns(node, side, reader, rows);
 		side->heap_null_columns |= out.null_columns;
 		side->heap_key_nulls += out.key_nulls;
 		side->nrows += rows;

@@ -281,7 +281,7 @@ HeapScanCandidate(PlannerInfo *root, RelOptInfo *rel, Path *cheapest, GpuJoinStr
 	if (scan == NULL)
 		scan = create_seqscan_path(root, rel, NULL, 0);
 	if (!GpuJoinHeapSide(root, scan, strategy, clauses->key_clauses, clauses->outer_is_left,
-						 clauses->codings, outer))
+						 outer))
 		return NULL;
 	return scan;
 }
@@ -527,12 +527,11 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	GpuJoinStrategy strategy = (GpuJoinStrategy) intVal(list_nth(priv, GpuJoinPathStrategy));
 	List	   *key_clauses = list_nth(priv, GpuJoinPathKeyClauses);
 	List	   *outer_is_left = list_nth(priv, GpuJoinPathOuterIsLeft);
-	List	   *codings = list_nth(priv, GpuJoinPathKeyCodings);
 	/* the sides read as heap pages, as the path was costed (planner_cost.c) */
 	Index		outer_heap = GpuJoinHeapSide(root, linitial(best_path->custom_paths), strategy,
-											 key_clauses, outer_is_left, codings, true);
+											 key_clauses, outer_is_left, true);
 	Index		inner_heap = GpuJoinHeapSide(root, lsecond(best_path->custom_paths), strategy,
-											 key_clauses, outer_is_left, codings, false);
+											 key_clauses, outer_is_left, false);
 
 	/* ... and as the Seq Scans came out, their quals on the device */
 	if (outer_heap && !DeviceScan(outer_plan))

@@ -53,8 +53,7 @@ extern bool GpuJoinExtractThetaClauses(PlannerInfo *root, List *restrictlist, Re
 									   GjVariant variant, GpuJoinClauses *clauses);
 
 extern Index GpuJoinHeapSide(PlannerInfo *root, Path *path, GpuJoinStrategy strategy,
-							 List *key_clauses, List *outer_is_left, List *codings,
-							 bool outer);
+							 List *key_clauses, List *outer_is_left, bool outer);
 
 /* planner_cost.c */
 extern double GpuJoinParallelDivisor(const Path *path);

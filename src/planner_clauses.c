@@ -544,8 +544,9 @@ GpuJoinExtractThetaClauses(PlannerInfo *root, List *restrictlist, RelOptInfo *jo
  * blocks as a Parallel Seq Scan's do: exec_parallel.c), every column of
  * its target (what the join needs of it) a user column (the fixed-width
  * by-value ones are deformed on the device, the others taken on the host),
- * and every key of the join on it a plain column of a coding the deform
- * computes (GpuJoinHeapKeyKind).  Only in a SELECT without row
+ * and every key of the join on it a plain column (encoded by the deform
+ * where its coding allows, GpuJoinHeapKeyKind, else on the host from the
+ * staged tuples: exec_heap.c).  Only in a SELECT without row
  * marks: EvalPlanQual rechecks (UPDATE, DELETE, MERGE, FOR UPDATE) replace
  * a scan's rows with the row being rechecked, which only a Seq Scan node
  * knows how to do.  Equi-joins only: theta joins keep their children.
@@ -568,7 +569,7 @@ DeviceEvaluatesQuals(RelOptInfo *rel)
 
 Index
 GpuJoinHeapSide(PlannerInfo *root, Path *path, GpuJoinStrategy strategy, List *key_clauses,
-				List *outer_is_left, List *codings, bool outer)
+				List *outer_is_left, bool outer)
 {
 	RelOptInfo *rel = path->parent;
 	RangeTblEntry *rte;
@@ -576,7 +577,6 @@ GpuJoinHeapSide(PlannerInfo *root, Path *path, GpuJoinStrategy strategy, List *k
 	Oid			relam;
 	ListCell   *lc;
 	ListCell   *lc2;
-	int			k;
 
 	if (!gpujoin_enable_heapscan || strategy == GPUJOIN_STRATEGY_THETA ||
 		root->parse->commandType != CMD_SELECT || root->rowMarks != NIL ||
@@ -607,21 +607,17 @@ GpuJoinHeapSide(PlannerInfo *root, Path *path, GpuJoinStrategy strategy, List *k
 			return 0;
 	}
 
-	k = 0;
 	forboth(lc, key_clauses, lc2, outer_is_left)
 	{
 		OpExpr	   *op = lfirst_node(OpExpr, lc);
 		/* this side's argument: the left one when (outer is left) == outer */
 		bool		left = (lfirst_int(lc2) != 0) == outer;
 		Node	   *arg = left ? linitial(op->args) : lsecond(op->args);
-		int			first = 4 * k + (outer ? 0 : 2);
 
 		while (IsA(arg, RelabelType))
 			arg = (Node *) ((RelabelType *) arg)->arg;
-		if (!IsA(arg, Var) || ((Var *) arg)->varno != rel->relid || ((Var *) arg)->varattno <= 0 ||
-			GpuJoinHeapKeyKind((GpuJoinKeyKind) list_nth_int(codings, first)) < 0)
+		if (!IsA(arg, Var) || ((Var *) arg)->varno != rel->relid || ((Var *) arg)->varattno <= 0)
 			return 0;
-		k++;
 	}
 	return rel->relid;
 }

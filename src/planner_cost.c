@@ -296,16 +296,17 @@ ChildCostScale(const Path *path)
  * (evaluated with the deform: planner_expr.c) cost what the Seq Scan's
  * would, scaled, and the host columns are taken only from the rows that
  * pass them.  payloads: its device columns (CountPayload); the rest of its
- * target are host ones.
+ * target are host ones.  host_keys: its keys encoded on the host
+ * (HostKeys), each a host value more.
  */
 static Cost
-HeapSideCost(const Path *path, int payloads)
+HeapSideCost(const Path *path, int payloads, int host_keys)
 {
 	RelOptInfo *rel = path->parent;
 	Cost		cost = gpujoin_heap_page_cost * rel->pages +
 		gpujoin_heap_tuple_cost * rel->tuples +
 		cpu_operator_cost * gpujoin_scan_cost_scale * rel->tuples * (1.0 - rel->allvisfrac);
-	int			nhost = list_length(path->pathtarget->exprs) - payloads;
+	int			nhost = list_length(path->pathtarget->exprs) - payloads + host_keys;
 
 	if (rel->baserestrictinfo != NIL)
 		cost += (rel->baserestrictcost.startup +
@@ -314,6 +315,22 @@ HeapSideCost(const Path *path, int payloads)
 		cost += rel->rows * (cpu_tuple_cost * gpujoin_scan_cost_scale +
 							 nhost * gpujoin_extract_cost);
 	return cost;
+}
+
+/*
+ * A heap side's keys encoded on the host (exec_heap.c): all of them where
+ * one has a coding the deform does not compute (GpuJoinHeapKeyKind), else
+ * none
+ */
+static int
+HostKeys(List *codings, bool outer)
+{
+	int			nkeys = list_length(codings) / 4;
+
+	for (int k = 0; k < nkeys; k++)
+		if (GpuJoinHeapKeyKind((GpuJoinKeyKind) list_nth_int(codings, 4 * k + (outer ? 0 : 2))) < 0)
+			return nkeys;
+	return 0;
 }
 
 /*
@@ -364,10 +381,10 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	 * gpujoin.heap_tuple_cost per tuple on them (HeapSideCost)
 	 */
 	if (GpuJoinHeapSide(root, outer_path, strategy, clauses->key_clauses,
-						clauses->outer_is_left, clauses->codings, true))
+						clauses->outer_is_left, true))
 	{
 		/* a partial outer side: each process reads its share of the pages */
-		run_cost = HeapSideCost(outer_path, outer_payloads);
+		run_cost = HeapSideCost(outer_path, outer_payloads, HostKeys(clauses->codings, true));
 		if (outer_path->parallel_aware)
 			run_cost /= GpuJoinParallelDivisor(outer_path);
 	}
@@ -378,8 +395,8 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 			outer_rows * (outer_cols + nkeys) * gpujoin_extract_cost;
 	}
 	if (GpuJoinHeapSide(root, inner_path, strategy, clauses->key_clauses,
-						clauses->outer_is_left, clauses->codings, false))
-		startup_cost += HeapSideCost(inner_path, inner_payloads);
+						clauses->outer_is_left, false))
+		startup_cost += HeapSideCost(inner_path, inner_payloads, HostKeys(clauses->codings, false));
 	else
 		startup_cost += inner_path->total_cost * ChildCostScale(inner_path) +
 			inner_rows * (inner_cols + nkeys) * gpujoin_extract_cost;

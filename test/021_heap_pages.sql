@@ -15,7 +15,9 @@
 -- temporary tables, and a cancel while pages are read.  Sides the path does
 -- not take keep their Seq Scan: a scan with a qual the device does not
 -- evaluate (test/023 has those it does), a partitioned table, a
--- text key, SELECT FOR UPDATE.
+-- key that is an expression, SELECT FOR UPDATE.  Keys of a coding the
+-- deform does not compute (text, numeric, date = timestamp) are encoded on
+-- the host from the staged tuples.
 BEGIN;
 SELECT plan(32);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
@@ -49,13 +51,15 @@ INSERT INTO w (k, d, v, f, added_default, added_null)
 	SELECT g % 500, g, (g % 300)::int2, g, g % 3, CASE WHEN g % 2 = 0 THEN g END FROM generate_series(1, 700) g;
 -- s: the other side, keys of every kind the path takes
 CREATE TABLE s (k int4, k2 int2, k8 int8, ko oid, kb bool, kd date, kt time, kts timestamp,
-				ktz timestamptz, kf4 float4, kf8 float8, w int4);
+				ktz timestamptz, kf4 float4, kf8 float8, w int4, kn numeric(8,2), ks text);
 INSERT INTO s SELECT g % 600, (g % 600)::int2, g % 600, (g % 600)::oid, g % 2 = 0,
 	date '2000-01-01' + g % 600, time '00:00' + (g % 600) * interval '1 minute',
 	timestamp '2000-01-01' + (g % 600) * interval '1 hour',
 	timestamptz '2000-01-01 00:00+00' + (g % 600) * interval '1 hour',
 	(g % 600) / 4.0, CASE WHEN g % 50 = 0 THEN 'NaN' WHEN g % 51 = 0 THEN 0 ELSE (g % 600) / 4.0 END,
-	CASE WHEN g % 23 = 0 THEN NULL ELSE g END
+	CASE WHEN g % 23 = 0 THEN NULL ELSE g END,
+	CASE WHEN g % 31 = 0 THEN NULL ELSE (g % 600) / 4.0 END,
+	CASE WHEN g % 29 = 0 THEN NULL ELSE 'x' || (g % 600) * 10 + 1 END
 FROM generate_series(1, 3000) g;
 CREATE TABLE empty_t (k int4, v int4);
 ANALYZE w, s, empty_t;
@@ -84,7 +88,13 @@ INSERT INTO hq VALUES
 	('host columns, a left join', 'SELECT w.pad2, w.tail, s.w, s.kf8::text FROM w LEFT JOIN s ON w.v = s.k2', 2),
 	('a text column after the added ones', 'SELECT w.added_null, w.pad1 || w.tail, s.w FROM w JOIN s ON w.added_default = s.k', 2),
 	('a qual the device does not take keeps the Seq Scan', 'SELECT w.k, s.w FROM w JOIN s ON w.k = s.k WHERE s.w::text LIKE ''1%''', 1),
-	('a text key keeps the Seq Scan', 'SELECT w.k, s.w FROM w JOIN s ON w.pad2 = s.k::text', 0);
+	('text keys, encoded on the host', 'SELECT w.k, w.pad2, s.w FROM w JOIN s ON w.pad2 = s.ks', 2),
+	('text keys, a left join', 'SELECT w.k, w.d, s.w FROM w LEFT JOIN s ON w.pad2 = s.ks', 2),
+	('text keys, an anti join', 'SELECT w.k, w.d FROM w WHERE NOT EXISTS (SELECT 1 FROM s WHERE s.ks = w.pad2)', 2),
+	('varchar = text and int4 keys together', 'SELECT a.k, a.d, b.v FROM w a JOIN w b ON a.pad2 = b.pad2 AND a.k = b.k', 2),
+	('numeric keys', 'SELECT a.k, b.w, a.kn FROM s a JOIN s b ON a.kn = b.kn', 2),
+	('date = timestamp keys', 'SELECT a.k, b.w FROM s a JOIN s b ON a.kd = b.kts', 2),
+	('a key expression keeps the Seq Scan', 'SELECT w.k, s.w FROM w JOIN s ON w.pad2 = ''x'' || s.k', 1);
 
 CREATE TEMP TABLE hq_expected (name text, digest text);
 :postgres_join

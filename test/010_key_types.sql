@@ -181,7 +181,7 @@ ANALYZE ma, mb;
 :postgres_join
 CREATE TEMP TABLE expectedm AS :q;
 :gpu_join
-SELECT matches(pg_temp.plan(:'q'), 'Hash Cond: \(\(\w+\.k1 = \w+\.k1\) AND \(\w+\.k2 = \w+\.k2\)\)[^\n]*\n[^\n]*\n\s*Join Filter: \(\(\w+\.k1 = \w+\.k1\) AND \(\w+\.k2 = \w+\.k2\)\)',
+SELECT matches(pg_temp.plan(:'q'), 'Hash Cond: \(\(\w+\.k1 = \w+\.k1\) AND \(\w+\.k2 = \w+\.k2\)\)(\n\s+(Variant|Outer Relation|Inner Relation): [^\n]*)*\n\s*Join Filter: \(\(\w+\.k1 = \w+\.k1\) AND \(\w+\.k2 = \w+\.k2\)\)',
 	'text and int4 keys: both hashed on the device and rechecked');
 SELECT bag_eq(:'q', 'SELECT * FROM expectedm', 'text and int4 keys: the same rows as PostgreSQL');
 

@@ -23,6 +23,10 @@ UPDATE hp_a SET v = -v WHERE v % 1000 = 7;
 CREATE TABLE hp_b (k int4, w int4) WITH (autovacuum_enabled = off);
 INSERT INTO hp_b SELECT g % 4000, g FROM generate_series(1, 12000) g;
 ANALYZE hp_b;
+-- hp_v all-visible, every page of it
+CREATE TABLE hp_v (k int4, v int4) WITH (autovacuum_enabled = off);
+INSERT INTO hp_v SELECT g % 3000, g FROM generate_series(1, 20000) g;
+VACUUM ANALYZE hp_v;
 CREATE TEMP TABLE hp_t AS SELECT * FROM hp_b;
 ANALYZE hp_t;
 
@@ -44,7 +48,7 @@ BEGIN
 	END LOOP;
 END $$;
 
--- the buffers of hp_a and hp_b still pinned after the statements run, in
+-- the buffers of hp_a, hp_b and hp_v still pinned after the statements run, in
 -- this function's statement: the pins of a join that forgot them would
 -- stay until the statement ends
 CREATE EXTENSION IF NOT EXISTS pg_buffercache;
@@ -61,7 +65,8 @@ BEGIN
 	-- moment is not ours
 	SELECT min(c) INTO n FROM generate_series(1, 3) i, LATERAL (
 		SELECT count(*) AS c, pg_sleep(0.01) FROM pg_buffercache
-		WHERE relfilenode IN (pg_relation_filenode('hp_a'), pg_relation_filenode('hp_b'))
+		WHERE relfilenode IN (pg_relation_filenode('hp_a'), pg_relation_filenode('hp_b'),
+							  pg_relation_filenode('hp_v'))
 		  AND reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
 		  AND pinning_backends > 0) l;
 	RETURN n;
@@ -101,6 +106,13 @@ FROM want;
 -- error, and in a cursor closed after a few rows
 SELECT pg_temp.pins_after('SELECT count(*), sum(b.w) FROM hp_a a JOIN hp_b b ON a.k = b.k') AS after_join;
 SELECT pg_temp.pins_after('SELECT * FROM hp_a a JOIN hp_b b ON a.k = b.k LIMIT 5') AS after_limit;
+-- the outer side read chunk by chunk and left in the middle (the page read
+-- ahead of the stage, pinned, is given back too)
+SET gpujoin.chunk_rows = 1000;
+SELECT pg_temp.pins_after('SELECT * FROM hp_v a JOIN hp_v b ON a.k = b.k LIMIT 5') AS after_limit_in_chunks;
+SELECT pg_temp.pins_after('DECLARE c3 CURSOR FOR SELECT a.k, b.v FROM hp_v a JOIN hp_v b ON a.k = b.k',
+						  'FETCH 3 FROM c3', 'CLOSE c3') AS after_cursor_in_chunks;
+RESET gpujoin.chunk_rows;
 SELECT pg_temp.pins_after('SELECT pg_temp.join_fails()') AS after_error;
 SELECT pg_temp.pins_after('DECLARE c2 CURSOR FOR SELECT a.k, b.w FROM hp_a a JOIN hp_b b ON a.k = b.k',
 						  'FETCH 3 FROM c2', 'CLOSE c2') AS after_cursor;
@@ -146,4 +158,4 @@ SELECT count(*) AS differences FROM (
 	UNION ALL
 	(SELECT * FROM want EXCEPT ALL SELECT a.k, a.v, a.t, b.w FROM hp_a a JOIN hp_b b ON a.k = b.k)) d;
 
-DROP TABLE hp_a, hp_b;
+DROP TABLE hp_a, hp_b, hp_v;

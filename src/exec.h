@@ -259,6 +259,8 @@ typedef struct GpuJoinHeapReader
 	bool		done;
 	bool		try_all_visible;
 	bool		in_place;
+	Buffer		ahead;
+	BlockNumber ahead_block;
 	MemoryContext cxt;
 	int			stage_pages;
 	MemoryContextCallback stage_callback;

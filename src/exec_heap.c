@@ -316,6 +316,15 @@ ReleaseStage(GpuJoinHeapStage *stage)
 	stage->npins = 0;
 }
 
+/* Give back the pin of the page read ahead, if any */
+static void
+ReleaseAhead(GpuJoinHeapReader *reader)
+{
+	if (BufferIsValid(reader->ahead))
+		ReleaseBuffer(reader->ahead);
+	reader->ahead = InvalidBuffer;
+}
+
 /*
  * Whether the reader reads its pages in place, and its stages' size: in
  * place, each stage keeps its pages pinned, and a join has up to two sides
@@ -395,6 +404,7 @@ ForgetStaged(GpuJoinHeapReader *reader)
 {
 	ReleaseStage(&reader->cur);
 	ReleaseStage(&reader->next);
+	ReleaseAhead(reader);
 	reader->cur.npages = 0;
 	reader->cur.ntuples = 0;
 	reader->next.npages = 0;
@@ -533,6 +543,30 @@ StageNormalItems(GpuJoinHeapStage *stage, Page page)
 }
 
 /*
+ * In place, in a scan of its own: pin block, the page after the one being
+ * staged, now, and start its header and item array on their way into the
+ * CPU's cache, so that they are there when its turn comes (the buffer
+ * lookup and the item list are otherwise mostly cache misses, one after
+ * another)
+ */
+static void
+ReadAhead(GpuJoinHeapReader *reader, BlockNumber block)
+{
+	HeapScanDesc scan = (HeapScanDesc) reader->scan;
+	const char *page;
+
+	if (!reader->in_place || reader->pscan != NULL || block >= scan->rs_nblocks)
+		return;
+	reader->ahead = ReadBufferExtended(reader->rel, MAIN_FORKNUM, block, RBM_NORMAL,
+									   scan->rs_strategy);
+	reader->ahead_block = block;
+	page = (const char *) BufferGetPage(reader->ahead);
+	for (Size off = 0; off < SizeOfPageHeaderData + MaxHeapTuplesPerPage * sizeof(ItemIdData);
+		 off += 64)
+		__builtin_prefetch(page + off);
+}
+
+/*
  * Stage block as the stage's next page if it is all-visible: then every
  * normal item on it is a tuple the query sees, as heapgetpage decides for
  * such a page, and its per-tuple loop can be skipped (what is left of the
@@ -560,8 +594,15 @@ StageAllVisiblePage(GpuJoinHeapReader *reader, BlockNumber block, GpuJoinHeapSta
 	if (snapshot->takenDuringRecovery || IsolationIsSerializable())
 		return false;
 	CHECK_FOR_INTERRUPTS();
-	buffer = ReadBufferExtended(reader->rel, MAIN_FORKNUM, block, RBM_NORMAL,
-								scan->rs_strategy);
+	if (BufferIsValid(reader->ahead) && reader->ahead_block == block)
+	{
+		buffer = reader->ahead;
+		reader->ahead = InvalidBuffer;
+	}
+	else
+		buffer = ReadBufferExtended(reader->rel, MAIN_FORKNUM, block, RBM_NORMAL,
+									scan->rs_strategy);
+	ReadAhead(reader, block + 1);
 	heap_page_prune_opt(reader->rel, buffer);
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buffer);
@@ -668,6 +709,7 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 			reader->try_all_visible = true;
 		else
 		{
+			ReleaseAhead(reader);
 			heapgetpage(reader->scan, block);	/* checks for interrupts */
 			reader->try_all_visible = PageIsAllVisible(BufferGetPage(scan->rs_cbuf));
 			if (scan->rs_ntuples == 0)
@@ -1061,6 +1103,7 @@ GpuJoinHeapEnd(GpuJoinHeapReader *reader)
 {
 	ReleaseStage(&reader->cur);
 	ReleaseStage(&reader->next);
+	ReleaseAhead(reader);
 	if (reader->scan != NULL)
 		table_endscan(reader->scan);
 	reader->scan = NULL;

@@ -161,15 +161,19 @@ SET LOCAL max_parallel_workers_per_gather = 0;
 SELECT matches(pg_temp.plan(:'qmid'), 'Outer Relation: mid_\w \(heap pages\).*Inner Relation: mid_\w \(heap pages\)',
 	'both sides of the 3 x 10^4 join are read as heap pages');
 CREATE TEMP TABLE h0 AS SELECT * FROM pg_temp.costs(:'qmid');
-SET LOCAL gpujoin.heap_page_cost = 1.2;
-SELECT ok(abs(h.join_cost - h0.join_cost - 2 * 1.0) < 0.01,
+SET LOCAL gpujoin.heap_page_cost = 1.0;
+CREATE TEMP TABLE h1 AS SELECT * FROM pg_temp.costs(:'qmid');
+SET LOCAL gpujoin.heap_page_cost = 2.0;
+SELECT ok(abs(h.join_cost - h1.join_cost - 2 * 1.0) < 0.01,
 	'gpujoin.heap_page_cost is paid once per page of each heap side')
-	FROM h0, pg_temp.costs(:'qmid') h;
+	FROM h1, pg_temp.costs(:'qmid') h;
 RESET gpujoin.heap_page_cost;
-SET LOCAL gpujoin.heap_tuple_cost = 0.012;
-SELECT ok(abs(h.join_cost - h0.join_cost - 2 * 3e4 * 0.01) < 0.01,
+SET LOCAL gpujoin.heap_tuple_cost = 0.01;
+CREATE TEMP TABLE h2 AS SELECT * FROM pg_temp.costs(:'qmid');
+SET LOCAL gpujoin.heap_tuple_cost = 0.02;
+SELECT ok(abs(h.join_cost - h2.join_cost - 2 * 3e4 * 0.01) < 0.01,
 	'gpujoin.heap_tuple_cost is paid once per tuple of each heap side')
-	FROM h0, pg_temp.costs(:'qmid') h;
+	FROM h2, pg_temp.costs(:'qmid') h;
 RESET gpujoin.heap_tuple_cost;
 UPDATE pg_class SET relallvisible = 1 WHERE relname IN ('mid_r', 'mid_s');
 SELECT ok(abs(h0.join_cost - h.join_cost - 2 * 3e4 * 0.0025 * 0.2) < 0.01,

@@ -30,6 +30,8 @@
 # the ones whose phases are printed; both default to all of the above.
 # WHERE adds a filter to the query (for example 'xr.v < 300 AND xs.v % 4 = 1':
 # the scans' quals, which the heap-page path evaluates in the deform).
+# KEEP_TABLES=1 keeps xr and xs when they already have n rows each (runs
+# that differ only in settings, PGOPTIONS for example, then share them).
 # Output: CSV on stdout: rows,setting,plan,ms
 set -euo pipefail
 
@@ -75,10 +77,16 @@ measure() {
 block_size=$(psql_ -c "SHOW block_size")
 echo "rows,setting,plan,ms"
 for n in $sizes; do
-	psql_ -c "DROP TABLE IF EXISTS xr, xs" \
-		-c "CREATE TABLE xr AS SELECT g AS k, g % 1000 AS v FROM generate_series(1, $n) g" \
-		-c "CREATE TABLE xs AS SELECT (g::int8 * 7919) % $n + 1 AS k, g % 100 AS v FROM generate_series(1, $n) g" \
-		-c "VACUUM ANALYZE xr, xs"
+	have=
+	if [ "$(psql_ -c "SELECT to_regclass('xr') IS NOT NULL AND to_regclass('xs') IS NOT NULL")" = t ]; then
+		have=$(psql_ -c "SELECT (SELECT count(*) FROM xr) || ' ' || (SELECT count(*) FROM xs)")
+	fi
+	if [ "${KEEP_TABLES:-0}" != 1 ] || [ "$have" != "$n $n" ]; then
+		psql_ -c "DROP TABLE IF EXISTS xr, xs" \
+			-c "CREATE TABLE xr AS SELECT g AS k, g % 1000 AS v FROM generate_series(1, $n) g" \
+			-c "CREATE TABLE xs AS SELECT (g::int8 * 7919) % $n + 1 AS k, g % 100 AS v FROM generate_series(1, $n) g" \
+			-c "VACUUM ANALYZE xr, xs"
+	fi
 	want=$(psql_ -c "$base SET gpujoin.enabled = off;" -c "$q")
 	for s in $settings; do
 		got=$(psql_ -c "$base $(settings_of "$s")" -c "$q")

@@ -29,7 +29,8 @@
  *						by a map (GFTR transforms, and every round), both
  *						at once (gj_cuda_columns_load); a round's maps
  *						(gj_cuda_round_maps_reserve)
- *	  copies			gj_cuda_copy_to_device / gj_cuda_copy_from_device,
+ *	  copies			gj_cuda_copy_to_device / gj_cuda_copy_from_device (and
+ *						their _async forms),
  *						which count bytes and time for GjStats
  *	  launches			GJ_BLOCK_SIZE threads a block, gj_cuda_grid_size()
  *						blocks, grid-stride loops over int64 indices
@@ -312,6 +313,9 @@ extern GjStatus gj_cuda_copy_to_device_async(GjCudaContext *ctx, void *d_dst,
 extern GjStatus gj_cuda_copy_from_device(GjCudaContext *ctx, void *h_dst,
 										 const void *d_src, size_t bytes,
 										 GjError *err);
+extern GjStatus gj_cuda_copy_from_device_async(GjCudaContext *ctx, void *h_dst,
+											   const void *d_src, size_t bytes,
+											   GjError *err);
 extern int	gj_cuda_grid_size(const GjCudaContext *ctx, int64_t nitems);
 extern GjStatus gj_cuda_fail(GjError *err, cudaError_t rc, const char *file,
 							 int line);

@@ -718,6 +718,24 @@ gj_cuda_copy_to_device_async(GjCudaContext *ctx, void *d_dst, const void *h_src,
 	return GJ_OK;
 }
 
+/*
+ * Queue a copy of bytes from the device to host memory on the context's
+ * stream, counted in the statistics but not timed: the destination holds
+ * them once the stream is synchronized (any gj_cuda_copy_from_device does
+ * it); into page-locked memory the copy runs while the host goes on.
+ */
+GjStatus
+gj_cuda_copy_from_device_async(GjCudaContext *ctx, void *h_dst, const void *d_src,
+							   size_t bytes, GjError *err)
+{
+	if (bytes == 0)
+		return GJ_OK;
+	GJ_CUDA_TRY(err, cudaMemcpyAsync(h_dst, d_src, bytes, cudaMemcpyDeviceToHost,
+									 ctx->stream));
+	ctx->stats.bytes_from_device += (int64_t) bytes;
+	return GJ_OK;
+}
+
 /* Copy bytes from the device to host memory */
 GjStatus
 gj_cuda_copy_from_device(GjCudaContext *ctx, void *h_dst, const void *d_src,

@@ -362,9 +362,39 @@ typedef struct PendingDeform
 	int			nkeys;
 	int16_t		widths[GJ_MAX_COLUMNS];
 	GjDeformRows result;		/* the rows to bring back (device) */
+	bool		queued;			/* their copies back are queued already */
 	size_t		keep_off;		/* with a filter: keep[n] is their count */
 	size_t		selected_off;
 } PendingDeform;
+
+/*
+ * Without a filter every tuple is a row: their copies back into out (the
+ * keys, the columns and all their NULL flags, which start at zero on both
+ * sides) are queued behind the deform, so that they cross the bus while
+ * the host reads the next pages, and DeformFinish only waits
+ */
+static GjStatus
+QueueRowsBack(GjCudaContext *ctx, PendingDeform *pending, GjError *err)
+{
+	GjDeformOut *out = pending->out;
+	const GjDeformRows *result = &pending->result;
+	size_t		n = (size_t) pending->n;
+
+	if (pending->nkeys > 0)
+	{
+		GJ_TRY(gj_cuda_copy_from_device_async(ctx, out->keys, result->keys,
+											  sizeof(uint64_t) * n, err));
+		GJ_TRY(gj_cuda_copy_from_device_async(ctx, out->keynulls, result->keynulls, n, err));
+	}
+	for (int c = 0; c < pending->ncolumns; c++)
+	{
+		GJ_TRY(gj_cuda_copy_from_device_async(ctx, out->values[c], result->values[c],
+											  (size_t) pending->widths[c] * n, err));
+		GJ_TRY(gj_cuda_copy_from_device_async(ctx, out->nulls[c], result->nulls[c], n, err));
+	}
+	pending->queued = true;
+	return GJ_OK;
+}
 
 /*
  * Ship plan and tuples first .. first + n - 1 and queue their deform on the
@@ -465,6 +495,7 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 	GJ_CUDA_TRY(err, cudaGetLastError());
 
 	pending->out = out;
+	pending->queued = false;
 	pending->n = n;
 	pending->has_filter = plan->has_filter;
 	pending->ncolumns = plan->ncolumns;
@@ -487,11 +518,16 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 		GJ_CUDA_TRY(err, cudaGetLastError());
 		pending->result = compact;
 	}
+	else
+		GJ_TRY(QueueRowsBack(ctx, pending, err));
 	pending->active = true;
 	return GJ_OK;
 }
 
-/* Wait for the deform DeformStart queued, and bring its rows back */
+/*
+ * Wait for the deform DeformStart queued, and bring its rows back (or, if
+ * their copies were queued, wait for those)
+ */
 static GjStatus
 DeformFinish(GjCudaContext *ctx, PendingDeform *pending, GjError *err)
 {
@@ -502,11 +538,19 @@ DeformFinish(GjCudaContext *ctx, PendingDeform *pending, GjError *err)
 	DeformFound found;
 
 	pending->active = false;
+	/* behind everything the start queued: when it returns, all is done */
 	GJ_TRY(gj_cuda_copy_from_device(ctx, &found, output, sizeof(found), err));
 	if (found.bad_attno > 0)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"heap deform: a TOAST pointer of an unknown tag in attribute %d.",
 							found.bad_attno);
+	if (pending->queued)
+	{
+		out->null_columns = found.null_columns;
+		out->key_nulls = (int64_t) found.key_nulls;
+		out->nrows = (int64_t) nrows;
+		return GJ_OK;
+	}
 	if (pending->has_filter)
 	{
 		unsigned long long *keep = (unsigned long long *) (output + pending->keep_off);

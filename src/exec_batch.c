@@ -34,6 +34,8 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+static void FreePinned(void *arg);
+
 /*
  * NLJ outer chunks: at most this many comparisons (rows x inner rows x
  * terms) per chunk on the GPU, about 0.1 s at the H200's rate (theta_nlj.cu
@@ -176,6 +178,18 @@ GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, List *tlis
 		side->cxt = AllocSetContextCreate(CurrentMemoryContext,
 										  "GpuJoin inner batch",
 										  ALLOCSET_DEFAULT_SIZES);
+
+	/*
+	 * The side's page-locked blocks go back with the node's memory, which
+	 * outlives cxt's resets.  Armed now, before the node's device context
+	 * (GpuJoinDeviceInit), so that they go after it: a memory context's
+	 * callbacks run newest first, and the device context's waits for its
+	 * stream, so that no copy queued into a block (the deform's rows) is
+	 * still running when the block is given back after an error.
+	 */
+	side->pinned_callback.func = FreePinned;
+	side->pinned_callback.arg = side;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &side->pinned_callback);
 }
 
 /*
@@ -239,7 +253,6 @@ FreePinned(void *arg)
 	for (int i = 0; i < side->npinned; i++)
 		GpuJoinPinnedFree(side->stage_kernels, side->pinned[i].ptr, side->pinned[i].size);
 	side->npinned = 0;
-	side->pinned_callback.func = NULL;
 }
 
 /* Give block i of the side's back */
@@ -288,14 +301,6 @@ GpuJoinSideAlloc(GpuJoinSide *side, Size size, bool zero)
 			ptr = GpuJoinPinnedAlloc(side->stage_kernels, size, &got);
 		if (ptr == NULL)
 			return AllocInCxt(side, size, zero);
-		if (side->pinned_callback.func == NULL)
-		{
-			/* with the node's memory, which outlives cxt's resets */
-			side->pinned_callback.func = FreePinned;
-			side->pinned_callback.arg = side;
-			MemoryContextRegisterResetCallback(MemoryContextGetParent(side->cxt),
-											   &side->pinned_callback);
-		}
 		best = &side->pinned[side->npinned++];
 		best->ptr = ptr;
 		best->size = got;

@@ -74,6 +74,8 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+static void FreeStage(void *arg);
+
 
 /* The alignment in bytes of an attalign code */
 static int
@@ -276,6 +278,15 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
 	spec->keys_exact = node->gj_KeyExact;
 
 	reader->cxt = CurrentMemoryContext;
+	/*
+	 * The staging areas go back with the node's memory: armed now, before
+	 * the node's device context (GpuJoinDeviceInit), so that they go after
+	 * it, once it has waited for its stream (a memory context's callbacks
+	 * run newest first), and no copy queued from them is still running
+	 */
+	reader->stage_callback.func = FreeStage;
+	reader->stage_callback.arg = reader;
+	MemoryContextRegisterResetCallback(reader->cxt, &reader->stage_callback);
 	reader->parallel = side == &node->gj_Outer && node->css.ss.ps.plan->parallel_aware;
 	reader->slot = ExecInitExtraTupleSlot(estate, tupdesc, &TTSOpsHeapTuple);
 }
@@ -372,15 +383,7 @@ AllocStage(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKernels *
 	bytes = pages_bytes + sizeof(uint32) * reader->stage_pages * MaxHeapTuplesPerPage;
 	stage->mem = GpuJoinPinnedAlloc(kernels, bytes, &stage->bytes);
 	if (stage->mem != NULL)
-	{
 		stage->allocator = kernels;
-		if (!reader->stage_callback.func)
-		{
-			reader->stage_callback.func = FreeStage;
-			reader->stage_callback.arg = reader;
-			MemoryContextRegisterResetCallback(reader->cxt, &reader->stage_callback);
-		}
-	}
 	else
 		stage->mem = MemoryContextAllocHuge(reader->cxt, bytes);
 	if (reader->in_place)

@@ -493,6 +493,8 @@ extern void GpuJoinStoreHostValue(GpuJoinSide *side, const GpuJoinColumn *col, i
 extern void GpuJoinReserveSide(GpuJoinSide *side, int64 newcap);
 extern bool GpuJoinRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot,
 						  uint64 *key);
+extern bool GpuJoinStoreRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot,
+							   int64 row);
 extern GjBatch GpuJoinSideBatch(const GpuJoinSide *side, GjColumn *columns, int64 first,
 								int64 nrows);
 extern void GpuJoinLoadInner(GpuJoinState *node);

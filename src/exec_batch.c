@@ -626,6 +626,21 @@ GpuJoinRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot, uint6
 }
 
 /*
+ * The packed equi-join key of the slot's row into row of the side's batch;
+ * false when it is NULL or beyond the other side's range, and the row then
+ * flagged in keynulls: NULL never equals anything, and the kernels skip it
+ */
+bool
+GpuJoinStoreRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot, int64 row)
+{
+	if (GpuJoinRowKey(node, side, slot, &side->keys[row]))
+		return true;
+	SetNullFlag(side, &side->keynulls, row);
+	side->keys[row] = 0;
+	return false;
+}
+
+/*
  * A host column's value in row row of the side's batch; a by-reference
  * value is copied into the batch's memory, as its source goes on
  */
@@ -692,17 +707,7 @@ AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
 		return;
 	}
 
-	if (!GpuJoinRowKey(node, side, slot, &side->keys[row]))
-	{
-		/*
-		 * NULL never equals anything, nor does a value beyond the other
-		 * side's range: the kernels skip this row
-		 */
-		if (side->keynulls == NULL)
-			side->keynulls = GpuJoinSideAlloc(side, side->capacity, true);
-		side->keynulls[row] = 1;
-		side->keys[row] = 0;
-	}
+	(void) GpuJoinStoreRowKey(node, side, slot, row);
 }
 
 /*

@@ -871,8 +871,8 @@ StoreStagedTuple(GpuJoinHeapReader *reader, int64 t)
  * quals from those selected; each tuple deformed in the reader's slot as a
  * Seq Scan's would be (attmissing values included), its by-reference values
  * copied into the batch's memory, for the staging area is reused; and with
- * host_keys the row's packed key, encoded as a child's row's is
- * (GpuJoinRowKey), a NULL one (or one that can match nothing) flagged
+ * host_keys the row's packed key, stored as a child's row's is
+ * (GpuJoinStoreRowKey)
  */
 static void
 TakeHostColumns(GpuJoinState *node, GpuJoinSide *side, GpuJoinHeapReader *reader, int64 n)
@@ -895,12 +895,8 @@ TakeHostColumns(GpuJoinState *node, GpuJoinSide *side, GpuJoinHeapReader *reader
 									  slot->tts_values[col->attno - 1],
 									  slot->tts_isnull[col->attno - 1]);
 		}
-		if (reader->host_keys && !GpuJoinRowKey(node, side, slot, &side->keys[row]))
-		{
-			side->keys[row] = 0;
-			side->keynulls[row] = 1;
+		if (reader->host_keys && !GpuJoinStoreRowKey(node, side, slot, row))
 			side->heap_key_nulls++;
-		}
 	}
 	ExecClearTuple(slot);
 }

@@ -9,12 +9,16 @@
  * bus's speed when the caller staged them in GjKernels.stage_alloc's
  * page-locked memory, or read by the device in place, from PostgreSQL's
  * shared buffers, without a copy on the host: ShipPagesInPlace), runs gj_heap_deform_row (heap_deform.h) in one
- * thread per tuple, and copies the rows back into the caller's arrays: the
- * values and keys always, the NULL flags of a column or of the keys only
- * when one was set (the caller's are zero).  With a filter, each thread
- * also runs the qual's program (expr.h) on its tuple; the rows that stay
- * are then moved together, in tuple order (their places an exclusive sum
- * over the verdicts), so that only they come back.  The rows come back
+ * thread per tuple, and copies the rows back into the caller's arrays.
+ * Without a filter the copies (values, keys and every NULL flag array,
+ * which start at zero on both sides) are queued behind the kernel, so
+ * that they cross the bus while the caller reads its next pages
+ * (QueueRowsBack).  With a filter, each thread also runs the qual's
+ * program (expr.h) on its tuple; the rows that stay are then moved
+ * together, in tuple order (their places an exclusive sum over the
+ * verdicts), and only they come back at the finish: the values and keys
+ * always, the NULL flags of a column or of the keys only when one was set
+ * (the caller's are zero).  The rows come back
  * to host memory because the join's build and count take host batches
  * today; the pages are what crosses the bus, not per-row executor work.
  *

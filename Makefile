@@ -42,7 +42,8 @@ OBJS = \
 	cuda/join/band_join_cpu.o \
 	cuda/join/theta_nlj_cpu.o \
 	cuda/scan/heap_deform_cpu.o \
-	cuda/expr/expr_cpu.o
+	cuda/expr/expr_cpu.o \
+	cuda/agg/group_agg_cpu.o
 
 REGRESS = create_extension hash_join rescan settings variants theta join_types heap_in_place
 REGRESS_OPTS = --inputdir=. --load-extension=gpujoin
@@ -74,7 +75,7 @@ include $(PGXS)
 # also include the device layer's headers (cuda/device/) and the expression
 # interpreter (cuda/expr/), which src/ never
 # sees.
-cuda/%.o: override CPPFLAGS += -I$(srcdir)/cuda/device -I$(srcdir)/cuda/expr
+cuda/%.o: override CPPFLAGS += -I$(srcdir)/cuda/device -I$(srcdir)/cuda/expr -I$(srcdir)/cuda/agg
 
 # Rebuild when a header changes, or when WITH_CUDA changes (.build-flags holds
 # the value of the last build): PGXS tracks neither.

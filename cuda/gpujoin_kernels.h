@@ -317,10 +317,12 @@ typedef struct GjStats
 
 typedef struct GjContext GjContext;	/* opaque: buffers, streams, the table */
 
-/* HEAP PAGES TO COLUMNS, below */
+/* HEAP PAGES TO COLUMNS and GROUPED AGGREGATION, below */
 struct GjPageBatch;
 struct GjDeformSpec;
 struct GjDeformOut;
+struct GjAggSpec;
+struct GjAggResult;
 
 typedef struct GjKernels
 {
@@ -372,6 +374,18 @@ typedef struct GjKernels
 	 */
 	void	   *(*stage_alloc) (size_t bytes);
 	void		(*stage_free) (void *ptr);
+
+	/*
+	 * GROUPED AGGREGATION (below): agg_begin sets the aggregates and starts
+	 * with no group; aggregate folds the matches first .. first +
+	 * max_matches - 1 of the counted chunk (a round, as retrieve hands it
+	 * out) into the groups, without returning them; agg_result gives the
+	 * groups.  A build or count in between keeps the groups.
+	 */
+	GjStatus	(*agg_begin) (GjContext *ctx, const struct GjAggSpec *spec, GjError *err);
+	GjStatus	(*aggregate) (GjContext *ctx, int64_t first, int64_t *nmatches,
+							  int64_t *undecided, GjError *err);
+	GjStatus	(*agg_result) (GjContext *ctx, struct GjAggResult *out, GjError *err);
 } GjKernels;
 
 /*
@@ -632,6 +646,101 @@ typedef struct GjDeformOut
 extern GjStatus gj_cpu_heap_deform(GjContext *ctx, const GjPageBatch *pages,
 								   const GjDeformSpec *spec, int64_t first, int64_t n,
 								   GjDeformOut *out, GjError *err);
+
+/*
+ * GROUPED AGGREGATION (cuda/agg/)
+ *
+ * The matches of a join can be folded into groups on the device instead of
+ * coming back: each match's group key values and aggregate arguments are
+ * DEVICE EXPRESSIONS over its payload columns (inputs[]: a column of one
+ * side, read as a value the way GjDeformSpec reads them), and each group
+ * keeps, per aggregate, three 64-bit words that src/ turns into the partial
+ * state PostgreSQL's Finalize Aggregate combines (exec_agg.c):
+ *
+ *	COUNT	n: the rows, or the rows whose argument is not NULL
+ *	SUM		n, and the sum of the non-NULL arguments: integers exactly, as
+ *			a = the sum of their low 32 bits (unsigned) and b = the sum of
+ *			their high 32 bits (signed), so value = b * 2^32 + a in 128
+ *			bits, exact for up to 2^32 rows a group; floats as the double a
+ *			(bits), b counting the non-finite arguments (an infinite sum
+ *			from finite ones is PostgreSQL's overflow error)
+ *	MIN/MAX	n, and a: the least/greatest argument; floats as
+ *			gj_agg_float_order's integers (NaN above everything, -0 below 0)
+ *
+ * Rows with a NULL group key value group together (NULL is its own group
+ * value).  A FILTER is a qual program: the aggregate skips rows where it
+ * is not true.  A row where any program is undecided (an error PostgreSQL
+ * may raise) is folded into nothing and counted in *undecided: the caller
+ * evaluates PostgreSQL's expressions for that round, to raise the error.
+ * Groups are found in a hash table of the keys' exact values; float sums
+ * add in another order than PostgreSQL's, so their last bits may differ.
+ */
+#define GJ_AGG_MAX_AGGS		16
+#define GJ_AGG_MAX_KEYS		8
+#define GJ_AGG_MAX_INPUTS	32
+
+typedef enum GjAggKind
+{
+	GJ_AGG_COUNT = 0,
+	GJ_AGG_SUM,
+	GJ_AGG_MIN,
+	GJ_AGG_MAX
+} GjAggKind;
+
+/* A value each match supplies: payload column "column" of side "side" */
+typedef struct GjAggInput
+{
+	int8_t		side;			/* 0: outer, 1: inner */
+	int8_t		column;			/* among that side's payload columns */
+	uint8_t		kind;			/* GjKeyKind, read as a value */
+	uint8_t		type;			/* GjExprType */
+} GjAggInput;
+
+/* A program, and per program input its GjAggInput */
+typedef struct GjAggExpr
+{
+	GjExprProgram program;
+	int16_t		inputs[GJ_EXPR_MAX_INPUTS];
+} GjAggExpr;
+
+typedef struct GjAgg
+{
+	uint8_t		kind;			/* GjAggKind */
+	uint8_t		type;			/* GjExprType of the argument */
+	bool		has_arg;		/* count(*) has none */
+	bool		has_filter;
+	GjAggExpr	arg;
+	GjAggExpr	filter;
+} GjAgg;
+
+typedef struct GjAggSpec
+{
+	int32_t		ninputs;
+	GjAggInput	inputs[GJ_AGG_MAX_INPUTS];
+	int32_t		nkeys;			/* 0: one group, whatever the rows */
+	GjAggExpr	keys[GJ_AGG_MAX_KEYS];	/* integer-valued programs */
+	int32_t		naggs;			/* 1 .. GJ_AGG_MAX_AGGS */
+	GjAgg		aggs[GJ_AGG_MAX_AGGS];
+	int64_t		groups_hint;	/* groups expected: the table's first size */
+} GjAggSpec;
+
+/*
+ * The groups, in no particular order; the arrays are the context's and
+ * stay valid until its next call.  With no key there is one group, its
+ * words zero (and MIN/MAX's n zero) when no row came.
+ */
+typedef struct GjAggResult
+{
+	int64_t		ngroups;
+	const int64_t *keys[GJ_AGG_MAX_KEYS];	/* per key, a value per group */
+	const uint8_t *key_nulls[GJ_AGG_MAX_KEYS];	/* 1 where it is NULL */
+	const int64_t *n[GJ_AGG_MAX_AGGS];
+	const int64_t *a[GJ_AGG_MAX_AGGS];
+	const int64_t *b[GJ_AGG_MAX_AGGS];
+} GjAggResult;
+
+/* Check a spec (cuda/agg/group_agg_cpu.c), as both implementations do */
+extern GjStatus gj_agg_check(const GjAggSpec *spec, const GjJoinSpec *join, GjError *err);
 
 /* What gpujoin_device_info() shows */
 typedef struct GjDeviceInfo

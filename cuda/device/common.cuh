@@ -249,6 +249,9 @@ typedef struct GjCudaContext
 	/* the heap deform started and not yet finished (scan/heap_deform.cu),
 	 * malloc'ed there at the first start, freed with the context */
 	void	   *deform_state;
+
+	/* the grouped aggregation's groups (agg/group_agg.cu), or NULL */
+	void	   *agg_state;
 } GjCudaContext;
 
 /* The variants (one line per implemented variant; see context.cu) */
@@ -279,7 +282,14 @@ extern "C"
 	GjStatus	gj_cuda_heap_deform_finish(GjContext *ctx, GjError *err);
 	void	   *gj_cuda_stage_alloc(size_t bytes);
 	void		gj_cuda_stage_free(void *ptr);
+	GjStatus	gj_cuda_agg_begin(GjContext *ctx, const GjAggSpec *spec, GjError *err);
+	GjStatus	gj_cuda_aggregate(GjContext *ctx, int64_t first, int64_t *nmatches,
+								  int64_t *undecided, GjError *err);
+	GjStatus	gj_cuda_agg_result(GjContext *ctx, GjAggResult *out, GjError *err);
 }
+
+/* agg/group_agg.cu: frees the aggregation's state with the context */
+extern void gj_cuda_agg_destroy(GjCudaContext *ctx);
 
 /* Helpers, context.cu */
 extern GjCudaContext *gj_cuda_context_get(GjContext *ctx, GjError *err);
@@ -371,6 +381,8 @@ extern GjStatus gj_cuda_round_maps_reserve(GjCudaContext *ctx,
 										   GjRowId *maps[GJ_NUM_ROUND_MAPS],
 										   GjError *err);
 extern GjStatus gj_cuda_round_alloc(GjCudaContext *ctx, GjError *err);
+extern GjStatus gj_cuda_round_gather(GjCudaContext *ctx, const GjRoundSources *sources,
+									 int64_t n, GjError *err);
 extern GjStatus gj_cuda_round_materialize(GjCudaContext *ctx,
 										  const GjRoundSources *sources,
 										  int64_t n, GjError *err);

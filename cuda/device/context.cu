@@ -118,6 +118,7 @@ ReleaseAll(GjCudaContext *ctx)
 	if (ctx->variant_state != NULL && ctx->variant != NULL)
 		ctx->variant->destroy_state(ctx);
 	ctx->variant_state = NULL;
+	gj_cuda_agg_destroy(ctx);
 	for (int id = 0; id < GJ_NUM_BUFFERS; id++)
 		gj_cuda_buffer_release(ctx, (GjBufferId) id);
 	gj_cuda_materialize_release(ctx);
@@ -828,6 +829,9 @@ const GjKernels gj_cuda_kernels = {
 	gj_cuda_heap_deform_finish,
 	gj_cuda_stage_alloc,
 	gj_cuda_stage_free,
+	gj_cuda_agg_begin,
+	gj_cuda_aggregate,
+	gj_cuda_agg_result,
 };
 
 /* Page-locked host memory for staging (GjKernels.stage_alloc), or NULL */

@@ -81,6 +81,8 @@ ReleaseAll(GjCpuContext *ctx)
 	if (ctx->variant_state != NULL && ctx->variant != NULL)
 		ctx->variant->destroy_state(ctx);
 	ctx->variant_state = NULL;
+	gj_cpu_agg_destroy(ctx->agg_state);
+	ctx->agg_state = NULL;
 	gj_cpu_materialize_release(ctx);
 }
 
@@ -450,4 +452,7 @@ const GjKernels gj_cpu_kernels = {
 	.heap_deform_finish = DeformFinish,
 	.stage_alloc = StageAlloc,
 	.stage_free = free,
+	.agg_begin = gj_cpu_agg_begin,
+	.aggregate = gj_cpu_aggregate,
+	.agg_result = gj_cpu_agg_result,
 };

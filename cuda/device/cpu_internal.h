@@ -104,6 +104,9 @@ typedef struct GjCpuContext
 	int64_t		outer_rows;
 	uint64_t	nmatches;
 	bool		has_nulls[GJ_NUM_SIDES][GJ_MAX_COLUMNS];
+
+	/* the grouped aggregation's groups (agg/group_agg_cpu.c), or NULL */
+	void	   *agg_state;
 } GjCpuContext;
 
 /* The variants (one line per implemented variant; see context_cpu.c) */
@@ -148,6 +151,13 @@ extern void gj_cpu_key_range(const uint64_t *keys, const uint8_t *nulls,
 							 int64_t nrows, bool *has_keys, uint64_t *min_key,
 							 uint64_t *max_key);
 extern uint64_t gj_cpu_count_offsets(uint64_t *counts, int64_t nrows);
+
+/* agg/group_agg_cpu.c */
+extern GjStatus gj_cpu_agg_begin(GjContext *ctx, const GjAggSpec *spec, GjError *err);
+extern GjStatus gj_cpu_aggregate(GjContext *ctx, int64_t first, int64_t *nmatches,
+								 int64_t *undecided, GjError *err);
+extern GjStatus gj_cpu_agg_result(GjContext *ctx, GjAggResult *out, GjError *err);
+extern void gj_cpu_agg_destroy(void *state);
 
 /* key_sort_cpu.c */
 extern GjStatus gj_cpu_sort_pairs(GjSide side, const uint64_t *keys,

@@ -440,25 +440,19 @@ gj_cuda_round_alloc(GjCudaContext *ctx, GjError *err)
 	return GJ_OK;
 }
 
+static const GjColumnSetId round_sets[GJ_NUM_SIDES] = {
+	GJ_COLUMNS_ROUND_OUTER, GJ_COLUMNS_ROUND_INNER
+};
+
 /*
- * Materialize a round of n matches whose maps the variant has written
- *
- * Gathers each side's payload columns from the set that sources names, at
- * the rows or positions its map holds, into the ROUND sets, then copies
- * them, and the row numbers when spec.row_ids, into the page-locked
- * arrays.
+ * Gather a round of n matches whose maps the variant has written: each
+ * side's payload columns from the set that sources names, at the rows or
+ * positions its map holds, into the ROUND sets, on the device
  */
 GjStatus
-gj_cuda_round_materialize(GjCudaContext *ctx, const GjRoundSources *sources,
-						  int64_t n, GjError *err)
+gj_cuda_round_gather(GjCudaContext *ctx, const GjRoundSources *sources, int64_t n,
+					 GjError *err)
 {
-	static const GjColumnSetId round_sets[GJ_NUM_SIDES] = {
-		GJ_COLUMNS_ROUND_OUTER, GJ_COLUMNS_ROUND_INNER
-	};
-	static const GjRoundMap row_maps[GJ_NUM_SIDES] = {
-		GJ_ROUND_OUTER_ROWS, GJ_ROUND_INNER_ROWS
-	};
-
 	for (int s = 0; s < GJ_NUM_SIDES; s++)
 	{
 		if (gj_side_ncolumns(&ctx->spec, (GjSide) s) > 0)
@@ -466,6 +460,23 @@ gj_cuda_round_materialize(GjCudaContext *ctx, const GjRoundSources *sources,
 										  GJ_ROUND_MAP(ctx, sources->map[s]),
 										  n, err));
 	}
+	return GJ_OK;
+}
+
+/*
+ * Materialize a round of n matches whose maps the variant has written:
+ * gather it (gj_cuda_round_gather), then copy the ROUND sets, and the row
+ * numbers when spec.row_ids, into the page-locked arrays
+ */
+GjStatus
+gj_cuda_round_materialize(GjCudaContext *ctx, const GjRoundSources *sources,
+						  int64_t n, GjError *err)
+{
+	static const GjRoundMap row_maps[GJ_NUM_SIDES] = {
+		GJ_ROUND_OUTER_ROWS, GJ_ROUND_INNER_ROWS
+	};
+
+	GJ_TRY(gj_cuda_round_gather(ctx, sources, n, err));
 
 	for (int s = 0; s < GJ_NUM_SIDES; s++)
 	{

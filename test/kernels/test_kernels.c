@@ -3790,6 +3790,7 @@ main(void)
 	TestThetaGenerated(large_rows);
 	TestHeapDeform();
 	TestExpr();
+	TestAgg();
 
 	if (verbose)
 		printf("%.1f s\n", (gj_clock_ms() - start) / 1000.0);

@@ -37,6 +37,9 @@ extern void TestHeapDeform(void);
 /* test_expr.c */
 extern void TestExpr(void);
 
+/* test_agg.c */
+extern void TestAgg(void);
+
 /*
  * A qual with the inputs of one row and the verdict (GJ_QUAL_FAILS,
  * _PASSES or _UNDECIDED, expr.h) it must have there, known by hand

@@ -1,0 +1,756 @@
+/*-------------------------------------------------------------------------
+ *
+ * group_agg.cu
+ *	  The grouped aggregation on the device: a round of matches is gathered
+ *	  on the device, as retrieve would, and folded into the groups there;
+ *	  only the groups come back
+ *
+ * The contract is gpujoin_kernels.h's GROUPED AGGREGATION; the CPU twin,
+ * group_agg_cpu.c, is its specification.  Per round:
+ *
+ *	  the variant's retrieve writes the round's maps, and
+ *	  gj_cuda_round_gather gathers the payload columns into the ROUND sets
+ *	  (as for retrieve, without the copies back);
+ *	  no key:  agg_one_group_kernel: each thread folds its matches into
+ *			   words of its own (gj_agg_fold), a warp combines its threads'
+ *			   (gj_agg_combine), and one atomic per word and warp adds
+ *			   them to the group's;
+ *	  keys:	   agg_groups_kernel: one thread per match finds its group in
+ *			   the table and folds into the group's words with atomics.
+ *
+ * THE TABLE.  Groups lie densely, group g's words at [g] of each array;
+ * slots (twice the groups' capacity, a power of two) hold a hash, claimed
+ * by atomicCAS from 0, and the group of the slot, -1 until the claimer has
+ * written the group's keys (others with the same hash wait for it, then
+ * compare the keys).  A thread reserves its group number before it claims
+ * a slot, so that claims never exceed the capacity and a free slot always
+ * remains; a reservation whose claim is lost leaves a hole (live[g] 0)
+ * that the results skip.  A match whose reservation finds the groups full
+ * is listed instead (overflow_rows); the table then grows (GrowTable: every
+ * live group into twice the room, placed again) and only the listed
+ * matches are folded once more.
+ *
+ * IDENTIFICATION
+ *	  cuda/agg/group_agg.cu
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.cuh"
+#include "group_agg.h"
+
+/* The counters a round's kernels keep on the device */
+typedef struct AggCounters
+{
+	unsigned long long ngroups;	/* group numbers reserved */
+	unsigned long long undecided;
+	unsigned long long noverflow;
+	unsigned long long live;	/* GrowTable: groups placed */
+} AggCounters;
+
+/* One table's arrays (device pointers), passed to the kernels by value */
+typedef struct AggTableArgs
+{
+	int64_t		capacity;
+	int64_t		nslots;
+	unsigned long long *hashes;
+	long long  *slots;
+	uint8_t    *live;
+	int64_t    *keys[GJ_AGG_MAX_KEYS];
+	uint8_t    *key_nulls[GJ_AGG_MAX_KEYS];
+	int64_t    *words[3 * GJ_AGG_MAX_AGGS];
+} AggTableArgs;
+
+/* One table's buffers */
+typedef struct AggTable
+{
+	int64_t		capacity;
+	int64_t		nslots;
+	GjDeviceBuffer hashes;
+	GjDeviceBuffer slots;
+	GjDeviceBuffer live;
+	GjDeviceBuffer keys[GJ_AGG_MAX_KEYS];
+	GjDeviceBuffer key_nulls[GJ_AGG_MAX_KEYS];
+	GjDeviceBuffer words[3 * GJ_AGG_MAX_AGGS];
+} AggTable;
+
+/* A round's columns (device pointers), by value */
+typedef struct AggColumns
+{
+	const void *values[GJ_NUM_SIDES][GJ_MAX_COLUMNS];
+	const uint8_t *nulls[GJ_NUM_SIDES][GJ_MAX_COLUMNS];
+	int32_t		widths[GJ_NUM_SIDES][GJ_MAX_COLUMNS];
+} AggColumns;
+
+typedef struct CudaAggState
+{
+	GjAggSpec	spec;
+	GjDeviceBuffer d_spec;
+	GjDeviceBuffer counters;
+	GjDeviceBuffer overflow_rows;
+	GjDeviceBuffer overflow_in; /* the list being folded again */
+	AggTable	tables[2];
+	int			cur;			/* tables[cur] holds the groups */
+	AggCounters *h_counters;	/* page-locked */
+	/* agg_result's arrays, malloc'ed */
+	int64_t		result_groups;
+	int64_t    *r_keys[GJ_AGG_MAX_KEYS];
+	uint8_t    *r_key_nulls[GJ_AGG_MAX_KEYS];
+	int64_t    *r_words[3 * GJ_AGG_MAX_AGGS];
+	uint8_t    *r_live;
+} CudaAggState;
+
+static AggTableArgs
+TableArgs(const CudaAggState *agg, const AggTable *t)
+{
+	AggTableArgs a;
+
+	memset(&a, 0, sizeof(a));
+	a.capacity = t->capacity;
+	a.nslots = t->nslots;
+	a.hashes = (unsigned long long *) t->hashes.ptr;
+	a.slots = (long long *) t->slots.ptr;
+	a.live = (uint8_t *) t->live.ptr;
+	for (int k = 0; k < agg->spec.nkeys; k++)
+	{
+		a.keys[k] = (int64_t *) t->keys[k].ptr;
+		a.key_nulls[k] = (uint8_t *) t->key_nulls[k].ptr;
+	}
+	for (int w = 0; w < 3 * agg->spec.naggs; w++)
+		a.words[w] = (int64_t *) t->words[w].ptr;
+	return a;
+}
+
+/* Every group empty, every slot free */
+__global__ static void
+agg_init_kernel(const GjAggSpec *spec, AggTableArgs t)
+{
+	int64_t		stride = (int64_t) gridDim.x * blockDim.x;
+
+	for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
+		 i < t.nslots; i += stride)
+	{
+		t.hashes[i] = 0;
+		t.slots[i] = -1;
+		if (i < t.capacity)
+		{
+			t.live[i] = 0;
+			for (int a = 0; a < spec->naggs; a++)
+				gj_agg_init_words(&spec->aggs[a], &t.words[3 * a][i],
+								  &t.words[3 * a + 1][i], &t.words[3 * a + 2][i]);
+		}
+	}
+}
+
+/* The inputs of match i */
+static __device__ void
+ReadInputs(const GjAggSpec *spec, const AggColumns *cols, int64_t i, GjExprDatum *inputs)
+{
+	for (int j = 0; j < spec->ninputs; j++)
+	{
+		const GjAggInput *in = &spec->inputs[j];
+
+		inputs[j] = gj_agg_input(in, cols->values[in->side][in->column],
+								 cols->nulls[in->side][in->column],
+								 cols->widths[in->side][in->column], i);
+	}
+}
+
+/* Whether group g holds the match's keys (read past the caches) */
+static __device__ bool
+SameKeys(const AggTableArgs *t, int nkeys, long long g, const GjAggMatch *m)
+{
+	for (int k = 0; k < nkeys; k++)
+	{
+		bool		isnull = ((const volatile uint8_t *) t->key_nulls[k])[g] != 0;
+
+		if (isnull != (((m->key_nulls >> k) & 1) != 0))
+			return false;
+		if (!isnull && ((const volatile int64_t *) t->keys[k])[g] != m->keys[k])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The group of a match, created if new: its number, or -1 when the table
+ * has no room for another group
+ */
+static __device__ long long
+FindGroup(const AggTableArgs *t, AggCounters *counters, int nkeys, const GjAggMatch *m)
+{
+	unsigned long long h = gj_agg_hash(m, nkeys);
+	int64_t		mask = t->nslots - 1;
+	int64_t		s = (int64_t) (h & (unsigned long long) mask);
+	long long	reserved = -1;
+
+	for (;;)
+	{
+		unsigned long long tag = ((volatile unsigned long long *) t->hashes)[s];
+
+		if (tag == 0)
+		{
+			/* a new group, as far as this slot knows: reserve, then claim */
+			if (reserved < 0)
+			{
+				reserved = (long long) atomicAdd(&counters->ngroups, 1ULL);
+				if (reserved >= t->capacity)
+					return -1;
+			}
+			tag = atomicCAS(&t->hashes[s], 0ULL, h);
+			if (tag == 0)
+			{
+				for (int k = 0; k < nkeys; k++)
+				{
+					t->keys[k][reserved] = m->keys[k];
+					t->key_nulls[k][reserved] = (m->key_nulls >> k) & 1;
+				}
+				t->live[reserved] = 1;
+				__threadfence();
+				atomicExch((unsigned long long *) &t->slots[s], (unsigned long long) reserved);
+				return reserved;
+			}
+		}
+		if (tag == h)
+		{
+			long long	g;
+
+			while ((g = ((volatile long long *) t->slots)[s]) < 0)
+				;
+			__threadfence();
+			if (SameKeys(t, nkeys, g, m))
+				return g;		/* a reservation, if any, stays a hole */
+		}
+		s = (s + 1) & mask;
+	}
+}
+
+/* Fold value v of aggregate a into group g's words, atomically */
+static __device__ void
+FoldAtomic(const GjAgg *agg, const AggTableArgs *t, int a, long long g, const GjExprDatum *v)
+{
+	unsigned long long *n = (unsigned long long *) &t->words[3 * a][g];
+	unsigned long long *wa = (unsigned long long *) &t->words[3 * a + 1][g];
+	unsigned long long *wb = (unsigned long long *) &t->words[3 * a + 2][g];
+
+	if (v->isnull)
+		return;
+	atomicAdd(n, 1ULL);
+	switch (agg->kind)
+	{
+		case GJ_AGG_COUNT:
+			break;
+		case GJ_AGG_SUM:
+			if (gj_expr_is_float(agg->type))
+			{
+				atomicAdd((double *) wa, v->v.f);
+				if (!gj_agg_finite(v->v.f))
+					atomicAdd(wb, 1ULL);
+			}
+			else
+			{
+				atomicAdd(wa, (unsigned long long) (uint32_t) v->v.i);
+				atomicAdd(wb, (unsigned long long) (v->v.i >> 32));
+			}
+			break;
+		case GJ_AGG_MIN:
+			atomicMin((long long *) wa, (long long) v->v.i);
+			break;
+		case GJ_AGG_MAX:
+			atomicMax((long long *) wa, (long long) v->v.i);
+			break;
+	}
+}
+
+/*
+ * With keys: matches 0 .. n - 1, or those rows[0 .. n - 1] lists, each
+ * into its group
+ */
+__global__ static void
+agg_groups_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n, const uint32_t *rows,
+				  AggTableArgs t, AggCounters *counters, uint32_t *overflow_rows)
+{
+	int64_t		stride = (int64_t) gridDim.x * blockDim.x;
+
+	for (int64_t r = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; r < n; r += stride)
+	{
+		int64_t		i = rows ? rows[r] : r;
+		GjExprDatum inputs[GJ_AGG_MAX_INPUTS];
+		GjAggMatch	m;
+		long long	g;
+
+		ReadInputs(spec, &cols, i, inputs);
+		if (!gj_agg_eval_match(spec, inputs, &m))
+		{
+			atomicAdd(&counters->undecided, 1ULL);
+			continue;
+		}
+		g = FindGroup(&t, counters, spec->nkeys, &m);
+		if (g < 0)
+		{
+			overflow_rows[atomicAdd(&counters->noverflow, 1ULL)] = (uint32_t) i;
+			continue;
+		}
+		for (int a = 0; a < spec->naggs; a++)
+			FoldAtomic(&spec->aggs[a], &t, a, g, &m.values[a]);
+	}
+}
+
+/* Words a thread has folded: lane 0 of a warp ends with the warp's */
+static __device__ void
+WarpCombine(const GjAgg *agg, int64_t *n, int64_t *a, int64_t *b)
+{
+	for (int offset = 16; offset > 0; offset /= 2)
+	{
+		int64_t		n2 = __shfl_down_sync(0xffffffffu, *n, offset);
+		int64_t		a2 = __shfl_down_sync(0xffffffffu, *a, offset);
+		int64_t		b2 = __shfl_down_sync(0xffffffffu, *b, offset);
+
+		gj_agg_combine(agg, n, a, b, n2, a2, b2);
+	}
+}
+
+/* No key: every match into group 0; every thread runs the same iterations */
+__global__ static void
+agg_one_group_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n, AggTableArgs t,
+					 AggCounters *counters)
+{
+	int64_t		stride = (int64_t) gridDim.x * blockDim.x;
+	int64_t		words[3 * GJ_AGG_MAX_AGGS];
+	unsigned long long undecided = 0;
+
+	for (int a = 0; a < spec->naggs; a++)
+		gj_agg_init_words(&spec->aggs[a], &words[3 * a], &words[3 * a + 1], &words[3 * a + 2]);
+	for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < n; i += stride)
+	{
+		GjExprDatum inputs[GJ_AGG_MAX_INPUTS];
+		GjAggMatch	m;
+
+		ReadInputs(spec, &cols, i, inputs);
+		if (!gj_agg_eval_match(spec, inputs, &m))
+		{
+			undecided++;
+			continue;
+		}
+		for (int a = 0; a < spec->naggs; a++)
+			gj_agg_fold(&spec->aggs[a], &m.values[a], &words[3 * a], &words[3 * a + 1],
+						&words[3 * a + 2]);
+	}
+	/* every thread of the warp is here: combine, then one add per word */
+	for (int a = 0; a < spec->naggs; a++)
+	{
+		const GjAgg *agg = &spec->aggs[a];
+
+		WarpCombine(agg, &words[3 * a], &words[3 * a + 1], &words[3 * a + 2]);
+		if ((threadIdx.x & 31) != 0 || words[3 * a] == 0)
+			continue;
+		atomicAdd((unsigned long long *) &t.words[3 * a][0], (unsigned long long) words[3 * a]);
+		atomicAdd((unsigned long long *) &t.words[3 * a + 2][0],
+				  (unsigned long long) words[3 * a + 2]);
+		switch (agg->kind)
+		{
+			case GJ_AGG_COUNT:
+				break;
+			case GJ_AGG_SUM:
+				if (gj_expr_is_float(agg->type))
+					atomicAdd((double *) &t.words[3 * a + 1][0],
+							  gj_agg_word_double(words[3 * a + 1]));
+				else
+					atomicAdd((unsigned long long *) &t.words[3 * a + 1][0],
+							  (unsigned long long) words[3 * a + 1]);
+				break;
+			case GJ_AGG_MIN:
+				atomicMin((long long *) &t.words[3 * a + 1][0], (long long) words[3 * a + 1]);
+				break;
+			case GJ_AGG_MAX:
+				atomicMax((long long *) &t.words[3 * a + 1][0], (long long) words[3 * a + 1]);
+				break;
+		}
+	}
+	if (undecided > 0)
+		atomicAdd(&counters->undecided, undecided);
+}
+
+/* GrowTable: every live group of "from" into "to", placed again */
+__global__ static void
+agg_move_kernel(const GjAggSpec *spec, AggTableArgs from, AggTableArgs to,
+				AggCounters *counters)
+{
+	int64_t		stride = (int64_t) gridDim.x * blockDim.x;
+
+	for (int64_t g = blockIdx.x * (int64_t) blockDim.x + threadIdx.x;
+		 g < from.capacity; g += stride)
+	{
+		GjAggMatch	m;
+		long long	ng;
+		int64_t		mask = to.nslots - 1;
+		int64_t		s;
+		unsigned long long h;
+
+		if (!from.live[g])
+			continue;
+		m.key_nulls = 0;
+		for (int k = 0; k < spec->nkeys; k++)
+		{
+			m.keys[k] = from.keys[k][g];
+			if (from.key_nulls[k][g])
+				m.key_nulls |= UINT32_C(1) << k;
+		}
+		ng = (long long) atomicAdd(&counters->live, 1ULL);
+		for (int k = 0; k < spec->nkeys; k++)
+		{
+			to.keys[k][ng] = from.keys[k][g];
+			to.key_nulls[k][ng] = from.key_nulls[k][g];
+		}
+		for (int w = 0; w < 3 * spec->naggs; w++)
+			to.words[w][ng] = from.words[w][g];
+		to.live[ng] = 1;
+		/* distinct keys: the first free slot from the hash is ours */
+		h = gj_agg_hash(&m, spec->nkeys);
+		for (s = (int64_t) (h & (unsigned long long) mask);
+			 atomicCAS(&to.hashes[s], 0ULL, h) != 0; s = (s + 1) & mask)
+			;
+		to.slots[s] = ng;
+	}
+}
+
+static GjStatus
+ReserveTable(GjCudaContext *ctx, CudaAggState *agg, AggTable *t, int64_t capacity,
+			 GjError *err)
+{
+	const char *what = "the groups of an aggregation";
+
+	t->capacity = capacity;
+	t->nslots = 2 * capacity;
+	GJ_TRY(gj_cuda_device_reserve(ctx, &t->hashes, t->nslots * sizeof(uint64_t), what, err));
+	GJ_TRY(gj_cuda_device_reserve(ctx, &t->slots, t->nslots * sizeof(long long), what, err));
+	GJ_TRY(gj_cuda_device_reserve(ctx, &t->live, capacity, what, err));
+	for (int k = 0; k < agg->spec.nkeys; k++)
+	{
+		GJ_TRY(gj_cuda_device_reserve(ctx, &t->keys[k], capacity * sizeof(int64_t), what, err));
+		GJ_TRY(gj_cuda_device_reserve(ctx, &t->key_nulls[k], capacity, what, err));
+	}
+	for (int w = 0; w < 3 * agg->spec.naggs; w++)
+		GJ_TRY(gj_cuda_device_reserve(ctx, &t->words[w], capacity * sizeof(int64_t), what, err));
+	agg_init_kernel<<<gj_cuda_grid_size(ctx, t->nslots), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+		(const GjAggSpec *) agg->d_spec.ptr, TableArgs(agg, t));
+	GJ_CUDA_TRY(err, cudaGetLastError());
+	return GJ_OK;
+}
+
+static void
+ReleaseTable(GjCudaContext *ctx, AggTable *t)
+{
+	gj_cuda_device_release(ctx, &t->hashes);
+	gj_cuda_device_release(ctx, &t->slots);
+	gj_cuda_device_release(ctx, &t->live);
+	for (int k = 0; k < GJ_AGG_MAX_KEYS; k++)
+	{
+		gj_cuda_device_release(ctx, &t->keys[k]);
+		gj_cuda_device_release(ctx, &t->key_nulls[k]);
+	}
+	for (int w = 0; w < 3 * GJ_AGG_MAX_AGGS; w++)
+		gj_cuda_device_release(ctx, &t->words[w]);
+	t->capacity = t->nslots = 0;
+}
+
+static void
+FreeResults(CudaAggState *agg)
+{
+	for (int k = 0; k < GJ_AGG_MAX_KEYS; k++)
+	{
+		free(agg->r_keys[k]);
+		free(agg->r_key_nulls[k]);
+		agg->r_keys[k] = NULL;
+		agg->r_key_nulls[k] = NULL;
+	}
+	for (int w = 0; w < 3 * GJ_AGG_MAX_AGGS; w++)
+	{
+		free(agg->r_words[w]);
+		agg->r_words[w] = NULL;
+	}
+	free(agg->r_live);
+	agg->r_live = NULL;
+}
+
+/* Free the aggregation's state; for context_destroy, errors ignored */
+void
+gj_cuda_agg_destroy(GjCudaContext *ctx)
+{
+	CudaAggState *agg = (CudaAggState *) ctx->agg_state;
+
+	if (agg == NULL)
+		return;
+	for (int i = 0; i < 2; i++)
+		ReleaseTable(ctx, &agg->tables[i]);
+	gj_cuda_device_release(ctx, &agg->d_spec);
+	gj_cuda_device_release(ctx, &agg->counters);
+	gj_cuda_device_release(ctx, &agg->overflow_rows);
+	gj_cuda_device_release(ctx, &agg->overflow_in);
+	if (agg->h_counters != NULL)
+		(void) cudaFreeHost(agg->h_counters);
+	FreeResults(agg);
+	free(agg);
+	ctx->agg_state = NULL;
+	(void) cudaGetLastError();
+}
+
+/* The counters, copied back (waits for the stream) */
+static GjStatus
+ReadCounters(GjCudaContext *ctx, CudaAggState *agg, GjError *err)
+{
+	return gj_cuda_copy_from_device(ctx, agg->h_counters, agg->counters.ptr,
+									sizeof(AggCounters), err);
+}
+
+/* Twice the room (or more), every live group moved there */
+static GjStatus
+GrowTable(GjCudaContext *ctx, CudaAggState *agg, int64_t at_least, GjError *err)
+{
+	AggTable   *from = &agg->tables[agg->cur];
+	AggTable   *to = &agg->tables[1 - agg->cur];
+	int64_t		capacity = from->capacity * 2;
+
+	while (capacity < at_least)
+		capacity *= 2;
+	GJ_TRY(ReserveTable(ctx, agg, to, capacity, err));
+	GJ_CUDA_TRY(err, cudaMemsetAsync(&((AggCounters *) agg->counters.ptr)->live, 0,
+									 sizeof(unsigned long long), ctx->stream));
+	agg_move_kernel<<<gj_cuda_grid_size(ctx, from->capacity), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+		(const GjAggSpec *) agg->d_spec.ptr, TableArgs(agg, from), TableArgs(agg, to),
+		(AggCounters *) agg->counters.ptr);
+	GJ_CUDA_TRY(err, cudaGetLastError());
+	GJ_TRY(ReadCounters(ctx, agg, err));
+	/* the group numbers go on from the live ones */
+	agg->h_counters->ngroups = agg->h_counters->live;
+	GJ_TRY(gj_cuda_copy_to_device(ctx, agg->counters.ptr, agg->h_counters,
+								  sizeof(AggCounters), err));
+	ReleaseTable(ctx, from);
+	agg->cur = 1 - agg->cur;
+	return GJ_OK;
+}
+
+extern "C" GjStatus
+gj_cuda_agg_begin(GjContext *ctx, const GjAggSpec *spec, GjError *err)
+{
+	GjCudaContext *cuda = gj_cuda_context_get(ctx, err);
+	CudaAggState *agg;
+	int64_t		capacity = 1;
+
+	if (cuda == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	GJ_TRY(gj_agg_check(spec, &cuda->spec, err));
+	gj_cuda_agg_destroy(cuda);
+	cuda->agg_state = agg = (CudaAggState *) calloc(1, sizeof(CudaAggState));
+	if (agg == NULL)
+		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+							"Could not allocate host memory for an aggregation.");
+	agg->spec = *spec;
+	GJ_CUDA_TRY(err, cudaMallocHost((void **) &agg->h_counters, sizeof(AggCounters)));
+	memset(agg->h_counters, 0, sizeof(AggCounters));
+	GJ_TRY(gj_cuda_device_reserve(cuda, &agg->d_spec, sizeof(GjAggSpec),
+								  "an aggregation's programs", err));
+	GJ_TRY(gj_cuda_copy_to_device(cuda, agg->d_spec.ptr, spec, sizeof(GjAggSpec), err));
+	GJ_TRY(gj_cuda_device_reserve(cuda, &agg->counters, sizeof(AggCounters),
+								  "an aggregation's counters", err));
+	if (spec->nkeys > 0)
+	{
+		capacity = 1024;
+		while (capacity < spec->groups_hint && capacity < (INT64_C(1) << 30))
+			capacity *= 2;
+	}
+	else
+		agg->h_counters->ngroups = 1;	/* the one group, there from the start */
+	GJ_TRY(gj_cuda_copy_to_device(cuda, agg->counters.ptr, agg->h_counters,
+								  sizeof(AggCounters), err));
+	GJ_TRY(ReserveTable(cuda, agg, &agg->tables[0], capacity, err));
+	if (spec->nkeys == 0)
+	{
+		/* group 0 is live with no row */
+		GJ_CUDA_TRY(err, cudaMemsetAsync(agg->tables[0].live.ptr, 1, 1, cuda->stream));
+	}
+	agg->cur = 0;
+	return GJ_OK;
+}
+
+extern "C" GjStatus
+gj_cuda_aggregate(GjContext *ctx, int64_t first, int64_t *nmatches, int64_t *undecided,
+				  GjError *err)
+{
+	GjCudaContext *cuda = gj_cuda_context_get(ctx, err);
+	double		start = gj_clock_ms();
+	double		transfer_start;
+	CudaAggState *agg;
+	GjMatchRound probe;
+	int64_t		round_size = 0;
+	GjRoundSources sources;
+	AggColumns	cols;
+	AggCounters *d_counters;
+	const GjAggSpec *d_spec;
+	GjStatus	status;
+
+	if (cuda == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	agg = (CudaAggState *) cuda->agg_state;
+	if (agg == NULL)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"aggregate was called before agg_begin.");
+	*nmatches = 0;
+	*undecided = 0;
+	GJ_TRY(gj_check_retrieve(cuda->has_chunk, cuda->nmatches, cuda->spec.max_matches,
+							 first, &probe, &round_size, err));
+	if (round_size == 0)
+		return GJ_OK;
+	transfer_start = cuda->stats.transfer_ms;
+	memset(&sources, 0, sizeof(sources));
+	GJ_TRY(cuda->variant->retrieve(cuda, (uint64_t) first, round_size, &sources, err));
+	GJ_TRY(gj_cuda_round_gather(cuda, &sources, round_size, err));
+
+	memset(&cols, 0, sizeof(cols));
+	for (int s = 0; s < GJ_NUM_SIDES; s++)
+	{
+		const GjDeviceColumns *set = &cuda->columns[s == GJ_SIDE_OUTER ? GJ_COLUMNS_ROUND_OUTER :
+													 GJ_COLUMNS_ROUND_INNER];
+		const int32_t *widths = gj_side_widths(&cuda->spec, (GjSide) s);
+
+		for (int c = 0; c < gj_side_ncolumns(&cuda->spec, (GjSide) s); c++)
+		{
+			cols.values[s][c] = set->values[c].ptr;
+			cols.nulls[s][c] = set->has_nulls[c] ? (const uint8_t *) set->nulls[c].ptr : NULL;
+			cols.widths[s][c] = widths[c];
+		}
+	}
+	d_counters = (AggCounters *) agg->counters.ptr;
+	d_spec = (const GjAggSpec *) agg->d_spec.ptr;
+	GJ_CUDA_TRY(err, cudaMemsetAsync(&d_counters->undecided, 0, 2 * sizeof(unsigned long long),
+									 cuda->stream));
+	if (agg->spec.nkeys == 0)
+	{
+		agg_one_group_kernel<<<gj_cuda_grid_size(cuda, round_size), GJ_BLOCK_SIZE, 0, cuda->stream>>>(
+			d_spec, cols, round_size, TableArgs(agg, &agg->tables[agg->cur]), d_counters);
+		GJ_CUDA_TRY(err, cudaGetLastError());
+		status = ReadCounters(cuda, agg, err);
+	}
+	else
+	{
+		const uint32_t *rows = NULL;
+		int64_t		n = round_size;
+
+		GJ_TRY(gj_cuda_device_reserve(cuda, &agg->overflow_rows,
+									  (size_t) round_size * sizeof(uint32_t),
+									  "the matches an aggregation's groups had no room for", err));
+		for (;;)
+		{
+			agg_groups_kernel<<<gj_cuda_grid_size(cuda, n), GJ_BLOCK_SIZE, 0, cuda->stream>>>(
+				d_spec, cols, n, rows, TableArgs(agg, &agg->tables[agg->cur]), d_counters,
+				(uint32_t *) agg->overflow_rows.ptr);
+			GJ_CUDA_TRY(err, cudaGetLastError());
+			GJ_TRY(ReadCounters(cuda, agg, err));
+			if (agg->h_counters->noverflow == 0)
+				break;
+			n = (int64_t) agg->h_counters->noverflow;
+			*undecided += (int64_t) agg->h_counters->undecided;
+			/* the listed matches again, into a table with room for them */
+			GJ_TRY(GrowTable(cuda, agg, agg->tables[agg->cur].capacity + n, err));
+			GJ_CUDA_TRY(err, cudaMemsetAsync(&d_counters->undecided, 0,
+											 2 * sizeof(unsigned long long), cuda->stream));
+			/* the kernel lists into another array than the one it reads */
+			GJ_TRY(gj_cuda_device_reserve(cuda, &agg->overflow_in, (size_t) n * sizeof(uint32_t),
+										  "the matches an aggregation's groups had no room for",
+										  err));
+			GJ_CUDA_TRY(err, cudaMemcpyAsync(agg->overflow_in.ptr, agg->overflow_rows.ptr,
+											 (size_t) n * sizeof(uint32_t),
+											 cudaMemcpyDeviceToDevice, cuda->stream));
+			rows = (const uint32_t *) agg->overflow_in.ptr;
+		}
+		status = GJ_OK;
+	}
+	if (status == GJ_OK)
+	{
+		*undecided += (int64_t) agg->h_counters->undecided;
+		*nmatches = round_size;
+	}
+	cuda->stats.materialize_ms += gj_clock_ms() - start -
+		(cuda->stats.transfer_ms - transfer_start);
+	return status;
+}
+
+extern "C" GjStatus
+gj_cuda_agg_result(GjContext *ctx, GjAggResult *out, GjError *err)
+{
+	GjCudaContext *cuda = gj_cuda_context_get(ctx, err);
+	CudaAggState *agg;
+	AggTable   *t;
+	int64_t		cap;
+	int64_t		ngroups = 0;
+
+	if (cuda == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	agg = (CudaAggState *) cuda->agg_state;
+	if (agg == NULL || out == NULL)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"agg_result was called before agg_begin.");
+	t = &agg->tables[agg->cur];
+	cap = t->capacity;
+	FreeResults(agg);
+	agg->r_live = (uint8_t *) malloc(cap);
+	for (int k = 0; k < agg->spec.nkeys; k++)
+	{
+		agg->r_keys[k] = (int64_t *) malloc(cap * sizeof(int64_t));
+		agg->r_key_nulls[k] = (uint8_t *) malloc(cap);
+	}
+	for (int w = 0; w < 3 * agg->spec.naggs; w++)
+		agg->r_words[w] = (int64_t *) malloc(cap * sizeof(int64_t));
+	if (agg->r_live == NULL)
+		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+							"Could not allocate host memory for the groups of an aggregation.");
+	for (int k = 0; k < agg->spec.nkeys; k++)
+		if (agg->r_keys[k] == NULL || agg->r_key_nulls[k] == NULL)
+			return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+								"Could not allocate host memory for the groups of an aggregation.");
+	for (int w = 0; w < 3 * agg->spec.naggs; w++)
+		if (agg->r_words[w] == NULL)
+			return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+								"Could not allocate host memory for the groups of an aggregation.");
+
+	/* every entry up to the capacity (the holes and the unused skipped here) */
+	GJ_TRY(gj_cuda_copy_from_device(cuda, agg->r_live, t->live.ptr, cap, err));
+	for (int k = 0; k < agg->spec.nkeys; k++)
+	{
+		GJ_TRY(gj_cuda_copy_from_device(cuda, agg->r_keys[k], t->keys[k].ptr,
+										cap * sizeof(int64_t), err));
+		GJ_TRY(gj_cuda_copy_from_device(cuda, agg->r_key_nulls[k], t->key_nulls[k].ptr, cap, err));
+	}
+	for (int w = 0; w < 3 * agg->spec.naggs; w++)
+		GJ_TRY(gj_cuda_copy_from_device(cuda, agg->r_words[w], t->words[w].ptr,
+										cap * sizeof(int64_t), err));
+	for (int64_t g = 0; g < cap; g++)
+	{
+		if (!agg->r_live[g])
+			continue;
+		for (int k = 0; k < agg->spec.nkeys; k++)
+		{
+			agg->r_keys[k][ngroups] = agg->r_keys[k][g];
+			agg->r_key_nulls[k][ngroups] = agg->r_key_nulls[k][g];
+		}
+		for (int w = 0; w < 3 * agg->spec.naggs; w++)
+			agg->r_words[w][ngroups] = agg->r_words[w][g];
+		ngroups++;
+	}
+	memset(out, 0, sizeof(*out));
+	out->ngroups = ngroups;
+	for (int k = 0; k < agg->spec.nkeys; k++)
+	{
+		out->keys[k] = agg->r_keys[k];
+		out->key_nulls[k] = agg->r_key_nulls[k];
+	}
+	for (int a = 0; a < agg->spec.naggs; a++)
+	{
+		out->n[a] = agg->r_words[3 * a];
+		out->a[a] = agg->r_words[3 * a + 1];
+		out->b[a] = agg->r_words[3 * a + 2];
+	}
+	return GJ_OK;
+}

@@ -1,0 +1,374 @@
+/*-------------------------------------------------------------------------
+ *
+ * group_agg_cpu.c
+ *	  The grouped aggregation's CPU twin, and the check of a spec both
+ *	  implementations make
+ *
+ * Each round of matches is retrieved as the join hands it out (host
+ * arrays, gj_cpu_retrieve) and folded match after match: the groups lie
+ * densely, group g's words at [g] of each array, found through an
+ * open-addressing table of (hash, group) slots that doubles at half full.
+ * This is the specification the device's atomics are tested against
+ * (test/kernels/): the same groups, the same integer words, float sums
+ * within rounding.
+ *
+ * IDENTIFICATION
+ *	  cuda/agg/group_agg_cpu.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+#include "group_agg.h"
+
+/*
+ * The groups: ngroups of them in arrays of capacity entries; slots:
+ * nslots (a power of two, at least twice capacity) hashes, and their
+ * groups (-1: empty)
+ */
+typedef struct CpuAggState
+{
+	GjAggSpec	spec;
+	int64_t		ngroups;
+	int64_t		capacity;
+	int64_t    *keys[GJ_AGG_MAX_KEYS];
+	uint8_t    *key_nulls[GJ_AGG_MAX_KEYS];
+	int64_t    *words[3 * GJ_AGG_MAX_AGGS];	/* n, a, b of each aggregate */
+	int64_t		nslots;
+	uint64_t   *hashes;
+	int64_t    *groups;
+} CpuAggState;
+
+void
+gj_cpu_agg_destroy(void *state)
+{
+	CpuAggState *agg = state;
+
+	if (agg == NULL)
+		return;
+	for (int k = 0; k < GJ_AGG_MAX_KEYS; k++)
+	{
+		free(agg->keys[k]);
+		free(agg->key_nulls[k]);
+	}
+	for (int w = 0; w < 3 * GJ_AGG_MAX_AGGS; w++)
+		free(agg->words[w]);
+	free(agg->hashes);
+	free(agg->groups);
+	free(agg);
+}
+
+/*
+ * Check a spec against the join's: every index in range, every program
+ * sound, the kinds and types the words are defined for
+ */
+GjStatus
+gj_agg_check(const GjAggSpec *spec, const GjJoinSpec *join, GjError *err)
+{
+	if (spec == NULL)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT, "No aggregation was given.");
+	if (spec->ninputs < 0 || spec->ninputs > GJ_AGG_MAX_INPUTS ||
+		spec->nkeys < 0 || spec->nkeys > GJ_AGG_MAX_KEYS ||
+		spec->naggs < 1 || spec->naggs > GJ_AGG_MAX_AGGS)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"An aggregation has %d inputs, %d keys and %d aggregates.",
+							(int) spec->ninputs, (int) spec->nkeys, (int) spec->naggs);
+	for (int i = 0; i < spec->ninputs; i++)
+	{
+		const GjAggInput *in = &spec->inputs[i];
+		int			ncolumns;
+
+		if (in->side != GJ_SIDE_OUTER && in->side != GJ_SIDE_INNER)
+			return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+								"Aggregation input %d reads side %d.", i, (int) in->side);
+		ncolumns = gj_side_ncolumns(join, (GjSide) in->side);
+		if (in->column < 0 || in->column >= ncolumns || in->kind > GJ_KEY_FLOAT8 ||
+			in->type > GJ_EXPR_FLOAT8)
+			return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+								"Aggregation input %d reads column %d of %d.",
+								i, (int) in->column, ncolumns);
+	}
+	for (int k = 0; k < spec->nkeys + spec->naggs * 2; k++)
+	{
+		const GjAggExpr *expr;
+		GjStatus	status;
+
+		if (k < spec->nkeys)
+			expr = &spec->keys[k];
+		else if (((k - spec->nkeys) & 1) == 0)
+		{
+			if (!spec->aggs[(k - spec->nkeys) / 2].has_arg)
+				continue;
+			expr = &spec->aggs[(k - spec->nkeys) / 2].arg;
+		}
+		else
+		{
+			if (!spec->aggs[(k - spec->nkeys) / 2].has_filter)
+				continue;
+			expr = &spec->aggs[(k - spec->nkeys) / 2].filter;
+		}
+		status = gj_expr_check(&expr->program, k >= spec->nkeys && ((k - spec->nkeys) & 1), err);
+		if (status != GJ_OK)
+			return status;
+		for (int i = 0; i < expr->program.ninputs; i++)
+			if (expr->inputs[i] < 0 || expr->inputs[i] >= spec->ninputs ||
+				spec->inputs[expr->inputs[i]].type != expr->program.input_types[i])
+				return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+									"An aggregation program reads input %d, which is not one of its %d, or of another type.",
+									(int) expr->inputs[i], (int) spec->ninputs);
+	}
+	for (int a = 0; a < spec->naggs; a++)
+	{
+		const GjAgg *agg = &spec->aggs[a];
+
+		if (agg->kind > GJ_AGG_MAX || agg->type > GJ_EXPR_FLOAT8 ||
+			(!agg->has_arg && agg->kind != GJ_AGG_COUNT))
+			return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+								"Aggregate %d is of kind %d over type %d.",
+								a, (int) agg->kind, (int) agg->type);
+	}
+	return GJ_OK;
+}
+
+/* Make room for capacity groups; false when the host has no memory */
+static bool
+GrowGroups(CpuAggState *agg, int64_t capacity)
+{
+	for (int k = 0; k < agg->spec.nkeys; k++)
+	{
+		int64_t    *keys = realloc(agg->keys[k], capacity * sizeof(int64_t));
+		uint8_t    *nulls;
+
+		if (keys == NULL)
+			return false;
+		agg->keys[k] = keys;
+		nulls = realloc(agg->key_nulls[k], capacity);
+		if (nulls == NULL)
+			return false;
+		agg->key_nulls[k] = nulls;
+	}
+	for (int w = 0; w < 3 * agg->spec.naggs; w++)
+	{
+		int64_t    *words = realloc(agg->words[w], capacity * sizeof(int64_t));
+
+		if (words == NULL)
+			return false;
+		agg->words[w] = words;
+	}
+	agg->capacity = capacity;
+	return true;
+}
+
+/* Put group g, of hash h, into the slots */
+static void
+PlaceGroup(CpuAggState *agg, uint64_t h, int64_t g)
+{
+	int64_t		mask = agg->nslots - 1;
+	int64_t		s = (int64_t) (h & (uint64_t) mask);
+
+	while (agg->groups[s] >= 0)
+		s = (s + 1) & mask;
+	agg->hashes[s] = h;
+	agg->groups[s] = g;
+}
+
+/* Double the slots and the groups' arrays; false when out of host memory */
+static bool
+Grow(CpuAggState *agg)
+{
+	int64_t		nslots = agg->nslots * 2;
+	uint64_t   *hashes = malloc(nslots * sizeof(uint64_t));
+	int64_t    *groups = malloc(nslots * sizeof(int64_t));
+	int64_t		old = agg->nslots;
+	uint64_t   *old_hashes = agg->hashes;
+	int64_t    *old_groups = agg->groups;
+
+	if (hashes == NULL || groups == NULL || !GrowGroups(agg, nslots / 2))
+	{
+		free(hashes);
+		free(groups);
+		return false;
+	}
+	for (int64_t s = 0; s < nslots; s++)
+		groups[s] = -1;
+	agg->nslots = nslots;
+	agg->hashes = hashes;
+	agg->groups = groups;
+	for (int64_t s = 0; s < old; s++)
+		if (old_groups[s] >= 0)
+			PlaceGroup(agg, old_hashes[s], old_groups[s]);
+	free(old_hashes);
+	free(old_groups);
+	return true;
+}
+
+/* The group of a match, created if new; -1 when out of host memory */
+static int64_t
+FindGroup(CpuAggState *agg, const GjAggMatch *m)
+{
+	uint64_t	h;
+	int64_t		mask;
+	int64_t		s;
+	int64_t		g;
+
+	if (agg->spec.nkeys == 0)
+		return 0;
+	h = gj_agg_hash(m, agg->spec.nkeys);
+	mask = agg->nslots - 1;
+	for (s = (int64_t) (h & (uint64_t) mask); agg->groups[s] >= 0; s = (s + 1) & mask)
+	{
+		bool		same = (agg->hashes[s] == h);
+
+		g = agg->groups[s];
+		for (int k = 0; same && k < agg->spec.nkeys; k++)
+			same = (agg->key_nulls[k][g] != 0) == ((m->key_nulls >> k) & 1) &&
+				((m->key_nulls >> k) & 1 || agg->keys[k][g] == m->keys[k]);
+		if (same)
+			return g;
+	}
+	if (2 * (agg->ngroups + 1) > agg->nslots)
+	{
+		if (!Grow(agg))
+			return -1;
+		return FindGroup(agg, m);
+	}
+	g = agg->ngroups++;
+	agg->hashes[s] = h;
+	agg->groups[s] = g;
+	for (int k = 0; k < agg->spec.nkeys; k++)
+	{
+		agg->keys[k][g] = m->keys[k];
+		agg->key_nulls[k][g] = (m->key_nulls >> k) & 1;
+	}
+	for (int a = 0; a < agg->spec.naggs; a++)
+		gj_agg_init_words(&agg->spec.aggs[a], &agg->words[3 * a][g],
+						  &agg->words[3 * a + 1][g], &agg->words[3 * a + 2][g]);
+	return g;
+}
+
+static GjStatus
+OutOfMemory(GjError *err)
+{
+	return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+						"Could not allocate host memory for the groups of an aggregation.");
+}
+
+GjStatus
+gj_cpu_agg_begin(GjContext *ctx, const GjAggSpec *spec, GjError *err)
+{
+	GjCpuContext *cpu = gj_cpu_context_get(ctx, err);
+	CpuAggState *agg;
+	GjStatus	status;
+
+	if (cpu == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	status = gj_agg_check(spec, &cpu->spec, err);
+	if (status != GJ_OK)
+		return status;
+	gj_cpu_agg_destroy(cpu->agg_state);
+	cpu->agg_state = agg = calloc(1, sizeof(CpuAggState));
+	if (agg == NULL)
+		return OutOfMemory(err);
+	agg->spec = *spec;
+	agg->nslots = 16;
+	while (agg->nslots < 2 * spec->groups_hint && agg->nslots < (INT64_C(1) << 30))
+		agg->nslots *= 2;
+	agg->hashes = malloc(agg->nslots * sizeof(uint64_t));
+	agg->groups = malloc(agg->nslots * sizeof(int64_t));
+	if (agg->hashes == NULL || agg->groups == NULL || !GrowGroups(agg, agg->nslots / 2))
+		return OutOfMemory(err);
+	for (int64_t s = 0; s < agg->nslots; s++)
+		agg->groups[s] = -1;
+	if (spec->nkeys == 0)
+	{
+		/* the one group, there even when no row comes */
+		agg->ngroups = 1;
+		for (int a = 0; a < spec->naggs; a++)
+			gj_agg_init_words(&spec->aggs[a], &agg->words[3 * a][0],
+							  &agg->words[3 * a + 1][0], &agg->words[3 * a + 2][0]);
+	}
+	return GJ_OK;
+}
+
+GjStatus
+gj_cpu_aggregate(GjContext *ctx, int64_t first, int64_t *nmatches, int64_t *undecided,
+				 GjError *err)
+{
+	GjCpuContext *cpu = gj_cpu_context_get(ctx, err);
+	CpuAggState *agg;
+	GjMatchRound round;
+	GjStatus	status;
+
+	if (cpu == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	agg = cpu->agg_state;
+	if (agg == NULL)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"aggregate was called before agg_begin.");
+	status = gj_cpu_retrieve(ctx, first, &round, err);
+	if (status != GJ_OK)
+		return status;
+	*nmatches = round.nmatches;
+	*undecided = 0;
+	for (int64_t r = 0; r < round.nmatches; r++)
+	{
+		GjExprDatum inputs[GJ_AGG_MAX_INPUTS];
+		GjAggMatch	m;
+		int64_t		g;
+
+		for (int i = 0; i < agg->spec.ninputs; i++)
+		{
+			const GjAggInput *in = &agg->spec.inputs[i];
+			GjSide		side = (GjSide) in->side;
+
+			inputs[i] = gj_agg_input(in,
+									 side == GJ_SIDE_OUTER ? round.outer_values[in->column] :
+									 round.inner_values[in->column],
+									 side == GJ_SIDE_OUTER ? round.outer_nulls[in->column] :
+									 round.inner_nulls[in->column],
+									 gj_side_widths(&cpu->spec, side)[in->column], r);
+		}
+		if (!gj_agg_eval_match(&agg->spec, inputs, &m))
+		{
+			(*undecided)++;
+			continue;
+		}
+		g = FindGroup(agg, &m);
+		if (g < 0)
+			return OutOfMemory(err);
+		for (int a = 0; a < agg->spec.naggs; a++)
+			gj_agg_fold(&agg->spec.aggs[a], &m.values[a], &agg->words[3 * a][g],
+						&agg->words[3 * a + 1][g], &agg->words[3 * a + 2][g]);
+	}
+	return GJ_OK;
+}
+
+GjStatus
+gj_cpu_agg_result(GjContext *ctx, GjAggResult *out, GjError *err)
+{
+	GjCpuContext *cpu = gj_cpu_context_get(ctx, err);
+	CpuAggState *agg;
+
+	if (cpu == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	agg = cpu->agg_state;
+	if (agg == NULL || out == NULL)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"agg_result was called before agg_begin.");
+	memset(out, 0, sizeof(*out));
+	out->ngroups = agg->ngroups;
+	for (int k = 0; k < agg->spec.nkeys; k++)
+	{
+		out->keys[k] = agg->keys[k];
+		out->key_nulls[k] = agg->key_nulls[k];
+	}
+	for (int a = 0; a < agg->spec.naggs; a++)
+	{
+		out->n[a] = agg->words[3 * a];
+		out->a[a] = agg->words[3 * a + 1];
+		out->b[a] = agg->words[3 * a + 2];
+	}
+	return GJ_OK;
+}

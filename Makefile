@@ -21,7 +21,9 @@ OBJS = \
 	src/planner_clauses.o \
 	src/planner_cost.o \
 	src/planner_expr.o \
+	src/planner_agg.o \
 	src/exec.o \
+	src/exec_agg.o \
 	src/exec_batch.o \
 	src/exec_partition.o \
 	src/exec_emit.o \

@@ -101,6 +101,12 @@ CustomScanMethods gpujoin_theta_scan_methods = {
 	.CreateCustomScanState = CreateGpuJoinState,
 };
 
+/* a GpuHashJoin in aggregation mode (exec_agg.c) */
+CustomScanMethods gpujoin_preagg_scan_methods = {
+	.CustomName = "GpuPreAgg",
+	.CreateCustomScanState = CreateGpuJoinState,
+};
+
 static const CustomExecMethods gpujoin_hash_exec_methods = {
 	.CustomName = "GpuHashJoin",
 	.BeginCustomScan = BeginGpuJoin,
@@ -227,6 +233,8 @@ SwitchToCpu(GpuJoinState *node, const GjError *cause)
 	/* the CPU twin reports no device memory errors but injected ones */
 	node->gj_FellBackFrom = (node->gj_Device.kernels == &gj_cpu_kernels) ?
 		"the CPU twin, gpujoin.inject_fault" : "the GPU";
+	if (node->gj_Agg)
+		GpuJoinAggSaveGroups(node);	/* the groups folded there so far */
 	GpuJoinDeviceClose(&node->gj_Device);
 	GpuJoinDeviceOpen(&node->gj_Device, &gj_cpu_kernels, &node->gj_Spec);
 	node->gj_OnFallback = true;
@@ -389,11 +397,17 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	List	   *key_bits = list_nth(priv, GpuJoinPrivateKeyBits);
 	List	   *codings = list_nth(priv, GpuJoinPrivateKeyCodings);
 	int			num_outer_cols = intVal(list_nth(priv, GpuJoinPrivateNumOuterCols));
+	/* GpuPreAgg: its groups, variant and join columns, last in the list */
+	bool		preagg = (cscan->methods == &gpujoin_preagg_scan_methods);
+	List	   *agg_private = preagg ? llast(priv) : NIL;
+	int			num_join_cols = preagg ? intVal(lthird(agg_private)) :
+		list_length(cscan->custom_scan_tlist);
 	List	   *outer_args = NIL;
 	List	   *inner_args = NIL;
 	Bitmapset  *needed = NULL;
-	List	   *outer_tlist = list_copy_head(cscan->custom_scan_tlist, num_outer_cols);
-	List	   *inner_tlist = list_copy_tail(cscan->custom_scan_tlist, num_outer_cols);
+	List	   *join_tlist = list_copy_head(cscan->custom_scan_tlist, num_join_cols);
+	List	   *outer_tlist = list_copy_head(join_tlist, num_outer_cols);
+	List	   *inner_tlist = list_copy_tail(join_tlist, num_outer_cols);
 	Index		outer_heap = HeapSideRti(outer_tlist, intVal(list_nth(priv, GpuJoinPrivateOuterHeap)));
 	Index		inner_heap = HeapSideRti(inner_tlist, intVal(list_nth(priv, GpuJoinPrivateInnerHeap)));
 	PlanState  *outer_ps = NULL;
@@ -443,6 +457,8 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	pull_varattnos((Node *) cscan->scan.plan.targetlist, INDEX_VAR, &needed);
 	pull_varattnos((Node *) cscan->scan.plan.qual, INDEX_VAR, &needed);
 	pull_varattnos((Node *) join_quals, INDEX_VAR, &needed);
+	if (preagg)
+		GpuJoinAggNeeded(cscan, num_join_cols, &needed);
 
 	/* a merge join sorts the outer side whole: one chunk */
 	node->gj_Strategy = (GpuJoinStrategy) intVal(list_nth(priv, GpuJoinPrivateStrategy));
@@ -507,6 +523,9 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	node->gj_RoundMatches = node->gj_Spec.max_matches;
 
 	node->gj_JoinQual = ExecInitQual(join_quals, &css->ss.ps);
+	node->gj_Agg = NULL;
+	if (preagg)
+		GpuJoinAggInit(node, cscan, num_join_cols, agg_private);
 
 	/* columns nobody reads stay NULL in the scan tuple */
 	for (int i = 0; i < scanslot->tts_tupleDescriptor->natts; i++)
@@ -630,6 +649,13 @@ ExecGpuJoin(CustomScanState *css)
 				/* FALL THRU */
 
 			case GJ_RETRIEVE:
+				if (node->gj_Agg)
+				{
+					/* GpuPreAgg: every round of the chunk into the groups */
+					GpuJoinAggregateChunk(node);
+					node->gj_JoinState = GJ_LOAD_OUTER;
+					continue;
+				}
 				if (!RetrieveRound(node))
 				{
 					node->gj_FillPos = 0;
@@ -675,6 +701,17 @@ ExecGpuJoin(CustomScanState *css)
 				}
 
 			case GJ_DONE:
+				if (node->gj_Agg)
+				{
+					TupleTableSlot *slot;
+
+					if (node->gj_Timing)
+						INSTR_TIME_SET_CURRENT(start);
+					slot = GpuJoinAggEmitNext(node);
+					if (node->gj_Timing)
+						node->gj_EmitMs += GpuJoinElapsedMs(start);
+					return slot;
+				}
 				return NULL;
 
 			default:
@@ -746,6 +783,8 @@ ReScanGpuJoin(CustomScanState *css)
 	PlanState  *inner_ps = node->gj_Inner.ps;
 
 	node->gj_Ran = false;
+	if (node->gj_Agg)
+		GpuJoinAggRescan(node);
 	if (css->ss.ps.chgParam != NULL)
 	{
 		if (outer_ps)

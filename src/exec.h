@@ -462,6 +462,7 @@ typedef struct GpuJoinState
 	int			gj_Runs;
 	GpuJoinParallelState *gj_Shared;
 	List	   *gj_Workers;
+	struct GpuJoinAgg *gj_Agg;	/* GpuPreAgg (exec_agg.c), or NULL */
 } GpuJoinState;
 
 /* Milliseconds since start */
@@ -513,6 +514,19 @@ extern TupleTableSlot *GpuJoinHeapNextTuple(GpuJoinHeapReader *reader);
 extern void GpuJoinHeapRescan(GpuJoinHeapReader *reader);
 extern void GpuJoinHeapSetParallel(GpuJoinHeapReader *reader, ParallelTableScanDesc pscan);
 extern void GpuJoinHeapEnd(GpuJoinHeapReader *reader);
+
+/* exec_agg.c */
+extern void GpuJoinAggNeeded(CustomScan *cscan, int num_join_cols, Bitmapset **needed);
+extern void GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, int num_join_cols,
+						   List *agg_private);
+extern void GpuJoinAggregateChunk(GpuJoinState *node);
+extern TupleTableSlot *GpuJoinAggEmitNext(GpuJoinState *node);
+extern void GpuJoinAggSaveGroups(GpuJoinState *node);
+extern void GpuJoinAggRescan(GpuJoinState *node);
+extern void GpuJoinAggExplain(GpuJoinState *node, ExplainState *es);
+
+/* exec_emit.c */
+extern void GpuJoinFillScanSlot(GpuJoinState *node, TupleTableSlot *slot, int64 i);
 
 /* exec_partition.c */
 extern void GpuJoinPlanPartitions(GpuJoinState *node);

@@ -103,8 +103,8 @@ FillSideFromBatch(const GpuJoinSide *side, TupleTableSlot *slot, int64 row)
 /*
  * Fill the scan tuple with match i of the round
  */
-static inline void
-FillScanSlot(GpuJoinState *node, TupleTableSlot *slot, int64 i)
+void
+GpuJoinFillScanSlot(GpuJoinState *node, TupleTableSlot *slot, int64 i)
 {
 	const GjMatchRound *round = &node->gj_Round;
 
@@ -178,7 +178,7 @@ GpuJoinEmitNextMatch(GpuJoinState *node)
 			continue;
 
 		ResetExprContext(econtext);
-		FillScanSlot(node, scanslot, i);
+		GpuJoinFillScanSlot(node, scanslot, i);
 		econtext->ecxt_scantuple = scanslot;
 
 		if (node->gj_JoinQual != NULL && !ExecQual(node->gj_JoinQual, econtext))

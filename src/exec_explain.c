@@ -323,6 +323,7 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	ShowExprs("Join Filter", join_quals, context, useprefix, es);
 	if (join_quals != NIL && es->analyze)
 		ShowRowsRemoved("Rows Removed by Join Filter", css, es);
+	GpuJoinAggExplain(node, es);
 
 	if (gpujoin_explain_device)
 		ExplainPropertyText("Device", node->gj_Workers != NIL ?

@@ -33,6 +33,7 @@ bool		gpujoin_enable_mergejoin = true;
 bool		gpujoin_enable_thetajoin = true;
 bool		gpujoin_enable_parallel = true;
 bool		gpujoin_enable_heapscan = true;
+bool		gpujoin_enable_preagg = true;
 int			gpujoin_join_variant = GPUJOIN_AUTO;
 int			gpujoin_materialize = GPUJOIN_AUTO;
 int			gpujoin_chunk_rows = GPUJOIN_DEFAULT_CHUNK_ROWS;
@@ -64,6 +65,7 @@ GpuJoinModel gpujoin_model = {
 	.gather_ns = GPUJOIN_DEFAULT_GATHER_NS,
 	.gftr_gather_ns = GPUJOIN_DEFAULT_GFTR_GATHER_NS,
 	.nlj_compare_ns = GPUJOIN_DEFAULT_NLJ_COMPARE_NS,
+	.preagg_row_ns = GPUJOIN_DEFAULT_PREAGG_ROW_NS,
 };
 
 /*
@@ -133,6 +135,8 @@ static const struct
 	&gpujoin_model.gather_ns, GPUJOIN_DEFAULT_GATHER_NS, 0.0},
 	{"gpujoin.gftr_gather_ns", "GFTR: device time per match and payload column gathered after the transform (nearly sequential), in nanoseconds.", NULL,
 	&gpujoin_model.gftr_gather_ns, GPUJOIN_DEFAULT_GFTR_GATHER_NS, 0.0},
+	{"gpujoin.preagg_row_ns", "GpuPreAgg: device time per match and aggregate folded into its group, in nanoseconds.", NULL,
+	&gpujoin_model.preagg_row_ns, GPUJOIN_DEFAULT_PREAGG_ROW_NS, 0.0},
 };
 
 static const struct config_enum_entry gpujoin_device_options[] = {
@@ -229,6 +233,17 @@ _PG_init(void)
 							 "the whole inner side on the GPU, as a hash join without Parallel Hash does; "
 							 "not for right and full joins.",
 							 &gpujoin_enable_parallel,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.enable_preagg",
+							 "Lets the planner compute the aggregates over a GPU join on the device (GpuPreAgg).",
+							 "The join's matches are folded into groups on the device, and one row of "
+							 "partial aggregates per group goes to PostgreSQL's Finalize Aggregate, "
+							 "instead of every joined row to an Aggregate.",
+							 &gpujoin_enable_preagg,
 							 true,
 							 PGC_USERSET,
 							 0,
@@ -395,5 +410,6 @@ _PG_init(void)
 
 	GpuJoinInitExecutor();
 	GpuJoinInitPlanner();
+	GpuJoinInitPlannerAgg();
 	GpuJoinInitSetup();
 }

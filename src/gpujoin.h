@@ -84,6 +84,7 @@ extern bool gpujoin_enable_mergejoin;
 extern bool gpujoin_enable_thetajoin;
 extern bool gpujoin_enable_parallel;
 extern bool gpujoin_enable_heapscan;
+extern bool gpujoin_enable_preagg;
 extern int	gpujoin_join_variant;
 extern int	gpujoin_materialize;
 extern int	gpujoin_chunk_rows;
@@ -119,6 +120,7 @@ typedef struct GpuJoinModel
 	double		gather_ns;		/* GFUR: per match and payload column */
 	double		gftr_gather_ns; /* GFTR: per match and payload column */
 	double		nlj_compare_ns; /* NLJ: per pair and term */
+	double		preagg_row_ns;	/* GpuPreAgg: per match and aggregate folded */
 } GpuJoinModel;
 
 #define GPUJOIN_DEFAULT_COST_PER_MS			80.0
@@ -142,6 +144,8 @@ typedef struct GpuJoinModel
 #define GPUJOIN_DEFAULT_GFTR_COLUMN_NS		0.019
 #define GPUJOIN_DEFAULT_MATCH_NS			0.044
 #define GPUJOIN_DEFAULT_GATHER_NS			0.018
+/* a guess until calibrated: 10M matches, 2 aggregates, about 2 ms */
+#define GPUJOIN_DEFAULT_PREAGG_ROW_NS		0.1
 #define GPUJOIN_DEFAULT_GFTR_GATHER_NS		0.012
 
 extern GpuJoinModel gpujoin_model;
@@ -226,6 +230,29 @@ typedef enum GpuJoinExprsIndex
 /* planner.c */
 extern void GpuJoinInitPlanner(void);
 
+/*
+ * planner_agg.c: GpuPreAgg.  What an aggregate function computes on the
+ * device, and the partial state the node returns for it (exec_agg.c)
+ */
+typedef enum GpuJoinAggFunc
+{
+	GPUJOIN_AGG_COUNT_STAR,		/* count(*): int8 */
+	GPUJOIN_AGG_COUNT,			/* count(x): int8 */
+	GPUJOIN_AGG_SUM_INT,		/* sum(int2/int4): int8, NULL for no row */
+	GPUJOIN_AGG_SUM_INT8,		/* sum(int8): int8_avg_serialize's bytea */
+	GPUJOIN_AGG_AVG_INT,		/* avg(int2/int4): int8[2] {count, sum} */
+	GPUJOIN_AGG_AVG_INT8,		/* avg(int8): as sum(int8) */
+	GPUJOIN_AGG_SUM_FLOAT4,		/* sum(float4): float4, NULL for no row */
+	GPUJOIN_AGG_SUM_FLOAT8,		/* sum(float8): float8, NULL for no row */
+	GPUJOIN_AGG_MIN,			/* the argument's type, NULL for no row */
+	GPUJOIN_AGG_MAX
+} GpuJoinAggFunc;
+
+extern int	GpuJoinAggFuncOf(Oid aggfnoid);
+extern bool GpuJoinAggSupported(Aggref *aggref, List *tlist);
+extern bool GpuJoinGroupKeySupported(Expr *expr, List *tlist);
+extern void GpuJoinInitPlannerAgg(void);
+
 /* setup.c */
 extern void GpuJoinInitSetup(void);
 
@@ -233,6 +260,7 @@ extern void GpuJoinInitSetup(void);
 extern CustomScanMethods gpujoin_hash_scan_methods;
 extern CustomScanMethods gpujoin_merge_scan_methods;
 extern CustomScanMethods gpujoin_theta_scan_methods;
+extern CustomScanMethods gpujoin_preagg_scan_methods;
 extern const char *GpuJoinVariantName(GjVariant variant, GjMaterialize materialize);
 extern void GpuJoinInitExecutor(void);
 
@@ -291,6 +319,8 @@ typedef struct GpuJoinDeviceExpr
 extern bool GpuJoinDeviceExprType(Oid type, GjExprType *t, GjKeyKind *kind);
 extern void GpuJoinDeviceExprDatum(Oid type, Datum value, bool isnull, GjExprDatum *d);
 extern bool GpuJoinCompileQual(List *quals, Index relid, GpuJoinDeviceExpr *out);
+extern bool GpuJoinCompileTlistExpr(Node *expr, List *tlist, bool is_qual,
+									GpuJoinDeviceExpr *out, GjExprType *type);
 
 /* exec_heap.c: the GjKeyKind the heap deform codes a key with, or -1 */
 extern int	GpuJoinHeapKeyKind(GpuJoinKeyKind kind);

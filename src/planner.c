@@ -240,6 +240,10 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	cpath->custom_private = lappend(cpath->custom_private, makeString(considered));
 	cpath->custom_private = lappend(cpath->custom_private, makeBoolean(partitioned));
 
+	/* a copy for an aggregation above (before add_path may free it) */
+	if (strategy == GPUJOIN_STRATEGY_HASH && !partial)
+		GpuJoinRememberAggJoin(root, joinrel, cpath, jointype, clauses);
+
 	if (partial)
 		add_partial_path(joinrel, &cpath->path);
 	else
@@ -610,6 +614,14 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	}
 
 	return &cscan->scan.plan;
+}
+
+/* The join's CustomScan, for GpuPreAgg (planner_agg.c) to run in aggregation mode */
+Plan *
+GpuJoinPlanJoin(PlannerInfo *root, RelOptInfo *rel, CustomPath *path, List *tlist,
+				List *custom_plans)
+{
+	return PlanGpuJoinPath(root, rel, path, tlist, NIL, custom_plans);
 }
 
 /*

@@ -63,4 +63,12 @@ extern void GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_pa
 							bool use_gpu, GpuJoinStrategy strategy, GjVariant *variant,
 							GjMaterialize *materialize, char **considered, bool *partitioned);
 
+/* planner.c */
+extern Plan *GpuJoinPlanJoin(PlannerInfo *root, RelOptInfo *rel, CustomPath *path,
+							 List *tlist, List *custom_plans);
+
+/* planner_agg.c */
+extern void GpuJoinRememberAggJoin(PlannerInfo *root, RelOptInfo *joinrel, CustomPath *cpath,
+								   JoinType jointype, GpuJoinClauses *clauses);
+
 #endif							/* GPUJOIN_PLANNER_H */

@@ -304,12 +304,41 @@ GpuJoinDeviceExprDatum(Oid type, Datum value, bool isnull, GjExprDatum *d)
 	}
 }
 
-/* The compiler's state: the program growing in out */
+/*
+ * The compiler's state: the program growing in out; its Vars those of
+ * relation relid (their attribute numbers the inputs), or, when tlist is
+ * not NIL, the plain Vars listed there (their positions the inputs)
+ */
 typedef struct Compiler
 {
 	GpuJoinDeviceExpr *out;
 	Index		relid;
+	List	   *tlist;
 } Compiler;
+
+/* The 1-based position of var among the compiler's tlist's Vars, or 0 */
+static int
+TlistPosition(Compiler *c, Var *var)
+{
+	int			pos = 0;
+	ListCell   *lc;
+
+	foreach(lc, c->tlist)
+	{
+		Node	   *node = lfirst(lc);
+		Var		   *v;
+
+		pos++;
+		if (IsA(node, TargetEntry))
+			node = (Node *) ((TargetEntry *) node)->expr;
+		if (!IsA(node, Var))
+			continue;
+		v = (Var *) node;
+		if (v->varno == var->varno && v->varattno == var->varattno && v->varlevelsup == 0)
+			return pos;
+	}
+	return 0;
+}
 
 static bool CompileNode(Compiler *c, Node *node, GjExprType *type);
 
@@ -451,12 +480,20 @@ CompileNode(Compiler *c, Node *node, GjExprType *type)
 			{
 				Var		   *var = (Var *) node;
 				int			input;
+				int			attno = var->varattno;
 
-				if (var->varno != c->relid || var->varlevelsup != 0 || var->varattno <= 0 ||
-					var->varattno > GJ_MAX_HEAP_ATTS ||
-					!GpuJoinDeviceExprType(var->vartype, type, &kind))
+				if (c->tlist != NIL)
+				{
+					attno = (var->varlevelsup == 0) ? TlistPosition(c, var) : 0;
+					if (attno <= 0 || attno > PG_INT16_MAX ||
+						!GpuJoinDeviceExprType(var->vartype, type, &kind))
+						return false;
+				}
+				else if (var->varno != c->relid || var->varlevelsup != 0 || var->varattno <= 0 ||
+						 var->varattno > GJ_MAX_HEAP_ATTS ||
+						 !GpuJoinDeviceExprType(var->vartype, type, &kind))
 					return false;
-				input = InputOf(c, var->varattno, *type, kind);
+				input = InputOf(c, attno, *type, kind);
 				return input >= 0 && AddStep(c, GJ_EXPR_INPUT, *type, input);
 			}
 		case T_Const:
@@ -475,7 +512,7 @@ CompileNode(Compiler *c, Node *node, GjExprType *type)
 				int			k;
 
 				/* the query's parameters: fixed while the plan runs */
-				if (param->paramkind != PARAM_EXTERN ||
+				if (param->paramkind != PARAM_EXTERN || c->tlist != NIL ||
 					!GpuJoinDeviceExprType(param->paramtype, type, &kind))
 					return false;
 				k = AddConst(c, param->paramtype, (Datum) 0, true);
@@ -599,6 +636,7 @@ GpuJoinCompileQual(List *quals, Index relid, GpuJoinDeviceExpr *out)
 	memset(out, 0, sizeof(*out));
 	c.out = out;
 	c.relid = relid;
+	c.tlist = NIL;
 	if (quals == NIL)
 		return false;
 	foreach(lc, quals)
@@ -610,4 +648,52 @@ GpuJoinCompileQual(List *quals, Index relid, GpuJoinDeviceExpr *out)
 	/* the stack's depth and the operand types, as the kernels check them */
 	memset(&err, 0, sizeof(err));
 	return gj_expr_check(&out->program, true, &err) == GJ_OK;
+}
+
+/*
+ * Compile one expression over the columns of a join into out: its Vars
+ * must be plain Vars that tlist (a List of TargetEntry or of expressions)
+ * holds, and its inputs are their 1-based positions there (input_attnos).
+ * With is_qual, a boolean (an aggregate's FILTER); otherwise the value's
+ * type comes back in *type.  No Params: the aggregation's programs are
+ * compiled once, when the node starts.  False when some part of it does
+ * not compile.
+ */
+bool
+GpuJoinCompileTlistExpr(Node *expr, List *tlist, bool is_qual, GpuJoinDeviceExpr *out,
+						GjExprType *type)
+{
+	Compiler	c;
+	GjExprType	t;
+	GjError		err;
+
+	memset(out, 0, sizeof(*out));
+	c.out = out;
+	c.relid = 0;
+	c.tlist = tlist;
+	if (expr == NULL || tlist == NIL)
+		return false;
+	if (IsA(expr, List))
+	{
+		List	   *quals = (List *) expr;
+		ListCell   *lc;
+
+		if (!is_qual)
+			return false;
+		foreach(lc, quals)
+			if (!CompileNode(&c, lfirst(lc), &t) || t != GJ_EXPR_BOOL)
+				return false;
+		if (list_length(quals) > 1 &&
+			!AddStep(&c, GJ_EXPR_AND, GJ_EXPR_BOOL, list_length(quals)))
+			return false;
+		t = GJ_EXPR_BOOL;
+	}
+	else if (!CompileNode(&c, expr, &t))
+		return false;
+	if (is_qual && t != GJ_EXPR_BOOL)
+		return false;
+	if (type)
+		*type = t;
+	memset(&err, 0, sizeof(err));
+	return gj_expr_check(&out->program, is_qual, &err) == GJ_OK;
 }

@@ -1,0 +1,715 @@
+/*-------------------------------------------------------------------------
+ *
+ * exec_agg.c
+ *	  GpuPreAgg: a GPU join that folds its matches into groups on the device
+ *	  and returns one row of partial aggregates per group
+ *
+ * The node is the join (exec.c) with gj_Agg set: where a join hands each
+ * round of matches to GJ_EMIT, this one calls the kernels' aggregate for
+ * every round of every chunk (GpuJoinAggregateChunk), and at the end emits
+ * the groups (GpuJoinAggEmitNext).  Its scan tuple is the join's columns,
+ * then the non-Var group keys and the partial Aggrefs the plan appended
+ * (planner_agg.c); the targetlist reads those.
+ *
+ * The programs (group keys, arguments, FILTERs) are compiled here from the
+ * plan's expressions over the join's columns, each input a device column
+ * of one side.  Each group's words (gpujoin_kernels.h, GROUPED
+ * AGGREGATION) become the partial state PostgreSQL's combine function
+ * takes (PartialState): int8 for count and for sum of int2/int4, int8[2]
+ * {count, sum} for their avg, int8_avg_serialize's bytea (N, then the
+ * 128-bit sum as a NumericVar) for sum and avg of int8, float4/float8 for
+ * float sums, the argument's type for min and max.
+ *
+ * A round in which the device could not decide some match (an argument
+ * PostgreSQL's arithmetic would raise an error on) is fetched again as the
+ * join would emit it, and PostgreSQL's own expressions are evaluated on
+ * its matches, which raises that error.
+ *
+ * When a join moves from the GPU to the CPU twin (out of device memory in
+ * a build or count, exec.c's SwitchToCpu), the groups folded so far are
+ * taken from the old context first (GpuJoinAggSaveGroups) and emitted too:
+ * two partial rows of one group are what Finalize Aggregate combines.
+ *
+ * IDENTIFICATION
+ *	  src/exec_agg.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "exec.h"
+#include "libpq/pqformat.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "utils/array.h"
+#include "utils/float.h"
+#include "utils/memutils.h"
+
+/* A partial Aggref of the scan tuple */
+typedef struct GpuJoinAggItem
+{
+	GpuJoinAggFunc func;
+	int			scan_att;		/* its position in the scan tuple */
+	Oid			type;			/* min/max: the argument's (and result's) type */
+	ExprState  *arg;			/* PostgreSQL's own, over the scan tuple */
+	ExprState  *filter;
+} GpuJoinAggItem;
+
+/* The groups a context left behind (GpuJoinAggSaveGroups), copied */
+typedef struct GpuJoinAggSaved
+{
+	GjAggResult result;
+} GpuJoinAggSaved;
+
+typedef struct GpuJoinAgg
+{
+	GjAggSpec  *spec;
+	int			nitems;
+	GpuJoinAggItem *items;
+	int			nkeys;
+	int		   *key_atts;		/* per key, its position in the scan tuple */
+	Oid		   *key_types;
+	const char *variant;		/* "hash" or "one group", for EXPLAIN */
+	double		groups_planned;
+	GjContext  *begun;			/* the context agg_begin was called on */
+	List	   *saved;			/* GpuJoinAggSaved, of contexts closed */
+	bool		emitting;
+	GjAggResult result;			/* being emitted */
+	int64		pos;
+	int64		groups;			/* EXPLAIN ANALYZE: rows emitted */
+	int64		undecided_rounds;
+} GpuJoinAgg;
+
+/* Replace the join's Vars by references to their place in the scan tuple */
+static Node *
+ScanVars(Node *node, List *tlist)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var))
+	{
+		Var		   *var = (Var *) node;
+		int			pos = 0;
+		ListCell   *lc;
+
+		foreach(lc, tlist)
+		{
+			Var		   *v = (Var *) lfirst_node(TargetEntry, lc)->expr;
+
+			pos++;
+			if (IsA(v, Var) && v->varno == var->varno && v->varattno == var->varattno &&
+				var->varlevelsup == 0)
+			{
+				Var		   *ref = copyObject(var);
+
+				ref->varno = INDEX_VAR;
+				ref->varattno = pos;
+				return (Node *) ref;
+			}
+		}
+		elog(ERROR, "gpujoin: an aggregate reads a column the join does not carry");
+	}
+	return expression_tree_mutator(node, ScanVars, tlist);
+}
+
+/* Side and device column of the join column at 1-based position pos */
+static GjAggInput
+InputAt(GpuJoinState *node, int pos, uint8 kind, uint8 type)
+{
+	GjAggInput	in;
+
+	for (int s = 0; s < 2; s++)
+	{
+		GpuJoinSide *side = s == 0 ? &node->gj_Outer : &node->gj_Inner;
+
+		for (int c = 0; c < side->ncolumns; c++)
+			if (side->columns[c].scan_att == pos - 1)
+			{
+				if (side->columns[c].device < 0)
+					elog(ERROR, "gpujoin: an aggregate reads a column that is not on the device");
+				in.side = (int8) (s == 0 ? 0 : 1);
+				in.column = (int8) side->columns[c].device;
+				in.kind = kind;
+				in.type = type;
+				return in;
+			}
+	}
+	elog(ERROR, "gpujoin: an aggregate reads join column %d, which the join does not load", pos);
+	return in;					/* keep compiler quiet */
+}
+
+/*
+ * One program of the spec from a compiled expression: its inputs made the
+ * spec's (each join column once)
+ */
+static void
+SetProgram(GpuJoinState *node, GjAggSpec *spec, const GpuJoinDeviceExpr *expr, GjAggExpr *out)
+{
+	out->program = expr->program;
+	for (int i = 0; i < expr->program.ninputs; i++)
+	{
+		GjAggInput	in = InputAt(node, expr->input_attnos[i], expr->input_kinds[i],
+								 expr->program.input_types[i]);
+		int			j;
+
+		for (j = 0; j < spec->ninputs; j++)
+			if (spec->inputs[j].side == in.side && spec->inputs[j].column == in.column)
+				break;
+		if (j == spec->ninputs)
+		{
+			if (spec->ninputs >= GJ_AGG_MAX_INPUTS)
+				elog(ERROR, "gpujoin: the aggregates read more than %d columns", GJ_AGG_MAX_INPUTS);
+			spec->inputs[spec->ninputs++] = in;
+		}
+		out->inputs[i] = (int16) j;
+	}
+}
+
+static void
+Compile(Node *expr, List *join_tlist, bool is_qual, GpuJoinDeviceExpr *out, GjExprType *type)
+{
+	if (!GpuJoinCompileTlistExpr(expr, join_tlist, is_qual, out, type))
+		elog(ERROR, "gpujoin: an aggregate's expression the planner compiled does not compile");
+}
+
+/*
+ * The join columns the aggregation reads, added to needed (as
+ * pull_varattnos numbers them), so that the sides load them; before the
+ * sides are set up
+ */
+void
+GpuJoinAggNeeded(CustomScan *cscan, int num_join_cols, Bitmapset **needed)
+{
+	List	   *join_tlist = list_copy_head(cscan->custom_scan_tlist, num_join_cols);
+	ListCell   *lc;
+
+	foreach(lc, list_copy_tail(cscan->custom_scan_tlist, num_join_cols))
+	{
+		List	   *vars = pull_var_clause((Node *) lfirst_node(TargetEntry, lc)->expr,
+										   PVC_RECURSE_AGGREGATES);
+		ListCell   *lc2;
+
+		foreach(lc2, vars)
+		{
+			Var		   *ref = (Var *) ScanVars(lfirst(lc2), join_tlist);
+
+			*needed = bms_add_member(*needed,
+									 ref->varattno - FirstLowInvalidHeapAttributeNumber);
+		}
+	}
+	/* and the keys that are plain Vars, which the targetlist reads */
+}
+
+/*
+ * Set up the aggregation of a GpuPreAgg node, after its sides: the spec,
+ * the items, PostgreSQL's own expressions for undecided rounds
+ */
+void
+GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, int num_join_cols, List *agg_private)
+{
+	GpuJoinAgg *agg = palloc0(sizeof(GpuJoinAgg));
+	GjAggSpec  *spec = palloc0(sizeof(GjAggSpec));
+	List	   *join_tlist = list_copy_head(cscan->custom_scan_tlist, num_join_cols);
+	List	   *tlist = cscan->scan.plan.targetlist;
+	ListCell   *lc;
+	int			pos;
+
+	agg->spec = spec;
+	agg->groups_planned = floatVal(linitial(agg_private));
+	agg->variant = strVal(lsecond(agg_private));
+	agg->items = palloc0(sizeof(GpuJoinAggItem) * GJ_AGG_MAX_AGGS);
+	agg->key_atts = palloc0(sizeof(int) * GJ_AGG_MAX_KEYS);
+	agg->key_types = palloc0(sizeof(Oid) * GJ_AGG_MAX_KEYS);
+	spec->groups_hint = (int64) Min(agg->groups_planned, (double) (INT64CONST(1) << 30));
+
+	/*
+	 * The group keys: the targetlist's entries with a sort/group reference.
+	 * setrefs.c made each a reference to the scan tuple: to a join column
+	 * (a key that is a plain Var) or to the key's own entry.
+	 */
+	foreach(lc, tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *ref = (Var *) tle->expr;
+		TargetEntry *scan_tle;
+		GpuJoinDeviceExpr expr;
+		GjExprType	type;
+		Node	   *key;
+
+		if (tle->ressortgroupref == 0)
+			continue;
+		if (!IsA(ref, Var) || ref->varno != INDEX_VAR)
+			elog(ERROR, "gpujoin: a group key of a GpuPreAgg is not in its scan tuple");
+		if (agg->nkeys >= GJ_AGG_MAX_KEYS)
+			elog(ERROR, "gpujoin: more than %d group keys", GJ_AGG_MAX_KEYS);
+		scan_tle = list_nth_node(TargetEntry, cscan->custom_scan_tlist, ref->varattno - 1);
+		key = (Node *) scan_tle->expr;
+		Compile(key, join_tlist, false, &expr, &type);
+		SetProgram(node, spec, &expr, &spec->keys[agg->nkeys]);
+		agg->key_atts[agg->nkeys] = ref->varattno - 1;
+		agg->key_types[agg->nkeys] = exprType(key);
+		agg->nkeys++;
+	}
+	spec->nkeys = agg->nkeys;
+
+	/* the partial Aggrefs the plan appended */
+	pos = 0;
+	foreach(lc, cscan->custom_scan_tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Aggref	   *aggref = (Aggref *) tle->expr;
+		GpuJoinAggItem *item;
+		GjAgg	   *dev;
+		GpuJoinDeviceExpr expr;
+		GjExprType	type = GJ_EXPR_INT8;
+
+		pos++;
+		if (pos <= num_join_cols || !IsA(aggref, Aggref))
+			continue;
+		if (agg->nitems >= GJ_AGG_MAX_AGGS)
+			elog(ERROR, "gpujoin: more than %d aggregates", GJ_AGG_MAX_AGGS);
+		item = &agg->items[agg->nitems];
+		dev = &spec->aggs[agg->nitems];
+		agg->nitems++;
+		item->func = (GpuJoinAggFunc) GpuJoinAggFuncOf(aggref->aggfnoid);
+		if ((int) item->func < 0)
+			elog(ERROR, "gpujoin: aggregate %u has no device form", aggref->aggfnoid);
+		item->scan_att = pos - 1;
+		if (aggref->aggfilter != NULL)
+		{
+			Compile((Node *) aggref->aggfilter, join_tlist, true, &expr, NULL);
+			dev->has_filter = true;
+			SetProgram(node, spec, &expr, &dev->filter);
+			item->filter = ExecInitExpr((Expr *) ScanVars((Node *) aggref->aggfilter, join_tlist),
+										&node->css.ss.ps);
+		}
+		if (item->func != GPUJOIN_AGG_COUNT_STAR)
+		{
+			Expr	   *arg = linitial_node(TargetEntry, aggref->args)->expr;
+
+			Compile((Node *) arg, join_tlist, false, &expr, &type);
+			dev->has_arg = true;
+			SetProgram(node, spec, &expr, &dev->arg);
+			item->type = exprType((Node *) arg);
+			item->arg = ExecInitExpr((Expr *) ScanVars((Node *) arg, join_tlist),
+									 &node->css.ss.ps);
+		}
+		dev->type = (uint8) type;
+		switch (item->func)
+		{
+			case GPUJOIN_AGG_COUNT_STAR:
+			case GPUJOIN_AGG_COUNT:
+				dev->kind = GJ_AGG_COUNT;
+				break;
+			case GPUJOIN_AGG_MIN:
+				dev->kind = GJ_AGG_MIN;
+				break;
+			case GPUJOIN_AGG_MAX:
+				dev->kind = GJ_AGG_MAX;
+				break;
+			default:
+				dev->kind = GJ_AGG_SUM;
+				break;
+		}
+	}
+	spec->naggs = agg->nitems;
+	if (agg->nitems == 0)
+		elog(ERROR, "gpujoin: a GpuPreAgg without aggregates");
+	node->gj_Agg = agg;
+}
+
+/* The context's groups, once per context: agg_begin on first use */
+static void
+BeginOnContext(GpuJoinState *node)
+{
+	GpuJoinAgg *agg = node->gj_Agg;
+	GpuJoinDeviceContext *dev = &node->gj_Device;
+	GjError		err;
+
+	if (agg->begun == dev->ctx)
+		return;
+	memset(&err, 0, sizeof(err));
+	GpuJoinCheckStatus(dev->kernels->agg_begin(dev->ctx, agg->spec, &err), &err,
+					   "could not start the aggregation of a GPU join");
+	agg->begun = dev->ctx;
+}
+
+/* Copy a result's arrays into the node's memory */
+static GjAggResult
+CopyResult(const GjAggResult *r, int nkeys, int naggs)
+{
+	GjAggResult copy;
+	Size		n = (Size) Max(r->ngroups, 1);
+
+	memset(&copy, 0, sizeof(copy));
+	copy.ngroups = r->ngroups;
+	for (int k = 0; k < nkeys; k++)
+	{
+		int64	   *keys = palloc_extended(n * sizeof(int64), MCXT_ALLOC_HUGE);
+		uint8	   *nulls = palloc_extended(n, MCXT_ALLOC_HUGE);
+
+		memcpy(keys, r->keys[k], r->ngroups * sizeof(int64));
+		memcpy(nulls, r->key_nulls[k], r->ngroups);
+		copy.keys[k] = keys;
+		copy.key_nulls[k] = nulls;
+	}
+	for (int a = 0; a < naggs; a++)
+	{
+		const int64 *const src[3] = {r->n[a], r->a[a], r->b[a]};
+		int64	   *dst[3];
+
+		for (int w = 0; w < 3; w++)
+		{
+			dst[w] = palloc_extended(n * sizeof(int64), MCXT_ALLOC_HUGE);
+			memcpy(dst[w], src[w], r->ngroups * sizeof(int64));
+		}
+		copy.n[a] = dst[0];
+		copy.a[a] = dst[1];
+		copy.b[a] = dst[2];
+	}
+	return copy;
+}
+
+/*
+ * Before the node's context is closed for another (SwitchToCpu): keep the
+ * groups folded in it, to be emitted with the rest
+ */
+void
+GpuJoinAggSaveGroups(GpuJoinState *node)
+{
+	GpuJoinAgg *agg = node->gj_Agg;
+	GpuJoinDeviceContext *dev = &node->gj_Device;
+	GjAggResult r;
+	GjError		err;
+	GpuJoinAggSaved *saved;
+
+	if (agg == NULL || agg->begun == NULL || agg->begun != dev->ctx)
+		return;
+	memset(&err, 0, sizeof(err));
+	GpuJoinCheckStatus(dev->kernels->agg_result(dev->ctx, &r, &err), &err,
+					   "could not read the groups of a GPU aggregation");
+	saved = palloc(sizeof(GpuJoinAggSaved));
+	saved->result = CopyResult(&r, agg->spec->nkeys, agg->spec->naggs);
+	agg->saved = lappend(agg->saved, saved);
+	agg->begun = NULL;
+}
+
+/*
+ * A round the device left undecided rows in: fetch it as the join would
+ * emit it and evaluate PostgreSQL's own arguments and FILTERs on its
+ * matches, which raise the error the device could not decide
+ */
+static void
+RaiseUndecided(GpuJoinState *node, int64 first)
+{
+	GpuJoinAgg *agg = node->gj_Agg;
+	GpuJoinDeviceContext *dev = &node->gj_Device;
+	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
+	TupleTableSlot *scanslot = node->css.ss.ss_ScanTupleSlot;
+	GjError		err;
+
+	memset(&err, 0, sizeof(err));
+	GpuJoinCheckStatus(dev->kernels->retrieve(dev->ctx, first, &node->gj_Round, &err), &err,
+					   "could not fetch the matches of a GPU join");
+	for (int64 i = 0; i < node->gj_Round.nmatches; i++)
+	{
+		ResetExprContext(econtext);
+		GpuJoinFillScanSlot(node, scanslot, i);
+		econtext->ecxt_scantuple = scanslot;
+		for (int a = 0; a < agg->nitems; a++)
+		{
+			bool		isnull;
+
+			if (agg->items[a].filter)
+			{
+				Datum		d = ExecEvalExpr(agg->items[a].filter, econtext, &isnull);
+
+				if (isnull || !DatumGetBool(d))
+					continue;
+			}
+			if (agg->items[a].arg)
+				(void) ExecEvalExpr(agg->items[a].arg, econtext, &isnull);
+		}
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INTERNAL_ERROR),
+			 errmsg("gpujoin: the device could not evaluate an aggregate's argument that PostgreSQL evaluates without error"),
+			 errhint("Set gpujoin.enable_preagg = off to aggregate on the CPU.")));
+}
+
+/*
+ * GJ_RETRIEVE in a GpuPreAgg: fold every round of the counted chunk into
+ * the groups
+ */
+void
+GpuJoinAggregateChunk(GpuJoinState *node)
+{
+	GpuJoinDeviceContext *dev = &node->gj_Device;
+
+	BeginOnContext(node);
+	while (node->gj_NextMatch < node->gj_ChunkMatches)
+	{
+		int64		n = 0;
+		int64		undecided = 0;
+		GjError		err;
+		GjStatus	status;
+
+		CHECK_FOR_INTERRUPTS();
+		memset(&err, 0, sizeof(err));
+		status = dev->kernels->aggregate(dev->ctx, node->gj_NextMatch, &n, &undecided, &err);
+		if (status == GJ_ERROR_DEVICE_MEMORY)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("gpujoin: the groups of a GPU aggregation do not fit in device memory"),
+					 errdetail("%s", err.message),
+					 errhint("Set gpujoin.enable_preagg = off to aggregate on the CPU, or raise gpujoin.device_memory_limit.")));
+		GpuJoinCheckStatus(status, &err, "could not aggregate the matches of a GPU join");
+		if (undecided > 0)
+		{
+			node->gj_Agg->undecided_rounds++;
+			RaiseUndecided(node, node->gj_NextMatch);
+		}
+		if (n <= 0 || n > node->gj_ChunkMatches - node->gj_NextMatch)
+			elog(ERROR, "gpujoin: the kernels aggregated " INT64_FORMAT " matches where " INT64_FORMAT " were left",
+				 n, node->gj_ChunkMatches - node->gj_NextMatch);
+		node->gj_NextMatch += n;
+	}
+}
+
+/* The 128-bit sum of a SUM's words */
+static int128
+Sum128(const GjAggResult *r, int a, int64 g)
+{
+	return (int128) r->b[a][g] * ((int128) 1 << 32) + (int128) (uint64) r->a[a][g];
+}
+
+/* int8_avg_serialize's bytea: N, then the sum as a NumericVar */
+static Datum
+SerializeInt128Sum(int64 n, int128 sum)
+{
+	StringInfoData buf;
+	int16		digits[40 / 4 + 1];
+	int			ndigits = 0;
+	uint128		u = sum < 0 ? -(uint128) sum : (uint128) sum;
+
+	while (u != 0)
+	{
+		digits[ndigits++] = (int16) (u % 10000);
+		u /= 10000;
+	}
+	pq_begintypsend(&buf);
+	pq_sendint64(&buf, n);
+	pq_sendint32(&buf, ndigits);
+	pq_sendint32(&buf, ndigits > 0 ? ndigits - 1 : 0);	/* weight */
+	pq_sendint32(&buf, sum < 0 ? 0x4000 : 0x0000);	/* NUMERIC_NEG, NUMERIC_POS */
+	pq_sendint32(&buf, 0);		/* dscale */
+	for (int i = ndigits - 1; i >= 0; i--)
+		pq_sendint16(&buf, digits[i]);
+	return PointerGetDatum(pq_endtypsend(&buf));
+}
+
+/* A signed 64-bit value as a Datum of type */
+static Datum
+IntDatum(Oid type, int64 v)
+{
+	switch (type)
+	{
+		case BOOLOID:
+			return BoolGetDatum(v != 0);
+		case INT2OID:
+			return Int16GetDatum((int16) v);
+		case INT4OID:
+		case DATEOID:
+			return Int32GetDatum((int32) v);
+		case OIDOID:
+			return ObjectIdGetDatum((Oid) v);
+		default:				/* int8, time, timestamp(tz) */
+			return Int64GetDatum(v);
+	}
+}
+
+/* Item a's partial state in group g of r; *isnull for none */
+static Datum
+PartialState(const GpuJoinAggItem *item, const GjAggResult *r, int a, int64 g, bool *isnull)
+{
+	int64		n = r->n[a][g];
+
+	*isnull = false;
+	switch (item->func)
+	{
+		case GPUJOIN_AGG_COUNT_STAR:
+		case GPUJOIN_AGG_COUNT:
+			return Int64GetDatum(n);
+		case GPUJOIN_AGG_SUM_INT:
+			*isnull = (n == 0);
+			/* int4_sum adds in int8 without a check: so do we */
+			return Int64GetDatum((int64) (uint64) Sum128(r, a, g));
+		case GPUJOIN_AGG_AVG_INT:
+			{
+				Datum		elems[2];
+
+				elems[0] = Int64GetDatum(n);
+				elems[1] = Int64GetDatum((int64) (uint64) Sum128(r, a, g));
+				return PointerGetDatum(construct_array(elems, 2, INT8OID, 8, FLOAT8PASSBYVAL,
+													   TYPALIGN_DOUBLE));
+			}
+		case GPUJOIN_AGG_SUM_INT8:
+		case GPUJOIN_AGG_AVG_INT8:
+			*isnull = (n == 0);
+			return n == 0 ? (Datum) 0 : SerializeInt128Sum(n, Sum128(r, a, g));
+		case GPUJOIN_AGG_SUM_FLOAT4:
+		case GPUJOIN_AGG_SUM_FLOAT8:
+			{
+				double		sum;
+				bool		finite_inputs = (r->b[a][g] == 0);
+
+				*isnull = (n == 0);
+				if (n == 0)
+					return (Datum) 0;
+				memcpy(&sum, &r->a[a][g], sizeof(double));
+				/* float4pl and float8pl: infinity from finite inputs */
+				if (isinf(sum) && finite_inputs)
+					float_overflow_error();
+				if (item->func == GPUJOIN_AGG_SUM_FLOAT8)
+					return Float8GetDatum(sum);
+				if (isinf((float4) sum) && !isinf(sum))
+					float_overflow_error();
+				return Float4GetDatum((float4) sum);
+			}
+		case GPUJOIN_AGG_MIN:
+		case GPUJOIN_AGG_MAX:
+			*isnull = (n == 0);
+			if (n == 0)
+				return (Datum) 0;
+			if (item->type == FLOAT8OID || item->type == FLOAT4OID)
+			{
+				int64		order = r->a[a][g];
+				double		d;
+				const uint64 sign = UINT64CONST(1) << 63;
+				uint64		bits;
+
+				/* gj_agg_float_from_order (cuda/agg/group_agg.h) */
+				if (order == PG_INT64_MAX)
+					d = get_float8_nan();
+				else
+				{
+					bits = (uint64) order ^ sign;
+					bits = (bits & sign) ? (bits & ~sign) : ~bits;
+					memcpy(&d, &bits, sizeof(double));
+				}
+				return item->type == FLOAT8OID ? Float8GetDatum(d) : Float4GetDatum((float4) d);
+			}
+			return IntDatum(item->type, r->a[a][g]);
+	}
+	elog(ERROR, "gpujoin: unrecognized aggregate %d", (int) item->func);
+	return (Datum) 0;
+}
+
+/*
+ * After the last chunk: the next group as a row of partial aggregates,
+ * projected; NULL when every group has come out
+ */
+TupleTableSlot *
+GpuJoinAggEmitNext(GpuJoinState *node)
+{
+	GpuJoinAgg *agg = node->gj_Agg;
+	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
+	TupleTableSlot *scanslot = node->css.ss.ss_ScanTupleSlot;
+	GjAggResult *r = &agg->result;
+
+	for (;;)
+	{
+		if (agg->emitting && agg->pos < r->ngroups)
+			break;
+		/* the next set of groups: a saved one, then the context's */
+		agg->emitting = false;
+		if (agg->saved != NIL)
+		{
+			GpuJoinAggSaved *saved = linitial(agg->saved);
+
+			agg->saved = list_delete_first(agg->saved);
+			*r = saved->result;
+		}
+		else if (agg->begun != NULL && agg->begun == node->gj_Device.ctx)
+		{
+			GjError		err;
+
+			memset(&err, 0, sizeof(err));
+			GpuJoinCheckStatus(node->gj_Device.kernels->agg_result(node->gj_Device.ctx, r, &err),
+							   &err, "could not read the groups of a GPU aggregation");
+			agg->begun = NULL;	/* read once */
+		}
+		else
+			return NULL;
+		agg->emitting = true;
+		agg->pos = 0;
+	}
+
+	ResetExprContext(econtext);
+	ExecClearTuple(scanslot);
+	{
+		MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+		int64		g = agg->pos++;
+
+		for (int k = 0; k < agg->nkeys; k++)
+		{
+			bool		isnull = r->key_nulls[k][g] != 0;
+
+			scanslot->tts_isnull[agg->key_atts[k]] = isnull;
+			scanslot->tts_values[agg->key_atts[k]] = isnull ? (Datum) 0 :
+				IntDatum(agg->key_types[k], r->keys[k][g]);
+		}
+		for (int a = 0; a < agg->nitems; a++)
+		{
+			GpuJoinAggItem *item = &agg->items[a];
+
+			scanslot->tts_values[item->scan_att] =
+				PartialState(item, r, a, g, &scanslot->tts_isnull[item->scan_att]);
+		}
+		MemoryContextSwitchTo(old);
+	}
+	ExecStoreVirtualTuple(scanslot);
+	econtext->ecxt_scantuple = scanslot;
+	agg->groups++;
+	return ExecProject(node->css.ss.ps.ps_ProjInfo);
+}
+
+/* A rescan: no group yet */
+void
+GpuJoinAggRescan(GpuJoinState *node)
+{
+	GpuJoinAgg *agg = node->gj_Agg;
+
+	agg->begun = NULL;			/* agg_begin again on the next chunk */
+	agg->saved = NIL;
+	agg->emitting = false;
+	agg->pos = 0;
+}
+
+/* EXPLAIN: the aggregation's lines */
+void
+GpuJoinAggExplain(GpuJoinState *node, ExplainState *es)
+{
+	GpuJoinAgg *agg = node->gj_Agg;
+	char	   *what;
+
+	if (agg == NULL)
+		return;
+	what = psprintf("%s, %d aggregate%s", agg->variant, agg->nitems, agg->nitems == 1 ? "" : "s");
+	ExplainPropertyText("Device Aggregation", what, es);
+	if (es->verbose)
+		ExplainPropertyText("Group-By Variants",
+							agg->nkeys == 0 ? "one group (warp sums, one atomic per warp)" :
+							"hash (device table of exact keys, grown as needed)", es);
+	if (es->analyze)
+	{
+		ExplainPropertyInteger("Groups Returned", NULL, agg->groups, es);
+		if (agg->undecided_rounds > 0)
+			ExplainPropertyInteger("Undecided Rounds", NULL, agg->undecided_rounds, es);
+	}
+}

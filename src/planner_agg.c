@@ -1,0 +1,466 @@
+/*-------------------------------------------------------------------------
+ *
+ * planner_agg.c
+ *	  Offer GpuPreAgg: the aggregates over a GPU join computed on the device,
+ *	  one partial row per group, under PostgreSQL's own Finalize Aggregate
+ *
+ * create_upper_paths_hook (UPPERREL_GROUP_AGG) is called once the grouped
+ * relation has PostgreSQL's own paths.  When the relation being grouped is
+ * a join for which we made a GpuHashJoin path, and every aggregate, FILTER,
+ * argument and grouping key is one the device computes (below), we add
+ *
+ *		Finalize Aggregate / Finalize HashAggregate / Finalize GroupAggregate
+ *		  -> [Sort ->] Custom Scan (GpuPreAgg)
+ *
+ * where GpuPreAgg is that join's CustomScan run in aggregation mode: its
+ * matches are folded into groups on the device (cuda/agg/) and it returns
+ * each group's partial aggregates in the format the aggregate's combine
+ * (and deserialize) functions take, as a Partial Aggregate would.  The
+ * cheapest plan wins, as for joins.
+ *
+ * The join path is remembered when it is made (GpuJoinRememberAggJoin):
+ * add_path may drop it from the join relation, and frees what it drops, so
+ * a copy is kept, per planner invocation (planner_hook forgets them).
+ *
+ * What the device computes (anything else keeps PostgreSQL's Aggregate):
+ *	aggregates	count(*), count(x), sum, avg of int2/int4/int8 and
+ *				float4/float8, min and max of those and of date, time,
+ *				timestamp(tz) and oid; not DISTINCT, no ORDER BY, a FILTER
+ *				and arguments the device expression compiler takes over the
+ *				join's columns (planner_expr.c)
+ *	grouping	none, or keys that compile to integer-valued programs (bool,
+ *				int2/4/8, date, time, timestamp(tz), oid; not floats, whose
+ *				-0 and NaN groups would need their own representative, and
+ *				not text); no grouping sets
+ *	the join	a GpuHashJoin, inner, whose keys decide the matches alone
+ *				(no recheck, no pushed-down quals), in one process
+ *
+ * IDENTIFICATION
+ *	  src/planner_agg.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_type.h"
+#include "gpujoin.h"
+#include "planner.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/planner.h"
+#include "optimizer/prep.h"
+#include "optimizer/tlist.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/selfuncs.h"
+
+/* A join path kept for the aggregation above its relation */
+typedef struct RememberedJoin
+{
+	PlannerInfo *root;
+	RelOptInfo *joinrel;
+	CustomPath *path;			/* a copy, never handed to add_path */
+} RememberedJoin;
+
+static List *remembered = NIL;
+static planner_hook_type prev_planner_hook = NULL;
+static create_upper_paths_hook_type prev_upper_paths_hook = NULL;
+
+static Plan *PlanGpuPreAggPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+							   List *tlist, List *clauses, List *custom_plans);
+
+static const CustomPathMethods gpujoin_preagg_path_methods = {
+	.CustomName = "GpuPreAgg",
+	.PlanCustomPath = PlanGpuPreAggPath,
+};
+
+/* What an aggregate function is to the device (GpuJoinAggFunc), or -1 */
+int
+GpuJoinAggFuncOf(Oid aggfnoid)
+{
+	switch (aggfnoid)
+	{
+		case F_COUNT_:
+			return GPUJOIN_AGG_COUNT_STAR;
+		case F_COUNT_ANY:
+			return GPUJOIN_AGG_COUNT;
+		case F_SUM_INT2:
+		case F_SUM_INT4:
+			return GPUJOIN_AGG_SUM_INT;
+		case F_SUM_INT8:
+			return GPUJOIN_AGG_SUM_INT8;
+		case F_AVG_INT2:
+		case F_AVG_INT4:
+			return GPUJOIN_AGG_AVG_INT;
+		case F_AVG_INT8:
+			return GPUJOIN_AGG_AVG_INT8;
+		case F_SUM_FLOAT4:
+			return GPUJOIN_AGG_SUM_FLOAT4;
+		case F_SUM_FLOAT8:
+			return GPUJOIN_AGG_SUM_FLOAT8;
+		/*
+		 * avg(float4/float8) not: its state's sum of squared deviations
+		 * overflows into PostgreSQL's error where the device keeps none
+		 */
+		case F_MIN_INT2:
+		case F_MIN_INT4:
+		case F_MIN_INT8:
+		case F_MIN_FLOAT4:
+		case F_MIN_FLOAT8:
+		case F_MIN_DATE:
+		case F_MIN_TIME:
+		case F_MIN_TIMESTAMP:
+		case F_MIN_TIMESTAMPTZ:
+		case F_MIN_OID:
+			return GPUJOIN_AGG_MIN;
+		case F_MAX_INT2:
+		case F_MAX_INT4:
+		case F_MAX_INT8:
+		case F_MAX_FLOAT4:
+		case F_MAX_FLOAT8:
+		case F_MAX_DATE:
+		case F_MAX_TIME:
+		case F_MAX_TIMESTAMP:
+		case F_MAX_TIMESTAMPTZ:
+		case F_MAX_OID:
+			return GPUJOIN_AGG_MAX;
+	}
+	return -1;
+}
+
+/*
+ * Whether the device computes aggref over the columns in tlist (the join's
+ * output): a supported function, plain (no DISTINCT, no ORDER BY, not
+ * variadic), its argument and FILTER compiling
+ */
+bool
+GpuJoinAggSupported(Aggref *aggref, List *tlist)
+{
+	GpuJoinDeviceExpr expr;
+	GjExprType	type;
+	int			func = GpuJoinAggFuncOf(aggref->aggfnoid);
+
+	if (func < 0 || aggref->aggdistinct != NIL || aggref->aggorder != NIL ||
+		aggref->aggvariadic || aggref->agglevelsup != 0 || aggref->aggkind != AGGKIND_NORMAL)
+		return false;
+	if (aggref->aggfilter != NULL &&
+		!GpuJoinCompileTlistExpr((Node *) aggref->aggfilter, tlist, true, &expr, NULL))
+		return false;
+	if (func == GPUJOIN_AGG_COUNT_STAR)
+		return aggref->args == NIL;
+	if (list_length(aggref->args) != 1)
+		return false;
+	return GpuJoinCompileTlistExpr((Node *) linitial_node(TargetEntry, aggref->args)->expr,
+								   tlist, false, &expr, &type);
+}
+
+/* Whether the device groups by expr over the columns in tlist */
+bool
+GpuJoinGroupKeySupported(Expr *expr, List *tlist)
+{
+	GpuJoinDeviceExpr dexpr;
+	GjExprType	type;
+
+	if (!GpuJoinCompileTlistExpr((Node *) expr, tlist, false, &dexpr, &type))
+		return false;
+	return !(type == GJ_EXPR_FLOAT4 || type == GJ_EXPR_FLOAT8);
+}
+
+/*
+ * Keep a copy of a GPU join path for the aggregation above its relation:
+ * the cheapest one the device can aggregate, per relation
+ */
+void
+GpuJoinRememberAggJoin(PlannerInfo *root, RelOptInfo *joinrel, CustomPath *cpath,
+					   JoinType jointype, GpuJoinClauses *clauses)
+{
+	RememberedJoin *r = NULL;
+	ListCell   *lc;
+	CustomPath *copy;
+
+	if (!gpujoin_enable_preagg || jointype != JOIN_INNER || clauses->join_quals != NIL ||
+		clauses->other_quals != NIL || cpath->path.parallel_aware)
+		return;
+	foreach(lc, remembered)
+	{
+		RememberedJoin *e = lfirst(lc);
+
+		if (e->root == root && e->joinrel == joinrel)
+			r = e;
+	}
+	if (r != NULL && r->path->path.total_cost <= cpath->path.total_cost)
+		return;
+	copy = makeNode(CustomPath);
+	memcpy(copy, cpath, sizeof(CustomPath));
+	copy->custom_paths = list_copy(cpath->custom_paths);
+	copy->custom_private = list_copy(cpath->custom_private);
+	if (r == NULL)
+	{
+		r = palloc(sizeof(RememberedJoin));
+		r->root = root;
+		r->joinrel = joinrel;
+		remembered = lappend(remembered, r);
+	}
+	r->path = copy;
+}
+
+/* Forget the paths of the planning that ends (or starts) */
+static PlannedStmt *
+GpuJoinPlanner(Query *parse, const char *query_string, int cursorOptions,
+			   ParamListInfo boundParams)
+{
+	List	   *saved = remembered;
+	PlannedStmt *result;
+
+	remembered = NIL;
+	PG_TRY();
+	{
+		if (prev_planner_hook)
+			result = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+		else
+			result = standard_planner(parse, query_string, cursorOptions, boundParams);
+	}
+	PG_FINALLY();
+	{
+		remembered = saved;
+	}
+	PG_END_TRY();
+	return result;
+}
+
+/*
+ * The partial target of the grouping: the group keys as they are, the
+ * Aggrefs in partial mode (as planner.c's make_partial_grouping_target);
+ * NULL when another column is needed (a functionally dependent one), which
+ * the device does not carry
+ */
+static PathTarget *
+PartialTarget(PlannerInfo *root, PathTarget *grouping_target, Node *having, List **keys,
+			  List **aggrefs)
+{
+	Query	   *parse = root->parse;
+	PathTarget *partial = create_empty_pathtarget();
+	List	   *others = NIL;
+	List	   *pulled;
+	ListCell   *lc;
+	int			i = 0;
+
+	*keys = NIL;
+	*aggrefs = NIL;
+	foreach(lc, grouping_target->exprs)
+	{
+		Expr	   *expr = (Expr *) lfirst(lc);
+		Index		sgref = get_pathtarget_sortgroupref(grouping_target, i);
+
+		if (sgref && parse->groupClause &&
+			get_sortgroupref_clause_noerr(sgref, parse->groupClause) != NULL)
+		{
+			add_column_to_pathtarget(partial, expr, sgref);
+			*keys = lappend(*keys, expr);
+		}
+		else
+			others = lappend(others, expr);
+		i++;
+	}
+	if (having)
+		others = lappend(others, having);
+	pulled = pull_var_clause((Node *) others, PVC_INCLUDE_AGGREGATES |
+							 PVC_RECURSE_WINDOWFUNCS | PVC_INCLUDE_PLACEHOLDERS);
+	foreach(lc, pulled)
+	{
+		Node	   *node = lfirst(lc);
+
+		if (IsA(node, Aggref))
+			continue;
+		/* a Var outside the aggregates that is not a group key */
+		if (!list_member(*keys, node))
+			return NULL;
+	}
+	add_new_columns_to_pathtarget(partial, pulled);
+	foreach(lc, partial->exprs)
+	{
+		Aggref	   *aggref = (Aggref *) lfirst(lc);
+
+		if (IsA(aggref, Aggref))
+		{
+			Aggref	   *partial_ref = makeNode(Aggref);
+
+			memcpy(partial_ref, aggref, sizeof(Aggref));
+			mark_partial_aggref(partial_ref, AGGSPLIT_INITIAL_SERIAL);
+			lfirst(lc) = partial_ref;
+			*aggrefs = lappend(*aggrefs, aggref);
+		}
+	}
+	return set_pathtarget_cost_width(root, partial);
+}
+
+/*
+ * create_upper_paths_hook: offer the GpuPreAgg plans for a grouping whose
+ * input is a join we have a GPU path for
+ */
+static void
+GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
+				  RelOptInfo *output_rel, void *extra)
+{
+	Query	   *parse = root->parse;
+	GroupPathExtraData *gextra = extra;
+	CustomPath *join = NULL;
+	PathTarget *partial;
+	List	   *keys;
+	List	   *aggrefs;
+	List	   *join_tlist;
+	ListCell   *lc;
+	CustomPath *cpath;
+	AggClauseCosts final_costs;
+	double		groups;
+	double		rows;
+	Cost		emit;
+	Cost		device;
+
+	if (prev_upper_paths_hook)
+		prev_upper_paths_hook(root, stage, input_rel, output_rel, extra);
+	if (stage != UPPERREL_GROUP_AGG || !gpujoin_enabled || !gpujoin_enable_preagg ||
+		gextra == NULL)
+		return;
+	if (!parse->hasAggs || parse->groupingSets != NIL || root->hasNonPartialAggs ||
+		root->hasNonSerialAggs || gextra->patype != PARTITIONWISE_AGGREGATE_NONE)
+		return;
+	foreach(lc, remembered)
+	{
+		RememberedJoin *r = lfirst(lc);
+
+		if (r->root == root && r->joinrel == input_rel)
+			join = r->path;
+	}
+	if (join == NULL)
+		return;
+
+	/* every key and aggregate on the device */
+	join_tlist = join->path.pathtarget->exprs;
+	partial = PartialTarget(root, output_rel->reltarget, (Node *) parse->havingQual, &keys,
+							&aggrefs);
+	if (partial == NULL || aggrefs == NIL || list_length(aggrefs) > GJ_AGG_MAX_AGGS ||
+		list_length(keys) > GJ_AGG_MAX_KEYS)
+		return;
+	foreach(lc, keys)
+		if (!GpuJoinGroupKeySupported(lfirst(lc), join_tlist))
+			return;
+	foreach(lc, aggrefs)
+		if (!GpuJoinAggSupported(lfirst(lc), join_tlist))
+			return;
+
+	/* the groups: PostgreSQL's estimate, as for its own grouping */
+	rows = join->path.rows;
+	if (keys == NIL)
+		groups = 1.0;
+	else
+		groups = estimate_num_groups(root, keys, rows, NULL, NULL);
+
+	/*
+	 * The join without its output (each joined row formed for the
+	 * Aggregate), plus the aggregation on the device and one row per group
+	 */
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = output_rel;
+	cpath->path.pathtarget = partial;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = false;
+	cpath->path.parallel_workers = 0;
+	cpath->path.rows = groups;
+	cpath->path.pathkeys = NIL;
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	cpath->custom_paths = join->custom_paths;
+	cpath->methods = &gpujoin_preagg_path_methods;
+	emit = (gpujoin_emit_cost + join->path.pathtarget->cost.per_tuple) * join->path.rows;
+	device = rows * list_length(aggrefs) * gpujoin_model.preagg_row_ns / 1e6 *
+		gpujoin_model.cost_per_ms;
+	cpath->path.startup_cost = join->path.total_cost - emit + device;
+	cpath->path.total_cost = cpath->path.startup_cost + groups * gpujoin_emit_cost;
+	cpath->custom_private = list_make3(join, makeFloat(psprintf("%.1f", groups)),
+									   makeString(keys == NIL ? "one group" : "hash"));
+
+	/* PostgreSQL's Finalize Aggregate over it */
+	MemSet(&final_costs, 0, sizeof(AggClauseCosts));
+	get_agg_clause_costs(root, AGGSPLIT_FINAL_DESERIAL, &final_costs);
+	if (parse->groupClause == NIL)
+		add_path(output_rel, (Path *)
+				 create_agg_path(root, output_rel, &cpath->path, output_rel->reltarget,
+								 AGG_PLAIN, AGGSPLIT_FINAL_DESERIAL, NIL,
+								 (List *) parse->havingQual, &final_costs, 1.0));
+	else
+	{
+		double		out_groups = output_rel->rows > 0 ? output_rel->rows : groups;
+
+		if (grouping_is_hashable(parse->groupClause))
+			add_path(output_rel, (Path *)
+					 create_agg_path(root, output_rel, &cpath->path, output_rel->reltarget,
+									 AGG_HASHED, AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
+									 (List *) parse->havingQual, &final_costs, out_groups));
+		if (grouping_is_sortable(parse->groupClause) && root->group_pathkeys != NIL)
+		{
+			Path	   *sorted = (Path *) create_sort_path(root, output_rel, &cpath->path,
+														   root->group_pathkeys, -1.0);
+
+			add_path(output_rel, (Path *)
+					 create_agg_path(root, output_rel, sorted, output_rel->reltarget,
+									 AGG_SORTED, AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
+									 (List *) parse->havingQual, &final_costs, out_groups));
+		}
+	}
+}
+
+/*
+ * PlanCustomPath callback: the join's CustomScan (PlanGpuJoinPath), in
+ * aggregation mode: its targetlist the partial target; its scan tuple the
+ * join's columns, then each non-Var group key and each partial Aggref,
+ * which setrefs.c matches the targetlist's (and the Finalize Aggregate's)
+ * against; custom_private ends with the groups expected
+ */
+static Plan *
+PlanGpuPreAggPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
+				  List *clauses, List *custom_plans)
+{
+	CustomPath *join = linitial(best_path->custom_private);
+	CustomScan *cscan;
+	int			resno;
+	int			num_join_cols;
+	ListCell   *lc;
+
+	cscan = (CustomScan *) GpuJoinPlanJoin(root, join->path.parent, join, tlist, custom_plans);
+	resno = list_length(cscan->custom_scan_tlist);
+	num_join_cols = resno;
+	foreach(lc, tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+		if (IsA(tle->expr, Var))
+			continue;			/* a join column already */
+		cscan->custom_scan_tlist = lappend(cscan->custom_scan_tlist,
+										   makeTargetEntry(copyObject(tle->expr), ++resno,
+														   NULL, false));
+	}
+	cscan->custom_private = lappend(cscan->custom_private,
+									list_make3(lsecond(best_path->custom_private),
+											   lthird(best_path->custom_private),
+											   makeInteger(num_join_cols)));
+	cscan->methods = &gpujoin_preagg_scan_methods;
+	return &cscan->scan.plan;
+}
+
+/* Install the hooks, chaining any loaded before us */
+void
+GpuJoinInitPlannerAgg(void)
+{
+	prev_planner_hook = planner_hook;
+	planner_hook = GpuJoinPlanner;
+	prev_upper_paths_hook = create_upper_paths_hook;
+	create_upper_paths_hook = GpuJoinUpperPaths;
+}

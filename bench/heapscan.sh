@@ -12,7 +12,10 @@
 # runs as:
 #	pg_serial		PostgreSQL, no workers
 #	pg_parallel_8	PostgreSQL's parallel hash join, 8 workers
-#	gpu_heap		gpujoin forced, serial, both sides read as heap pages
+#	gpu_preagg		gpujoin forced, serial, both sides read as heap pages, the
+#					aggregates on the device (GpuPreAgg under Finalize Aggregate)
+#	gpu_heap		the same join with gpujoin.enable_preagg off: the joined
+#					rows formed for PostgreSQL's Aggregate
 #	gpu_heap_copied	the same with gpujoin.heap_in_place off: the pages copied
 #					on the host, not read by the device in the shared buffers
 #	gpu_child		gpujoin forced, serial, gpujoin.enable_heapscan off
@@ -38,8 +41,8 @@ set -euo pipefail
 runs=${RUNS:-3}
 dev=${GJ_DEVICE:-gpu}	# cpu: try the script where there is no GPU
 sizes=${SIZES:-10000000}
-settings=${SETTINGS:-pg_serial pg_parallel_8 gpu_heap gpu_heap_copied gpu_child gpu_parallel_8 auto}
-phases=${PHASES:-gpu_heap gpu_child}
+settings=${SETTINGS:-pg_serial pg_parallel_8 gpu_preagg gpu_heap gpu_heap_copied gpu_child gpu_parallel_8 auto}
+phases=${PHASES:-gpu_preagg gpu_heap gpu_child}
 psql_() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 psql_ -c "CREATE EXTENSION IF NOT EXISTS gpujoin" >/dev/null
 
@@ -52,10 +55,11 @@ settings_of() {
 	case "$1" in
 	pg_serial) echo "SET gpujoin.enabled = off; SET max_parallel_workers_per_gather = 0;" ;;
 	pg_parallel_8) echo "SET gpujoin.enabled = off; SET max_parallel_workers_per_gather = 8;" ;;
-	gpu_heap) echo "$forced SET gpujoin.enable_parallel = off; SET max_parallel_workers_per_gather = 0;" ;;
-	gpu_heap_copied) echo "$forced SET gpujoin.enable_parallel = off; SET max_parallel_workers_per_gather = 0; SET gpujoin.heap_in_place = off;" ;;
-	gpu_child) echo "$forced SET gpujoin.enable_parallel = off; SET max_parallel_workers_per_gather = 0; SET gpujoin.enable_heapscan = off;" ;;
-	gpu_parallel_8) echo "$forced SET max_parallel_workers_per_gather = 8; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET gpujoin.worker_setup_cost = 0;" ;;
+	gpu_preagg) echo "$forced SET gpujoin.enable_parallel = off; SET max_parallel_workers_per_gather = 0;" ;;
+	gpu_heap) echo "$forced SET gpujoin.enable_parallel = off; SET max_parallel_workers_per_gather = 0; SET gpujoin.enable_preagg = off;" ;;
+	gpu_heap_copied) echo "$forced SET gpujoin.enable_parallel = off; SET max_parallel_workers_per_gather = 0; SET gpujoin.heap_in_place = off; SET gpujoin.enable_preagg = off;" ;;
+	gpu_child) echo "$forced SET gpujoin.enable_parallel = off; SET max_parallel_workers_per_gather = 0; SET gpujoin.enable_heapscan = off; SET gpujoin.enable_preagg = off;" ;;
+	gpu_parallel_8) echo "$forced SET max_parallel_workers_per_gather = 8; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET gpujoin.worker_setup_cost = 0; SET gpujoin.enable_preagg = off;" ;;
 	auto) echo "SET gpujoin.device = $dev; SET max_parallel_workers_per_gather = 8;" ;;
 	esac
 }
@@ -67,7 +71,7 @@ measure() {
 		args+=(-c "EXPLAIN (ANALYZE, TIMING OFF) $q")
 	done
 	out=$(psql_ "${args[@]}")
-	plan=$(grep -oE 'Parallel Custom Scan \(Gpu[A-Za-z]+Join\)|Custom Scan \(Gpu[A-Za-z]+Join\)|Parallel Hash Join|Hash Join|Merge Join|Nested Loop' <<<"$out" | head -1)
+	plan=$(grep -oE 'Parallel Custom Scan \(Gpu[A-Za-z]+Join\)|Custom Scan \(Gpu[A-Za-z]+\)|Parallel Hash Join|Hash Join|Merge Join|Nested Loop' <<<"$out" | head -1)
 	grep -q 'heap pages' <<<"$out" && plan="$plan (heap pages)"
 	ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$out" | tail -n +2 |
 		sort -g | sed -n "$(((runs + 1) / 2))p")

@@ -66,10 +66,11 @@ SELECT t, n, s FROM expected ORDER BY t;
 SET gpujoin.enabled = on;
 CREATE TEMP TABLE got AS SELECT * FROM joins;
 SELECT e.t, e.n = g.n AND e.s = g.s AS same FROM expected e JOIN got g USING (t) ORDER BY t;
--- every one of those joins ran on the GPU path
+-- every one of those joins ran on the GPU path: as a GpuPreAgg where the
+-- device also aggregates, as a GpuHashJoin where the keys are rechecked
 SELECT count(*) AS gpu_joins
 FROM gpujoin_explain('SELECT * FROM joins') AS line
-WHERE line LIKE '%Custom Scan (GpuHashJoin)%';
+WHERE line LIKE '%Custom Scan (GpuHashJoin)%' OR line LIKE '%Custom Scan (GpuPreAgg)%';
 
 -- packed keys (int2 + int4) need no recheck; two int8 keys are hashed and rechecked
 EXPLAIN (COSTS OFF) SELECT x.id, y.id FROM kt x JOIN kt2 y ON x.a = y.a AND x.b = y.b;
@@ -82,9 +83,13 @@ EXPLAIN (COSTS OFF) SELECT x.id, y.id FROM kt x JOIN kt2 y ON x.id::text = y.id:
 -- no equality clause the device can evaluate (an OR): no GPU join
 EXPLAIN (COSTS OFF) SELECT x.id, y.id FROM kt x JOIN kt2 y ON x.id = y.id OR x.b = y.b;
 
--- three-way join: a GPU join over a GPU join
+-- three-way join: a GPU join over a GPU join (the joins alone: aggregated
+-- on the device, which side of the upper join is outer depends on the
+-- device's costs)
+SET gpujoin.enable_preagg = off;
 EXPLAIN (COSTS OFF)
 SELECT count(*) FROM kt x JOIN kt2 y ON x.b = y.b JOIN kt z ON y.a = z.a;
+RESET gpujoin.enable_preagg;
 SELECT count(*), sum(x.id + y.id + z.id) FROM kt x JOIN kt2 y ON x.b = y.b JOIN kt z ON y.a = z.a;
 SET gpujoin.enabled = off;
 RESET enable_hashjoin;

@@ -218,8 +218,8 @@ static void CountChunk(GpuJoinState *node);
  * the GPU for the next one): one key can make one partition larger than
  * the device, and the others should not pay for it.  One NOTICE per join.
  */
-static void
-SwitchToCpu(GpuJoinState *node, const GjError *cause)
+void
+GpuJoinSwitchToCpu(GpuJoinState *node, const GjError *cause)
 {
 	if (node->gj_CpuParts == 0)
 		ereport(NOTICE,
@@ -280,7 +280,7 @@ BuildTable(GpuJoinState *node)
 	status = GpuJoinInjectFault(GPUJOIN_FAULT_BUILD, node->gj_OnFallback, status, &err);
 	if (GJ_CAN_FALL_BACK(node, status))
 	{
-		SwitchToCpu(node, &err);	/* builds on the CPU */
+		GpuJoinSwitchToCpu(node, &err);	/* builds on the CPU */
 		return;
 	}
 	GpuJoinCheckStatus(status, &err, "could not build the inner side of a GPU join");
@@ -307,7 +307,7 @@ CountChunk(GpuJoinState *node)
 		status = GpuJoinInjectFault(GPUJOIN_FAULT_COUNT, node->gj_OnFallback, status, &err);
 		if (GJ_CAN_FALL_BACK(node, status))
 		{
-			SwitchToCpu(node, &err);
+			GpuJoinSwitchToCpu(node, &err);
 			continue;
 		}
 		GpuJoinCheckStatus(status, &err, "could not match an outer chunk of a GPU join");
@@ -340,7 +340,7 @@ RetrieveRound(GpuJoinState *node)
 		status = GpuJoinInjectFault(GPUJOIN_FAULT_RETRIEVE, node->gj_OnFallback, status, &err);
 		if (GJ_CAN_FALL_BACK(node, status))
 		{
-			SwitchToCpu(node, &err);	/* recounts the chunk */
+			GpuJoinSwitchToCpu(node, &err);	/* recounts the chunk */
 			continue;
 		}
 		GpuJoinCheckStatus(status, &err, "could not fetch the matches of a GPU join");

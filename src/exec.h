@@ -478,6 +478,7 @@ GpuJoinElapsedMs(instr_time start)
 
 /* exec.c */
 extern const GjKernels *GpuJoinNodeKernels(GpuJoinState *node);
+extern void GpuJoinSwitchToCpu(GpuJoinState *node, const GjError *cause);
 
 /* exec_batch.c */
 extern void GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps,

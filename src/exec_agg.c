@@ -323,19 +323,30 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, int num_join_cols, List *a
 	node->gj_Agg = agg;
 }
 
-/* The context's groups, once per context: agg_begin on first use */
+/*
+ * The context's groups, once per context: agg_begin on first use.  Where
+ * the device has no room for them, the join goes on on the CPU twin, as for
+ * a build (nothing is folded in this context yet).
+ */
 static void
 BeginOnContext(GpuJoinState *node)
 {
 	GpuJoinAgg *agg = node->gj_Agg;
 	GpuJoinDeviceContext *dev = &node->gj_Device;
 	GjError		err;
+	GjStatus	status;
 
 	if (agg->begun == dev->ctx)
 		return;
 	memset(&err, 0, sizeof(err));
-	GpuJoinCheckStatus(dev->kernels->agg_begin(dev->ctx, agg->spec, &err), &err,
-					   "could not start the aggregation of a GPU join");
+	status = dev->kernels->agg_begin(dev->ctx, agg->spec, &err);
+	if (status == GJ_ERROR_DEVICE_MEMORY && !node->gj_OnFallback)
+	{
+		GpuJoinSwitchToCpu(node, &err);	/* rebuilds, recounts the chunk */
+		memset(&err, 0, sizeof(err));
+		status = dev->kernels->agg_begin(dev->ctx, agg->spec, &err);
+	}
+	GpuJoinCheckStatus(status, &err, "could not start the aggregation of a GPU join");
 	agg->begun = dev->ctx;
 }
 
@@ -462,6 +473,8 @@ GpuJoinAggregateChunk(GpuJoinState *node)
 		CHECK_FOR_INTERRUPTS();
 		memset(&err, 0, sizeof(err));
 		status = dev->kernels->aggregate(dev->ctx, node->gj_NextMatch, &n, &undecided, &err);
+		/* the step that takes the matches, as retrieve does for a join */
+		status = GpuJoinInjectFault(GPUJOIN_FAULT_RETRIEVE, node->gj_OnFallback, status, &err);
 		if (status == GJ_ERROR_DEVICE_MEMORY)
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),

@@ -204,6 +204,8 @@ GpuJoinPlanPartitions(GpuJoinState *node)
 	if (max_matches != node->gj_Spec.max_matches)
 	{
 		node->gj_Spec.max_matches = max_matches;
+		if (node->gj_Agg)
+			GpuJoinAggSaveGroups(node);
 		GpuJoinDeviceClose(&node->gj_Device);
 	}
 
@@ -277,7 +279,11 @@ GpuJoinNextPartition(GpuJoinState *node)
 		node->gj_Outer.exhausted = false;
 		/* after a partition that fell back, BuildTable opens the GPU again */
 		if (node->gj_OnFallback)
+		{
+			if (node->gj_Agg)
+				GpuJoinAggSaveGroups(node);	/* the CPU twin's groups */
 			GpuJoinDeviceClose(&node->gj_Device);
+		}
 		return true;
 	}
 	return false;

@@ -20,7 +20,8 @@
  *
  * The join path is remembered when it is made (GpuJoinRememberAggJoin):
  * add_path may drop it from the join relation, and frees what it drops, so
- * a copy is kept, per planner invocation (planner_hook forgets them).
+ * a copy is kept, per planner invocation (planner_hook forgets them); not
+ * under GEQO, whose join relations live in memory reset after each tour.
  *
  * What the device computes (anything else keeps PostgreSQL's Aggregate):
  *	aggregates	count(*), count(x), sum, avg of int2/int4/int8 and
@@ -186,6 +187,13 @@ GpuJoinRememberAggJoin(PlannerInfo *root, RelOptInfo *joinrel, CustomPath *cpath
 
 	if (!gpujoin_enable_preagg || jointype != JOIN_INNER || clauses->join_quals != NIL ||
 		clauses->other_quals != NIL || cpath->path.parallel_aware)
+		return;
+
+	/*
+	 * Not under GEQO: it builds its join relations in a memory context it
+	 * resets after each tour, which would take the copy with it
+	 */
+	if (root->join_search_private != NULL)
 		return;
 	foreach(lc, remembered)
 	{
@@ -366,9 +374,13 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 	 * The join without its output (each joined row formed for the
 	 * Aggregate), plus the aggregation on the device and one row per group
 	 */
+	/*
+	 * Its parent is the join's relation, whose relids become the plan's
+	 * custom_relids: EXPLAIN names the relations it reads by them
+	 */
 	cpath = makeNode(CustomPath);
 	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = output_rel;
+	cpath->path.parent = input_rel;
 	cpath->path.pathtarget = partial;
 	cpath->path.param_info = NULL;
 	cpath->path.parallel_aware = false;

@@ -92,7 +92,7 @@ CREATE TEMP TABLE expectedb AS :q;
 SELECT is((SELECT n FROM expectedb), 499998::bigint, 'a million rows: the reference has 499998 matches');
 :gpu_join
 RESET gpujoin.chunk_rows;
-SELECT matches(pg_temp.plan(:'q'), 'Custom Scan \(GpuHashJoin\)', 'a million rows: GPU hash join');
+SELECT matches(pg_temp.plan(:'q'), 'Custom Scan \(Gpu(HashJoin|PreAgg)\)', 'a million rows: GPU hash join (aggregated on the device, GpuPreAgg)');
 SELECT results_eq(:'q', 'SELECT * FROM expectedb', 'a million rows: the same count and sums as PostgreSQL');
 SET LOCAL gpujoin.chunk_rows = 100000;
 SELECT results_eq(:'q', 'SELECT * FROM expectedb',

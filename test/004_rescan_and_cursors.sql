@@ -34,8 +34,8 @@ SELECT is((SELECT sum(c_outer) + sum(c_inner) FROM expected_sub), 160000::numeri
 	'the reference: 10000 rows for each t row and parameter');
 :gpu_join
 SELECT matches(pg_temp.plan(:'q'),
-	'SubPlan 1[\s\S]*GpuHashJoin[\s\S]*SubPlan 2[\s\S]*GpuHashJoin[\s\S]*SubPlan 3[\s\S]*GpuHashJoin',
-	'subqueries: a GPU hash join in each SubPlan');
+	'SubPlan 1[\s\S]*Gpu(HashJoin|PreAgg)[\s\S]*SubPlan 2[\s\S]*Gpu(HashJoin|PreAgg)[\s\S]*SubPlan 3[\s\S]*Gpu(HashJoin|PreAgg)',
+	'subqueries: a GPU hash join (GpuHashJoin, or a GpuPreAgg aggregating it) in each SubPlan');
 SELECT bag_eq(:'q', 'SELECT * FROM expected_sub', 'subqueries: the same rows as PostgreSQL');
 SELECT matches(pg_temp.plan_analyze(:'q'), 'Custom Scan \(GpuHashJoin\) \(actual rows=\d+ loops=8\)',
 	'subqueries: the GPU hash join ran once per row of t');

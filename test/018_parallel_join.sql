@@ -134,6 +134,8 @@ SELECT is(digest, (SELECT digest FROM ref WHERE name = 'anti join on text'),
 RESET parallel_leader_participation;
 
 -- a Gather rescanned (a subplan run once per x): each launch's workers count
+-- (a GpuPreAgg, in one process, would aggregate the join: not this test's)
+SET LOCAL gpujoin.enable_preagg = off;
 \set qrescan 'SELECT x, (SELECT count(*) + x FROM r JOIN s ON r.k = s.k) FROM generate_series(1, 3) x'
 SELECT pg_temp.plan_analyze(:'qrescan') AS rescan_plan \gset
 SELECT matches(:'rescan_plan'::text, 'Parallel Custom Scan \(GpuHashJoin\) \(actual rows=\d+ loops=(\d+)\)',

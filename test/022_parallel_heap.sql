@@ -95,7 +95,8 @@ SELECT is(:'noleader_digest'::text, (SELECT digest FROM ref WHERE name = 'left i
 RESET parallel_leader_participation;
 
 -- a Gather rescanned (a subplan run once per x): the block scan starts over
--- at each launch
+-- at each launch (a GpuPreAgg, in one process, would aggregate the join)
+SET LOCAL gpujoin.enable_preagg = off;
 \set qrescan 'SELECT x, (SELECT count(*) + x FROM po JOIN pi ON po.k = pi.k) FROM generate_series(1, 3) x'
 SELECT pg_temp.plan_analyze(:'qrescan') AS rescan_plan \gset
 SELECT matches(:'rescan_plan'::text, 'Outer Relation: po \(heap pages, parallel\)',

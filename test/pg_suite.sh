@@ -149,7 +149,7 @@ for s in $settings; do
 	ncrash=$(crashes "$dir/$s.log")
 	gj_note "$s: $nplans executed plans, $ngpu of them with a GPU node; $ncrash crashes"
 	if [ "$ncrash" != 0 ]; then
-		grep -E 'terminated by signal|TRAP: |PANIC: ' "$dir/$s.log" | head -n 10
+		grep -A1 -E 'terminated by signal|TRAP: |PANIC: ' "$dir/$s.log" | head -n 10
 		ok=0
 	fi
 	if [ "$s" = default ] && [ "$ngpu" -lt "$min_gpu_plans" ]; then

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# bench/preagg.sh: aggregates over a GPU join computed on the device
+# (GpuPreAgg) against the same join feeding PostgreSQL's Aggregate, and
+# against PostgreSQL serial and with 8 workers, over a range of groups
+#
+#   bench/preagg.sh > results.csv 2> plans.txt
+#
+# Against a running server with gpujoin (PGHOST/PGPORT/PGUSER/PGDATABASE as
+# psql takes them), on the tables of bench/heapscan.sh (xr, xs: N rows a
+# side, every xs row matching one xr row; made if missing, N = ROWS, 10^7
+# by default).  For each G in GROUPS (default 1 10 1000 100000 10000000):
+#	G = 1:	SELECT count(*), sum(xr.v + xs.v) FROM xr JOIN xs ON xr.k = xs.k
+#	G > 1:	SELECT xs.k % G, count(*), sum(xr.v + xs.v), min(xr.v), max(xs.v)
+#			FROM xr JOIN xs ON xr.k = xs.k GROUP BY 1
+# runs as:
+#	pg_serial		PostgreSQL, no workers
+#	pg_parallel_8	PostgreSQL, 8 workers
+#	gpu_preagg		gpujoin forced, serial, the aggregation on the device
+#	gpu_join		the same join, gpujoin.enable_preagg off (PostgreSQL's
+#					Aggregate over the joined rows)
+#	auto			everything on, 8 workers allowed: what the planner picks
+# Each setting in one session: a warm-up, then the median of RUNS (3) of
+# EXPLAIN ANALYZE's Execution Time (TIMING OFF); every setting must return
+# PostgreSQL's rows (compared as an md5 of the sorted rows).  On stderr,
+# EXPLAIN ANALYZE of gpu_preagg for each G.
+# Output: CSV on stdout: rows,groups,setting,plan,ms
+set -euo pipefail
+
+runs=${RUNS:-3}
+dev=${GJ_DEVICE:-gpu}
+n=${ROWS:-10000000}
+groups=${GROUPS:-"1 10 1000 100000 10000000"}
+settings=${SETTINGS:-pg_serial pg_parallel_8 gpu_preagg gpu_join auto}
+psql_() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+psql_ -c "CREATE EXTENSION IF NOT EXISTS gpujoin" >/dev/null
+
+base="SET jit = off; SET work_mem = '1GB';"
+forced="SET gpujoin.device = $dev; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off; SET gpujoin.enable_parallel = off; SET max_parallel_workers_per_gather = 0;"
+settings_of() {
+	case "$1" in
+	pg_serial) echo "SET gpujoin.enabled = off; SET max_parallel_workers_per_gather = 0;" ;;
+	pg_parallel_8) echo "SET gpujoin.enabled = off; SET max_parallel_workers_per_gather = 8;" ;;
+	gpu_preagg) echo "$forced" ;;
+	gpu_join) echo "$forced SET gpujoin.enable_preagg = off;" ;;
+	auto) echo "SET gpujoin.device = $dev; SET max_parallel_workers_per_gather = 8;" ;;
+	esac
+}
+query_of() {
+	if [ "$1" = 1 ]; then
+		echo "SELECT count(*), sum(xr.v + xs.v) FROM xr JOIN xs ON xr.k = xs.k"
+	else
+		echo "SELECT xs.k % $1, count(*), sum(xr.v + xs.v), min(xr.v), max(xs.v) FROM xr JOIN xs ON xr.k = xs.k GROUP BY 1"
+	fi
+}
+digest() { psql_ -c "$base $(settings_of "$1")" -c "SELECT count(*) || ':' || md5(string_agg(t::text, ',' ORDER BY t::text)) FROM ($2) t"; }
+measure() {
+	local args=(-c "$base $(settings_of "$1")") out plan ms
+	for i in $(seq 0 "$runs"); do
+		args+=(-c "EXPLAIN (ANALYZE, TIMING OFF) $2")
+	done
+	out=$(psql_ "${args[@]}")
+	plan=$(grep -oE 'Parallel Custom Scan \(Gpu[A-Za-z]+\)|Custom Scan \(Gpu[A-Za-z]+\)|Parallel Hash Join|Hash Join|Merge Join|Nested Loop' <<<"$out" | head -1)
+	ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$out" | tail -n +2 |
+		sort -g | sed -n "$(((runs + 1) / 2))p")
+	printf '%s,%s\n' "$plan" "$ms"
+}
+
+have=
+if [ "$(psql_ -c "SELECT to_regclass('xr') IS NOT NULL AND to_regclass('xs') IS NOT NULL")" = t ]; then
+	have=$(psql_ -c "SELECT (SELECT count(*) FROM xr) || ' ' || (SELECT count(*) FROM xs)")
+fi
+if [ "$have" != "$n $n" ]; then
+	psql_ -c "DROP TABLE IF EXISTS xr, xs" \
+		-c "CREATE TABLE xr AS SELECT g AS k, g % 1000 AS v FROM generate_series(1, $n) g" \
+		-c "CREATE TABLE xs AS SELECT (g::int8 * 7919) % $n + 1 AS k, g % 100 AS v FROM generate_series(1, $n) g" \
+		-c "VACUUM ANALYZE xr, xs"
+fi
+echo "rows,groups,setting,plan,ms"
+for g in $groups; do
+	q=$(query_of "$g")
+	want=$(digest pg_parallel_8 "$q")
+	for s in $settings; do
+		got=$(digest "$s" "$q")
+		if [ "$got" != "$want" ]; then
+			echo "preagg.sh: $s returned $got, PostgreSQL $want ($q)" >&2
+			exit 1
+		fi
+		printf '%s,%s,%s,%s\n' "$n" "$g" "$s" "$(measure "$s" "$q")"
+	done
+	printf '\n== %s rows a side, %s groups, gpu_preagg: EXPLAIN ANALYZE\n' "$n" "$g" >&2
+	psql_ -c "$base $(settings_of gpu_preagg) SET gpujoin.explain_device = on;" \
+		-c "EXPLAIN (ANALYZE) $q" >&2
+done

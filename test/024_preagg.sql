@@ -1,0 +1,151 @@
+-- test/024_preagg.sql
+--
+-- GpuPreAgg (src/planner_agg.c, src/exec_agg.c, cuda/agg/): the aggregates
+-- over a GPU join computed on the device, one row of partial aggregates
+-- per group under PostgreSQL's Finalize Aggregate.  Differential: every
+-- query returns PostgreSQL's own rows; the plan has a GpuPreAgg where the
+-- device computes every aggregate and key, and none where it does not
+-- (DISTINCT, string_agg, avg of floats, a text key, a left join), which
+-- still returns PostgreSQL's rows.  Over NULL arguments and NULL group
+-- keys, empty inputs (one row with count 0 and NULL sums; no group),
+-- int8 sums past 2^63, floats with NaN and -0 (min and max of floats where
+-- -0 and 0 tie for the extreme may return either, as PostgreSQL's own
+-- parallel plans do, so the data has negative values), dates and timestamps,
+-- FILTER, HAVING, ORDER BY ... LIMIT above, chunks and rounds of a few
+-- rows, groups past the device table's first size, a partitioned join,
+-- and the errors PostgreSQL raises (int4 overflow in an argument, a float
+-- sum that overflows).
+BEGIN;
+SELECT plan(19);
+CREATE EXTENSION IF NOT EXISTS gpujoin;
+LOAD 'gpujoin';
+\ir helpers.psql
+SET LOCAL client_min_messages = warning;
+SET LOCAL max_parallel_workers_per_gather = 0;
+SET LOCAL gpujoin.cost_as_gpu = on;
+
+CREATE TABLE pr (k int4, v int4, v2 int2, w int8, f float8, f4 float4, d date, t timestamp, o oid);
+INSERT INTO pr SELECT g % 3000,
+	CASE WHEN g % 17 = 0 THEN NULL ELSE (g * 37) % 2001 - 1000 END,
+	(g % 300)::int2,
+	CASE WHEN g % 3 = 0 THEN 9000000000000000000 - g ELSE -g::int8 * 1000003 END,
+	CASE WHEN g % 101 = 0 THEN 'NaN'::float8 WHEN g % 103 = 0 THEN -0.0::float8
+		 WHEN g % 107 = 0 THEN NULL ELSE (g % 1000) / 8.0 - 20 END,
+	((g % 100) / 4.0)::float4,
+	date '2001-01-01' + g % 900,
+	timestamp '2001-01-01' + (g % 5000) * interval '17 minutes',
+	(g % 70000)::oid
+FROM generate_series(1, 12000) g;
+CREATE TABLE ps (k int4, g int4, g2 int2, b bool, name text, big int4);
+INSERT INTO ps SELECT g % 3500,
+	CASE WHEN g % 13 = 0 THEN NULL ELSE g % 7 END,
+	(g % 5000)::int2,
+	g % 3 = 0,
+	'n' || g % 11,
+	CASE WHEN g = 4242 THEN 2147483640 ELSE g END
+FROM generate_series(1, 9000) g;
+CREATE TABLE pe (k int4, v int4);
+ANALYZE pr, ps, pe;
+
+-- the queries, and whether the device computes their aggregates (NULL:
+-- as the costs decide)
+CREATE TEMP TABLE aq (name text PRIMARY KEY, sql text, preagg bool);
+INSERT INTO aq VALUES
+	('count and a sum of an expression', 'SELECT count(*), sum(pr.v + ps.g) FROM pr JOIN ps ON pr.k = ps.k', true),
+	('every kind, one group', 'SELECT count(*), count(pr.v), sum(pr.v), avg(pr.v), sum(pr.v2), avg(pr.v2), sum(pr.w), avg(pr.w), min(pr.w), max(pr.w), min(pr.v2), max(pr.v) FROM pr JOIN ps ON pr.k = ps.k', true),
+	('floats: NaN, -0, NULL', 'SELECT min(pr.f), max(pr.f), sum(pr.f4), min(pr.f4), max(pr.f4), count(pr.f) FROM pr JOIN ps ON pr.k = ps.k', true),
+	('float sums of exact values', 'SELECT ps.g, sum(pr.f) FILTER (WHERE pr.f < 100) FROM pr JOIN ps ON pr.k = ps.k WHERE pr.f IS NOT NULL GROUP BY ps.g', true),
+	('dates, timestamps, oids', 'SELECT ps.g, min(pr.d), max(pr.d), min(pr.t), max(pr.t), min(pr.o), max(pr.o) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g', true),
+	('a key with NULLs', 'SELECT ps.g, count(*), sum(pr.w), avg(pr.v), max(pr.f) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g', true),
+	('two keys', 'SELECT ps.g, pr.v2, count(*), sum(pr.v) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g, pr.v2', true),
+	('a key expression', 'SELECT ps.g % 3, count(*), min(pr.v) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g % 3', true),
+	('bool and date keys', 'SELECT ps.b, pr.d, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.b, pr.d', true),
+	('thousands of groups, 200 expected', 'SELECT ps.g2 % 5000, count(*), sum(pr.v) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g2 % 5000', true),
+	('FILTER', 'SELECT ps.g, count(*) FILTER (WHERE pr.v > 0), sum(pr.w) FILTER (WHERE ps.b), max(pr.v) FILTER (WHERE pr.v IS NULL) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g', true),
+	('HAVING', 'SELECT ps.g, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g HAVING sum(pr.v) > 0', true),
+	('ORDER BY and LIMIT above', 'SELECT pr.v2, sum(pr.v) FROM pr JOIN ps ON pr.k = ps.k GROUP BY pr.v2 ORDER BY 2 DESC NULLS LAST, 1 LIMIT 7', true),
+	('scan quals on the device', 'SELECT ps.g, count(*), sum(pr.w) FROM pr JOIN ps ON pr.k = ps.k WHERE pr.v < 300 AND ps.g2 % 4 = 1 GROUP BY ps.g', true),
+	('no match: one row', 'SELECT count(*), sum(pr.v), avg(pr.w), min(pr.f), max(pr.d) FROM pr JOIN ps ON pr.k = ps.k WHERE pr.v > 5000', true),
+	('no match: no group (the planner''s choice)', 'SELECT ps.g, count(*) FROM pr JOIN ps ON pr.k = ps.k WHERE pr.v > 5000 GROUP BY ps.g', NULL),
+	('an empty side', 'SELECT count(*), sum(pr.v) FROM pr JOIN pe ON pr.k = pe.k', true),
+	('group key not output', 'SELECT count(*), sum(pr.v) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g2', true),
+	('count(DISTINCT) stays on the CPU', 'SELECT count(DISTINCT pr.v) FROM pr JOIN ps ON pr.k = ps.k', false),
+	('string_agg stays on the CPU', 'SELECT ps.g, string_agg(ps.name, '','' ORDER BY ps.name) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g', false),
+	('avg of floats stays on the CPU', 'SELECT avg(pr.f) FROM pr JOIN ps ON pr.k = ps.k WHERE pr.f < 100', false),
+	('a text key stays on the CPU', 'SELECT ps.name, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.name', false),
+	('a float key stays on the CPU', 'SELECT pr.f4, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY pr.f4', false),
+	('a left join stays on the CPU', 'SELECT count(*), sum(ps.g) FROM pr LEFT JOIN ps ON pr.k = ps.k', false),
+	('a column outside the aggregates', 'SELECT ps.g, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g, ps.k', true);
+
+CREATE TEMP TABLE aq_expected (name text, digest text);
+:postgres_join
+INSERT INTO aq_expected SELECT name, pg_temp.rows_digest(sql) FROM aq;
+
+CREATE FUNCTION pg_temp.agg_failures() RETURNS text
+LANGUAGE sql AS $$
+	SELECT coalesce(string_agg(q.name, '; ' ORDER BY q.name), '')
+	FROM aq q JOIN aq_expected e USING (name)
+	WHERE pg_temp.rows_digest(q.sql) IS DISTINCT FROM e.digest $$;
+CREATE FUNCTION pg_temp.plan_failures() RETURNS text
+LANGUAGE sql AS $$
+	SELECT coalesce(string_agg(q.name, '; ' ORDER BY q.name), '')
+	FROM aq q WHERE q.preagg IS NOT NULL AND (pg_temp.plan(q.sql) ~ 'GpuPreAgg') <> q.preagg $$;
+
+:gpu_join
+SELECT is(pg_temp.plan_failures(), '', 'a GpuPreAgg where the device computes every aggregate and key, none elsewhere');
+SELECT is(pg_temp.agg_failures(), '', 'every query returns PostgreSQL''s rows');
+SELECT matches(pg_temp.plan(sql), 'Finalize Aggregate\s+->  Custom Scan \(GpuPreAgg\)[\s\S]*Hash Cond[\s\S]*Device Aggregation: one group, 2 aggregates',
+	'EXPLAIN: Finalize Aggregate over Custom Scan (GpuPreAgg), the join''s lines and the aggregation''s')
+	FROM aq WHERE name = 'count and a sum of an expression';
+SELECT matches(pg_temp.plan_analyze(sql), 'Device Aggregation: hash, 2 aggregates[\s\S]*Groups Returned: 8',
+	'EXPLAIN ANALYZE: a hash aggregation returning one row per group (NULL its own)')
+	FROM aq WHERE name = 'HAVING';
+SELECT matches(pg_temp.plan_verbose(sql), 'Output: ps.g, \(PARTIAL count\(\*\)\)[\s\S]*Group-By Variants: hash',
+	'EXPLAIN VERBOSE: the partial aggregates, the group-by variant')
+	FROM aq WHERE name = 'a key with NULLs';
+SET LOCAL gpujoin.chunk_rows = 7;
+SELECT is(pg_temp.agg_failures(), '', 'chunks and rounds of 7 rows: every query');
+RESET gpujoin.chunk_rows;
+SELECT is(pg_temp.agg_failures(), '', 'variant ' || v || ': every query')
+	FROM unnest(ARRAY['nphj', 'phj']) v, LATERAL (SELECT set_config('gpujoin.join_variant', v, true)) c;
+RESET gpujoin.join_variant;
+SET LOCAL gpujoin.enable_heapscan = off;
+SELECT is(pg_temp.agg_failures(), '', 'Seq Scan children: every query');
+RESET gpujoin.enable_heapscan;
+SET LOCAL gpujoin.device_memory_limit = 64;
+SELECT matches(pg_temp.plan_analyze(sql), 'Partitions: \d+', 'a partitioned join under the aggregation')
+	FROM aq WHERE name = 'a key with NULLs';
+SELECT is(pg_temp.agg_failures(), '', 'partitioned joins: every query');
+RESET gpujoin.device_memory_limit;
+SET LOCAL gpujoin.inject_fault = 'count_oom';
+SELECT is(pg_temp.agg_failures(), '', 'out of device memory in the count, the groups so far kept: every query');
+RESET gpujoin.inject_fault;
+SET LOCAL gpujoin.enable_preagg = off;
+SELECT is((SELECT count(*) FROM aq WHERE pg_temp.plan(sql) ~ 'GpuPreAgg'), 0::bigint,
+	'gpujoin.enable_preagg = off: no GpuPreAgg');
+RESET gpujoin.enable_preagg;
+
+-- a rescan: the groups start over
+\set q 'SELECT t.x, (SELECT sum(pr.v) FROM pr JOIN ps ON pr.k = ps.k WHERE ps.g = t.x) FROM generate_series(0, 7) t(x)'
+:postgres_join
+CREATE TEMP TABLE rescan_expected AS :q;
+:gpu_join
+SELECT matches(pg_temp.plan(:'q'), 'GpuPreAgg', 'a rescanned GpuPreAgg');
+SELECT bag_eq(:'q', 'SELECT * FROM rescan_expected', 'rescanned: each value its own groups');
+
+-- PostgreSQL's errors: an argument that overflows int4 where a row needs
+-- it, a float sum past the largest float8
+SELECT throws_ok('SELECT sum(pr.v + ps.big) FROM pr JOIN ps ON pr.k = ps.k', '22003', 'integer out of range',
+	'an int4 overflow in an argument: PostgreSQL''s error');
+SELECT matches(pg_temp.plan('SELECT sum(pr.v + ps.big) FROM pr JOIN ps ON pr.k = ps.k'), 'GpuPreAgg',
+	'the overflowing query runs as a GpuPreAgg');
+CREATE TABLE pbig (k int4, f float8);
+INSERT INTO pbig SELECT g, 1e308 FROM generate_series(1, 10) g;
+ANALYZE pbig;
+SELECT throws_ok('SELECT sum(pbig.f) FROM pbig JOIN ps ON pbig.k = ps.k', '22003', 'value out of range: overflow',
+	'a float sum that overflows: PostgreSQL''s error');
+SELECT is((SELECT max(pbig.f) FROM pbig JOIN ps ON pbig.k = ps.k), 1e308::float8,
+	'max of the same values: no error');
+
+SELECT * FROM finish();
+ROLLBACK;

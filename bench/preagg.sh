@@ -8,7 +8,7 @@
 # Against a running server with gpujoin (PGHOST/PGPORT/PGUSER/PGDATABASE as
 # psql takes them), on the tables of bench/heapscan.sh (xr, xs: N rows a
 # side, every xs row matching one xr row; made if missing, N = ROWS, 10^7
-# by default).  For each G in GROUPS (default 1 10 1000 100000 10000000):
+# by default).  For each G in GROUP_COUNTS (default 1 10 1000 100000 10000000):
 #	G = 1:	SELECT count(*), sum(xr.v + xs.v) FROM xr JOIN xs ON xr.k = xs.k
 #	G > 1:	SELECT xs.k % G, count(*), sum(xr.v + xs.v), min(xr.v), max(xs.v)
 #			FROM xr JOIN xs ON xr.k = xs.k GROUP BY 1
@@ -29,7 +29,7 @@ set -euo pipefail
 runs=${RUNS:-3}
 dev=${GJ_DEVICE:-gpu}
 n=${ROWS:-10000000}
-groups=${GROUPS:-"1 10 1000 100000 10000000"}
+groups=${GROUP_COUNTS:-"1 10 1000 100000 10000000"}
 settings=${SETTINGS:-pg_serial pg_parallel_8 gpu_preagg gpu_join auto}
 psql_() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 psql_ -c "CREATE EXTENSION IF NOT EXISTS gpujoin" >/dev/null

@@ -41,6 +41,9 @@
 #include "common.cuh"
 #include "group_agg.h"
 
+/* The most groups a table starts with, whatever the planner expects */
+#define GJ_AGG_FIRST_GROUPS		(INT64_C(1) << 16)
+
 /* The counters a round's kernels keep on the device */
 typedef struct AggCounters
 {
@@ -557,8 +560,13 @@ gj_cuda_agg_begin(GjContext *ctx, const GjAggSpec *spec, GjError *err)
 								  "an aggregation's counters", err));
 	if (spec->nkeys > 0)
 	{
+		/*
+		 * Room for the groups expected, up to GJ_AGG_FIRST_GROUPS: the
+		 * planner's estimate can be far too high (an expression's), and the
+		 * table grows cheaply when it is too low
+		 */
 		capacity = 1024;
-		while (capacity < spec->groups_hint && capacity < (INT64_C(1) << 30))
+		while (capacity < spec->groups_hint && capacity < GJ_AGG_FIRST_GROUPS)
 			capacity *= 2;
 	}
 	else
@@ -693,16 +701,20 @@ gj_cuda_agg_result(GjContext *ctx, GjAggResult *out, GjError *err)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"agg_result was called before agg_begin.");
 	t = &agg->tables[agg->cur];
+	/* the group numbers reserved so far: the live groups are among them */
+	GJ_TRY(ReadCounters(cuda, agg, err));
 	cap = t->capacity;
+	if ((int64_t) agg->h_counters->ngroups < cap)
+		cap = (int64_t) agg->h_counters->ngroups;
 	FreeResults(agg);
-	agg->r_live = (uint8_t *) malloc(cap);
+	agg->r_live = (uint8_t *) malloc(cap > 0 ? cap : 1);
 	for (int k = 0; k < agg->spec.nkeys; k++)
 	{
-		agg->r_keys[k] = (int64_t *) malloc(cap * sizeof(int64_t));
-		agg->r_key_nulls[k] = (uint8_t *) malloc(cap);
+		agg->r_keys[k] = (int64_t *) malloc((cap > 0 ? cap : 1) * sizeof(int64_t));
+		agg->r_key_nulls[k] = (uint8_t *) malloc(cap > 0 ? cap : 1);
 	}
 	for (int w = 0; w < 3 * agg->spec.naggs; w++)
-		agg->r_words[w] = (int64_t *) malloc(cap * sizeof(int64_t));
+		agg->r_words[w] = (int64_t *) malloc((cap > 0 ? cap : 1) * sizeof(int64_t));
 	if (agg->r_live == NULL)
 		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
 							"Could not allocate host memory for the groups of an aggregation.");

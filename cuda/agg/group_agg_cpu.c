@@ -273,7 +273,8 @@ gj_cpu_agg_begin(GjContext *ctx, const GjAggSpec *spec, GjError *err)
 		return OutOfMemory(err);
 	agg->spec = *spec;
 	agg->nslots = 16;
-	while (agg->nslots < 2 * spec->groups_hint && agg->nslots < (INT64_C(1) << 30))
+	/* the planner's estimate, up to 2^17 slots: the table doubles when full */
+	while (agg->nslots < 2 * spec->groups_hint && agg->nslots < (INT64_C(1) << 17))
 		agg->nslots *= 2;
 	agg->hashes = malloc(agg->nslots * sizeof(uint64_t));
 	agg->groups = malloc(agg->nslots * sizeof(int64_t));

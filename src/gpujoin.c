@@ -384,7 +384,7 @@ _PG_init(void)
 
 	DefineCustomEnumVariable("gpujoin.inject_fault",
 							 "Makes one device step of every GPU join fail, as a test aid.",
-							 "create, build, count, retrieve: the step fails as a failed kernel would (an ERROR); "
+							 "create, build, count, retrieve (a GpuPreAgg's aggregate step too): the step fails as a failed kernel would (an ERROR); "
 							 "build_oom, count_oom: the join's first context (GPU or CPU twin) runs out of device memory, "
 							 "and the join falls back to a CPU twin context.",
 							 &gpujoin_inject_fault,

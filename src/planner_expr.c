@@ -619,6 +619,20 @@ CompileNode(Compiler *c, Node *node, GjExprType *type)
 	}
 }
 
+/* An implicitly ANDed list of quals, as one boolean; false where it does not compile */
+static bool
+CompileQuals(Compiler *c, List *quals)
+{
+	GjExprType	type;
+	ListCell   *lc;
+
+	foreach(lc, quals)
+		if (!CompileNode(c, lfirst(lc), &type) || type != GJ_EXPR_BOOL)
+			return false;
+	return list_length(quals) == 1 ||
+		AddStep(c, GJ_EXPR_AND, GJ_EXPR_BOOL, list_length(quals));
+}
+
 /*
  * Compile quals (an implicitly ANDed list, over relation relid) into out;
  * false when some part of them has no device step, or the program would
@@ -629,21 +643,13 @@ bool
 GpuJoinCompileQual(List *quals, Index relid, GpuJoinDeviceExpr *out)
 {
 	Compiler	c;
-	GjExprType	type;
 	GjError		err;
-	ListCell   *lc;
 
 	memset(out, 0, sizeof(*out));
 	c.out = out;
 	c.relid = relid;
 	c.tlist = NIL;
-	if (quals == NIL)
-		return false;
-	foreach(lc, quals)
-		if (!CompileNode(&c, lfirst(lc), &type) || type != GJ_EXPR_BOOL)
-			return false;
-	if (list_length(quals) > 1 &&
-		!AddStep(&c, GJ_EXPR_AND, GJ_EXPR_BOOL, list_length(quals)))
+	if (quals == NIL || !CompileQuals(&c, quals))
 		return false;
 	/* the stack's depth and the operand types, as the kernels check them */
 	memset(&err, 0, sizeof(err));
@@ -675,16 +681,7 @@ GpuJoinCompileTlistExpr(Node *expr, List *tlist, bool is_qual, GpuJoinDeviceExpr
 		return false;
 	if (IsA(expr, List))
 	{
-		List	   *quals = (List *) expr;
-		ListCell   *lc;
-
-		if (!is_qual)
-			return false;
-		foreach(lc, quals)
-			if (!CompileNode(&c, lfirst(lc), &t) || t != GJ_EXPR_BOOL)
-				return false;
-		if (list_length(quals) > 1 &&
-			!AddStep(&c, GJ_EXPR_AND, GJ_EXPR_BOOL, list_length(quals)))
+		if (!is_qual || !CompileQuals(&c, (List *) expr))
 			return false;
 		t = GJ_EXPR_BOOL;
 	}

@@ -75,6 +75,7 @@ typedef struct GpuJoinAgg
 	int		   *key_atts;		/* per key, its position in the scan tuple */
 	Oid		   *key_types;
 	const char *variant;		/* "hash" or "one group", for EXPLAIN */
+	const char *considered;		/* the variants priced, for EXPLAIN VERBOSE */
 	double		groups_planned;
 	GjContext  *begun;			/* the context agg_begin was called on */
 	List	   *saved;			/* GpuJoinAggSaved, of contexts closed */
@@ -222,6 +223,7 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, int num_join_cols, List *a
 	agg->spec = spec;
 	agg->groups_planned = floatVal(linitial(agg_private));
 	agg->variant = strVal(lsecond(agg_private));
+	agg->considered = strVal(lfourth(agg_private));
 	agg->items = palloc0(sizeof(GpuJoinAggItem) * GJ_AGG_MAX_AGGS);
 	agg->key_atts = palloc0(sizeof(int) * GJ_AGG_MAX_KEYS);
 	agg->key_types = palloc0(sizeof(Oid) * GJ_AGG_MAX_KEYS);
@@ -716,9 +718,7 @@ GpuJoinAggExplain(GpuJoinState *node, ExplainState *es)
 	what = psprintf("%s, %d aggregate%s", agg->variant, agg->nitems, agg->nitems == 1 ? "" : "s");
 	ExplainPropertyText("Device Aggregation", what, es);
 	if (es->verbose)
-		ExplainPropertyText("Group-By Variants",
-							agg->nkeys == 0 ? "one group (warp sums, one atomic per warp)" :
-							"hash (device table of exact keys, grown as needed)", es);
+		ExplainPropertyText("Group-By Variants Considered", agg->considered, es);
 	if (es->analyze)
 	{
 		ExplainPropertyInteger("Groups Returned", NULL, agg->groups, es);

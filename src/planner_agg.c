@@ -330,6 +330,7 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 	double		rows;
 	Cost		emit;
 	Cost		device;
+	char	   *considered;
 
 	if (prev_upper_paths_hook)
 		prev_upper_paths_hook(root, stage, input_rel, output_rel, extra);
@@ -396,8 +397,14 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 		gpujoin_model.cost_per_ms;
 	cpath->path.startup_cost = join->path.total_cost - emit + device;
 	cpath->path.total_cost = cpath->path.startup_cost + groups * gpujoin_emit_cost;
-	cpath->custom_private = list_make3(join, makeFloat(psprintf("%.1f", groups)),
-									   makeString(keys == NIL ? "one group" : "hash"));
+	/* the variants priced, for EXPLAIN VERBOSE: one, for now */
+	considered = psprintf("%s %.3f ms (chosen)",
+						  keys == NIL ? "one group (warp sums, one atomic per warp and word)" :
+						  "hash (device table of exact keys, grown as needed)",
+						  device / gpujoin_model.cost_per_ms);
+	cpath->custom_private = list_make4(join, makeFloat(psprintf("%.1f", groups)),
+									   makeString(keys == NIL ? "one group" : "hash"),
+									   makeString(considered));
 
 	/* PostgreSQL's Finalize Aggregate over it */
 	MemSet(&final_costs, 0, sizeof(AggClauseCosts));
@@ -434,7 +441,8 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
  * aggregation mode: its targetlist the partial target; its scan tuple the
  * join's columns, then each non-Var group key and each partial Aggref,
  * which setrefs.c matches the targetlist's (and the Finalize Aggregate's)
- * against; custom_private ends with the groups expected
+ * against; custom_private ends with a list: the groups expected, the
+ * variant, the number of join columns, the variants considered
  */
 static Plan *
 PlanGpuPreAggPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
@@ -460,9 +468,10 @@ PlanGpuPreAggPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, Lis
 														   NULL, false));
 	}
 	cscan->custom_private = lappend(cscan->custom_private,
-									list_make3(lsecond(best_path->custom_private),
+									list_make4(lsecond(best_path->custom_private),
 											   lthird(best_path->custom_private),
-											   makeInteger(num_join_cols)));
+											   makeInteger(num_join_cols),
+											   lfourth(best_path->custom_private)));
 	cscan->methods = &gpujoin_preagg_scan_methods;
 	return &cscan->scan.plan;
 }

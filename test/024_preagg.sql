@@ -100,7 +100,7 @@ SELECT matches(pg_temp.plan(sql), 'Finalize Aggregate\s+->  Custom Scan \(GpuPre
 SELECT matches(pg_temp.plan_analyze(sql), 'Device Aggregation: hash, 2 aggregates[\s\S]*Groups Returned: 8',
 	'EXPLAIN ANALYZE: a hash aggregation returning one row per group (NULL its own)')
 	FROM aq WHERE name = 'HAVING';
-SELECT matches(pg_temp.plan_verbose(sql), 'Output: ps.g, \(PARTIAL count\(\*\)\)[\s\S]*Group-By Variants: hash',
+SELECT matches(pg_temp.plan_verbose(sql), 'Output: ps.g, \(PARTIAL count\(\*\)\)[\s\S]*Group-By Variants Considered: hash \(device table of exact keys, grown as needed\) \d+\.\d+ ms \(chosen\)',
 	'EXPLAIN VERBOSE: the partial aggregates, the group-by variant')
 	FROM aq WHERE name = 'a key with NULLs';
 SET LOCAL gpujoin.chunk_rows = 7;

@@ -840,4 +840,5 @@ GpuJoinInitExecutor(void)
 	RegisterCustomScanMethods(&gpujoin_hash_scan_methods);
 	RegisterCustomScanMethods(&gpujoin_merge_scan_methods);
 	RegisterCustomScanMethods(&gpujoin_theta_scan_methods);
+	RegisterCustomScanMethods(&gpujoin_preagg_scan_methods);
 }

@@ -313,6 +313,7 @@ typedef struct GpuJoinCounters
 	double		heap_deform_ms[2];	/* time deforming them (load includes it) */
 	int64		heap_removed[2];	/* rows removed by its quals */
 	int64		heap_shipped[2];	/* bytes of pages sent to the device */
+	int64		agg_groups;		/* GpuPreAgg: rows of partial aggregates returned */
 	GjStats		stats;
 	char		device[160];
 } GpuJoinCounters;
@@ -524,7 +525,8 @@ extern void GpuJoinAggregateChunk(GpuJoinState *node);
 extern TupleTableSlot *GpuJoinAggEmitNext(GpuJoinState *node);
 extern void GpuJoinAggSaveGroups(GpuJoinState *node);
 extern void GpuJoinAggRescan(GpuJoinState *node);
-extern void GpuJoinAggExplain(GpuJoinState *node, ExplainState *es);
+extern int64 GpuJoinAggGroups(GpuJoinState *node);
+extern void GpuJoinAggExplain(GpuJoinState *node, int64 groups, ExplainState *es);
 
 /* exec_emit.c */
 extern void GpuJoinFillScanSlot(GpuJoinState *node, TupleTableSlot *slot, int64 i);

@@ -706,9 +706,19 @@ GpuJoinAggRescan(GpuJoinState *node)
 	agg->pos = 0;
 }
 
-/* EXPLAIN: the aggregation's lines */
+/* Rows of partial aggregates this process's runs returned (0: no GpuPreAgg) */
+int64
+GpuJoinAggGroups(GpuJoinState *node)
+{
+	return node->gj_Agg ? node->gj_Agg->groups : 0;
+}
+
+/*
+ * EXPLAIN: the aggregation's lines; groups: the rows of partial aggregates
+ * returned, summed over the processes of a parallel plan
+ */
 void
-GpuJoinAggExplain(GpuJoinState *node, ExplainState *es)
+GpuJoinAggExplain(GpuJoinState *node, int64 groups, ExplainState *es)
 {
 	GpuJoinAgg *agg = node->gj_Agg;
 	char	   *what;
@@ -721,7 +731,7 @@ GpuJoinAggExplain(GpuJoinState *node, ExplainState *es)
 		ExplainPropertyText("Group-By Variants Considered", agg->considered, es);
 	if (es->analyze)
 	{
-		ExplainPropertyInteger("Groups Returned", NULL, agg->groups, es);
+		ExplainPropertyInteger("Groups Returned", NULL, groups, es);
 		if (agg->undecided_rounds > 0)
 			ExplainPropertyInteger("Undecided Rounds", NULL, agg->undecided_rounds, es);
 	}

@@ -75,6 +75,7 @@ GpuJoinCollectCounters(GpuJoinState *node, GpuJoinCounters *c)
 	c->matches = node->gj_Matches;
 	c->load_ms = node->gj_LoadMs;
 	c->emit_ms = node->gj_EmitMs;
+	c->agg_groups = GpuJoinAggGroups(node);
 	for (int i = 0; i < 2; i++)
 	{
 		const GpuJoinHeapReader *reader = (i == 0 ? node->gj_Outer : node->gj_Inner).heap;
@@ -130,6 +131,7 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
 	sum->matches += add->matches;
 	sum->load_ms += add->load_ms;
 	sum->emit_ms += add->emit_ms;
+	sum->agg_groups += add->agg_groups;
 	for (int i = 0; i < 2; i++)
 	{
 		sum->heap_pages[i] += add->heap_pages[i];
@@ -323,7 +325,7 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	ShowExprs("Join Filter", join_quals, context, useprefix, es);
 	if (join_quals != NIL && es->analyze)
 		ShowRowsRemoved("Rows Removed by Join Filter", css, es);
-	GpuJoinAggExplain(node, es);
+	GpuJoinAggExplain(node, total.agg_groups, es);
 
 	if (gpujoin_explain_device)
 		ExplainPropertyText("Device", node->gj_Workers != NIL ?

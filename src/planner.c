@@ -241,7 +241,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	cpath->custom_private = lappend(cpath->custom_private, makeBoolean(partitioned));
 
 	/* a copy for an aggregation above (before add_path may free it) */
-	if (strategy == GPUJOIN_STRATEGY_HASH && !partial)
+	if (strategy == GPUJOIN_STRATEGY_HASH)
 		GpuJoinRememberAggJoin(root, joinrel, cpath, jointype, clauses);
 
 	if (partial)

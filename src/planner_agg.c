@@ -34,7 +34,8 @@
  *				-0 and NaN groups would need their own representative, and
  *				not text); no grouping sets
  *	the join	a GpuHashJoin, inner, whose keys decide the matches alone
- *				(no recheck, no pushed-down quals), in one process
+ *				(no recheck, no pushed-down quals); serial, or partial (one
+ *				GpuPreAgg per process under a Gather)
  *
  * IDENTIFICATION
  *	  src/planner_agg.c
@@ -175,7 +176,8 @@ GpuJoinGroupKeySupported(Expr *expr, List *tlist)
 
 /*
  * Keep a copy of a GPU join path for the aggregation above its relation:
- * the cheapest one the device can aggregate, per relation
+ * the cheapest one the device can aggregate, per relation, serial and
+ * partial apart
  */
 void
 GpuJoinRememberAggJoin(PlannerInfo *root, RelOptInfo *joinrel, CustomPath *cpath,
@@ -186,7 +188,7 @@ GpuJoinRememberAggJoin(PlannerInfo *root, RelOptInfo *joinrel, CustomPath *cpath
 	CustomPath *copy;
 
 	if (!gpujoin_enable_preagg || jointype != JOIN_INNER || clauses->join_quals != NIL ||
-		clauses->other_quals != NIL || cpath->path.parallel_aware)
+		clauses->other_quals != NIL)
 		return;
 
 	/*
@@ -199,7 +201,8 @@ GpuJoinRememberAggJoin(PlannerInfo *root, RelOptInfo *joinrel, CustomPath *cpath
 	{
 		RememberedJoin *e = lfirst(lc);
 
-		if (e->root == root && e->joinrel == joinrel)
+		if (e->root == root && e->joinrel == joinrel &&
+			e->path->path.parallel_aware == cpath->path.parallel_aware)
 			r = e;
 	}
 	if (r != NULL && r->path->path.total_cost <= cpath->path.total_cost)
@@ -308,9 +311,108 @@ PartialTarget(PlannerInfo *root, PathTarget *grouping_target, Node *having, List
 	return set_pathtarget_cost_width(root, partial);
 }
 
+/* The remembered GPU join path of relation rel, serial or partial, or NULL */
+static CustomPath *
+RememberedPath(PlannerInfo *root, RelOptInfo *rel, bool partial)
+{
+	ListCell   *lc;
+
+	foreach(lc, remembered)
+	{
+		RememberedJoin *r = lfirst(lc);
+
+		if (r->root == root && r->joinrel == rel && r->path->path.parallel_aware == partial)
+			return r->path;
+	}
+	return NULL;
+}
+
+/*
+ * The GpuPreAgg path over join (partial: in each process of a parallel
+ * plan, on its share of the outer side): the join without its output (no
+ * joined row formed for an Aggregate), plus the aggregation on the device
+ * and one row per group.  Its parent is the join's relation, whose relids
+ * become the plan's custom_relids: EXPLAIN names the relations it reads by
+ * them.
+ */
+static CustomPath *
+PreAggPath(RelOptInfo *input_rel, CustomPath *join, PathTarget *partial, int nkeys,
+		   int naggs, double groups)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+	double		rows = join->path.rows;
+	Cost		emit;
+	Cost		device;
+	char	   *considered;
+
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = input_rel;
+	cpath->path.pathtarget = partial;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = join->path.parallel_aware;
+	cpath->path.parallel_safe = join->path.parallel_safe;
+	cpath->path.parallel_workers = join->path.parallel_workers;
+	cpath->path.rows = groups;
+	cpath->path.pathkeys = NIL;
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	cpath->custom_paths = join->custom_paths;
+	cpath->methods = &gpujoin_preagg_path_methods;
+	emit = (gpujoin_emit_cost + join->path.pathtarget->cost.per_tuple) * rows;
+	device = rows * naggs * gpujoin_model.preagg_row_ns / 1e6 * gpujoin_model.cost_per_ms;
+	cpath->path.startup_cost = join->path.total_cost - emit + device;
+	cpath->path.total_cost = cpath->path.startup_cost + groups * gpujoin_emit_cost;
+	/* the variants priced, for EXPLAIN VERBOSE: one, for now */
+	considered = psprintf("%s %.3f ms (chosen)",
+						  nkeys == 0 ? "one group (warp sums, one atomic per warp and word)" :
+						  "hash (device table of exact keys, grown as needed)",
+						  device / gpujoin_model.cost_per_ms);
+	cpath->custom_private = list_make4(join, makeFloat(psprintf("%.1f", groups)),
+									   makeString(nkeys == 0 ? "one group" : "hash"),
+									   makeString(considered));
+	return cpath;
+}
+
+/* PostgreSQL's Finalize Aggregate over the partial rows of path */
+static void
+AddFinalizePaths(PlannerInfo *root, RelOptInfo *output_rel, Path *path, double groups)
+{
+	Query	   *parse = root->parse;
+	AggClauseCosts final_costs;
+
+	MemSet(&final_costs, 0, sizeof(AggClauseCosts));
+	get_agg_clause_costs(root, AGGSPLIT_FINAL_DESERIAL, &final_costs);
+	if (parse->groupClause == NIL)
+		add_path(output_rel, (Path *)
+				 create_agg_path(root, output_rel, path, output_rel->reltarget,
+								 AGG_PLAIN, AGGSPLIT_FINAL_DESERIAL, NIL,
+								 (List *) parse->havingQual, &final_costs, 1.0));
+	else
+	{
+		double		out_groups = output_rel->rows > 0 ? output_rel->rows : groups;
+
+		if (grouping_is_hashable(parse->groupClause))
+			add_path(output_rel, (Path *)
+					 create_agg_path(root, output_rel, path, output_rel->reltarget,
+									 AGG_HASHED, AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
+									 (List *) parse->havingQual, &final_costs, out_groups));
+		if (grouping_is_sortable(parse->groupClause) && root->group_pathkeys != NIL)
+		{
+			Path	   *sorted = (Path *) create_sort_path(root, output_rel, path,
+														   root->group_pathkeys, -1.0);
+
+			add_path(output_rel, (Path *)
+					 create_agg_path(root, output_rel, sorted, output_rel->reltarget,
+									 AGG_SORTED, AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
+									 (List *) parse->havingQual, &final_costs, out_groups));
+		}
+	}
+}
+
 /*
  * create_upper_paths_hook: offer the GpuPreAgg plans for a grouping whose
- * input is a join we have a GPU path for
+ * input is a join we have a GPU path for: the serial one, and in a parallel
+ * plan one per process under a Gather (each process folds its share of the
+ * outer side; Finalize Aggregate combines their rows of a group)
  */
 static void
 GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
@@ -318,19 +420,14 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 {
 	Query	   *parse = root->parse;
 	GroupPathExtraData *gextra = extra;
-	CustomPath *join = NULL;
+	CustomPath *join;
+	CustomPath *partial_join;
 	PathTarget *partial;
 	List	   *keys;
 	List	   *aggrefs;
 	List	   *join_tlist;
 	ListCell   *lc;
-	CustomPath *cpath;
-	AggClauseCosts final_costs;
 	double		groups;
-	double		rows;
-	Cost		emit;
-	Cost		device;
-	char	   *considered;
 
 	if (prev_upper_paths_hook)
 		prev_upper_paths_hook(root, stage, input_rel, output_rel, extra);
@@ -340,18 +437,13 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 	if (!parse->hasAggs || parse->groupingSets != NIL || root->hasNonPartialAggs ||
 		root->hasNonSerialAggs || gextra->patype != PARTITIONWISE_AGGREGATE_NONE)
 		return;
-	foreach(lc, remembered)
-	{
-		RememberedJoin *r = lfirst(lc);
-
-		if (r->root == root && r->joinrel == input_rel)
-			join = r->path;
-	}
-	if (join == NULL)
+	join = RememberedPath(root, input_rel, false);
+	partial_join = output_rel->consider_parallel ? RememberedPath(root, input_rel, true) : NULL;
+	if (join == NULL && partial_join == NULL)
 		return;
 
 	/* every key and aggregate on the device */
-	join_tlist = join->path.pathtarget->exprs;
+	join_tlist = (join ? join : partial_join)->path.pathtarget->exprs;
 	partial = PartialTarget(root, output_rel->reltarget, (Node *) parse->havingQual, &keys,
 							&aggrefs);
 	if (partial == NULL || aggrefs == NIL || list_length(aggrefs) > GJ_AGG_MAX_AGGS ||
@@ -365,74 +457,28 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 			return;
 
 	/* the groups: PostgreSQL's estimate, as for its own grouping */
-	rows = join->path.rows;
-	if (keys == NIL)
-		groups = 1.0;
-	else
-		groups = estimate_num_groups(root, keys, rows, NULL, NULL);
-
-	/*
-	 * The join without its output (each joined row formed for the
-	 * Aggregate), plus the aggregation on the device and one row per group
-	 */
-	/*
-	 * Its parent is the join's relation, whose relids become the plan's
-	 * custom_relids: EXPLAIN names the relations it reads by them
-	 */
-	cpath = makeNode(CustomPath);
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = input_rel;
-	cpath->path.pathtarget = partial;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = false;
-	cpath->path.parallel_workers = 0;
-	cpath->path.rows = groups;
-	cpath->path.pathkeys = NIL;
-	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	cpath->custom_paths = join->custom_paths;
-	cpath->methods = &gpujoin_preagg_path_methods;
-	emit = (gpujoin_emit_cost + join->path.pathtarget->cost.per_tuple) * join->path.rows;
-	device = rows * list_length(aggrefs) * gpujoin_model.preagg_row_ns / 1e6 *
-		gpujoin_model.cost_per_ms;
-	cpath->path.startup_cost = join->path.total_cost - emit + device;
-	cpath->path.total_cost = cpath->path.startup_cost + groups * gpujoin_emit_cost;
-	/* the variants priced, for EXPLAIN VERBOSE: one, for now */
-	considered = psprintf("%s %.3f ms (chosen)",
-						  keys == NIL ? "one group (warp sums, one atomic per warp and word)" :
-						  "hash (device table of exact keys, grown as needed)",
-						  device / gpujoin_model.cost_per_ms);
-	cpath->custom_private = list_make4(join, makeFloat(psprintf("%.1f", groups)),
-									   makeString(keys == NIL ? "one group" : "hash"),
-									   makeString(considered));
-
-	/* PostgreSQL's Finalize Aggregate over it */
-	MemSet(&final_costs, 0, sizeof(AggClauseCosts));
-	get_agg_clause_costs(root, AGGSPLIT_FINAL_DESERIAL, &final_costs);
-	if (parse->groupClause == NIL)
-		add_path(output_rel, (Path *)
-				 create_agg_path(root, output_rel, &cpath->path, output_rel->reltarget,
-								 AGG_PLAIN, AGGSPLIT_FINAL_DESERIAL, NIL,
-								 (List *) parse->havingQual, &final_costs, 1.0));
-	else
+	if (join != NULL)
 	{
-		double		out_groups = output_rel->rows > 0 ? output_rel->rows : groups;
+		groups = keys == NIL ? 1.0 : estimate_num_groups(root, keys, join->path.rows, NULL, NULL);
+		AddFinalizePaths(root, output_rel,
+						 &PreAggPath(input_rel, join, partial, list_length(keys),
+									 list_length(aggrefs), groups)->path, groups);
+	}
+	if (partial_join != NULL)
+	{
+		CustomPath *cpath;
+		double		processes = GpuJoinParallelDivisor(&partial_join->path);
+		double		total;
+		Path	   *gather;
 
-		if (grouping_is_hashable(parse->groupClause))
-			add_path(output_rel, (Path *)
-					 create_agg_path(root, output_rel, &cpath->path, output_rel->reltarget,
-									 AGG_HASHED, AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
-									 (List *) parse->havingQual, &final_costs, out_groups));
-		if (grouping_is_sortable(parse->groupClause) && root->group_pathkeys != NIL)
-		{
-			Path	   *sorted = (Path *) create_sort_path(root, output_rel, &cpath->path,
-														   root->group_pathkeys, -1.0);
-
-			add_path(output_rel, (Path *)
-					 create_agg_path(root, output_rel, sorted, output_rel->reltarget,
-									 AGG_SORTED, AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
-									 (List *) parse->havingQual, &final_costs, out_groups));
-		}
+		/* each process may meet every group */
+		groups = keys == NIL ? 1.0 :
+			estimate_num_groups(root, keys, partial_join->path.rows, NULL, NULL);
+		cpath = PreAggPath(input_rel, partial_join, partial, list_length(keys),
+						   list_length(aggrefs), groups);
+		total = groups * processes;
+		gather = (Path *) create_gather_path(root, input_rel, &cpath->path, partial, NULL, &total);
+		AddFinalizePaths(root, output_rel, gather, groups);
 	}
 }
 

@@ -13,10 +13,11 @@
 -- parallel plans do, so the data has negative values), dates and timestamps,
 -- FILTER, HAVING, ORDER BY ... LIMIT above, chunks and rounds of a few
 -- rows, groups past the device table's first size, a partitioned join,
+-- parallel plans (a GpuPreAgg per process under a Gather),
 -- and the errors PostgreSQL raises (int4 overflow in an argument, a float
 -- sum that overflows).
 BEGIN;
-SELECT plan(19);
+SELECT plan(21);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -124,6 +125,16 @@ SET LOCAL gpujoin.enable_preagg = off;
 SELECT is((SELECT count(*) FROM aq WHERE pg_temp.plan(sql) ~ 'GpuPreAgg'), 0::bigint,
 	'gpujoin.enable_preagg = off: no GpuPreAgg');
 RESET gpujoin.enable_preagg;
+
+-- parallel plans: a GpuPreAgg in each process, on its share of the outer
+-- side's pages, under a Gather; Finalize Aggregate combines their rows
+:parallel_cheap
+SELECT matches(pg_temp.plan(sql), 'Gather[\s\S]*Parallel Custom Scan \(GpuPreAgg\)[\s\S]*heap pages, parallel',
+	'parallel: a GpuPreAgg in each process under a Gather')
+	FROM aq WHERE name = 'a key with NULLs';
+SELECT is(pg_temp.agg_failures(), '', 'parallel plans: every query');
+SET LOCAL max_parallel_workers_per_gather = 0;
+SET LOCAL gpujoin.cost_as_gpu = on;
 
 -- a rescan: the groups start over
 \set q 'SELECT t.x, (SELECT sum(pr.v) FROM pr JOIN ps ON pr.k = ps.k WHERE ps.g = t.x) FROM generate_series(0, 7) t(x)'

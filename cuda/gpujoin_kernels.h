@@ -160,6 +160,50 @@ gj_float_key(double value)
 }
 
 /*
+ * A float as an integer in PostgreSQL's order, -0 kept apart below 0 so
+ * that it comes back as it went in (gj_agg_float_from_order): NaN (every
+ * NaN) above everything.  The grouped aggregation's min and max compare
+ * floats by it on the device (cuda/agg/), and src/ (exec_agg.c) turns the
+ * extreme back into a float.
+ */
+static inline GJ_HOST_DEVICE int64_t
+gj_agg_float_order(double value)
+{
+	const uint64_t sign = UINT64_C(1) << 63;
+	union
+	{
+		double		d;
+		uint64_t	u;
+	}			bits;
+
+	if (value != value)
+		return INT64_MAX;
+	bits.d = value;
+	bits.u = (bits.u & sign) ? ~bits.u : (bits.u | sign);
+	return (int64_t) (bits.u ^ sign);
+}
+
+static inline GJ_HOST_DEVICE double
+gj_agg_float_from_order(int64_t order)
+{
+	const uint64_t sign = UINT64_C(1) << 63;
+	union
+	{
+		double		d;
+		uint64_t	u;
+	}			bits;
+
+	if (order == INT64_MAX)
+	{
+		bits.u = UINT64_C(0x7ff8000000000000);	/* the NaN PostgreSQL makes */
+		return bits.d;
+	}
+	bits.u = (uint64_t) order ^ sign;
+	bits.u = (bits.u & sign) ? (bits.u & ~sign) : ~bits.u;
+	return bits.d;
+}
+
+/*
  * One row's non-NULL key values (each a signed 64-bit integer in SQL order)
  * packed into the uint64 the kernels compare: exact, the values' fields of
  * bits[i] bits each, their sign bits flipped so that unsigned order of the

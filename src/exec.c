@@ -233,9 +233,7 @@ GpuJoinSwitchToCpu(GpuJoinState *node, const GjError *cause)
 	/* the CPU twin reports no device memory errors but injected ones */
 	node->gj_FellBackFrom = (node->gj_Device.kernels == &gj_cpu_kernels) ?
 		"the CPU twin, gpujoin.inject_fault" : "the GPU";
-	if (node->gj_Agg)
-		GpuJoinAggSaveGroups(node);	/* the groups folded there so far */
-	GpuJoinDeviceClose(&node->gj_Device);
+	GpuJoinCloseDevice(node);	/* a GpuPreAgg's groups kept */
 	GpuJoinDeviceOpen(&node->gj_Device, &gj_cpu_kernels, &node->gj_Spec);
 	node->gj_OnFallback = true;
 	node->gj_CpuParts++;
@@ -458,7 +456,7 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	pull_varattnos((Node *) cscan->scan.plan.qual, INDEX_VAR, &needed);
 	pull_varattnos((Node *) join_quals, INDEX_VAR, &needed);
 	if (preagg)
-		GpuJoinAggNeeded(cscan, num_join_cols, &needed);
+		GpuJoinAggNeeded(cscan, join_tlist, &needed);
 
 	/* a merge join sorts the outer side whole: one chunk */
 	node->gj_Strategy = (GpuJoinStrategy) intVal(list_nth(priv, GpuJoinPrivateStrategy));
@@ -525,7 +523,7 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	node->gj_JoinQual = ExecInitQual(join_quals, &css->ss.ps);
 	node->gj_Agg = NULL;
 	if (preagg)
-		GpuJoinAggInit(node, cscan, num_join_cols, agg_private);
+		GpuJoinAggInit(node, cscan, join_tlist, agg_private);
 
 	/* columns nobody reads stay NULL in the scan tuple */
 	for (int i = 0; i < scanslot->tts_tupleDescriptor->natts; i++)

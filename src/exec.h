@@ -518,12 +518,12 @@ extern void GpuJoinHeapSetParallel(GpuJoinHeapReader *reader, ParallelTableScanD
 extern void GpuJoinHeapEnd(GpuJoinHeapReader *reader);
 
 /* exec_agg.c */
-extern void GpuJoinAggNeeded(CustomScan *cscan, int num_join_cols, Bitmapset **needed);
-extern void GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, int num_join_cols,
+extern void GpuJoinAggNeeded(CustomScan *cscan, List *join_tlist, Bitmapset **needed);
+extern void GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist,
 						   List *agg_private);
 extern void GpuJoinAggregateChunk(GpuJoinState *node);
 extern TupleTableSlot *GpuJoinAggEmitNext(GpuJoinState *node);
-extern void GpuJoinAggSaveGroups(GpuJoinState *node);
+extern void GpuJoinCloseDevice(GpuJoinState *node);
 extern void GpuJoinAggRescan(GpuJoinState *node);
 extern int64 GpuJoinAggGroups(GpuJoinState *node);
 extern void GpuJoinAggExplain(GpuJoinState *node, int64 groups, ExplainState *es);

@@ -27,7 +27,7 @@
  *
  * When a join moves from the GPU to the CPU twin (out of device memory in
  * a build or count, exec.c's SwitchToCpu), the groups folded so far are
- * taken from the old context first (GpuJoinAggSaveGroups) and emitted too:
+ * taken from the old context first (GpuJoinCloseDevice) and emitted too:
  * two partial rows of one group are what Finalize Aggregate combines.
  *
  * IDENTIFICATION
@@ -60,7 +60,7 @@ typedef struct GpuJoinAggItem
 	ExprState  *filter;
 } GpuJoinAggItem;
 
-/* The groups a context left behind (GpuJoinAggSaveGroups), copied */
+/* The groups a context left behind (SaveGroups), copied */
 typedef struct GpuJoinAggSaved
 {
 	GjAggResult result;
@@ -184,12 +184,11 @@ Compile(Node *expr, List *join_tlist, bool is_qual, GpuJoinDeviceExpr *out, GjEx
  * sides are set up
  */
 void
-GpuJoinAggNeeded(CustomScan *cscan, int num_join_cols, Bitmapset **needed)
+GpuJoinAggNeeded(CustomScan *cscan, List *join_tlist, Bitmapset **needed)
 {
-	List	   *join_tlist = list_copy_head(cscan->custom_scan_tlist, num_join_cols);
 	ListCell   *lc;
 
-	foreach(lc, list_copy_tail(cscan->custom_scan_tlist, num_join_cols))
+	foreach(lc, list_copy_tail(cscan->custom_scan_tlist, list_length(join_tlist)))
 	{
 		List	   *vars = pull_var_clause((Node *) lfirst_node(TargetEntry, lc)->expr,
 										   PVC_RECURSE_AGGREGATES);
@@ -203,7 +202,7 @@ GpuJoinAggNeeded(CustomScan *cscan, int num_join_cols, Bitmapset **needed)
 									 ref->varattno - FirstLowInvalidHeapAttributeNumber);
 		}
 	}
-	/* and the keys that are plain Vars, which the targetlist reads */
+	/* (keys that are plain Vars the targetlist reads: BeginGpuJoin has them) */
 }
 
 /*
@@ -211,11 +210,11 @@ GpuJoinAggNeeded(CustomScan *cscan, int num_join_cols, Bitmapset **needed)
  * the items, PostgreSQL's own expressions for undecided rounds
  */
 void
-GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, int num_join_cols, List *agg_private)
+GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *agg_private)
 {
 	GpuJoinAgg *agg = palloc0(sizeof(GpuJoinAgg));
 	GjAggSpec  *spec = palloc0(sizeof(GjAggSpec));
-	List	   *join_tlist = list_copy_head(cscan->custom_scan_tlist, num_join_cols);
+	int			num_join_cols = list_length(join_tlist);
 	List	   *tlist = cscan->scan.plan.targetlist;
 	ListCell   *lc;
 	int			pos;
@@ -389,11 +388,11 @@ CopyResult(const GjAggResult *r, int nkeys, int naggs)
 }
 
 /*
- * Before the node's context is closed for another (SwitchToCpu): keep the
- * groups folded in it, to be emitted with the rest
+ * Before the node's context is closed for another (GpuJoinCloseDevice):
+ * keep the groups folded in it, to be emitted with the rest
  */
-void
-GpuJoinAggSaveGroups(GpuJoinState *node)
+static void
+SaveGroups(GpuJoinState *node)
 {
 	GpuJoinAgg *agg = node->gj_Agg;
 	GpuJoinDeviceContext *dev = &node->gj_Device;
@@ -603,20 +602,8 @@ PartialState(const GpuJoinAggItem *item, const GjAggResult *r, int a, int64 g, b
 				return (Datum) 0;
 			if (item->type == FLOAT8OID || item->type == FLOAT4OID)
 			{
-				int64		order = r->a[a][g];
-				double		d;
-				const uint64 sign = UINT64CONST(1) << 63;
-				uint64		bits;
+				double		d = gj_agg_float_from_order(r->a[a][g]);
 
-				/* gj_agg_float_from_order (cuda/agg/group_agg.h) */
-				if (order == PG_INT64_MAX)
-					d = get_float8_nan();
-				else
-				{
-					bits = (uint64) order ^ sign;
-					bits = (bits & sign) ? (bits & ~sign) : ~bits;
-					memcpy(&d, &bits, sizeof(double));
-				}
 				return item->type == FLOAT8OID ? Float8GetDatum(d) : Float4GetDatum((float4) d);
 			}
 			return IntDatum(item->type, r->a[a][g]);
@@ -692,6 +679,18 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 	econtext->ecxt_scantuple = scanslot;
 	agg->groups++;
 	return ExecProject(node->css.ss.ps.ps_ProjInfo);
+}
+
+/*
+ * Close the node's device context to open another (the CPU twin, or the
+ * GPU again, or one for other rounds): a GpuPreAgg's groups folded in it
+ * are kept first, to be emitted with the rest
+ */
+void
+GpuJoinCloseDevice(GpuJoinState *node)
+{
+	SaveGroups(node);
+	GpuJoinDeviceClose(&node->gj_Device);
 }
 
 /* A rescan: no group yet */

@@ -204,9 +204,7 @@ GpuJoinPlanPartitions(GpuJoinState *node)
 	if (max_matches != node->gj_Spec.max_matches)
 	{
 		node->gj_Spec.max_matches = max_matches;
-		if (node->gj_Agg)
-			GpuJoinAggSaveGroups(node);
-		GpuJoinDeviceClose(&node->gj_Device);
+		GpuJoinCloseDevice(node);
 	}
 
 	node->gj_NumParts = nparts;
@@ -279,11 +277,7 @@ GpuJoinNextPartition(GpuJoinState *node)
 		node->gj_Outer.exhausted = false;
 		/* after a partition that fell back, BuildTable opens the GPU again */
 		if (node->gj_OnFallback)
-		{
-			if (node->gj_Agg)
-				GpuJoinAggSaveGroups(node);	/* the CPU twin's groups */
-			GpuJoinDeviceClose(&node->gj_Device);
-		}
+			GpuJoinCloseDevice(node);
 		return true;
 	}
 	return false;

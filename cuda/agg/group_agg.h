@@ -35,47 +35,6 @@ typedef struct GjAggMatch
 	GjExprDatum values[GJ_AGG_MAX_AGGS];
 } GjAggMatch;
 
-/*
- * A float as an integer in PostgreSQL's order, -0 kept apart below 0 so
- * that it comes back as it went in: NaN (every NaN) above everything
- */
-static inline GJ_HOST_DEVICE int64_t
-gj_agg_float_order(double value)
-{
-	const uint64_t sign = UINT64_C(1) << 63;
-	union
-	{
-		double		d;
-		uint64_t	u;
-	}			bits;
-
-	if (value != value)
-		return INT64_MAX;
-	bits.d = value;
-	bits.u = (bits.u & sign) ? ~bits.u : (bits.u | sign);
-	return (int64_t) (bits.u ^ sign);
-}
-
-static inline GJ_HOST_DEVICE double
-gj_agg_float_from_order(int64_t order)
-{
-	const uint64_t sign = UINT64_C(1) << 63;
-	union
-	{
-		double		d;
-		uint64_t	u;
-	}			bits;
-
-	if (order == INT64_MAX)
-	{
-		bits.u = UINT64_C(0x7ff8000000000000);	/* the NaN PostgreSQL makes */
-		return bits.d;
-	}
-	bits.u = (uint64_t) order ^ sign;
-	bits.u = (bits.u & sign) ? (bits.u & ~sign) : ~bits.u;
-	return bits.d;
-}
-
 /* Input i of a match: row "row" of the column the spec names */
 static inline GJ_HOST_DEVICE GjExprDatum
 gj_agg_input(const GjAggInput *in, const void *values, const uint8_t *nulls,

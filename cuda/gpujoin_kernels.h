@@ -772,10 +772,19 @@ typedef struct GjAggSpec
  * The groups, in no particular order; the arrays are the context's and
  * stay valid until its next call.  With no key there is one group, its
  * words zero (and MIN/MAX's n zero) when no row came.
+ *
+ * The groups may outgrow the room they have (the device's memory, or
+ * memory_limit; the CPU twin keeps its table within memory_limit too, as
+ * if the groups were alone on a device, so that this is tested without
+ * one): the table is then emptied into host memory (a spill) and filling
+ * goes on, so the same group keys can come back more than once, each time
+ * with the words of the matches folded in between.  A caller combines them
+ * (PostgreSQL's Finalize Aggregate does); spills counts the emptyings.
  */
 typedef struct GjAggResult
 {
 	int64_t		ngroups;
+	int64_t		spills;
 	const int64_t *keys[GJ_AGG_MAX_KEYS];	/* per key, a value per group */
 	const uint8_t *key_nulls[GJ_AGG_MAX_KEYS];	/* 1 where it is NULL */
 	const int64_t *n[GJ_AGG_MAX_AGGS];

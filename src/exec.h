@@ -314,6 +314,7 @@ typedef struct GpuJoinCounters
 	int64		heap_removed[2];	/* rows removed by its quals */
 	int64		heap_shipped[2];	/* bytes of pages sent to the device */
 	int64		agg_groups;		/* GpuPreAgg: rows of partial aggregates returned */
+	int64		agg_spills;		/* GpuPreAgg: group tables emptied to the host */
 	GjStats		stats;
 	char		device[160];
 } GpuJoinCounters;
@@ -525,8 +526,9 @@ extern void GpuJoinAggregateChunk(GpuJoinState *node);
 extern TupleTableSlot *GpuJoinAggEmitNext(GpuJoinState *node);
 extern void GpuJoinCloseDevice(GpuJoinState *node);
 extern void GpuJoinAggRescan(GpuJoinState *node);
-extern int64 GpuJoinAggGroups(GpuJoinState *node);
-extern void GpuJoinAggExplain(GpuJoinState *node, int64 groups, ExplainState *es);
+extern void GpuJoinAggCounts(GpuJoinState *node, int64 *groups, int64 *spills);
+extern void GpuJoinAggExplain(GpuJoinState *node, int64 groups, int64 spills,
+							  ExplainState *es);
 
 /* exec_emit.c */
 extern void GpuJoinFillScanSlot(GpuJoinState *node, TupleTableSlot *slot, int64 i);

@@ -83,6 +83,7 @@ typedef struct GpuJoinAgg
 	GjAggResult result;			/* being emitted */
 	int64		pos;
 	int64		groups;			/* EXPLAIN ANALYZE: rows emitted */
+	int64		spills;			/* EXPLAIN ANALYZE: tables emptied to the host */
 	int64		undecided_rounds;
 } GpuJoinAgg;
 
@@ -405,6 +406,7 @@ SaveGroups(GpuJoinState *node)
 	memset(&err, 0, sizeof(err));
 	GpuJoinCheckStatus(dev->kernels->agg_result(dev->ctx, &r, &err), &err,
 					   "could not read the groups of a GPU aggregation");
+	agg->spills += r.spills;
 	saved = palloc(sizeof(GpuJoinAggSaved));
 	saved->result = CopyResult(&r, agg->spec->nkeys, agg->spec->naggs);
 	agg->saved = lappend(agg->saved, saved);
@@ -644,6 +646,7 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 			memset(&err, 0, sizeof(err));
 			GpuJoinCheckStatus(node->gj_Device.kernels->agg_result(node->gj_Device.ctx, r, &err),
 							   &err, "could not read the groups of a GPU aggregation");
+			agg->spills += r->spills;
 			agg->begun = NULL;	/* read once */
 		}
 		else
@@ -705,19 +708,24 @@ GpuJoinAggRescan(GpuJoinState *node)
 	agg->pos = 0;
 }
 
-/* Rows of partial aggregates this process's runs returned (0: no GpuPreAgg) */
-int64
-GpuJoinAggGroups(GpuJoinState *node)
+/*
+ * Rows of partial aggregates this process's runs returned, and the times
+ * their group tables were emptied to the host (0: no GpuPreAgg)
+ */
+void
+GpuJoinAggCounts(GpuJoinState *node, int64 *groups, int64 *spills)
 {
-	return node->gj_Agg ? node->gj_Agg->groups : 0;
+	*groups = node->gj_Agg ? node->gj_Agg->groups : 0;
+	*spills = node->gj_Agg ? node->gj_Agg->spills : 0;
 }
 
 /*
  * EXPLAIN: the aggregation's lines; groups: the rows of partial aggregates
- * returned, summed over the processes of a parallel plan
+ * returned, spills: the group tables emptied to the host, both summed over
+ * the processes of a parallel plan
  */
 void
-GpuJoinAggExplain(GpuJoinState *node, int64 groups, ExplainState *es)
+GpuJoinAggExplain(GpuJoinState *node, int64 groups, int64 spills, ExplainState *es)
 {
 	GpuJoinAgg *agg = node->gj_Agg;
 	char	   *what;
@@ -731,6 +739,8 @@ GpuJoinAggExplain(GpuJoinState *node, int64 groups, ExplainState *es)
 	if (es->analyze)
 	{
 		ExplainPropertyInteger("Groups Returned", NULL, groups, es);
+		if (spills > 0)
+			ExplainPropertyInteger("Group Spills", NULL, spills, es);
 		if (agg->undecided_rounds > 0)
 			ExplainPropertyInteger("Undecided Rounds", NULL, agg->undecided_rounds, es);
 	}

@@ -75,7 +75,7 @@ GpuJoinCollectCounters(GpuJoinState *node, GpuJoinCounters *c)
 	c->matches = node->gj_Matches;
 	c->load_ms = node->gj_LoadMs;
 	c->emit_ms = node->gj_EmitMs;
-	c->agg_groups = GpuJoinAggGroups(node);
+	GpuJoinAggCounts(node, &c->agg_groups, &c->agg_spills);
 	for (int i = 0; i < 2; i++)
 	{
 		const GpuJoinHeapReader *reader = (i == 0 ? node->gj_Outer : node->gj_Inner).heap;
@@ -132,6 +132,7 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
 	sum->load_ms += add->load_ms;
 	sum->emit_ms += add->emit_ms;
 	sum->agg_groups += add->agg_groups;
+	sum->agg_spills += add->agg_spills;
 	for (int i = 0; i < 2; i++)
 	{
 		sum->heap_pages[i] += add->heap_pages[i];
@@ -325,7 +326,7 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	ShowExprs("Join Filter", join_quals, context, useprefix, es);
 	if (join_quals != NIL && es->analyze)
 		ShowRowsRemoved("Rows Removed by Join Filter", css, es);
-	GpuJoinAggExplain(node, total.agg_groups, es);
+	GpuJoinAggExplain(node, total.agg_groups, total.agg_spills, es);
 
 	if (gpujoin_explain_device)
 		ExplainPropertyText("Device", node->gj_Workers != NIL ?

@@ -12,12 +12,13 @@
 -- -0 and 0 tie for the extreme may return either, as PostgreSQL's own
 -- parallel plans do, so the data has negative values), dates and timestamps,
 -- FILTER, HAVING, ORDER BY ... LIMIT above, chunks and rounds of a few
--- rows, groups past the device table's first size, a partitioned join,
+-- rows, groups past the device table's first size, a partitioned join and
+-- groups spilled under a tiny gpujoin.device_memory_limit,
 -- parallel plans (a GpuPreAgg per process under a Gather),
 -- and the errors PostgreSQL raises (int4 overflow in an argument, a float
 -- sum that overflows).
 BEGIN;
-SELECT plan(21);
+SELECT plan(22);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -116,7 +117,10 @@ RESET gpujoin.enable_heapscan;
 SET LOCAL gpujoin.device_memory_limit = 64;
 SELECT matches(pg_temp.plan_analyze(sql), 'Partitions: \d+', 'a partitioned join under the aggregation')
 	FROM aq WHERE name = 'a key with NULLs';
-SELECT is(pg_temp.agg_failures(), '', 'partitioned joins: every query');
+SELECT matches(pg_temp.plan_analyze(sql), 'Group Spills: [1-9]',
+	'groups past the memory limit are spilled to the host, not an error')
+	FROM aq WHERE name = 'thousands of groups, 200 expected';
+SELECT is(pg_temp.agg_failures(), '', 'partitioned joins, spilled groups: every query');
 RESET gpujoin.device_memory_limit;
 SET LOCAL gpujoin.inject_fault = 'count_oom';
 SELECT is(pg_temp.agg_failures(), '', 'out of device memory in the count, the groups so far kept: every query');

@@ -26,7 +26,7 @@
  * a slot, so that claims never exceed the capacity and a free slot always
  * remains; a reservation whose claim is lost leaves a hole (live[g] 0)
  * that the results skip.  A match whose reservation finds the groups full
- * is listed instead (overflow_rows); the table then grows (GrowTable: every
+ * is listed instead (lists[]); the table then grows (GrowTable: every
  * live group into twice the room, placed again) and only the listed
  * matches are folded once more.
  *
@@ -92,17 +92,16 @@ typedef struct CudaAggState
 	GjAggSpec	spec;
 	GjDeviceBuffer d_spec;
 	GjDeviceBuffer counters;
-	GjDeviceBuffer overflow_rows;
-	GjDeviceBuffer overflow_in; /* the list being folded again */
+	GjDeviceBuffer lists[2];	/* matches the groups had no room for */
 	AggTable	tables[2];
 	int			cur;			/* tables[cur] holds the groups */
 	AggCounters *h_counters;	/* page-locked */
-	/* agg_result's arrays, malloc'ed */
-	int64_t		result_groups;
-	int64_t    *r_keys[GJ_AGG_MAX_KEYS];
-	uint8_t    *r_key_nulls[GJ_AGG_MAX_KEYS];
-	int64_t    *r_words[3 * GJ_AGG_MAX_AGGS];
-	uint8_t    *r_live;
+	GjAggGroups spilled;		/* groups the table was emptied of */
+	int64_t		spills;
+	/* a table's arrays copied back (CopyBack), and agg_result's */
+	GjAggGroups raw;
+	uint8_t    *raw_live;
+	GjAggGroups result;
 } CudaAggState;
 
 static AggTableArgs
@@ -419,6 +418,16 @@ agg_move_kernel(const GjAggSpec *spec, AggTableArgs from, AggTableArgs to,
 	}
 }
 
+/* Every group of a table empty, every slot free */
+static GjStatus
+InitTable(GjCudaContext *ctx, CudaAggState *agg, AggTable *t, GjError *err)
+{
+	agg_init_kernel<<<gj_cuda_grid_size(ctx, t->nslots), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+		(const GjAggSpec *) agg->d_spec.ptr, TableArgs(agg, t));
+	GJ_CUDA_TRY(err, cudaGetLastError());
+	return GJ_OK;
+}
+
 static GjStatus
 ReserveTable(GjCudaContext *ctx, CudaAggState *agg, AggTable *t, int64_t capacity,
 			 GjError *err)
@@ -437,10 +446,7 @@ ReserveTable(GjCudaContext *ctx, CudaAggState *agg, AggTable *t, int64_t capacit
 	}
 	for (int w = 0; w < 3 * agg->spec.naggs; w++)
 		GJ_TRY(gj_cuda_device_reserve(ctx, &t->words[w], capacity * sizeof(int64_t), what, err));
-	agg_init_kernel<<<gj_cuda_grid_size(ctx, t->nslots), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-		(const GjAggSpec *) agg->d_spec.ptr, TableArgs(agg, t));
-	GJ_CUDA_TRY(err, cudaGetLastError());
-	return GJ_OK;
+	return InitTable(ctx, agg, t, err);
 }
 
 static void
@@ -462,20 +468,11 @@ ReleaseTable(GjCudaContext *ctx, AggTable *t)
 static void
 FreeResults(CudaAggState *agg)
 {
-	for (int k = 0; k < GJ_AGG_MAX_KEYS; k++)
-	{
-		free(agg->r_keys[k]);
-		free(agg->r_key_nulls[k]);
-		agg->r_keys[k] = NULL;
-		agg->r_key_nulls[k] = NULL;
-	}
-	for (int w = 0; w < 3 * GJ_AGG_MAX_AGGS; w++)
-	{
-		free(agg->r_words[w]);
-		agg->r_words[w] = NULL;
-	}
-	free(agg->r_live);
-	agg->r_live = NULL;
+	gj_agg_groups_free(&agg->spilled);
+	gj_agg_groups_free(&agg->raw);
+	gj_agg_groups_free(&agg->result);
+	free(agg->raw_live);
+	agg->raw_live = NULL;
 }
 
 /* Free the aggregation's state; for context_destroy, errors ignored */
@@ -490,8 +487,8 @@ gj_cuda_agg_destroy(GjCudaContext *ctx)
 		ReleaseTable(ctx, &agg->tables[i]);
 	gj_cuda_device_release(ctx, &agg->d_spec);
 	gj_cuda_device_release(ctx, &agg->counters);
-	gj_cuda_device_release(ctx, &agg->overflow_rows);
-	gj_cuda_device_release(ctx, &agg->overflow_in);
+	gj_cuda_device_release(ctx, &agg->lists[0]);
+	gj_cuda_device_release(ctx, &agg->lists[1]);
 	if (agg->h_counters != NULL)
 		(void) cudaFreeHost(agg->h_counters);
 	FreeResults(agg);
@@ -508,17 +505,108 @@ ReadCounters(GjCudaContext *ctx, CudaAggState *agg, GjError *err)
 									sizeof(AggCounters), err);
 }
 
-/* Twice the room (or more), every live group moved there */
+/*
+ * The reserved entries of the current table (live or holes; the group
+ * numbers reserved, up to its capacity) copied back into raw and raw_live
+ */
+static GjStatus
+CopyBack(GjCudaContext *ctx, CudaAggState *agg, GjError *err)
+{
+	AggTable   *t = &agg->tables[agg->cur];
+	int64_t		cap = t->capacity;
+	uint8_t    *live;
+
+	GJ_TRY(ReadCounters(ctx, agg, err));
+	if ((int64_t) agg->h_counters->ngroups < cap)
+		cap = (int64_t) agg->h_counters->ngroups;
+	agg->raw.n = 0;
+	if (agg->raw.capacity < cap)
+	{
+		/* room for cap entries, kept for the next time */
+		gj_agg_groups_free(&agg->raw);
+		free(agg->raw_live);
+		agg->raw_live = (uint8_t *) malloc(cap);
+		if (agg->raw_live == NULL)
+			goto oom;
+		for (int k = 0; k < agg->spec.nkeys; k++)
+		{
+			agg->raw.keys[k] = (int64_t *) malloc(cap * sizeof(int64_t));
+			agg->raw.key_nulls[k] = (uint8_t *) malloc(cap);
+			if (agg->raw.keys[k] == NULL || agg->raw.key_nulls[k] == NULL)
+				goto oom;
+		}
+		for (int w = 0; w < 3 * agg->spec.naggs; w++)
+			if ((agg->raw.words[w] = (int64_t *) malloc(cap * sizeof(int64_t))) == NULL)
+				goto oom;
+		agg->raw.capacity = cap;
+	}
+	live = agg->raw_live;
+	if (cap > 0)
+	{
+		GJ_TRY(gj_cuda_copy_from_device(ctx, live, t->live.ptr, cap, err));
+		for (int k = 0; k < agg->spec.nkeys; k++)
+		{
+			GJ_TRY(gj_cuda_copy_from_device(ctx, agg->raw.keys[k], t->keys[k].ptr,
+											cap * sizeof(int64_t), err));
+			GJ_TRY(gj_cuda_copy_from_device(ctx, agg->raw.key_nulls[k], t->key_nulls[k].ptr,
+											cap, err));
+		}
+		for (int w = 0; w < 3 * agg->spec.naggs; w++)
+			GJ_TRY(gj_cuda_copy_from_device(ctx, agg->raw.words[w], t->words[w].ptr,
+											cap * sizeof(int64_t), err));
+	}
+	agg->raw.n = cap;
+	return GJ_OK;
+
+oom:
+	gj_agg_groups_free(&agg->raw);
+	free(agg->raw_live);
+	agg->raw_live = NULL;
+	return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+						"Could not allocate host memory for the groups of an aggregation.");
+}
+
+/*
+ * No room on the device for more groups: the table's live groups into the
+ * spilled ones in host memory, and the table empty again, to go on with
+ */
+static GjStatus
+SpillTable(GjCudaContext *ctx, CudaAggState *agg, GjError *err)
+{
+	GJ_TRY(CopyBack(ctx, agg, err));
+	if (!gj_agg_groups_append(&agg->spilled, &agg->spec, &agg->raw, agg->raw_live))
+		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+							"Could not allocate host memory for the groups of an aggregation.");
+	GJ_TRY(InitTable(ctx, agg, &agg->tables[agg->cur], err));
+	agg->h_counters->ngroups = 0;
+	GJ_TRY(gj_cuda_copy_to_device(ctx, agg->counters.ptr, agg->h_counters,
+								  sizeof(AggCounters), err));
+	agg->spills++;
+	return GJ_OK;
+}
+
+/*
+ * Twice the room (or more), every live group moved there; where the device
+ * has no room for that, the groups are spilled instead (SpillTable)
+ */
 static GjStatus
 GrowTable(GjCudaContext *ctx, CudaAggState *agg, int64_t at_least, GjError *err)
 {
 	AggTable   *from = &agg->tables[agg->cur];
 	AggTable   *to = &agg->tables[1 - agg->cur];
 	int64_t		capacity = from->capacity * 2;
+	GjStatus	status;
 
 	while (capacity < at_least)
 		capacity *= 2;
-	GJ_TRY(ReserveTable(ctx, agg, to, capacity, err));
+	status = ReserveTable(ctx, agg, to, capacity, err);
+	if (status == GJ_ERROR_DEVICE_MEMORY)
+	{
+		ReleaseTable(ctx, to);
+		memset(err, 0, sizeof(*err));
+		return SpillTable(ctx, agg, err);
+	}
+	GJ_TRY(status);
 	GJ_CUDA_TRY(err, cudaMemsetAsync(&((AggCounters *) agg->counters.ptr)->live, 0,
 									 sizeof(unsigned long long), ctx->stream));
 	agg_move_kernel<<<gj_cuda_grid_size(ctx, from->capacity), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
@@ -535,12 +623,43 @@ GrowTable(GjCudaContext *ctx, CudaAggState *agg, int64_t at_least, GjError *err)
 	return GJ_OK;
 }
 
+/*
+ * Room to list n matches, twice (a pass reads one list and writes the
+ * other).  Where the device has none, the groups are spilled and the table
+ * shrinks to its first size, once, to make some.
+ */
+static GjStatus
+ReserveLists(GjCudaContext *ctx, CudaAggState *agg, int64_t n, GjError *err)
+{
+	const char *what = "the matches an aggregation's groups had no room for";
+	GjStatus	status = GJ_OK;
+
+	for (int attempt = 0; attempt < 2; attempt++)
+	{
+		AggTable   *t = &agg->tables[agg->cur];
+
+		status = gj_cuda_device_reserve(ctx, &agg->lists[0], (size_t) n * sizeof(uint32_t),
+										what, err);
+		if (status == GJ_OK)
+			status = gj_cuda_device_reserve(ctx, &agg->lists[1], (size_t) n * sizeof(uint32_t),
+											what, err);
+		if (status != GJ_ERROR_DEVICE_MEMORY || attempt > 0 || t->capacity <= 1024)
+			break;
+		memset(err, 0, sizeof(*err));
+		GJ_TRY(SpillTable(ctx, agg, err));
+		ReleaseTable(ctx, t);
+		GJ_TRY(ReserveTable(ctx, agg, t, 1024, err));
+	}
+	return status;
+}
+
 extern "C" GjStatus
 gj_cuda_agg_begin(GjContext *ctx, const GjAggSpec *spec, GjError *err)
 {
 	GjCudaContext *cuda = gj_cuda_context_get(ctx, err);
 	CudaAggState *agg;
 	int64_t		capacity = 1;
+	GjStatus	status;
 
 	if (cuda == NULL)
 		return GJ_ERROR_INVALID_ARGUMENT;
@@ -573,7 +692,15 @@ gj_cuda_agg_begin(GjContext *ctx, const GjAggSpec *spec, GjError *err)
 		agg->h_counters->ngroups = 1;	/* the one group, there from the start */
 	GJ_TRY(gj_cuda_copy_to_device(cuda, agg->counters.ptr, agg->h_counters,
 								  sizeof(AggCounters), err));
-	GJ_TRY(ReserveTable(cuda, agg, &agg->tables[0], capacity, err));
+	status = ReserveTable(cuda, agg, &agg->tables[0], capacity, err);
+	if (status == GJ_ERROR_DEVICE_MEMORY && capacity > 1024)
+	{
+		/* the expected groups have no room: start small, grow or spill */
+		ReleaseTable(cuda, &agg->tables[0]);
+		memset(err, 0, sizeof(*err));
+		status = ReserveTable(cuda, agg, &agg->tables[0], 1024, err);
+	}
+	GJ_TRY(status);
 	if (spec->nkeys == 0)
 	{
 		/* group 0 is live with no row */
@@ -645,15 +772,14 @@ gj_cuda_aggregate(GjContext *ctx, int64_t first, int64_t *nmatches, int64_t *und
 	{
 		const uint32_t *rows = NULL;
 		int64_t		n = round_size;
+		int			out = 0;
 
-		GJ_TRY(gj_cuda_device_reserve(cuda, &agg->overflow_rows,
-									  (size_t) round_size * sizeof(uint32_t),
-									  "the matches an aggregation's groups had no room for", err));
+		GJ_TRY(ReserveLists(cuda, agg, round_size, err));
 		for (;;)
 		{
 			agg_groups_kernel<<<gj_cuda_grid_size(cuda, n), GJ_BLOCK_SIZE, 0, cuda->stream>>>(
 				d_spec, cols, n, rows, TableArgs(agg, &agg->tables[agg->cur]), d_counters,
-				(uint32_t *) agg->overflow_rows.ptr);
+				(uint32_t *) agg->lists[out].ptr);
 			GJ_CUDA_TRY(err, cudaGetLastError());
 			GJ_TRY(ReadCounters(cuda, agg, err));
 			if (agg->h_counters->noverflow == 0)
@@ -664,14 +790,9 @@ gj_cuda_aggregate(GjContext *ctx, int64_t first, int64_t *nmatches, int64_t *und
 			GJ_TRY(GrowTable(cuda, agg, agg->tables[agg->cur].capacity + n, err));
 			GJ_CUDA_TRY(err, cudaMemsetAsync(&d_counters->undecided, 0,
 											 2 * sizeof(unsigned long long), cuda->stream));
-			/* the kernel lists into another array than the one it reads */
-			GJ_TRY(gj_cuda_device_reserve(cuda, &agg->overflow_in, (size_t) n * sizeof(uint32_t),
-										  "the matches an aggregation's groups had no room for",
-										  err));
-			GJ_CUDA_TRY(err, cudaMemcpyAsync(agg->overflow_in.ptr, agg->overflow_rows.ptr,
-											 (size_t) n * sizeof(uint32_t),
-											 cudaMemcpyDeviceToDevice, cuda->stream));
-			rows = (const uint32_t *) agg->overflow_in.ptr;
+			/* read this list; the kernel lists into the other */
+			rows = (const uint32_t *) agg->lists[out].ptr;
+			out = 1 - out;
 		}
 		status = GJ_OK;
 	}
@@ -690,9 +811,6 @@ gj_cuda_agg_result(GjContext *ctx, GjAggResult *out, GjError *err)
 {
 	GjCudaContext *cuda = gj_cuda_context_get(ctx, err);
 	CudaAggState *agg;
-	AggTable   *t;
-	int64_t		cap;
-	int64_t		ngroups = 0;
 
 	if (cuda == NULL)
 		return GJ_ERROR_INVALID_ARGUMENT;
@@ -700,69 +818,13 @@ gj_cuda_agg_result(GjContext *ctx, GjAggResult *out, GjError *err)
 	if (agg == NULL || out == NULL)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"agg_result was called before agg_begin.");
-	t = &agg->tables[agg->cur];
-	/* the group numbers reserved so far: the live groups are among them */
-	GJ_TRY(ReadCounters(cuda, agg, err));
-	cap = t->capacity;
-	if ((int64_t) agg->h_counters->ngroups < cap)
-		cap = (int64_t) agg->h_counters->ngroups;
-	FreeResults(agg);
-	agg->r_live = (uint8_t *) malloc(cap > 0 ? cap : 1);
-	for (int k = 0; k < agg->spec.nkeys; k++)
-	{
-		agg->r_keys[k] = (int64_t *) malloc((cap > 0 ? cap : 1) * sizeof(int64_t));
-		agg->r_key_nulls[k] = (uint8_t *) malloc(cap > 0 ? cap : 1);
-	}
-	for (int w = 0; w < 3 * agg->spec.naggs; w++)
-		agg->r_words[w] = (int64_t *) malloc((cap > 0 ? cap : 1) * sizeof(int64_t));
-	if (agg->r_live == NULL)
+	/* the spilled groups, then the live ones of the table (holes skipped) */
+	GJ_TRY(CopyBack(cuda, agg, err));
+	agg->result.n = 0;
+	if (!gj_agg_groups_append(&agg->result, &agg->spec, &agg->spilled, NULL) ||
+		!gj_agg_groups_append(&agg->result, &agg->spec, &agg->raw, agg->raw_live))
 		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
 							"Could not allocate host memory for the groups of an aggregation.");
-	for (int k = 0; k < agg->spec.nkeys; k++)
-		if (agg->r_keys[k] == NULL || agg->r_key_nulls[k] == NULL)
-			return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-								"Could not allocate host memory for the groups of an aggregation.");
-	for (int w = 0; w < 3 * agg->spec.naggs; w++)
-		if (agg->r_words[w] == NULL)
-			return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-								"Could not allocate host memory for the groups of an aggregation.");
-
-	/* every entry up to the capacity (the holes and the unused skipped here) */
-	GJ_TRY(gj_cuda_copy_from_device(cuda, agg->r_live, t->live.ptr, cap, err));
-	for (int k = 0; k < agg->spec.nkeys; k++)
-	{
-		GJ_TRY(gj_cuda_copy_from_device(cuda, agg->r_keys[k], t->keys[k].ptr,
-										cap * sizeof(int64_t), err));
-		GJ_TRY(gj_cuda_copy_from_device(cuda, agg->r_key_nulls[k], t->key_nulls[k].ptr, cap, err));
-	}
-	for (int w = 0; w < 3 * agg->spec.naggs; w++)
-		GJ_TRY(gj_cuda_copy_from_device(cuda, agg->r_words[w], t->words[w].ptr,
-										cap * sizeof(int64_t), err));
-	for (int64_t g = 0; g < cap; g++)
-	{
-		if (!agg->r_live[g])
-			continue;
-		for (int k = 0; k < agg->spec.nkeys; k++)
-		{
-			agg->r_keys[k][ngroups] = agg->r_keys[k][g];
-			agg->r_key_nulls[k][ngroups] = agg->r_key_nulls[k][g];
-		}
-		for (int w = 0; w < 3 * agg->spec.naggs; w++)
-			agg->r_words[w][ngroups] = agg->r_words[w][g];
-		ngroups++;
-	}
-	memset(out, 0, sizeof(*out));
-	out->ngroups = ngroups;
-	for (int k = 0; k < agg->spec.nkeys; k++)
-	{
-		out->keys[k] = agg->r_keys[k];
-		out->key_nulls[k] = agg->r_key_nulls[k];
-	}
-	for (int a = 0; a < agg->spec.naggs; a++)
-	{
-		out->n[a] = agg->r_words[3 * a];
-		out->a[a] = agg->r_words[3 * a + 1];
-		out->b[a] = agg->r_words[3 * a + 2];
-	}
+	gj_agg_groups_result(&agg->result, &agg->spec, agg->spills, out);
 	return GJ_OK;
 }

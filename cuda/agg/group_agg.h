@@ -239,6 +239,33 @@ gj_agg_combine(const GjAgg *agg, int64_t *n, int64_t *a, int64_t *b,
 	}
 }
 
+/*
+ * Groups kept in host memory, densely: n groups in arrays with room for
+ * capacity.  The groups a table was emptied of when it could not grow
+ * (a spill) wait here; agg_result returns them before the table's, so a
+ * group may come back more than once (the contract's GjAggResult.spills).
+ */
+typedef struct GjAggGroups
+{
+	int64_t		n;
+	int64_t		capacity;
+	int64_t    *keys[GJ_AGG_MAX_KEYS];
+	uint8_t    *key_nulls[GJ_AGG_MAX_KEYS];
+	int64_t    *words[3 * GJ_AGG_MAX_AGGS];
+} GjAggGroups;
+
+/*
+ * Append from's groups 0 .. from->n - 1 to "to", those where live[g] is
+ * not 0 (live NULL: every one); false when the host has no memory
+ */
+extern bool gj_agg_groups_append(GjAggGroups *to, const GjAggSpec *spec,
+								 const GjAggGroups *from, const uint8_t *live);
+extern void gj_agg_groups_free(GjAggGroups *groups);
+
+/* A GjAggResult that shows groups' arrays */
+extern void gj_agg_groups_result(const GjAggGroups *groups, const GjAggSpec *spec,
+								 int64_t spills, GjAggResult *out);
+
 #ifdef __cplusplus
 }
 #endif

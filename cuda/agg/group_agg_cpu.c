@@ -24,21 +24,22 @@
 #include "group_agg.h"
 
 /*
- * The groups: ngroups of them in arrays of capacity entries; slots:
- * nslots (a power of two, at least twice capacity) hashes, and their
- * groups (-1: empty)
+ * The groups (dense, groups.n of them in arrays of groups.capacity) and
+ * slots: nslots (a power of two, twice the capacity) hashes, and their
+ * groups (-1: empty).  max_groups: the most the table may hold under the
+ * context's memory_limit (0: no limit); past it, the groups are spilled.
  */
 typedef struct CpuAggState
 {
 	GjAggSpec	spec;
-	int64_t		ngroups;
-	int64_t		capacity;
-	int64_t    *keys[GJ_AGG_MAX_KEYS];
-	uint8_t    *key_nulls[GJ_AGG_MAX_KEYS];
-	int64_t    *words[3 * GJ_AGG_MAX_AGGS];	/* n, a, b of each aggregate */
+	GjAggGroups groups;
 	int64_t		nslots;
 	uint64_t   *hashes;
-	int64_t    *groups;
+	int64_t    *groups_of;
+	int64_t		max_groups;
+	GjAggGroups spilled;
+	int64_t		spills;
+	GjAggGroups result;			/* agg_result's, after a spill */
 } CpuAggState;
 
 void
@@ -48,15 +49,11 @@ gj_cpu_agg_destroy(void *state)
 
 	if (agg == NULL)
 		return;
-	for (int k = 0; k < GJ_AGG_MAX_KEYS; k++)
-	{
-		free(agg->keys[k]);
-		free(agg->key_nulls[k]);
-	}
-	for (int w = 0; w < 3 * GJ_AGG_MAX_AGGS; w++)
-		free(agg->words[w]);
+	gj_agg_groups_free(&agg->groups);
+	gj_agg_groups_free(&agg->spilled);
+	gj_agg_groups_free(&agg->result);
 	free(agg->hashes);
-	free(agg->groups);
+	free(agg->groups_of);
 	free(agg);
 }
 
@@ -132,32 +129,117 @@ gj_agg_check(const GjAggSpec *spec, const GjJoinSpec *join, GjError *err)
 	return GJ_OK;
 }
 
+bool
+gj_agg_groups_append(GjAggGroups *to, const GjAggSpec *spec, const GjAggGroups *from,
+					 const uint8_t *live)
+{
+	int64_t		need = to->n + from->n;
+
+	if (need > to->capacity)
+	{
+		int64_t		capacity = to->capacity > 0 ? to->capacity : 1024;
+
+		while (capacity < need)
+			capacity *= 2;
+		for (int k = 0; k < spec->nkeys; k++)
+		{
+			int64_t    *keys = realloc(to->keys[k], capacity * sizeof(int64_t));
+			uint8_t    *nulls;
+
+			if (keys == NULL)
+				return false;
+			to->keys[k] = keys;
+			if ((nulls = realloc(to->key_nulls[k], capacity)) == NULL)
+				return false;
+			to->key_nulls[k] = nulls;
+		}
+		for (int w = 0; w < 3 * spec->naggs; w++)
+		{
+			int64_t    *words = realloc(to->words[w], capacity * sizeof(int64_t));
+
+			if (words == NULL)
+				return false;
+			to->words[w] = words;
+		}
+		to->capacity = capacity;
+	}
+	for (int64_t g = 0; g < from->n; g++)
+	{
+		if (live != NULL && !live[g])
+			continue;
+		for (int k = 0; k < spec->nkeys; k++)
+		{
+			to->keys[k][to->n] = from->keys[k][g];
+			to->key_nulls[k][to->n] = from->key_nulls[k][g];
+		}
+		for (int w = 0; w < 3 * spec->naggs; w++)
+			to->words[w][to->n] = from->words[w][g];
+		to->n++;
+	}
+	return true;
+}
+
+void
+gj_agg_groups_free(GjAggGroups *groups)
+{
+	for (int k = 0; k < GJ_AGG_MAX_KEYS; k++)
+	{
+		free(groups->keys[k]);
+		free(groups->key_nulls[k]);
+	}
+	for (int w = 0; w < 3 * GJ_AGG_MAX_AGGS; w++)
+		free(groups->words[w]);
+	memset(groups, 0, sizeof(*groups));
+}
+
+void
+gj_agg_groups_result(const GjAggGroups *groups, const GjAggSpec *spec, int64_t spills,
+					 GjAggResult *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->ngroups = groups->n;
+	out->spills = spills;
+	for (int k = 0; k < spec->nkeys; k++)
+	{
+		out->keys[k] = groups->keys[k];
+		out->key_nulls[k] = groups->key_nulls[k];
+	}
+	for (int a = 0; a < spec->naggs; a++)
+	{
+		out->n[a] = groups->words[3 * a];
+		out->a[a] = groups->words[3 * a + 1];
+		out->b[a] = groups->words[3 * a + 2];
+	}
+}
+
 /* Make room for capacity groups; false when the host has no memory */
 static bool
 GrowGroups(CpuAggState *agg, int64_t capacity)
 {
+	GjAggGroups *groups = &agg->groups;
+
 	for (int k = 0; k < agg->spec.nkeys; k++)
 	{
-		int64_t    *keys = realloc(agg->keys[k], capacity * sizeof(int64_t));
+		int64_t    *keys = realloc(groups->keys[k], capacity * sizeof(int64_t));
 		uint8_t    *nulls;
 
 		if (keys == NULL)
 			return false;
-		agg->keys[k] = keys;
-		nulls = realloc(agg->key_nulls[k], capacity);
+		groups->keys[k] = keys;
+		nulls = realloc(groups->key_nulls[k], capacity);
 		if (nulls == NULL)
 			return false;
-		agg->key_nulls[k] = nulls;
+		groups->key_nulls[k] = nulls;
 	}
 	for (int w = 0; w < 3 * agg->spec.naggs; w++)
 	{
-		int64_t    *words = realloc(agg->words[w], capacity * sizeof(int64_t));
+		int64_t    *words = realloc(groups->words[w], capacity * sizeof(int64_t));
 
 		if (words == NULL)
 			return false;
-		agg->words[w] = words;
+		groups->words[w] = words;
 	}
-	agg->capacity = capacity;
+	groups->capacity = capacity;
 	return true;
 }
 
@@ -168,10 +250,10 @@ PlaceGroup(CpuAggState *agg, uint64_t h, int64_t g)
 	int64_t		mask = agg->nslots - 1;
 	int64_t		s = (int64_t) (h & (uint64_t) mask);
 
-	while (agg->groups[s] >= 0)
+	while (agg->groups_of[s] >= 0)
 		s = (s + 1) & mask;
 	agg->hashes[s] = h;
-	agg->groups[s] = g;
+	agg->groups_of[s] = g;
 }
 
 /* Double the slots and the groups' arrays; false when out of host memory */
@@ -180,22 +262,22 @@ Grow(CpuAggState *agg)
 {
 	int64_t		nslots = agg->nslots * 2;
 	uint64_t   *hashes = malloc(nslots * sizeof(uint64_t));
-	int64_t    *groups = malloc(nslots * sizeof(int64_t));
+	int64_t    *groups_of = malloc(nslots * sizeof(int64_t));
 	int64_t		old = agg->nslots;
 	uint64_t   *old_hashes = agg->hashes;
-	int64_t    *old_groups = agg->groups;
+	int64_t    *old_groups = agg->groups_of;
 
-	if (hashes == NULL || groups == NULL || !GrowGroups(agg, nslots / 2))
+	if (hashes == NULL || groups_of == NULL || !GrowGroups(agg, nslots / 2))
 	{
 		free(hashes);
-		free(groups);
+		free(groups_of);
 		return false;
 	}
 	for (int64_t s = 0; s < nslots; s++)
-		groups[s] = -1;
+		groups_of[s] = -1;
 	agg->nslots = nslots;
 	agg->hashes = hashes;
-	agg->groups = groups;
+	agg->groups_of = groups_of;
 	for (int64_t s = 0; s < old; s++)
 		if (old_groups[s] >= 0)
 			PlaceGroup(agg, old_hashes[s], old_groups[s]);
@@ -204,10 +286,24 @@ Grow(CpuAggState *agg)
 	return true;
 }
 
+/* The table's groups into the spilled ones, the table empty again */
+static bool
+Spill(CpuAggState *agg)
+{
+	if (!gj_agg_groups_append(&agg->spilled, &agg->spec, &agg->groups, NULL))
+		return false;
+	agg->groups.n = 0;
+	for (int64_t s = 0; s < agg->nslots; s++)
+		agg->groups_of[s] = -1;
+	agg->spills++;
+	return true;
+}
+
 /* The group of a match, created if new; -1 when out of host memory */
 static int64_t
 FindGroup(CpuAggState *agg, const GjAggMatch *m)
 {
+	GjAggGroups *groups = &agg->groups;
 	uint64_t	h;
 	int64_t		mask;
 	int64_t		s;
@@ -217,34 +313,40 @@ FindGroup(CpuAggState *agg, const GjAggMatch *m)
 		return 0;
 	h = gj_agg_hash(m, agg->spec.nkeys);
 	mask = agg->nslots - 1;
-	for (s = (int64_t) (h & (uint64_t) mask); agg->groups[s] >= 0; s = (s + 1) & mask)
+	for (s = (int64_t) (h & (uint64_t) mask); agg->groups_of[s] >= 0; s = (s + 1) & mask)
 	{
 		bool		same = (agg->hashes[s] == h);
 
-		g = agg->groups[s];
+		g = agg->groups_of[s];
 		for (int k = 0; same && k < agg->spec.nkeys; k++)
-			same = (agg->key_nulls[k][g] != 0) == ((m->key_nulls >> k) & 1) &&
-				((m->key_nulls >> k) & 1 || agg->keys[k][g] == m->keys[k]);
+			same = (groups->key_nulls[k][g] != 0) == ((m->key_nulls >> k) & 1) &&
+				((m->key_nulls >> k) & 1 || groups->keys[k][g] == m->keys[k]);
 		if (same)
 			return g;
 	}
-	if (2 * (agg->ngroups + 1) > agg->nslots)
+	if (2 * (groups->n + 1) > agg->nslots)
 	{
-		if (!Grow(agg))
+		/* double the table, or, past the memory allowed, empty it */
+		if (agg->max_groups > 0 && agg->nslots > agg->max_groups)
+		{
+			if (!Spill(agg))
+				return -1;
+		}
+		else if (!Grow(agg))
 			return -1;
 		return FindGroup(agg, m);
 	}
-	g = agg->ngroups++;
+	g = groups->n++;
 	agg->hashes[s] = h;
-	agg->groups[s] = g;
+	agg->groups_of[s] = g;
 	for (int k = 0; k < agg->spec.nkeys; k++)
 	{
-		agg->keys[k][g] = m->keys[k];
-		agg->key_nulls[k][g] = (m->key_nulls >> k) & 1;
+		groups->keys[k][g] = m->keys[k];
+		groups->key_nulls[k][g] = (m->key_nulls >> k) & 1;
 	}
 	for (int a = 0; a < agg->spec.naggs; a++)
-		gj_agg_init_words(&agg->spec.aggs[a], &agg->words[3 * a][g],
-						  &agg->words[3 * a + 1][g], &agg->words[3 * a + 2][g]);
+		gj_agg_init_words(&agg->spec.aggs[a], &groups->words[3 * a][g],
+						  &groups->words[3 * a + 1][g], &groups->words[3 * a + 2][g]);
 	return g;
 }
 
@@ -273,22 +375,33 @@ gj_cpu_agg_begin(GjContext *ctx, const GjAggSpec *spec, GjError *err)
 		return OutOfMemory(err);
 	agg->spec = *spec;
 	agg->nslots = 16;
+	if (cpu->spec.memory_limit > 0)
+	{
+		/* a group's bytes: two slots, its keys, its words */
+		int64_t		bytes = 2 * 16 + 9 * spec->nkeys + 24 * spec->naggs;
+
+		agg->max_groups = cpu->spec.memory_limit / bytes;
+		if (agg->max_groups < 8)
+			agg->max_groups = 8;
+	}
 	/* the planner's estimate, up to 2^17 slots: the table doubles when full */
-	while (agg->nslots < 2 * spec->groups_hint && agg->nslots < (INT64_C(1) << 17))
+	while (agg->nslots < 2 * spec->groups_hint && agg->nslots < (INT64_C(1) << 17) &&
+		   (agg->max_groups == 0 || agg->nslots < agg->max_groups))
 		agg->nslots *= 2;
 	agg->hashes = malloc(agg->nslots * sizeof(uint64_t));
-	agg->groups = malloc(agg->nslots * sizeof(int64_t));
-	if (agg->hashes == NULL || agg->groups == NULL || !GrowGroups(agg, agg->nslots / 2))
+	agg->groups_of = malloc(agg->nslots * sizeof(int64_t));
+	if (agg->hashes == NULL || agg->groups_of == NULL || !GrowGroups(agg, agg->nslots / 2))
 		return OutOfMemory(err);
 	for (int64_t s = 0; s < agg->nslots; s++)
-		agg->groups[s] = -1;
+		agg->groups_of[s] = -1;
 	if (spec->nkeys == 0)
 	{
 		/* the one group, there even when no row comes */
-		agg->ngroups = 1;
+		agg->groups.n = 1;
 		for (int a = 0; a < spec->naggs; a++)
-			gj_agg_init_words(&spec->aggs[a], &agg->words[3 * a][0],
-							  &agg->words[3 * a + 1][0], &agg->words[3 * a + 2][0]);
+			gj_agg_init_words(&spec->aggs[a], &agg->groups.words[3 * a][0],
+							  &agg->groups.words[3 * a + 1][0],
+							  &agg->groups.words[3 * a + 2][0]);
 	}
 	return GJ_OK;
 }
@@ -340,8 +453,8 @@ gj_cpu_aggregate(GjContext *ctx, int64_t first, int64_t *nmatches, int64_t *unde
 		if (g < 0)
 			return OutOfMemory(err);
 		for (int a = 0; a < agg->spec.naggs; a++)
-			gj_agg_fold(&agg->spec.aggs[a], &m.values[a], &agg->words[3 * a][g],
-						&agg->words[3 * a + 1][g], &agg->words[3 * a + 2][g]);
+			gj_agg_fold(&agg->spec.aggs[a], &m.values[a], &agg->groups.words[3 * a][g],
+						&agg->groups.words[3 * a + 1][g], &agg->groups.words[3 * a + 2][g]);
 	}
 	return GJ_OK;
 }
@@ -358,18 +471,16 @@ gj_cpu_agg_result(GjContext *ctx, GjAggResult *out, GjError *err)
 	if (agg == NULL || out == NULL)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"agg_result was called before agg_begin.");
-	memset(out, 0, sizeof(*out));
-	out->ngroups = agg->ngroups;
-	for (int k = 0; k < agg->spec.nkeys; k++)
+	if (agg->spills == 0)
 	{
-		out->keys[k] = agg->keys[k];
-		out->key_nulls[k] = agg->key_nulls[k];
+		gj_agg_groups_result(&agg->groups, &agg->spec, 0, out);
+		return GJ_OK;
 	}
-	for (int a = 0; a < agg->spec.naggs; a++)
-	{
-		out->n[a] = agg->words[3 * a];
-		out->a[a] = agg->words[3 * a + 1];
-		out->b[a] = agg->words[3 * a + 2];
-	}
+	/* the spilled groups, then the table's */
+	agg->result.n = 0;
+	if (!gj_agg_groups_append(&agg->result, &agg->spec, &agg->spilled, NULL) ||
+		!gj_agg_groups_append(&agg->result, &agg->spec, &agg->groups, NULL))
+		return OutOfMemory(err);
+	gj_agg_groups_result(&agg->result, &agg->spec, agg->spills, out);
 	return GJ_OK;
 }

@@ -10,7 +10,9 @@
  * counts of the current outer chunk, and the arrays that one round of
  * matches is handed out in.  The CUDA context (context.cu) holds the same
  * in device memory plus a stream; this one holds it in malloc'ed memory,
- * ignores memory_limit, and reports no device traffic in its statistics.
+ * ignores memory_limit (but for the groups of an aggregation, which spill
+ * under it as on a device: group_agg_cpu.c), and reports no device traffic
+ * in its statistics.
  *
  * ENTRY POINTS AND VARIANTS
  *
@@ -90,7 +92,8 @@ ReleaseAll(GjCpuContext *ctx)
  * Create a context for the join spec describes
  *
  * The spec is checked (common.h) and copied; memory_limit is otherwise
- * ignored: the host memory that the twin uses is PostgreSQL's business.
+ * ignored (an aggregation's groups excepted): the host memory that the
+ * twin uses is PostgreSQL's business.
  * The arrays a round is handed out in are allocated here, as the CUDA
  * context allocates its page-locked ones.
  */

@@ -14,7 +14,8 @@
  * FILTER, NULL arguments, an argument that overflows int4 in some rows,
  * which must be counted undecided); groups by a key with NULLs; groups by
  * two keys, more of them than the device table's first size, so that it
- * grows in the middle of a round.
+ * grows in the middle of a round; the same under memory limits too small
+ * for the groups, which must spill and still add up.
  *
  * IDENTIFICATION
  *	  test/kernels/test_agg.c
@@ -330,6 +331,14 @@ Reference(const AggJoin *j, const GjAggSpec *spec, int64_t *ngroups, int64_t *un
 	return groups;
 }
 
+/*
+ * The context's memory_limit (0: none); with quiet_oom, running out of
+ * device memory is not a failure (RunAgg returns false, ran_out_of_memory)
+ */
+static int64_t agg_memory_limit = 0;
+static bool quiet_oom = false;
+static bool ran_out_of_memory = false;
+
 /* Run the join and the aggregation on kernels k; false (reported) on an error */
 static bool
 RunAgg(const GjKernels *k, const AggJoin *j, const GjAggSpec *spec, GjVariant variant,
@@ -356,6 +365,7 @@ RunAgg(const GjKernels *k, const AggJoin *j, const GjAggSpec *spec, GjVariant va
 	js.outer_widths[0] = 4;
 	js.outer_widths[1] = 2;
 	js.max_matches = round;
+	js.memory_limit = agg_memory_limit;
 	icols[0].values = j->v;
 	icols[0].nulls = j->vnull;
 	icols[1].values = j->w;
@@ -381,6 +391,12 @@ RunAgg(const GjKernels *k, const AggJoin *j, const GjAggSpec *spec, GjVariant va
 		k->agg_begin(ctx, spec, &err) != GJ_OK ||
 		k->count(ctx, &outer, &nmatches, &err) != GJ_OK)
 	{
+		if (quiet_oom && err.status == GJ_ERROR_DEVICE_MEMORY)
+		{
+			ran_out_of_memory = true;
+			k->context_destroy(ctx);
+			return false;
+		}
 		Failf("%s", err.message);
 		k->context_destroy(ctx);
 		return false;
@@ -392,6 +408,12 @@ RunAgg(const GjKernels *k, const AggJoin *j, const GjAggSpec *spec, GjVariant va
 
 		if (k->aggregate(ctx, first, &n, &u, &err) != GJ_OK)
 		{
+			if (quiet_oom && err.status == GJ_ERROR_DEVICE_MEMORY)
+			{
+				ran_out_of_memory = true;
+				k->context_destroy(ctx);
+				return false;
+			}
 			Failf("aggregate: %s", err.message);
 			k->context_destroy(ctx);
 			return false;
@@ -549,6 +571,119 @@ RunCase(const char *name, const AggJoin *j, const GjAggSpec *spec, GjVariant var
 	free(ref);
 }
 
+/*
+ * A result whose group keys may repeat (spills) with each group's words
+ * combined into one, as PostgreSQL's Finalize Aggregate would
+ */
+static void
+Combine(const GjAggSpec *spec, const GjAggResult *r, GjAggGroups *out, GjAggResult *combined)
+{
+	memset(out, 0, sizeof(*out));
+	for (int64_t g = 0; g < r->ngroups; g++)
+	{
+		int64_t		keys[GJ_AGG_MAX_KEYS];
+		uint32_t	nulls = 0;
+		GjAggResult view;
+		int64_t		at;
+
+		for (int k = 0; k < spec->nkeys; k++)
+		{
+			keys[k] = r->keys[k][g];
+			nulls |= r->key_nulls[k][g] ? (1u << k) : 0;
+		}
+		gj_agg_groups_result(out, spec, 0, &view);
+		at = FindResult(&view, spec->nkeys, keys, nulls);
+		if (at < 0)
+		{
+			GjAggGroups one;
+
+			memset(&one, 0, sizeof(one));
+			one.n = 1;
+			for (int k = 0; k < spec->nkeys; k++)
+			{
+				one.keys[k] = (int64_t *) &r->keys[k][g];
+				one.key_nulls[k] = (uint8_t *) &r->key_nulls[k][g];
+			}
+			for (int a = 0; a < spec->naggs; a++)
+			{
+				one.words[3 * a] = (int64_t *) &r->n[a][g];
+				one.words[3 * a + 1] = (int64_t *) &r->a[a][g];
+				one.words[3 * a + 2] = (int64_t *) &r->b[a][g];
+			}
+			if (!gj_agg_groups_append(out, spec, &one, NULL))
+				Failf("out of memory");
+			continue;
+		}
+		for (int a = 0; a < spec->naggs; a++)
+			gj_agg_combine(&spec->aggs[a], &out->words[3 * a][at], &out->words[3 * a + 1][at],
+						   &out->words[3 * a + 2][at], r->n[a][g], r->a[a][g], r->b[a][g]);
+	}
+	gj_agg_groups_result(out, spec, r->spills, combined);
+}
+
+/*
+ * Groups that outgrow memory_limit: under a range of limits, each
+ * implementation's groups (spilled, then combined here) against the
+ * reference; the limits too small for the join itself are skipped, and
+ * at least one limit must have spilled
+ */
+static void
+RunSpillCase(const char *name, const AggJoin *j, const GjAggSpec *spec, int64_t round)
+{
+	int64_t		nref = 0;
+	int64_t		ref_undecided = 0;
+	RefGroup   *ref = Reference(j, spec, &nref, &ref_undecided);
+	const GjKernels *impls[2] = {&gj_cpu_kernels, NULL};
+	const char *names[2] = {"cpu", "cuda"};
+
+#ifdef GPUJOIN_WITH_CUDA
+	if (have_cuda)
+		impls[1] = &gj_cuda_kernels;
+#endif
+	for (int i = 0; i < 2; i++)
+	{
+		int			spilled = 0;
+		char		what[200];
+
+		if (impls[i] == NULL)
+			continue;
+		for (int64_t limit = 64 * 1024; limit <= 16 * 1024 * 1024; limit *= 2)
+		{
+			GjAggResult r;
+			GjAggResult combined;
+			GjAggGroups merged;
+			GjContext  *ctx = NULL;
+			int64_t		undecided = 0;
+
+			agg_memory_limit = limit;
+			quiet_oom = true;
+			ran_out_of_memory = false;
+			snprintf(what, sizeof(what), "%s, memory_limit %lld kB", name,
+					 (long long) (limit / 1024));
+			if (!RunAgg(impls[i], j, spec, GJ_VARIANT_NPHJ, round, &r, &undecided, &ctx))
+			{
+				if (!ran_out_of_memory)
+					TestReport(names[i], what);
+				continue;
+			}
+			if (r.spills > 0)
+				spilled++;
+			Combine(spec, &r, &merged, &combined);
+			CompareWithReference(names[i], what, spec, &combined, ref, nref, undecided,
+								 ref_undecided, 1e-12);
+			gj_agg_groups_free(&merged);
+			impls[i]->context_destroy(ctx);
+		}
+		if (spilled == 0)
+			Failf("no memory_limit made the groups spill");
+		snprintf(what, sizeof(what), "%s: some limit spills", name);
+		TestReport(names[i], what);
+	}
+	agg_memory_limit = 0;
+	quiet_oom = false;
+	free(ref);
+}
+
 void
 TestAgg(void)
 {
@@ -603,6 +738,7 @@ TestAgg(void)
 	spec->nkeys = 2;
 	InputProgram(&spec->keys[1], 3, GJ_EXPR_INT4);
 	RunCase("aggregate: groups by two keys, the table grows", &small, spec, GJ_VARIANT_NPHJ, 1500, true);
+	RunSpillCase("aggregate: groups outgrow memory_limit", &small, spec, 1500);
 	RunCase("aggregate: large, two keys", &large, spec, GJ_VARIANT_NPHJ, 1 << 20, false);
 	spec->nkeys = 0;
 	RunCase("aggregate: large, one group", &large, spec, GJ_VARIANT_NPHJ, 1 << 20, false);

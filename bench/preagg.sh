@@ -16,6 +16,10 @@
 #	pg_serial		PostgreSQL, no workers
 #	pg_parallel_8	PostgreSQL, 8 workers
 #	gpu_preagg		gpujoin forced, serial, the aggregation on the device
+#					(the group-by variant the planner picks)
+#	gpu_preagg_hash, gpu_preagg_shared
+#					the same with gpujoin.groupby_variant forced (not in
+#					the default SETTINGS)
 #	gpu_join		the same join, gpujoin.enable_preagg off (PostgreSQL's
 #					Aggregate over the joined rows)
 #	auto			everything on, 8 workers allowed: what the planner picks
@@ -41,6 +45,8 @@ settings_of() {
 	pg_serial) echo "SET gpujoin.enabled = off; SET max_parallel_workers_per_gather = 0;" ;;
 	pg_parallel_8) echo "SET gpujoin.enabled = off; SET max_parallel_workers_per_gather = 8;" ;;
 	gpu_preagg) echo "$forced" ;;
+	gpu_preagg_hash) echo "$forced SET gpujoin.groupby_variant = hash;" ;;
+	gpu_preagg_shared) echo "$forced SET gpujoin.groupby_variant = shared;" ;;
 	gpu_join) echo "$forced SET gpujoin.enable_preagg = off;" ;;
 	auto) echo "SET gpujoin.device = $dev; SET max_parallel_workers_per_gather = 8;" ;;
 	esac

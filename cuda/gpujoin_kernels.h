@@ -731,6 +731,33 @@ typedef enum GjAggKind
 	GJ_AGG_MAX
 } GjAggKind;
 
+/*
+ * How the device folds matches into groups with keys (the CPU twin folds
+ * one match after another whatever the variant; the groups are the same):
+ *
+ *	HASH	every match's words go to its group in the table in device
+ *			memory by atomics: no limit on the groups, but matches of few
+ *			groups contend for the same words
+ *	SHARED	each block of threads also keeps the words of the groups
+ *			numbered below a bound (as many as fit its shared memory) and
+ *			folds its matches there, adding them to the table once per
+ *			block at the end; groups past the bound go as in HASH (Wu et
+ *			al. 2025, section 4.2's HGB)
+ */
+typedef enum GjAggVariant
+{
+	GJ_AGG_HASH = 0,
+	GJ_AGG_SHARED
+} GjAggVariant;
+
+/*
+ * Shared memory a block of the SHARED variant keeps words in (3 words of
+ * 8 bytes per group and aggregate): 48 kB, what a launch may ask for
+ * without opting in, 4 blocks of a multiprocessor's 228 kB on sm_90
+ */
+#define GJ_AGG_SHARED_BYTES		(48 * 1024)
+#define GJ_AGG_SHARED_GROUPS(naggs)	(GJ_AGG_SHARED_BYTES / (24 * (naggs)))
+
 /* A value each match supplies: payload column "column" of side "side" */
 typedef struct GjAggInput
 {
@@ -766,6 +793,7 @@ typedef struct GjAggSpec
 	int32_t		naggs;			/* 1 .. GJ_AGG_MAX_AGGS */
 	GjAgg		aggs[GJ_AGG_MAX_AGGS];
 	int64_t		groups_hint;	/* groups expected: the table's first size */
+	uint8_t		variant;		/* GjAggVariant, with keys */
 } GjAggSpec;
 
 /*

@@ -74,7 +74,7 @@ typedef struct GpuJoinAgg
 	int			nkeys;
 	int		   *key_atts;		/* per key, its position in the scan tuple */
 	Oid		   *key_types;
-	const char *variant;		/* "hash" or "one group", for EXPLAIN */
+	const char *variant;		/* "hash", "hash, shared memory" or "one group" */
 	const char *considered;		/* the variants priced, for EXPLAIN VERBOSE */
 	double		groups_planned;
 	GjContext  *begun;			/* the context agg_begin was called on */
@@ -223,6 +223,7 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 	agg->spec = spec;
 	agg->groups_planned = floatVal(linitial(agg_private));
 	agg->variant = strVal(lsecond(agg_private));
+	spec->variant = strcmp(agg->variant, "hash, shared memory") == 0 ? GJ_AGG_SHARED : GJ_AGG_HASH;
 	agg->considered = strVal(lfourth(agg_private));
 	agg->items = palloc0(sizeof(GpuJoinAggItem) * GJ_AGG_MAX_AGGS);
 	agg->key_atts = palloc0(sizeof(int) * GJ_AGG_MAX_KEYS);

@@ -35,6 +35,7 @@ bool		gpujoin_enable_parallel = true;
 bool		gpujoin_enable_heapscan = true;
 bool		gpujoin_enable_preagg = true;
 int			gpujoin_join_variant = GPUJOIN_AUTO;
+int			gpujoin_groupby_variant = GPUJOIN_AUTO;
 int			gpujoin_materialize = GPUJOIN_AUTO;
 int			gpujoin_chunk_rows = GPUJOIN_DEFAULT_CHUNK_ROWS;
 int			gpujoin_heap_stage_pages = GPUJOIN_DEFAULT_HEAP_STAGE_PAGES;
@@ -66,6 +67,9 @@ GpuJoinModel gpujoin_model = {
 	.gftr_gather_ns = GPUJOIN_DEFAULT_GFTR_GATHER_NS,
 	.nlj_compare_ns = GPUJOIN_DEFAULT_NLJ_COMPARE_NS,
 	.preagg_row_ns = GPUJOIN_DEFAULT_PREAGG_ROW_NS,
+	.preagg_contention_groups = GPUJOIN_DEFAULT_PREAGG_CONTENTION_GROUPS,
+	.preagg_shared_row_ns = GPUJOIN_DEFAULT_PREAGG_SHARED_ROW_NS,
+	.preagg_flush_ns = GPUJOIN_DEFAULT_PREAGG_FLUSH_NS,
 };
 
 /*
@@ -135,8 +139,14 @@ static const struct
 	&gpujoin_model.gather_ns, GPUJOIN_DEFAULT_GATHER_NS, 0.0},
 	{"gpujoin.gftr_gather_ns", "GFTR: device time per match and payload column gathered after the transform (nearly sequential), in nanoseconds.", NULL,
 	&gpujoin_model.gftr_gather_ns, GPUJOIN_DEFAULT_GFTR_GATHER_NS, 0.0},
-	{"gpujoin.preagg_row_ns", "GpuPreAgg: device time per match and aggregate folded into its group, in nanoseconds.", NULL,
+	{"gpujoin.preagg_row_ns", "GpuPreAgg, hash group-by: device time per match and aggregate folded into its group, in nanoseconds.", NULL,
 	&gpujoin_model.preagg_row_ns, GPUJOIN_DEFAULT_PREAGG_ROW_NS, 0.0},
+	{"gpujoin.preagg_contention_groups", "GpuPreAgg, hash group-by: the number of groups at which matches contending for their group's words double preagg_row_ns.", NULL,
+	&gpujoin_model.preagg_contention_groups, GPUJOIN_DEFAULT_PREAGG_CONTENTION_GROUPS, 0.0},
+	{"gpujoin.preagg_shared_row_ns", "GpuPreAgg, shared-memory group-by: device time per match and aggregate folded into its group, in nanoseconds.", NULL,
+	&gpujoin_model.preagg_shared_row_ns, GPUJOIN_DEFAULT_PREAGG_SHARED_ROW_NS, 0.0},
+	{"gpujoin.preagg_flush_ns", "GpuPreAgg, shared-memory group-by: device time per group and aggregate to add every block's words to the table, in nanoseconds.", NULL,
+	&gpujoin_model.preagg_flush_ns, GPUJOIN_DEFAULT_PREAGG_FLUSH_NS, 0.0},
 };
 
 static const struct config_enum_entry gpujoin_device_options[] = {
@@ -153,6 +163,13 @@ static const struct config_enum_entry gpujoin_join_variant_options[] = {
 	{"smj", GJ_VARIANT_SMJ, false},
 	{"band", GJ_VARIANT_BAND, false},
 	{"nlj", GJ_VARIANT_NLJ, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry gpujoin_groupby_variant_options[] = {
+	{"auto", GPUJOIN_AUTO, false},
+	{"hash", GJ_AGG_HASH, false},
+	{"shared", GJ_AGG_SHARED, false},
 	{NULL, 0, false}
 };
 
@@ -266,6 +283,18 @@ _PG_init(void)
 							 &gpujoin_join_variant,
 							 GPUJOIN_AUTO,
 							 gpujoin_join_variant_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("gpujoin.groupby_variant",
+							 "Forces the device group-by of GpuPreAgg nodes with group keys: auto, hash or shared.",
+							 "hash folds every match into a table of groups in device memory; shared "
+							 "folds into per-block words in shared memory first (few groups). auto lets "
+							 "the planner choose; the others are for tests and benchmarks.",
+							 &gpujoin_groupby_variant,
+							 GPUJOIN_AUTO,
+							 gpujoin_groupby_variant_options,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

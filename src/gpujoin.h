@@ -86,6 +86,7 @@ extern bool gpujoin_enable_parallel;
 extern bool gpujoin_enable_heapscan;
 extern bool gpujoin_enable_preagg;
 extern int	gpujoin_join_variant;
+extern int	gpujoin_groupby_variant;	/* GPUJOIN_AUTO or a GjAggVariant */
 extern int	gpujoin_materialize;
 extern int	gpujoin_chunk_rows;
 extern int	gpujoin_heap_stage_pages;
@@ -120,7 +121,10 @@ typedef struct GpuJoinModel
 	double		gather_ns;		/* GFUR: per match and payload column */
 	double		gftr_gather_ns; /* GFTR: per match and payload column */
 	double		nlj_compare_ns; /* NLJ: per pair and term */
-	double		preagg_row_ns;	/* GpuPreAgg: per match and aggregate folded */
+	double		preagg_row_ns;	/* GpuPreAgg, HASH: per match and aggregate folded */
+	double		preagg_contention_groups;	/* HASH: groups where contention doubles it */
+	double		preagg_shared_row_ns;	/* SHARED: per match and aggregate folded */
+	double		preagg_flush_ns;	/* SHARED: per group and aggregate, all blocks */
 } GpuJoinModel;
 
 #define GPUJOIN_DEFAULT_COST_PER_MS			80.0
@@ -146,6 +150,9 @@ typedef struct GpuJoinModel
 #define GPUJOIN_DEFAULT_GATHER_NS			0.018
 /* a guess until calibrated: 10M matches, 2 aggregates, about 2 ms */
 #define GPUJOIN_DEFAULT_PREAGG_ROW_NS		0.1
+#define GPUJOIN_DEFAULT_PREAGG_CONTENTION_GROUPS	256.0
+#define GPUJOIN_DEFAULT_PREAGG_SHARED_ROW_NS	0.1
+#define GPUJOIN_DEFAULT_PREAGG_FLUSH_NS		20.0
 #define GPUJOIN_DEFAULT_GFTR_GATHER_NS		0.012
 
 extern GpuJoinModel gpujoin_model;

@@ -328,6 +328,32 @@ RememberedPath(PlannerInfo *root, RelOptInfo *rel, bool partial)
 }
 
 /*
+ * The model's device time, in ms, of folding rows matches into groups
+ * groups with naggs aggregates by a group-by variant (-1: no key).  Hash:
+ * per match and aggregate, more where few groups take every match's
+ * atomics; shared memory: per match and aggregate, and each block's words
+ * of each group added to the table at the end.
+ */
+static double
+GroupByMs(int variant, double rows, int naggs, double groups)
+{
+	const GpuJoinModel *m = &gpujoin_model;
+
+	groups = Max(groups, 1.0);
+	switch (variant)
+	{
+		case GJ_AGG_HASH:
+			return rows * naggs * m->preagg_row_ns *
+				(1.0 + m->preagg_contention_groups / groups) / 1e6;
+		case GJ_AGG_SHARED:
+			return (rows * naggs * m->preagg_shared_row_ns +
+					Min(groups, GJ_AGG_SHARED_GROUPS(naggs)) * naggs * m->preagg_flush_ns) / 1e6;
+		default:
+			return rows * naggs * m->preagg_row_ns / 1e6;
+	}
+}
+
+/*
  * The GpuPreAgg path over join (partial: in each process of a parallel
  * plan, on its share of the outer side): the join without its output (no
  * joined row formed for an Aggregate), plus the aggregation on the device
@@ -344,6 +370,7 @@ PreAggPath(RelOptInfo *input_rel, CustomPath *join, PathTarget *partial, int nke
 	Cost		emit;
 	Cost		device;
 	char	   *considered;
+	const char *variant;
 
 	cpath->path.pathtype = T_CustomScan;
 	cpath->path.parent = input_rel;
@@ -358,17 +385,38 @@ PreAggPath(RelOptInfo *input_rel, CustomPath *join, PathTarget *partial, int nke
 	cpath->custom_paths = join->custom_paths;
 	cpath->methods = &gpujoin_preagg_path_methods;
 	emit = (gpujoin_emit_cost + join->path.pathtarget->cost.per_tuple) * rows;
-	device = rows * naggs * gpujoin_model.preagg_row_ns / 1e6 * gpujoin_model.cost_per_ms;
+	if (nkeys == 0)
+	{
+		device = GroupByMs(-1, rows, naggs, groups);
+		considered = psprintf("one group (warp sums, one atomic per warp and word) %.3f ms (chosen)",
+							  device);
+		variant = "one group";
+	}
+	else
+	{
+		double		hash_ms = GroupByMs(GJ_AGG_HASH, rows, naggs, groups);
+		double		shared_ms = GroupByMs(GJ_AGG_SHARED, rows, naggs, groups);
+		bool		fits = groups <= GJ_AGG_SHARED_GROUPS(naggs);
+		bool		shared;
+
+		/* shared memory where the groups expected fit it, and it is cheaper */
+		if (gpujoin_groupby_variant != GPUJOIN_AUTO)
+			shared = gpujoin_groupby_variant == GJ_AGG_SHARED;
+		else
+			shared = fits && shared_ms < hash_ms;
+		device = shared ? shared_ms : hash_ms;
+		variant = shared ? "hash, shared memory" : "hash";
+		considered = psprintf("hash (device table of exact keys, grown as needed) %.3f ms%s, "
+							  "shared memory (per-block words for up to %d groups) %.3f ms%s",
+							  hash_ms, shared ? "" : " (chosen)",
+							  GJ_AGG_SHARED_GROUPS(naggs), shared_ms,
+							  shared ? " (chosen)" : (fits ? "" : " (the groups do not fit)"));
+	}
+	device *= gpujoin_model.cost_per_ms;
 	cpath->path.startup_cost = join->path.total_cost - emit + device;
 	cpath->path.total_cost = cpath->path.startup_cost + groups * gpujoin_emit_cost;
-	/* the variants priced, for EXPLAIN VERBOSE: one, for now */
-	considered = psprintf("%s %.3f ms (chosen)",
-						  nkeys == 0 ? "one group (warp sums, one atomic per warp and word)" :
-						  "hash (device table of exact keys, grown as needed)",
-						  device / gpujoin_model.cost_per_ms);
 	cpath->custom_private = list_make4(join, makeFloat(psprintf("%.1f", groups)),
-									   makeString(nkeys == 0 ? "one group" : "hash"),
-									   makeString(considered));
+									   makeString(pstrdup(variant)), makeString(considered));
 	return cpath;
 }
 

@@ -18,7 +18,7 @@
 -- and the errors PostgreSQL raises (int4 overflow in an argument, a float
 -- sum that overflows).
 BEGIN;
-SELECT plan(22);
+SELECT plan(25);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -99,12 +99,18 @@ SELECT is(pg_temp.agg_failures(), '', 'every query returns PostgreSQL''s rows');
 SELECT matches(pg_temp.plan(sql), 'Finalize Aggregate\s+->  Custom Scan \(GpuPreAgg\)[\s\S]*Hash Cond[\s\S]*Device Aggregation: one group, 2 aggregates',
 	'EXPLAIN: Finalize Aggregate over Custom Scan (GpuPreAgg), the join''s lines and the aggregation''s')
 	FROM aq WHERE name = 'count and a sum of an expression';
-SELECT matches(pg_temp.plan_analyze(sql), 'Device Aggregation: hash, 2 aggregates[\s\S]*Groups Returned: 8',
-	'EXPLAIN ANALYZE: a hash aggregation returning one row per group (NULL its own)')
+SELECT matches(pg_temp.plan_analyze(sql), 'Device Aggregation: hash, shared memory, 2 aggregates[\s\S]*Groups Returned: 8',
+	'EXPLAIN ANALYZE: few groups, aggregated in shared memory, one row per group (NULL its own)')
 	FROM aq WHERE name = 'HAVING';
-SELECT matches(pg_temp.plan_verbose(sql), 'Output: ps.g, \(PARTIAL count\(\*\)\)[\s\S]*Group-By Variants Considered: hash \(device table of exact keys, grown as needed\) \d+\.\d+ ms \(chosen\)',
-	'EXPLAIN VERBOSE: the partial aggregates, the group-by variant')
+SELECT matches(pg_temp.plan_verbose(sql), 'Output: ps.g, \(PARTIAL count\(\*\)\)[\s\S]*Group-By Variants Considered: hash \(device table of exact keys, grown as needed\) \d+\.\d+ ms, shared memory \(per-block words for up to \d+ groups\) \d+\.\d+ ms \(chosen\)',
+	'EXPLAIN VERBOSE: the partial aggregates, the group-by variants priced')
 	FROM aq WHERE name = 'a key with NULLs';
+SELECT matches(pg_temp.plan(sql), 'Device Aggregation: hash, 2 aggregates',
+	'many groups expected: the hash group-by')
+	FROM aq WHERE name = 'two keys';
+SELECT is(pg_temp.agg_failures(), '', 'gpujoin.groupby_variant = ' || v || ': every query')
+	FROM unnest(ARRAY['hash', 'shared']) v, LATERAL (SELECT set_config('gpujoin.groupby_variant', v, true)) c;
+RESET gpujoin.groupby_variant;
 SET LOCAL gpujoin.chunk_rows = 7;
 SELECT is(pg_temp.agg_failures(), '', 'chunks and rounds of 7 rows: every query');
 RESET gpujoin.chunk_rows;

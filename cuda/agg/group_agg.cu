@@ -229,52 +229,72 @@ FindGroup(const AggTableArgs *t, AggCounters *counters, int nkeys, const GjAggMa
 	}
 }
 
-/* Fold value v of aggregate a into group g's words, atomically */
+/*
+ * Combine words (n2, a2, b2) into the words at n, wa, wb atomically, as
+ * gj_agg_combine does; the words may be in device or in shared memory
+ */
 static __device__ void
-FoldAtomic(const GjAgg *agg, const AggTableArgs *t, int a, long long g, const GjExprDatum *v)
+CombineAtomic(const GjAgg *agg, int64_t *n, int64_t *wa, int64_t *wb,
+			  int64_t n2, int64_t a2, int64_t b2)
 {
-	unsigned long long *n = (unsigned long long *) &t->words[3 * a][g];
-	unsigned long long *wa = (unsigned long long *) &t->words[3 * a + 1][g];
-	unsigned long long *wb = (unsigned long long *) &t->words[3 * a + 2][g];
-
-	if (v->isnull)
-		return;
-	atomicAdd(n, 1ULL);
+	atomicAdd((unsigned long long *) n, (unsigned long long) n2);
+	if (b2 != 0)
+		atomicAdd((unsigned long long *) wb, (unsigned long long) b2);
 	switch (agg->kind)
 	{
 		case GJ_AGG_COUNT:
 			break;
 		case GJ_AGG_SUM:
 			if (gj_expr_is_float(agg->type))
-			{
-				atomicAdd((double *) wa, v->v.f);
-				if (!gj_agg_finite(v->v.f))
-					atomicAdd(wb, 1ULL);
-			}
+				atomicAdd((double *) wa, gj_agg_word_double(a2));
 			else
-			{
-				atomicAdd(wa, (unsigned long long) (uint32_t) v->v.i);
-				atomicAdd(wb, (unsigned long long) (v->v.i >> 32));
-			}
+				atomicAdd((unsigned long long *) wa, (unsigned long long) a2);
 			break;
 		case GJ_AGG_MIN:
-			atomicMin((long long *) wa, (long long) v->v.i);
+			atomicMin((long long *) wa, (long long) a2);
 			break;
 		case GJ_AGG_MAX:
-			atomicMax((long long *) wa, (long long) v->v.i);
+			atomicMax((long long *) wa, (long long) a2);
 			break;
 	}
 }
 
+/* Fold value v of aggregate a into the words at n, wa, wb, atomically */
+static __device__ void
+FoldAtomic(const GjAgg *agg, int64_t *n, int64_t *wa, int64_t *wb, const GjExprDatum *v)
+{
+	int64_t		a2;
+	int64_t		b2;
+
+	if (v->isnull)
+		return;
+	gj_agg_value_words(agg, v, &a2, &b2);
+	CombineAtomic(agg, n, wa, wb, 1, a2, b2);
+}
+
 /*
  * With keys: matches 0 .. n - 1, or those rows[0 .. n - 1] lists, each
- * into its group
+ * into its group.  shared_groups > 0 (the SHARED variant): the block
+ * keeps the words of groups 0 .. shared_groups - 1 in shared memory
+ * (word w of group g at [w * shared_groups + g]), folds there, and adds
+ * the groups it reached to the table's at the end.
  */
 __global__ static void
 agg_groups_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n, const uint32_t *rows,
-				  AggTableArgs t, AggCounters *counters, uint32_t *overflow_rows)
+				  AggTableArgs t, AggCounters *counters, uint32_t *overflow_rows,
+				  int shared_groups)
 {
+	extern __shared__ int64_t block_words[];
 	int64_t		stride = (int64_t) gridDim.x * blockDim.x;
+	int			naggs = spec->naggs;
+
+	for (int g = threadIdx.x; g < shared_groups; g += blockDim.x)
+		for (int a = 0; a < naggs; a++)
+			gj_agg_init_words(&spec->aggs[a], &block_words[(3 * a) * shared_groups + g],
+							  &block_words[(3 * a + 1) * shared_groups + g],
+							  &block_words[(3 * a + 2) * shared_groups + g]);
+	if (shared_groups > 0)
+		__syncthreads();
 
 	for (int64_t r = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; r < n; r += stride)
 	{
@@ -295,9 +315,37 @@ agg_groups_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n, const uint3
 			overflow_rows[atomicAdd(&counters->noverflow, 1ULL)] = (uint32_t) i;
 			continue;
 		}
-		for (int a = 0; a < spec->naggs; a++)
-			FoldAtomic(&spec->aggs[a], &t, a, g, &m.values[a]);
+		if (g < shared_groups)
+		{
+			for (int a = 0; a < naggs; a++)
+				FoldAtomic(&spec->aggs[a], &block_words[(3 * a) * shared_groups + g],
+						   &block_words[(3 * a + 1) * shared_groups + g],
+						   &block_words[(3 * a + 2) * shared_groups + g], &m.values[a]);
+		}
+		else
+		{
+			for (int a = 0; a < naggs; a++)
+				FoldAtomic(&spec->aggs[a], &t.words[3 * a][g], &t.words[3 * a + 1][g],
+						   &t.words[3 * a + 2][g], &m.values[a]);
+		}
 	}
+
+	if (shared_groups == 0)
+		return;
+	__syncthreads();
+	/* the block's words of the groups it reached, into the table's */
+	for (int g = threadIdx.x; g < shared_groups; g += blockDim.x)
+		for (int a = 0; a < naggs; a++)
+		{
+			int64_t		bn = block_words[(3 * a) * shared_groups + g];
+
+			if (bn == 0)
+				continue;
+			CombineAtomic(&spec->aggs[a], &t.words[3 * a][g], &t.words[3 * a + 1][g],
+						  &t.words[3 * a + 2][g], bn,
+						  block_words[(3 * a + 1) * shared_groups + g],
+						  block_words[(3 * a + 2) * shared_groups + g]);
+		}
 }
 
 /* Words a thread has folded: lane 0 of a warp ends with the warp's */
@@ -348,28 +396,8 @@ agg_one_group_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n, AggTable
 		WarpCombine(agg, &words[3 * a], &words[3 * a + 1], &words[3 * a + 2]);
 		if ((threadIdx.x & 31) != 0 || words[3 * a] == 0)
 			continue;
-		atomicAdd((unsigned long long *) &t.words[3 * a][0], (unsigned long long) words[3 * a]);
-		atomicAdd((unsigned long long *) &t.words[3 * a + 2][0],
-				  (unsigned long long) words[3 * a + 2]);
-		switch (agg->kind)
-		{
-			case GJ_AGG_COUNT:
-				break;
-			case GJ_AGG_SUM:
-				if (gj_expr_is_float(agg->type))
-					atomicAdd((double *) &t.words[3 * a + 1][0],
-							  gj_agg_word_double(words[3 * a + 1]));
-				else
-					atomicAdd((unsigned long long *) &t.words[3 * a + 1][0],
-							  (unsigned long long) words[3 * a + 1]);
-				break;
-			case GJ_AGG_MIN:
-				atomicMin((long long *) &t.words[3 * a + 1][0], (long long) words[3 * a + 1]);
-				break;
-			case GJ_AGG_MAX:
-				atomicMax((long long *) &t.words[3 * a + 1][0], (long long) words[3 * a + 1]);
-				break;
-		}
+		CombineAtomic(agg, &t.words[3 * a][0], &t.words[3 * a + 1][0], &t.words[3 * a + 2][0],
+					  words[3 * a], words[3 * a + 1], words[3 * a + 2]);
 	}
 	if (undecided > 0)
 		atomicAdd(&counters->undecided, undecided);
@@ -653,6 +681,27 @@ ReserveLists(GjCudaContext *ctx, CudaAggState *agg, int64_t n, GjError *err)
 	return status;
 }
 
+/*
+ * The SHARED variant's bound: the groups (numbered below it) whose words a
+ * block keeps in shared memory, enough for the groups known so far (or
+ * expected) up to what GJ_AGG_SHARED_BYTES holds; 0 for HASH
+ */
+static int
+SharedGroups(const CudaAggState *agg)
+{
+	int64_t		known = (int64_t) agg->h_counters->ngroups;
+	int64_t		most = GJ_AGG_SHARED_GROUPS(agg->spec.naggs);
+	int64_t		groups = 32;
+
+	if (agg->spec.variant != GJ_AGG_SHARED)
+		return 0;
+	if (known < agg->spec.groups_hint)
+		known = agg->spec.groups_hint;
+	while (groups < known && groups < most)
+		groups *= 2;
+	return (int) (groups < most ? groups : most);
+}
+
 extern "C" GjStatus
 gj_cuda_agg_begin(GjContext *ctx, const GjAggSpec *spec, GjError *err)
 {
@@ -777,9 +826,16 @@ gj_cuda_aggregate(GjContext *ctx, int64_t first, int64_t *nmatches, int64_t *und
 		GJ_TRY(ReserveLists(cuda, agg, round_size, err));
 		for (;;)
 		{
-			agg_groups_kernel<<<gj_cuda_grid_size(cuda, n), GJ_BLOCK_SIZE, 0, cuda->stream>>>(
+			int			shared_groups = SharedGroups(agg);
+			int			blocks = gj_cuda_grid_size(cuda, n);
+
+			/* fewer blocks with shared words: each adds its groups once */
+			if (shared_groups > 0 && blocks > cuda->max_grid / 2)
+				blocks = cuda->max_grid / 2;
+			agg_groups_kernel<<<blocks, GJ_BLOCK_SIZE,
+				(size_t) shared_groups * 3 * agg->spec.naggs * sizeof(int64_t), cuda->stream>>>(
 				d_spec, cols, n, rows, TableArgs(agg, &agg->tables[agg->cur]), d_counters,
-				(uint32_t *) agg->lists[out].ptr);
+				(uint32_t *) agg->lists[out].ptr, shared_groups);
 			GJ_CUDA_TRY(err, cudaGetLastError());
 			GJ_TRY(ReadCounters(cuda, agg, err));
 			if (agg->h_counters->noverflow == 0)

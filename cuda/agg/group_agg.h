@@ -176,37 +176,34 @@ gj_agg_finite(double d)
 	return d == d && d - d == 0.0;
 }
 
-/* Fold one value into an aggregate's words, one match after another */
+/*
+ * The words a and b of one non-NULL value (its n is 1): what folding it
+ * into a group combines with the group's words
+ */
 static inline GJ_HOST_DEVICE void
-gj_agg_fold(const GjAgg *agg, const GjExprDatum *v, int64_t *n, int64_t *a, int64_t *b)
+gj_agg_value_words(const GjAgg *agg, const GjExprDatum *v, int64_t *a, int64_t *b)
 {
-	if (v->isnull)
-		return;
-	*n += 1;
+	*b = 0;
 	switch (agg->kind)
 	{
-		case GJ_AGG_COUNT:
+		default:				/* GJ_AGG_COUNT */
+			*a = 0;
 			break;
 		case GJ_AGG_SUM:
 			if (gj_expr_is_float(agg->type))
 			{
-				*a = gj_agg_double_word(gj_agg_word_double(*a) + v->v.f);
-				if (!gj_agg_finite(v->v.f))
-					*b += 1;
+				*a = gj_agg_double_word(v->v.f);
+				*b = gj_agg_finite(v->v.f) ? 0 : 1;
 			}
 			else
 			{
-				*a = (int64_t) ((uint64_t) *a + (uint64_t) (uint32_t) v->v.i);
-				*b += v->v.i >> 32;
+				*a = (int64_t) (uint32_t) v->v.i;
+				*b = v->v.i >> 32;
 			}
 			break;
 		case GJ_AGG_MIN:
-			if (v->v.i < *a)
-				*a = v->v.i;
-			break;
 		case GJ_AGG_MAX:
-			if (v->v.i > *a)
-				*a = v->v.i;
+			*a = v->v.i;
 			break;
 	}
 }
@@ -237,6 +234,19 @@ gj_agg_combine(const GjAgg *agg, int64_t *n, int64_t *a, int64_t *b,
 				*a = a2;
 			break;
 	}
+}
+
+/* Fold one value into an aggregate's words, one match after another */
+static inline GJ_HOST_DEVICE void
+gj_agg_fold(const GjAgg *agg, const GjExprDatum *v, int64_t *n, int64_t *a, int64_t *b)
+{
+	int64_t		a2;
+	int64_t		b2;
+
+	if (v->isnull)
+		return;
+	gj_agg_value_words(agg, v, &a2, &b2);
+	gj_agg_combine(agg, n, a, b, 1, a2, b2);
 }
 
 /*

@@ -15,7 +15,9 @@
  * which must be counted undecided); groups by a key with NULLs; groups by
  * two keys, more of them than the device table's first size, so that it
  * grows in the middle of a round; the same under memory limits too small
- * for the groups, which must spill and still add up.
+ * for the groups, which must spill and still add up; and the SHARED
+ * variant (per-block words in shared memory) over few groups and over
+ * more than its shared memory holds.
  *
  * IDENTIFICATION
  *	  test/kernels/test_agg.c
@@ -733,6 +735,10 @@ TestAgg(void)
 	spec->nkeys = 1;
 	InputProgram(&spec->keys[0], 4, GJ_EXPR_INT2);
 	RunCase("aggregate: groups by a key with NULLs", &small, spec, GJ_VARIANT_NPHJ, 999, true);
+	spec->variant = GJ_AGG_SHARED;
+	RunCase("aggregate: groups by a key with NULLs, shared memory", &small, spec, GJ_VARIANT_NPHJ,
+			999, true);
+	spec->variant = GJ_AGG_HASH;
 
 	/* groups by (g, x): thousands, more than the device table starts with */
 	spec->nkeys = 2;
@@ -740,6 +746,18 @@ TestAgg(void)
 	RunCase("aggregate: groups by two keys, the table grows", &small, spec, GJ_VARIANT_NPHJ, 1500, true);
 	RunSpillCase("aggregate: groups outgrow memory_limit", &small, spec, 1500);
 	RunCase("aggregate: large, two keys", &large, spec, GJ_VARIANT_NPHJ, 1 << 20, false);
+	/* shared memory: the first groups there, the others in the table */
+	spec->variant = GJ_AGG_SHARED;
+	RunCase("aggregate: groups by two keys, shared memory and the table", &small, spec,
+			GJ_VARIANT_NPHJ, 1500, true);
+	RunSpillCase("aggregate: shared memory, groups outgrow memory_limit", &small, spec, 1500);
+	RunCase("aggregate: large, two keys, shared memory", &large, spec, GJ_VARIANT_NPHJ, 1 << 20,
+			false);
+	spec->nkeys = 1;
+	RunCase("aggregate: large, one key, shared memory", &large, spec, GJ_VARIANT_NPHJ, 1 << 20,
+			false);
+	spec->variant = GJ_AGG_HASH;
+	RunCase("aggregate: large, one key", &large, spec, GJ_VARIANT_NPHJ, 1 << 20, false);
 	spec->nkeys = 0;
 	RunCase("aggregate: large, one group", &large, spec, GJ_VARIANT_NPHJ, 1 << 20, false);
 

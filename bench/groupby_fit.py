@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""bench/groupby_fit.py: the group-by cost model's constants from the grid
+
+    python3 bench/groupby_fit.py results.csv
+
+reads bench_groupby's CSV (make -C cuda bench-groupby) and fits, by least
+squares on relative error, the device time of each group-by variant as
+src/planner_agg.c prices it, plus a per-match time both variants share (the
+round's gather and the key's expression, which the planner charges to the
+join):
+
+    hash:   rows * (base + aggs * row_ns * (1 + contention_groups / groups))
+    shared: rows * (base + aggs * shared_row_ns)
+            + min(groups, cap) * aggs * flush_ns      (groups <= cap only)
+
+cap = the groups a block's shared memory holds (48 kB / (24 B * aggs)).
+Then, with the fitted constants, the variant the model picks for each case
+against the faster one measured: the cases where the pick is within 10 %
+of the fastest.  Prints the constants as gpujoin settings and the summary.
+Pure Python (no numpy): the normal equations, solved by elimination.
+"""
+import csv
+import sys
+
+SHARED_BYTES = 48 * 1024
+
+
+def cap(aggs):
+    return SHARED_BYTES // (24 * aggs)
+
+
+def solve(a, b):
+    """Solve the square system a x = b by Gaussian elimination."""
+    n = len(b)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for c in range(n):
+        p = max(range(c, n), key=lambda r: abs(m[r][c]))
+        m[c], m[p] = m[p], m[c]
+        if abs(m[c][c]) < 1e-300:
+            raise SystemExit("groupby_fit: the grid does not determine the constants")
+        for r in range(n):
+            if r != c:
+                f = m[r][c] / m[c][c]
+                m[r] = [x - f * y for x, y in zip(m[r], m[c])]
+    return [m[i][n] / m[i][i] for i in range(n)]
+
+
+def features(variant, rows, groups, aggs):
+    # unknowns: base, row_ns, row_ns * contention_groups, shared_row_ns, flush_ns
+    if variant == "hash":
+        return [rows, rows * aggs, rows * aggs / groups, 0.0, 0.0]
+    return [rows, 0.0, 0.0, rows * aggs, min(groups, cap(aggs)) * aggs]
+
+
+def main():
+    cases = {}
+    fit_rows = []
+    with open(sys.argv[1]) as f:
+        for r in csv.DictReader(f):
+            rows, groups, aggs = int(r["rows"]), int(r["groups"]), int(r["aggs"])
+            ns = float(r["ms"]) * 1e6
+            key = (rows, groups, aggs, r["skew"])
+            cases.setdefault(key, {})[r["variant"]] = ns
+            if r["variant"] == "shared" and groups > cap(aggs):
+                continue        # past the bound: a hybrid the model does not price
+            fit_rows.append((features(r["variant"], rows, groups, aggs), ns))
+    # least squares on relative error: each row weighted by 1 / measured
+    n = 5
+    ata = [[0.0] * n for _ in range(n)]
+    atb = [0.0] * n
+    for x, y in fit_rows:
+        w = 1.0 / y
+        for i in range(n):
+            atb[i] += x[i] * w * w * y
+            for j in range(n):
+                ata[i][j] += x[i] * x[j] * w * w
+    base, row_ns, row_c, shared_ns, flush_ns = solve(ata, atb)
+    contention = row_c / row_ns if row_ns > 0 else 0.0
+    print(f"per match, both variants (gather, key): {base:.4f} ns")
+    print(f"gpujoin.preagg_row_ns = {row_ns:.4f}")
+    print(f"gpujoin.preagg_contention_groups = {contention:.1f}")
+    print(f"gpujoin.preagg_shared_row_ns = {shared_ns:.4f}")
+    print(f"gpujoin.preagg_flush_ns = {flush_ns:.3f}")
+
+    def model(variant, rows, groups, aggs):
+        x = features(variant, rows, groups, aggs)
+        return sum(a * b for a, b in zip(x, [base, row_ns, row_c, shared_ns, flush_ns]))
+
+    within = total = 0
+    misses = []
+    for (rows, groups, aggs, skew), t in sorted(cases.items()):
+        if "hash" not in t or "shared" not in t:
+            continue
+        pick = "hash"
+        if groups <= cap(aggs) and model("shared", rows, groups, aggs) < model("hash", rows, groups, aggs):
+            pick = "shared"
+        best = min(t.values())
+        total += 1
+        if t[pick] <= 1.10 * best:
+            within += 1
+        else:
+            misses.append(f"  {rows} rows, {groups} groups, {aggs} aggs, {skew}: picked {pick} "
+                          f"{t[pick] / 1e6:.2f} ms, fastest {best / 1e6:.2f} ms")
+    print(f"auto within 10 % of the fastest variant: {within} of {total} cases "
+          f"({100.0 * within / max(total, 1):.0f} %)")
+    for m in misses:
+        print(m)
+
+
+if __name__ == "__main__":
+    main()

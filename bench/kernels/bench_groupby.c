@@ -1,0 +1,300 @@
+/*-------------------------------------------------------------------------
+ *
+ * bench_groupby.c
+ *	  The group-by grid: device time of the grouped aggregation of a join's
+ *	  matches with each group-by variant (HASH, SHARED), over rows, groups,
+ *	  aggregates and key skew (make -C cuda bench-groupby)
+ *
+ * One join per size: an inner side of N rows (N = 10^5 .. 10^LOG10_MAX,
+ * --max-log10, 8 by default) with unique keys 0 .. N - 1 and the payload
+ * columns u (int8, uniform random), z (int8, log-uniform over 1 .. N, a
+ * Zipf-like law of exponent 1) and four int4 values; an outer side of the
+ * same keys, so N matches.  For each number of groups G (1, 10, .. up to
+ * N) and each skew, the group key is "u % G" or "z % G" (a device
+ * expression); 1, 2 or 4 aggregates sum the int4 values.  Per case and
+ * variant: a warm-up, then the median of --runs (3) runs of agg_begin and
+ * every round's aggregate (the round's gather included, the same for both
+ * variants), as wall time on the host (each aggregate call waits for the
+ * device).  Every variant must find the same number of groups, or the
+ * program says MISMATCH and exits 1.
+ *
+ * Output: CSV on stdout, one line per case and variant:
+ *	rows,groups,aggs,skew,variant,ms
+ * The cost model's constants are fitted to it (bench/groupby_fit.py).
+ *
+ * IDENTIFICATION
+ *	  bench/kernels/bench_groupby.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common.h"
+#include "gpujoin_kernels.h"
+
+#define MAX_RUNS 15
+
+static uint64_t
+Mix(uint64_t x)
+{
+	x += UINT64_C(0x9e3779b97f4a7c15);
+	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return x ^ (x >> 31);
+}
+
+static double
+NowMs(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
+static int
+CompareDouble(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+static void
+Check(GjStatus status, const GjError *err, const char *what)
+{
+	if (status != GJ_OK)
+	{
+		fprintf(stderr, "bench_groupby: %s failed: %s\n", what, err->message);
+		exit(1);
+	}
+}
+
+static void *
+Alloc(size_t bytes)
+{
+	void	   *p = malloc(bytes > 0 ? bytes : 1);
+
+	if (p == NULL)
+	{
+		fprintf(stderr, "bench_groupby: out of memory (%zu bytes)\n", bytes);
+		exit(1);
+	}
+	return p;
+}
+
+/* The spec: key = input "keycol" % groups; sums of naggs int4 values */
+static void
+MakeSpec(GjAggSpec *spec, int keycol, int64_t groups, int naggs, GjAggVariant variant)
+{
+	GjExprProgram *p;
+
+	memset(spec, 0, sizeof(*spec));
+	spec->ninputs = 2 + 4;
+	for (int i = 0; i < 6; i++)
+	{
+		spec->inputs[i].side = GJ_SIDE_INNER;
+		spec->inputs[i].column = (int8_t) i;
+		spec->inputs[i].kind = GJ_KEY_SIGNED;
+		spec->inputs[i].type = i < 2 ? GJ_EXPR_INT8 : GJ_EXPR_INT4;
+	}
+	spec->nkeys = 1;
+	p = &spec->keys[0].program;
+	p->nsteps = 3;
+	p->ninputs = 1;
+	p->input_types[0] = GJ_EXPR_INT8;
+	p->steps[0].op = GJ_EXPR_INPUT;
+	p->steps[0].type = GJ_EXPR_INT8;
+	p->steps[0].arg = 0;
+	p->steps[1].op = GJ_EXPR_CONST;
+	p->steps[1].type = GJ_EXPR_INT8;
+	p->steps[1].arg = 0;
+	p->steps[2].op = GJ_EXPR_MOD;
+	p->steps[2].type = GJ_EXPR_INT8;
+	p->nconsts = 1;
+	p->consts[0].v.i = groups;
+	p->consts[0].isnull = false;
+	spec->keys[0].inputs[0] = (int16_t) keycol;
+	spec->naggs = naggs;
+	for (int a = 0; a < naggs; a++)
+	{
+		GjAgg	   *agg = &spec->aggs[a];
+
+		agg->kind = GJ_AGG_SUM;
+		agg->type = GJ_EXPR_INT4;
+		agg->has_arg = true;
+		agg->arg.program.nsteps = 1;
+		agg->arg.program.ninputs = 1;
+		agg->arg.program.input_types[0] = GJ_EXPR_INT4;
+		agg->arg.program.steps[0].op = GJ_EXPR_INPUT;
+		agg->arg.program.steps[0].type = GJ_EXPR_INT4;
+		agg->arg.program.steps[0].arg = 0;
+		agg->arg.inputs[0] = (int16_t) (2 + a);
+	}
+	spec->groups_hint = groups;
+	spec->variant = (uint8_t) variant;
+}
+
+/* One run: the milliseconds of agg_begin and every round; *ngroups found */
+static double
+RunOnce(const GjKernels *k, GjContext *ctx, const GjAggSpec *spec, int64_t nmatches,
+		int64_t round, int64_t *ngroups)
+{
+	GjError		err;
+	GjAggResult r;
+	double		start;
+	double		ms;
+
+	memset(&err, 0, sizeof(err));
+	start = NowMs();
+	Check(k->agg_begin(ctx, spec, &err), &err, "agg_begin");
+	for (int64_t first = 0; first < nmatches; first += round)
+	{
+		int64_t		n = 0;
+		int64_t		undecided = 0;
+
+		Check(k->aggregate(ctx, first, &n, &undecided, &err), &err, "aggregate");
+	}
+	ms = NowMs() - start;
+	Check(k->agg_result(ctx, &r, &err), &err, "agg_result");
+	*ngroups = r.ngroups;
+	return ms;
+}
+
+int
+main(int argc, char **argv)
+{
+	const GjKernels *k = &gj_cpu_kernels;
+	int			runs = 3;
+	int			max_log10 = 8;
+	int			naggs_list[] = {1, 2, 4};
+
+	for (int i = 1; i < argc; i++)
+	{
+		if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+			runs = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--max-log10") == 0 && i + 1 < argc)
+			max_log10 = atoi(argv[++i]);
+		else
+		{
+			fprintf(stderr, "usage: bench_groupby [--runs N] [--max-log10 L]\n");
+			return 2;
+		}
+	}
+	if (runs < 1 || runs > MAX_RUNS)
+		runs = 3;
+#ifdef GPUJOIN_WITH_CUDA
+	{
+		GjError		err;
+
+		if (gj_cuda_device_count(&err) > 0)
+			k = &gj_cuda_kernels;
+		else
+			fprintf(stderr, "bench_groupby: no GPU (%s): the CPU twin, both variants alike\n",
+					err.message);
+	}
+#endif
+	printf("rows,groups,aggs,skew,variant,ms\n");
+	for (int l = 5; l <= max_log10; l++)
+	{
+		int64_t		n = 1;
+		int64_t		round;
+		uint64_t   *keys;
+		int64_t    *u;
+		int64_t    *z;
+		int32_t    *v[4];
+		GjColumn	icols[6];
+		GjBatch		inner;
+		GjBatch		outer;
+		GjJoinSpec	js;
+		GjContext  *ctx = NULL;
+		GjError		err;
+		int64_t		nmatches = 0;
+
+		for (int i = 0; i < l; i++)
+			n *= 10;
+		round = n < (INT64_C(1) << 24) ? n : (INT64_C(1) << 24);
+		keys = Alloc(n * sizeof(uint64_t));
+		u = Alloc(n * sizeof(int64_t));
+		z = Alloc(n * sizeof(int64_t));
+		for (int a = 0; a < 4; a++)
+			v[a] = Alloc(n * sizeof(int32_t));
+		for (int64_t i = 0; i < n; i++)
+		{
+			uint64_t	h = Mix((uint64_t) i);
+			double		x = (double) (Mix(h) >> 11) / 9007199254740992.0;
+
+			keys[i] = (uint64_t) i;
+			u[i] = (int64_t) (h >> 1);
+			z[i] = (int64_t) floor(exp(x * log((double) n)));
+			for (int a = 0; a < 4; a++)
+				v[a][i] = (int32_t) (Mix(h + a + 1) % 2000001) - 1000000;
+		}
+		memset(icols, 0, sizeof(icols));
+		icols[0].values = u;
+		icols[1].values = z;
+		for (int a = 0; a < 4; a++)
+			icols[2 + a].values = v[a];
+		memset(&inner, 0, sizeof(inner));
+		inner.keys = keys;
+		inner.nrows = n;
+		inner.columns = icols;
+		memset(&outer, 0, sizeof(outer));
+		outer.keys = keys;
+		outer.nrows = n;
+		memset(&js, 0, sizeof(js));
+		js.variant = GJ_VARIANT_NPHJ;
+		js.materialize = GJ_MATERIALIZE_GFUR;
+		js.inner_ncolumns = 6;
+		js.inner_widths[0] = js.inner_widths[1] = 8;
+		for (int a = 0; a < 4; a++)
+			js.inner_widths[2 + a] = 4;
+		js.outer_ncolumns = 0;
+		js.max_matches = round;
+		memset(&err, 0, sizeof(err));
+		Check(k->context_create(&ctx, &js, &err), &err, "context_create");
+		Check(k->build(ctx, &inner, &err), &err, "build");
+		Check(k->count(ctx, &outer, &nmatches, &err), &err, "count");
+
+		for (int64_t groups = 1; groups <= n; groups *= 10)
+			for (int skew = 0; skew < 2; skew++)
+				for (int ai = 0; ai < 3; ai++)
+				{
+					int64_t		found[2] = {0, 0};
+
+					for (int variant = GJ_AGG_HASH; variant <= GJ_AGG_SHARED; variant++)
+					{
+						GjAggSpec	spec;
+						double		ms[MAX_RUNS];
+
+						MakeSpec(&spec, skew, groups, naggs_list[ai], (GjAggVariant) variant);
+						(void) RunOnce(k, ctx, &spec, nmatches, round, &found[variant]);
+						for (int r = 0; r < runs; r++)
+							ms[r] = RunOnce(k, ctx, &spec, nmatches, round, &found[variant]);
+						qsort(ms, runs, sizeof(double), CompareDouble);
+						printf("%lld,%lld,%d,%s,%s,%.3f\n", (long long) n, (long long) groups,
+							   naggs_list[ai], skew ? "zipf" : "uniform",
+							   variant == GJ_AGG_SHARED ? "shared" : "hash", ms[runs / 2]);
+						fflush(stdout);
+					}
+					if (found[0] != found[1])
+					{
+						printf("MISMATCH: %lld groups by hash, %lld by shared\n",
+							   (long long) found[0], (long long) found[1]);
+						return 1;
+					}
+				}
+		k->context_destroy(ctx);
+		free(keys);
+		free(u);
+		free(z);
+		for (int a = 0; a < 4; a++)
+			free(v[a]);
+	}
+	return 0;
+}

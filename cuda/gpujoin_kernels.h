@@ -424,7 +424,10 @@ typedef struct GjKernels
 	 * with no group; aggregate folds the matches first .. first +
 	 * max_matches - 1 of the counted chunk (a round, as retrieve hands it
 	 * out) into the groups, without returning them; agg_result gives the
-	 * groups.  A build or count in between keeps the groups.
+	 * groups.  A build or count in between keeps the groups.  aggregate
+	 * fails with GJ_ERROR_DEVICE_MEMORY only before it has folded any of
+	 * the round (groups that outgrow the room spill instead): the caller
+	 * may then take the groups and fold the same round elsewhere.
 	 */
 	GjStatus	(*agg_begin) (GjContext *ctx, const struct GjAggSpec *spec, GjError *err);
 	GjStatus	(*aggregate) (GjContext *ctx, int64_t first, int64_t *nmatches,

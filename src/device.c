@@ -577,11 +577,12 @@ GpuJoinDeviceInit(GpuJoinDeviceContext *dev, MemoryContext owner)
  * run in tests on any machine.  An out-of-memory fault applies to the
  * context a join chose, GPU or CPU twin, and not to the CPU twin's context
  * that takes over after it (on_fallback): so the fall-back path runs
- * without a GPU too, and ends.
+ * without a GPU too, and ends.  retrieve_oom fails a retrieve that is not
+ * its chunk's first (mid_chunk): the fall back then resumes mid-chunk.
  */
 GjStatus
 GpuJoinInjectFault(GpuJoinFault step, bool on_fallback, GjStatus status,
-				   GjError *err)
+				   GjError *err, bool mid_chunk)
 {
 	static const char *const names[] = {
 		[GPUJOIN_FAULT_CREATE] = "creating the device context",
@@ -591,7 +592,8 @@ GpuJoinInjectFault(GpuJoinFault step, bool on_fallback, GjStatus status,
 	};
 	GpuJoinFault fault = (GpuJoinFault) gpujoin_inject_fault;
 	bool		oom = (fault == GPUJOIN_FAULT_BUILD_OOM && step == GPUJOIN_FAULT_BUILD) ||
-		(fault == GPUJOIN_FAULT_COUNT_OOM && step == GPUJOIN_FAULT_COUNT);
+		(fault == GPUJOIN_FAULT_COUNT_OOM && step == GPUJOIN_FAULT_COUNT) ||
+		(fault == GPUJOIN_FAULT_RETRIEVE_OOM && step == GPUJOIN_FAULT_RETRIEVE && mid_chunk);
 
 	if (status != GJ_OK || (fault != step && !oom))
 		return status;
@@ -623,7 +625,7 @@ GpuJoinDeviceOpen(GpuJoinDeviceContext *dev, const GjKernels *kernels,
 	memset(&err, 0, sizeof(err));
 	dev->kernels = kernels;
 	status = kernels->context_create(&dev->ctx, &local, &err);
-	status = GpuJoinInjectFault(GPUJOIN_FAULT_CREATE, false, status, &err);
+	status = GpuJoinInjectFault(GPUJOIN_FAULT_CREATE, false, status, &err, false);
 	if (status != GJ_OK && dev->ctx != NULL)
 		kernels->context_destroy(dev->ctx);	/* an injected failure */
 	if (status != GJ_OK)

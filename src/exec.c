@@ -241,8 +241,13 @@ GpuJoinSwitchToCpu(GpuJoinState *node, const GjError *cause)
 	BuildTable(node);
 	if (node->gj_ChunkCounted)
 	{
+		/* the same matches, numbered alike: go on from the next one */
+		int64		next = node->gj_NextMatch;
+
+		node->gj_Matches -= node->gj_ChunkMatches;
 		node->gj_ChunkCounted = false;
 		CountChunk(node);
+		node->gj_NextMatch = next;
 	}
 }
 
@@ -275,7 +280,7 @@ BuildTable(GpuJoinState *node)
 
 	memset(&err, 0, sizeof(err));
 	status = dev->kernels->build(dev->ctx, &inner, &err);
-	status = GpuJoinInjectFault(GPUJOIN_FAULT_BUILD, node->gj_OnFallback, status, &err);
+	status = GpuJoinInjectFault(GPUJOIN_FAULT_BUILD, node->gj_OnFallback, status, &err, false);
 	if (GJ_CAN_FALL_BACK(node, status))
 	{
 		GpuJoinSwitchToCpu(node, &err);	/* builds on the CPU */
@@ -302,7 +307,7 @@ CountChunk(GpuJoinState *node)
 
 		memset(&err, 0, sizeof(err));
 		status = dev->kernels->count(dev->ctx, &outer, &node->gj_ChunkMatches, &err);
-		status = GpuJoinInjectFault(GPUJOIN_FAULT_COUNT, node->gj_OnFallback, status, &err);
+		status = GpuJoinInjectFault(GPUJOIN_FAULT_COUNT, node->gj_OnFallback, status, &err, false);
 		if (GJ_CAN_FALL_BACK(node, status))
 		{
 			GpuJoinSwitchToCpu(node, &err);
@@ -335,7 +340,8 @@ RetrieveRound(GpuJoinState *node)
 		memset(&err, 0, sizeof(err));
 		status = dev->kernels->retrieve(dev->ctx, node->gj_NextMatch,
 										&node->gj_Round, &err);
-		status = GpuJoinInjectFault(GPUJOIN_FAULT_RETRIEVE, node->gj_OnFallback, status, &err);
+		status = GpuJoinInjectFault(GPUJOIN_FAULT_RETRIEVE, node->gj_OnFallback, status, &err,
+									node->gj_NextMatch > 0);
 		if (GJ_CAN_FALL_BACK(node, status))
 		{
 			GpuJoinSwitchToCpu(node, &err);	/* recounts the chunk */

@@ -476,9 +476,25 @@ GpuJoinAggregateChunk(GpuJoinState *node)
 
 		CHECK_FOR_INTERRUPTS();
 		memset(&err, 0, sizeof(err));
-		status = dev->kernels->aggregate(dev->ctx, node->gj_NextMatch, &n, &undecided, &err);
-		/* the step that takes the matches, as retrieve does for a join */
-		status = GpuJoinInjectFault(GPUJOIN_FAULT_RETRIEVE, node->gj_OnFallback, status, &err);
+		/*
+		 * The step that takes the matches, as retrieve does for a join; an
+		 * injected fault comes before it, as the kernels' own failures do
+		 * (nothing of the round folded)
+		 */
+		status = GpuJoinInjectFault(GPUJOIN_FAULT_RETRIEVE, node->gj_OnFallback, GJ_OK, &err,
+									node->gj_NextMatch > 0);
+		if (status == GJ_OK)
+			status = dev->kernels->aggregate(dev->ctx, node->gj_NextMatch, &n, &undecided, &err);
+		if (status == GJ_ERROR_DEVICE_MEMORY && !node->gj_OnFallback)
+		{
+			/*
+			 * Nothing of the round was folded (the contract): the groups so
+			 * far are kept, and the CPU twin goes on from this match
+			 */
+			GpuJoinSwitchToCpu(node, &err);
+			BeginOnContext(node);
+			continue;
+		}
 		if (status == GJ_ERROR_DEVICE_MEMORY)
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),

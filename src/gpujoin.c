@@ -181,6 +181,7 @@ static const struct config_enum_entry gpujoin_inject_fault_options[] = {
 	{"retrieve", GPUJOIN_FAULT_RETRIEVE, false},
 	{"build_oom", GPUJOIN_FAULT_BUILD_OOM, false},
 	{"count_oom", GPUJOIN_FAULT_COUNT_OOM, false},
+	{"retrieve_oom", GPUJOIN_FAULT_RETRIEVE_OOM, false},
 	{NULL, 0, false}
 };
 

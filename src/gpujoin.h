@@ -51,7 +51,9 @@ typedef enum GpuJoinFault
 	GPUJOIN_FAULT_COUNT,		/* count: a kernel failure */
 	GPUJOIN_FAULT_RETRIEVE,		/* retrieve: a kernel failure */
 	GPUJOIN_FAULT_BUILD_OOM,	/* build: out of device memory (GPU only) */
-	GPUJOIN_FAULT_COUNT_OOM		/* count: out of device memory (GPU only) */
+	GPUJOIN_FAULT_COUNT_OOM,	/* count: out of device memory (GPU only) */
+	GPUJOIN_FAULT_RETRIEVE_OOM	/* retrieve, not a chunk's first: out of
+								 * device memory */
 } GpuJoinFault;
 
 /* gpujoin.join_variant and gpujoin.materialize: auto, or a GjVariant / GjMaterialize */
@@ -396,6 +398,6 @@ extern void GpuJoinCheckStatus(GjStatus status, const GjError *err,
 							   const char *what);
 extern int	GpuJoinStatusToSqlState(GjStatus status);
 extern GjStatus GpuJoinInjectFault(GpuJoinFault step, bool on_fallback,
-								   GjStatus status, GjError *err);
+								   GjStatus status, GjError *err, bool mid_chunk);
 
 #endif							/* GPUJOIN_H */

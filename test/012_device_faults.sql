@@ -5,14 +5,15 @@
 -- the retrieve of a GPU join is an ERROR with SQLSTATE 58000 (system_error),
 -- the CUDA error in its detail and a hint; the session survives and the
 -- next join returns PostgreSQL's rows.  Running out of device memory in the
--- build or the count falls back to the CPU twin, rows unchanged; the fault
+-- build, the count or a retrieve (after a chunk's first round, so that the
+-- CPU twin resumes mid-chunk) falls back to the CPU twin, rows unchanged; the fault
 -- applies to the context the join chose, so without a GPU the CPU twin
 -- falls back to a CPU twin context of its own and the same path runs.
 -- A partitioned join falls back one partition at a time: each partition
 -- starts on its chosen device again, and EXPLAIN ANALYZE counts those that
 -- did not.
 BEGIN;
-SELECT plan(22);
+SELECT plan(24);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -76,6 +77,15 @@ SELECT matches(pg_temp.plan_analyze(:'q'), 'Device: CPU \(fell back from ' || :'
 	'out of device memory in the count: EXPLAIN shows the fall back');
 SELECT matches(pg_temp.plan_analyze(:'qleft'), 'fell back from ' || :'from', 'a left join falls back too');
 SELECT bag_eq(:'qleft', 'SELECT * FROM wantleft', 'a left join that fell back: PostgreSQL''s rows');
+-- in a retrieve after a chunk's first round: the CPU twin counts the
+-- chunk again and goes on from the next match, none twice or lost
+SET LOCAL gpujoin.inject_fault = 'retrieve_oom';
+-- chunks of 1000 rows, rounds of 1024 matches: several rounds a chunk
+SET LOCAL gpujoin.chunk_rows = 1000;
+SELECT bag_eq(:'q', 'SELECT * FROM want', 'out of device memory in a retrieve mid-chunk: PostgreSQL''s rows');
+SELECT matches(pg_temp.plan_analyze(:'q'), 'Device: CPU \(fell back from ' || :'from' || ': out of device memory\)',
+	'out of device memory in a retrieve mid-chunk: EXPLAIN shows the fall back');
+RESET gpujoin.chunk_rows;
 
 -- partitioned: every partition tries its chosen device, runs out and goes
 -- on on the CPU twin

@@ -18,7 +18,7 @@
 -- and the errors PostgreSQL raises (int4 overflow in an argument, a float
 -- sum that overflows).
 BEGIN;
-SELECT plan(27);
+SELECT plan(28);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -137,6 +137,11 @@ SELECT is(pg_temp.agg_failures(), '', 'device_memory_limit = ' || l || ' kB: eve
 RESET gpujoin.device_memory_limit;
 SET LOCAL gpujoin.inject_fault = 'count_oom';
 SELECT is(pg_temp.agg_failures(), '', 'out of device memory in the count, the groups so far kept: every query');
+SET LOCAL gpujoin.inject_fault = 'retrieve_oom';
+-- chunks of 1000 rows, rounds of 1024 matches: several rounds a chunk
+SET LOCAL gpujoin.chunk_rows = 1000;
+SELECT is(pg_temp.agg_failures(), '', 'out of device memory in a round mid-chunk, the CPU twin goes on from it: every query');
+RESET gpujoin.chunk_rows;
 RESET gpujoin.inject_fault;
 SET LOCAL gpujoin.enable_preagg = off;
 SELECT is((SELECT count(*) FROM aq WHERE pg_temp.plan(sql) ~ 'GpuPreAgg'), 0::bigint,

@@ -150,11 +150,15 @@ typedef struct GpuJoinModel
 #define GPUJOIN_DEFAULT_GFTR_COLUMN_NS		0.019
 #define GPUJOIN_DEFAULT_MATCH_NS			0.044
 #define GPUJOIN_DEFAULT_GATHER_NS			0.018
-/* a guess until calibrated: 10M matches, 2 aggregates, about 2 ms */
-#define GPUJOIN_DEFAULT_PREAGG_ROW_NS		0.1
-#define GPUJOIN_DEFAULT_PREAGG_CONTENTION_GROUPS	256.0
-#define GPUJOIN_DEFAULT_PREAGG_SHARED_ROW_NS	0.1
-#define GPUJOIN_DEFAULT_PREAGG_FLUSH_NS		20.0
+/*
+ * The group-by constants: fitted to the group-by kernel grid on the H200
+ * host, 2026-11-25 (bench/groupby_fit.py, bench/results/groupby_h200*);
+ * gpujoin_calibrate() does not measure them yet
+ */
+#define GPUJOIN_DEFAULT_PREAGG_ROW_NS		0.12
+#define GPUJOIN_DEFAULT_PREAGG_CONTENTION_GROUPS	2.1
+#define GPUJOIN_DEFAULT_PREAGG_SHARED_ROW_NS	0.0135
+#define GPUJOIN_DEFAULT_PREAGG_FLUSH_NS		680.0
 #define GPUJOIN_DEFAULT_GFTR_GATHER_NS		0.012
 
 extern GpuJoinModel gpujoin_model;

@@ -65,6 +65,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -776,6 +777,34 @@ typedef struct GjAggExpr
 	GjExprProgram program;
 	int16_t		inputs[GJ_EXPR_MAX_INPUTS];
 } GjAggExpr;
+
+/* The simplest programs (tests, benchmarks, calibration): input as it is */
+static inline void
+gj_agg_expr_input(GjAggExpr *e, int input, GjExprType type)
+{
+	memset(e, 0, sizeof(*e));
+	e->program.nsteps = 1;
+	e->program.ninputs = 1;
+	e->program.input_types[0] = (uint8_t) type;
+	e->program.steps[0].op = GJ_EXPR_INPUT;
+	e->program.steps[0].type = (uint8_t) type;
+	e->inputs[0] = (int16_t) input;
+}
+
+/* ... and input % divisor, an integer key of at most divisor groups */
+static inline void
+gj_agg_expr_mod(GjAggExpr *e, int input, GjExprType type, int64_t divisor)
+{
+	gj_agg_expr_input(e, input, type);
+	e->program.nsteps = 3;
+	e->program.steps[1].op = GJ_EXPR_CONST;
+	e->program.steps[1].type = (uint8_t) type;
+	e->program.steps[2].op = GJ_EXPR_MOD;
+	e->program.steps[2].type = (uint8_t) type;
+	e->program.nconsts = 1;
+	e->program.consts[0].v.i = divisor;
+	e->program.consts[0].isnull = false;
+}
 
 typedef struct GjAgg
 {

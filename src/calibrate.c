@@ -30,6 +30,12 @@
  *	  inner key): band_row_ns;
  *	- an NLJ of min(rows, 65536)^2 pairs on one comparison (count phase):
  *	  nlj_compare_ns;
+ *	- the grouped aggregation of the PK-FK join's matches by "outer column
+ *	  % G" (RunGroupBy, the aggregate step's materialize time): HASH over
+ *	  65536 groups with one and with two sums (preagg_row_ns: the
+ *	  difference per match), HASH over one group (the contention's
+ *	  preagg_contention_groups), SHARED over one group and over 512
+ *	  (preagg_flush_ns per group and sum, preagg_shared_row_ns the rest);
  *	- every copy of all of the above: transfer_gbps = bytes / copy time.
  *
  * And the host's part:
@@ -254,6 +260,128 @@ RunJoin(const GjKernels *kernels, const CalibrateData *data, GjVariant variant,
 				runs[j] = tmp;
 			}
 	return runs[CALIBRATE_RUNS / 2];
+}
+
+/*
+ * The grouped aggregation's device time (GjStats.materialize_ms: the
+ * round's gather and the folding) of the synthetic join's matches, grouped
+ * by "outer column 0 % groups" (the outer rows' numbers: each matches one
+ * inner row) with naggs sums of outer column 1, by
+ * group-by variant: the median of CALIBRATE_RUNS after a warm-up, on one
+ * context (built and counted once)
+ */
+typedef struct GroupByCase
+{
+	GjAggVariant variant;
+	int64		groups;
+	int			naggs;
+	double		ms;				/* measured */
+} GroupByCase;
+
+static void
+GroupBySpec(GjAggSpec *spec, const GroupByCase *c)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->ninputs = 2;
+	for (int i = 0; i < 2; i++)
+	{
+		spec->inputs[i].side = 0;	/* the outer side (GjAggInput) */
+		spec->inputs[i].column = (int8) i;
+		spec->inputs[i].kind = GJ_KEY_SIGNED;
+		spec->inputs[i].type = GJ_EXPR_INT4;
+	}
+	spec->nkeys = 1;
+	gj_agg_expr_mod(&spec->keys[0], 0, GJ_EXPR_INT4, c->groups);
+	spec->naggs = c->naggs;
+	for (int a = 0; a < c->naggs; a++)
+	{
+		spec->aggs[a].kind = GJ_AGG_SUM;
+		spec->aggs[a].type = GJ_EXPR_INT4;
+		spec->aggs[a].has_arg = true;
+		gj_agg_expr_input(&spec->aggs[a].arg, 1, GJ_EXPR_INT4);
+	}
+	spec->groups_hint = c->groups;
+	spec->variant = (uint8) c->variant;
+}
+
+/* The median of CALIBRATE_RUNS times */
+static int
+CompareMs(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+static void
+RunGroupBy(const GjKernels *kernels, const CalibrateData *data, int64 rows,
+		   GroupByCase *cases, int ncases)
+{
+	GpuJoinDeviceContext *dev = palloc0(sizeof(GpuJoinDeviceContext));
+	GjJoinSpec	spec;
+	GjColumn	inner_columns[GJ_MAX_COLUMNS];
+	GjColumn	outer_columns[GJ_MAX_COLUMNS];
+	GjBatch		inner = DataBatch(data, false, rows, 0, inner_columns, false);
+	GjBatch		outer = DataBatch(data, true, rows, CALIBRATE_COLUMNS, outer_columns, false);
+	GjError		err;
+	int64_t		nmatches = 0;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.variant = GJ_VARIANT_NPHJ;
+	spec.materialize = GJ_MATERIALIZE_GFUR;
+	spec.outer_ncolumns = CALIBRATE_COLUMNS;
+	for (int c = 0; c < CALIBRATE_COLUMNS; c++)
+		spec.outer_widths[c] = sizeof(int32);
+	spec.max_matches = rows;	/* every match in one round */
+	memset(&err, 0, sizeof(err));
+	GpuJoinDeviceInit(dev, CurrentMemoryContext);
+	GpuJoinDeviceOpen(dev, kernels, &spec);
+	GpuJoinCheckStatus(kernels->build(dev->ctx, &inner, &err), &err,
+					   "gpujoin_calibrate: build failed");
+	GpuJoinCheckStatus(kernels->count(dev->ctx, &outer, &nmatches, &err), &err,
+					   "gpujoin_calibrate: count failed");
+	for (int i = 0; i < ncases; i++)
+	{
+		GjAggSpec  *aspec = palloc(sizeof(GjAggSpec));
+		double		ms[CALIBRATE_RUNS];
+
+		GroupBySpec(aspec, &cases[i]);
+		for (int r = -1; r < CALIBRATE_RUNS; r++)
+		{
+			GjStats		before;
+			GjStats		after;
+
+			CHECK_FOR_INTERRUPTS();
+			GpuJoinCheckStatus(kernels->agg_begin(dev->ctx, aspec, &err), &err,
+							   "gpujoin_calibrate: agg_begin failed");
+			kernels->context_stats(dev->ctx, &before);
+			for (int64 first = 0; first < nmatches; first += rows)
+			{
+				int64_t		n = 0;
+				int64_t		undecided = 0;
+
+				GpuJoinCheckStatus(kernels->aggregate(dev->ctx, first, &n, &undecided, &err),
+								   &err, "gpujoin_calibrate: aggregate failed");
+			}
+			kernels->context_stats(dev->ctx, &after);
+			if (r >= 0)
+				ms[r] = after.materialize_ms - before.materialize_ms;
+		}
+		{
+			GjAggResult result;
+			int64		want = Min(cases[i].groups, rows);
+
+			GpuJoinCheckStatus(kernels->agg_result(dev->ctx, &result, &err), &err,
+							   "gpujoin_calibrate: agg_result failed");
+			if (result.ngroups != want)
+				elog(ERROR, "gpujoin_calibrate: a group-by found " INT64_FORMAT " groups, not " INT64_FORMAT,
+					 result.ngroups, want);
+		}
+		qsort(ms, CALIBRATE_RUNS, sizeof(double), CompareMs);
+		cases[i].ms = ms[CALIBRATE_RUNS / 2];
+	}
+	GpuJoinDeviceClose(dev);
 }
 
 /* nanoseconds per unit, never negative (a difference of noisy times) */
@@ -717,6 +845,10 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 	double		cost_per_ms;
 	double		units_per_ms;
 	double		setup_cost;
+	double		preagg_row_ns;
+	double		preagg_contention;
+	double		preagg_shared_row_ns;
+	double		preagg_flush_ns;
 	CalibrateRun run;
 
 	if (!superuser())
@@ -778,6 +910,31 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 	bytes += run.bytes;
 	transfer_ms += run.transfer_ms;
 
+	/*
+	 * Group-by (planner_agg.c's GroupByMs): one sum more per match, HASH
+	 * over 65536 groups (no contention to speak of): preagg_row_ns; the
+	 * rest of that case, per match, is what both variants share (the
+	 * gather, the key); HASH over one group: the contention; SHARED over
+	 * one group and over 512 (within the bound for two sums): flush_ns per
+	 * group and sum added, and the rest preagg_shared_row_ns
+	 */
+	{
+		GroupByCase gb[] = {
+			{GJ_AGG_HASH, 65536, 1}, {GJ_AGG_HASH, 65536, 2}, {GJ_AGG_HASH, 1, 2},
+			{GJ_AGG_SHARED, 1, 2}, {GJ_AGG_SHARED, 512, 2},
+		};
+		double		base_ns;
+
+		RunGroupBy(kernels, &data, rows, gb, lengthof(gb));
+		preagg_row_ns = NsPer(gb[1].ms - gb[0].ms, rows);
+		base_ns = Max(NsPer(gb[0].ms, rows) - preagg_row_ns, 0.0);
+		preagg_contention = preagg_row_ns > 0.0 ?
+			Max((NsPer(gb[2].ms, rows) - base_ns) / (2.0 * preagg_row_ns) - 1.0, 0.0) : 0.0;
+		preagg_flush_ns = NsPer(gb[4].ms - gb[3].ms, 511.0 * 2);
+		preagg_shared_row_ns = Max((NsPer(gb[3].ms, rows) - base_ns -
+									2.0 * preagg_flush_ns / rows) / 2.0, 0.0);
+	}
+
 	cost_per_ms = MeasureCostPerMs(Min(rows, 2 * 1024 * 1024));
 	/*
 	 * host times are not the device's: at least 256k rows, so that forming
@@ -806,6 +963,10 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 			{"gpujoin.match_ns", match_ns, "ns"},
 			{"gpujoin.gather_ns", gather_ns, "ns"},
 			{"gpujoin.gftr_gather_ns", gftr_gather_ns, "ns"},
+			{"gpujoin.preagg_row_ns", preagg_row_ns, "ns"},
+			{"gpujoin.preagg_contention_groups", preagg_contention, "groups"},
+			{"gpujoin.preagg_shared_row_ns", preagg_shared_row_ns, "ns"},
+			{"gpujoin.preagg_flush_ns", preagg_flush_ns, "ns"},
 			{"gpujoin.cost_per_ms", cost_per_ms, "units/ms"},
 			{"gpujoin.extract_cost", host.extract_ns * units_per_ms / 1e6, "cost units"},
 			{"gpujoin.heap_page_cost", heap.page_ns * units_per_ms / 1e6, "cost units"},

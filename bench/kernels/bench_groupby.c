@@ -92,8 +92,6 @@ Alloc(size_t bytes)
 static void
 MakeSpec(GjAggSpec *spec, int keycol, int64_t groups, int naggs, GjAggVariant variant)
 {
-	GjExprProgram *p;
-
 	memset(spec, 0, sizeof(*spec));
 	spec->ninputs = 2 + 4;
 	for (int i = 0; i < 6; i++)
@@ -104,37 +102,14 @@ MakeSpec(GjAggSpec *spec, int keycol, int64_t groups, int naggs, GjAggVariant va
 		spec->inputs[i].type = i < 2 ? GJ_EXPR_INT8 : GJ_EXPR_INT4;
 	}
 	spec->nkeys = 1;
-	p = &spec->keys[0].program;
-	p->nsteps = 3;
-	p->ninputs = 1;
-	p->input_types[0] = GJ_EXPR_INT8;
-	p->steps[0].op = GJ_EXPR_INPUT;
-	p->steps[0].type = GJ_EXPR_INT8;
-	p->steps[0].arg = 0;
-	p->steps[1].op = GJ_EXPR_CONST;
-	p->steps[1].type = GJ_EXPR_INT8;
-	p->steps[1].arg = 0;
-	p->steps[2].op = GJ_EXPR_MOD;
-	p->steps[2].type = GJ_EXPR_INT8;
-	p->nconsts = 1;
-	p->consts[0].v.i = groups;
-	p->consts[0].isnull = false;
-	spec->keys[0].inputs[0] = (int16_t) keycol;
+	gj_agg_expr_mod(&spec->keys[0], keycol, GJ_EXPR_INT8, groups);
 	spec->naggs = naggs;
 	for (int a = 0; a < naggs; a++)
 	{
-		GjAgg	   *agg = &spec->aggs[a];
-
-		agg->kind = GJ_AGG_SUM;
-		agg->type = GJ_EXPR_INT4;
-		agg->has_arg = true;
-		agg->arg.program.nsteps = 1;
-		agg->arg.program.ninputs = 1;
-		agg->arg.program.input_types[0] = GJ_EXPR_INT4;
-		agg->arg.program.steps[0].op = GJ_EXPR_INPUT;
-		agg->arg.program.steps[0].type = GJ_EXPR_INT4;
-		agg->arg.program.steps[0].arg = 0;
-		agg->arg.inputs[0] = (int16_t) (2 + a);
+		spec->aggs[a].kind = GJ_AGG_SUM;
+		spec->aggs[a].type = GJ_EXPR_INT4;
+		spec->aggs[a].has_arg = true;
+		gj_agg_expr_input(&spec->aggs[a].arg, 2 + a, GJ_EXPR_INT4);
 	}
 	spec->groups_hint = groups;
 	spec->variant = (uint8_t) variant;

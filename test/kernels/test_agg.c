@@ -57,14 +57,7 @@ typedef struct AggJoin
 static void
 InputProgram(GjAggExpr *e, int input, GjExprType type)
 {
-	memset(e, 0, sizeof(*e));
-	e->program.nsteps = 1;
-	e->program.ninputs = 1;
-	e->program.input_types[0] = (uint8_t) type;
-	e->program.steps[0].op = GJ_EXPR_INPUT;
-	e->program.steps[0].type = (uint8_t) type;
-	e->program.steps[0].arg = 0;
-	e->inputs[0] = (int16_t) input;
+	gj_agg_expr_input(e, input, type);
 }
 
 /* input a OP input b (arithmetic of type, or a comparison giving a bool) */

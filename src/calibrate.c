@@ -31,11 +31,11 @@
  *	- an NLJ of min(rows, 65536)^2 pairs on one comparison (count phase):
  *	  nlj_compare_ns;
  *	- the grouped aggregation of the PK-FK join's matches by "outer column
- *	  % G" (RunGroupBy, the aggregate step's materialize time): HASH over
- *	  65536 groups with one and with two sums (preagg_row_ns: the
- *	  difference per match), HASH over one group (the contention's
- *	  preagg_contention_groups), SHARED over one group and over 512
- *	  (preagg_flush_ns per group and sum, preagg_shared_row_ns the rest);
+ *	  % G" (RunGroupBy, the aggregate step's materialize time), HASH over
+ *	  1 .. 65536 groups and SHARED over 1 .. 512, one and two sums, at rows
+ *	  and rows / 64: preagg_row_ns, preagg_contention_groups,
+ *	  preagg_shared_row_ns and preagg_flush_ns fitted by least squares
+ *	  (MeasureGroupBy);
  *	- every copy of all of the above: transfer_gbps = bytes / copy time.
  *
  * And the host's part:
@@ -83,6 +83,8 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <math.h>
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -382,6 +384,141 @@ RunGroupBy(const GjKernels *kernels, const CalibrateData *data, int64 rows,
 		cases[i].ms = ms[CALIBRATE_RUNS / 2];
 	}
 	GpuJoinDeviceClose(dev);
+}
+
+/* The group-by constants, fitted */
+typedef struct GroupByFit
+{
+	double		row_ns;
+	double		contention_groups;
+	double		shared_row_ns;
+	double		flush_ns;
+} GroupByFit;
+
+/*
+ * The model's terms of a case, in ns, per unknown: a per-match time both
+ * variants share (the gather, the key), HASH's per match and sum, its
+ * contention (per match and sum over the groups), SHARED's per match and
+ * sum, and its adding up per group and sum
+ */
+#define GROUPBY_UNKNOWNS	5
+
+static void
+GroupByTerms(const GroupByCase *c, int64 rows, double *x)
+{
+	double		groups = (double) Min(c->groups, rows);
+
+	memset(x, 0, GROUPBY_UNKNOWNS * sizeof(double));
+	x[0] = rows;
+	if (c->variant == GJ_AGG_HASH)
+	{
+		x[1] = (double) rows * c->naggs;
+		x[2] = (double) rows * c->naggs / groups;
+	}
+	else
+	{
+		x[3] = (double) rows * c->naggs;
+		x[4] = Min(groups, GJ_AGG_SHARED_GROUPS(c->naggs)) * c->naggs;
+	}
+}
+
+/*
+ * The group-by constants: HASH over 1 .. 65536 groups and SHARED over 1 ..
+ * 512 (within its bound), one and two sums, on the synthetic join's
+ * matches at rows and at rows / 64 (where the blocks' adding up shows), by
+ * least squares on relative error (the normal equations, solved by
+ * elimination), as bench/groupby_fit.py fits the group-by grid.  Terms a
+ * device cannot tell apart (the CPU twin: both variants are one) come out
+ * 0 rather than negative.
+ */
+static GroupByFit
+MeasureGroupBy(const GjKernels *kernels, const CalibrateData *data, int64 rows)
+{
+	static const int64 hash_groups[] = {1, 32, 512, 65536};
+	static const int64 shared_groups[] = {1, 32, 512};
+	int64		sizes[2] = {rows, Max(rows / 64, Min(rows, 1024))};
+	double		ata[GROUPBY_UNKNOWNS][GROUPBY_UNKNOWNS + 1];
+	double		sol[GROUPBY_UNKNOWNS];
+	GroupByFit	fit;
+
+	memset(ata, 0, sizeof(ata));
+	for (int z = 0; z < 2; z++)
+	{
+		GroupByCase cases[2 * (lengthof(hash_groups) + lengthof(shared_groups))];
+		int			n = 0;
+
+		for (int naggs = 1; naggs <= 2; naggs++)
+		{
+			for (int i = 0; i < lengthof(hash_groups); i++)
+				cases[n++] = (GroupByCase) {GJ_AGG_HASH, hash_groups[i], naggs, 0.0};
+			for (int i = 0; i < lengthof(shared_groups); i++)
+				cases[n++] = (GroupByCase) {GJ_AGG_SHARED, shared_groups[i], naggs, 0.0};
+		}
+		if (z == 0)
+			RunGroupBy(kernels, data, sizes[z], cases, n);
+		else
+		{
+			/* a join of its own size: every outer row matches one inner */
+			CalibrateData small;
+
+			MakeData(&small, sizes[z]);
+			RunGroupBy(kernels, &small, sizes[z], cases, n);
+		}
+		for (int i = 0; i < n; i++)
+		{
+			double		x[GROUPBY_UNKNOWNS];
+			double		y = cases[i].ms * 1e6;
+			double		w2;
+
+			if (y <= 0.0)
+				continue;
+			w2 = 1.0 / (y * y);
+			GroupByTerms(&cases[i], sizes[z], x);
+			for (int a = 0; a < GROUPBY_UNKNOWNS; a++)
+			{
+				for (int b = 0; b < GROUPBY_UNKNOWNS; b++)
+					ata[a][b] += x[a] * x[b] * w2;
+				ata[a][GROUPBY_UNKNOWNS] += x[a] * y * w2;
+			}
+		}
+	}
+
+	/* Gaussian elimination with partial pivoting; a zero pivot: that term 0 */
+	for (int c = 0; c < GROUPBY_UNKNOWNS; c++)
+	{
+		int			p = c;
+
+		for (int r = c + 1; r < GROUPBY_UNKNOWNS; r++)
+			if (fabs(ata[r][c]) > fabs(ata[p][c]))
+				p = r;
+		for (int k = 0; k <= GROUPBY_UNKNOWNS; k++)
+		{
+			double		t = ata[c][k];
+
+			ata[c][k] = ata[p][k];
+			ata[p][k] = t;
+		}
+		if (fabs(ata[c][c]) < 1e-300)
+			continue;
+		for (int r = 0; r < GROUPBY_UNKNOWNS; r++)
+		{
+			double		f;
+
+			if (r == c)
+				continue;
+			f = ata[r][c] / ata[c][c];
+			for (int k = c; k <= GROUPBY_UNKNOWNS; k++)
+				ata[r][k] -= f * ata[c][k];
+		}
+	}
+	for (int c = 0; c < GROUPBY_UNKNOWNS; c++)
+		sol[c] = fabs(ata[c][c]) < 1e-300 ? 0.0 : Max(ata[c][GROUPBY_UNKNOWNS] / ata[c][c], 0.0);
+	elog(DEBUG1, "gpujoin_calibrate: group-by fit %g %g %g %g %g", ata[0][GROUPBY_UNKNOWNS] / ata[0][0], ata[1][GROUPBY_UNKNOWNS] / ata[1][1], ata[2][GROUPBY_UNKNOWNS] / ata[2][2], ata[3][GROUPBY_UNKNOWNS] / ata[3][3], ata[4][GROUPBY_UNKNOWNS] / ata[4][4]);
+	fit.row_ns = sol[1];
+	fit.contention_groups = sol[1] > 0.0 ? sol[2] / sol[1] : 0.0;
+	fit.shared_row_ns = sol[3];
+	fit.flush_ns = sol[4];
+	return fit;
 }
 
 /* nanoseconds per unit, never negative (a difference of noisy times) */
@@ -911,28 +1048,16 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 	transfer_ms += run.transfer_ms;
 
 	/*
-	 * Group-by (planner_agg.c's GroupByMs): one sum more per match, HASH
-	 * over 65536 groups (no contention to speak of): preagg_row_ns; the
-	 * rest of that case, per match, is what both variants share (the
-	 * gather, the key); HASH over one group: the contention; SHARED over
-	 * one group and over 512 (within the bound for two sums): flush_ns per
-	 * group and sum added, and the rest preagg_shared_row_ns
+	 * Group-by (planner_agg.c's GroupByMs), fitted to cases of two sizes
+	 * (FitGroupBy)
 	 */
 	{
-		GroupByCase gb[] = {
-			{GJ_AGG_HASH, 65536, 1}, {GJ_AGG_HASH, 65536, 2}, {GJ_AGG_HASH, 1, 2},
-			{GJ_AGG_SHARED, 1, 2}, {GJ_AGG_SHARED, 512, 2},
-		};
-		double		base_ns;
+		GroupByFit	fit = MeasureGroupBy(kernels, &data, rows);
 
-		RunGroupBy(kernels, &data, rows, gb, lengthof(gb));
-		preagg_row_ns = NsPer(gb[1].ms - gb[0].ms, rows);
-		base_ns = Max(NsPer(gb[0].ms, rows) - preagg_row_ns, 0.0);
-		preagg_contention = preagg_row_ns > 0.0 ?
-			Max((NsPer(gb[2].ms, rows) - base_ns) / (2.0 * preagg_row_ns) - 1.0, 0.0) : 0.0;
-		preagg_flush_ns = NsPer(gb[4].ms - gb[3].ms, 511.0 * 2);
-		preagg_shared_row_ns = Max((NsPer(gb[3].ms, rows) - base_ns -
-									2.0 * preagg_flush_ns / rows) / 2.0, 0.0);
+		preagg_row_ns = fit.row_ns;
+		preagg_contention = fit.contention_groups;
+		preagg_shared_row_ns = fit.shared_row_ns;
+		preagg_flush_ns = fit.flush_ns;
 	}
 
 	cost_per_ms = MeasureCostPerMs(Min(rows, 2 * 1024 * 1024));

@@ -153,7 +153,7 @@ typedef struct GpuJoinModel
 /*
  * The group-by constants: fitted to the group-by kernel grid on the H200
  * host, 2026-11-25 (bench/groupby_fit.py, bench/results/groupby_h200*);
- * gpujoin_calibrate() does not measure them yet
+ * gpujoin_calibrate() fits them to fewer cases (calibrate.c)
  */
 #define GPUJOIN_DEFAULT_PREAGG_ROW_NS		0.12
 #define GPUJOIN_DEFAULT_PREAGG_CONTENTION_GROUPS	2.1

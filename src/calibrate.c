@@ -175,6 +175,24 @@ DataBatch(const CalibrateData *data, bool outer, int64 rows, int ncols,
 	return batch;
 }
 
+/* A device context of the join spec describes, built and counted: the matches */
+static int64
+OpenJoin(GpuJoinDeviceContext *dev, const GjKernels *kernels, const GjJoinSpec *spec,
+		 const GjBatch *inner, const GjBatch *outer)
+{
+	GjError		err;
+	int64_t		nmatches = 0;
+
+	memset(&err, 0, sizeof(err));
+	GpuJoinDeviceInit(dev, CurrentMemoryContext);
+	GpuJoinDeviceOpen(dev, kernels, spec);
+	GpuJoinCheckStatus(kernels->build(dev->ctx, inner, &err), &err,
+					   "gpujoin_calibrate: build failed");
+	GpuJoinCheckStatus(kernels->count(dev->ctx, outer, &nmatches, &err), &err,
+					   "gpujoin_calibrate: count failed");
+	return nmatches;
+}
+
 /*
  * Run one join on the device: build, count, retrieve every match; the phase
  * times of the median run (by build + count + retrieve) of CALIBRATE_RUNS
@@ -221,12 +239,7 @@ RunJoin(const GjKernels *kernels, const CalibrateData *data, GjVariant variant,
 
 		CHECK_FOR_INTERRUPTS();
 		memset(&err, 0, sizeof(err));
-		GpuJoinDeviceInit(dev, CurrentMemoryContext);
-		GpuJoinDeviceOpen(dev, kernels, &spec);
-		GpuJoinCheckStatus(kernels->build(dev->ctx, &inner, &err), &err,
-						   "gpujoin_calibrate: build failed");
-		GpuJoinCheckStatus(kernels->count(dev->ctx, &outer, &nmatches, &err), &err,
-						   "gpujoin_calibrate: count failed");
+		nmatches = OpenJoin(dev, kernels, &spec, &inner, &outer);
 		for (int64 first = 0; first < nmatches;)
 		{
 			GjMatchRound round;
@@ -337,12 +350,7 @@ RunGroupBy(const GjKernels *kernels, const CalibrateData *data, int64 rows,
 		spec.outer_widths[c] = sizeof(int32);
 	spec.max_matches = rows;	/* every match in one round */
 	memset(&err, 0, sizeof(err));
-	GpuJoinDeviceInit(dev, CurrentMemoryContext);
-	GpuJoinDeviceOpen(dev, kernels, &spec);
-	GpuJoinCheckStatus(kernels->build(dev->ctx, &inner, &err), &err,
-					   "gpujoin_calibrate: build failed");
-	GpuJoinCheckStatus(kernels->count(dev->ctx, &outer, &nmatches, &err), &err,
-					   "gpujoin_calibrate: count failed");
+	nmatches = OpenJoin(dev, kernels, &spec, &inner, &outer);
 	for (int i = 0; i < ncases; i++)
 	{
 		GjAggSpec  *aspec = palloc(sizeof(GjAggSpec));

@@ -35,17 +35,9 @@
 
 #include "common.h"
 #include "gpujoin_kernels.h"
+#include "bench_util.h"
 
 #define MAX_RUNS 15
-
-static uint64_t
-Mix(uint64_t x)
-{
-	x += UINT64_C(0x9e3779b97f4a7c15);
-	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return x ^ (x >> 31);
-}
 
 static double
 NowMs(void)
@@ -54,25 +46,6 @@ NowMs(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
-}
-
-static int
-CompareDouble(const void *a, const void *b)
-{
-	double		x = *(const double *) a;
-	double		y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
-static void
-Check(GjStatus status, const GjError *err, const char *what)
-{
-	if (status != GJ_OK)
-	{
-		fprintf(stderr, "bench_groupby: %s failed: %s\n", what, err->message);
-		exit(1);
-	}
 }
 
 static void *
@@ -127,16 +100,16 @@ RunOnce(const GjKernels *k, GjContext *ctx, const GjAggSpec *spec, int64_t nmatc
 
 	memset(&err, 0, sizeof(err));
 	start = NowMs();
-	Check(k->agg_begin(ctx, spec, &err), &err, "agg_begin");
+	BenchCheck("bench_groupby", k->agg_begin(ctx, spec, &err), &err, "agg_begin");
 	for (int64_t first = 0; first < nmatches; first += round)
 	{
 		int64_t		n = 0;
 		int64_t		undecided = 0;
 
-		Check(k->aggregate(ctx, first, &n, &undecided, &err), &err, "aggregate");
+		BenchCheck("bench_groupby", k->aggregate(ctx, first, &n, &undecided, &err), &err, "aggregate");
 	}
 	ms = NowMs() - start;
-	Check(k->agg_result(ctx, &r, &err), &err, "agg_result");
+	BenchCheck("bench_groupby", k->agg_result(ctx, &r, &err), &err, "agg_result");
 	*ngroups = r.ngroups;
 	return ms;
 }
@@ -201,14 +174,14 @@ main(int argc, char **argv)
 			v[a] = Alloc(n * sizeof(int32_t));
 		for (int64_t i = 0; i < n; i++)
 		{
-			uint64_t	h = Mix((uint64_t) i);
-			double		x = (double) (Mix(h) >> 11) / 9007199254740992.0;
+			uint64_t	h = BenchMix((uint64_t) i);
+			double		x = (double) (BenchMix(h) >> 11) / 9007199254740992.0;
 
 			keys[i] = (uint64_t) i;
 			u[i] = (int64_t) (h >> 1);
 			z[i] = (int64_t) floor(exp(x * log((double) n)));
 			for (int a = 0; a < 4; a++)
-				v[a][i] = (int32_t) (Mix(h + a + 1) % 2000001) - 1000000;
+				v[a][i] = (int32_t) (BenchMix(h + a + 1) % 2000001) - 1000000;
 		}
 		memset(icols, 0, sizeof(icols));
 		icols[0].values = u;
@@ -232,9 +205,9 @@ main(int argc, char **argv)
 		js.outer_ncolumns = 0;
 		js.max_matches = round;
 		memset(&err, 0, sizeof(err));
-		Check(k->context_create(&ctx, &js, &err), &err, "context_create");
-		Check(k->build(ctx, &inner, &err), &err, "build");
-		Check(k->count(ctx, &outer, &nmatches, &err), &err, "count");
+		BenchCheck("bench_groupby", k->context_create(&ctx, &js, &err), &err, "context_create");
+		BenchCheck("bench_groupby", k->build(ctx, &inner, &err), &err, "build");
+		BenchCheck("bench_groupby", k->count(ctx, &outer, &nmatches, &err), &err, "count");
 
 		for (int64_t groups = 1; groups <= n; groups *= 10)
 			for (int skew = 0; skew < 2; skew++)
@@ -251,7 +224,7 @@ main(int argc, char **argv)
 						(void) RunOnce(k, ctx, &spec, nmatches, round, &found[variant]);
 						for (int r = 0; r < runs; r++)
 							ms[r] = RunOnce(k, ctx, &spec, nmatches, round, &found[variant]);
-						qsort(ms, runs, sizeof(double), CompareDouble);
+						qsort(ms, runs, sizeof(double), BenchCompareDouble);
 						printf("%lld,%lld,%d,%s,%s,%.3f\n", (long long) n, (long long) groups,
 							   naggs_list[ai], skew ? "zipf" : "uniform",
 							   variant == GJ_AGG_SHARED ? "shared" : "hash", ms[runs / 2]);

@@ -28,37 +28,9 @@
 
 #include "common.h"
 #include "gpujoin_kernels.h"
+#include "bench_util.h"
 
 #define MAX_RUNS 15
-
-/* splitmix64: the values of each side and term */
-static uint64_t
-Mix(uint64_t x)
-{
-	x += UINT64_C(0x9e3779b97f4a7c15);
-	x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return x ^ (x >> 31);
-}
-
-static int
-CompareDouble(const void *a, const void *b)
-{
-	double		x = *(const double *) a;
-	double		y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
-static void
-Check(GjStatus status, const GjError *err, const char *what)
-{
-	if (status != GJ_OK)
-	{
-		fprintf(stderr, "bench_theta: %s failed: %s\n", what, err->message);
-		exit(1);
-	}
-}
 
 int
 main(int argc, char **argv)
@@ -113,8 +85,8 @@ main(int argc, char **argv)
 		}
 		for (int64_t i = 0; i < n; i++)
 		{
-			inner_terms[t][i] = Mix((uint64_t) t << 40 | (uint64_t) i) >> 32;
-			outer_terms[t][i] = Mix((uint64_t) (t + 8) << 40 | (uint64_t) i) % (UINT64_C(1) << 32) / 50;
+			inner_terms[t][i] = BenchMix((uint64_t) t << 40 | (uint64_t) i) >> 32;
+			outer_terms[t][i] = BenchMix((uint64_t) (t + 8) << 40 | (uint64_t) i) % (UINT64_C(1) << 32) / 50;
 		}
 	}
 
@@ -157,21 +129,21 @@ main(int argc, char **argv)
 			}
 
 			gj_nlj_tile_rows_override = tile;
-			Check(kernels->context_create(&ctx, &spec, &err), &err, "context_create");
-			Check(kernels->build(ctx, &inner, &err), &err, "build");
+			BenchCheck("bench_theta", kernels->context_create(&ctx, &spec, &err), &err, "context_create");
+			BenchCheck("bench_theta", kernels->build(ctx, &inner, &err), &err, "build");
 			for (int r = -1; r < runs; r++)
 			{
 				GjStats		before;
 				GjStats		after;
 
 				kernels->context_stats(ctx, &before);
-				Check(kernels->count(ctx, &outer, &matches, &err), &err, "count");
+				BenchCheck("bench_theta", kernels->count(ctx, &outer, &matches, &err), &err, "count");
 				kernels->context_stats(ctx, &after);
 				if (r >= 0)
 					ms[r] = after.probe_ms - before.probe_ms;	/* r = -1 warms up */
 			}
 			kernels->context_destroy(ctx);
-			qsort(ms, runs, sizeof(double), CompareDouble);
+			qsort(ms, runs, sizeof(double), BenchCompareDouble);
 			if (expected < 0)
 				expected = matches;
 			else if (matches != expected)

@@ -27,7 +27,9 @@
 # EXPLAIN ANALYZE's Execution Time (TIMING OFF); every setting must return
 # PostgreSQL's rows (compared as an md5 of the sorted rows).  On stderr,
 # EXPLAIN ANALYZE of gpu_preagg for each G.
-# Output: CSV on stdout: rows,groups,setting,plan,ms
+# Output: CSV on stdout: rows,groups,setting,plan,ms,device_ms (device_ms:
+# the GPU node's materialize time in one more run with TIMING, which in a
+# GpuPreAgg is the rounds' gather and folding; empty without a GPU node)
 set -euo pipefail
 
 runs=${RUNS:-3}
@@ -64,11 +66,15 @@ measure() {
 	for i in $(seq 0 "$runs"); do
 		args+=(-c "EXPLAIN (ANALYZE, TIMING OFF) $2")
 	done
+	# and one with TIMING: the GPU node's Time line (materialize: the
+	# round's gather and, in a GpuPreAgg, the folding into groups)
+	args+=(-c "EXPLAIN (ANALYZE) $2")
 	out=$(psql_ "${args[@]}")
 	plan=$(grep -oE 'Parallel Custom Scan \(Gpu[A-Za-z]+\)|Custom Scan \(Gpu[A-Za-z]+\)|Parallel Hash Join|Hash Join|Merge Join|Nested Loop' <<<"$out" | head -1)
-	ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$out" | tail -n +2 |
+	ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$out" | sed '$d' | tail -n +2 |
 		sort -g | sed -n "$(((runs + 1) / 2))p")
-	printf '%s,%s\n' "$plan" "$ms"
+	device=$(grep -oE 'materialize=[0-9.]+' <<<"$out" | tail -1 | cut -d= -f2)
+	printf '%s,%s,%s\n' "$plan" "$ms" "$device"
 }
 
 have=
@@ -81,7 +87,7 @@ if [ "$have" != "$n $n" ]; then
 		-c "CREATE TABLE xs AS SELECT (g::int8 * 7919) % $n + 1 AS k, g % 100 AS v FROM generate_series(1, $n) g" \
 		-c "VACUUM ANALYZE xr, xs"
 fi
-echo "rows,groups,setting,plan,ms"
+echo "rows,groups,setting,plan,ms,device_ms"
 for g in $groups; do
 	q=$(query_of "$g")
 	want=$(digest pg_parallel_8 "$q")

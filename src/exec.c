@@ -468,10 +468,11 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	node->gj_Strategy = (GpuJoinStrategy) intVal(list_nth(priv, GpuJoinPrivateStrategy));
 	GpuJoinInitSide(node, &node->gj_Outer, outer_ps, outer_tlist, outer_heap != 0, 0,
 					needed, outer_args, key_clauses, codings, OUTER_VAR,
-					node->gj_Strategy == GPUJOIN_STRATEGY_MERGE ? GJ_MAX_ROWS : gpujoin_chunk_rows);
+					node->gj_Strategy == GPUJOIN_STRATEGY_MERGE ? GJ_MAX_ROWS : gpujoin_chunk_rows,
+					preagg);
 	GpuJoinInitSide(node, &node->gj_Inner, inner_ps, inner_tlist, inner_heap != 0,
 					num_outer_cols, needed, inner_args, key_clauses, codings, INNER_VAR,
-					GJ_MAX_ROWS);
+					GJ_MAX_ROWS, preagg);
 	node->gj_OuterPlanRows = outer_ps ? outer_ps->plan->plan_rows :
 		floatVal(list_nth(priv, GpuJoinPrivateOuterRows));
 	if (outer_heap != 0)

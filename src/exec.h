@@ -75,6 +75,9 @@
  *	typlen/typbyval	its type's storage
  *	device			its index among the side's device columns, or -1
  *	host			its index among the side's host columns, or -1
+ *	scale			a GpuPreAgg's numeric column of declared scale: that
+ *					scale, the column a device column of its values times
+ *					10^scale (int8, typlen 8); else -1
  */
 typedef struct GpuJoinColumn
 {
@@ -84,6 +87,7 @@ typedef struct GpuJoinColumn
 	bool		typbyval;
 	int			device;
 	int			host;
+	int			scale;
 } GpuJoinColumn;
 
 /*
@@ -95,6 +99,8 @@ typedef struct GpuJoinColumn
  *	ncolumns		columns referenced above the join, described by
  *	columns			... one GpuJoinColumn each
  *	ndevice			device columns among them (at most GJ_MAX_COLUMNS)
+ *	nscaled			the last of them converted on the host (a numeric's
+ *					scaled values, GpuJoinColumn.scale), not raw bytes
  *	nhost			host columns among them
  *	maxattno		highest attribute to deform from the child's slot
  *	key_exprs		per join key, the expression over the child's tuple, or
@@ -136,6 +142,7 @@ typedef struct GpuJoinSide
 	int			ncolumns;
 	GpuJoinColumn *columns;
 	int			ndevice;
+	int			nscaled;
 	int			nhost;
 	AttrNumber	maxattno;
 	ExprState **key_exprs;
@@ -486,7 +493,7 @@ extern void GpuJoinSwitchToCpu(GpuJoinState *node, const GjError *cause);
 extern void GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps,
 							List *tlist, bool heap, int scan_offset, Bitmapset *needed,
 							List *key_args, List *key_clauses, List *codings, int varno,
-							int64 max_rows);
+							int64 max_rows, bool scaled_numeric);
 extern void GpuJoinSpecColumns(const GpuJoinSide *side, int32_t *ncolumns, int32_t *widths);
 extern void GpuJoinResetSide(GpuJoinSide *side);
 extern void *GpuJoinSideAlloc(GpuJoinSide *side, Size size, bool zero);
@@ -494,6 +501,8 @@ extern void GpuJoinSideFree(GpuJoinSide *side, void *ptr);
 extern void GpuJoinGrowSide(GpuJoinSide *side);
 extern void GpuJoinStoreHostValue(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
 								  Datum value, bool isnull);
+extern void GpuJoinStoreDeviceValue(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
+									Datum value, bool isnull);
 extern void GpuJoinReserveSide(GpuJoinSide *side, int64 newcap);
 extern bool GpuJoinRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot,
 						  uint64 *key);

@@ -17,8 +17,10 @@
  * AGGREGATION) become the partial state PostgreSQL's combine function
  * takes (PartialState): int8 for count and for sum of int2/int4, int8[2]
  * {count, sum} for their avg, int8_avg_serialize's bytea (N, then the
- * 128-bit sum as a NumericVar) for sum and avg of int8, float4/float8 for
- * float sums, the argument's type for min and max.
+ * 128-bit sum as a NumericVar) for sum and avg of int8,
+ * numeric_avg_serialize's for sum and avg of a numeric column of declared
+ * scale (its values times 10^scale on the device, AddNaNCounts),
+ * float4/float8 for float sums, the argument's type for min and max.
  *
  * A round in which the device could not decide some match (an argument
  * PostgreSQL's arithmetic would raise an error on) is fetched again as the
@@ -44,11 +46,16 @@
 #include "exec.h"
 #include "libpq/pqformat.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "utils/array.h"
 #include "utils/float.h"
+#include "utils/fmgroids.h"
 #include "utils/memutils.h"
+
+/* int8 = int8 (pg_operator.dat has no symbol for it) */
+#define GJ_INT8_EQ_OPERATOR		410
 
 /* A partial Aggref of the scan tuple */
 typedef struct GpuJoinAggItem
@@ -56,6 +63,9 @@ typedef struct GpuJoinAggItem
 	GpuJoinAggFunc func;
 	int			scan_att;		/* its position in the scan tuple */
 	Oid			type;			/* min/max: the argument's (and result's) type */
+	int			scale;			/* a numeric argument's declared scale, or -1 */
+	int			nan_agg;		/* a numeric sum: the device aggregate counting
+								 * its NaNs, else -1 */
 	ExprState  *arg;			/* PostgreSQL's own, over the scan tuple */
 	ExprState  *filter;
 } GpuJoinAggItem;
@@ -74,6 +84,7 @@ typedef struct GpuJoinAgg
 	int			nkeys;
 	int		   *key_atts;		/* per key, its position in the scan tuple */
 	Oid		   *key_types;
+	int		   *key_scales;		/* per key, a numeric's declared scale, or -1 */
 	const char *variant;		/* "hash", "hash, shared memory" or "one group" */
 	const char *considered;		/* the variants priced, for EXPLAIN VERBOSE */
 	double		groups_planned;
@@ -207,6 +218,64 @@ GpuJoinAggNeeded(CustomScan *cscan, List *join_tlist, Bitmapset **needed)
 }
 
 /*
+ * A numeric sum's NaNs: a numeric column reaches the device as its values
+ * times 10^scale and NaN as PG_INT64_MAX (GpuJoinNumericScaled), which the
+ * sum adds as any value; one more device aggregate per numeric sum counts
+ * them, count(x) FILTER (WHERE [its FILTER AND] x = PG_INT64_MAX) over the
+ * column read as int8, so that the state takes them out of the sum and
+ * counts them apart, as numeric_avg_accum does (PartialState)
+ */
+static void
+AddNaNCounts(GpuJoinState *node, GpuJoinAgg *agg, List *join_tlist)
+{
+	GjAggSpec  *spec = agg->spec;
+	CustomScan *cscan = (CustomScan *) node->css.ss.ps.plan;
+
+	for (int a = 0; a < agg->nitems; a++)
+	{
+		GpuJoinAggItem *item = &agg->items[a];
+		Aggref	   *aggref;
+		Var		   *column;
+		Var		   *as_int8;
+		Expr	   *is_nan;
+		Expr	   *filter;
+		GjAgg	   *dev;
+		GpuJoinDeviceExpr expr;
+		GjExprType	type;
+
+		if (item->func != GPUJOIN_AGG_SUM_NUMERIC)
+			continue;
+		if (spec->naggs >= GJ_AGG_MAX_AGGS)
+			elog(ERROR, "gpujoin: more than %d aggregates", GJ_AGG_MAX_AGGS);
+		aggref = (Aggref *) list_nth_node(TargetEntry, cscan->custom_scan_tlist,
+										  item->scan_att)->expr;
+		column = (Var *) linitial_node(TargetEntry, aggref->args)->expr;
+		if (!IsA(column, Var) || item->scale < 0)
+			elog(ERROR, "gpujoin: a numeric sum's argument is not a column of declared scale");
+		as_int8 = makeVar(column->varno, column->varattno, INT8OID, -1, InvalidOid, 0);
+		is_nan = make_opclause(GJ_INT8_EQ_OPERATOR, BOOLOID, false, (Expr *) as_int8,
+							   (Expr *) makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+												  Int64GetDatum(PG_INT64_MAX), false,
+												  FLOAT8PASSBYVAL),
+							   InvalidOid, InvalidOid);
+		((OpExpr *) is_nan)->opfuncid = F_INT8EQ;
+		filter = aggref->aggfilter == NULL ? is_nan :
+			make_andclause(list_make2(copyObject(aggref->aggfilter), is_nan));
+
+		item->nan_agg = spec->naggs;
+		dev = &spec->aggs[spec->naggs++];
+		dev->kind = GJ_AGG_COUNT;
+		dev->type = GJ_EXPR_INT8;
+		dev->has_arg = true;
+		Compile((Node *) as_int8, join_tlist, false, &expr, &type);
+		SetProgram(node, spec, &expr, &dev->arg);
+		dev->has_filter = true;
+		Compile((Node *) filter, join_tlist, true, &expr, NULL);
+		SetProgram(node, spec, &expr, &dev->filter);
+	}
+}
+
+/*
  * Set up the aggregation of a GpuPreAgg node, after its sides: the spec,
  * the items, PostgreSQL's own expressions for undecided rounds
  */
@@ -228,6 +297,7 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 	agg->items = palloc0(sizeof(GpuJoinAggItem) * GJ_AGG_MAX_AGGS);
 	agg->key_atts = palloc0(sizeof(int) * GJ_AGG_MAX_KEYS);
 	agg->key_types = palloc0(sizeof(Oid) * GJ_AGG_MAX_KEYS);
+	agg->key_scales = palloc0(sizeof(int) * GJ_AGG_MAX_KEYS);
 	spec->groups_hint = (int64) Min(agg->groups_planned, (double) (INT64CONST(1) << 30));
 
 	/*
@@ -256,6 +326,7 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 		SetProgram(node, spec, &expr, &spec->keys[agg->nkeys]);
 		agg->key_atts[agg->nkeys] = ref->varattno - 1;
 		agg->key_types[agg->nkeys] = exprType(key);
+		agg->key_scales[agg->nkeys] = GpuJoinNumericScale(key);
 		agg->nkeys++;
 	}
 	spec->nkeys = agg->nkeys;
@@ -283,6 +354,8 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 		if ((int) item->func < 0)
 			elog(ERROR, "gpujoin: aggregate %u has no device form", aggref->aggfnoid);
 		item->scan_att = pos - 1;
+		item->scale = -1;
+		item->nan_agg = -1;
 		if (aggref->aggfilter != NULL)
 		{
 			Compile((Node *) aggref->aggfilter, join_tlist, true, &expr, NULL);
@@ -299,6 +372,7 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 			dev->has_arg = true;
 			SetProgram(node, spec, &expr, &dev->arg);
 			item->type = exprType((Node *) arg);
+			item->scale = GpuJoinNumericScale((Node *) arg);
 			item->arg = ExecInitExpr((Expr *) ScanVars((Node *) arg, join_tlist),
 									 &node->css.ss.ps);
 		}
@@ -323,6 +397,7 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 	spec->naggs = agg->nitems;
 	if (agg->nitems == 0)
 		elog(ERROR, "gpujoin: a GpuPreAgg without aggregates");
+	AddNaNCounts(node, agg, join_tlist);
 	node->gj_Agg = agg;
 }
 
@@ -465,6 +540,7 @@ void
 GpuJoinAggregateChunk(GpuJoinState *node)
 {
 	GpuJoinDeviceContext *dev = &node->gj_Device;
+	GpuJoinAgg *agg = node->gj_Agg;
 
 	BeginOnContext(node);
 	while (node->gj_NextMatch < node->gj_ChunkMatches)
@@ -504,7 +580,7 @@ GpuJoinAggregateChunk(GpuJoinState *node)
 		GpuJoinCheckStatus(status, &err, "could not aggregate the matches of a GPU join");
 		if (undecided > 0)
 		{
-			node->gj_Agg->undecided_rounds++;
+			agg->undecided_rounds++;
 			RaiseUndecided(node, node->gj_NextMatch);
 		}
 		if (n <= 0 || n > node->gj_ChunkMatches - node->gj_NextMatch)
@@ -521,37 +597,67 @@ Sum128(const GjAggResult *r, int a, int64 g)
 	return (int128) r->b[a][g] * ((int128) 1 << 32) + (int128) (uint64) r->a[a][g];
 }
 
+/* numericvar_serialize's form of v / 10^scale, of display scale scale */
+static void
+SendNumericVar(StringInfo buf, int128 v, int scale)
+{
+	int16		digits[GJ_NUMERIC_MAX_NDIGITS];
+	int			weight;
+	int			ndigits = GpuJoinNumericDigits(v, scale, digits, &weight);
+
+	pq_sendint32(buf, ndigits);
+	pq_sendint32(buf, weight);
+	pq_sendint32(buf, v < 0 ? 0x4000 : 0x0000);	/* NUMERIC_NEG, NUMERIC_POS */
+	pq_sendint32(buf, scale);	/* dscale */
+	for (int i = 0; i < ndigits; i++)
+		pq_sendint16(buf, digits[i]);
+}
+
 /* int8_avg_serialize's bytea: N, then the sum as a NumericVar */
 static Datum
 SerializeInt128Sum(int64 n, int128 sum)
 {
 	StringInfoData buf;
-	int16		digits[40 / 4 + 1];
-	int			ndigits = 0;
-	uint128		u = sum < 0 ? -(uint128) sum : (uint128) sum;
 
-	while (u != 0)
-	{
-		digits[ndigits++] = (int16) (u % 10000);
-		u /= 10000;
-	}
 	pq_begintypsend(&buf);
 	pq_sendint64(&buf, n);
-	pq_sendint32(&buf, ndigits);
-	pq_sendint32(&buf, ndigits > 0 ? ndigits - 1 : 0);	/* weight */
-	pq_sendint32(&buf, sum < 0 ? 0x4000 : 0x0000);	/* NUMERIC_NEG, NUMERIC_POS */
-	pq_sendint32(&buf, 0);		/* dscale */
-	for (int i = ndigits - 1; i >= 0; i--)
-		pq_sendint16(&buf, digits[i]);
+	SendNumericVar(&buf, sum, 0);
 	return PointerGetDatum(pq_endtypsend(&buf));
 }
 
-/* A signed 64-bit value as a Datum of type */
+/*
+ * numeric_avg_serialize's bytea for n values of display scale scale adding
+ * up to sum / 10^scale, and nans NaNs: N, the sum, the largest input scale
+ * and how many had it, the NaNs, no infinities (a declared scale keeps
+ * them out)
+ */
 static Datum
-IntDatum(Oid type, int64 v)
+SerializeNumericSum(int64 n, int128 sum, int scale, int64 nans)
+{
+	StringInfoData buf;
+
+	pq_begintypsend(&buf);
+	pq_sendint64(&buf, n);
+	SendNumericVar(&buf, sum, scale);
+	pq_sendint32(&buf, n > 0 ? scale : 0);	/* maxScale */
+	pq_sendint64(&buf, n);		/* maxScaleCount */
+	pq_sendint64(&buf, nans);	/* NaNcount */
+	pq_sendint64(&buf, 0);		/* pInfcount */
+	pq_sendint64(&buf, 0);		/* nInfcount */
+	return PointerGetDatum(pq_endtypsend(&buf));
+}
+
+/*
+ * A signed 64-bit value as a Datum of type; a numeric's is its value times
+ * 10^scale (NaN PG_INT64_MAX)
+ */
+static Datum
+IntDatum(Oid type, int scale, int64 v)
 {
 	switch (type)
 	{
+		case NUMERICOID:
+			return GpuJoinNumericDatum(v, scale, v == PG_INT64_MAX);
 		case BOOLOID:
 			return BoolGetDatum(v != 0);
 		case INT2OID:
@@ -595,6 +701,16 @@ PartialState(const GpuJoinAggItem *item, const GjAggResult *r, int a, int64 g, b
 		case GPUJOIN_AGG_AVG_INT8:
 			*isnull = (n == 0);
 			return n == 0 ? (Datum) 0 : SerializeInt128Sum(n, Sum128(r, a, g));
+		case GPUJOIN_AGG_SUM_NUMERIC:
+			{
+				int64		nans = r->n[item->nan_agg][g];
+
+				*isnull = (n == 0);
+				if (n == 0)
+					return (Datum) 0;
+				return SerializeNumericSum(n - nans, Sum128(r, a, g) - (int128) nans * PG_INT64_MAX,
+										   item->scale, nans);
+			}
 		case GPUJOIN_AGG_SUM_FLOAT4:
 		case GPUJOIN_AGG_SUM_FLOAT8:
 			{
@@ -625,7 +741,7 @@ PartialState(const GpuJoinAggItem *item, const GjAggResult *r, int a, int64 g, b
 
 				return item->type == FLOAT8OID ? Float8GetDatum(d) : Float4GetDatum((float4) d);
 			}
-			return IntDatum(item->type, r->a[a][g]);
+			return IntDatum(item->type, item->scale, r->a[a][g]);
 	}
 	elog(ERROR, "gpujoin: unrecognized aggregate %d", (int) item->func);
 	return (Datum) 0;
@@ -684,7 +800,7 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 
 			scanslot->tts_isnull[agg->key_atts[k]] = isnull;
 			scanslot->tts_values[agg->key_atts[k]] = isnull ? (Datum) 0 :
-				IntDatum(agg->key_types[k], r->keys[k][g]);
+				IntDatum(agg->key_types[k], agg->key_scales[k], r->keys[k][g]);
 		}
 		for (int a = 0; a < agg->nitems; a++)
 		{

@@ -86,7 +86,8 @@ ToSideVarsMutator(Node *node, SideVarsContext *context)
 void
 GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, List *tlist,
 				bool heap, int scan_offset, Bitmapset *needed, List *key_args,
-				List *key_clauses, List *codings, int varno, int64 max_rows)
+				List *key_clauses, List *codings, int varno, int64 max_rows,
+				bool scaled_numeric)
 {
 	int			natts = list_length(tlist);
 	int			nkeys = list_length(key_args);
@@ -98,6 +99,7 @@ GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, List *tlis
 	side->columns = palloc(sizeof(GpuJoinColumn) * Max(natts, 1));
 	side->ncolumns = 0;
 	side->ndevice = 0;
+	side->nscaled = 0;
 	side->nhost = 0;
 	side->maxattno = 0;
 
@@ -112,12 +114,22 @@ GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, List *tlis
 		col->attno = heap ? castNode(Var, tle->expr)->varattno : i;
 		col->scan_att = scan_offset + i - 1;
 		get_typlenbyval(exprType((Node *) tle->expr), &col->typlen, &col->typbyval);
+		col->scale = scaled_numeric ? GpuJoinNumericScale((Node *) tle->expr) : -1;
+		col->host = -1;
 
-		/* fixed-width pass-by-value columns go to the device, as raw bytes */
+		/*
+		 * Fixed-width pass-by-value columns go to the device, as raw bytes;
+		 * a GpuPreAgg's numeric columns of declared scale, which its
+		 * aggregates and group keys read (planner_expr.c), as their values
+		 * times 10^scale, numbered below
+		 */
 		if (GpuJoinIsDeviceType(col->typlen, col->typbyval) && side->ndevice < GJ_MAX_COLUMNS)
-		{
 			col->device = side->ndevice++;
-			col->host = -1;
+		else if (col->scale >= 0)
+		{
+			col->typlen = sizeof(int64);
+			col->typbyval = true;
+			side->nscaled++;
 		}
 		else
 		{
@@ -127,6 +139,20 @@ GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, List *tlis
 		side->maxattno = Max(side->maxattno, col->attno);
 		side->ncolumns++;
 	}
+
+	/*
+	 * The scaled numerics after the raw columns, so that a heap side's
+	 * deform writes those and the host these (exec_heap.c)
+	 */
+	if (side->ndevice + side->nscaled > GJ_MAX_COLUMNS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gpujoin: a side of a GpuPreAgg has more than %d columns for the device",
+						GJ_MAX_COLUMNS),
+				 errhint("Set gpujoin.enable_preagg = off for this query.")));
+	for (i = 0; i < side->ncolumns; i++)
+		if (side->columns[i].scale >= 0)
+			side->columns[i].device = side->ndevice++;
 
 	context.scan_offset = scan_offset;
 	context.natts = natts;
@@ -660,6 +686,34 @@ GpuJoinStoreHostValue(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
 }
 
 /*
+ * A device column's value in row row of the side's batch: the bytes of the
+ * value, as heap tuples store it (tupmacs.h), or a numeric's scaled integer
+ */
+void
+GpuJoinStoreDeviceValue(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
+						Datum value, bool isnull)
+{
+	int			d = col->device;
+
+	if (isnull)
+	{
+		if (side->device_nulls[d] == NULL)
+			side->device_nulls[d] = GpuJoinSideAlloc(side, side->capacity, true);
+		side->device_nulls[d][row] = 1;
+		/* defined bytes for the device to carry (never read as a value) */
+		memset(side->device_values[d] + row * col->typlen, 0, col->typlen);
+	}
+	else if (col->scale >= 0)
+	{
+		int64		scaled = GpuJoinNumericScaled(value, col->scale);
+
+		memcpy(side->device_values[d] + row * sizeof(int64), &scaled, sizeof(int64));
+	}
+	else
+		store_att_byval(side->device_values[d] + row * col->typlen, value, col->typlen);
+}
+
+/*
  * Append the child's current row to a side's batch: its needed columns and
  * its join keys
  */
@@ -681,22 +735,7 @@ AppendRow(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot)
 		bool		isnull = slot->tts_isnull[col->attno - 1];
 
 		if (col->device >= 0)
-		{
-			int			d = col->device;
-
-			/* the bytes of the value, as heap tuples store it (tupmacs.h) */
-			if (isnull)
-			{
-				if (side->device_nulls[d] == NULL)
-					side->device_nulls[d] = GpuJoinSideAlloc(side, side->capacity, true);
-				side->device_nulls[d][row] = 1;
-				/* defined bytes for the device to carry (never read as a value) */
-				memset(side->device_values[d] + row * col->typlen, 0, col->typlen);
-			}
-			else
-				store_att_byval(side->device_values[d] + row * col->typlen,
-								value, col->typlen);
-		}
+			GpuJoinStoreDeviceValue(side, col, row, value, isnull);
 		else
 			GpuJoinStoreHostValue(side, col, row, value, isnull);
 	}

@@ -29,6 +29,18 @@
 #include "exec.h"
 #include "utils/memutils.h"
 
+/* A device column's value from its bytes: raw, or a numeric's scaled integer */
+static inline Datum
+DeviceDatum(const GpuJoinColumn *col, const char *bytes)
+{
+	int64		scaled;
+
+	if (col->scale < 0)
+		return fetch_att(bytes, true, col->typlen);
+	memcpy(&scaled, bytes, sizeof(scaled));
+	return GpuJoinNumericDatum(scaled, col->scale, scaled == PG_INT64_MAX);
+}
+
 /*
  * Fill the scan tuple with one side's columns of match i of the round:
  * device columns from the values the kernels materialized, host columns
@@ -50,8 +62,7 @@ FillSide(const GpuJoinSide *side, TupleTableSlot *slot, int64 i,
 			slot->tts_isnull[col->scan_att] = (null != NULL && null[i] != 0);
 			slot->tts_values[col->scan_att] =
 				slot->tts_isnull[col->scan_att] ? (Datum) 0 :
-				fetch_att((const char *) values[col->device] + i * col->typlen,
-						  true, col->typlen);
+				DeviceDatum(col, (const char *) values[col->device] + i * col->typlen);
 		}
 		else
 		{
@@ -89,8 +100,7 @@ FillSideFromBatch(const GpuJoinSide *side, TupleTableSlot *slot, int64 row)
 			slot->tts_isnull[col->scan_att] = (null != NULL && null[row] != 0);
 			slot->tts_values[col->scan_att] =
 				slot->tts_isnull[col->scan_att] ? (Datum) 0 :
-				fetch_att(side->device_values[col->device] + row * col->typlen,
-						  true, col->typlen);
+				DeviceDatum(col, side->device_values[col->device] + row * col->typlen);
 		}
 		else
 		{

@@ -242,12 +242,13 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
 	{
 		const GpuJoinColumn *col = &side->columns[c];
 
-		if (col->device >= 0)
+		if (col->device >= 0 && col->scale < 0)
 			column_attnos[col->device] = col->attno;
 		else
 			reader->host_maxattno = Max(reader->host_maxattno, col->attno);
 	}
-	spec->ncolumns = side->ndevice;
+	/* a GpuPreAgg's scaled numerics, numbered last, are converted on the host */
+	spec->ncolumns = side->ndevice - side->nscaled;
 	spec->column_attnos = column_attnos;
 
 	/*
@@ -889,11 +890,22 @@ TakeHostColumns(GpuJoinState *node, GpuJoinSide *side, GpuJoinHeapReader *reader
 		for (int c = 0; c < side->ncolumns; c++)
 		{
 			const GpuJoinColumn *col = &side->columns[c];
+			Datum		value;
+			bool		isnull;
 
+			if (col->device >= 0 && col->scale < 0)
+				continue;		/* deformed on the device */
+			value = slot->tts_values[col->attno - 1];
+			isnull = slot->tts_isnull[col->attno - 1];
 			if (col->device < 0)
-				GpuJoinStoreHostValue(side, col, row,
-									  slot->tts_values[col->attno - 1],
-									  slot->tts_isnull[col->attno - 1]);
+				GpuJoinStoreHostValue(side, col, row, value, isnull);
+			else
+			{
+				/* a GpuPreAgg's scaled numeric */
+				GpuJoinStoreDeviceValue(side, col, row, value, isnull);
+				if (isnull)
+					side->heap_null_columns |= UINT32_C(1) << col->device;
+			}
 		}
 		if (reader->host_keys && !GpuJoinStoreRowKey(node, side, slot, row))
 			side->heap_key_nulls++;
@@ -1002,8 +1014,8 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		{
 			const GpuJoinColumn *col = &side->columns[c];
 
-			if (col->device < 0)
-				continue;		/* a host column: TakeHostColumns */
+			if (col->device < 0 || col->scale >= 0)
+				continue;		/* a host column or scaled numeric: TakeHostColumns */
 			values[col->device] = side->device_values[col->device] + side->nrows * col->typlen;
 			nulls[col->device] = side->device_nulls[col->device] + side->nrows;
 		}

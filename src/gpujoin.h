@@ -257,6 +257,8 @@ typedef enum GpuJoinAggFunc
 	GPUJOIN_AGG_AVG_INT8,		/* avg(int8): as sum(int8) */
 	GPUJOIN_AGG_SUM_FLOAT4,		/* sum(float4): float4, NULL for no row */
 	GPUJOIN_AGG_SUM_FLOAT8,		/* sum(float8): float8, NULL for no row */
+	GPUJOIN_AGG_SUM_NUMERIC,	/* sum/avg(numeric of declared scale):
+								 * numeric_avg_serialize's bytea */
 	GPUJOIN_AGG_MIN,			/* the argument's type, NULL for no row */
 	GPUJOIN_AGG_MAX
 } GpuJoinAggFunc;
@@ -348,6 +350,16 @@ extern bool GpuJoinKeyValue(Datum value, const GpuJoinKeyCoding *coding,
 extern bool GpuJoinKeysAreExact(List *key_bits, bool any_hashed);
 extern uint64 GpuJoinPackKeys(const int64 *values, const int *bits, int nkeys,
 							  bool exact);
+
+/*
+ * numeric with a declared scale as exact 64-bit integers (keys.c): the
+ * value times 10^scale; back as a numeric from a (128-bit) sum or value
+ */
+#define GJ_NUMERIC_MAX_NDIGITS	12	/* base-10000 digits of an int128 x 1000 */
+extern int	GpuJoinNumericScale(Node *expr);
+extern int64 GpuJoinNumericScaled(Datum value, int scale);
+extern int	GpuJoinNumericDigits(int128 v, int scale, int16 *digits, int *weight);
+extern Datum GpuJoinNumericDatum(int128 v, int scale, bool nan);
 
 /*
  * A column of this type goes to the device as raw bytes (a device column):

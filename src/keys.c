@@ -56,6 +56,7 @@
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "fmgr.h"
+#include "libpq/pqformat.h"
 #include "gpujoin.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/value.h"
@@ -154,6 +155,34 @@ KindBits(GpuJoinKeyKind kind)
 }
 
 /*
+ * The declared scale of a numeric expression (at least 0: values of a
+ * negative scale are stored as integers) and the decimal digits it allows
+ * before the point; false when it has none (numeric without a typmod, or
+ * an expression whose typmod is unknown)
+ */
+static bool
+DeclaredNumeric(Node *arg, int *scale, int *digits)
+{
+	int32		typmod = exprTypmod(arg);
+	Oid			type = exprType(arg);
+	int			declared;
+
+	if (typmod < 0 && type != NUMERICOID)
+		getBaseTypeAndTypmod(type, &typmod);	/* a domain over numeric(p,s) */
+	if (typmod < (int32) VARHDRSZ)
+		return false;
+	typmod -= VARHDRSZ;
+	/*
+	 * numeric(p,s): p in the high 16 bits, s in the low 11, signed (since
+	 * PostgreSQL 15 the scale may be negative, or above p)
+	 */
+	declared = ((typmod & 0x7ff) ^ 1024) - 1024;
+	*scale = Max(declared, 0);
+	*digits = ((typmod >> 16) & 0xffff) - declared;
+	return true;
+}
+
+/*
  * The decimal scale both sides of a numeric comparison are brought to, or
  * -1 when a side has no declared scale (numeric without a typmod, or an
  * expression) or the scaled values might not fit 18 digits
@@ -167,19 +196,32 @@ NumericCommonScale(Node *left, Node *right)
 
 	for (int i = 0; i < 2; i++)
 	{
-		int32		typmod = exprTypmod(args[i]);
-		Oid			type = exprType(args[i]);
+		int			s;
+		int			d;
 
-		if (typmod < 0 && type != NUMERICOID)
-			getBaseTypeAndTypmod(type, &typmod);	/* a domain over numeric(p,s) */
-		if (typmod < (int32) VARHDRSZ)
+		if (!DeclaredNumeric(args[i], &s, &d))
 			return -1;
-		typmod -= VARHDRSZ;
-		/* numeric(p,s): p in the high 16 bits, s (maybe negative) in the low */
-		scale = Max(scale, Max((int16) (typmod & 0xffff), 0));
-		digits = Max(digits, ((typmod >> 16) & 0xffff) - (int16) (typmod & 0xffff));
+		scale = Max(scale, s);
+		digits = Max(digits, d);
 	}
 	if (digits + scale > GPUJOIN_NUMERIC_MAX_DIGITS)
+		return -1;
+	return scale;
+}
+
+/*
+ * The scale at which the values of a numeric expression of type numeric
+ * itself (not a domain) are exact 64-bit integers (GpuJoinNumericScaled),
+ * or -1
+ */
+int
+GpuJoinNumericScale(Node *expr)
+{
+	int			scale;
+	int			digits;
+
+	if (exprType(expr) != NUMERICOID || !DeclaredNumeric(expr, &scale, &digits) ||
+		digits + scale > GPUJOIN_NUMERIC_MAX_DIGITS)
 		return -1;
 	return scale;
 }
@@ -361,47 +403,209 @@ FloatKey(double value)
 }
 
 /*
+ * numeric.c's stored form of a value (stable on disk since 9.1): after the
+ * varlena header, a header word, then base-10000 digits (int16), most
+ * significant first.  A "short" header (top bits 10) holds the sign, the
+ * display scale and a 7-bit weight; a "long" one (00 positive, 01
+ * negative) holds the sign and display scale, followed by an int16 weight;
+ * 11 marks NaN and the infinities.
+ */
+#define GJ_NUMERIC_SIGN_MASK		0xC000
+#define GJ_NUMERIC_NEG				0x4000
+#define GJ_NUMERIC_SHORT			0x8000
+#define GJ_NUMERIC_SPECIAL			0xC000
+#define GJ_NUMERIC_NAN				0xC000
+#define GJ_NUMERIC_PINF				0xD000
+#define GJ_NUMERIC_SHORT_SIGN		0x2000
+#define GJ_NUMERIC_SHORT_WEIGHT_SIGN 0x0040
+#define GJ_NUMERIC_SHORT_WEIGHT		0x003F
+#define GJ_NBASE					10000
+
+/* What ParseScaled found */
+typedef enum ScaledKind
+{
+	SCALED_VALUE,				/* *result holds it */
+	SCALED_NAN,
+	SCALED_PINF,
+	SCALED_NINF,
+	SCALED_INEXACT				/* more digits than the scale, or too large */
+} ScaledKind;
+
+static const int64 powers_of_ten[19] = {
+	INT64CONST(1), INT64CONST(10), INT64CONST(100), INT64CONST(1000),
+	INT64CONST(10000), INT64CONST(100000), INT64CONST(1000000),
+	INT64CONST(10000000), INT64CONST(100000000), INT64CONST(1000000000),
+	INT64CONST(10000000000), INT64CONST(100000000000),
+	INT64CONST(1000000000000), INT64CONST(10000000000000),
+	INT64CONST(100000000000000), INT64CONST(1000000000000000),
+	INT64CONST(10000000000000000), INT64CONST(100000000000000000),
+	INT64CONST(1000000000000000000)
+};
+
+/*
+ * A numeric value (possibly with a short varlena header) times 10^scale,
+ * read from its stored digits: exact within 18 decimal digits, no
+ * arithmetic of numeric.c's and no allocation
+ */
+static ScaledKind
+ParseScaled(const struct varlena *value, int scale, int64 *result)
+{
+	const char *data = VARDATA_ANY(value);
+	int			len = VARSIZE_ANY_EXHDR(value);
+	uint16		header;
+	int			weight;
+	int			first;
+	int128		v = 0;
+
+	if (len < (int) sizeof(uint16))
+		return SCALED_INEXACT;
+	memcpy(&header, data, sizeof(header));
+	if ((header & GJ_NUMERIC_SIGN_MASK) == GJ_NUMERIC_SPECIAL)
+		return header == GJ_NUMERIC_NAN ? SCALED_NAN :
+			header == GJ_NUMERIC_PINF ? SCALED_PINF : SCALED_NINF;
+	if ((header & GJ_NUMERIC_SIGN_MASK) == GJ_NUMERIC_SHORT)
+	{
+		weight = header & GJ_NUMERIC_SHORT_WEIGHT;
+		if (header & GJ_NUMERIC_SHORT_WEIGHT_SIGN)
+			weight |= ~GJ_NUMERIC_SHORT_WEIGHT;
+		first = sizeof(uint16);
+	}
+	else
+	{
+		int16		w;
+
+		if (len < (int) (2 * sizeof(uint16)))
+			return SCALED_INEXACT;
+		memcpy(&w, data + sizeof(uint16), sizeof(w));
+		weight = w;
+		first = 2 * sizeof(uint16);
+	}
+	for (int i = 0; first + (i + 1) * (int) sizeof(int16) <= len; i++)
+	{
+		int16		digit;
+		int			exponent = 4 * (weight - i) + scale;	/* of the digit's 1 */
+
+		memcpy(&digit, data + first + i * sizeof(int16), sizeof(digit));
+		if (digit == 0)
+			continue;
+		if (exponent > GPUJOIN_NUMERIC_MAX_DIGITS)
+			return SCALED_INEXACT;
+		if (exponent >= 0)
+			v += (int128) digit * powers_of_ten[exponent];
+		else if (exponent > -4 && digit % powers_of_ten[-exponent] == 0)
+			v += digit / powers_of_ten[-exponent];
+		else
+			return SCALED_INEXACT;
+	}
+	if (v >= powers_of_ten[GPUJOIN_NUMERIC_MAX_DIGITS])
+		return SCALED_INEXACT;
+	*result = (int64) v;
+	if ((header & GJ_NUMERIC_SIGN_MASK) == GJ_NUMERIC_SHORT ?
+		(header & GJ_NUMERIC_SHORT_SIGN) != 0 : (header & GJ_NUMERIC_SIGN_MASK) == GJ_NUMERIC_NEG)
+		*result = -*result;
+	return SCALED_VALUE;
+}
+
+/*
  * numeric with a declared scale: the value times 10^scale, exact; NaN above
  * everything and the infinities (which a typmod keeps out of tables, but an
  * expression's declared typmod might not) at the ends below it
  */
 static int64
-NumericKey(Numeric num, int scale)
+NumericKey(Datum value, int scale)
 {
-	Numeric		scaled;
-	bool		error = false;
+	struct varlena *packed = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(value));
+	int64		scaled;
 
-	if (numeric_is_nan(num))
-		return PG_INT64_MAX;
-	if (numeric_is_inf(num))
-		return DatumGetBool(DirectFunctionCall2(numeric_gt, NumericGetDatum(num),
-												NumericGetDatum(int64_to_numeric(0)))) ?
-			PG_INT64_MAX - 1 : PG_INT64_MIN;
-	scaled = num;
-	if (scale > 0)
+	switch (ParseScaled(packed, scale, &scaled))
 	{
-		int64		power = 1;
-
-		for (int i = 0; i < scale; i++)
-			power *= 10;
-		scaled = numeric_mul_opt_error(num, int64_to_numeric(power), &error);
+		case SCALED_VALUE:
+			return scaled;
+		case SCALED_NAN:
+			return PG_INT64_MAX;
+		case SCALED_PINF:
+			return PG_INT64_MAX - 1;
+		case SCALED_NINF:
+			return PG_INT64_MIN;
+		case SCALED_INEXACT:
+			break;
 	}
-	if (!error)
-	{
-		Datum		rounded = DirectFunctionCall2(numeric_round,
-												  NumericGetDatum(scaled),
-												  Int32GetDatum(0));
-
-		/* more digits than the typmod allowed: not exact, so not ours */
-		if (DatumGetBool(DirectFunctionCall2(numeric_eq, rounded,
-											 NumericGetDatum(scaled))))
-			return DatumGetInt64(DirectFunctionCall1(numeric_int8, rounded));
-	}
+	/* more digits than the typmod allowed: not exact, so not ours */
 	ereport(ERROR,
 			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-			 errmsg("gpujoin: numeric join key does not fit its declared scale %d", scale),
+			 errmsg("gpujoin: numeric value does not fit its declared scale %d", scale),
 			 errhint("Set gpujoin.enabled = off for this query.")));
 	return 0;					/* keep compiler quiet */
+}
+
+/*
+ * A value of a numeric column of declared scale (GpuJoinNumericScale) as
+ * the aggregation reads it: the value times 10^scale, NaN as PG_INT64_MAX
+ * (above every value, as numeric orders NaN); an infinity, which such a
+ * column cannot hold, is an error
+ */
+int64
+GpuJoinNumericScaled(Datum value, int scale)
+{
+	int64		scaled = NumericKey(value, scale);
+
+	if (scaled == PG_INT64_MAX - 1 || scaled == PG_INT64_MIN)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("gpujoin: an infinite numeric value in a column of declared scale %d", scale)));
+	return scaled;
+}
+
+/*
+ * The base-10000 digits of v / 10^scale, most significant first, as a
+ * NumericVar holds them: their count, and in *weight the power of 10000
+ * of the first; digits must hold GJ_NUMERIC_MAX_NDIGITS
+ */
+int
+GpuJoinNumericDigits(int128 v, int scale, int16 *digits, int *weight)
+{
+	int			frac = (scale + 3) / 4;	/* digits after the point */
+	uint128		u = v < 0 ? -(uint128) v : (uint128) v;
+	int16		reversed[GJ_NUMERIC_MAX_NDIGITS];
+	int			n = 0;
+
+	/* the point between two digits: scale up to a multiple of 4 */
+	for (int i = scale; i < 4 * frac; i++)
+		u *= 10;
+	while (u != 0)
+	{
+		reversed[n++] = (int16) (u % GJ_NBASE);
+		u /= GJ_NBASE;
+	}
+	for (int i = 0; i < n; i++)
+		digits[i] = reversed[n - 1 - i];
+	*weight = n - 1 - frac;
+	if (n == 0)
+		*weight = 0;
+	return n;
+}
+
+/*
+ * v / 10^scale as a numeric of display scale scale (what a column of that
+ * scale holds), or NaN; through numeric_recv, which checks the digits
+ */
+Datum
+GpuJoinNumericDatum(int128 v, int scale, bool nan)
+{
+	StringInfoData buf;
+	int16		digits[GJ_NUMERIC_MAX_NDIGITS];
+	int			weight = 0;
+	int			n = nan ? 0 : GpuJoinNumericDigits(v, scale, digits, &weight);
+
+	initStringInfo(&buf);
+	pq_sendint16(&buf, (uint16) n);
+	pq_sendint16(&buf, (uint16) weight);
+	pq_sendint16(&buf, nan ? GJ_NUMERIC_NAN : v < 0 ? GJ_NUMERIC_NEG : 0);
+	pq_sendint16(&buf, nan ? 0 : (uint16) scale);
+	for (int i = 0; i < n; i++)
+		pq_sendint16(&buf, (uint16) digits[i]);
+	return DirectFunctionCall3(numeric_recv, PointerGetDatum(&buf),
+							   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
 }
 
 /*
@@ -448,7 +652,7 @@ GpuJoinKeyValue(Datum value, const GpuJoinKeyCoding *coding, FmgrInfo *hash,
 			*result = FloatKey(DatumGetFloat8(value));
 			break;
 		case GPUJOIN_KEY_NUMERIC:
-			*result = NumericKey(DatumGetNumeric(value), coding->arg);
+			*result = NumericKey(value, coding->arg);
 			break;
 		case GPUJOIN_KEY_DATE_AS_TIMESTAMP:
 			*result = date2timestamp_opt_overflow(DatumGetDateADT(value), &overflow);

@@ -26,11 +26,13 @@
  * What the device computes (anything else keeps PostgreSQL's Aggregate):
  *	aggregates	count(*), count(x), sum, avg of int2/int4/int8 and
  *				float4/float8, min and max of those and of date, time,
- *				timestamp(tz) and oid; not DISTINCT, no ORDER BY, a FILTER
- *				and arguments the device expression compiler takes over the
- *				join's columns (planner_expr.c)
+ *				timestamp(tz) and oid; sum, avg, min and max of a numeric
+ *				column of declared scale (exec_agg.c); not DISTINCT, no
+ *				ORDER BY, a FILTER and arguments the device expression
+ *				compiler takes over the join's columns (planner_expr.c)
  *	grouping	none, or keys that compile to integer-valued programs (bool,
- *				int2/4/8, date, time, timestamp(tz), oid; not floats, whose
+ *				int2/4/8, date, time, timestamp(tz), oid, a numeric column
+ *				of declared scale; not floats, whose
  *				-0 and NaN groups would need their own representative, and
  *				not text); no grouping sets
  *	the join	a GpuHashJoin, inner, whose keys decide the matches alone
@@ -106,6 +108,9 @@ GpuJoinAggFuncOf(Oid aggfnoid)
 			return GPUJOIN_AGG_SUM_FLOAT4;
 		case F_SUM_FLOAT8:
 			return GPUJOIN_AGG_SUM_FLOAT8;
+		case F_SUM_NUMERIC:
+		case F_AVG_NUMERIC:
+			return GPUJOIN_AGG_SUM_NUMERIC;
 		/*
 		 * avg(float4/float8) not: its state's sum of squared deviations
 		 * overflows into PostgreSQL's error where the device keeps none
@@ -120,6 +125,7 @@ GpuJoinAggFuncOf(Oid aggfnoid)
 		case F_MIN_TIMESTAMP:
 		case F_MIN_TIMESTAMPTZ:
 		case F_MIN_OID:
+		case F_MIN_NUMERIC:
 			return GPUJOIN_AGG_MIN;
 		case F_MAX_INT2:
 		case F_MAX_INT4:
@@ -131,6 +137,7 @@ GpuJoinAggFuncOf(Oid aggfnoid)
 		case F_MAX_TIMESTAMP:
 		case F_MAX_TIMESTAMPTZ:
 		case F_MAX_OID:
+		case F_MAX_NUMERIC:
 			return GPUJOIN_AGG_MAX;
 	}
 	return -1;
@@ -476,6 +483,7 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 	List	   *join_tlist;
 	ListCell   *lc;
 	double		groups;
+	int			naggs;
 
 	if (prev_upper_paths_hook)
 		prev_upper_paths_hook(root, stage, input_rel, output_rel, extra);
@@ -494,8 +502,14 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 	join_tlist = (join ? join : partial_join)->path.pathtarget->exprs;
 	partial = PartialTarget(root, output_rel->reltarget, (Node *) parse->havingQual, &keys,
 							&aggrefs);
-	if (partial == NULL || aggrefs == NIL || list_length(aggrefs) > GJ_AGG_MAX_AGGS ||
-		list_length(keys) > GJ_AGG_MAX_KEYS)
+	if (partial == NULL || aggrefs == NIL || list_length(keys) > GJ_AGG_MAX_KEYS)
+		return;
+	/* a numeric sum also counts its NaNs (exec_agg.c) */
+	naggs = list_length(aggrefs);
+	foreach(lc, aggrefs)
+		if (GpuJoinAggFuncOf(lfirst_node(Aggref, lc)->aggfnoid) == GPUJOIN_AGG_SUM_NUMERIC)
+			naggs++;
+	if (naggs > GJ_AGG_MAX_AGGS)
 		return;
 	foreach(lc, keys)
 		if (!GpuJoinGroupKeySupported(lfirst(lc), join_tlist))
@@ -510,7 +524,7 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 		groups = keys == NIL ? 1.0 : estimate_num_groups(root, keys, join->path.rows, NULL, NULL);
 		AddFinalizePaths(root, output_rel,
 						 &PreAggPath(input_rel, join, partial, list_length(keys),
-									 list_length(aggrefs), groups)->path, groups);
+									 naggs, groups)->path, groups);
 	}
 	if (partial_join != NULL)
 	{
@@ -522,8 +536,7 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 		/* each process may meet every group */
 		groups = keys == NIL ? 1.0 :
 			estimate_num_groups(root, keys, partial_join->path.rows, NULL, NULL);
-		cpath = PreAggPath(input_rel, partial_join, partial, list_length(keys),
-						   list_length(aggrefs), groups);
+		cpath = PreAggPath(input_rel, partial_join, partial, list_length(keys), naggs, groups);
 		total = groups * processes;
 		gather = (Path *) create_gather_path(root, input_rel, &cpath->path, partial, NULL, &total);
 		AddFinalizePaths(root, output_rel, gather, groups);

@@ -485,8 +485,21 @@ CompileNode(Compiler *c, Node *node, GjExprType *type)
 				if (c->tlist != NIL)
 				{
 					attno = (var->varlevelsup == 0) ? TlistPosition(c, var) : 0;
-					if (attno <= 0 || attno > PG_INT16_MAX ||
-						!GpuJoinDeviceExprType(var->vartype, type, &kind))
+					if (attno <= 0 || attno > PG_INT16_MAX)
+						return false;
+					/*
+					 * A numeric column of declared scale: its values times
+					 * 10^scale (the sides convert them, exec_batch.c), for
+					 * the aggregates and group keys to read as they are; no
+					 * device function takes numeric, so nothing computes
+					 * with them as integers
+					 */
+					if (var->vartype == NUMERICOID && GpuJoinNumericScale(node) >= 0)
+					{
+						*type = GJ_EXPR_INT8;
+						kind = GJ_KEY_SIGNED;
+					}
+					else if (!GpuJoinDeviceExprType(var->vartype, type, &kind))
 						return false;
 				}
 				else if (var->varno != c->relid || var->varlevelsup != 0 || var->varattno <= 0 ||

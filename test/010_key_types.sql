@@ -21,7 +21,7 @@
 -- rows differ.  Then targeted cases: a nondeterministic collation (no GPU
 -- path), hashed keys together with exact ones, numeric theta joins.
 BEGIN;
-SELECT plan(178);
+SELECT plan(190);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -46,6 +46,8 @@ INSERT INTO ktypes VALUES
 	('float4', 'float4', 'float4', '(g / 4.0 - 2)::float4', '(g / 4.0 - 2)::float4', '''NaN'', ''-0'', ''Infinity'', ''-Infinity''', '''NaN'', ''0'', ''Infinity'', ''-Infinity'''),
 	('float8', 'float8', 'float8', '(g / 4.0 - 2)::float8 * 1e300', '(g / 4.0 - 2)::float8 * 1e300', '''NaN'', ''-0'', ''Infinity'', ''1e-300''', '''NaN'', ''0'', ''-Infinity'', ''1e-300'''),
 	('numeric(10,2) = numeric(12,4)', 'numeric(10,2)', 'numeric(12,4)', 'g / 4.0 - 2', 'g / 4.0 - 2', '''NaN'', 99999999.99', '''NaN'', 99999999.99'),
+	('numeric(5,-2)', 'numeric(5,-2)', 'numeric(5,-2)', 'g * 100 - 749', 'g * 100 - 651', '''NaN'', 9999900, -9999900', '''NaN'', 9999900, 0'),
+	('numeric(5,-2) = numeric(8,3)', 'numeric(5,-2)', 'numeric(8,3)', 'g * 100 - 700', 'g * 100 - 700', '''NaN'', 99900', '''NaN'', 99900.001, 99900'),
 	('numeric', 'numeric', 'numeric', 'round(g / 4.0 - 2, 2)', 'round(g / 4.0 - 2, 5)', '''NaN'', ''Infinity'', 1e100, 0.0', '''NaN'', ''-Infinity'', 1e100, 0'),
 	('uuid', 'uuid', 'uuid', 'md5(g::text)::uuid', 'md5(g::text)::uuid', '''00000000-0000-0000-0000-000000000000''', '''00000000-0000-0000-0000-000000000000'''),
 	('text', 'text', 'text', 'g || ''é''', 'g || ''é''', '''''', ''' a b'', ''x '''),

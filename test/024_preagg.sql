@@ -13,7 +13,9 @@
 -- parallel plans do, so the data has negative values), dates and timestamps,
 -- FILTER, HAVING, ORDER BY ... LIMIT above, chunks and rounds of a few
 -- rows, groups past the device table's first size, a partitioned join and
--- groups spilled under a tiny gpujoin.device_memory_limit,
+-- groups spilled under a tiny gpujoin.device_memory_limit, numeric sums,
+-- averages, min, max and keys of declared scale (NaN, NULL, 18 digits,
+-- negative scales),
 -- parallel plans (a GpuPreAgg per process under a Gather),
 -- and the errors PostgreSQL raises (int4 overflow in an argument, a float
 -- sum that overflows).
@@ -26,7 +28,8 @@ SET LOCAL client_min_messages = warning;
 SET LOCAL max_parallel_workers_per_gather = 0;
 SET LOCAL gpujoin.cost_as_gpu = on;
 
-CREATE TABLE pr (k int4, v int4, v2 int2, w int8, f float8, f4 float4, d date, t timestamp, o oid);
+CREATE TABLE pr (k int4, v int4, v2 int2, w int8, f float8, f4 float4, d date, t timestamp, o oid,
+	n numeric(12,2), n4 numeric(10,5), n0 numeric(18,0), nneg numeric(5,-2), nu numeric);
 INSERT INTO pr SELECT g % 3000,
 	CASE WHEN g % 17 = 0 THEN NULL ELSE (g * 37) % 2001 - 1000 END,
 	(g % 300)::int2,
@@ -36,15 +39,22 @@ INSERT INTO pr SELECT g % 3000,
 	((g % 100) / 4.0)::float4,
 	date '2001-01-01' + g % 900,
 	timestamp '2001-01-01' + (g % 5000) * interval '17 minutes',
-	(g % 70000)::oid
+	(g % 70000)::oid,
+	CASE WHEN g % 300 = 7 OR g % 1000 = 999 THEN 'NaN' WHEN g % 300 = 11 THEN NULL
+		 ELSE ((g * 7919) % 200001 - 100000) / 100.0 END,
+	CASE WHEN g % 23 = 0 THEN NULL ELSE (g % 9999) / 7.0 - 500 END,
+	CASE WHEN g % 2 = 0 THEN 999999999999999999 - g ELSE -(999999999999980000 + g) END,
+	g * 3,
+	g / 3.0
 FROM generate_series(1, 12000) g;
-CREATE TABLE ps (k int4, g int4, g2 int2, b bool, name text, big int4);
+CREATE TABLE ps (k int4, g int4, g2 int2, b bool, name text, big int4, nk numeric(6,1));
 INSERT INTO ps SELECT g % 3500,
 	CASE WHEN g % 13 = 0 THEN NULL ELSE g % 7 END,
 	(g % 5000)::int2,
 	g % 3 = 0,
 	'n' || g % 11,
-	CASE WHEN g = 4242 THEN 2147483640 ELSE g END
+	CASE WHEN g = 4242 THEN 2147483640 ELSE g END,
+	CASE WHEN g % 13 = 0 THEN NULL WHEN g % 17 = 0 THEN 'NaN' ELSE (g % 9) / 2.0 END
 FROM generate_series(1, 9000) g;
 CREATE TABLE pe (k int4, v int4);
 ANALYZE pr, ps, pe;
@@ -77,7 +87,14 @@ INSERT INTO aq VALUES
 	('a text key stays on the CPU', 'SELECT ps.name, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.name', false),
 	('a float key stays on the CPU', 'SELECT pr.f4, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY pr.f4', false),
 	('a left join stays on the CPU', 'SELECT count(*), sum(ps.g) FROM pr LEFT JOIN ps ON pr.k = ps.k', false),
-	('a column outside the aggregates', 'SELECT ps.g, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g, ps.k', true);
+	('a column outside the aggregates', 'SELECT ps.g, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g, ps.k', true),
+	('numerics of declared scale, one group', 'SELECT sum(pr.n), avg(pr.n), min(pr.n), max(pr.n), sum(pr.n4), avg(pr.n4), min(pr.n4), max(pr.n4), count(pr.n) FROM pr JOIN ps ON pr.k = ps.k', true),
+	('numerics: groups all NaN, all NULL, mixed', 'SELECT pr.v2, sum(pr.n), avg(pr.n), min(pr.n), max(pr.n), count(pr.n) FROM pr JOIN ps ON pr.k = ps.k GROUP BY pr.v2', true),
+	('numerics: 18 digits, sums past 2^63', 'SELECT ps.g, sum(pr.n0), avg(pr.n0), min(pr.n0), max(pr.n0) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g', true),
+	('numerics: a negative scale, FILTER', 'SELECT ps.g, sum(pr.nneg), avg(pr.nneg), sum(pr.n) FILTER (WHERE pr.v > 0), avg(pr.n4) FILTER (WHERE ps.b), max(pr.n) FILTER (WHERE pr.v < 0) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g', true),
+	('a numeric key with NULL and NaN', 'SELECT ps.nk, count(*), sum(pr.n4), min(pr.n) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.nk', true),
+	('numeric without a scale stays on the CPU', 'SELECT sum(pr.nu) FROM pr JOIN ps ON pr.k = ps.k', false),
+	('a numeric expression stays on the CPU', 'SELECT sum(pr.n * 2) FROM pr JOIN ps ON pr.k = ps.k', false);
 
 CREATE TEMP TABLE aq_expected (name text, digest text);
 :postgres_join

@@ -89,6 +89,7 @@ typedef struct GpuJoinAgg
 	const char *considered;		/* the variants priced, for EXPLAIN VERBOSE */
 	double		groups_planned;
 	GjContext  *begun;			/* the context agg_begin was called on */
+	int64		folded;			/* matches its table has folded since */
 	List	   *saved;			/* GpuJoinAggSaved, of contexts closed */
 	bool		emitting;
 	GjAggResult result;			/* being emitted */
@@ -426,6 +427,22 @@ BeginOnContext(GpuJoinState *node)
 	}
 	GpuJoinCheckStatus(status, &err, "could not start the aggregation of a GPU join");
 	agg->begun = dev->ctx;
+	agg->folded = 0;
+}
+
+/*
+ * The matches one group table folds at most: a group's integer sums are
+ * exact in its words for up to 2^32 rows (gpujoin_kernels.h, GROUPED
+ * AGGREGATION), and a group has no more rows than the table has folded
+ * matches.  Past it, the table is emptied to the host and begun again.
+ */
+#define GJ_AGG_TABLE_MATCHES	(INT64CONST(1) << 32)
+
+static int64
+TableMatches(void)
+{
+	return gpujoin_preagg_table_matches > 0 ? gpujoin_preagg_table_matches :
+		GJ_AGG_TABLE_MATCHES;
 }
 
 /* Copy a result's arrays into the node's memory */
@@ -551,6 +568,17 @@ GpuJoinAggregateChunk(GpuJoinState *node)
 		GjStatus	status;
 
 		CHECK_FOR_INTERRUPTS();
+		/*
+		 * A round of up to max_matches could take a group's sums past what
+		 * the table's words hold exactly: its groups go to the host first,
+		 * as from a closed context, and a new table begins
+		 */
+		if (agg->folded > 0 && agg->folded + node->gj_Spec.max_matches > TableMatches())
+		{
+			SaveGroups(node);
+			agg->spills++;
+			BeginOnContext(node);
+		}
 		memset(&err, 0, sizeof(err));
 		/*
 		 * The step that takes the matches, as retrieve does for a join; an
@@ -561,6 +589,8 @@ GpuJoinAggregateChunk(GpuJoinState *node)
 									node->gj_NextMatch > 0);
 		if (status == GJ_OK)
 			status = dev->kernels->aggregate(dev->ctx, node->gj_NextMatch, &n, &undecided, &err);
+		if (status == GJ_OK)
+			agg->folded += n;
 		if (status == GJ_ERROR_DEVICE_MEMORY && !node->gj_OnFallback)
 		{
 			/*

@@ -51,6 +51,7 @@ double		gpujoin_scan_cost_scale = GPUJOIN_DEFAULT_SCAN_COST_SCALE;
 double		gpujoin_emit_cost = GPUJOIN_DEFAULT_EMIT_COST;
 bool		gpujoin_cost_as_gpu = false;
 int			gpujoin_inject_fault = GPUJOIN_FAULT_NONE;
+int			gpujoin_preagg_table_matches = 0;
 int			gpujoin_max_gpu_backends = -1;
 GpuJoinModel gpujoin_model = {
 	.cost_per_ms = GPUJOIN_DEFAULT_COST_PER_MS,
@@ -411,6 +412,18 @@ _PG_init(void)
 								 PGC_USERSET,
 								 0,
 								 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpujoin.preagg_table_matches",
+							"Sets the matches a GpuPreAgg's group table folds before it is emptied to the host, as a test aid.",
+							"0: 2^32, the most for which its integer sums are exact; a group's sums then come back "
+							"as several rows of partial aggregates, which Finalize Aggregate combines.",
+							&gpujoin_preagg_table_matches,
+							0,
+							0,
+							INT_MAX,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("gpujoin.inject_fault",
 							 "Makes one device step of every GPU join fail, as a test aid.",

@@ -105,6 +105,7 @@ extern double gpujoin_scan_cost_scale;
 extern double gpujoin_emit_cost;
 extern bool gpujoin_cost_as_gpu;
 extern int	gpujoin_inject_fault;
+extern int	gpujoin_preagg_table_matches;	/* 0: GJ_AGG_TABLE_MATCHES */
 extern int	gpujoin_max_gpu_backends;	/* -1: no limit */
 
 /*

@@ -13,14 +13,14 @@
 -- parallel plans do, so the data has negative values), dates and timestamps,
 -- FILTER, HAVING, ORDER BY ... LIMIT above, chunks and rounds of a few
 -- rows, groups past the device table's first size, a partitioned join and
--- groups spilled under a tiny gpujoin.device_memory_limit, numeric sums,
--- averages, min, max and keys of declared scale (NaN, NULL, 18 digits,
--- negative scales),
+-- groups spilled under a tiny gpujoin.device_memory_limit or after a
+-- table's most matches, numeric sums, averages, min, max and keys of
+-- declared scale (NaN, NULL, 18 digits, negative scales),
 -- parallel plans (a GpuPreAgg per process under a Gather),
 -- and the errors PostgreSQL raises (int4 overflow in an argument, a float
 -- sum that overflows).
 BEGIN;
-SELECT plan(29);
+SELECT plan(31);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -159,6 +159,16 @@ SELECT is(pg_temp.agg_failures(), '', 'device_memory_limit = ' || l || ' kB: eve
 	FROM unnest(ARRAY[256, 1024]) l,
 		LATERAL (SELECT set_config('gpujoin.device_memory_limit', l::text, true)) c;
 RESET gpujoin.device_memory_limit;
+-- a table's integer sums are exact for 2^32 matches: past its limit (here
+-- lowered, with rounds of 1024 matches) it is emptied to the host
+SET LOCAL gpujoin.preagg_table_matches = 1000;
+SET LOCAL gpujoin.chunk_rows = 1000;
+SELECT matches(pg_temp.plan_analyze(sql), 'Group Spills: [1-9]',
+	'a table that has folded its most matches is emptied to the host before the next round')
+	FROM aq WHERE name = 'numerics: 18 digits, sums past 2^63';
+SELECT is(pg_temp.agg_failures(), '', 'tables of at most 1000 matches: every query');
+RESET gpujoin.chunk_rows;
+RESET gpujoin.preagg_table_matches;
 SET LOCAL gpujoin.inject_fault = 'count_oom';
 SELECT is(pg_temp.agg_failures(), '', 'out of device memory in the count, the groups so far kept: every query');
 SET LOCAL gpujoin.inject_fault = 'retrieve_oom';

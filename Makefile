@@ -34,6 +34,8 @@ OBJS = \
 	src/keys.o \
 	src/calibrate.o \
 	src/device.o \
+	src/service.o \
+	src/service_client.o \
 	src/setup.o \
 	cuda/device/context_cpu.o \
 	cuda/join/hash_join_cpu.o \

@@ -37,7 +37,10 @@ CREATE FUNCTION gpujoin_device_info(
 	OUT driver_version text,
 	OUT runtime_version text,
 	OUT kernels text,
-	OUT gpu_backends int)
+	OUT gpu_backends int,
+	OUT service text,
+	OUT service_requests bigint,
+	OUT service_contexts bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'gpujoin_device_info'
 LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;

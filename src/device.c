@@ -37,6 +37,7 @@
 #include "funcapi.h"
 #include "gpujoin.h"
 #include "miscadmin.h"
+#include "service.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
@@ -88,6 +89,8 @@ GpuJoinShmemRequest(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(MAXALIGN(sizeof(GpuJoinShared)));
+	if (gpujoin_service)
+		RequestAddinShmemSpace(MAXALIGN(GpuJoinServiceShmemSize()));
 }
 
 static void
@@ -106,6 +109,8 @@ GpuJoinShmemStartup(void)
 		gj_shared->gpu_backends = 0;
 		gj_shared->device_known = false;
 	}
+	if (gpujoin_service)
+		GpuJoinServiceShmemInit();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -119,6 +124,8 @@ GpuJoinRequestSharedMemory(void)
 	shmem_request_hook = GpuJoinShmemRequest;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = GpuJoinShmemStartup;
+	if (gpujoin_service)
+		GpuJoinServiceRegister();
 }
 
 /* Is a slot free for one more backend?  Call it holding the mutex. */
@@ -201,6 +208,26 @@ TakeDeviceSlot(void)
 static int
 CountDevices(void)
 {
+	if (GpuJoinServiceInUse())
+	{
+		/* the service's devices; asked again while it is not running */
+		if (cuda_device_count < 0)
+		{
+			GjDeviceInfo info;
+			int			n = GpuJoinServiceProbe(&info, cuda_probe_message,
+												sizeof(cuda_probe_message));
+
+			if (n > 0)
+			{
+				strlcpy(cuda_device_name, info.name, sizeof(cuda_device_name));
+				cuda_free_memory = info.free_memory;
+			}
+			if (n >= 0)
+				cuda_device_count = n;
+			return Max(n, 0);
+		}
+		return cuda_device_count;
+	}
 #ifdef GPUJOIN_WITH_CUDA
 	if (cuda_device_count < 0)
 	{
@@ -228,6 +255,9 @@ CountDevices(void)
 static bool
 ProbeCuda(void)
 {
+	/* the service owns the device: nothing to open here */
+	if (GpuJoinServiceInUse())
+		return CountDevices() > 0;
 #ifdef GPUJOIN_WITH_CUDA
 	if (CountDevices() > 0 && !cuda_ready)
 	{
@@ -294,6 +324,8 @@ PlannerSeesDevice(void)
 	bool		known = false;
 	bool		free_slot = false;
 
+	if (GpuJoinServiceInUse())
+		return ProbeCuda();
 	if (cuda_ready || gj_shared == NULL || CountDevices() <= 0)
 		return ProbeCuda();
 
@@ -404,8 +436,19 @@ GpuJoinPartitions(double inner_rows, int inner_bytes, double outer_rows,
 double
 GpuJoinExecutorDeviceBudget(const GjKernels *kernels)
 {
+	bool		service_gpu;
+
 	if (gpujoin_device_memory_limit > 0)
 		return (double) DeviceMemoryLimitBytes();
+	if (GpuJoinIsServiceKernels(kernels, &service_gpu))
+	{
+		GjDeviceInfo info;
+		char		message[256];
+
+		if (service_gpu && GpuJoinServiceProbe(&info, message, sizeof(message)) > 0)
+			return (double) info.free_memory;
+		return 0.0;
+	}
 #ifdef GPUJOIN_WITH_CUDA
 	if (kernels != &gj_cpu_kernels && ProbeCuda())
 	{
@@ -452,8 +495,23 @@ GpuJoinPlannerHasDevice(bool *use_gpu)
 const GjKernels *
 GpuJoinChooseKernels(void)
 {
+	bool		service = GpuJoinServiceInUse() && GpuJoinServiceReady();
+
 	if (gpujoin_device == GPUJOIN_DEVICE_CPU)
-		return &gj_cpu_kernels;
+		return service ? GpuJoinServiceKernels(false) : &gj_cpu_kernels;
+	if (GpuJoinServiceInUse())
+	{
+		/* a GPU only through the service; while it restarts, none */
+		if (service && ProbeCuda())
+			return GpuJoinServiceKernels(true);
+		if (gpujoin_device == GPUJOIN_DEVICE_GPU)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("no usable GPU for gpujoin"),
+					 errdetail("%s", service ? cuda_probe_message : "The gpujoin service is not running."),
+					 errhint("Set gpujoin.device = 'auto' to run joins on the CPU when no GPU is available.")));
+		return service ? GpuJoinServiceKernels(false) : &gj_cpu_kernels;
+	}
 
 #ifdef GPUJOIN_WITH_CUDA
 	if (ProbeCuda())
@@ -485,6 +543,14 @@ GpuJoinChooseKernels(void)
 const char *
 GpuJoinDescribeDevice(const GjKernels *kernels)
 {
+	bool		service_gpu;
+
+	if (kernels == NULL && GpuJoinServiceInUse() && GpuJoinServiceReady())
+		kernels = GpuJoinServiceKernels(gpujoin_device != GPUJOIN_DEVICE_CPU &&
+										PlannerSeesDevice());
+	if (kernels != NULL && GpuJoinIsServiceKernels(kernels, &service_gpu))
+		return service_gpu ? psprintf("GPU 0 (%s), gpujoin service", cuda_device_name) :
+			"CPU, gpujoin service";
 	if (kernels == NULL)
 	{
 		if (gpujoin_device == GPUJOIN_DEVICE_CPU || !PlannerSeesDevice())
@@ -500,6 +566,17 @@ GpuJoinDescribeDevice(const GjKernels *kernels)
 		return psprintf("GPU 0 (%s)", cuda_device_name);
 #endif
 	return "CPU";
+}
+
+/* Do these kernels run on the CPU (the twin, here or in the service)? */
+bool
+GpuJoinIsCpuTwin(const GjKernels *kernels)
+{
+	bool		service_gpu;
+
+	if (GpuJoinIsServiceKernels(kernels, &service_gpu))
+		return !service_gpu;
+	return kernels == &gj_cpu_kernels;
 }
 
 /*
@@ -692,9 +769,12 @@ Datum
 gpujoin_device_info(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[10];
-	bool		nulls[10];
+	Datum		values[13];
+	bool		nulls[13];
 	const GjKernels *kernels;
+	char	   *service_state;
+	int64		service_requests;
+	int64		service_contexts;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -709,11 +789,18 @@ gpujoin_device_info(PG_FUNCTION_ARGS)
 	{
 		GjDeviceInfo info;
 		GjError		err;
-		GjStatus	status;
+		GjStatus	status = GJ_OK;
 
 		memset(&info, 0, sizeof(info));
 		memset(&err, 0, sizeof(err));
-		status = gj_cuda_device_info(0, &info, &err);
+		/* with the service, its device: this backend opens none */
+		if (GpuJoinServiceInUse())
+		{
+			if (GpuJoinServiceProbe(&info, err.message, sizeof(err.message)) <= 0)
+				status = err.status = GJ_ERROR_NO_DEVICE;
+		}
+		else
+			status = gj_cuda_device_info(0, &info, &err);
 		GpuJoinCheckStatus(status, &err, "could not read the GPU's properties");
 
 		values[0] = Int32GetDatum(info.device);
@@ -727,7 +814,7 @@ gpujoin_device_info(PG_FUNCTION_ARGS)
 		values[7] = CStringGetTextDatum(psprintf("%d.%d", info.runtime_version / 1000,
 												 (info.runtime_version % 1000) / 10));
 		values[8] = CStringGetTextDatum(gj_cuda_kernels.name);
-		memset(nulls, false, sizeof(nulls));
+		memset(nulls, false, 9 * sizeof(bool));
 		kernels = &gj_cuda_kernels;
 	}
 #endif
@@ -754,6 +841,17 @@ gpujoin_device_info(PG_FUNCTION_ARGS)
 		SpinLockAcquire(&gj_shared->mutex);
 		values[9] = Int32GetDatum(gj_shared->gpu_backends);
 		SpinLockRelease(&gj_shared->mutex);
+	}
+
+	/* the gpujoin service: its state, requests served, contexts open */
+	GpuJoinServiceState(&service_state, &service_requests, &service_contexts);
+	values[10] = CStringGetTextDatum(service_state);
+	nulls[10] = false;
+	if (gj_service != NULL)
+	{
+		values[11] = Int64GetDatum(service_requests);
+		values[12] = Int64GetDatum(service_contexts);
+		nulls[11] = nulls[12] = false;
 	}
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));

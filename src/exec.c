@@ -231,7 +231,7 @@ GpuJoinSwitchToCpu(GpuJoinState *node, const GjError *cause)
 				 errhint("Raise gpujoin.device_memory_limit or lower gpujoin.chunk_rows to keep such joins on the GPU.")));
 
 	/* the CPU twin reports no device memory errors but injected ones */
-	node->gj_FellBackFrom = (node->gj_Device.kernels == &gj_cpu_kernels) ?
+	node->gj_FellBackFrom = GpuJoinIsCpuTwin(node->gj_Device.kernels) ?
 		"the CPU twin, gpujoin.inject_fault" : "the GPU";
 	GpuJoinCloseDevice(node);	/* a GpuPreAgg's groups kept */
 	GpuJoinDeviceOpen(&node->gj_Device, &gj_cpu_kernels, &node->gj_Spec);

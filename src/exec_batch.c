@@ -850,7 +850,7 @@ GpuJoinLoadOuterChunk(GpuJoinState *node)
 	 */
 	if (node->gj_Spec.variant == GJ_VARIANT_NLJ)
 	{
-		double		budget = (GpuJoinNodeKernels(node) == &gj_cpu_kernels) ?
+		double		budget = GpuJoinIsCpuTwin(GpuJoinNodeKernels(node)) ?
 			GPUJOIN_NLJ_CPU_CHUNK_COMPARISONS : GPUJOIN_NLJ_CHUNK_COMPARISONS;
 		double		per_row = (double) Max(node->gj_Inner.nrows, 1) * Max(outer->nterms, 1);
 

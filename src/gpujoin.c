@@ -52,6 +52,7 @@ double		gpujoin_emit_cost = GPUJOIN_DEFAULT_EMIT_COST;
 bool		gpujoin_cost_as_gpu = false;
 int			gpujoin_inject_fault = GPUJOIN_FAULT_NONE;
 int			gpujoin_preagg_table_matches = 0;
+bool		gpujoin_service = false;
 int			gpujoin_max_gpu_backends = -1;
 GpuJoinModel gpujoin_model = {
 	.cost_per_ms = GPUJOIN_DEFAULT_COST_PER_MS,
@@ -443,6 +444,17 @@ _PG_init(void)
 							 &gpujoin_cost_as_gpu,
 							 false,
 							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.service",
+							 "Runs the device work of every backend in one background worker, the gpujoin service.",
+							 "Needs gpujoin in shared_preload_libraries; the service then owns the GPU, and backends create no "
+							 "CUDA context of their own.",
+							 &gpujoin_service,
+							 false,
+							 /* loaded after startup it can only say off */
+							 process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_INTERNAL,
 							 0,
 							 NULL, NULL, NULL);
 

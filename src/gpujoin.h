@@ -107,6 +107,7 @@ extern bool gpujoin_cost_as_gpu;
 extern int	gpujoin_inject_fault;
 extern int	gpujoin_preagg_table_matches;	/* 0: GJ_AGG_TABLE_MATCHES */
 extern int	gpujoin_max_gpu_backends;	/* -1: no limit */
+extern bool gpujoin_service;
 
 /*
  * The cost model's device constants (planner_cost.c), each a gpujoin.* setting,
@@ -396,6 +397,15 @@ typedef struct GpuJoinDeviceContext
 
 /* device.c */
 extern void GpuJoinRequestSharedMemory(void);
+
+/* service_client.c: the kernels through the gpujoin service (service.c) */
+extern bool GpuJoinServiceInUse(void);
+extern bool GpuJoinServiceReady(void);
+extern const GjKernels *GpuJoinServiceKernels(bool gpu);
+extern bool GpuJoinIsServiceKernels(const GjKernels *kernels, bool *gpu);
+extern int	GpuJoinServiceProbe(GjDeviceInfo *info, char *message, Size message_size);
+extern void GpuJoinServiceState(char **state, int64 *requests, int64 *contexts);
+extern bool GpuJoinIsCpuTwin(const GjKernels *kernels);
 extern bool GpuJoinPlannerHasDevice(bool *use_gpu);
 extern double GpuJoinPlannerDeviceBudget(void);
 extern double GpuJoinExecutorDeviceBudget(const GjKernels *kernels);

@@ -107,7 +107,7 @@ FROM counted;
 -- the device each participant used
 SET LOCAL gpujoin.explain_device = on;
 SELECT matches(pg_temp.plan_analyze(sql),
-	CASE WHEN :'on_gpu'::boolean THEN 'Device: GPU 0 \([^)]*\)\n' ELSE 'Device: CPU\n' END,
+	CASE WHEN :'on_gpu'::boolean THEN 'Device: GPU 0 \([^)]*\)(, gpujoin service)?\n' ELSE 'Device: CPU(, gpujoin service)?\n' END,
 	'Device: one device, for every participant')
 FROM q WHERE name = 'left join on int8';
 RESET gpujoin.explain_device;

@@ -1,0 +1,671 @@
+/*-------------------------------------------------------------------------
+ *
+ * service.c
+ *	  The gpujoin service: a background worker that owns the device and
+ *	  runs the kernels for every backend and parallel worker
+ *
+ * With shared_preload_libraries = 'gpujoin' and gpujoin.service = on, the
+ * postmaster starts one background worker, "gpujoin service", which waits
+ * on its latch for requests (service.h) and serves them one at a time, in
+ * its one thread: it calls the kernels (the CPU twin, or CUDA, whose
+ * context only it creates) on contexts it keeps per client, reading the
+ * client's arrays from the client's DSM segments and writing what comes
+ * back into the client's result segment.  Nothing of PostgreSQL runs in
+ * any other thread.  A kernel's error is the request's answer, never the
+ * service's: the client raises it.
+ *
+ * A client that goes away leaves its slot CLOSING: the service destroys
+ * its contexts and unmaps its segments, and frees the slot.  Should the
+ * service exit (terminated, or an ERROR of its own), the postmaster starts
+ * it again a second later (bgw_restart_time), with a new generation: the
+ * clients waiting on it notice within a second (service_client.c) and
+ * fail their query; their next query opens new contexts.
+ *
+ * IDENTIFICATION
+ *	  src/service.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/twophase.h"
+#include "gpujoin.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "service.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+GjServiceShared *gj_service = NULL;
+
+/* A context the service keeps for a client */
+typedef struct ServedContext
+{
+	GjContext  *ctx;			/* NULL: this number is free */
+	const GjKernels *kernels;
+	GjJoinSpec	spec;
+	GjMatchRound round;			/* the last retrieve's, for a fetch */
+	GjAggResult groups;			/* the last agg_result's, for a fetch */
+	int32		naggs;
+	int32		nkeys;
+} ServedContext;
+
+/* A segment of a client's that the service has mapped */
+typedef struct MappedSegment
+{
+	dsm_handle	handle;
+	dsm_segment *seg;
+} MappedSegment;
+
+/* What the service knows of the client of a slot */
+typedef struct Client
+{
+	int			pid;
+	dsm_handle	request_handle;
+	dsm_segment *request_seg;
+	ServedContext *contexts;
+	int			ncontexts;		/* allocated */
+	MappedSegment *segments;
+	int			nsegments;
+	int			maxsegments;
+} Client;
+
+static Client *clients = NULL;
+static MemoryContext service_cxt = NULL;
+
+void		GpuJoinServiceMain(Datum main_arg);
+
+/* An answer's error */
+static GjStatus
+ServiceError(GjError *err, GjStatus status, const char *message)
+{
+	err->status = status;
+	err->cuda_error[0] = '\0';
+	strlcpy(err->message, message, sizeof(err->message));
+	return status;
+}
+
+/* Slots: one per PGPROC a client can have */
+static int
+ServiceSlots(void)
+{
+	return MaxBackends + NUM_AUXILIARY_PROCS + max_prepared_xacts;
+}
+
+Size
+GpuJoinServiceShmemSize(void)
+{
+	return add_size(offsetof(GjServiceShared, slots),
+					mul_size(ServiceSlots(), sizeof(GjServiceSlot)));
+}
+
+void
+GpuJoinServiceShmemInit(void)
+{
+	bool		found;
+
+	gj_service = ShmemInitStruct("gpujoin service", GpuJoinServiceShmemSize(), &found);
+	if (!found)
+	{
+		memset(gj_service, 0, GpuJoinServiceShmemSize());
+		SpinLockInit(&gj_service->mutex);
+		gj_service->state = GJ_SERVICE_STOPPED;
+		gj_service->nslots = ServiceSlots();
+		for (int i = 0; i < gj_service->nslots; i++)
+			pg_atomic_init_u32(&gj_service->slots[i].state, GJ_SLOT_FREE);
+	}
+}
+
+/* _PG_init, preloaded with gpujoin.service on: the postmaster starts it */
+void
+GpuJoinServiceRegister(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	/* a connection to no database: in pg_stat_activity, as "gpujoin service" */
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = 1;
+	strlcpy(worker.bgw_library_name, "gpujoin", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "GpuJoinServiceMain", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, "gpujoin service", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, "gpujoin service", BGW_MAXLEN);
+	RegisterBackgroundWorker(&worker);
+}
+
+/* on_shmem_exit: no longer taking requests */
+static void
+ServiceExit(int code, Datum arg)
+{
+	SpinLockAcquire(&gj_service->mutex);
+	gj_service->state = GJ_SERVICE_STOPPED;
+	gj_service->pid = 0;
+	gj_service->latch = NULL;
+	gj_service->contexts = 0;
+	SpinLockRelease(&gj_service->mutex);
+}
+
+/* A client's segment, mapped on first use; NULL when it is gone */
+static dsm_segment *
+MapSegment(Client *c, dsm_handle handle)
+{
+	dsm_segment *seg;
+
+	for (int i = 0; i < c->nsegments; i++)
+		if (c->segments[i].handle == handle)
+			return c->segments[i].seg;
+	seg = dsm_attach(handle);
+	if (seg == NULL)
+		return NULL;
+	if (c->nsegments == c->maxsegments)
+	{
+		c->maxsegments = Max(16, 2 * c->maxsegments);
+		c->segments = c->segments == NULL ?
+			MemoryContextAlloc(service_cxt, c->maxsegments * sizeof(MappedSegment)) :
+			repalloc(c->segments, c->maxsegments * sizeof(MappedSegment));
+	}
+	c->segments[c->nsegments].handle = handle;
+	c->segments[c->nsegments].seg = seg;
+	c->nsegments++;
+	return seg;
+}
+
+/* Unmap a segment the client freed */
+static void
+ForgetSegment(Client *c, dsm_handle handle)
+{
+	for (int i = 0; i < c->nsegments; i++)
+		if (c->segments[i].handle == handle)
+		{
+			dsm_detach(c->segments[i].seg);
+			c->segments[i] = c->segments[--c->nsegments];
+			return;
+		}
+}
+
+/*
+ * The address of a client's array, checked to lie within its segment;
+ * NULL for a NULL reference.  false (err set) when it does not.
+ */
+static bool
+Resolve(Client *c, const GjServiceRef *ref, uint64 bytes, void **out, GjError *err)
+{
+	dsm_segment *seg;
+
+	*out = NULL;
+	if (ref->handle == DSM_HANDLE_INVALID)
+		return true;
+	seg = MapSegment(c, ref->handle);
+	if (seg == NULL)
+	{
+		ServiceError(err, GJ_ERROR_INVALID_ARGUMENT,
+					 "The gpujoin service could not map a segment of its client.");
+		return false;
+	}
+	if (ref->offset > dsm_segment_map_length(seg) ||
+		bytes > dsm_segment_map_length(seg) - ref->offset || bytes > ref->bytes)
+	{
+		ServiceError(err, GJ_ERROR_INVALID_ARGUMENT,
+					 "An array of a gpujoin service request lies outside its segment.");
+		return false;
+	}
+	*out = (char *) dsm_segment_address(seg) + ref->offset;
+	return true;
+}
+
+/* The context a request names, or NULL (err set) */
+static ServedContext *
+ContextOf(Client *c, const GjServiceRequest *req, GjError *err)
+{
+	if (req->generation != gj_service->generation || req->context < 0 ||
+		req->context >= c->ncontexts || c->contexts[req->context].ctx == NULL)
+	{
+		ServiceError(err, GJ_ERROR_INVALID_ARGUMENT,
+					 "The gpujoin service has no such context (it may have restarted).");
+		return NULL;
+	}
+	return &c->contexts[req->context];
+}
+
+/* A batch from its references: nrows rows of the columns of widths */
+static bool
+ResolveBatch(Client *c, const GjServiceBatch *in, int ncolumns, const int32 *widths,
+			 int nterms, GjBatch *batch, GjColumn *columns, GjError *err)
+{
+	uint64		n = (uint64) in->nrows;
+	void	   *p;
+
+	memset(batch, 0, sizeof(*batch));
+	batch->nrows = in->nrows;
+	if (in->nrows < 0 || in->nrows > GJ_MAX_ROWS)
+	{
+		ServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A batch of a gpujoin service request has a bad row count.");
+		return false;
+	}
+	if (!Resolve(c, &in->keys, n * sizeof(uint64), &p, err))
+		return false;
+	batch->keys = p;
+	if (!Resolve(c, &in->nulls, n, &p, err))
+		return false;
+	batch->nulls = p;
+	if (!Resolve(c, &in->keys_hi, n * sizeof(uint64), &p, err))
+		return false;
+	batch->keys_hi = p;
+	for (int i = 0; i < ncolumns; i++)
+	{
+		if (!Resolve(c, &in->values[i], n * widths[i], &p, err))
+			return false;
+		columns[i].values = p;
+		if (!Resolve(c, &in->value_nulls[i], n, &p, err))
+			return false;
+		columns[i].nulls = p;
+	}
+	batch->columns = columns;
+	for (int t = 0; t < nterms; t++)
+	{
+		if (!Resolve(c, &in->terms[t], n * sizeof(uint64), &p, err))
+			return false;
+		batch->terms[t] = p;
+		if (!Resolve(c, &in->term_nulls[t], n, &p, err))
+			return false;
+		batch->term_nulls[t] = p;
+	}
+	return true;
+}
+
+/* Places in the result segment, 8-byte aligned */
+typedef struct ResultLayout
+{
+	uint64		used;
+} ResultLayout;
+
+static uint64
+Place(ResultLayout *l, const void *ptr, uint64 bytes)
+{
+	uint64		at;
+
+	if (ptr == NULL)
+		return GJ_SERVICE_NO_OFFSET;
+	at = l->used;
+	l->used += TYPEALIGN(8, bytes);
+	return at;
+}
+
+/*
+ * The client's result segment for the used bytes placed; NULL when there
+ * is nothing to copy, or (result_too_small) no segment large enough
+ */
+static char *
+ResultArea(Client *c, GjServiceRequest *req, uint64 used)
+{
+	void	   *result;
+
+	req->result_bytes = used;
+	if (used == 0)
+		return NULL;
+	if (!Resolve(c, &req->result, used, &result, &req->err) || result == NULL)
+	{
+		req->result_too_small = true;
+		memset(&req->err, 0, sizeof(req->err));
+		return NULL;
+	}
+	return result;
+}
+
+/* Copy src to offset at of the result (a placed array) */
+static void
+Put(char *result, uint64 at, const void *src, uint64 bytes)
+{
+	if (at != GJ_SERVICE_NO_OFFSET && bytes > 0)
+		memcpy(result + at, src, bytes);
+}
+
+/* A retrieve's round into the result segment */
+static void
+AnswerRound(Client *c, GjServiceRequest *req, ServedContext *sc)
+{
+	const GjMatchRound *r = &sc->round;
+	uint64		n = (uint64) r->nmatches;
+	ResultLayout l = {0};
+	char	   *result;
+
+	req->nmatches = r->nmatches;
+	req->outer_rows = Place(&l, r->outer_rows, n * sizeof(GjRowId));
+	req->inner_rows = Place(&l, r->inner_rows, n * sizeof(GjRowId));
+	for (int i = 0; i < GJ_MAX_COLUMNS; i++)
+	{
+		bool		outer = i < sc->spec.outer_ncolumns;
+		bool		inner = i < sc->spec.inner_ncolumns;
+
+		req->outer_values[i] = outer ? Place(&l, r->outer_values[i], n * sc->spec.outer_widths[i]) : GJ_SERVICE_NO_OFFSET;
+		req->outer_nulls[i] = outer ? Place(&l, r->outer_nulls[i], n) : GJ_SERVICE_NO_OFFSET;
+		req->inner_values[i] = inner ? Place(&l, r->inner_values[i], n * sc->spec.inner_widths[i]) : GJ_SERVICE_NO_OFFSET;
+		req->inner_nulls[i] = inner ? Place(&l, r->inner_nulls[i], n) : GJ_SERVICE_NO_OFFSET;
+	}
+	if ((result = ResultArea(c, req, l.used)) == NULL)
+		return;
+	Put(result, req->outer_rows, r->outer_rows, n * sizeof(GjRowId));
+	Put(result, req->inner_rows, r->inner_rows, n * sizeof(GjRowId));
+	for (int i = 0; i < sc->spec.outer_ncolumns; i++)
+	{
+		Put(result, req->outer_values[i], r->outer_values[i], n * sc->spec.outer_widths[i]);
+		Put(result, req->outer_nulls[i], r->outer_nulls[i], n);
+	}
+	for (int i = 0; i < sc->spec.inner_ncolumns; i++)
+	{
+		Put(result, req->inner_values[i], r->inner_values[i], n * sc->spec.inner_widths[i]);
+		Put(result, req->inner_nulls[i], r->inner_nulls[i], n);
+	}
+}
+
+/* The groups into the result segment */
+static void
+AnswerGroups(Client *c, GjServiceRequest *req, ServedContext *sc)
+{
+	const GjAggResult *g = &sc->groups;
+	uint64		n = (uint64) g->ngroups;
+	ResultLayout l = {0};
+	char	   *result;
+
+	req->ngroups = g->ngroups;
+	req->spills = g->spills;
+	for (int k = 0; k < sc->nkeys; k++)
+	{
+		req->keys[k] = Place(&l, g->keys[k], n * sizeof(int64));
+		req->key_nulls[k] = Place(&l, g->key_nulls[k], n);
+	}
+	for (int a = 0; a < sc->naggs; a++)
+	{
+		req->words[0][a] = Place(&l, g->n[a], n * sizeof(int64));
+		req->words[1][a] = Place(&l, g->a[a], n * sizeof(int64));
+		req->words[2][a] = Place(&l, g->b[a], n * sizeof(int64));
+	}
+	if ((result = ResultArea(c, req, l.used)) == NULL)
+		return;
+	for (int k = 0; k < sc->nkeys; k++)
+	{
+		Put(result, req->keys[k], g->keys[k], n * sizeof(int64));
+		Put(result, req->key_nulls[k], g->key_nulls[k], n);
+	}
+	for (int a = 0; a < sc->naggs; a++)
+	{
+		Put(result, req->words[0][a], g->n[a], n * sizeof(int64));
+		Put(result, req->words[1][a], g->a[a], n * sizeof(int64));
+		Put(result, req->words[2][a], g->b[a], n * sizeof(int64));
+	}
+}
+
+/* The kernels of a target */
+static const GjKernels *
+TargetKernels(int target)
+{
+#ifdef GPUJOIN_WITH_CUDA
+	if (target == GJ_TARGET_CUDA)
+		return &gj_cuda_kernels;
+#endif
+	return target == GJ_TARGET_CPU ? &gj_cpu_kernels : NULL;
+}
+
+/* GJ_OP_CREATE: a new context, its number in req->context */
+static void
+ServeCreate(Client *c, GjServiceRequest *req)
+{
+	const GjKernels *kernels = TargetKernels(req->target);
+	int			id;
+
+	if (kernels == NULL)
+	{
+		req->status = ServiceError(&req->err, GJ_ERROR_NO_DEVICE,
+								   "The gpujoin service has no such device.");
+		return;
+	}
+	for (id = 0; id < c->ncontexts; id++)
+		if (c->contexts[id].ctx == NULL)
+			break;
+	if (id == c->ncontexts)
+	{
+		int			more = Max(8, 2 * c->ncontexts);
+
+		c->contexts = c->contexts == NULL ?
+			MemoryContextAllocZero(service_cxt, more * sizeof(ServedContext)) :
+			repalloc(c->contexts, more * sizeof(ServedContext));
+		memset(&c->contexts[c->ncontexts], 0, (more - c->ncontexts) * sizeof(ServedContext));
+		c->ncontexts = more;
+	}
+	memset(&c->contexts[id], 0, sizeof(ServedContext));
+	req->status = kernels->context_create(&c->contexts[id].ctx, &req->spec, &req->err);
+	if (req->status != GJ_OK)
+	{
+		if (c->contexts[id].ctx != NULL)
+			kernels->context_destroy(c->contexts[id].ctx);
+		c->contexts[id].ctx = NULL;
+		return;
+	}
+	c->contexts[id].kernels = kernels;
+	c->contexts[id].spec = req->spec;
+	req->context = id;
+	req->generation = gj_service->generation;
+	SpinLockAcquire(&gj_service->mutex);
+	gj_service->contexts++;
+	SpinLockRelease(&gj_service->mutex);
+}
+
+static void
+DestroyContext(ServedContext *sc)
+{
+	if (sc->ctx == NULL)
+		return;
+	sc->kernels->context_destroy(sc->ctx);
+	sc->ctx = NULL;
+	SpinLockAcquire(&gj_service->mutex);
+	gj_service->contexts--;
+	SpinLockRelease(&gj_service->mutex);
+}
+
+/* GJ_OP_PROBE: the devices the service sees, device 0's properties */
+static void
+ServeProbe(GjServiceRequest *req)
+{
+	memset(&req->info, 0, sizeof(req->info));
+	req->info.device = -1;
+	req->ndevices = 0;
+#ifdef GPUJOIN_WITH_CUDA
+	req->ndevices = gj_cuda_device_count(&req->err);
+	if (req->ndevices > 0)
+	{
+		memset(&req->err, 0, sizeof(req->err));
+		req->status = gj_cuda_device_info(0, &req->info, &req->err);
+		if (req->status != GJ_OK)
+			req->ndevices = 0;
+	}
+	else
+		req->ndevices = 0;
+#else
+	ServiceError(&req->err, GJ_ERROR_NO_DEVICE, "gpujoin was built without CUDA.");
+#endif
+	req->status = GJ_OK;
+}
+
+/* Serve the request of a slot's client */
+static void
+Serve(Client *c, GjServiceRequest *req)
+{
+	ServedContext *sc = NULL;
+	GjBatch		batch;
+	GjColumn	columns[GJ_MAX_COLUMNS];
+
+	req->status = GJ_OK;
+	memset(&req->err, 0, sizeof(req->err));
+	req->result_too_small = false;
+	if (req->op != GJ_OP_CREATE && req->op != GJ_OP_FORGET && req->op != GJ_OP_PROBE &&
+		(sc = ContextOf(c, req, &req->err)) == NULL)
+	{
+		req->status = req->err.status;
+		return;
+	}
+	switch ((GjServiceOp) req->op)
+	{
+		case GJ_OP_CREATE:
+			ServeCreate(c, req);
+			break;
+		case GJ_OP_DESTROY:
+			DestroyContext(sc);
+			break;
+		case GJ_OP_STATS:
+			sc->kernels->context_stats(sc->ctx, &req->stats);
+			break;
+		case GJ_OP_BUILD:
+			if (!ResolveBatch(c, &req->batch, sc->spec.inner_ncolumns, sc->spec.inner_widths,
+							  sc->spec.nterms, &batch, columns, &req->err))
+				break;
+			req->status = sc->kernels->build(sc->ctx, &batch, &req->err);
+			break;
+		case GJ_OP_COUNT:
+			if (!ResolveBatch(c, &req->batch, sc->spec.outer_ncolumns, sc->spec.outer_widths,
+							  sc->spec.nterms, &batch, columns, &req->err))
+				break;
+			req->status = sc->kernels->count(sc->ctx, &batch, &req->nmatches, &req->err);
+			break;
+		case GJ_OP_RETRIEVE:
+			if (!req->fetch_only)
+				req->status = sc->kernels->retrieve(sc->ctx, req->first, &sc->round, &req->err);
+			if (req->status == GJ_OK)
+				AnswerRound(c, req, sc);
+			break;
+		case GJ_OP_AGG_BEGIN:
+			req->status = sc->kernels->agg_begin(sc->ctx, &req->agg_spec, &req->err);
+			sc->nkeys = req->agg_spec.nkeys;
+			sc->naggs = req->agg_spec.naggs;
+			break;
+		case GJ_OP_AGG:
+			req->status = sc->kernels->aggregate(sc->ctx, req->first, &req->nmatches,
+												 &req->undecided, &req->err);
+			break;
+		case GJ_OP_AGG_RESULT:
+			if (!req->fetch_only)
+				req->status = sc->kernels->agg_result(sc->ctx, &sc->groups, &req->err);
+			if (req->status == GJ_OK)
+				AnswerGroups(c, req, sc);
+			break;
+		case GJ_OP_FORGET:
+			ForgetSegment(c, req->forget);
+			break;
+		case GJ_OP_PROBE:
+			ServeProbe(req);
+			break;
+		default:
+			ServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT, "Unknown gpujoin service request.");
+			break;
+	}
+	if (req->status == GJ_OK && req->err.status != GJ_OK)
+		req->status = req->err.status;
+}
+
+/* A slot's client went away: its contexts and segments go */
+static void
+CloseClient(Client *c)
+{
+	for (int i = 0; i < c->ncontexts; i++)
+		DestroyContext(&c->contexts[i]);
+	for (int i = 0; i < c->nsegments; i++)
+		dsm_detach(c->segments[i].seg);
+	if (c->request_seg != NULL)
+		dsm_detach(c->request_seg);
+	if (c->contexts)
+		pfree(c->contexts);
+	if (c->segments)
+		pfree(c->segments);
+	memset(c, 0, sizeof(*c));
+}
+
+/* The request of slot i */
+static void
+ServeSlot(int i)
+{
+	GjServiceSlot *slot = &gj_service->slots[i];
+	Client	   *c = &clients[i];
+	GjServiceRequest *req;
+	uint32		expected;
+
+	pg_read_barrier();
+	if (c->pid != slot->pid || c->request_handle != slot->request)
+		CloseClient(c);			/* a new client in the slot */
+	if (c->request_seg == NULL)
+	{
+		c->pid = slot->pid;
+		c->request_handle = slot->request;
+		c->request_seg = dsm_attach(slot->request);
+	}
+	if (c->request_seg == NULL)
+		return;					/* the client is gone: its exit frees the slot */
+	req = dsm_segment_address(c->request_seg);
+	Serve(c, req);
+	pg_write_barrier();
+	/* unless the client went away meanwhile (CLOSING stays, for the loop) */
+	expected = GJ_SLOT_REQUEST;
+	if (pg_atomic_compare_exchange_u32(&slot->state, &expected, GJ_SLOT_DONE))
+		SetLatch(slot->client_latch);
+	SpinLockAcquire(&gj_service->mutex);
+	gj_service->requests++;
+	SpinLockRelease(&gj_service->mutex);
+}
+
+void
+GpuJoinServiceMain(Datum main_arg)
+{
+	pqsignal(SIGTERM, die);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pgstat_report_appname("gpujoin service");
+
+	service_cxt = AllocSetContextCreate(TopMemoryContext, "gpujoin service",
+										ALLOCSET_DEFAULT_SIZES);
+	clients = MemoryContextAllocZero(service_cxt, gj_service->nslots * sizeof(Client));
+	/* a segment mapped without a resource owner stays until detached */
+	CurrentResourceOwner = NULL;
+
+	on_shmem_exit(ServiceExit, (Datum) 0);
+	SpinLockAcquire(&gj_service->mutex);
+	gj_service->generation++;
+	gj_service->pid = MyProcPid;
+	gj_service->latch = MyLatch;
+	gj_service->contexts = 0;
+	gj_service->state = GJ_SERVICE_READY;
+	SpinLockRelease(&gj_service->mutex);
+
+	for (;;)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		for (int i = 0; i < gj_service->nslots; i++)
+		{
+			GjServiceSlot *slot = &gj_service->slots[i];
+			uint32		state = pg_atomic_read_u32(&slot->state);
+
+			if (state == GJ_SLOT_REQUEST)
+				ServeSlot(i);
+			else if (state == GJ_SLOT_CLOSING)
+			{
+				CloseClient(&clients[i]);
+				pg_atomic_write_u32(&slot->state, GJ_SLOT_FREE);
+			}
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+}

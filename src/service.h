@@ -1,0 +1,168 @@
+/*-------------------------------------------------------------------------
+ *
+ * service.h
+ *	  The gpujoin service: one background worker that runs the kernels for
+ *	  every backend and parallel worker; what its clients and it share
+ *
+ * Each backend (or parallel worker) that uses the service has a slot in
+ * shared memory, numbered by its PGPROC, and a request segment (DSM) of its
+ * own, where it writes one request at a time (GjServiceRequest) and the
+ * service writes the answer.  Arrays travel as references into the
+ * client's DSM segments (GjServiceRef): its staging blocks, which the
+ * client allocates as DSM from the start (the kernels' stage_alloc), a
+ * scratch segment for arrays that are elsewhere, and a result segment
+ * where the service copies what a retrieve or agg_result returns.  The
+ * service maps each segment once, the first time a request names it, and
+ * unmaps it when the client says it is freed or goes away.
+ *
+ * IDENTIFICATION
+ *	  src/service.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUJOIN_SERVICE_H
+#define GPUJOIN_SERVICE_H
+
+#include "gpujoin_kernels.h"
+#include "port/atomics.h"
+#include "storage/dsm.h"
+#include "storage/latch.h"
+#include "storage/spin.h"
+
+/* What a slot is doing (GjServiceSlot.state) */
+typedef enum GjSlotState
+{
+	GJ_SLOT_FREE = 0,			/* no client */
+	GJ_SLOT_IDLE,				/* a client, no request pending */
+	GJ_SLOT_REQUEST,			/* a request for the service */
+	GJ_SLOT_DONE,				/* answered; the client reads it */
+	GJ_SLOT_CLOSING				/* the client went away: the service frees
+								 * its contexts and segments */
+} GjSlotState;
+
+typedef struct GjServiceSlot
+{
+	pg_atomic_uint32 state;		/* GjSlotState */
+	int			pid;			/* the client's */
+	Latch	   *client_latch;	/* set when the answer is there */
+	dsm_handle	request;		/* the client's request segment */
+} GjServiceSlot;
+
+/* The service's state (GjServiceShared.state) */
+typedef enum GjServiceState
+{
+	GJ_SERVICE_STOPPED = 0,		/* not running (or not started yet) */
+	GJ_SERVICE_READY			/* running, taking requests */
+} GjServiceState;
+
+typedef struct GjServiceShared
+{
+	slock_t		mutex;
+	int			state;			/* GjServiceState */
+	int			pid;			/* the service's, while it runs */
+	Latch	   *latch;			/* the service's, to wake it */
+	uint32		generation;		/* counts the service's starts */
+	int64		requests;		/* served since the server started */
+	int64		contexts;		/* open now, of every client */
+	int			nslots;
+	GjServiceSlot slots[FLEXIBLE_ARRAY_MEMBER];
+} GjServiceShared;
+
+/* An array of a client: offset bytes into its segment handle, or NULL */
+typedef struct GjServiceRef
+{
+	dsm_handle	handle;			/* DSM_HANDLE_INVALID: a NULL pointer */
+	uint64		offset;
+	uint64		bytes;
+} GjServiceRef;
+
+/* Requests (GjServiceRequest.op) */
+typedef enum GjServiceOp
+{
+	GJ_OP_CREATE = 1,
+	GJ_OP_DESTROY,
+	GJ_OP_STATS,
+	GJ_OP_BUILD,
+	GJ_OP_COUNT,
+	GJ_OP_RETRIEVE,
+	GJ_OP_AGG_BEGIN,
+	GJ_OP_AGG,
+	GJ_OP_AGG_RESULT,
+	GJ_OP_FORGET,				/* a segment the client freed */
+	GJ_OP_PROBE					/* the GPU the service sees */
+} GjServiceOp;
+
+/* Where the kernels run in the service (GjServiceRequest.target) */
+#define GJ_TARGET_CPU	0
+#define GJ_TARGET_CUDA	1
+
+/* A batch (GjBatch) by reference */
+typedef struct GjServiceBatch
+{
+	int64		nrows;
+	GjServiceRef keys;
+	GjServiceRef nulls;
+	GjServiceRef keys_hi;
+	GjServiceRef values[GJ_MAX_COLUMNS];
+	GjServiceRef value_nulls[GJ_MAX_COLUMNS];
+	GjServiceRef terms[GJ_MAX_TERMS];
+	GjServiceRef term_nulls[GJ_MAX_TERMS];
+} GjServiceBatch;
+
+/*
+ * One request and its answer, at the start of the client's request
+ * segment.  Arrays that come back (a round, the groups) are copied into
+ * the result segment at the offsets the answer gives; when it is too
+ * small the answer is GJ_SERVICE_RESULT_BYTES more, and the client asks
+ * again with a larger one (GJ_OP_RETRIEVE with fetch_only, or
+ * GJ_OP_AGG_RESULT), the round or groups kept.
+ */
+typedef struct GjServiceRequest
+{
+	/* in */
+	int32		op;				/* GjServiceOp */
+	int32		target;			/* GJ_OP_CREATE: GJ_TARGET_* */
+	int32		context;		/* the service's number of the context */
+	uint32		generation;		/* of the service the context lives in */
+	int64		first;			/* retrieve, aggregate */
+	bool		fetch_only;		/* retrieve: copy the kept round again */
+	GjServiceRef result;		/* where arrays coming back go */
+	dsm_handle	forget;			/* GJ_OP_FORGET */
+	GjJoinSpec	spec;			/* GJ_OP_CREATE */
+	GjServiceBatch batch;		/* build, count */
+	GjAggSpec	agg_spec;		/* agg_begin */
+
+	/* out */
+	GjStatus	status;
+	GjError		err;
+	bool		result_too_small;
+	uint64		result_bytes;	/* what the arrays need */
+	int64		nmatches;		/* count, retrieve, aggregate */
+	int64		undecided;		/* aggregate */
+	GjStats		stats;			/* GJ_OP_STATS */
+	GjDeviceInfo info;			/* GJ_OP_PROBE: device < 0 when none */
+	int			ndevices;		/* GJ_OP_PROBE */
+	/* retrieve: offsets in the result segment (UINT64_MAX: NULL) */
+	uint64		outer_rows;
+	uint64		inner_rows;
+	uint64		outer_values[GJ_MAX_COLUMNS];
+	uint64		outer_nulls[GJ_MAX_COLUMNS];
+	uint64		inner_values[GJ_MAX_COLUMNS];
+	uint64		inner_nulls[GJ_MAX_COLUMNS];
+	/* agg_result */
+	int64		ngroups;
+	int64		spills;
+	uint64		keys[GJ_AGG_MAX_KEYS];
+	uint64		key_nulls[GJ_AGG_MAX_KEYS];
+	uint64		words[3][GJ_AGG_MAX_AGGS];	/* n, a, b */
+} GjServiceRequest;
+
+#define GJ_SERVICE_NO_OFFSET	UINT64_MAX
+
+/* service.c */
+extern GjServiceShared *gj_service;
+extern Size GpuJoinServiceShmemSize(void);
+extern void GpuJoinServiceShmemInit(void);
+extern void GpuJoinServiceRegister(void);
+
+#endif							/* GPUJOIN_SERVICE_H */

@@ -1,0 +1,773 @@
+/*-------------------------------------------------------------------------
+ *
+ * service_client.c
+ *	  The kernels of a backend that uses the gpujoin service: each call a
+ *	  request to the service (service.c), the arrays by reference
+ *
+ * GpuJoinServiceKernels() gives a kernel table (GjKernels) whose calls the
+ * service runs on the CPU twin or the GPU.  Its stage_alloc makes DSM
+ * segments, so that the batches a join builds in staging memory
+ * (GpuJoinSideAlloc, pinned.c) reach the service without a copy; an array
+ * that lies elsewhere is copied into a scratch segment for the request.
+ * What comes back (a round's matches, the groups) is copied by the service
+ * into a result segment and read from there, valid until the next call,
+ * as the kernels' contract says.  The heap pages' deform runs here, on the
+ * CPU twin (it needs no context).
+ *
+ * A request waits on the backend's latch, waking every second to see that
+ * the service still runs the generation the context was made in: if it
+ * exited, the query fails (SQLSTATE 58000) instead of hanging.  A cancel
+ * while the service works is honoured at once; the slot stays busy until
+ * the service answers, and the next request waits for that.  Cleanup
+ * calls (destroy, stats, freeing a segment) never raise an ERROR.
+ *
+ * IDENTIFICATION
+ *	  src/service_client.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "gpujoin.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "service.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
+#include "utils/wait_event.h"
+
+/* A context in the service, as the client knows it */
+/* A DSM segment of this backend's: a staging block, scratch or result */
+typedef struct Segment
+{
+	dsm_segment *seg;
+	char	   *base;
+	Size		size;
+} Segment;
+
+/*
+ * A context in the service, as the client knows it; what comes back from
+ * it lies in its own result segment, valid until its next call
+ */
+typedef struct ClientContext
+{
+	int32		id;
+	uint32		generation;
+	GjJoinSpec	spec;
+	int32		nkeys;			/* of the aggregation begun */
+	int32		naggs;
+	Segment		result;
+} ClientContext;
+
+#define MAX_SEGMENTS	256
+
+static Segment segments[MAX_SEGMENTS];
+static int	nsegments = 0;
+
+static int	my_slot = -1;
+static dsm_segment *request_seg = NULL;
+static GjServiceRequest *req = NULL;
+static Segment scratch = {0};
+static Size scratch_used = 0;
+
+/* Is the service there to take requests? */
+bool
+GpuJoinServiceReady(void)
+{
+	bool		ready;
+
+	if (gj_service == NULL)
+		return false;
+	SpinLockAcquire(&gj_service->mutex);
+	ready = gj_service->state == GJ_SERVICE_READY;
+	SpinLockRelease(&gj_service->mutex);
+	return ready;
+}
+
+bool
+GpuJoinServiceInUse(void)
+{
+	return gpujoin_service && gj_service != NULL;
+}
+
+/* on_shmem_exit: the slot is the service's to clean up */
+static void
+LeaveSlot(int code, Datum arg)
+{
+	GjServiceSlot *slot;
+
+	if (my_slot < 0)
+		return;
+	slot = &gj_service->slots[my_slot];
+	pg_atomic_write_u32(&slot->state, GJ_SLOT_CLOSING);
+	SpinLockAcquire(&gj_service->mutex);
+	if (gj_service->latch != NULL)
+		SetLatch(gj_service->latch);
+	SpinLockRelease(&gj_service->mutex);
+	my_slot = -1;
+}
+
+/*
+ * Take this backend's slot, and make its request segment, once; false
+ * (quietly) when the slot is not free within a few seconds (the service
+ * has not yet cleaned up after the PGPROC's last owner)
+ */
+static bool
+TakeSlot(void)
+{
+	GjServiceSlot *slot;
+	int			tries = 0;
+
+	if (my_slot >= 0)
+		return true;
+	slot = &gj_service->slots[MyProc->pgprocno];
+	while (pg_atomic_read_u32(&slot->state) != GJ_SLOT_FREE)
+	{
+		if (++tries > 50)
+			return false;
+		pg_usleep(100 * 1000L);
+	}
+	if (request_seg == NULL)
+	{
+		request_seg = dsm_create(sizeof(GjServiceRequest), 0);
+		dsm_pin_mapping(request_seg);
+		req = dsm_segment_address(request_seg);
+	}
+	slot->pid = MyProcPid;
+	slot->client_latch = MyLatch;
+	slot->request = dsm_segment_handle(request_seg);
+	pg_write_barrier();
+	pg_atomic_write_u32(&slot->state, GJ_SLOT_IDLE);
+	my_slot = MyProc->pgprocno;
+	on_shmem_exit(LeaveSlot, (Datum) 0);
+	return true;
+}
+
+/* Is the service still the generation gen (0: any), taking requests? */
+static bool
+ServiceAlive(uint32 gen)
+{
+	bool		alive;
+
+	SpinLockAcquire(&gj_service->mutex);
+	alive = gj_service->state == GJ_SERVICE_READY &&
+		(gen == 0 || gj_service->generation == gen);
+	SpinLockRelease(&gj_service->mutex);
+	return alive;
+}
+
+static void
+ServiceGone(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_SYSTEM_ERROR),
+			 errmsg("gpujoin: the gpujoin service exited while it ran this join"),
+			 errhint("The service restarts by itself; run the query again.")));
+}
+
+/*
+ * Wait until the slot's last request is answered; quiet: no ERROR, false
+ * when the service is gone or does not answer within timeout_ms
+ */
+static bool
+WaitAnswer(bool quiet, uint32 gen, long timeout_ms)
+{
+	GjServiceSlot *slot = &gj_service->slots[my_slot];
+	long		waited = 0;
+
+	for (;;)
+	{
+		uint32		state = pg_atomic_read_u32(&slot->state);
+
+		if (state == GJ_SLOT_DONE || state == GJ_SLOT_IDLE)
+		{
+			pg_read_barrier();
+			return true;
+		}
+		if (!ServiceAlive(gen))
+		{
+			/* a new service answers the old request with an error, or none will */
+			if (quiet)
+				return false;
+			ServiceGone();
+		}
+		if (timeout_ms > 0 && waited >= timeout_ms)
+			return false;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000,
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		waited += 1000;
+		if (!quiet)
+			CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * Send the request being written in req (op set) and wait for the answer;
+ * quiet: false instead of an ERROR.  gen: the context's generation (0: any).
+ */
+static bool
+Call(bool quiet, uint32 gen)
+{
+	GjServiceSlot *slot = &gj_service->slots[my_slot];
+
+	pg_write_barrier();
+	pg_atomic_write_u32(&slot->state, GJ_SLOT_REQUEST);
+	SpinLockAcquire(&gj_service->mutex);
+	if (gj_service->latch != NULL)
+		SetLatch(gj_service->latch);
+	SpinLockRelease(&gj_service->mutex);
+	if (!WaitAnswer(quiet, gen, quiet ? 10000 : 0))
+		return false;
+	pg_atomic_write_u32(&slot->state, GJ_SLOT_IDLE);
+	return true;
+}
+
+/*
+ * Start a request: the slot taken, the previous request answered, req
+ * cleared; false when quiet and that cannot be
+ */
+static bool
+Begin(GjServiceOp op, bool quiet)
+{
+	if (!GpuJoinServiceReady() || !TakeSlot())
+	{
+		if (quiet)
+			return false;
+		ereport(ERROR,
+				(errcode(ERRCODE_SYSTEM_ERROR),
+				 errmsg("gpujoin: the gpujoin service is not running")));
+	}
+	/* a request abandoned by a cancel: its answer first */
+	if (!WaitAnswer(quiet, 0, quiet ? 10000 : 0))
+		return false;
+	pg_atomic_write_u32(&gj_service->slots[my_slot].state, GJ_SLOT_IDLE);
+	memset(req, 0, offsetof(GjServiceRequest, spec));
+	req->op = op;
+	req->result.handle = DSM_HANDLE_INVALID;
+	req->forget = DSM_HANDLE_INVALID;
+	scratch_used = 0;
+	return true;
+}
+
+/* A segment of this backend's, kept for the session */
+static bool
+NewSegment(Size size, Segment *out)
+{
+	dsm_segment *seg = dsm_create(size, DSM_CREATE_NULL_IF_MAXSEGMENTS);
+
+	if (seg == NULL)
+		return false;
+	dsm_pin_mapping(seg);
+	out->seg = seg;
+	out->base = dsm_segment_address(seg);
+	out->size = size;
+	return true;
+}
+
+/* Free a segment; the service is told to unmap it (quietly) */
+static void
+FreeSegment(Segment *s)
+{
+	if (s->seg == NULL)
+		return;
+	if (my_slot >= 0 && GpuJoinServiceReady() && Begin(GJ_OP_FORGET, true))
+	{
+		req->forget = dsm_segment_handle(s->seg);
+		(void) Call(true, 0);
+	}
+	dsm_detach(s->seg);
+	memset(s, 0, sizeof(*s));
+}
+
+/* stage_alloc: a staging block the service reads in place */
+static void *
+StageAlloc(size_t bytes)
+{
+	if (nsegments >= MAX_SEGMENTS || !GpuJoinServiceReady())
+		return NULL;
+	if (!NewSegment(Max(bytes, 1), &segments[nsegments]))
+		return NULL;
+	return segments[nsegments++].base;
+}
+
+static void
+StageFree(void *ptr)
+{
+	for (int i = 0; i < nsegments; i++)
+		if (segments[i].base == ptr)
+		{
+			FreeSegment(&segments[i]);
+			segments[i] = segments[--nsegments];
+			return;
+		}
+}
+
+/* Where bytes at ptr lie among this backend's staging blocks and scratch */
+static bool
+FindRef(const void *ptr, uint64 bytes, GjServiceRef *ref)
+{
+	const Segment *all[MAX_SEGMENTS + 1];
+	int			n = 0;
+
+	for (int i = 0; i < nsegments; i++)
+		all[n++] = &segments[i];
+	all[n++] = &scratch;
+	for (int i = 0; i < n; i++)
+	{
+		const Segment *s = all[i];
+
+		if (s->seg != NULL && (const char *) ptr >= s->base &&
+			(const char *) ptr + bytes <= s->base + s->size)
+		{
+			ref->handle = dsm_segment_handle(s->seg);
+			ref->offset = (const char *) ptr - s->base;
+			ref->bytes = bytes;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The scratch bytes an array needs: 0 when it lies in a segment */
+static Size
+ScratchNeed(const void *ptr, uint64 bytes)
+{
+	GjServiceRef ref;
+
+	if (ptr == NULL || FindRef(ptr, bytes, &ref))
+		return 0;
+	return TYPEALIGN(8, Max(bytes, 1));
+}
+
+/* A reference to an array, copied into scratch when it lies elsewhere */
+static GjServiceRef
+Ref(const void *ptr, uint64 bytes)
+{
+	GjServiceRef ref;
+
+	ref.handle = DSM_HANDLE_INVALID;
+	ref.offset = 0;
+	ref.bytes = 0;
+	if (ptr == NULL || FindRef(ptr, bytes, &ref))
+		return ref;
+	Assert(scratch_used + bytes <= scratch.size);
+	memcpy(scratch.base + scratch_used, ptr, bytes);
+	ref.handle = dsm_segment_handle(scratch.seg);
+	ref.offset = scratch_used;
+	ref.bytes = bytes;
+	scratch_used += TYPEALIGN(8, Max(bytes, 1));
+	return ref;
+}
+
+/* Scratch of at least bytes (an ERROR when there is none) */
+static void
+EnsureScratch(Size bytes)
+{
+	if (bytes == 0 || scratch.size >= bytes)
+		return;
+	FreeSegment(&scratch);
+	if (!NewSegment(Max(bytes, 1024 * 1024), &scratch))
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("gpujoin: no shared memory segment for a request to the gpujoin service")));
+}
+
+/* A batch's arrays by reference: rows of the columns of widths */
+static void
+RefBatch(const GjBatch *b, int ncolumns, const int32 *widths, int nterms, GjServiceBatch *out)
+{
+	uint64		n = (uint64) b->nrows;
+	Size		need = 0;
+
+	need += ScratchNeed(b->keys, n * sizeof(uint64));
+	need += ScratchNeed(b->nulls, n);
+	need += ScratchNeed(b->keys_hi, n * sizeof(uint64));
+	for (int i = 0; i < ncolumns; i++)
+	{
+		need += ScratchNeed(b->columns[i].values, n * widths[i]);
+		need += ScratchNeed(b->columns[i].nulls, n);
+	}
+	for (int t = 0; t < nterms; t++)
+	{
+		need += ScratchNeed(b->terms[t], n * sizeof(uint64));
+		need += ScratchNeed(b->term_nulls[t], n);
+	}
+	EnsureScratch(need);
+
+	memset(out, 0, sizeof(*out));
+	out->nrows = b->nrows;
+	out->keys = Ref(b->keys, n * sizeof(uint64));
+	out->nulls = Ref(b->nulls, n);
+	out->keys_hi = Ref(b->keys_hi, n * sizeof(uint64));
+	for (int i = 0; i < GJ_MAX_COLUMNS; i++)
+	{
+		out->values[i].handle = DSM_HANDLE_INVALID;
+		out->value_nulls[i].handle = DSM_HANDLE_INVALID;
+	}
+	for (int t = 0; t < GJ_MAX_TERMS; t++)
+	{
+		out->terms[t].handle = DSM_HANDLE_INVALID;
+		out->term_nulls[t].handle = DSM_HANDLE_INVALID;
+	}
+	for (int i = 0; i < ncolumns; i++)
+	{
+		out->values[i] = Ref(b->columns[i].values, n * widths[i]);
+		out->value_nulls[i] = Ref(b->columns[i].nulls, n);
+	}
+	for (int t = 0; t < nterms; t++)
+	{
+		out->terms[t] = Ref(b->terms[t], n * sizeof(uint64));
+		out->term_nulls[t] = Ref(b->term_nulls[t], n);
+	}
+}
+
+/* The answer's status and error */
+static GjStatus
+Answer(GjError *err)
+{
+	if (req->status != GJ_OK)
+		*err = req->err;
+	return req->status;
+}
+
+/*
+ * Ask for what comes back (a round, the groups) until the result segment
+ * holds it: op again with fetch_only, into a larger segment
+ */
+static void
+FetchResult(ClientContext *cc)
+{
+	while (req->status == GJ_OK && req->result_too_small)
+	{
+		GjServiceOp op = (GjServiceOp) req->op;
+		int64		first = req->first;
+		Size		want = req->result_bytes;
+
+		FreeSegment(&cc->result);
+		if (!NewSegment(Max(want, 1024 * 1024), &cc->result))
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("gpujoin: no shared memory segment for an answer of the gpujoin service")));
+		(void) Begin(op, false);
+		req->context = cc->id;
+		req->generation = cc->generation;
+		req->first = first;
+		req->fetch_only = true;
+		req->result.handle = dsm_segment_handle(cc->result.seg);
+		req->result.offset = 0;
+		req->result.bytes = cc->result.size;
+		(void) Call(false, cc->generation);
+	}
+}
+
+/* Start a request on a context */
+static void
+BeginOn(GjServiceOp op, ClientContext *cc)
+{
+	/* the service the context lives in is gone: so is the context */
+	if (!ServiceAlive(cc->generation))
+		ServiceGone();
+	(void) Begin(op, false);
+	req->context = cc->id;
+	req->generation = cc->generation;
+	if (cc->result.seg != NULL)
+	{
+		req->result.handle = dsm_segment_handle(cc->result.seg);
+		req->result.offset = 0;
+		req->result.bytes = cc->result.size;
+	}
+}
+
+static GjStatus
+ContextCreate(int target, GjContext **ctx, const GjJoinSpec *spec, GjError *err)
+{
+	ClientContext *cc;
+
+	*ctx = NULL;
+	(void) Begin(GJ_OP_CREATE, false);
+	req->target = target;
+	req->spec = *spec;
+	(void) Call(false, 0);
+	if (req->status != GJ_OK)
+		return Answer(err);
+	cc = malloc(sizeof(ClientContext));
+	if (cc == NULL)
+	{
+		/* the service's context goes with the slot, or the next destroy */
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	}
+	cc->id = req->context;
+	cc->generation = req->generation;
+	cc->spec = *spec;
+	cc->nkeys = cc->naggs = 0;
+	memset(&cc->result, 0, sizeof(cc->result));
+	*ctx = (GjContext *) cc;
+	return GJ_OK;
+}
+
+static GjStatus
+ContextCreateCpu(GjContext **ctx, const GjJoinSpec *spec, GjError *err)
+{
+	return ContextCreate(GJ_TARGET_CPU, ctx, spec, err);
+}
+
+#ifdef GPUJOIN_WITH_CUDA
+static GjStatus
+ContextCreateCuda(GjContext **ctx, const GjJoinSpec *spec, GjError *err)
+{
+	return ContextCreate(GJ_TARGET_CUDA, ctx, spec, err);
+}
+#endif
+
+static void
+ContextDestroy(GjContext *ctx)
+{
+	ClientContext *cc = (ClientContext *) ctx;
+
+	if (cc == NULL)
+		return;
+	if (my_slot >= 0 && ServiceAlive(cc->generation) && Begin(GJ_OP_DESTROY, true))
+	{
+		req->context = cc->id;
+		req->generation = cc->generation;
+		(void) Call(true, cc->generation);
+	}
+	FreeSegment(&cc->result);
+	free(cc);
+}
+
+static void
+ContextStats(const GjContext *ctx, GjStats *stats)
+{
+	ClientContext *cc = (ClientContext *) ctx;
+
+	memset(stats, 0, sizeof(*stats));
+	if (my_slot >= 0 && ServiceAlive(cc->generation) && Begin(GJ_OP_STATS, true))
+	{
+		req->context = cc->id;
+		req->generation = cc->generation;
+		if (Call(true, cc->generation) && req->status == GJ_OK)
+			*stats = req->stats;
+	}
+}
+
+static GjStatus
+Build(GjContext *ctx, const GjBatch *inner, GjError *err)
+{
+	ClientContext *cc = (ClientContext *) ctx;
+
+	BeginOn(GJ_OP_BUILD, cc);
+	RefBatch(inner, cc->spec.inner_ncolumns, cc->spec.inner_widths, cc->spec.nterms, &req->batch);
+	(void) Call(false, cc->generation);
+	return Answer(err);
+}
+
+static GjStatus
+Count(GjContext *ctx, const GjBatch *outer, int64_t *nmatches, GjError *err)
+{
+	ClientContext *cc = (ClientContext *) ctx;
+
+	BeginOn(GJ_OP_COUNT, cc);
+	RefBatch(outer, cc->spec.outer_ncolumns, cc->spec.outer_widths, cc->spec.nterms, &req->batch);
+	(void) Call(false, cc->generation);
+	*nmatches = req->nmatches;
+	return Answer(err);
+}
+
+/* An array of a context's result segment at offset at, or NULL */
+static const void *
+InResult(const ClientContext *cc, uint64 at)
+{
+	return at == GJ_SERVICE_NO_OFFSET ? NULL : cc->result.base + at;
+}
+
+static GjStatus
+Retrieve(GjContext *ctx, int64_t first, GjMatchRound *round, GjError *err)
+{
+	ClientContext *cc = (ClientContext *) ctx;
+
+	BeginOn(GJ_OP_RETRIEVE, cc);
+	req->first = first;
+	(void) Call(false, cc->generation);
+	FetchResult(cc);
+	if (req->status != GJ_OK)
+		return Answer(err);
+	memset(round, 0, sizeof(*round));
+	round->nmatches = req->nmatches;
+	round->outer_rows = InResult(cc, req->outer_rows);
+	round->inner_rows = InResult(cc, req->inner_rows);
+	for (int i = 0; i < GJ_MAX_COLUMNS; i++)
+	{
+		round->outer_values[i] = InResult(cc, req->outer_values[i]);
+		round->outer_nulls[i] = InResult(cc, req->outer_nulls[i]);
+		round->inner_values[i] = InResult(cc, req->inner_values[i]);
+		round->inner_nulls[i] = InResult(cc, req->inner_nulls[i]);
+	}
+	return GJ_OK;
+}
+
+/* The heap pages are deformed here, by the CPU twin, which needs no context */
+static GjStatus
+HeapDeform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *spec,
+		   int64_t first, int64_t n, GjDeformOut *out, GjError *err)
+{
+	return gj_cpu_heap_deform(NULL, pages, spec, first, n, out, err);
+}
+
+static GjStatus
+HeapDeformFinish(GjContext *ctx, GjError *err)
+{
+	return GJ_OK;
+}
+
+static GjStatus
+AggBegin(GjContext *ctx, const GjAggSpec *spec, GjError *err)
+{
+	ClientContext *cc = (ClientContext *) ctx;
+
+	BeginOn(GJ_OP_AGG_BEGIN, cc);
+	req->agg_spec = *spec;
+	(void) Call(false, cc->generation);
+	cc->nkeys = spec->nkeys;
+	cc->naggs = spec->naggs;
+	return Answer(err);
+}
+
+static GjStatus
+Aggregate(GjContext *ctx, int64_t first, int64_t *nmatches, int64_t *undecided, GjError *err)
+{
+	ClientContext *cc = (ClientContext *) ctx;
+
+	BeginOn(GJ_OP_AGG, cc);
+	req->first = first;
+	(void) Call(false, cc->generation);
+	*nmatches = req->nmatches;
+	*undecided = req->undecided;
+	return Answer(err);
+}
+
+static GjStatus
+AggResult(GjContext *ctx, GjAggResult *out, GjError *err)
+{
+	ClientContext *cc = (ClientContext *) ctx;
+
+	BeginOn(GJ_OP_AGG_RESULT, cc);
+	(void) Call(false, cc->generation);
+	FetchResult(cc);
+	if (req->status != GJ_OK)
+		return Answer(err);
+	memset(out, 0, sizeof(*out));
+	out->ngroups = req->ngroups;
+	out->spills = req->spills;
+	for (int k = 0; k < cc->nkeys; k++)
+	{
+		out->keys[k] = InResult(cc, req->keys[k]);
+		out->key_nulls[k] = InResult(cc, req->key_nulls[k]);
+	}
+	for (int a = 0; a < cc->naggs; a++)
+	{
+		out->n[a] = InResult(cc, req->words[0][a]);
+		out->a[a] = InResult(cc, req->words[1][a]);
+		out->b[a] = InResult(cc, req->words[2][a]);
+	}
+	return GJ_OK;
+}
+
+/* A kernel table through the service: the same calls, one target */
+#define SERVICE_KERNELS(kernels_name, create) \
+	{ \
+		.name = kernels_name, \
+		.context_create = create, \
+		.context_destroy = ContextDestroy, \
+		.context_stats = ContextStats, \
+		.build = Build, \
+		.count = Count, \
+		.retrieve = Retrieve, \
+		.heap_deform = HeapDeform, \
+		.heap_deform_start = HeapDeform, \
+		.heap_deform_finish = HeapDeformFinish, \
+		.stage_alloc = StageAlloc, \
+		.stage_free = StageFree, \
+		.agg_begin = AggBegin, \
+		.aggregate = Aggregate, \
+		.agg_result = AggResult, \
+	}
+
+static const GjKernels service_cpu_kernels = SERVICE_KERNELS("cpu", ContextCreateCpu);
+#ifdef GPUJOIN_WITH_CUDA
+static const GjKernels service_cuda_kernels = SERVICE_KERNELS("cuda", ContextCreateCuda);
+#endif
+
+/* The service's kernel table for the CPU twin (gpu false) or the GPU */
+const GjKernels *
+GpuJoinServiceKernels(bool gpu)
+{
+#ifdef GPUJOIN_WITH_CUDA
+	if (gpu)
+		return &service_cuda_kernels;
+#endif
+	return &service_cpu_kernels;
+}
+
+/* Is this one of the service's tables, and on the GPU? */
+bool
+GpuJoinIsServiceKernels(const GjKernels *kernels, bool *gpu)
+{
+	*gpu = false;
+#ifdef GPUJOIN_WITH_CUDA
+	if (kernels == &service_cuda_kernels)
+	{
+		*gpu = true;
+		return true;
+	}
+#endif
+	return kernels == &service_cpu_kernels;
+}
+
+/*
+ * The devices the service sees, and device 0's properties; why there is
+ * none in message.  -1 when the service is not running.
+ */
+int
+GpuJoinServiceProbe(GjDeviceInfo *info, char *message, Size message_size)
+{
+	if (!GpuJoinServiceReady() || !Begin(GJ_OP_PROBE, true))
+	{
+		strlcpy(message, "The gpujoin service is not running.", message_size);
+		return -1;
+	}
+	if (!Call(true, 0))
+	{
+		strlcpy(message, "The gpujoin service did not answer.", message_size);
+		return -1;
+	}
+	*info = req->info;
+	strlcpy(message, req->err.message, message_size);
+	return req->ndevices;
+}
+
+/* What gpujoin_device_info() says of the service */
+void
+GpuJoinServiceState(char **state, int64 *requests, int64 *contexts)
+{
+	int			pid;
+	int			st;
+	uint32		generation;
+
+	*requests = *contexts = 0;
+	if (gj_service == NULL)
+	{
+		*state = pstrdup(gpujoin_service ? "off (gpujoin is not in shared_preload_libraries)" : "off");
+		return;
+	}
+	SpinLockAcquire(&gj_service->mutex);
+	st = gj_service->state;
+	pid = gj_service->pid;
+	generation = gj_service->generation;
+	*requests = gj_service->requests;
+	*contexts = gj_service->contexts;
+	SpinLockRelease(&gj_service->mutex);
+	*state = st == GJ_SERVICE_READY ?
+		psprintf("running (pid %d, start %u)", pid, generation) : pstrdup("not running");
+}

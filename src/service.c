@@ -35,6 +35,7 @@
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "service.h"
+#include "storage/bufmgr.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
@@ -470,6 +471,99 @@ DestroyContext(ServedContext *sc)
 	SpinLockRelease(&gj_service->mutex);
 }
 
+/* Resolve a deform array into *out, of type T; false (err set) if it is not there */
+#define RESOLVE_AS(ref, bytes, out) \
+	(Resolve(c, (ref), (bytes), &p, err) && ((out) = p, true))
+
+/* GJ_OP_DEFORM: the whole heap deform, on the context's kernels */
+static GjStatus
+ServeDeform(Client *c, ServedContext *sc, GjServiceDeform *d, GjError *err)
+{
+	GjDeformSpec spec;
+	GjPageBatch batch;
+	GjDeformOut out;
+	char	   *values[GJ_MAX_COLUMNS];
+	uint8	   *nulls[GJ_MAX_COLUMNS];
+	uint64		n = (uint64) d->n;
+	int64		npages;
+	void	   *p;
+	GjStatus	status;
+
+	memset(&spec, 0, sizeof(spec));
+	memset(&batch, 0, sizeof(batch));
+	memset(&out, 0, sizeof(out));
+	if (d->natts < 0 || d->natts > GJ_MAX_HEAP_ATTS || d->ncolumns < 0 ||
+		d->ncolumns > GJ_MAX_COLUMNS || d->nkeys < 0 || d->nkeys > GJ_MAX_KEYS ||
+		d->n < 0 || d->first < 0 || d->ntuples < 0 || d->first + d->n > d->ntuples ||
+		d->page_size <= 0 || d->bytes < 0)
+		return ServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request of the gpujoin service is malformed.");
+	spec.layout = d->layout;
+	spec.natts = d->natts;
+	spec.ncolumns = d->ncolumns;
+	spec.nkeys = d->nkeys;
+	spec.keys_exact = d->keys_exact;
+	if (!RESOLVE_AS(&d->attrs, d->natts * sizeof(GjHeapAttr), spec.attrs) ||
+		!RESOLVE_AS(&d->column_attnos, d->ncolumns * sizeof(int16), spec.column_attnos) ||
+		!RESOLVE_AS(&d->key_attnos, d->nkeys * sizeof(int16), spec.key_attnos) ||
+		!RESOLVE_AS(&d->key_kinds, d->nkeys * sizeof(uint8), spec.key_kinds) ||
+		!RESOLVE_AS(&d->key_bits, d->nkeys * sizeof(int32), spec.key_bits))
+		return err->status;
+	if (d->has_filter)
+	{
+		spec.filter = &d->filter;
+		if (!RESOLVE_AS(&d->input_attnos, d->filter.ninputs * sizeof(int16), spec.input_attnos) ||
+			!RESOLVE_AS(&d->input_kinds, d->filter.ninputs * sizeof(uint8), spec.input_kinds))
+			return err->status;
+	}
+
+	/* the pages: copied ones in a segment, or in place in shared buffers */
+	batch.bytes = d->bytes;
+	batch.ntuples = d->ntuples;
+	batch.page_size = d->page_size;
+	npages = d->bytes / d->page_size;
+	if (!RESOLVE_AS(&d->pages, d->bytes, batch.pages) ||
+		!RESOLVE_AS(&d->tuples, d->ntuples * sizeof(uint32), batch.tuples))
+		return err->status;
+	if (batch.pages == NULL)
+	{
+		if (d->region_bytes != (int64) NBuffers * BLCKSZ || d->page_size != BLCKSZ ||
+			!RESOLVE_AS(&d->page_index, npages * sizeof(uint32), batch.page_index))
+			return err->status ? err->status :
+				ServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request's pages are not in shared buffers.");
+		batch.region = BufferBlocks;
+		batch.region_bytes = d->region_bytes;
+		for (int64 i = 0; i < npages; i++)
+			if (batch.page_index[i] >= (uint32) NBuffers)
+				return ServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request names a page outside shared buffers.");
+	}
+
+	/* the arrays written: each column as wide as its attribute */
+	for (int col = 0; col < d->ncolumns; col++)
+	{
+		int			attno = spec.column_attnos[col];
+
+		if (attno < 1 || attno > d->natts || spec.attrs[attno - 1].len <= 0 ||
+			spec.attrs[attno - 1].len > 8)
+			return ServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request's column is not fixed-width.");
+		if (!RESOLVE_AS(&d->values[col], n * spec.attrs[attno - 1].len, values[col]) ||
+			!RESOLVE_AS(&d->nulls[col], n, nulls[col]))
+			return err->status;
+	}
+	out.values = values;
+	out.nulls = nulls;
+	if (!RESOLVE_AS(&d->keys, n * sizeof(uint64), out.keys) ||
+		!RESOLVE_AS(&d->keynulls, n, out.keynulls) ||
+		!RESOLVE_AS(&d->selected, n * sizeof(uint32), out.selected))
+		return err->status;
+
+	status = sc->kernels->heap_deform(sc->ctx, &batch, &spec, d->first, d->n, &out, err);
+	d->null_columns = out.null_columns;
+	d->key_nulls = out.key_nulls;
+	d->nrows = out.nrows;
+	d->bytes_shipped = out.bytes_shipped;
+	return status;
+}
+
 /* GJ_OP_PROBE: the devices the service sees, device 0's properties */
 static void
 ServeProbe(GjServiceRequest *req)
@@ -560,6 +654,9 @@ Serve(Client *c, GjServiceRequest *req)
 			break;
 		case GJ_OP_PROBE:
 			ServeProbe(req);
+			break;
+		case GJ_OP_DEFORM:
+			req->status = ServeDeform(c, sc, &req->deform, &req->err);
 			break;
 		default:
 			ServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT, "Unknown gpujoin service request.");

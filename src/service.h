@@ -89,7 +89,8 @@ typedef enum GjServiceOp
 	GJ_OP_AGG,
 	GJ_OP_AGG_RESULT,
 	GJ_OP_FORGET,				/* a segment the client freed */
-	GJ_OP_PROBE					/* the GPU the service sees */
+	GJ_OP_PROBE,				/* the GPU the service sees */
+	GJ_OP_DEFORM				/* heap_deform, whole */
 } GjServiceOp;
 
 /* Where the kernels run in the service (GjServiceRequest.target) */
@@ -108,6 +109,51 @@ typedef struct GjServiceBatch
 	GjServiceRef terms[GJ_MAX_TERMS];
 	GjServiceRef term_nulls[GJ_MAX_TERMS];
 } GjServiceBatch;
+
+/*
+ * A heap deform (GjDeformSpec, GjPageBatch, GjDeformOut) by reference.
+ * Pages in place lie in shared buffers, which every process of the server
+ * maps at the same address: the service reads them at region, and the
+ * client checks that its region is BufferBlocks.
+ */
+typedef struct GjServiceDeform
+{
+	/* the spec */
+	GjHeapLayout layout;
+	int32		natts;
+	GjServiceRef attrs;
+	int32		ncolumns;
+	GjServiceRef column_attnos;
+	int32		nkeys;
+	GjServiceRef key_attnos;
+	GjServiceRef key_kinds;
+	GjServiceRef key_bits;
+	bool		keys_exact;
+	bool		has_filter;
+	GjExprProgram filter;
+	GjServiceRef input_attnos;
+	GjServiceRef input_kinds;
+	/* the pages */
+	GjServiceRef pages;			/* copied ones, or none (in place) */
+	int64		bytes;
+	int64		ntuples;
+	GjServiceRef tuples;
+	int32		page_size;
+	int64		region_bytes;	/* in place: shared buffers' size */
+	GjServiceRef page_index;
+	int64		first;
+	int64		n;
+	/* where it writes, and what it says */
+	GjServiceRef values[GJ_MAX_COLUMNS];
+	GjServiceRef nulls[GJ_MAX_COLUMNS];
+	GjServiceRef keys;
+	GjServiceRef keynulls;
+	GjServiceRef selected;
+	uint32		null_columns;
+	int64		key_nulls;
+	int64		nrows;
+	int64		bytes_shipped;
+} GjServiceDeform;
 
 /*
  * One request and its answer, at the start of the client's request
@@ -131,6 +177,7 @@ typedef struct GjServiceRequest
 	GjJoinSpec	spec;			/* GJ_OP_CREATE */
 	GjServiceBatch batch;		/* build, count */
 	GjAggSpec	agg_spec;		/* agg_begin */
+	GjServiceDeform deform;		/* heap_deform, in and out */
 
 	/* out */
 	GjStatus	status;

@@ -11,8 +11,9 @@
  * that lies elsewhere is copied into a scratch segment for the request.
  * What comes back (a round's matches, the groups) is copied by the service
  * into a result segment and read from there, valid until the next call,
- * as the kernels' contract says.  The heap pages' deform runs here, on the
- * CPU twin (it needs no context).
+ * as the kernels' contract says.  The heap pages' deform runs in the
+ * service too, on pages in place in shared buffers (mapped at the same
+ * address in every process of the server) or staged in staging blocks.
  *
  * A request waits on the backend's latch, waking every second to see that
  * the service still runs the generation the context was made in: if it
@@ -32,6 +33,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "service.h"
+#include "storage/bufmgr.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "utils/wait_event.h"
@@ -607,12 +609,138 @@ Retrieve(GjContext *ctx, int64_t first, GjMatchRound *round, GjError *err)
 	return GJ_OK;
 }
 
-/* The heap pages are deformed here, by the CPU twin, which needs no context */
+/* An output array copied into scratch: copied back after the call */
+typedef struct CopyBack
+{
+	void	   *to;
+	uint64		offset;
+	uint64		bytes;
+} CopyBack;
+
+/* A reference to an array the service writes; copied back when in scratch */
+static GjServiceRef
+RefOut(void *ptr, uint64 bytes, CopyBack *backs, int *nbacks)
+{
+	Size		before = scratch_used;
+	GjServiceRef ref = Ref(ptr, bytes);
+
+	if (ptr != NULL && scratch.seg != NULL && ref.handle == dsm_segment_handle(scratch.seg) &&
+		scratch_used != before)
+	{
+		backs[*nbacks].to = ptr;
+		backs[*nbacks].offset = ref.offset;
+		backs[*nbacks].bytes = bytes;
+		(*nbacks)++;
+	}
+	return ref;
+}
+
+/*
+ * heap_deform: the whole deform in the service, its pages in shared
+ * buffers (in place) or in a staging block; on a region other than shared
+ * buffers, here on the CPU twin.  heap_deform_start does it all, and
+ * heap_deform_finish has nothing left to wait for.
+ */
 static GjStatus
 HeapDeform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *spec,
 		   int64_t first, int64_t n, GjDeformOut *out, GjError *err)
 {
-	return gj_cpu_heap_deform(NULL, pages, spec, first, n, out, err);
+	ClientContext *cc = (ClientContext *) ctx;
+	GjServiceDeform *d;
+	uint64		rows = (uint64) Max(n, 0);
+	int64		npages = pages->page_size > 0 ? pages->bytes / pages->page_size : 0;
+	CopyBack	backs[2 * GJ_MAX_COLUMNS + 3];
+	int			nbacks = 0;
+	Size		need = 0;
+	int			widths[GJ_MAX_COLUMNS];
+
+	if (cc == NULL || pages->page_size <= 0 || spec->ncolumns > GJ_MAX_COLUMNS ||
+		(pages->pages == NULL && (pages->region != BufferBlocks || pages->page_size != BLCKSZ)))
+		return gj_cpu_heap_deform(NULL, pages, spec, first, n, out, err);
+	for (int c = 0; c < spec->ncolumns; c++)
+		widths[c] = spec->attrs[spec->column_attnos[c] - 1].len;
+
+	BeginOn(GJ_OP_DEFORM, cc);
+	d = &req->deform;
+	memset(d, 0, sizeof(*d));
+	/* the scratch all the copies need, first */
+	need += ScratchNeed(spec->attrs, spec->natts * sizeof(GjHeapAttr));
+	need += ScratchNeed(spec->column_attnos, spec->ncolumns * sizeof(int16));
+	need += ScratchNeed(spec->key_attnos, spec->nkeys * sizeof(int16));
+	need += ScratchNeed(spec->key_kinds, spec->nkeys * sizeof(uint8));
+	need += ScratchNeed(spec->key_bits, spec->nkeys * sizeof(int32));
+	if (spec->filter)
+	{
+		need += ScratchNeed(spec->input_attnos, spec->filter->ninputs * sizeof(int16));
+		need += ScratchNeed(spec->input_kinds, spec->filter->ninputs * sizeof(uint8));
+	}
+	need += ScratchNeed(pages->pages, pages->bytes);
+	need += ScratchNeed(pages->tuples, pages->ntuples * sizeof(uint32));
+	if (pages->pages == NULL)
+		need += ScratchNeed(pages->page_index, npages * sizeof(uint32));
+	for (int c = 0; c < spec->ncolumns; c++)
+	{
+		need += ScratchNeed(out->values[c], rows * widths[c]);
+		need += ScratchNeed(out->nulls[c], rows);
+	}
+	need += ScratchNeed(out->keys, rows * sizeof(uint64));
+	need += ScratchNeed(out->keynulls, rows);
+	if (spec->filter)
+		need += ScratchNeed(out->selected, rows * sizeof(uint32));
+	EnsureScratch(need);
+
+	d->layout = spec->layout;
+	d->natts = spec->natts;
+	d->attrs = Ref(spec->attrs, spec->natts * sizeof(GjHeapAttr));
+	d->ncolumns = spec->ncolumns;
+	d->column_attnos = Ref(spec->column_attnos, spec->ncolumns * sizeof(int16));
+	d->nkeys = spec->nkeys;
+	d->key_attnos = Ref(spec->key_attnos, spec->nkeys * sizeof(int16));
+	d->key_kinds = Ref(spec->key_kinds, spec->nkeys * sizeof(uint8));
+	d->key_bits = Ref(spec->key_bits, spec->nkeys * sizeof(int32));
+	d->keys_exact = spec->keys_exact;
+	d->has_filter = spec->filter != NULL;
+	d->input_attnos.handle = d->input_kinds.handle = DSM_HANDLE_INVALID;
+	if (spec->filter)
+	{
+		d->filter = *spec->filter;
+		d->input_attnos = Ref(spec->input_attnos, spec->filter->ninputs * sizeof(int16));
+		d->input_kinds = Ref(spec->input_kinds, spec->filter->ninputs * sizeof(uint8));
+	}
+	d->pages = Ref(pages->pages, pages->bytes);
+	d->bytes = pages->bytes;
+	d->ntuples = pages->ntuples;
+	d->tuples = Ref(pages->tuples, pages->ntuples * sizeof(uint32));
+	d->page_size = pages->page_size;
+	d->page_index.handle = DSM_HANDLE_INVALID;
+	if (pages->pages == NULL)
+	{
+		d->region_bytes = pages->region_bytes;
+		d->page_index = Ref(pages->page_index, npages * sizeof(uint32));
+	}
+	d->first = first;
+	d->n = n;
+	for (int c = 0; c < GJ_MAX_COLUMNS; c++)
+		d->values[c].handle = d->nulls[c].handle = DSM_HANDLE_INVALID;
+	for (int c = 0; c < spec->ncolumns; c++)
+	{
+		d->values[c] = RefOut(out->values[c], rows * widths[c], backs, &nbacks);
+		d->nulls[c] = RefOut(out->nulls[c], rows, backs, &nbacks);
+	}
+	d->keys = RefOut(out->keys, rows * sizeof(uint64), backs, &nbacks);
+	d->keynulls = RefOut(out->keynulls, rows, backs, &nbacks);
+	d->selected.handle = DSM_HANDLE_INVALID;
+	if (spec->filter)
+		d->selected = RefOut(out->selected, rows * sizeof(uint32), backs, &nbacks);
+
+	(void) Call(false, cc->generation);
+	for (int i = 0; i < nbacks; i++)
+		memcpy(backs[i].to, scratch.base + backs[i].offset, backs[i].bytes);
+	out->null_columns = d->null_columns;
+	out->key_nulls = d->key_nulls;
+	out->nrows = d->nrows;
+	out->bytes_shipped = d->bytes_shipped;
+	return Answer(err);
 }
 
 static GjStatus

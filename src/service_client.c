@@ -61,7 +61,15 @@ typedef struct ClientContext
 	Segment		result;
 } ClientContext;
 
-#define MAX_SEGMENTS	256
+/*
+ * Staging blocks a backend keeps as DSM segments at most: PostgreSQL has
+ * room for about 5 segments per backend (dsm.c's slots), which a backend's
+ * request, scratch and result segments share; further staging blocks are
+ * ordinary memory, their arrays copied into scratch for each request.  (64
+ * sessions at once through the service ran out of slots with a segment per
+ * block.)
+ */
+#define MAX_SEGMENTS	2
 
 static Segment segments[MAX_SEGMENTS];
 static int	nsegments = 0;
@@ -282,7 +290,7 @@ FreeSegment(Segment *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* stage_alloc: a staging block the service reads in place */
+/* stage_alloc: a staging block the service reads in place, or NULL */
 static void *
 StageAlloc(size_t bytes)
 {

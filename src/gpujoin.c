@@ -53,6 +53,7 @@ bool		gpujoin_cost_as_gpu = false;
 int			gpujoin_inject_fault = GPUJOIN_FAULT_NONE;
 int			gpujoin_preagg_table_matches = 0;
 bool		gpujoin_service = false;
+int			gpujoin_service_workers = 4;
 int			gpujoin_max_gpu_backends = -1;
 GpuJoinModel gpujoin_model = {
 	.cost_per_ms = GPUJOIN_DEFAULT_COST_PER_MS,
@@ -457,6 +458,17 @@ _PG_init(void)
 							 process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_INTERNAL,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpujoin.service_workers",
+							"Sets the number of threads of the gpujoin service that run device calls at once.",
+							"Each serves one call of one session at a time; calls of one session are always in order.",
+							&gpujoin_service_workers,
+							4,
+							1,
+							64,
+							process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_INTERNAL,
+							0,
+							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("gpujoin");
 

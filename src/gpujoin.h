@@ -108,6 +108,7 @@ extern int	gpujoin_inject_fault;
 extern int	gpujoin_preagg_table_matches;	/* 0: GJ_AGG_TABLE_MATCHES */
 extern int	gpujoin_max_gpu_backends;	/* -1: no limit */
 extern bool gpujoin_service;
+extern int	gpujoin_service_workers;
 
 /*
  * The cost model's device constants (planner_cost.c), each a gpujoin.* setting,

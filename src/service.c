@@ -6,13 +6,14 @@
  *
  * With shared_preload_libraries = 'gpujoin' and gpujoin.service = on, the
  * postmaster starts one background worker, "gpujoin service", which waits
- * on its latch for requests (service.h) and serves them one at a time, in
- * its one thread: it calls the kernels (the CPU twin, or CUDA, whose
- * context only it creates) on contexts it keeps per client, reading the
- * client's arrays from the client's DSM segments and writing what comes
- * back into the client's result segment.  Nothing of PostgreSQL runs in
- * any other thread.  A kernel's error is the request's answer, never the
- * service's: the client raises it.
+ * on its latch for requests (service.h).  Its main thread checks each
+ * request and resolves the client's arrays in the client's DSM segments;
+ * gpujoin.service_workers threads run the calls, each a kernel call (the
+ * CPU twin, or CUDA, whose context only the service creates) on a context
+ * the service keeps for the client, and copy what comes back into the
+ * client's result segment; the main thread then answers the client.
+ * Nothing of PostgreSQL runs in the worker threads.  A kernel's error is
+ * the request's answer, never the service's: the client raises it.
  *
  * A client that goes away leaves its slot CLOSING: the service destroys
  * its contexts and unmaps its segments, and frees the slot.  Should the
@@ -27,6 +28,11 @@
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include "access/twophase.h"
 #include "gpujoin.h"
@@ -282,6 +288,51 @@ ResolveBatch(Client *c, const GjServiceBatch *in, int ncolumns, const int32 *wid
 	return true;
 }
 
+/*
+ * A call in progress, one per slot (a client has one request at a time):
+ * what the main thread resolved for it (Prepare), what a worker thread
+ * needs to run it (Execute), and what the main thread does when it is done
+ * (Complete).  Workers touch nothing of PostgreSQL: they run the kernels on
+ * these pointers and copy into the result area resolved for them.
+ */
+typedef struct Call
+{
+	Client	   *client;
+	GjServiceRequest *req;
+	ServedContext *sc;
+	const GjKernels *create_kernels;	/* GJ_OP_CREATE */
+	int			create_id;
+	int			contexts_delta; /* +1 created, -1 destroyed */
+	GjBatch		batch;
+	GjColumn	columns[GJ_MAX_COLUMNS];
+	GjDeformSpec dspec;
+	GjPageBatch dpages;
+	GjDeformOut dout;
+	char	   *dvalues[GJ_MAX_COLUMNS];
+	uint8	   *dnulls[GJ_MAX_COLUMNS];
+	char	   *result;			/* the client's result area, or NULL */
+	uint64		result_len;
+	bool		busy;			/* queued or running */
+} Call;
+
+static Call *calls = NULL;
+
+/* The worker threads, their queue of slots, and the slots they finished */
+static pthread_t *workers = NULL;
+static int	nworkers = 0;
+static pthread_mutex_t queue_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t queue_cond = PTHREAD_COND_INITIALIZER;
+static int *queued = NULL;		/* a ring of nslots */
+static int	queue_head = 0;
+static int	queue_count = 0;
+static int *finished = NULL;	/* nslots */
+static int	nfinished = 0;
+static bool stopping = false;
+static int	wake_pipe[2] = {-1, -1};	/* a worker writes a byte when done */
+
+/* heap_deform registers host regions in process-wide tables: one at a time */
+static pthread_mutex_t deform_mutex = PTHREAD_MUTEX_INITIALIZER;
+
 /* Places in the result segment, 8-byte aligned */
 typedef struct ResultLayout
 {
@@ -301,24 +352,21 @@ Place(ResultLayout *l, const void *ptr, uint64 bytes)
 }
 
 /*
- * The client's result segment for the used bytes placed; NULL when there
- * is nothing to copy, or (result_too_small) no segment large enough
+ * The result area for the used bytes placed; NULL when there is nothing to
+ * copy, or (result_too_small) the client's area is smaller
  */
 static char *
-ResultArea(Client *c, GjServiceRequest *req, uint64 used)
+ResultArea(Call *call, uint64 used)
 {
-	void	   *result;
-
-	req->result_bytes = used;
+	call->req->result_bytes = used;
 	if (used == 0)
 		return NULL;
-	if (!Resolve(c, &req->result, used, &result, &req->err) || result == NULL)
+	if (call->result == NULL || used > call->result_len)
 	{
-		req->result_too_small = true;
-		memset(&req->err, 0, sizeof(req->err));
+		call->req->result_too_small = true;
 		return NULL;
 	}
-	return result;
+	return call->result;
 }
 
 /* Copy src to offset at of the result (a placed array) */
@@ -331,8 +379,10 @@ Put(char *result, uint64 at, const void *src, uint64 bytes)
 
 /* A retrieve's round into the result segment */
 static void
-AnswerRound(Client *c, GjServiceRequest *req, ServedContext *sc)
+AnswerRound(Call *call)
 {
+	GjServiceRequest *req = call->req;
+	ServedContext *sc = call->sc;
 	const GjMatchRound *r = &sc->round;
 	uint64		n = (uint64) r->nmatches;
 	ResultLayout l = {0};
@@ -351,7 +401,7 @@ AnswerRound(Client *c, GjServiceRequest *req, ServedContext *sc)
 		req->inner_values[i] = inner ? Place(&l, r->inner_values[i], n * sc->spec.inner_widths[i]) : GJ_SERVICE_NO_OFFSET;
 		req->inner_nulls[i] = inner ? Place(&l, r->inner_nulls[i], n) : GJ_SERVICE_NO_OFFSET;
 	}
-	if ((result = ResultArea(c, req, l.used)) == NULL)
+	if ((result = ResultArea(call, l.used)) == NULL)
 		return;
 	Put(result, req->outer_rows, r->outer_rows, n * sizeof(GjRowId));
 	Put(result, req->inner_rows, r->inner_rows, n * sizeof(GjRowId));
@@ -369,8 +419,10 @@ AnswerRound(Client *c, GjServiceRequest *req, ServedContext *sc)
 
 /* The groups into the result segment */
 static void
-AnswerGroups(Client *c, GjServiceRequest *req, ServedContext *sc)
+AnswerGroups(Call *call)
 {
+	GjServiceRequest *req = call->req;
+	ServedContext *sc = call->sc;
 	const GjAggResult *g = &sc->groups;
 	uint64		n = (uint64) g->ngroups;
 	ResultLayout l = {0};
@@ -389,7 +441,7 @@ AnswerGroups(Client *c, GjServiceRequest *req, ServedContext *sc)
 		req->words[1][a] = Place(&l, g->a[a], n * sizeof(int64));
 		req->words[2][a] = Place(&l, g->b[a], n * sizeof(int64));
 	}
-	if ((result = ResultArea(c, req, l.used)) == NULL)
+	if ((result = ResultArea(call, l.used)) == NULL)
 		return;
 	for (int k = 0; k < sc->nkeys; k++)
 	{
@@ -415,18 +467,18 @@ TargetKernels(int target)
 	return target == GJ_TARGET_CPU ? &gj_cpu_kernels : NULL;
 }
 
-/* GJ_OP_CREATE: a new context, its number in req->context */
-static void
-ServeCreate(Client *c, GjServiceRequest *req)
+/* GJ_OP_CREATE, main thread: a free number for the context (err set if none) */
+static bool
+PrepareCreate(Call *call)
 {
-	const GjKernels *kernels = TargetKernels(req->target);
+	Client	   *c = call->client;
 	int			id;
 
-	if (kernels == NULL)
+	call->create_kernels = TargetKernels(call->req->target);
+	if (call->create_kernels == NULL)
 	{
-		req->status = ServiceError(&req->err, GJ_ERROR_NO_DEVICE,
-								   "The gpujoin service has no such device.");
-		return;
+		ServiceError(&call->req->err, GJ_ERROR_NO_DEVICE, "The gpujoin service has no such device.");
+		return false;
 	}
 	for (id = 0; id < c->ncontexts; id++)
 		if (c->contexts[id].ctx == NULL)
@@ -442,126 +494,165 @@ ServeCreate(Client *c, GjServiceRequest *req)
 		c->ncontexts = more;
 	}
 	memset(&c->contexts[id], 0, sizeof(ServedContext));
-	req->status = kernels->context_create(&c->contexts[id].ctx, &req->spec, &req->err);
-	if (req->status != GJ_OK)
-	{
-		if (c->contexts[id].ctx != NULL)
-			kernels->context_destroy(c->contexts[id].ctx);
-		c->contexts[id].ctx = NULL;
-		return;
-	}
-	c->contexts[id].kernels = kernels;
-	c->contexts[id].spec = req->spec;
-	req->context = id;
-	req->generation = gj_service->generation;
-	SpinLockAcquire(&gj_service->mutex);
-	gj_service->contexts++;
-	SpinLockRelease(&gj_service->mutex);
+	call->create_id = id;
+	return true;
 }
 
+/* GJ_OP_CREATE, worker */
 static void
+ExecuteCreate(Call *call)
+{
+	GjServiceRequest *req = call->req;
+	ServedContext *sc = &call->client->contexts[call->create_id];
+
+	req->status = call->create_kernels->context_create(&sc->ctx, &req->spec, &req->err);
+	if (req->status != GJ_OK)
+	{
+		if (sc->ctx != NULL)
+			call->create_kernels->context_destroy(sc->ctx);
+		sc->ctx = NULL;
+		return;
+	}
+	sc->kernels = call->create_kernels;
+	sc->spec = req->spec;
+	req->context = call->create_id;
+	req->generation = gj_service->generation;
+	call->contexts_delta = 1;
+}
+
+/* Destroy a context the service keeps; true if there was one */
+static bool
 DestroyContext(ServedContext *sc)
 {
 	if (sc->ctx == NULL)
-		return;
+		return false;
 	sc->kernels->context_destroy(sc->ctx);
 	sc->ctx = NULL;
+	return true;
+}
+
+static void
+CountContexts(int delta)
+{
+	if (delta == 0)
+		return;
 	SpinLockAcquire(&gj_service->mutex);
-	gj_service->contexts--;
+	gj_service->contexts += delta;
 	SpinLockRelease(&gj_service->mutex);
 }
 
-/* Resolve a deform array into *out, of type T; false (err set) if it is not there */
+/* Resolve a deform array into out; false (err set) if it is not there */
 #define RESOLVE_AS(ref, bytes, out) \
 	(Resolve(c, (ref), (bytes), &p, err) && ((out) = p, true))
 
-/* GJ_OP_DEFORM: the whole heap deform, on the context's kernels */
-static GjStatus
-ServeDeform(Client *c, ServedContext *sc, GjServiceDeform *d, GjError *err)
+/* GJ_OP_DEFORM, main thread: the spec, pages and arrays of the whole deform */
+static bool
+PrepareDeform(Call *call)
 {
-	GjDeformSpec spec;
-	GjPageBatch batch;
-	GjDeformOut out;
-	char	   *values[GJ_MAX_COLUMNS];
-	uint8	   *nulls[GJ_MAX_COLUMNS];
+	Client	   *c = call->client;
+	GjServiceDeform *d = &call->req->deform;
+	GjError    *err = &call->req->err;
+	GjDeformSpec *spec = &call->dspec;
+	GjPageBatch *batch = &call->dpages;
+	GjDeformOut *out = &call->dout;
 	uint64		n = (uint64) d->n;
 	int64		npages;
 	void	   *p;
-	GjStatus	status;
 
-	memset(&spec, 0, sizeof(spec));
-	memset(&batch, 0, sizeof(batch));
-	memset(&out, 0, sizeof(out));
+	memset(spec, 0, sizeof(*spec));
+	memset(batch, 0, sizeof(*batch));
+	memset(out, 0, sizeof(*out));
 	if (d->natts < 0 || d->natts > GJ_MAX_HEAP_ATTS || d->ncolumns < 0 ||
 		d->ncolumns > GJ_MAX_COLUMNS || d->nkeys < 0 || d->nkeys > GJ_MAX_KEYS ||
 		d->n < 0 || d->first < 0 || d->ntuples < 0 || d->first + d->n > d->ntuples ||
-		d->page_size <= 0 || d->bytes < 0)
-		return ServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request of the gpujoin service is malformed.");
-	spec.layout = d->layout;
-	spec.natts = d->natts;
-	spec.ncolumns = d->ncolumns;
-	spec.nkeys = d->nkeys;
-	spec.keys_exact = d->keys_exact;
-	if (!RESOLVE_AS(&d->attrs, d->natts * sizeof(GjHeapAttr), spec.attrs) ||
-		!RESOLVE_AS(&d->column_attnos, d->ncolumns * sizeof(int16), spec.column_attnos) ||
-		!RESOLVE_AS(&d->key_attnos, d->nkeys * sizeof(int16), spec.key_attnos) ||
-		!RESOLVE_AS(&d->key_kinds, d->nkeys * sizeof(uint8), spec.key_kinds) ||
-		!RESOLVE_AS(&d->key_bits, d->nkeys * sizeof(int32), spec.key_bits))
-		return err->status;
+		d->page_size <= 0 || d->bytes < 0 ||
+		(d->has_filter && (d->filter.ninputs < 0 || d->filter.ninputs > GJ_EXPR_MAX_INPUTS)))
+	{
+		ServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request of the gpujoin service is malformed.");
+		return false;
+	}
+	spec->layout = d->layout;
+	spec->natts = d->natts;
+	spec->ncolumns = d->ncolumns;
+	spec->nkeys = d->nkeys;
+	spec->keys_exact = d->keys_exact;
+	if (!RESOLVE_AS(&d->attrs, d->natts * sizeof(GjHeapAttr), spec->attrs) ||
+		!RESOLVE_AS(&d->column_attnos, d->ncolumns * sizeof(int16), spec->column_attnos) ||
+		!RESOLVE_AS(&d->key_attnos, d->nkeys * sizeof(int16), spec->key_attnos) ||
+		!RESOLVE_AS(&d->key_kinds, d->nkeys * sizeof(uint8), spec->key_kinds) ||
+		!RESOLVE_AS(&d->key_bits, d->nkeys * sizeof(int32), spec->key_bits))
+		return false;
 	if (d->has_filter)
 	{
-		spec.filter = &d->filter;
-		if (!RESOLVE_AS(&d->input_attnos, d->filter.ninputs * sizeof(int16), spec.input_attnos) ||
-			!RESOLVE_AS(&d->input_kinds, d->filter.ninputs * sizeof(uint8), spec.input_kinds))
-			return err->status;
+		spec->filter = &d->filter;
+		if (!RESOLVE_AS(&d->input_attnos, d->filter.ninputs * sizeof(int16), spec->input_attnos) ||
+			!RESOLVE_AS(&d->input_kinds, d->filter.ninputs * sizeof(uint8), spec->input_kinds))
+			return false;
 	}
 
 	/* the pages: copied ones in a segment, or in place in shared buffers */
-	batch.bytes = d->bytes;
-	batch.ntuples = d->ntuples;
-	batch.page_size = d->page_size;
+	batch->bytes = d->bytes;
+	batch->ntuples = d->ntuples;
+	batch->page_size = d->page_size;
 	npages = d->bytes / d->page_size;
-	if (!RESOLVE_AS(&d->pages, d->bytes, batch.pages) ||
-		!RESOLVE_AS(&d->tuples, d->ntuples * sizeof(uint32), batch.tuples))
-		return err->status;
-	if (batch.pages == NULL)
+	if (!RESOLVE_AS(&d->pages, d->bytes, batch->pages) ||
+		!RESOLVE_AS(&d->tuples, d->ntuples * sizeof(uint32), batch->tuples))
+		return false;
+	if (batch->pages == NULL)
 	{
-		if (d->region_bytes != (int64) NBuffers * BLCKSZ || d->page_size != BLCKSZ ||
-			!RESOLVE_AS(&d->page_index, npages * sizeof(uint32), batch.page_index))
-			return err->status ? err->status :
-				ServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request's pages are not in shared buffers.");
-		batch.region = BufferBlocks;
-		batch.region_bytes = d->region_bytes;
+		if (d->region_bytes != (int64) NBuffers * BLCKSZ || d->page_size != BLCKSZ)
+		{
+			ServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request's pages are not in shared buffers.");
+			return false;
+		}
+		if (!RESOLVE_AS(&d->page_index, npages * sizeof(uint32), batch->page_index))
+			return false;
+		batch->region = BufferBlocks;
+		batch->region_bytes = d->region_bytes;
 		for (int64 i = 0; i < npages; i++)
-			if (batch.page_index[i] >= (uint32) NBuffers)
-				return ServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request names a page outside shared buffers.");
+			if (batch->page_index[i] >= (uint32) NBuffers)
+			{
+				ServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request names a page outside shared buffers.");
+				return false;
+			}
 	}
 
 	/* the arrays written: each column as wide as its attribute */
 	for (int col = 0; col < d->ncolumns; col++)
 	{
-		int			attno = spec.column_attnos[col];
+		int			attno = spec->column_attnos[col];
 
-		if (attno < 1 || attno > d->natts || spec.attrs[attno - 1].len <= 0 ||
-			spec.attrs[attno - 1].len > 8)
-			return ServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request's column is not fixed-width.");
-		if (!RESOLVE_AS(&d->values[col], n * spec.attrs[attno - 1].len, values[col]) ||
-			!RESOLVE_AS(&d->nulls[col], n, nulls[col]))
-			return err->status;
+		if (attno < 1 || attno > d->natts || spec->attrs[attno - 1].len <= 0 ||
+			spec->attrs[attno - 1].len > 8)
+		{
+			ServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request's column is not fixed-width.");
+			return false;
+		}
+		if (!RESOLVE_AS(&d->values[col], n * spec->attrs[attno - 1].len, call->dvalues[col]) ||
+			!RESOLVE_AS(&d->nulls[col], n, call->dnulls[col]))
+			return false;
 	}
-	out.values = values;
-	out.nulls = nulls;
-	if (!RESOLVE_AS(&d->keys, n * sizeof(uint64), out.keys) ||
-		!RESOLVE_AS(&d->keynulls, n, out.keynulls) ||
-		!RESOLVE_AS(&d->selected, n * sizeof(uint32), out.selected))
-		return err->status;
+	out->values = call->dvalues;
+	out->nulls = call->dnulls;
+	return RESOLVE_AS(&d->keys, n * sizeof(uint64), out->keys) &&
+		RESOLVE_AS(&d->keynulls, n, out->keynulls) &&
+		RESOLVE_AS(&d->selected, n * sizeof(uint32), out->selected);
+}
 
-	status = sc->kernels->heap_deform(sc->ctx, &batch, &spec, d->first, d->n, &out, err);
-	d->null_columns = out.null_columns;
-	d->key_nulls = out.key_nulls;
-	d->nrows = out.nrows;
-	d->bytes_shipped = out.bytes_shipped;
-	return status;
+/* GJ_OP_DEFORM, worker */
+static void
+ExecuteDeform(Call *call)
+{
+	GjServiceDeform *d = &call->req->deform;
+
+	pthread_mutex_lock(&deform_mutex);
+	call->req->status = call->sc->kernels->heap_deform(call->sc->ctx, &call->dpages, &call->dspec,
+													   d->first, d->n, &call->dout, &call->req->err);
+	pthread_mutex_unlock(&deform_mutex);
+	d->null_columns = call->dout.null_columns;
+	d->key_nulls = call->dout.key_nulls;
+	d->nrows = call->dout.nrows;
+	d->bytes_shipped = call->dout.bytes_shipped;
 }
 
 /* GJ_OP_PROBE: the devices the service sees, device 0's properties */
@@ -588,51 +679,111 @@ ServeProbe(GjServiceRequest *req)
 	req->status = GJ_OK;
 }
 
-/* Serve the request of a slot's client */
-static void
-Serve(Client *c, GjServiceRequest *req)
+
+/*
+ * Main thread: check and resolve a request; true when a worker is to run
+ * it, false when it is answered already (an error, or a call that needs no
+ * kernel: forget a segment, probe the devices)
+ */
+static bool
+Prepare(Call *call)
 {
+	Client	   *c = call->client;
+	GjServiceRequest *req = call->req;
 	ServedContext *sc = NULL;
-	GjBatch		batch;
-	GjColumn	columns[GJ_MAX_COLUMNS];
 
 	req->status = GJ_OK;
 	memset(&req->err, 0, sizeof(req->err));
 	req->result_too_small = false;
-	if (req->op != GJ_OP_CREATE && req->op != GJ_OP_FORGET && req->op != GJ_OP_PROBE &&
-		(sc = ContextOf(c, req, &req->err)) == NULL)
+	call->sc = NULL;
+	call->contexts_delta = 0;
+	call->result = NULL;
+	call->result_len = 0;
+	switch ((GjServiceOp) req->op)
 	{
-		req->status = req->err.status;
-		return;
+		case GJ_OP_FORGET:
+			ForgetSegment(c, req->forget);
+			return false;
+		case GJ_OP_PROBE:
+			ServeProbe(req);
+			return false;
+		case GJ_OP_CREATE:
+			return PrepareCreate(call);
+		default:
+			break;
 	}
+	if ((sc = ContextOf(c, req, &req->err)) == NULL)
+		return false;
+	call->sc = sc;
+	switch ((GjServiceOp) req->op)
+	{
+		case GJ_OP_DESTROY:
+		case GJ_OP_STATS:
+		case GJ_OP_AGG_BEGIN:
+		case GJ_OP_AGG:
+			return true;
+		case GJ_OP_BUILD:
+			return ResolveBatch(c, &req->batch, sc->spec.inner_ncolumns, sc->spec.inner_widths,
+								sc->spec.nterms, &call->batch, call->columns, &req->err);
+		case GJ_OP_COUNT:
+			return ResolveBatch(c, &req->batch, sc->spec.outer_ncolumns, sc->spec.outer_widths,
+								sc->spec.nterms, &call->batch, call->columns, &req->err);
+		case GJ_OP_RETRIEVE:
+		case GJ_OP_AGG_RESULT:
+			{
+				/* the result area: mapped here, filled by the worker */
+				void	   *area;
+				dsm_segment *seg;
+
+				if (req->result.handle == DSM_HANDLE_INVALID)
+					return true;
+				seg = MapSegment(c, req->result.handle);
+				if (seg == NULL || req->result.offset > dsm_segment_map_length(seg))
+					return true;	/* too small, as if there were none */
+				area = (char *) dsm_segment_address(seg) + req->result.offset;
+				call->result = area;
+				call->result_len = Min(req->result.bytes,
+									   dsm_segment_map_length(seg) - req->result.offset);
+				return true;
+			}
+		case GJ_OP_DEFORM:
+			return PrepareDeform(call);
+		default:
+			ServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT, "Unknown gpujoin service request.");
+			return false;
+	}
+}
+
+/* Worker: run a prepared call */
+static void
+Execute(Call *call)
+{
+	GjServiceRequest *req = call->req;
+	ServedContext *sc = call->sc;
+
 	switch ((GjServiceOp) req->op)
 	{
 		case GJ_OP_CREATE:
-			ServeCreate(c, req);
+			ExecuteCreate(call);
 			break;
 		case GJ_OP_DESTROY:
-			DestroyContext(sc);
+			if (DestroyContext(sc))
+				call->contexts_delta = -1;
 			break;
 		case GJ_OP_STATS:
 			sc->kernels->context_stats(sc->ctx, &req->stats);
 			break;
 		case GJ_OP_BUILD:
-			if (!ResolveBatch(c, &req->batch, sc->spec.inner_ncolumns, sc->spec.inner_widths,
-							  sc->spec.nterms, &batch, columns, &req->err))
-				break;
-			req->status = sc->kernels->build(sc->ctx, &batch, &req->err);
+			req->status = sc->kernels->build(sc->ctx, &call->batch, &req->err);
 			break;
 		case GJ_OP_COUNT:
-			if (!ResolveBatch(c, &req->batch, sc->spec.outer_ncolumns, sc->spec.outer_widths,
-							  sc->spec.nterms, &batch, columns, &req->err))
-				break;
-			req->status = sc->kernels->count(sc->ctx, &batch, &req->nmatches, &req->err);
+			req->status = sc->kernels->count(sc->ctx, &call->batch, &req->nmatches, &req->err);
 			break;
 		case GJ_OP_RETRIEVE:
 			if (!req->fetch_only)
 				req->status = sc->kernels->retrieve(sc->ctx, req->first, &sc->round, &req->err);
 			if (req->status == GJ_OK)
-				AnswerRound(c, req, sc);
+				AnswerRound(call);
 			break;
 		case GJ_OP_AGG_BEGIN:
 			req->status = sc->kernels->agg_begin(sc->ctx, &req->agg_spec, &req->err);
@@ -647,31 +798,26 @@ Serve(Client *c, GjServiceRequest *req)
 			if (!req->fetch_only)
 				req->status = sc->kernels->agg_result(sc->ctx, &sc->groups, &req->err);
 			if (req->status == GJ_OK)
-				AnswerGroups(c, req, sc);
-			break;
-		case GJ_OP_FORGET:
-			ForgetSegment(c, req->forget);
-			break;
-		case GJ_OP_PROBE:
-			ServeProbe(req);
+				AnswerGroups(call);
 			break;
 		case GJ_OP_DEFORM:
-			req->status = ServeDeform(c, sc, &req->deform, &req->err);
+			ExecuteDeform(call);
 			break;
 		default:
-			ServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT, "Unknown gpujoin service request.");
 			break;
 	}
-	if (req->status == GJ_OK && req->err.status != GJ_OK)
-		req->status = req->err.status;
 }
 
-/* A slot's client went away: its contexts and segments go */
+/* A slot's client went away: its contexts and segments go (not while busy) */
 static void
 CloseClient(Client *c)
 {
+	int			destroyed = 0;
+
 	for (int i = 0; i < c->ncontexts; i++)
-		DestroyContext(&c->contexts[i]);
+		if (DestroyContext(&c->contexts[i]))
+			destroyed++;
+	CountContexts(-destroyed);
 	for (int i = 0; i < c->nsegments; i++)
 		dsm_detach(c->segments[i].seg);
 	if (c->request_seg != NULL)
@@ -683,14 +829,36 @@ CloseClient(Client *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* The request of slot i */
+/* Main thread: the answer of slot i is there; tell its client */
 static void
-ServeSlot(int i)
+Complete(int i)
+{
+	GjServiceSlot *slot = &gj_service->slots[i];
+	Call	   *call = &calls[i];
+	GjServiceRequest *req = call->req;
+	uint32		expected;
+
+	if (req->status == GJ_OK && req->err.status != GJ_OK)
+		req->status = req->err.status;
+	CountContexts(call->contexts_delta);
+	call->busy = false;
+	pg_write_barrier();
+	/* unless the client went away meanwhile (CLOSING stays, for the loop) */
+	expected = GJ_SLOT_REQUEST;
+	if (pg_atomic_compare_exchange_u32(&slot->state, &expected, GJ_SLOT_DONE))
+		SetLatch(slot->client_latch);
+	SpinLockAcquire(&gj_service->mutex);
+	gj_service->requests++;
+	SpinLockRelease(&gj_service->mutex);
+}
+
+/* Main thread: take the request of slot i, to a worker or answered here */
+static void
+TakeRequest(int i)
 {
 	GjServiceSlot *slot = &gj_service->slots[i];
 	Client	   *c = &clients[i];
-	GjServiceRequest *req;
-	uint32		expected;
+	Call	   *call = &calls[i];
 
 	pg_read_barrier();
 	if (c->pid != slot->pid || c->request_handle != slot->request)
@@ -703,21 +871,124 @@ ServeSlot(int i)
 	}
 	if (c->request_seg == NULL)
 		return;					/* the client is gone: its exit frees the slot */
-	req = dsm_segment_address(c->request_seg);
-	Serve(c, req);
-	pg_write_barrier();
-	/* unless the client went away meanwhile (CLOSING stays, for the loop) */
-	expected = GJ_SLOT_REQUEST;
-	if (pg_atomic_compare_exchange_u32(&slot->state, &expected, GJ_SLOT_DONE))
-		SetLatch(slot->client_latch);
-	SpinLockAcquire(&gj_service->mutex);
-	gj_service->requests++;
-	SpinLockRelease(&gj_service->mutex);
+	call->client = c;
+	call->req = dsm_segment_address(c->request_seg);
+	call->busy = true;
+	if (!Prepare(call))
+	{
+		Complete(i);
+		return;
+	}
+	pthread_mutex_lock(&queue_mutex);
+	queued[(queue_head + queue_count) % gj_service->nslots] = i;
+	queue_count++;
+	pthread_cond_signal(&queue_cond);
+	pthread_mutex_unlock(&queue_mutex);
+}
+
+/* A worker thread: run queued calls until the service stops */
+static void *
+Worker(void *arg)
+{
+	for (;;)
+	{
+		int			i;
+		char		byte = 1;
+
+		pthread_mutex_lock(&queue_mutex);
+		while (queue_count == 0 && !stopping)
+			pthread_cond_wait(&queue_cond, &queue_mutex);
+		if (stopping)
+		{
+			pthread_mutex_unlock(&queue_mutex);
+			return NULL;
+		}
+		i = queued[queue_head];
+		queue_head = (queue_head + 1) % gj_service->nslots;
+		queue_count--;
+		pthread_mutex_unlock(&queue_mutex);
+
+		Execute(&calls[i]);
+
+		pthread_mutex_lock(&queue_mutex);
+		finished[nfinished++] = i;
+		pthread_mutex_unlock(&queue_mutex);
+		if (write(wake_pipe[1], &byte, 1) < 0)
+		{
+			/* the pipe is full of wake-ups already: the main thread will look */
+		}
+	}
+}
+
+/* Main thread: the calls the workers finished */
+static void
+CompleteFinished(void)
+{
+	int			done[64];
+	int			n;
+	char		buf[64];
+
+	while (read(wake_pipe[0], buf, sizeof(buf)) > 0)
+		;
+	do
+	{
+		pthread_mutex_lock(&queue_mutex);
+		n = Min(nfinished, (int) lengthof(done));
+		memcpy(done, &finished[nfinished - n], n * sizeof(int));
+		nfinished -= n;
+		pthread_mutex_unlock(&queue_mutex);
+		for (int k = 0; k < n; k++)
+			Complete(done[k]);
+	} while (n > 0);
+}
+
+/*
+ * on_shmem_exit: the workers finish the calls they run and stop, before
+ * the process exits (a thread left running into exit() could crash it,
+ * and a crashed background worker restarts the whole server)
+ */
+static void
+StopWorkers(int code, Datum arg)
+{
+	pthread_mutex_lock(&queue_mutex);
+	stopping = true;
+	pthread_cond_broadcast(&queue_cond);
+	pthread_mutex_unlock(&queue_mutex);
+	for (int w = 0; w < nworkers; w++)
+		pthread_join(workers[w], NULL);
+	nworkers = 0;
+}
+
+/* Start the workers, every signal blocked in them: PostgreSQL's handlers run here */
+static void
+StartWorkers(int n)
+{
+	sigset_t	all;
+	sigset_t	old;
+
+	if (pipe(wake_pipe) != 0 ||
+		fcntl(wake_pipe[0], F_SETFL, O_NONBLOCK) != 0 ||
+		fcntl(wake_pipe[1], F_SETFL, O_NONBLOCK) != 0)
+		ereport(FATAL, (errmsg("gpujoin service: could not create a pipe: %m")));
+	workers = MemoryContextAllocZero(service_cxt, n * sizeof(pthread_t));
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (int w = 0; w < n; w++)
+	{
+		if (pthread_create(&workers[w], NULL, Worker, NULL) != 0)
+			break;
+		nworkers++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (nworkers == 0)
+		ereport(FATAL, (errmsg("gpujoin service: could not start a worker thread")));
 }
 
 void
 GpuJoinServiceMain(Datum main_arg)
 {
+	WaitEventSet *events;
+
 	pqsignal(SIGTERM, die);
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
@@ -727,10 +998,21 @@ GpuJoinServiceMain(Datum main_arg)
 	service_cxt = AllocSetContextCreate(TopMemoryContext, "gpujoin service",
 										ALLOCSET_DEFAULT_SIZES);
 	clients = MemoryContextAllocZero(service_cxt, gj_service->nslots * sizeof(Client));
+	calls = MemoryContextAllocZero(service_cxt, gj_service->nslots * sizeof(Call));
+	queued = MemoryContextAllocZero(service_cxt, gj_service->nslots * sizeof(int));
+	finished = MemoryContextAllocZero(service_cxt, gj_service->nslots * sizeof(int));
 	/* a segment mapped without a resource owner stays until detached */
 	CurrentResourceOwner = NULL;
 
 	on_shmem_exit(ServiceExit, (Datum) 0);
+	StartWorkers(gpujoin_service_workers);
+	/* before the segments are unmapped at exit, which the workers copy into */
+	before_shmem_exit(StopWorkers, (Datum) 0);
+	events = CreateWaitEventSet(service_cxt, 3);
+	AddWaitEventToSet(events, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+	AddWaitEventToSet(events, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
+	AddWaitEventToSet(events, WL_SOCKET_READABLE, wake_pipe[0], NULL, NULL);
+
 	SpinLockAcquire(&gj_service->mutex);
 	gj_service->generation++;
 	gj_service->pid = MyProcPid;
@@ -741,8 +1023,9 @@ GpuJoinServiceMain(Datum main_arg)
 
 	for (;;)
 	{
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 1000,
-						 PG_WAIT_EXTENSION);
+		WaitEvent	event;
+
+		(void) WaitEventSetWait(events, 1000, &event, 1, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -750,19 +1033,22 @@ GpuJoinServiceMain(Datum main_arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
+		CompleteFinished();
 		for (int i = 0; i < gj_service->nslots; i++)
 		{
 			GjServiceSlot *slot = &gj_service->slots[i];
 			uint32		state = pg_atomic_read_u32(&slot->state);
 
+			if (calls[i].busy)
+				continue;		/* a worker has its call: not now */
 			if (state == GJ_SLOT_REQUEST)
-				ServeSlot(i);
+				TakeRequest(i);
 			else if (state == GJ_SLOT_CLOSING)
 			{
 				CloseClient(&clients[i]);
 				pg_atomic_write_u32(&slot->state, GJ_SLOT_FREE);
 			}
-			CHECK_FOR_INTERRUPTS();
 		}
+		CHECK_FOR_INTERRUPTS();
 	}
 }

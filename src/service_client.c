@@ -79,6 +79,7 @@ static dsm_segment *request_seg = NULL;
 static GjServiceRequest *req = NULL;
 static Segment scratch = {0};
 static Size scratch_used = 0;
+static bool composing = false;	/* a request is being written into req */
 
 /* Is the service there to take requests? */
 bool
@@ -221,6 +222,7 @@ Call(bool quiet, uint32 gen)
 {
 	GjServiceSlot *slot = &gj_service->slots[my_slot];
 
+	composing = false;
 	pg_write_barrier();
 	pg_atomic_write_u32(&slot->state, GJ_SLOT_REQUEST);
 	SpinLockAcquire(&gj_service->mutex);
@@ -252,6 +254,7 @@ Begin(GjServiceOp op, bool quiet)
 	if (!WaitAnswer(quiet, 0, quiet ? 10000 : 0))
 		return false;
 	pg_atomic_write_u32(&gj_service->slots[my_slot].state, GJ_SLOT_IDLE);
+	composing = true;
 	memset(req, 0, offsetof(GjServiceRequest, spec));
 	req->op = op;
 	req->result.handle = DSM_HANDLE_INVALID;
@@ -281,7 +284,12 @@ FreeSegment(Segment *s)
 {
 	if (s->seg == NULL)
 		return;
-	if (my_slot >= 0 && GpuJoinServiceReady() && Begin(GJ_OP_FORGET, true))
+	/*
+	 * Telling the service is a request of its own: never while another is
+	 * being written (the service then keeps its mapping until this backend
+	 * exits)
+	 */
+	if (!composing && my_slot >= 0 && GpuJoinServiceReady() && Begin(GJ_OP_FORGET, true))
 	{
 		req->forget = dsm_segment_handle(s->seg);
 		(void) Call(true, 0);
@@ -383,9 +391,9 @@ EnsureScratch(Size bytes)
 				 errmsg("gpujoin: no shared memory segment for a request to the gpujoin service")));
 }
 
-/* A batch's arrays by reference: rows of the columns of widths */
-static void
-RefBatch(const GjBatch *b, int ncolumns, const int32 *widths, int nterms, GjServiceBatch *out)
+/* The scratch a batch's arrays need (before the request is begun) */
+static Size
+BatchScratch(const GjBatch *b, int ncolumns, const int32 *widths, int nterms)
 {
 	uint64		n = (uint64) b->nrows;
 	Size		need = 0;
@@ -403,7 +411,14 @@ RefBatch(const GjBatch *b, int ncolumns, const int32 *widths, int nterms, GjServ
 		need += ScratchNeed(b->terms[t], n * sizeof(uint64));
 		need += ScratchNeed(b->term_nulls[t], n);
 	}
-	EnsureScratch(need);
+	return need;
+}
+
+/* A batch's arrays by reference: rows of the columns of widths */
+static void
+RefBatch(const GjBatch *b, int ncolumns, const int32 *widths, int nterms, GjServiceBatch *out)
+{
+	uint64		n = (uint64) b->nrows;
 
 	memset(out, 0, sizeof(*out));
 	out->nrows = b->nrows;
@@ -567,6 +582,7 @@ Build(GjContext *ctx, const GjBatch *inner, GjError *err)
 {
 	ClientContext *cc = (ClientContext *) ctx;
 
+	EnsureScratch(BatchScratch(inner, cc->spec.inner_ncolumns, cc->spec.inner_widths, cc->spec.nterms));
 	BeginOn(GJ_OP_BUILD, cc);
 	RefBatch(inner, cc->spec.inner_ncolumns, cc->spec.inner_widths, cc->spec.nterms, &req->batch);
 	(void) Call(false, cc->generation);
@@ -578,6 +594,7 @@ Count(GjContext *ctx, const GjBatch *outer, int64_t *nmatches, GjError *err)
 {
 	ClientContext *cc = (ClientContext *) ctx;
 
+	EnsureScratch(BatchScratch(outer, cc->spec.outer_ncolumns, cc->spec.outer_widths, cc->spec.nterms));
 	BeginOn(GJ_OP_COUNT, cc);
 	RefBatch(outer, cc->spec.outer_ncolumns, cc->spec.outer_widths, cc->spec.nterms, &req->batch);
 	(void) Call(false, cc->generation);
@@ -668,10 +685,7 @@ HeapDeform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *spec,
 	for (int c = 0; c < spec->ncolumns; c++)
 		widths[c] = spec->attrs[spec->column_attnos[c] - 1].len;
 
-	BeginOn(GJ_OP_DEFORM, cc);
-	d = &req->deform;
-	memset(d, 0, sizeof(*d));
-	/* the scratch all the copies need, first */
+	/* the scratch all the copies need, first: growing it is a request */
 	need += ScratchNeed(spec->attrs, spec->natts * sizeof(GjHeapAttr));
 	need += ScratchNeed(spec->column_attnos, spec->ncolumns * sizeof(int16));
 	need += ScratchNeed(spec->key_attnos, spec->nkeys * sizeof(int16));
@@ -696,6 +710,10 @@ HeapDeform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *spec,
 	if (spec->filter)
 		need += ScratchNeed(out->selected, rows * sizeof(uint32));
 	EnsureScratch(need);
+
+	BeginOn(GJ_OP_DEFORM, cc);
+	d = &req->deform;
+	memset(d, 0, sizeof(*d));
 
 	d->layout = spec->layout;
 	d->natts = spec->natts;

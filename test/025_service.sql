@@ -13,7 +13,7 @@
 -- the join fails with 58000 rather than waiting.  Skipped when the
 -- service is off.
 BEGIN;
-SELECT plan(21);
+SELECT plan(22);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -33,6 +33,18 @@ LANGUAGE sql AS $$
 	SELECT substring(service from 'pid (\d+)')::int FROM gpujoin_device_info() $$;
 CREATE FUNCTION pg_temp.service_contexts() RETURNS bigint
 LANGUAGE sql AS $$ SELECT service_contexts FROM gpujoin_device_info() $$;
+-- wait (at most 5 s) until the service of pid old is gone
+CREATE FUNCTION pg_temp.wait_for_exit(old int) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+	FOR i IN 1 .. 500 LOOP
+		IF pg_temp.service_pid() IS DISTINCT FROM old THEN
+			RETURN true;
+		END IF;
+		PERFORM pg_sleep(0.01);
+	END LOOP;
+	RETURN false;
+END $$;
 -- wait (at most 20 s) until the service runs with another start number
 CREATE FUNCTION pg_temp.wait_for_restart(old int) RETURNS boolean
 LANGUAGE plpgsql AS $$
@@ -91,8 +103,9 @@ SELECT is(pg_temp.failures(), '', 'after the cancel: PostgreSQL''s rows');
 SELECT is(pg_temp.service_contexts(), 0::bigint, 'after the cancel: no context left open');
 
 -- the service terminated: the postmaster starts it again
-SELECT pg_temp.service_start() AS start_before \gset
-SELECT ok(pg_terminate_backend(pg_temp.service_pid()), 'the service is terminated');
+SELECT pg_temp.service_start() AS start_before, pg_temp.service_pid() AS pid_before \gset
+SELECT ok(pg_terminate_backend(:pid_before), 'the service is terminated');
+SELECT ok(pg_temp.wait_for_exit(:pid_before), 'it exits');
 SELECT is(pg_temp.failures(), '', 'while the service restarts: PostgreSQL''s rows');
 SELECT ok(pg_temp.wait_for_restart(:start_before), 'the postmaster starts the service again');
 SELECT matches(pg_temp.plan(sql), 'gpujoin service', 'the next join runs in the new service')
@@ -122,7 +135,7 @@ RESET gpujoin.chunk_rows;
 SELECT ok(pg_temp.wait_for_restart(:start_mid), 'the postmaster starts the service again');
 SELECT is(pg_temp.failures(), '', 'after that: PostgreSQL''s rows');
 \else
-SELECT skip('gpujoin.service is off (or gpujoin is not preloaded)', 21);
+SELECT skip('gpujoin.service is off (or gpujoin is not preloaded)', 22);
 \endif
 
 SELECT * FROM finish();

@@ -81,6 +81,15 @@ static Segment scratch = {0};
 static Size scratch_used = 0;
 static bool composing = false;	/* a request is being written into req */
 
+/*
+ * Result segments of destroyed contexts, kept for the next ones: making a
+ * segment (and the service mapping it) costs more than a small join's
+ * whole round trip
+ */
+#define MAX_SPARE_RESULTS	2
+static Segment spare_results[MAX_SPARE_RESULTS];
+static int	nspare_results = 0;
+
 /* Is the service there to take requests? */
 bool
 GpuJoinServiceReady(void)
@@ -527,6 +536,8 @@ ContextCreate(int target, GjContext **ctx, const GjJoinSpec *spec, GjError *err)
 	cc->spec = *spec;
 	cc->nkeys = cc->naggs = 0;
 	memset(&cc->result, 0, sizeof(cc->result));
+	if (nspare_results > 0)
+		cc->result = spare_results[--nspare_results];
 	*ctx = (GjContext *) cc;
 	return GJ_OK;
 }
@@ -558,7 +569,10 @@ ContextDestroy(GjContext *ctx)
 		req->generation = cc->generation;
 		(void) Call(true, cc->generation);
 	}
-	FreeSegment(&cc->result);
+	if (cc->result.seg != NULL && nspare_results < MAX_SPARE_RESULTS)
+		spare_results[nspare_results++] = cc->result;
+	else
+		FreeSegment(&cc->result);
 	free(cc);
 }
 

@@ -90,6 +90,19 @@ static bool composing = false;	/* a request is being written into req */
 static Segment spare_results[MAX_SPARE_RESULTS];
 static int	nspare_results = 0;
 
+/* Wake the service (its latch read under the mutex, set outside it) */
+static void
+WakeService(void)
+{
+	Latch	   *latch;
+
+	SpinLockAcquire(&gj_service->mutex);
+	latch = gj_service->latch;
+	SpinLockRelease(&gj_service->mutex);
+	if (latch != NULL)
+		SetLatch(latch);
+}
+
 /* Is the service there to take requests? */
 bool
 GpuJoinServiceReady(void)
@@ -120,10 +133,7 @@ LeaveSlot(int code, Datum arg)
 		return;
 	slot = &gj_service->slots[my_slot];
 	pg_atomic_write_u32(&slot->state, GJ_SLOT_CLOSING);
-	SpinLockAcquire(&gj_service->mutex);
-	if (gj_service->latch != NULL)
-		SetLatch(gj_service->latch);
-	SpinLockRelease(&gj_service->mutex);
+	WakeService();
 	my_slot = -1;
 }
 
@@ -234,10 +244,7 @@ Call(bool quiet, uint32 gen)
 	composing = false;
 	pg_write_barrier();
 	pg_atomic_write_u32(&slot->state, GJ_SLOT_REQUEST);
-	SpinLockAcquire(&gj_service->mutex);
-	if (gj_service->latch != NULL)
-		SetLatch(gj_service->latch);
-	SpinLockRelease(&gj_service->mutex);
+	WakeService();
 	if (!WaitAnswer(quiet, gen, quiet ? 10000 : 0))
 		return false;
 	pg_atomic_write_u32(&slot->state, GJ_SLOT_IDLE);

@@ -509,15 +509,16 @@ ParseScaled(const struct varlena *value, int scale, int64 *result)
 /*
  * numeric with a declared scale: the value times 10^scale, exact; NaN above
  * everything and the infinities (which a typmod keeps out of tables, but an
- * expression's declared typmod might not) at the ends below it
+ * expression's declared typmod might not) at the ends below it; *kind
+ * says which the value was
  */
 static int64
-NumericKey(Datum value, int scale)
+NumericKeyOf(Datum value, int scale, ScaledKind *kind)
 {
 	struct varlena *packed = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(value));
 	int64		scaled;
 
-	switch (ParseScaled(packed, scale, &scaled))
+	switch ((*kind = ParseScaled(packed, scale, &scaled)))
 	{
 		case SCALED_VALUE:
 			return scaled;
@@ -538,6 +539,14 @@ NumericKey(Datum value, int scale)
 	return 0;					/* keep compiler quiet */
 }
 
+static int64
+NumericKey(Datum value, int scale)
+{
+	ScaledKind	kind;
+
+	return NumericKeyOf(value, scale, &kind);
+}
+
 /*
  * A value of a numeric column of declared scale (GpuJoinNumericScale) as
  * the aggregation reads it: the value times 10^scale, NaN as PG_INT64_MAX
@@ -547,9 +556,10 @@ NumericKey(Datum value, int scale)
 int64
 GpuJoinNumericScaled(Datum value, int scale)
 {
-	int64		scaled = NumericKey(value, scale);
+	ScaledKind	kind;
+	int64		scaled = NumericKeyOf(value, scale, &kind);
 
-	if (scaled == PG_INT64_MAX - 1 || scaled == PG_INT64_MIN)
+	if (kind == SCALED_PINF || kind == SCALED_NINF)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("gpujoin: an infinite numeric value in a column of declared scale %d", scale)));

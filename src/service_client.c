@@ -103,18 +103,24 @@ WakeService(void)
 		SetLatch(latch);
 }
 
+/* Is the service still the generation gen (0: any), taking requests? */
+static bool
+ServiceAlive(uint32 gen)
+{
+	bool		alive;
+
+	SpinLockAcquire(&gj_service->mutex);
+	alive = gj_service->state == GJ_SERVICE_READY &&
+		(gen == 0 || gj_service->generation == gen);
+	SpinLockRelease(&gj_service->mutex);
+	return alive;
+}
+
 /* Is the service there to take requests? */
 bool
 GpuJoinServiceReady(void)
 {
-	bool		ready;
-
-	if (gj_service == NULL)
-		return false;
-	SpinLockAcquire(&gj_service->mutex);
-	ready = gj_service->state == GJ_SERVICE_READY;
-	SpinLockRelease(&gj_service->mutex);
-	return ready;
+	return gj_service != NULL && ServiceAlive(0);
 }
 
 bool
@@ -171,19 +177,6 @@ TakeSlot(void)
 	my_slot = MyProc->pgprocno;
 	on_shmem_exit(LeaveSlot, (Datum) 0);
 	return true;
-}
-
-/* Is the service still the generation gen (0: any), taking requests? */
-static bool
-ServiceAlive(uint32 gen)
-{
-	bool		alive;
-
-	SpinLockAcquire(&gj_service->mutex);
-	alive = gj_service->state == GJ_SERVICE_READY &&
-		(gen == 0 || gj_service->generation == gen);
-	SpinLockRelease(&gj_service->mutex);
-	return alive;
 }
 
 static void
@@ -337,30 +330,27 @@ StageFree(void *ptr)
 		}
 }
 
+/* Do bytes at ptr lie in segment s?  Then ref names them there. */
+static bool
+InSegment(const Segment *s, const void *ptr, uint64 bytes, GjServiceRef *ref)
+{
+	if (s->seg == NULL || (const char *) ptr < s->base ||
+		(const char *) ptr + bytes > s->base + s->size)
+		return false;
+	ref->handle = dsm_segment_handle(s->seg);
+	ref->offset = (const char *) ptr - s->base;
+	ref->bytes = bytes;
+	return true;
+}
+
 /* Where bytes at ptr lie among this backend's staging blocks and scratch */
 static bool
 FindRef(const void *ptr, uint64 bytes, GjServiceRef *ref)
 {
-	const Segment *all[MAX_SEGMENTS + 1];
-	int			n = 0;
-
 	for (int i = 0; i < nsegments; i++)
-		all[n++] = &segments[i];
-	all[n++] = &scratch;
-	for (int i = 0; i < n; i++)
-	{
-		const Segment *s = all[i];
-
-		if (s->seg != NULL && (const char *) ptr >= s->base &&
-			(const char *) ptr + bytes <= s->base + s->size)
-		{
-			ref->handle = dsm_segment_handle(s->seg);
-			ref->offset = (const char *) ptr - s->base;
-			ref->bytes = bytes;
+		if (InSegment(&segments[i], ptr, bytes, ref))
 			return true;
-		}
-	}
-	return false;
+	return InSegment(&scratch, ptr, bytes, ref);
 }
 
 /* The scratch bytes an array needs: 0 when it lies in a segment */

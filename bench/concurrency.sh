@@ -43,7 +43,7 @@ SQL
 for q in "SELECT count(*) FROM cc_a JOIN cc_b ON cc_a.k = cc_b.k WHERE cc_a.id BETWEEN 1 AND 1000" \
 	"SELECT count(*) FROM cc_a JOIN cc_b ON cc_a.k = cc_b.k"; do
 	PGOPTIONS="-c gpujoin.device=$device -c enable_hashjoin=off -c enable_mergejoin=off -c enable_nestloop=off" \
-		psql -X -At -c "LOAD 'gpujoin'" -c "EXPLAIN (COSTS OFF) $q" | grep GpuHashJoin >/dev/null ||
+		psql -X -At -c "LOAD 'gpujoin'" -c "EXPLAIN (COSTS OFF) $q" | grep -E 'Gpu(HashJoin|PreAgg)' >/dev/null ||
 		{ echo "concurrency.sh: not a GPU join: $q" >&2; exit 1; }
 done
 

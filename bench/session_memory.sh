@@ -70,7 +70,7 @@ sleep 8
 during=$(used)
 echo "backends on the GPU (gpujoin_device_info): $(psql -X -q -At -c "SELECT gpu_backends FROM gpujoin_device_info()")"
 wait
-echo "sessions that ran a GPU join: $(grep -l 'GpuHashJoin' "$plans"/* | wc -l) of $n; PostgreSQL's join: $(grep -L 'GpuHashJoin' "$plans"/* | wc -l)"
+echo "sessions that ran a GPU join: $(grep -lE 'Gpu(HashJoin|PreAgg)' "$plans"/* | wc -l) of $n; PostgreSQL's join: $(grep -LE 'Gpu(HashJoin|PreAgg)' "$plans"/* | wc -l)"
 echo "in use while they held: $during MiB, before: $before MiB ($(((during - before) / limit)) MiB per GPU session)"
 rm -rf "$plans"
 psql -X -q -At -c "ALTER SYSTEM RESET gpujoin.max_gpu_backends" -c "SELECT pg_reload_conf()" >/dev/null
@@ -85,6 +85,6 @@ done
 sleep 8
 during=$(used)
 wait
-echo "sessions whose plan has a GPU join: $(grep -l 'GpuHashJoin' "$plans".* | wc -l) of $n"
+echo "sessions whose plan has a GPU join: $(grep -lE 'Gpu(HashJoin|PreAgg)' "$plans".* | wc -l) of $n"
 echo "in use while they held: $during MiB, before: $before MiB (should not grow by $n contexts)"
 rm -f "$plans".*

@@ -43,6 +43,13 @@
 #include "storage/spin.h"
 #include "utils/builtins.h"
 
+/*
+ * How long a join forced onto the GPU (gpujoin.device = gpu) waits for a
+ * gpujoin service that is starting again: the postmaster restarts it one
+ * second after it exits, and it opens its devices before taking requests
+ */
+#define SERVICE_RESTART_WAIT_MS 10000
+
 /* Number of usable CUDA devices in this backend; -1 until probed */
 static int	cuda_device_count = -1;
 
@@ -497,6 +504,10 @@ GpuJoinChooseKernels(void)
 {
 	bool		service = GpuJoinServiceInUse() && GpuJoinServiceReady();
 
+	/* forced onto the GPU: a restarting service is waited for, not refused */
+	if (!service && GpuJoinServiceInUse() && gpujoin_device == GPUJOIN_DEVICE_GPU)
+		service = GpuJoinServiceWaitReady(SERVICE_RESTART_WAIT_MS);
+
 	if (gpujoin_device == GPUJOIN_DEVICE_CPU)
 		return service ? GpuJoinServiceKernels(false) : &gj_cpu_kernels;
 	if (GpuJoinServiceInUse())
@@ -796,26 +807,32 @@ gpujoin_device_info(PG_FUNCTION_ARGS)
 		/* with the service, its device: this backend opens none */
 		if (GpuJoinServiceInUse())
 		{
-			if (GpuJoinServiceProbe(&info, err.message, sizeof(err.message)) <= 0)
-				status = err.status = GJ_ERROR_NO_DEVICE;
+			/* not running (restarting): the row below says so */
+			if (GpuJoinServiceProbe(&info, cuda_probe_message,
+									sizeof(cuda_probe_message)) <= 0)
+				kernels = &gj_cpu_kernels;
 		}
 		else
+		{
 			status = gj_cuda_device_info(0, &info, &err);
-		GpuJoinCheckStatus(status, &err, "could not read the GPU's properties");
-
-		values[0] = Int32GetDatum(info.device);
-		values[1] = CStringGetTextDatum(info.name);
-		values[2] = Int64GetDatum(info.total_memory);
-		values[3] = Int64GetDatum(info.free_memory);
-		values[4] = CStringGetTextDatum(psprintf("%d.%d", info.cc_major, info.cc_minor));
-		values[5] = Int32GetDatum(info.multiprocessors);
-		values[6] = CStringGetTextDatum(psprintf("%d.%d", info.driver_version / 1000,
-												 (info.driver_version % 1000) / 10));
-		values[7] = CStringGetTextDatum(psprintf("%d.%d", info.runtime_version / 1000,
-												 (info.runtime_version % 1000) / 10));
-		values[8] = CStringGetTextDatum(gj_cuda_kernels.name);
-		memset(nulls, false, 9 * sizeof(bool));
-		kernels = &gj_cuda_kernels;
+			GpuJoinCheckStatus(status, &err, "could not read the GPU's properties");
+		}
+		if (kernels == NULL)
+		{
+			values[0] = Int32GetDatum(info.device);
+			values[1] = CStringGetTextDatum(info.name);
+			values[2] = Int64GetDatum(info.total_memory);
+			values[3] = Int64GetDatum(info.free_memory);
+			values[4] = CStringGetTextDatum(psprintf("%d.%d", info.cc_major, info.cc_minor));
+			values[5] = Int32GetDatum(info.multiprocessors);
+			values[6] = CStringGetTextDatum(psprintf("%d.%d", info.driver_version / 1000,
+													 (info.driver_version % 1000) / 10));
+			values[7] = CStringGetTextDatum(psprintf("%d.%d", info.runtime_version / 1000,
+													 (info.runtime_version % 1000) / 10));
+			values[8] = CStringGetTextDatum(gj_cuda_kernels.name);
+			memset(nulls, false, 9 * sizeof(bool));
+			kernels = &gj_cuda_kernels;
+		}
 	}
 #endif
 

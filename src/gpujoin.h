@@ -402,6 +402,7 @@ extern void GpuJoinRequestSharedMemory(void);
 /* service_client.c: the kernels through the gpujoin service (service.c) */
 extern bool GpuJoinServiceInUse(void);
 extern bool GpuJoinServiceReady(void);
+extern bool GpuJoinServiceWaitReady(int timeout_ms);
 extern const GjKernels *GpuJoinServiceKernels(bool gpu);
 extern bool GpuJoinIsServiceKernels(const GjKernels *kernels, bool *gpu);
 extern int	GpuJoinServiceProbe(GjDeviceInfo *info, char *message, Size message_size);

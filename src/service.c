@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "access/twophase.h"
@@ -313,7 +314,27 @@ typedef struct Call
 	char	   *result;			/* the client's result area, or NULL */
 	uint64		result_len;
 	bool		busy;			/* queued or running */
+	/* when the main thread took it, a worker started and ended it (DEBUG1) */
+	double		taken_ms;
+	double		started_ms;
+	double		ended_ms;
 } Call;
+
+/* A monotonic clock in milliseconds, which worker threads may read too */
+static double
+NowMs(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
+/* The requests' names, by GjServiceOp, for the log */
+static const char *const op_names[] = {
+	"?", "create", "destroy", "stats", "build", "count", "retrieve",
+	"agg_begin", "aggregate", "agg_result", "forget", "probe", "deform"
+};
 
 static Call *calls = NULL;
 
@@ -840,6 +861,19 @@ Complete(int i)
 
 	if (req->status == GJ_OK && req->err.status != GJ_OK)
 		req->status = req->err.status;
+	/* where a request's time goes, when the log asks for it */
+	if (message_level_is_interesting(DEBUG1))
+	{
+		double		now = NowMs();
+		bool		ran = call->started_ms > 0;
+
+		elog(DEBUG1, "gpujoin service: %s of pid %d: %.3f ms to a worker, %.3f ms in it, %.3f ms to answer",
+			 req->op >= 0 && req->op < (int) lengthof(op_names) ? op_names[req->op] : "?",
+			 call->client->pid,
+			 ran ? call->started_ms - call->taken_ms : 0.0,
+			 ran ? call->ended_ms - call->started_ms : 0.0,
+			 now - (ran ? call->ended_ms : call->taken_ms));
+	}
 	CountContexts(call->contexts_delta);
 	call->busy = false;
 	pg_write_barrier();
@@ -874,6 +908,8 @@ TakeRequest(int i)
 	call->client = c;
 	call->req = dsm_segment_address(c->request_seg);
 	call->busy = true;
+	call->taken_ms = NowMs();
+	call->started_ms = call->ended_ms = 0;
 	if (!Prepare(call))
 	{
 		Complete(i);
@@ -908,7 +944,9 @@ Worker(void *arg)
 		queue_count--;
 		pthread_mutex_unlock(&queue_mutex);
 
+		calls[i].started_ms = NowMs();
 		Execute(&calls[i]);
+		calls[i].ended_ms = NowMs();
 
 		pthread_mutex_lock(&queue_mutex);
 		finished[nfinished++] = i;

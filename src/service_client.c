@@ -123,6 +123,28 @@ GpuJoinServiceReady(void)
 	return gj_service != NULL && ServiceAlive(0);
 }
 
+/*
+ * Wait, at most timeout_ms, for the service to take requests: the postmaster
+ * starts it again a second after it exits (and the new one opens its devices
+ * before it is ready).  Cancel and termination are honoured while waiting.
+ */
+bool
+GpuJoinServiceWaitReady(int timeout_ms)
+{
+	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout_ms);
+
+	while (!GpuJoinServiceReady())
+	{
+		if (gj_service == NULL || GetCurrentTimestamp() >= deadline)
+			return false;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return true;
+}
+
 bool
 GpuJoinServiceInUse(void)
 {

@@ -881,6 +881,24 @@ extern const GjKernels gj_cuda_kernels;
 extern int	gj_cuda_device_count(GjError *err);
 
 /*
+ * What this process keeps for the next contexts once a context frees it:
+ * up to device_bytes of device memory in the device's memory pool, and up
+ * to host_bytes of page-locked host memory (a round's arrays).  0 and 0, the
+ * default, give everything back at once (as a backend does; the gpujoin
+ * service keeps some).  Takes effect at the next context.
+ */
+extern void gj_cuda_pool_keep(size_t device_bytes, size_t host_bytes);
+
+/*
+ * Page-locked host memory from this process's cache (gj_cuda_pool_keep),
+ * or new; NULL when there is none.  Thread-safe, for the gpujoin service.
+ */
+extern void *gj_cuda_pinned_alloc(size_t bytes);
+extern void gj_cuda_pinned_free(void *ptr);
+/* the page-locked bytes the cache holds now */
+extern size_t gj_cuda_pinned_cached(void);
+
+/*
  * Benchmarks only (bench_theta.c): inner rows per NLJ tile, a multiple of
  * GJ_NLJ_TILE_ALIGN that fits the tile's shared memory; 0 = the default
  */

@@ -54,6 +54,7 @@ int			gpujoin_inject_fault = GPUJOIN_FAULT_NONE;
 int			gpujoin_preagg_table_matches = 0;
 bool		gpujoin_service = false;
 int			gpujoin_service_workers = 4;
+int			gpujoin_service_cached_memory = 1024;
 int			gpujoin_max_gpu_backends = -1;
 GpuJoinModel gpujoin_model = {
 	.cost_per_ms = GPUJOIN_DEFAULT_COST_PER_MS,
@@ -468,6 +469,18 @@ _PG_init(void)
 							64,
 							process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_INTERNAL,
 							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpujoin.service_cached_memory",
+							"Sets how much device memory the gpujoin service keeps for the next joins once a join frees it.",
+							"Kept memory is handed to the next join without asking the driver again; "
+							"page-locked host memory for rounds of matches is kept too, up to a quarter of this.",
+							&gpujoin_service_cached_memory,
+							1024,
+							0,
+							INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
 							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("gpujoin");

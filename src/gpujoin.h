@@ -109,6 +109,7 @@ extern int	gpujoin_preagg_table_matches;	/* 0: GJ_AGG_TABLE_MATCHES */
 extern int	gpujoin_max_gpu_backends;	/* -1: no limit */
 extern bool gpujoin_service;
 extern int	gpujoin_service_workers;
+extern int	gpujoin_service_cached_memory;
 
 /*
  * The cost model's device constants (planner_cost.c), each a gpujoin.* setting,

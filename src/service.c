@@ -1022,6 +1022,17 @@ StartWorkers(int n)
 		ereport(FATAL, (errmsg("gpujoin service: could not start a worker thread")));
 }
 
+/* What the device side keeps between joins: gpujoin.service_cached_memory */
+static void
+ApplyCachedMemory(void)
+{
+#ifdef GPUJOIN_WITH_CUDA
+	size_t		bytes = (size_t) gpujoin_service_cached_memory * 1024 * 1024;
+
+	gj_cuda_pool_keep(bytes, bytes / 4);
+#endif
+}
+
 void
 GpuJoinServiceMain(Datum main_arg)
 {
@@ -1043,6 +1054,7 @@ GpuJoinServiceMain(Datum main_arg)
 	CurrentResourceOwner = NULL;
 
 	on_shmem_exit(ServiceExit, (Datum) 0);
+	ApplyCachedMemory();
 	StartWorkers(gpujoin_service_workers);
 	/* before the segments are unmapped at exit, which the workers copy into */
 	before_shmem_exit(StopWorkers, (Datum) 0);
@@ -1070,6 +1082,7 @@ GpuJoinServiceMain(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			ApplyCachedMemory();
 		}
 		CompleteFinished();
 		for (int i = 0; i < gj_service->nslots; i++)

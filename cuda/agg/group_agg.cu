@@ -517,8 +517,7 @@ gj_cuda_agg_destroy(GjCudaContext *ctx)
 	gj_cuda_device_release(ctx, &agg->counters);
 	gj_cuda_device_release(ctx, &agg->lists[0]);
 	gj_cuda_device_release(ctx, &agg->lists[1]);
-	if (agg->h_counters != NULL)
-		(void) cudaFreeHost(agg->h_counters);
+	gj_cuda_pinned_free(agg->h_counters);
 	FreeResults(agg);
 	free(agg);
 	ctx->agg_state = NULL;
@@ -719,7 +718,10 @@ gj_cuda_agg_begin(GjContext *ctx, const GjAggSpec *spec, GjError *err)
 		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
 							"Could not allocate host memory for an aggregation.");
 	agg->spec = *spec;
-	GJ_CUDA_TRY(err, cudaMallocHost((void **) &agg->h_counters, sizeof(AggCounters)));
+	agg->h_counters = (AggCounters *) gj_cuda_pinned_alloc(sizeof(AggCounters));
+	if (agg->h_counters == NULL)
+		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+							"Could not allocate page-locked host memory for an aggregation.");
 	memset(agg->h_counters, 0, sizeof(AggCounters));
 	GJ_TRY(gj_cuda_device_reserve(cuda, &agg->d_spec, sizeof(GjAggSpec),
 								  "an aggregation's programs", err));

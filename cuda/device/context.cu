@@ -59,9 +59,16 @@
  * the executor answers by switching to the CPU twin at a chunk boundary,
  * not a failure of whatever else uses the GPU.  Buffers are grow-only and
  * reused: a join over many chunks of the same size allocates once, since
- * cudaMalloc and cudaFree synchronize the device and cost far more than a
- * kernel on a chunk.  ("Memory allocation/release" is among the CUDA
- * calls that serialize a pipeline: Rui 2020, §5.3.1.3.)
+ * an allocation costs far more than a kernel on a chunk.  ("Memory
+ * allocation/release" is among the CUDA calls that serialize a pipeline:
+ * Rui 2020, §5.3.1.3.)  They come from the device's stream-ordered memory
+ * pool (cudaMallocAsync and cudaFreeAsync on the context's stream): a free
+ * is ordered after the stream's own work instead of waiting for the whole
+ * device, as cudaFree does (in the gpujoin service, where many sessions'
+ * contexts share the device, a cudaFree would stall all of them), and the
+ * pool hands memory one context freed to the next without the driver, as
+ * much of it as gj_cuda_pool_keep lets it keep.  The page-locked arrays of
+ * a round are kept the same way (gj_cuda_pinned_alloc).
  * The shared buffers are indexed by GjBufferId, the payload columns by
  * GjColumnSetId (materialize.cu), a variant's own in its state; all are
  * freed by context_destroy.
@@ -84,6 +91,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,6 +111,161 @@ static const GjCudaVariant *const variants[GJ_NUM_VARIANTS] = {
 	&gj_cuda_band,				/* GJ_VARIANT_BAND: band_join.cu */
 	&gj_cuda_nlj,				/* GJ_VARIANT_NLJ: theta_nlj.cu */
 };
+
+/*
+ * THE POOL: what the process keeps between contexts (gj_cuda_pool_keep)
+ *
+ * Device memory: the release threshold of each device's default memory
+ * pool, set when a context is created on it after a change.  Page-locked
+ * host memory: freed blocks, each with its size in a header in front of
+ * it, on a list that holds at most pool_host_keep bytes; a request takes
+ * the smallest block of at least its size and at most twice it.  One
+ * mutex, since the gpujoin service's worker threads create and destroy
+ * contexts at once.
+ */
+typedef struct PinnedBlock
+{
+	size_t		bytes;			/* usable bytes after the header */
+	struct PinnedBlock *next;	/* on the free list */
+} PinnedBlock;
+
+/* the header's size: keeps the block 256-byte aligned, as cudaMallocHost */
+#define PINNED_HEADER 256
+
+static pthread_mutex_t pool_mutex = PTHREAD_MUTEX_INITIALIZER;
+static size_t pool_device_keep = 0;
+static size_t pool_host_keep = 0;
+static uint64_t pool_generation = 1;	/* bumped by gj_cuda_pool_keep */
+static uint64_t pool_applied = 0;		/* the generation device 0 has */
+static PinnedBlock *pinned_free = NULL;
+static size_t pinned_free_bytes = 0;
+static int	pools_supported = -1;	/* device 0 has cudaMallocAsync; -1 unknown */
+
+extern "C" void
+gj_cuda_pool_keep(size_t device_bytes, size_t host_bytes)
+{
+	PinnedBlock *drop = NULL;
+
+	pthread_mutex_lock(&pool_mutex);
+	pool_device_keep = device_bytes;
+	pool_host_keep = host_bytes;
+	pool_generation++;
+	/* blocks past the new limit go */
+	while (pinned_free != NULL && pinned_free_bytes > pool_host_keep)
+	{
+		PinnedBlock *b = pinned_free;
+
+		pinned_free = b->next;
+		pinned_free_bytes -= b->bytes;
+		b->next = drop;
+		drop = b;
+	}
+	pthread_mutex_unlock(&pool_mutex);
+	while (drop != NULL)
+	{
+		PinnedBlock *b = drop;
+
+		drop = b->next;
+		(void) cudaFreeHost(b);
+	}
+}
+
+/* Give device's memory pool the release threshold last asked for */
+static void
+ApplyPoolKeep(int device)
+{
+	pthread_mutex_lock(&pool_mutex);
+	if (pools_supported < 0)
+	{
+		int			value = 0;
+
+		if (cudaDeviceGetAttribute(&value, cudaDevAttrMemoryPoolsSupported,
+								   device) != cudaSuccess)
+			value = 0;
+		pools_supported = value != 0;
+	}
+	if (pools_supported && pool_applied != pool_generation)
+	{
+		cudaMemPool_t pool;
+		uint64_t	threshold = pool_device_keep;
+
+		if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
+			(void) cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold,
+										   &threshold);
+		pool_applied = pool_generation;
+	}
+	(void) cudaGetLastError();
+	pthread_mutex_unlock(&pool_mutex);
+}
+
+extern "C" void *
+gj_cuda_pinned_alloc(size_t bytes)
+{
+	PinnedBlock **best = NULL;
+	PinnedBlock *block = NULL;
+
+	if (bytes == 0)
+		bytes = 1;
+	pthread_mutex_lock(&pool_mutex);
+	for (PinnedBlock **b = &pinned_free; *b != NULL; b = &(*b)->next)
+		if ((*b)->bytes >= bytes && (*b)->bytes / 2 <= bytes &&
+			(best == NULL || (*b)->bytes < (*best)->bytes))
+			best = b;
+	if (best != NULL)
+	{
+		block = *best;
+		*best = block->next;
+		pinned_free_bytes -= block->bytes;
+	}
+	pthread_mutex_unlock(&pool_mutex);
+	if (block == NULL)
+	{
+		void	   *ptr = NULL;
+
+		if (cudaMallocHost(&ptr, PINNED_HEADER + bytes) != cudaSuccess)
+		{
+			(void) cudaGetLastError();
+			return NULL;
+		}
+		block = (PinnedBlock *) ptr;
+		block->bytes = bytes;
+	}
+	block->next = NULL;
+	return (char *) block + PINNED_HEADER;
+}
+
+extern "C" void
+gj_cuda_pinned_free(void *ptr)
+{
+	PinnedBlock *block;
+	bool		keep;
+
+	if (ptr == NULL)
+		return;
+	block = (PinnedBlock *) ((char *) ptr - PINNED_HEADER);
+	pthread_mutex_lock(&pool_mutex);
+	keep = pinned_free_bytes + block->bytes <= pool_host_keep;
+	if (keep)
+	{
+		block->next = pinned_free;
+		pinned_free = block;
+		pinned_free_bytes += block->bytes;
+	}
+	pthread_mutex_unlock(&pool_mutex);
+	if (!keep)
+		(void) cudaFreeHost(block);
+}
+
+extern "C" size_t
+gj_cuda_pinned_cached(void)
+{
+	size_t		bytes;
+
+	pthread_mutex_lock(&pool_mutex);
+	bytes = pinned_free_bytes;
+	pthread_mutex_unlock(&pool_mutex);
+	return bytes;
+}
 
 /* Does this table implement the variant?  (for gj_check_spec) */
 static bool
@@ -131,6 +294,7 @@ InitContext(GjCudaContext *ctx, GjError *err)
 	int			multiprocessors = 0;
 
 	GJ_CUDA_TRY(err, cudaSetDevice(ctx->device));
+	ApplyPoolKeep(ctx->device);
 	GJ_CUDA_TRY(err, cudaDeviceGetAttribute(&multiprocessors,
 											cudaDevAttrMultiProcessorCount,
 											ctx->device));
@@ -475,7 +639,7 @@ gj_cuda_device_reserve(GjCudaContext *ctx, GjDeviceBuffer *buf, size_t bytes,
 							bytes, what, (long long) ctx->spec.memory_limit,
 							ctx->device_bytes);
 
-	rc = cudaMalloc(&ptr, bytes);
+	rc = pools_supported > 0 ? cudaMallocAsync(&ptr, bytes, ctx->stream) : cudaMalloc(&ptr, bytes);
 	if (rc == cudaErrorMemoryAllocation)
 	{
 		size_t		free_bytes = 0;
@@ -505,15 +669,19 @@ gj_cuda_device_reserve(GjCudaContext *ctx, GjDeviceBuffer *buf, size_t bytes,
 /*
  * Free buf; it can be reserved again
  *
- * cudaFree waits for the device to finish work that may still use the
- * buffer.  Errors are ignored: this also runs on error paths.
+ * Into the pool after the stream's work that may still use the buffer
+ * (cudaFree, without pools, waits for the whole device instead).  Errors
+ * are ignored: this also runs on error paths.
  */
 void
 gj_cuda_device_release(GjCudaContext *ctx, GjDeviceBuffer *buf)
 {
 	if (buf->ptr == NULL)
 		return;
-	(void) cudaFree(buf->ptr);
+	if (pools_supported > 0)
+		(void) cudaFreeAsync(buf->ptr, ctx->stream);
+	else
+		(void) cudaFree(buf->ptr);
 	ctx->device_bytes -= buf->bytes;
 	buf->ptr = NULL;
 	buf->bytes = 0;
@@ -901,6 +1069,20 @@ ReadDeviceInfo(int device, GjDeviceInfo *info, GjError *err)
 	GJ_CUDA_TRY(err, cudaGetDeviceProperties(&prop, device));
 	GJ_CUDA_TRY(err, cudaSetDevice(device));
 	GJ_CUDA_TRY(err, cudaMemGetInfo(&free_bytes, &total_bytes));
+	/* what this process's pool keeps unused is free for its next joins */
+	if (pools_supported > 0)
+	{
+		cudaMemPool_t pool;
+		uint64_t	reserved = 0;
+		uint64_t	used = 0;
+
+		if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess &&
+			cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
+			cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess &&
+			reserved > used)
+			free_bytes += reserved - used;
+		(void) cudaGetLastError();
+	}
 	GJ_CUDA_TRY(err, cudaDriverGetVersion(&info->driver_version));
 	GJ_CUDA_TRY(err, cudaRuntimeGetVersion(&info->runtime_version));
 

@@ -381,24 +381,13 @@ gj_cuda_round_maps_reserve(GjCudaContext *ctx, bool outer_transformed,
 static GjStatus
 AllocPinned(GjCudaContext *ctx, void **ptr, size_t bytes, GjError *err)
 {
-	cudaError_t rc;
-
 	if (*ptr != NULL)
 		return GJ_OK;
-	rc = cudaMallocHost(ptr, bytes > 0 ? bytes : 1);
-	if (rc == cudaErrorMemoryAllocation)
-	{
-		(void) cudaGetLastError();
-		*ptr = NULL;
-		gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-					 "Could not allocate %zu bytes of page-locked host memory for a round of matches.",
-					 bytes);
-		if (err != NULL)
-			snprintf(err->cuda_error, sizeof(err->cuda_error), "%s",
-					 cudaGetErrorName(rc));
-		return GJ_ERROR_HOST_MEMORY;
-	}
-	GJ_CUDA_TRY(err, rc);
+	*ptr = gj_cuda_pinned_alloc(bytes);
+	if (*ptr == NULL)
+		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+							"Could not allocate %zu bytes of page-locked host memory for a round of matches.",
+							bytes);
 	ctx->pinned_bytes += bytes;
 	return GJ_OK;
 }
@@ -555,15 +544,12 @@ gj_cuda_materialize_release(GjCudaContext *ctx)
 
 	for (int s = 0; s < GJ_NUM_SIDES; s++)
 	{
-		if (pinned->rows[s] != NULL)
-			(void) cudaFreeHost(pinned->rows[s]);
+		gj_cuda_pinned_free(pinned->rows[s]);
 		pinned->rows[s] = NULL;
 		for (int c = 0; c < GJ_MAX_COLUMNS; c++)
 		{
-			if (pinned->values[s][c] != NULL)
-				(void) cudaFreeHost(pinned->values[s][c]);
-			if (pinned->nulls[s][c] != NULL)
-				(void) cudaFreeHost(pinned->nulls[s][c]);
+			gj_cuda_pinned_free(pinned->values[s][c]);
+			gj_cuda_pinned_free(pinned->nulls[s][c]);
 			pinned->values[s][c] = NULL;
 			pinned->nulls[s][c] = NULL;
 		}

@@ -3721,6 +3721,63 @@ TestGenerated(int64_t large_rows)
 	RunGenerated(&spec);
 }
 
+#ifdef GPUJOIN_WITH_CUDA
+/*
+ * The process's cache of page-locked blocks (gj_cuda_pool_keep): a freed
+ * block comes back for a request of at least half its size, not for a
+ * smaller one nor past the cache's limit; a block is usable end to end
+ */
+static void
+TestPinnedPool(void)
+{
+	char	   *a;
+	char	   *b;
+	char	   *c;
+
+	gj_cuda_pool_keep(64 << 20, 1 << 20);
+	a = gj_cuda_pinned_alloc(100000);
+	if (a == NULL)
+		Failf("no page-locked block of 100000 bytes");
+	else
+	{
+		memset(a, 0x5a, 100000);
+		gj_cuda_pinned_free(a);
+		b = gj_cuda_pinned_alloc(60000);
+		if (b != a)
+			Failf("a request of 60000 bytes did not reuse the freed block of 100000");
+		c = gj_cuda_pinned_alloc(40000);
+		if (c == NULL || c == a)
+			Failf("a request of 40000 bytes was given the block of 100000 (or none)");
+		gj_cuda_pinned_free(b);
+		gj_cuda_pinned_free(c);
+	}
+	Report("cuda", "pinned pool: reuse at half the size or more");
+
+	/* 140000 bytes kept; a block past the cache's 1 MB is not */
+	if (gj_cuda_pinned_cached() != 140000)
+		Failf("%zu bytes cached, not 140000", gj_cuda_pinned_cached());
+	a = gj_cuda_pinned_alloc(2 << 20);
+	if (a == NULL)
+		Failf("no page-locked block of 2 MB");
+	else
+		memset(a, 0x5a, 2 << 20);
+	gj_cuda_pinned_free(a);
+	if (gj_cuda_pinned_cached() != 140000)
+		Failf("%zu bytes cached after a 2 MB block was freed, not 140000",
+			  gj_cuda_pinned_cached());
+	gj_cuda_pool_keep(0, 0);	/* empties the cache */
+	if (gj_cuda_pinned_cached() != 0)
+		Failf("%zu bytes cached with nothing to keep", gj_cuda_pinned_cached());
+	a = gj_cuda_pinned_alloc(500000);
+	if (a == NULL)
+		Failf("no page-locked block of 500000 bytes after the cache was emptied");
+	gj_cuda_pinned_free(a);
+	if (gj_cuda_pinned_cached() != 0)
+		Failf("%zu bytes cached with nothing to keep", gj_cuda_pinned_cached());
+	Report("cuda", "pinned pool: limits");
+}
+#endif
+
 int
 main(void)
 {
@@ -3783,6 +3840,12 @@ main(void)
 		TestHugeCount(&gj_cuda_kernels, GJ_VARIANT_NLJ, large_rows * 3 / 40,
 					  large_rows * 3 / 20);
 		TestHugeCount(&gj_cuda_kernels, GJ_VARIANT_BAND, 100000, 100000);
+		TestPinnedPool();
+		/*
+		 * The rest as the gpujoin service runs them: what one context
+		 * frees, device memory and page-locked rounds, is the next one's
+		 */
+		gj_cuda_pool_keep((size_t) 1 << 30, (size_t) 256 << 20);
 	}
 #endif
 	TestGenerated(large_rows);

@@ -899,6 +899,14 @@ extern void gj_cuda_pinned_free(void *ptr);
 extern size_t gj_cuda_pinned_cached(void);
 
 /*
+ * Page-lock host memory this process maps (a shared memory segment) so that
+ * copies to and from it go by DMA; false when it cannot be.  Unregister it
+ * before it is unmapped.
+ */
+extern bool gj_cuda_host_register(void *ptr, size_t bytes);
+extern void gj_cuda_host_unregister(void *ptr);
+
+/*
  * Benchmarks only (bench_theta.c): inner rows per NLJ tile, a multiple of
  * GJ_NLJ_TILE_ALIGN that fits the tile's shared memory; 0 = the default
  */

@@ -267,6 +267,22 @@ gj_cuda_pinned_cached(void)
 	return bytes;
 }
 
+extern "C" bool
+gj_cuda_host_register(void *ptr, size_t bytes)
+{
+	cudaError_t rc = cudaHostRegister(ptr, bytes, cudaHostRegisterPortable);
+
+	(void) cudaGetLastError();	/* not a sticky error: clear it */
+	return rc == cudaSuccess;
+}
+
+extern "C" void
+gj_cuda_host_unregister(void *ptr)
+{
+	(void) cudaHostUnregister(ptr);
+	(void) cudaGetLastError();
+}
+
 /* Does this table implement the variant?  (for gj_check_spec) */
 static bool
 VariantImplemented(GjVariant variant)

@@ -11,6 +11,9 @@
 #   phj_gftr  gpujoin.join_variant = phj, gpujoin.materialize = gftr
 #   chunk2    gpujoin.chunk_rows = 2 (every outer side in many chunks)
 #   no_hash   gpujoin.enable_hashjoin = off (GpuMergeJoin and GpuThetaJoin)
+#   service   gpujoin's defaults, every join run by the gpujoin service: the
+#             cluster restarted with gpujoin.service = on for this run (and
+#             off again after it), which must then have served requests
 #
 # Every run, the one with gpujoin off included, has enable_hashjoin and
 # enable_mergejoin off, so that PostgreSQL's nested loop is the only join
@@ -35,13 +38,15 @@
 #   shared_preload_libraries = 'gpujoin,auto_explain'
 #   auto_explain.log_min_duration = 0, auto_explain.log_nested_statements = on
 # and GJ_SERVER_LOG (its log file), PG_CONFIG, PG_BINDIR, GJ_WORK (a scratch
-# directory the cluster's owner can write), GJ_DEVICE (cpu|gpu|auto).
+# directory the cluster's owner can write), GJ_DEVICE (cpu|gpu|auto); for
+# the service setting also PGDATA, GJ_CLUSTER_DIR and GJ_PGUSER, to restart
+# the cluster.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=../scripts/lib.sh
 source "$(dirname "$0")/../scripts/lib.sh"
 
-all_settings="default smj phj_gftr chunk2 no_hash"
+all_settings="default smj phj_gftr chunk2 no_hash service"
 settings=${*:-$all_settings}
 min_gpu_plans=${GJ_SUITE_MIN_GPU_PLANS:-3000}
 for v in PG_CONFIG PG_BINDIR GJ_WORK GJ_SERVER_LOG PGHOST PGPORT PGUSER GJ_DEVICE; do
@@ -63,7 +68,30 @@ options_of() {
 		phj_gftr) echo "$forced -c gpujoin.join_variant=phj -c gpujoin.materialize=gftr" ;;
 		chunk2) echo "$forced -c gpujoin.chunk_rows=2" ;;
 		no_hash) echo "$forced -c gpujoin.enable_hashjoin=off" ;;
+		service) echo "$forced" ;;
 	esac
+}
+
+# A column of gpujoin_device_info() (the extension made in the database
+# psql connects to, which the suite does not use)
+service_info() {
+	psql -X -q -At -c "SET client_min_messages = warning" \
+		-c "CREATE EXTENSION IF NOT EXISTS gpujoin" -c "SELECT $1 FROM gpujoin_device_info()"
+}
+
+# The cluster restarted with gpujoin.service = $1; with on, until the
+# service takes requests (at most 10 s)
+restart_service() {
+	local i
+	gj_cluster_conf "gpujoin.service = $1"
+	gj_cluster_restart
+	[ "$1" = on ] || return 0
+	for i in $(seq 1 100); do
+		[ "$(service_info "service ~ '^running'" 2>/dev/null)" = t ] && return 0
+		sleep 0.1
+	done
+	gj_note "the gpujoin service did not start"
+	return 1
 }
 
 gj_regress_suite
@@ -144,7 +172,17 @@ gj_note "off: $nplans executed plans"
 for s in $settings; do
 	gj_step "PostgreSQL's regression suite: GPU joins forced, $s ($(options_of "$s"))"
 	ok=1
+	if [ "$s" = service ]; then
+		restart_service on || ok=0
+		requests=$(service_info service_requests || echo 0)
+	fi
 	run_suite "$s" || ok=0
+	if [ "$s" = service ]; then
+		requests=$(($(service_info service_requests || echo 0) - requests))
+		gj_note "service: the gpujoin service served $requests requests"
+		[ "$requests" -ge 1000 ] || ok=0
+		restart_service off || ok=0
+	fi
 	read -r nplans ngpu < <(count_plans "$dir/$s.log")
 	ncrash=$(crashes "$dir/$s.log")
 	gj_note "$s: $nplans executed plans, $ngpu of them with a GPU node; $ncrash crashes"
@@ -152,8 +190,8 @@ for s in $settings; do
 		grep -A1 -E 'terminated by signal|TRAP: |PANIC: ' "$dir/$s.log" | head -n 10
 		ok=0
 	fi
-	if [ "$s" = default ] && [ "$ngpu" -lt "$min_gpu_plans" ]; then
-		gj_note "default: only $ngpu executed plans with a GPU node, fewer than $min_gpu_plans"
+	if [[ "$s" = default || "$s" = service ]] && [ "$ngpu" -lt "$min_gpu_plans" ]; then
+		gj_note "$s: only $ngpu executed plans with a GPU node, fewer than $min_gpu_plans"
 		ok=0
 	fi
 	if [ -d "$dir/$s/results" ]; then

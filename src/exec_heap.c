@@ -821,9 +821,7 @@ StartDeform(GpuJoinState *node, GpuJoinHeapReader *reader, const GjPageBatch *ba
 	memset(&err, 0, sizeof(err));
 	status = dev->kernels->heap_deform_start(dev->ctx, batch, &reader->spec, reader->consumed,
 											 n, out, &err);
-	if (status == GJ_OK)
-		reader->bytes_shipped += out->bytes_shipped;
-	else if (status == GJ_ERROR_DEVICE_MEMORY || status == GJ_ERROR_NO_DEVICE)
+	if (status == GJ_ERROR_DEVICE_MEMORY || status == GJ_ERROR_NO_DEVICE)
 	{
 		memset(&err, 0, sizeof(err));
 		status = gj_cpu_heap_deform(NULL, batch, &reader->spec, reader->consumed, n, out, &err);
@@ -1037,6 +1035,7 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		if (reader->consumed + n >= reader->cur.ntuples)
 			Prefetch(reader, node->gj_Device.kernels);
 		FinishDeform(node, reader);
+		reader->bytes_shipped += out.bytes_shipped;
 		rows = out.nrows;
 		if (reader->filter != NULL)
 			rows = Recheck(side, reader, rows);

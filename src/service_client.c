@@ -29,6 +29,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "gpujoin.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -266,6 +267,9 @@ Call(bool quiet, uint32 gen)
 	return true;
 }
 
+static bool DeformPending(void);
+static void TakeDeform(bool keep);
+
 /*
  * Start a request: the slot taken, the previous request answered, req
  * cleared; false when quiet and that cannot be
@@ -281,6 +285,13 @@ Begin(GjServiceOp op, bool quiet)
 				(errcode(ERRCODE_SYSTEM_ERROR),
 				 errmsg("gpujoin: the gpujoin service is not running")));
 	}
+	/*
+	 * A deform still out (heap_deform_start): its answer now, its rows kept
+	 * for heap_deform_finish; dropped outside a transaction (an abort's
+	 * cleanup), whose output arrays may be gone
+	 */
+	if (DeformPending())
+		TakeDeform(IsTransactionState());
 	/* a request abandoned by a cancel: its answer first */
 	if (!WaitAnswer(quiet, 0, quiet ? 10000 : 0))
 		return false;
@@ -694,24 +705,123 @@ RefOut(void *ptr, uint64 bytes, CopyBack *backs, int *nbacks)
 }
 
 /*
- * heap_deform: the whole deform in the service, its pages in shared
+ * A deform sent and not yet answered: heap_deform_start sends it and
+ * returns, so that the backend reads the next pages while the service
+ * deforms these (as the session's own device does); heap_deform_finish
+ * takes the answer.  Another request in between takes it first (Begin).
+ * Its output arrays that lie outside the staging blocks come back from
+ * scratch with the answer.
+ */
+typedef struct PendingDeform
+{
+	bool		sent;			/* its answer not yet taken */
+	bool		taken;			/* taken, for heap_deform_finish to report */
+	uint32		generation;		/* the service its context lives in */
+	/* the call's arguments, valid until heap_deform_finish (its contract) */
+	const GjPageBatch *pages;
+	const GjDeformSpec *spec;
+	int64		first;
+	int64		n;
+	GjDeformOut *out;
+	CopyBack	backs[2 * GJ_MAX_COLUMNS + 3];
+	int			nbacks;
+	GjStatus	status;
+	GjError		err;
+} PendingDeform;
+
+static PendingDeform deform;
+
+static bool
+DeformPending(void)
+{
+	return deform.sent;
+}
+
+/*
+ * An abort drops the deform that is out: its output arrays go with the
+ * aborted query (the slot's request is still waited for, by Begin)
+ */
+static void
+DropDeform(void)
+{
+	deform.sent = false;
+	deform.taken = false;
+}
+
+static void
+DeformXactCallback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		DropDeform();
+}
+
+static void
+DeformSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
+					  SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		DropDeform();
+}
+
+/*
+ * Take the answer of the deform that is out: keep, its rows into the
+ * call's output arrays and its status for heap_deform_finish; else
+ * dropped (quietly: cleanup paths raise no ERROR)
+ */
+static void
+TakeDeform(bool keep)
+{
+	GjServiceDeform *d = &req->deform;
+
+	/* first: an ERROR while waiting leaves no deform out */
+	deform.sent = false;
+	deform.taken = false;
+	if (!WaitAnswer(!keep, deform.generation, keep ? 0 : 10000))
+		return;					/* quiet: Begin waits for it once more */
+	pg_atomic_write_u32(&gj_service->slots[my_slot].state, GJ_SLOT_IDLE);
+	if (!keep)
+		return;
+	for (int i = 0; i < deform.nbacks; i++)
+		memcpy(deform.backs[i].to, scratch.base + deform.backs[i].offset, deform.backs[i].bytes);
+	deform.out->null_columns = d->null_columns;
+	deform.out->key_nulls = d->key_nulls;
+	deform.out->nrows = d->nrows;
+	deform.out->bytes_shipped = d->bytes_shipped;
+	deform.status = req->status;
+	if (req->status != GJ_OK)
+		deform.err = req->err;
+	deform.taken = true;
+}
+
+/*
+ * heap_deform_start: the deform sent to the service, its pages in shared
  * buffers (in place) or in a staging block; on a region other than shared
- * buffers, here on the CPU twin.  heap_deform_start does it all, and
- * heap_deform_finish has nothing left to wait for.
+ * buffers, done here on the CPU twin at once
  */
 static GjStatus
-HeapDeform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *spec,
-		   int64_t first, int64_t n, GjDeformOut *out, GjError *err)
+HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *spec,
+				int64_t first, int64_t n, GjDeformOut *out, GjError *err)
 {
 	ClientContext *cc = (ClientContext *) ctx;
 	GjServiceDeform *d;
+	GjServiceSlot *slot;
 	uint64		rows = (uint64) Max(n, 0);
 	int64		npages = pages->page_size > 0 ? pages->bytes / pages->page_size : 0;
-	CopyBack	backs[2 * GJ_MAX_COLUMNS + 3];
-	int			nbacks = 0;
 	Size		need = 0;
 	int			widths[GJ_MAX_COLUMNS];
 
+	static bool callbacks = false;
+
+	if (!callbacks)
+	{
+		RegisterXactCallback(DeformXactCallback, NULL);
+		RegisterSubXactCallback(DeformSubXactCallback, NULL);
+		callbacks = true;
+	}
+	/* one deform out at a time: an earlier one not finished is dropped */
+	if (deform.sent)
+		TakeDeform(false);
+	deform.taken = false;
 	if (cc == NULL || pages->page_size <= 0 || spec->ncolumns > GJ_MAX_COLUMNS ||
 		(pages->pages == NULL && (pages->region != BufferBlocks || pages->page_size != BLCKSZ)))
 		return gj_cpu_heap_deform(NULL, pages, spec, first, n, out, err);
@@ -781,31 +891,70 @@ HeapDeform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *spec,
 	d->n = n;
 	for (int c = 0; c < GJ_MAX_COLUMNS; c++)
 		d->values[c].handle = d->nulls[c].handle = DSM_HANDLE_INVALID;
+	deform.nbacks = 0;
 	for (int c = 0; c < spec->ncolumns; c++)
 	{
-		d->values[c] = RefOut(out->values[c], rows * widths[c], backs, &nbacks);
-		d->nulls[c] = RefOut(out->nulls[c], rows, backs, &nbacks);
+		d->values[c] = RefOut(out->values[c], rows * widths[c], deform.backs, &deform.nbacks);
+		d->nulls[c] = RefOut(out->nulls[c], rows, deform.backs, &deform.nbacks);
 	}
-	d->keys = RefOut(out->keys, rows * sizeof(uint64), backs, &nbacks);
-	d->keynulls = RefOut(out->keynulls, rows, backs, &nbacks);
+	d->keys = RefOut(out->keys, rows * sizeof(uint64), deform.backs, &deform.nbacks);
+	d->keynulls = RefOut(out->keynulls, rows, deform.backs, &deform.nbacks);
 	d->selected.handle = DSM_HANDLE_INVALID;
 	if (spec->filter)
-		d->selected = RefOut(out->selected, rows * sizeof(uint32), backs, &nbacks);
+		d->selected = RefOut(out->selected, rows * sizeof(uint32), deform.backs, &deform.nbacks);
 
-	(void) Call(false, cc->generation);
-	for (int i = 0; i < nbacks; i++)
-		memcpy(backs[i].to, scratch.base + backs[i].offset, backs[i].bytes);
-	out->null_columns = d->null_columns;
-	out->key_nulls = d->key_nulls;
-	out->nrows = d->nrows;
-	out->bytes_shipped = d->bytes_shipped;
-	return Answer(err);
+	/* sent, not waited for (Call's first half) */
+	deform.generation = cc->generation;
+	deform.pages = pages;
+	deform.spec = spec;
+	deform.first = first;
+	deform.n = n;
+	deform.out = out;
+	deform.sent = true;
+	deform.taken = false;
+	out->bytes_shipped = 0;
+	composing = false;
+	slot = &gj_service->slots[my_slot];
+	pg_write_barrier();
+	pg_atomic_write_u32(&slot->state, GJ_SLOT_REQUEST);
+	WakeService();
+	return GJ_OK;
 }
 
+/*
+ * heap_deform_finish: the deform's answer; a device out of memory leaves
+ * the rows to the CPU twin here, as the executor does when the start fails
+ */
 static GjStatus
 HeapDeformFinish(GjContext *ctx, GjError *err)
 {
-	return GJ_OK;
+	GjStatus	status;
+
+	if (deform.sent)
+		TakeDeform(true);
+	if (!deform.taken)
+		return GJ_OK;			/* none out: done at the start, or dropped */
+	deform.taken = false;
+	status = deform.status;
+	if (status == GJ_ERROR_DEVICE_MEMORY || status == GJ_ERROR_NO_DEVICE)
+	{
+		memset(err, 0, sizeof(*err));
+		return gj_cpu_heap_deform(NULL, deform.pages, deform.spec, deform.first, deform.n,
+								  deform.out, err);
+	}
+	if (status != GJ_OK)
+		*err = deform.err;
+	return status;
+}
+
+/* heap_deform: the two halves at once */
+static GjStatus
+HeapDeform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *spec,
+		   int64_t first, int64_t n, GjDeformOut *out, GjError *err)
+{
+	GjStatus	status = HeapDeformStart(ctx, pages, spec, first, n, out, err);
+
+	return status != GJ_OK ? status : HeapDeformFinish(ctx, err);
 }
 
 static GjStatus
@@ -872,7 +1021,7 @@ AggResult(GjContext *ctx, GjAggResult *out, GjError *err)
 		.count = Count, \
 		.retrieve = Retrieve, \
 		.heap_deform = HeapDeform, \
-		.heap_deform_start = HeapDeform, \
+		.heap_deform_start = HeapDeformStart, \
 		.heap_deform_finish = HeapDeformFinish, \
 		.stage_alloc = StageAlloc, \
 		.stage_free = StageFree, \

@@ -171,11 +171,11 @@ ServiceExit(int code, Datum arg)
 	SpinLockRelease(&gj_service->mutex);
 }
 
+#ifdef GPUJOIN_WITH_CUDA
 /* Does the service have a GPU to register segments for?  Asked once. */
 static bool
 ServiceHasGpu(void)
 {
-#ifdef GPUJOIN_WITH_CUDA
 	static int	has_gpu = -1;
 
 	if (has_gpu < 0)
@@ -186,10 +186,8 @@ ServiceHasGpu(void)
 		has_gpu = gj_cuda_device_count(&err) > 0;
 	}
 	return has_gpu > 0;
-#else
-	return false;
-#endif
 }
+#endif
 
 /* Unmap a mapped segment, unregistered first */
 static void

@@ -189,14 +189,22 @@ ServiceHasGpu(void)
 }
 #endif
 
-/* Unmap a mapped segment, unregistered first */
+/* A mapped segment no longer page-locked */
 static void
-UnmapSegment(MappedSegment *m)
+UnregisterSegment(MappedSegment *m)
 {
 #ifdef GPUJOIN_WITH_CUDA
 	if (m->registered)
 		gj_cuda_host_unregister(dsm_segment_address(m->seg));
 #endif
+	m->registered = false;
+}
+
+/* Unmap a mapped segment, unregistered first */
+static void
+UnmapSegment(MappedSegment *m)
+{
+	UnregisterSegment(m);
 	dsm_detach(m->seg);
 }
 
@@ -207,15 +215,9 @@ UnmapSegment(MappedSegment *m)
 static void
 UnregisterSegments(int code, Datum arg)
 {
-#ifdef GPUJOIN_WITH_CUDA
 	for (int s = 0; clients != NULL && s < gj_service->nslots; s++)
 		for (int i = 0; i < clients[s].nsegments; i++)
-			if (clients[s].segments[i].registered)
-			{
-				gj_cuda_host_unregister(dsm_segment_address(clients[s].segments[i].seg));
-				clients[s].segments[i].registered = false;
-			}
-#endif
+			UnregisterSegment(&clients[s].segments[i]);
 }
 
 /* A client's segment, mapped on first use; NULL when it is gone */

@@ -248,23 +248,35 @@ WaitAnswer(bool quiet, uint32 gen, long timeout_ms)
 	}
 }
 
+/* Send the request being written in req (op set); Receive waits for it */
+static void
+Send(void)
+{
+	composing = false;
+	pg_write_barrier();
+	pg_atomic_write_u32(&gj_service->slots[my_slot].state, GJ_SLOT_REQUEST);
+	WakeService();
+}
+
 /*
- * Send the request being written in req (op set) and wait for the answer;
- * quiet: false instead of an ERROR.  gen: the context's generation (0: any).
+ * Wait for the answer of the request sent; quiet: false instead of an
+ * ERROR.  gen: the context's generation (0: any).
  */
+static bool
+Receive(bool quiet, uint32 gen)
+{
+	if (!WaitAnswer(quiet, gen, quiet ? 10000 : 0))
+		return false;
+	pg_atomic_write_u32(&gj_service->slots[my_slot].state, GJ_SLOT_IDLE);
+	return true;
+}
+
+/* Send the request being written in req and wait for the answer */
 static bool
 Call(bool quiet, uint32 gen)
 {
-	GjServiceSlot *slot = &gj_service->slots[my_slot];
-
-	composing = false;
-	pg_write_barrier();
-	pg_atomic_write_u32(&slot->state, GJ_SLOT_REQUEST);
-	WakeService();
-	if (!WaitAnswer(quiet, gen, quiet ? 10000 : 0))
-		return false;
-	pg_atomic_write_u32(&slot->state, GJ_SLOT_IDLE);
-	return true;
+	Send();
+	return Receive(quiet, gen);
 }
 
 static bool DeformPending(void);
@@ -293,9 +305,8 @@ Begin(GjServiceOp op, bool quiet)
 	if (DeformPending())
 		TakeDeform(IsTransactionState());
 	/* a request abandoned by a cancel: its answer first */
-	if (!WaitAnswer(quiet, 0, quiet ? 10000 : 0))
+	if (!Receive(quiet, 0))
 		return false;
-	pg_atomic_write_u32(&gj_service->slots[my_slot].state, GJ_SLOT_IDLE);
 	composing = true;
 	memset(req, 0, offsetof(GjServiceRequest, spec));
 	req->op = op;
@@ -776,9 +787,8 @@ TakeDeform(bool keep)
 	/* first: an ERROR while waiting leaves no deform out */
 	deform.sent = false;
 	deform.taken = false;
-	if (!WaitAnswer(!keep, deform.generation, keep ? 0 : 10000))
+	if (!Receive(!keep, deform.generation))
 		return;					/* quiet: Begin waits for it once more */
-	pg_atomic_write_u32(&gj_service->slots[my_slot].state, GJ_SLOT_IDLE);
 	if (!keep)
 		return;
 	for (int i = 0; i < deform.nbacks; i++)
@@ -804,7 +814,6 @@ HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *sp
 {
 	ClientContext *cc = (ClientContext *) ctx;
 	GjServiceDeform *d;
-	GjServiceSlot *slot;
 	uint64		rows = (uint64) Max(n, 0);
 	int64		npages = pages->page_size > 0 ? pages->bytes / pages->page_size : 0;
 	Size		need = 0;
@@ -903,7 +912,7 @@ HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *sp
 	if (spec->filter)
 		d->selected = RefOut(out->selected, rows * sizeof(uint32), deform.backs, &deform.nbacks);
 
-	/* sent, not waited for (Call's first half) */
+	/* sent, not waited for: heap_deform_finish receives it */
 	deform.generation = cc->generation;
 	deform.pages = pages;
 	deform.spec = spec;
@@ -913,11 +922,7 @@ HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *sp
 	deform.sent = true;
 	deform.taken = false;
 	out->bytes_shipped = 0;
-	composing = false;
-	slot = &gj_service->slots[my_slot];
-	pg_write_barrier();
-	pg_atomic_write_u32(&slot->state, GJ_SLOT_REQUEST);
-	WakeService();
+	Send();
 	return GJ_OK;
 }
 

@@ -500,8 +500,16 @@ typedef enum GjExprOp
 								 * float convert as PostgreSQL's casts do) */
 	GJ_EXPR_ANY,				/* pop a, push a cmp ANY (consts[arg] ..
 								 * consts[arg + count - 1]): IN (...) */
-	GJ_EXPR_ALL					/* likewise ALL: NOT IN, <> ALL */
+	GJ_EXPR_ALL,				/* likewise ALL: NOT IN, <> ALL */
+	GJ_EXPR_DIGITS				/* pop a (INT8), push it; undecided where
+								 * |a| >= 10^18: a numeric's value times
+								 * 10^scale outside the 18 digits the
+								 * device computes with (a NaN read from a
+								 * column, PG_INT64_MAX, is one) */
 } GjExprOp;
+
+/* GJ_EXPR_DIGITS's bound */
+#define GJ_EXPR_DIGITS_BOUND	INT64_C(1000000000000000000)
 
 typedef struct GjExprStep
 {
@@ -854,6 +862,23 @@ typedef struct GjAggResult
 
 /* Check a spec (cuda/agg/group_agg_cpu.c), as both implementations do */
 extern GjStatus gj_agg_check(const GjAggSpec *spec, const GjJoinSpec *join, GjError *err);
+
+/*
+ * For the matches aggregate left undecided (cuda/agg/group_agg_cpu.c), which
+ * the caller folds itself from PostgreSQL's own evaluation:
+ *
+ * gj_agg_match_folded: whether aggregate folded match r of round, the
+ * round retrieve returns for the same first match under join (false: some
+ * program of spec was undecided for it, and it was folded into nothing)
+ *
+ * gj_agg_value_words: the words of one group that a single match with
+ * argument value reached (value NULL for count(*); value->isnull where the
+ * argument is NULL or the FILTER not true), what the kernels' folding gives
+ */
+extern bool gj_agg_match_folded(const GjAggSpec *spec, const GjJoinSpec *join,
+								const GjMatchRound *round, int64_t r);
+extern void gj_agg_value_words_of(const GjAgg *agg, const GjExprDatum *value,
+								  int64_t *n, int64_t *a, int64_t *b);
 
 /* What gpujoin_device_info() shows */
 typedef struct GjDeviceInfo

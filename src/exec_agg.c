@@ -23,9 +23,13 @@
  * float4/float8 for float sums, the argument's type for min and max.
  *
  * A round in which the device could not decide some match (an argument
- * PostgreSQL's arithmetic would raise an error on) is fetched again as the
- * join would emit it, and PostgreSQL's own expressions are evaluated on
- * its matches, which raises that error.
+ * PostgreSQL's arithmetic would raise an error on, or numeric arithmetic
+ * past the device's 18 digits, or a numeric NaN in it) is fetched again as
+ * the join would emit it, and PostgreSQL's own expressions are evaluated
+ * on the matches the device folded into nothing (gj_agg_match_folded):
+ * that raises PostgreSQL's error, or gives the values, which become a row
+ * of partial aggregates of their own per match (FoldUndecided), emitted
+ * with the groups.
  *
  * When a join moves from the GPU to the CPU twin (out of device memory in
  * a build or count, exec.c's SwitchToCpu), the groups folded so far are
@@ -51,8 +55,10 @@
 #include "optimizer/optimizer.h"
 #include "utils/array.h"
 #include "utils/float.h"
+#include "utils/fmgrprotos.h"
 #include "utils/fmgroids.h"
 #include "utils/memutils.h"
+#include "utils/numeric.h"
 
 /* int8 = int8 (pg_operator.dat has no symbol for it) */
 #define GJ_INT8_EQ_OPERATOR		410
@@ -70,10 +76,16 @@ typedef struct GpuJoinAggItem
 	ExprState  *filter;
 } GpuJoinAggItem;
 
-/* The groups a context left behind (SaveGroups), copied */
+/*
+ * The groups a context left behind (SaveGroups), copied; or the matches
+ * folded on the host (FoldUndecided), whose numeric sums' states are made
+ * from PostgreSQL's values (states[item][group], 0 for NULL) rather than
+ * from words, which hold no more than 94 bits
+ */
 typedef struct GpuJoinAggSaved
 {
 	GjAggResult result;
+	Datum	   *states[GJ_AGG_MAX_AGGS];
 } GpuJoinAggSaved;
 
 typedef struct GpuJoinAgg
@@ -82,6 +94,8 @@ typedef struct GpuJoinAgg
 	int			nitems;
 	GpuJoinAggItem *items;
 	int			nkeys;
+	ExprState **key_exprs;		/* per key, PostgreSQL's own, over the scan
+								 * tuple */
 	int		   *key_atts;		/* per key, its position in the scan tuple */
 	Oid		   *key_types;
 	int		   *key_scales;		/* per key, a numeric's declared scale, or -1 */
@@ -93,10 +107,14 @@ typedef struct GpuJoinAgg
 	List	   *saved;			/* GpuJoinAggSaved, of contexts closed */
 	bool		emitting;
 	GjAggResult result;			/* being emitted */
+	Datum	  **result_states;	/* its states made on the host, or NULL */
 	int64		pos;
 	int64		groups;			/* EXPLAIN ANALYZE: rows emitted */
 	int64		spills;			/* EXPLAIN ANALYZE: tables emptied to the host */
 	int64		undecided_rounds;
+	GpuJoinAggSaved *host;		/* the matches folded on the host (in saved) */
+	int64		host_capacity;
+	int64		host_folded;	/* EXPLAIN ANALYZE: matches folded on the host */
 } GpuJoinAgg;
 
 /* Replace the join's Vars by references to their place in the scan tuple */
@@ -251,8 +269,25 @@ AddNaNCounts(GpuJoinState *node, GpuJoinAgg *agg, List *join_tlist)
 		aggref = (Aggref *) list_nth_node(TargetEntry, cscan->custom_scan_tlist,
 										  item->scan_att)->expr;
 		column = (Var *) linitial_node(TargetEntry, aggref->args)->expr;
-		if (!IsA(column, Var) || item->scale < 0)
-			elog(ERROR, "gpujoin: a numeric sum's argument is not a column of declared scale");
+		if (item->scale < 0)
+			elog(ERROR, "gpujoin: a numeric sum's argument has no scale the device computes with");
+		if (!IsA(column, Var))
+		{
+			/*
+			 * Arithmetic: a NaN in it is undecided on the device (GJ_EXPR_DIGITS),
+			 * so only the host counts NaNs (FoldUndecided); the device's
+			 * count is FILTER (WHERE false)
+			 */
+			item->nan_agg = spec->naggs;
+			dev = &spec->aggs[spec->naggs++];
+			dev->kind = GJ_AGG_COUNT;
+			dev->type = GJ_EXPR_INT8;
+			dev->has_arg = false;
+			dev->has_filter = true;
+			Compile((Node *) makeBoolConst(false, false), join_tlist, true, &expr, NULL);
+			SetProgram(node, spec, &expr, &dev->filter);
+			continue;
+		}
 		as_int8 = makeVar(column->varno, column->varattno, INT8OID, -1, InvalidOid, 0);
 		is_nan = make_opclause(GJ_INT8_EQ_OPERATOR, BOOLOID, false, (Expr *) as_int8,
 							   (Expr *) makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
@@ -296,6 +331,7 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 	spec->variant = strcmp(agg->variant, "hash, shared memory") == 0 ? GJ_AGG_SHARED : GJ_AGG_HASH;
 	agg->considered = strVal(lfourth(agg_private));
 	agg->items = palloc0(sizeof(GpuJoinAggItem) * GJ_AGG_MAX_AGGS);
+	agg->key_exprs = palloc0(sizeof(ExprState *) * GJ_AGG_MAX_KEYS);
 	agg->key_atts = palloc0(sizeof(int) * GJ_AGG_MAX_KEYS);
 	agg->key_types = palloc0(sizeof(Oid) * GJ_AGG_MAX_KEYS);
 	agg->key_scales = palloc0(sizeof(int) * GJ_AGG_MAX_KEYS);
@@ -325,6 +361,8 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 		key = (Node *) scan_tle->expr;
 		Compile(key, join_tlist, false, &expr, &type);
 		SetProgram(node, spec, &expr, &spec->keys[agg->nkeys]);
+		agg->key_exprs[agg->nkeys] = ExecInitExpr((Expr *) ScanVars(key, join_tlist),
+												  &node->css.ss.ps);
 		agg->key_atts[agg->nkeys] = ref->varattno - 1;
 		agg->key_types[agg->nkeys] = exprType(key);
 		agg->key_scales[agg->nkeys] = GpuJoinNumericScale(key);
@@ -373,7 +411,7 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 			dev->has_arg = true;
 			SetProgram(node, spec, &expr, &dev->arg);
 			item->type = exprType((Node *) arg);
-			item->scale = GpuJoinNumericScale((Node *) arg);
+			item->scale = GpuJoinNumericExprScale((Node *) arg);
 			item->arg = ExecInitExpr((Expr *) ScanVars((Node *) arg, join_tlist),
 									 &node->css.ss.ps);
 		}
@@ -500,19 +538,182 @@ SaveGroups(GpuJoinState *node)
 	GpuJoinCheckStatus(dev->kernels->agg_result(dev->ctx, &r, &err), &err,
 					   "could not read the groups of a GPU aggregation");
 	agg->spills += r.spills;
-	saved = palloc(sizeof(GpuJoinAggSaved));
+	saved = palloc0(sizeof(GpuJoinAggSaved));
 	saved->result = CopyResult(&r, agg->spec->nkeys, agg->spec->naggs);
 	agg->saved = lappend(agg->saved, saved);
 	agg->begun = NULL;
 }
 
 /*
- * A round the device left undecided rows in: fetch it as the join would
- * emit it and evaluate PostgreSQL's own arguments and FILTERs on its
- * matches, which raise the error the device could not decide
+ * A group key's value as the device holds it (IntDatum's inverse): a
+ * numeric column's value times 10^scale
+ */
+static int64
+KeyWord(Oid type, int scale, Datum value)
+{
+	switch (type)
+	{
+		case NUMERICOID:
+			return GpuJoinNumericScaled(value, scale);
+		case BOOLOID:
+			return DatumGetBool(value) ? 1 : 0;
+		case INT2OID:
+			return DatumGetInt16(value);
+		case INT4OID:
+		case DATEOID:
+			return DatumGetInt32(value);
+		case OIDOID:
+			return (int64) DatumGetObjectId(value);
+		default:				/* int8, time, timestamp(tz) */
+			return DatumGetInt64(value);
+	}
+}
+
+/* Room for one more row of host-folded groups; its index */
+static int64
+HostGroup(GpuJoinState *node)
+{
+	GpuJoinAgg *agg = node->gj_Agg;
+	GjAggSpec  *spec = agg->spec;
+	GjAggResult *r;
+	MemoryContext old;
+
+	if (agg->host == NULL)
+	{
+		old = MemoryContextSwitchTo(node->css.ss.ps.state->es_query_cxt);
+		agg->host = palloc0(sizeof(GpuJoinAggSaved));
+		agg->host_capacity = 0;
+		agg->saved = lappend(agg->saved, agg->host);
+		MemoryContextSwitchTo(old);
+	}
+	r = &agg->host->result;
+	if (r->ngroups == agg->host_capacity)
+	{
+		int64		capacity = Max(16, 2 * agg->host_capacity);
+
+		old = MemoryContextSwitchTo(node->css.ss.ps.state->es_query_cxt);
+		for (int k = 0; k < spec->nkeys; k++)
+		{
+			r->keys[k] = r->keys[k] == NULL ? palloc(capacity * sizeof(int64)) :
+				repalloc((void *) r->keys[k], capacity * sizeof(int64));
+			r->key_nulls[k] = r->key_nulls[k] == NULL ? palloc(capacity) :
+				repalloc((void *) r->key_nulls[k], capacity);
+		}
+		for (int a = 0; a < spec->naggs; a++)
+		{
+			const int64 **words[3] = {&r->n[a], &r->a[a], &r->b[a]};
+
+			for (int w = 0; w < 3; w++)
+				*words[w] = *words[w] == NULL ? palloc(capacity * sizeof(int64)) :
+					repalloc((void *) *words[w], capacity * sizeof(int64));
+		}
+		for (int a = 0; a < agg->nitems; a++)
+			if (agg->items[a].func == GPUJOIN_AGG_SUM_NUMERIC)
+				agg->host->states[a] = agg->host->states[a] == NULL ?
+					palloc(capacity * sizeof(Datum)) :
+					repalloc(agg->host->states[a], capacity * sizeof(Datum));
+		MemoryContextSwitchTo(old);
+		agg->host_capacity = capacity;
+	}
+	return r->ngroups++;
+}
+
+/* numeric_send's sign field for NaN and the infinities (numeric.c) */
+#define SENT_NUMERIC_NAN	0xC000
+#define SENT_NUMERIC_PINF	0xD000
+#define SENT_NUMERIC_NINF	0xF000
+
+static void SendNumericVar(StringInfo buf, int128 v, int scale);
+
+/*
+ * numeric_avg_serialize's bytea for one value (NaN and the infinities
+ * counted apart, as do_numeric_accum does), from numeric_send's form: a
+ * host-folded match's state of a numeric sum or average
+ */
+static Datum
+SerializeNumericValue(Datum value)
+{
+	bytea	   *sent = DatumGetByteaPP(DirectFunctionCall1(numeric_send, value));
+	const char *p = VARDATA_ANY(sent);
+	int16		head[4];		/* ndigits, weight, sign, dscale */
+	uint16		sign;
+	StringInfoData buf;
+
+	memcpy(head, p, sizeof(head));
+	for (int i = 0; i < 4; i++)
+		head[i] = (int16) pg_ntoh16((uint16) head[i]);
+	sign = (uint16) head[2];
+	pq_begintypsend(&buf);
+	if (sign == SENT_NUMERIC_NAN || sign == SENT_NUMERIC_PINF || sign == SENT_NUMERIC_NINF)
+	{
+		pq_sendint64(&buf, 0);	/* N */
+		SendNumericVar(&buf, 0, 0);
+		pq_sendint32(&buf, 0);	/* maxScale */
+		pq_sendint64(&buf, 0);	/* maxScaleCount */
+		pq_sendint64(&buf, sign == SENT_NUMERIC_NAN);
+		pq_sendint64(&buf, sign == SENT_NUMERIC_PINF);
+		pq_sendint64(&buf, sign == SENT_NUMERIC_NINF);
+		return PointerGetDatum(pq_endtypsend(&buf));
+	}
+	pq_sendint64(&buf, 1);		/* N */
+	/* numericvar_serialize: the same fields, in 32 bits */
+	for (int i = 0; i < 4; i++)
+		pq_sendint32(&buf, head[i]);
+	pq_sendbytes(&buf, p + sizeof(head), head[0] * sizeof(int16));
+	pq_sendint32(&buf, head[3]);	/* maxScale: its dscale */
+	pq_sendint64(&buf, 1);		/* maxScaleCount */
+	pq_sendint64(&buf, 0);		/* NaNcount */
+	pq_sendint64(&buf, 0);		/* pInfcount */
+	pq_sendint64(&buf, 0);		/* nInfcount */
+	return PointerGetDatum(pq_endtypsend(&buf));
+}
+
+/*
+ * Item a's words in host group g (a numeric sum's state), from
+ * PostgreSQL's value of its argument; isnull where the argument is NULL or
+ * its FILTER not true
  */
 static void
-RaiseUndecided(GpuJoinState *node, int64 first)
+HostItemWords(GpuJoinAgg *agg, int a, int64 g, Datum value, bool isnull)
+{
+	GpuJoinAggItem *item = &agg->items[a];
+	const GjAgg *dev = &agg->spec->aggs[a];
+	GjAggResult *r = &agg->host->result;
+	int64	   *n = (int64 *) &r->n[a][g];
+	int64	   *wa = (int64 *) &r->a[a][g];
+	int64	   *wb = (int64 *) &r->b[a][g];
+	GjExprDatum v;
+
+	if (item->func == GPUJOIN_AGG_SUM_NUMERIC)
+	{
+		int			na = item->nan_agg;
+
+		/* the words unused: the state is made here */
+		*n = *wa = *wb = 0;
+		*(int64 *) &r->n[na][g] = *(int64 *) &r->a[na][g] = *(int64 *) &r->b[na][g] = 0;
+		agg->host->states[a][g] = isnull ? (Datum) 0 : SerializeNumericValue(value);
+		return;
+	}
+	memset(&v, 0, sizeof(v));
+	v.isnull = isnull;
+	if (!isnull && item->type == NUMERICOID)
+		v.v.i = GpuJoinNumericScaled(value, item->scale);	/* min, max */
+	else if (!isnull)
+		GpuJoinDeviceExprDatum(item->type, value, false, &v);
+	gj_agg_value_words_of(dev, item->func == GPUJOIN_AGG_COUNT_STAR ? NULL : &v, n, wa, wb);
+	if (item->func == GPUJOIN_AGG_COUNT_STAR && isnull)
+		*n = 0;
+}
+
+/*
+ * A round the device left undecided matches in: fetch it as the join would
+ * emit it, and evaluate PostgreSQL's own group keys, FILTERs and arguments
+ * on the matches the device folded into nothing.  That raises the error
+ * PostgreSQL raises, if any; otherwise each such match becomes a group of
+ * its own on the host (Finalize Aggregate combines it with the rest).
+ */
+static void
+FoldUndecided(GpuJoinState *node, int64 first)
 {
 	GpuJoinAgg *agg = node->gj_Agg;
 	GpuJoinDeviceContext *dev = &node->gj_Device;
@@ -525,28 +726,43 @@ RaiseUndecided(GpuJoinState *node, int64 first)
 					   "could not fetch the matches of a GPU join");
 	for (int64 i = 0; i < node->gj_Round.nmatches; i++)
 	{
+		GjAggResult *r;
+		int64		g;
+
+		if (gj_agg_match_folded(agg->spec, &node->gj_Spec, &node->gj_Round, i))
+			continue;
+		CHECK_FOR_INTERRUPTS();
 		ResetExprContext(econtext);
 		GpuJoinFillScanSlot(node, scanslot, i);
 		econtext->ecxt_scantuple = scanslot;
-		for (int a = 0; a < agg->nitems; a++)
+		g = HostGroup(node);
+		r = &agg->host->result;
+		for (int k = 0; k < agg->nkeys; k++)
 		{
 			bool		isnull;
+			Datum		d = ExecEvalExpr(agg->key_exprs[k], econtext, &isnull);
 
-			if (agg->items[a].filter)
-			{
-				Datum		d = ExecEvalExpr(agg->items[a].filter, econtext, &isnull);
-
-				if (isnull || !DatumGetBool(d))
-					continue;
-			}
-			if (agg->items[a].arg)
-				(void) ExecEvalExpr(agg->items[a].arg, econtext, &isnull);
+			((uint8 *) r->key_nulls[k])[g] = isnull ? 1 : 0;
+			((int64 *) r->keys[k])[g] = isnull ? 0 :
+				KeyWord(agg->key_types[k], agg->key_scales[k], d);
 		}
+		for (int a = 0; a < agg->nitems; a++)
+		{
+			GpuJoinAggItem *item = &agg->items[a];
+			bool		isnull = false;
+			Datum		d = (Datum) 0;
+
+			if (item->filter)
+			{
+				d = ExecEvalExpr(item->filter, econtext, &isnull);
+				isnull = isnull || !DatumGetBool(d);
+			}
+			if (!isnull && item->arg)
+				d = ExecEvalExpr(item->arg, econtext, &isnull);
+			HostItemWords(agg, a, g, d, isnull);
+		}
+		agg->host_folded++;
 	}
-	ereport(ERROR,
-			(errcode(ERRCODE_INTERNAL_ERROR),
-			 errmsg("gpujoin: the device could not evaluate an aggregate's argument that PostgreSQL evaluates without error"),
-			 errhint("Set gpujoin.enable_preagg = off to aggregate on the CPU.")));
 }
 
 /*
@@ -611,7 +827,7 @@ GpuJoinAggregateChunk(GpuJoinState *node)
 		if (undecided > 0)
 		{
 			agg->undecided_rounds++;
-			RaiseUndecided(node, node->gj_NextMatch);
+			FoldUndecided(node, node->gj_NextMatch);
 		}
 		if (n <= 0 || n > node->gj_ChunkMatches - node->gj_NextMatch)
 			elog(ERROR, "gpujoin: the kernels aggregated " INT64_FORMAT " matches where " INT64_FORMAT " were left",
@@ -801,6 +1017,7 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 
 			agg->saved = list_delete_first(agg->saved);
 			*r = saved->result;
+			agg->result_states = saved->states;
 		}
 		else if (agg->begun != NULL && agg->begun == node->gj_Device.ctx)
 		{
@@ -811,6 +1028,7 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 							   &err, "could not read the groups of a GPU aggregation");
 			agg->spills += r->spills;
 			agg->begun = NULL;	/* read once */
+			agg->result_states = NULL;
 		}
 		else
 			return NULL;
@@ -836,8 +1054,14 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 		{
 			GpuJoinAggItem *item = &agg->items[a];
 
-			scanslot->tts_values[item->scan_att] =
-				PartialState(item, r, a, g, &scanslot->tts_isnull[item->scan_att]);
+			if (agg->result_states != NULL && agg->result_states[a] != NULL)
+			{
+				scanslot->tts_values[item->scan_att] = agg->result_states[a][g];
+				scanslot->tts_isnull[item->scan_att] = agg->result_states[a][g] == (Datum) 0;
+			}
+			else
+				scanslot->tts_values[item->scan_att] =
+					PartialState(item, r, a, g, &scanslot->tts_isnull[item->scan_att]);
 		}
 		MemoryContextSwitchTo(old);
 	}
@@ -867,6 +1091,7 @@ GpuJoinAggRescan(GpuJoinState *node)
 
 	agg->begun = NULL;			/* agg_begin again on the next chunk */
 	agg->saved = NIL;
+	agg->host = NULL;
 	agg->emitting = false;
 	agg->pos = 0;
 }
@@ -905,6 +1130,9 @@ GpuJoinAggExplain(GpuJoinState *node, int64 groups, int64 spills, ExplainState *
 		if (spills > 0)
 			ExplainPropertyInteger("Group Spills", NULL, spills, es);
 		if (agg->undecided_rounds > 0)
+		{
 			ExplainPropertyInteger("Undecided Rounds", NULL, agg->undecided_rounds, es);
+			ExplainPropertyInteger("Matches Folded on the Host", NULL, agg->host_folded, es);
+		}
 	}
 }

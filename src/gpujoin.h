@@ -340,6 +340,7 @@ extern void GpuJoinDeviceExprDatum(Oid type, Datum value, bool isnull, GjExprDat
 extern bool GpuJoinCompileQual(List *quals, Index relid, GpuJoinDeviceExpr *out);
 extern bool GpuJoinCompileTlistExpr(Node *expr, List *tlist, bool is_qual,
 									GpuJoinDeviceExpr *out, GjExprType *type);
+extern int	GpuJoinNumericExprScale(Node *node);
 
 /* exec_heap.c: the GjKeyKind the heap deform codes a key with, or -1 */
 extern int	GpuJoinHeapKeyKind(GpuJoinKeyKind kind);
@@ -360,8 +361,11 @@ extern uint64 GpuJoinPackKeys(const int64 *values, const int *bits, int nkeys,
  * value times 10^scale; back as a numeric from a (128-bit) sum or value
  */
 #define GJ_NUMERIC_MAX_NDIGITS	12	/* base-10000 digits of an int128 x 1000 */
+/* at most this many decimal digits once scaled (10^18 < 2^63) */
+#define GPUJOIN_NUMERIC_MAX_DIGITS	18
 extern int	GpuJoinNumericScale(Node *expr);
 extern int64 GpuJoinNumericScaled(Datum value, int scale);
+extern bool GpuJoinNumericParse(Datum value, int *scale, int128 *result);
 extern int	GpuJoinNumericDigits(int128 v, int scale, int16 *digits, int *weight);
 extern Datum GpuJoinNumericDatum(int128 v, int scale, bool nan);
 

@@ -67,9 +67,6 @@
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
-/* numeric: at most this many decimal digits once scaled (10^18 < 2^63) */
-#define GPUJOIN_NUMERIC_MAX_DIGITS	18
-
 /*
  * The exact coding of values of this type, or GPUJOIN_KEY_NONE.  Domains
  * are encoded as their base type.
@@ -564,6 +561,55 @@ GpuJoinNumericScaled(Datum value, int scale)
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("gpujoin: an infinite numeric value in a column of declared scale %d", scale)));
 	return scaled;
+}
+
+/*
+ * A finite numeric as its display scale and the 128-bit integer of its
+ * value times 10^scale; false for NaN, an infinity, or a value of more
+ * than 37 digits.  From numeric_out's text, which shows the display scale's
+ * digits after the point: for the rare values the aggregation's device
+ * arithmetic leaves to the host, and for constants.
+ */
+bool
+GpuJoinNumericParse(Datum value, int *scale, int128 *result)
+{
+	const int128 limit = (int128) 1000000000000000000 * 1000000000000000000 * 10;
+	char	   *text = DatumGetCString(DirectFunctionCall1(numeric_out, value));
+	const char *c = text;
+	bool		neg = false;
+	int			frac = -1;
+	int128		v = 0;
+
+	if (*c == '-')
+	{
+		neg = true;
+		c++;
+	}
+	if (*c < '0' || *c > '9')
+	{
+		pfree(text);
+		return false;			/* NaN, Infinity, -Infinity */
+	}
+	for (; *c != '\0'; c++)
+	{
+		if (*c == '.' && frac < 0)
+		{
+			frac = 0;
+			continue;
+		}
+		if (*c < '0' || *c > '9' || v >= limit)
+		{
+			pfree(text);
+			return false;
+		}
+		v = v * 10 + (*c - '0');
+		if (frac >= 0)
+			frac++;
+	}
+	pfree(text);
+	*scale = Max(frac, 0);
+	*result = neg ? -v : v;
+	return true;
 }
 
 /*

@@ -27,7 +27,10 @@
  *	aggregates	count(*), count(x), sum, avg of int2/int4/int8 and
  *				float4/float8, min and max of those and of date, time,
  *				timestamp(tz) and oid; sum, avg, min and max of a numeric
- *				column of declared scale (exec_agg.c); not DISTINCT, no
+ *				column of declared scale, sum and avg of numeric arithmetic
+ *				on such columns, constants and integers (+ - *: TPC-H's
+ *				l_extendedprice * (1 - l_discount); planner_expr.c,
+ *				exec_agg.c); not DISTINCT, no
  *				ORDER BY, a FILTER and arguments the device expression
  *				compiler takes over the join's columns (planner_expr.c)
  *	grouping	none, or keys that compile to integer-valued programs (bool,
@@ -153,6 +156,7 @@ GpuJoinAggSupported(Aggref *aggref, List *tlist)
 {
 	GpuJoinDeviceExpr expr;
 	GjExprType	type;
+	Node	   *arg;
 	int			func = GpuJoinAggFuncOf(aggref->aggfnoid);
 
 	if (func < 0 || aggref->aggdistinct != NIL || aggref->aggorder != NIL ||
@@ -165,8 +169,17 @@ GpuJoinAggSupported(Aggref *aggref, List *tlist)
 		return aggref->args == NIL;
 	if (list_length(aggref->args) != 1)
 		return false;
-	return GpuJoinCompileTlistExpr((Node *) linitial_node(TargetEntry, aggref->args)->expr,
-								   tlist, false, &expr, &type);
+	arg = (Node *) linitial_node(TargetEntry, aggref->args)->expr;
+	/*
+	 * A numeric: min and max of a column of declared scale, whose values
+	 * the device keeps as they are; sums and averages also of arithmetic
+	 * on such columns, of a scale known here (GpuJoinNumericExprScale)
+	 */
+	if (exprType(arg) == NUMERICOID &&
+		(func == GPUJOIN_AGG_SUM_NUMERIC ? GpuJoinNumericExprScale(arg) :
+		 GpuJoinNumericScale(arg)) < 0)
+		return false;
+	return GpuJoinCompileTlistExpr(arg, tlist, false, &expr, &type);
 }
 
 /* Whether the device groups by expr over the columns in tlist */
@@ -176,6 +189,9 @@ GpuJoinGroupKeySupported(Expr *expr, List *tlist)
 	GpuJoinDeviceExpr dexpr;
 	GjExprType	type;
 
+	/* a numeric: a column of declared scale, whose values group as they are */
+	if (exprType((Node *) expr) == NUMERICOID && GpuJoinNumericScale((Node *) expr) < 0)
+		return false;
 	if (!GpuJoinCompileTlistExpr((Node *) expr, tlist, false, &dexpr, &type))
 		return false;
 	return !(type == GJ_EXPR_FLOAT4 || type == GJ_EXPR_FLOAT8);

@@ -22,6 +22,20 @@
  *				float8, from floats to integers (i4tod, dtoi4, ...)
  *	AND, OR, NOT, IS [NOT] NULL, IS [NOT] TRUE/FALSE/UNKNOWN, and
  *	x op ANY/ALL (array constant): IN (...), NOT IN (...)
+ *	numerics	in the aggregation's programs only (over a join's columns):
+ *				numeric columns of declared scale, numeric constants,
+ *				int2/4/8 cast to numeric, and numeric + - * , unary - and
+ *				the comparisons.  A numeric of scale s is the INT8 of its
+ *				value times 10^s, and the scale of every step is known
+ *				here, as PostgreSQL's numeric arithmetic gives it (a sum's
+ *				the larger of its operands', a product's their sum:
+ *				numeric.c's add_var and mul_var), so the steps are integer
+ *				ones: operands brought to a common scale by multiplying
+ *				with 10^k, an overflow of 64 bits undecided.  A column's
+ *				value is checked first (GJ_EXPR_DIGITS), so that a NaN is
+ *				undecided rather than computed with.  Where PostgreSQL
+ *				computes a value the device could not, the caller folds
+ *				that row from PostgreSQL's own evaluation (exec_agg.c).
  *
  * The program evaluates every step on every row (the interpreter has no
  * jumps) and marks a row undecided where a step would raise an error
@@ -96,7 +110,23 @@ static const DeviceFunction single_functions[] = {
 	{"ftoi2", GJ_EXPR_CAST}, {"ftoi4", GJ_EXPR_CAST}, {"ftoi8", GJ_EXPR_CAST}
 };
 
-/* The step of the built-in function behind funcid, or -1 */
+/*
+ * The numeric functions the aggregation's programs run (NUMERIC_OP marks
+ * their steps apart from the other types'); the casts from integers to
+ * numeric are NUMERIC_CAST
+ */
+#define NUMERIC_OP		0x100
+#define NUMERIC_CAST	(NUMERIC_OP | 0xff)
+static const DeviceFunction numeric_functions[] = {
+	{"numeric_add", GJ_EXPR_ADD}, {"numeric_sub", GJ_EXPR_SUB}, {"numeric_mul", GJ_EXPR_MUL},
+	{"numeric_uminus", GJ_EXPR_NEG},
+	{"numeric_eq", GJ_EXPR_EQ}, {"numeric_ne", GJ_EXPR_NE}, {"numeric_lt", GJ_EXPR_LT},
+	{"numeric_le", GJ_EXPR_LE}, {"numeric_gt", GJ_EXPR_GT}, {"numeric_ge", GJ_EXPR_GE},
+	{"int2_numeric", NUMERIC_CAST & ~NUMERIC_OP}, {"int4_numeric", NUMERIC_CAST & ~NUMERIC_OP},
+	{"int8_numeric", NUMERIC_CAST & ~NUMERIC_OP}
+};
+
+/* The step of the built-in function behind funcid (| NUMERIC_OP), or -1 */
 static int
 LookUpFunctionOp(Oid funcid)
 {
@@ -129,6 +159,9 @@ LookUpFunctionOp(Oid funcid)
 	for (int i = 0; i < lengthof(single_functions) && op < 0; i++)
 		if (strcmp(prosrc, single_functions[i].prosrc) == 0)
 			op = single_functions[i].op;
+	for (int i = 0; i < lengthof(numeric_functions) && op < 0; i++)
+		if (strcmp(prosrc, numeric_functions[i].prosrc) == 0)
+			op = numeric_functions[i].op | NUMERIC_OP;
 	for (int s = 0; s < lengthof(compare_suffixes) && op < 0; s++)
 	{
 		for (int p = 0; p < lengthof(int_prefixes) && op < 0; p++)
@@ -386,6 +419,103 @@ InputOf(Compiler *c, AttrNumber attno, GjExprType type, GjKeyKind kind)
 	return p->ninputs++;
 }
 
+/* The function and arguments of an operator or function call, or false */
+static bool
+CallOf(Node *node, Oid *funcid, List **args)
+{
+	if (IsA(node, OpExpr))
+	{
+		set_opfuncid((OpExpr *) node);
+		*funcid = ((OpExpr *) node)->opfuncid;
+		*args = ((OpExpr *) node)->args;
+		return true;
+	}
+	if (IsA(node, FuncExpr) && !((FuncExpr *) node)->funcretset &&
+		!((FuncExpr *) node)->funcvariadic)
+	{
+		*funcid = ((FuncExpr *) node)->funcid;
+		*args = ((FuncExpr *) node)->args;
+		return true;
+	}
+	return false;
+}
+
+static bool
+IsIntegerType(Oid type)
+{
+	return type == INT2OID || type == INT4OID || type == INT8OID;
+}
+
+/*
+ * The scale of a numeric-valued call of numeric function op (NUMERIC_OP)
+ * on args, as numeric.c gives it; -1 where it has none we compute with
+ */
+static int
+NumericCallScale(int op, List *args)
+{
+	int			scales[2] = {0, 0};
+	int			nargs = list_length(args);
+	int			base = op & ~NUMERIC_OP;
+
+	if (op < 0 || !(op & NUMERIC_OP) || nargs < 1 || nargs > 2)
+		return -1;
+	if (op == NUMERIC_CAST)
+		return nargs == 1 && IsIntegerType(exprType(linitial(args))) ? 0 : -1;
+	for (int i = 0; i < nargs; i++)
+		if ((scales[i] = GpuJoinNumericExprScale(list_nth(args, i))) < 0)
+			return -1;
+	switch (base)
+	{
+		case GJ_EXPR_ADD:
+		case GJ_EXPR_SUB:
+			return nargs == 2 ? Max(scales[0], scales[1]) : -1;
+		case GJ_EXPR_MUL:	/* mul_var's rscale: the operands' scales added */
+			return nargs == 2 && scales[0] + scales[1] <= GPUJOIN_NUMERIC_MAX_DIGITS ?
+				scales[0] + scales[1] : -1;
+		case GJ_EXPR_NEG:
+			return nargs == 1 ? scales[0] : -1;
+		default:				/* a comparison: not a numeric */
+			return -1;
+	}
+}
+
+/*
+ * The display scale every value of node has, a numeric expression the
+ * aggregation's programs compute: a column's declared scale (within 18
+ * digits), a constant's own, an integer cast to numeric 0, and that of
+ * numeric.c's arithmetic on them; -1 where there is none we compute with
+ */
+int
+GpuJoinNumericExprScale(Node *node)
+{
+	Oid			funcid;
+	List	   *args;
+
+	if (node == NULL || exprType(node) != NUMERICOID)
+		return -1;
+	if (IsA(node, Var))
+		return GpuJoinNumericScale(node);
+	if (IsA(node, Const))
+	{
+		Const	   *con = (Const *) node;
+		int			scale;
+		int128		v;
+
+		if (con->constisnull)
+			return 0;
+		if (!GpuJoinNumericParse(con->constvalue, &scale, &v) ||
+			scale > GPUJOIN_NUMERIC_MAX_DIGITS ||
+			v >= GJ_EXPR_DIGITS_BOUND || v <= -GJ_EXPR_DIGITS_BOUND)
+			return -1;
+		return scale;
+	}
+	if (CallOf(node, &funcid, &args))
+		return NumericCallScale(DeviceFunctionOp(funcid), args);
+	return -1;
+}
+
+static bool CompileNumericCall(Compiler *c, int op, List *args, GjExprType *type);
+
 /* The arguments of an operator or function, then its step */
 static bool
 CompileCall(Compiler *c, Oid funcid, List *args, Oid resulttype, GjExprType *type)
@@ -397,6 +527,8 @@ CompileCall(Compiler *c, Oid funcid, List *args, Oid resulttype, GjExprType *typ
 	ListCell   *lc;
 	int			i = 0;
 
+	if (op >= 0 && (op & NUMERIC_OP))
+		return c->tlist != NIL && CompileNumericCall(c, op, args, type);
 	if (op < 0 || nargs < 1 || nargs > 2 ||
 		(nargs == 1) != (op == GJ_EXPR_NEG || op == GJ_EXPR_CAST) ||
 		!GpuJoinDeviceExprType(resulttype, type, &kind))
@@ -421,6 +553,118 @@ CompileCall(Compiler *c, Oid funcid, List *args, Oid resulttype, GjExprType *typ
 		return AddStep(c, op, argtypes[0], 0);
 	}
 	return AddStep(c, op, *type, 0);
+}
+
+/*
+ * node, a numeric of scale "from" (GpuJoinNumericExprScale), as an INT8 of
+ * scale "to": a column's value checked to be within 18 digits (a NaN is
+ * not: undecided), then multiplied by 10^(to - from)
+ */
+static bool
+CompileNumeric(Compiler *c, Node *node, int from, int to)
+{
+	GjExprProgram *p = &c->out->program;
+	GjExprType	type;
+
+	if (from < 0 || to < from || to - from > GPUJOIN_NUMERIC_MAX_DIGITS)
+		return false;
+	if (IsA(node, Const))
+	{
+		Const	   *con = (Const *) node;
+		int			scale = 0;
+		int128		v = 0;
+
+		if (p->nconsts >= GJ_EXPR_MAX_CONSTS ||
+			(!con->constisnull && !GpuJoinNumericParse(con->constvalue, &scale, &v)))
+			return false;
+		p->consts[p->nconsts].isnull = con->constisnull;
+		p->consts[p->nconsts].v.i = (int64) v;
+		if (!AddStep(c, GJ_EXPR_CONST, GJ_EXPR_INT8, p->nconsts++))
+			return false;
+	}
+	else if (IsA(node, Var))
+	{
+		if (!CompileNode(c, node, &type) || type != GJ_EXPR_INT8 ||
+			!AddStep(c, GJ_EXPR_DIGITS, GJ_EXPR_INT8, 0))
+			return false;
+	}
+	else if (!CompileNode(c, node, &type) || type != GJ_EXPR_INT8)
+		return false;
+	if (to == from)
+		return true;
+	if (p->nconsts >= GJ_EXPR_MAX_CONSTS)
+		return false;
+	p->consts[p->nconsts].isnull = false;
+	p->consts[p->nconsts].v.i = 1;
+	for (int i = from; i < to; i++)
+		p->consts[p->nconsts].v.i *= 10;
+	return AddStep(c, GJ_EXPR_CONST, GJ_EXPR_INT8, p->nconsts++) &&
+		AddStep(c, GJ_EXPR_MUL, GJ_EXPR_INT8, 0);
+}
+
+/* A numeric function's call (NUMERIC_OP): integer steps on scaled values */
+static bool
+CompileNumericCall(Compiler *c, int op, List *args, GjExprType *type)
+{
+	int			base = op & ~NUMERIC_OP;
+	int			nargs = list_length(args);
+	int			scale = NumericCallScale(op, args);
+	GjExprType	argtype;
+
+	*type = GJ_EXPR_INT8;
+	if (op == NUMERIC_CAST)
+	{
+		/* int2/4/8 to numeric: the integer, of scale 0 */
+		if (scale != 0 || !CompileNode(c, linitial(args), &argtype))
+			return false;
+		if (argtype == GJ_EXPR_INT8)
+			return true;
+		if (argtype != GJ_EXPR_INT2 && argtype != GJ_EXPR_INT4)
+			return false;
+		if (!AddStep(c, GJ_EXPR_CAST, GJ_EXPR_INT8, 0))
+			return false;
+		c->out->program.steps[c->out->program.nsteps - 1].from = (uint8) argtype;
+		return true;
+	}
+	if (base >= GJ_EXPR_EQ && base <= GJ_EXPR_GE)
+	{
+		/* a comparison: both operands at the larger scale */
+		int			sa;
+		int			sb;
+
+		if (nargs != 2)
+			return false;
+		sa = GpuJoinNumericExprScale(linitial(args));
+		sb = GpuJoinNumericExprScale(lsecond(args));
+		*type = GJ_EXPR_BOOL;
+		return sa >= 0 && sb >= 0 &&
+			CompileNumeric(c, linitial(args), sa, Max(sa, sb)) &&
+			CompileNumeric(c, lsecond(args), sb, Max(sa, sb)) &&
+			AddStep(c, base, GJ_EXPR_INT8, 0);
+	}
+	if (scale < 0)
+		return false;
+	switch (base)
+	{
+		case GJ_EXPR_ADD:
+		case GJ_EXPR_SUB:
+			return CompileNumeric(c, linitial(args), GpuJoinNumericExprScale(linitial(args)), scale) &&
+				CompileNumeric(c, lsecond(args), GpuJoinNumericExprScale(lsecond(args)), scale) &&
+				AddStep(c, base, GJ_EXPR_INT8, 0);
+		case GJ_EXPR_MUL:
+			{
+				int			sa = GpuJoinNumericExprScale(linitial(args));
+				int			sb = GpuJoinNumericExprScale(lsecond(args));
+
+				return CompileNumeric(c, linitial(args), sa, sa) &&
+					CompileNumeric(c, lsecond(args), sb, sb) &&
+					AddStep(c, GJ_EXPR_MUL, GJ_EXPR_INT8, 0);
+			}
+		case GJ_EXPR_NEG:
+			return CompileNumeric(c, linitial(args), scale, scale) &&
+				AddStep(c, GJ_EXPR_NEG, GJ_EXPR_INT8, 0);
+	}
+	return false;
 }
 
 /* x op ANY/ALL (constant array) */

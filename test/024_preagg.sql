@@ -15,12 +15,14 @@
 -- rows, groups past the device table's first size, a partitioned join and
 -- groups spilled under a tiny gpujoin.device_memory_limit or after a
 -- table's most matches, numeric sums, averages, min, max and keys of
--- declared scale (NaN, NULL, 18 digits, negative scales),
+-- declared scale (NaN, NULL, 18 digits, negative scales), sums and
+-- averages of numeric arithmetic (+ - *, comparisons in FILTER, integers
+-- cast to numeric; NaN and values past 64 bits folded on the host),
 -- parallel plans (a GpuPreAgg per process under a Gather),
 -- and the errors PostgreSQL raises (int4 overflow in an argument, a float
 -- sum that overflows).
 BEGIN;
-SELECT plan(31);
+SELECT plan(33);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -94,7 +96,13 @@ INSERT INTO aq VALUES
 	('numerics: a negative scale, FILTER', 'SELECT ps.g, sum(pr.nneg), avg(pr.nneg), sum(pr.n) FILTER (WHERE pr.v > 0), avg(pr.n4) FILTER (WHERE ps.b), max(pr.n) FILTER (WHERE pr.v < 0) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g', true),
 	('a numeric key with NULL and NaN', 'SELECT ps.nk, count(*), sum(pr.n4), min(pr.n) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.nk', true),
 	('numeric without a scale stays on the CPU', 'SELECT sum(pr.nu) FROM pr JOIN ps ON pr.k = ps.k', false),
-	('a numeric expression stays on the CPU', 'SELECT sum(pr.n * 2) FROM pr JOIN ps ON pr.k = ps.k', false);
+	('numeric arithmetic: revenue, NaN and NULL', 'SELECT ps.g, sum(pr.n * (1 - pr.n4)), avg(pr.n - pr.n4 * 2), sum(-pr.n + 0.125), sum(pr.n * 2) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g', true),
+	('numeric arithmetic, no NaN: the scales', 'SELECT ps.g, sum(pr.n * (1 - pr.n4)), sum(pr.n4 * pr.n4 * pr.n), avg(pr.n * pr.n4 - 0.5), sum(pr.n + pr.n4) FROM pr JOIN ps ON pr.k = ps.k WHERE pr.n <> ''NaN'' GROUP BY ps.g', true),
+	('numeric arithmetic past 18 digits', 'SELECT ps.g, sum(pr.n0 * 10), avg(pr.n0 * pr.n0), sum(pr.n0 + pr.n0), sum(pr.n0 * pr.n0 * pr.n0) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g', true),
+	('numeric comparisons and integers as numeric', 'SELECT ps.g, sum(pr.n) FILTER (WHERE pr.n4 > 1.5), count(*) FILTER (WHERE pr.n * 2 <= pr.n4), sum(pr.v::numeric * pr.n4), avg(pr.w::numeric - pr.n) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g', true),
+	('a numeric expression as a key stays on the CPU', 'SELECT pr.n * 2, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY pr.n * 2', false),
+	('min of a numeric expression stays on the CPU', 'SELECT min(pr.n * 2) FROM pr JOIN ps ON pr.k = ps.k', false),
+	('numeric division stays on the CPU', 'SELECT sum(pr.n / 3) FROM pr JOIN ps ON pr.k = ps.k', false);
 
 CREATE TEMP TABLE aq_expected (name text, digest text);
 :postgres_join
@@ -213,6 +221,15 @@ SELECT throws_ok('SELECT sum(pbig.f) FROM pbig JOIN ps ON pbig.k = ps.k', '22003
 	'a float sum that overflows: PostgreSQL''s error');
 SELECT is((SELECT max(pbig.f) FROM pbig JOIN ps ON pbig.k = ps.k), 1e308::float8,
 	'max of the same values: no error');
+
+-- numeric arithmetic: the device computes within 64 bits; a NaN or a
+-- value past them is folded on the host from PostgreSQL's value
+SELECT matches(pg_temp.plan_analyze(sql), 'Undecided Rounds: [1-9][\s\S]*Matches Folded on the Host: [1-9]',
+	'numerics past 18 digits: matches folded on the host')
+	FROM aq WHERE name = 'numeric arithmetic past 18 digits';
+SELECT matches(pg_temp.plan(sql), 'GpuPreAgg[\s\S]*Device Aggregation: [a-z ,]+, 4 aggregates',
+	'TPC-H''s revenue, sum(price * (1 - discount)), aggregated on the device')
+	FROM aq WHERE name = 'numeric arithmetic: revenue, NaN and NULL';
 
 SELECT * FROM finish();
 ROLLBACK;

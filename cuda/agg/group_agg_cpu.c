@@ -353,6 +353,25 @@ FindGroup(CpuAggState *agg, const GjAggMatch *m)
 	return g;
 }
 
+/* A match's inputs from a retrieved round, as both implementations read them */
+static void
+RoundInputs(const GjAggSpec *spec, const GjJoinSpec *join, const GjMatchRound *round,
+			int64_t r, GjExprDatum *inputs)
+{
+	for (int i = 0; i < spec->ninputs; i++)
+	{
+		const GjAggInput *in = &spec->inputs[i];
+		GjSide		side = (GjSide) in->side;
+
+		inputs[i] = gj_agg_input(in,
+								 side == GJ_SIDE_OUTER ? round->outer_values[in->column] :
+								 round->inner_values[in->column],
+								 side == GJ_SIDE_OUTER ? round->outer_nulls[in->column] :
+								 round->inner_nulls[in->column],
+								 gj_side_widths(join, side)[in->column], r);
+	}
+}
+
 static GjStatus
 OutOfMemory(GjError *err)
 {
@@ -435,18 +454,7 @@ gj_cpu_aggregate(GjContext *ctx, int64_t first, int64_t *nmatches, int64_t *unde
 		GjAggMatch	m;
 		int64_t		g;
 
-		for (int i = 0; i < agg->spec.ninputs; i++)
-		{
-			const GjAggInput *in = &agg->spec.inputs[i];
-			GjSide		side = (GjSide) in->side;
-
-			inputs[i] = gj_agg_input(in,
-									 side == GJ_SIDE_OUTER ? round.outer_values[in->column] :
-									 round.inner_values[in->column],
-									 side == GJ_SIDE_OUTER ? round.outer_nulls[in->column] :
-									 round.inner_nulls[in->column],
-									 gj_side_widths(&cpu->spec, side)[in->column], r);
-		}
+		RoundInputs(&agg->spec, &cpu->spec, &round, r, inputs);
 		if (!gj_agg_eval_match(&agg->spec, inputs, &m))
 		{
 			(*undecided)++;
@@ -460,6 +468,38 @@ gj_cpu_aggregate(GjContext *ctx, int64_t first, int64_t *nmatches, int64_t *unde
 						&agg->groups.words[3 * a + 1][g], &agg->groups.words[3 * a + 2][g]);
 	}
 	return GJ_OK;
+}
+
+bool
+gj_agg_match_folded(const GjAggSpec *spec, const GjJoinSpec *join, const GjMatchRound *round,
+					int64_t r)
+{
+	GjExprDatum inputs[GJ_AGG_MAX_INPUTS];
+	GjAggMatch	m;
+
+	RoundInputs(spec, join, round, r, inputs);
+	return gj_agg_eval_match(spec, inputs, &m);
+}
+
+void
+gj_agg_value_words_of(const GjAgg *agg, const GjExprDatum *value, int64_t *n, int64_t *a,
+					  int64_t *b)
+{
+	GjExprDatum v;
+
+	gj_agg_init_words(agg, n, a, b);
+	if (value == NULL)
+	{
+		v.v.i = 0;
+		v.isnull = false;
+	}
+	else
+		v = *value;
+	/* MIN/MAX of floats compare as integers, as gj_agg_eval_match makes them */
+	if (!v.isnull && (agg->kind == GJ_AGG_MIN || agg->kind == GJ_AGG_MAX) &&
+		gj_expr_is_float(agg->type))
+		v.v.i = gj_agg_float_order(v.v.f);
+	gj_agg_fold(agg, &v, n, a, b);
 }
 
 GjStatus

@@ -481,6 +481,11 @@ gj_expr_eval(const GjExprProgram *program, const GjExprDatum *inputs, GjExprDatu
 					stack[sp - 1].v.i = decided ? any : !any;
 				}
 				break;
+			case GJ_EXPR_DIGITS:
+				a = stack[sp - 1];
+				if (!a.isnull && (a.v.i >= GJ_EXPR_DIGITS_BOUND || a.v.i <= -GJ_EXPR_DIGITS_BOUND))
+					return GJ_EXPR_UNDECIDED;
+				break;
 			default:
 				return GJ_EXPR_UNDECIDED;
 		}

@@ -92,6 +92,7 @@ gj_expr_check(const GjExprProgram *program, bool is_qual, GjError *err)
 			case GJ_EXPR_IS_FALSE:
 			case GJ_EXPR_IS_NOT_FALSE:
 			case GJ_EXPR_CAST:
+			case GJ_EXPR_DIGITS:
 				need = step->op == GJ_EXPR_INPUT || step->op == GJ_EXPR_CONST ? 0 : 1;
 				break;
 			case GJ_EXPR_AND:
@@ -157,6 +158,9 @@ gj_expr_check(const GjExprProgram *program, bool is_qual, GjError *err)
 			case GJ_EXPR_CAST:
 				ok = types[sp - 1] == step->from && step->from != t &&
 					step->from != GJ_EXPR_BOOL && t != GJ_EXPR_BOOL && IsType(step->from);
+				break;
+			case GJ_EXPR_DIGITS:
+				ok = t == GJ_EXPR_INT8 && types[sp - 1] == GJ_EXPR_INT8;
 				break;
 			case GJ_EXPR_ANY:
 			case GJ_EXPR_ALL:

@@ -443,6 +443,50 @@ TestIntegerArithmetic(void)
 	PushI(GJ_EXPR_INT2, 100);
 	Op(GJ_EXPR_MUL, GJ_EXPR_INT2);
 	ExpectInt("int2 input -300 * 100", GJ_EXPR_INT2, -30000);
+
+	/*
+	 * GJ_EXPR_DIGITS: a numeric's scaled value within 18 digits passes, a
+	 * NaN (PG_INT64_MAX) or anything larger is undecided, NULL stays NULL
+	 */
+	{
+		const int64_t passes[] = {INT64_C(999999999999999999), -INT64_C(999999999999999999), 0};
+		const int64_t undecided[] = {INT64_C(1000000000000000000), -INT64_C(1000000000000000000),
+		INT64_MAX, INT64_MAX - 1, INT64_MIN};
+		char		name[64];
+
+		for (int i = 0; i < (int) (sizeof(passes) / sizeof(passes[0])); i++)
+		{
+			Begin();
+			PushInput(GJ_EXPR_INT8, 0, DatumI(passes[i]));
+			Op(GJ_EXPR_DIGITS, GJ_EXPR_INT8);
+			snprintf(name, sizeof(name), "digits %lld", (long long) passes[i]);
+			ExpectInt(name, GJ_EXPR_INT8, passes[i]);
+		}
+		for (int i = 0; i < (int) (sizeof(undecided) / sizeof(undecided[0])); i++)
+		{
+			Begin();
+			PushInput(GJ_EXPR_INT8, 0, DatumI(undecided[i]));
+			Op(GJ_EXPR_DIGITS, GJ_EXPR_INT8);
+			snprintf(name, sizeof(name), "digits %lld", (long long) undecided[i]);
+			ExpectUndecided(name, GJ_EXPR_INT8);
+		}
+		Begin();
+		PushInput(GJ_EXPR_INT8, 0, DatumNull());
+		Op(GJ_EXPR_DIGITS, GJ_EXPR_INT8);
+		ExpectNull("digits NULL", GJ_EXPR_INT8);
+		/* a scaled numeric's arithmetic: 12.34 * (1 - 0.05) at scale 4 */
+		Begin();
+		PushInput(GJ_EXPR_INT8, 0, DatumI(1234));
+		Op(GJ_EXPR_DIGITS, GJ_EXPR_INT8);
+		PushI(GJ_EXPR_INT8, 1);
+		PushI(GJ_EXPR_INT8, 100);
+		Op(GJ_EXPR_MUL, GJ_EXPR_INT8);
+		PushInput(GJ_EXPR_INT8, 1, DatumI(5));
+		Op(GJ_EXPR_DIGITS, GJ_EXPR_INT8);
+		Op(GJ_EXPR_SUB, GJ_EXPR_INT8);
+		Op(GJ_EXPR_MUL, GJ_EXPR_INT8);
+		ExpectInt("numeric 12.34 * (1 - 0.05) scaled", GJ_EXPR_INT8, 117230);
+	}
 }
 
 static void

@@ -46,6 +46,8 @@ double		gpujoin_setup_cost = GPUJOIN_DEFAULT_SETUP_COST;
 double		gpujoin_worker_setup_cost = GPUJOIN_DEFAULT_WORKER_SETUP_COST;
 double		gpujoin_extract_cost = GPUJOIN_DEFAULT_EXTRACT_COST;
 double		gpujoin_heap_tuple_cost = GPUJOIN_DEFAULT_HEAP_TUPLE_COST;
+double		gpujoin_heap_host_tuple_cost = GPUJOIN_DEFAULT_HEAP_HOST_TUPLE_COST;
+double		gpujoin_heap_host_value_cost = GPUJOIN_DEFAULT_HEAP_HOST_VALUE_COST;
 double		gpujoin_heap_page_cost = GPUJOIN_DEFAULT_HEAP_PAGE_COST;
 double		gpujoin_scan_cost_scale = GPUJOIN_DEFAULT_SCAN_COST_SCALE;
 double		gpujoin_emit_cost = GPUJOIN_DEFAULT_EMIT_COST;
@@ -108,6 +110,15 @@ static const struct
 		"a tuple on a page that is not all-visible is also checked against the snapshot, at cpu_operator_cost "
 		"scaled by gpujoin.scan_cost_scale. gpujoin_calibrate() measures it.",
 	&gpujoin_heap_tuple_cost, GPUJOIN_DEFAULT_HEAP_TUPLE_COST, 0.0},
+	{"gpujoin.heap_host_tuple_cost", "Sets the planner's estimate of the cost of deforming one tuple on the host for a heap side's host columns.",
+		"A side read as heap pages whose columns include ones the device does not take (text, numeric: host columns) "
+		"deforms each tuple that passes its quals on the host as well; the default is the H200 host's "
+		"(bench/host_columns.sh).",
+	&gpujoin_heap_host_tuple_cost, GPUJOIN_DEFAULT_HEAP_HOST_TUPLE_COST, 0.0},
+	{"gpujoin.heap_host_value_cost", "Sets the planner's estimate of the cost of taking one host column's value of a heap side into the batch.",
+		"Paid per host column (and per key encoded on the host) of every tuple that passes the side's quals; "
+		"the default is the H200 host's (bench/host_columns.sh).",
+	&gpujoin_heap_host_value_cost, GPUJOIN_DEFAULT_HEAP_HOST_VALUE_COST, 0.0},
 	{"gpujoin.heap_page_cost", "Sets the planner's estimate of the cost of reading one page of a side a GPU join reads as heap pages.",
 		"Its lookup in the shared buffers, lock, pin and release, and its 8 kB on the way to the device "
 		"(gpujoin.enable_heapscan). gpujoin_calibrate() measures it.",

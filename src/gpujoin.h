@@ -101,6 +101,8 @@ extern double gpujoin_worker_setup_cost;
 extern double gpujoin_extract_cost;
 extern double gpujoin_heap_tuple_cost;
 extern double gpujoin_heap_page_cost;
+extern double gpujoin_heap_host_tuple_cost;
+extern double gpujoin_heap_host_value_cost;
 extern double gpujoin_scan_cost_scale;
 extern double gpujoin_emit_cost;
 extern bool gpujoin_cost_as_gpu;
@@ -140,6 +142,12 @@ typedef struct GpuJoinModel
 /* heap sides: the H100 host's 3.5 ns a tuple, 3.1 µs a page at 80 units/ms */
 #define GPUJOIN_DEFAULT_HEAP_TUPLE_COST		0.0003
 #define GPUJOIN_DEFAULT_HEAP_PAGE_COST		0.25
+/*
+ * heap sides' host columns: the H200 host's 47 ns a tuple deformed on the
+ * host and 18 ns a value taken (bench/host_columns.sh) at 80 units/ms
+ */
+#define GPUJOIN_DEFAULT_HEAP_HOST_TUPLE_COST	0.0038
+#define GPUJOIN_DEFAULT_HEAP_HOST_VALUE_COST	0.0015
 #define GPUJOIN_DEFAULT_HEAP_STAGE_PAGES	1024	/* 8 MB */
 #define GPUJOIN_MAX_HEAP_STAGE_PAGES		131072	/* 1 GB */
 #define GPUJOIN_DEFAULT_PINNED_CACHE		(256 * 1024)	/* kB: 256 MB */

@@ -15,14 +15,18 @@
 #	numeric1	max(f.n1): one numeric column, a host column of the fact side
 #	numeric2	max(f.n1), max(f.n2): two
 #	text		max(f.t): a text column
+#	numeric2_fetch, text_fetch	numeric2 and text with gpujoin.heap_fetch = on:
+#				each match's tuple fetched by tid instead (GpuJoinHeapFetch)
 # each the median of RUNS (3) runs of EXPLAIN ANALYZE's Execution Time
 # (TIMING OFF) after a warm-up in one session.  The difference to "none",
 # over the fact rows and the host values of each, is what a host value of a
-# heap side costs (gpujoin.heap_tuple_cost and gpujoin.extract_cost price it
-# in HeapSideCost, planner_cost.c).  Every run's row is checked against
+# heap side costs (gpujoin.heap_host_tuple_cost and heap_host_value_cost
+# price it in HeapSideCost, planner_cost.c); for the _fetch settings, the
+# difference over the matches is what fetching a match's tuple costs
+# (gpujoin.heap_fetch_cost).  Every run's row is checked against
 # PostgreSQL's own plan.
 #
-# Output: CSV on stdout: setting,rows,host_values_per_row,ms,ns_per_host_value
+# Output: CSV on stdout: setting,rows,matches,host_values_per_row,ms,ns_per_host_value,ns_per_match
 set -euo pipefail
 
 runs=${RUNS:-3}
@@ -50,18 +54,22 @@ fi
 where="d.p < $pct"
 base="SET jit = off; SET work_mem = '1GB'; SET max_parallel_workers_per_gather = 0;"
 forced="$base SET gpujoin.device = $dev; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off; SET gpujoin.enable_parallel = off; SET gpujoin.enable_preagg = off;"
-echo "setting,rows,host_values_per_row,ms,ns_per_host_value"
+matches=$(psql_ -c "$base SET gpujoin.enabled = off;" -c "SELECT count(*) FROM hc_fact f JOIN hc_dim d ON f.k = d.k WHERE $where")
+echo "setting,rows,matches,host_values_per_row,ms,ns_per_host_value,ns_per_match"
 none_ms=""
-for s in none numeric1 numeric2 text; do
+for s in none numeric1 numeric2 text numeric2_fetch text_fetch; do
+	fetch="SET gpujoin.heap_fetch = off;"
 	case $s in
 	none) select="max(f.v)"; nhost=0 ;;
 	numeric1) select="max(f.n1)"; nhost=1 ;;
 	numeric2) select="max(f.n1), max(f.n2)"; nhost=2 ;;
 	text) select="max(f.t)"; nhost=1 ;;
+	numeric2_fetch) select="max(f.n1), max(f.n2)"; nhost=0; fetch="SET gpujoin.heap_fetch = on;" ;;
+	text_fetch) select="max(f.t)"; nhost=0; fetch="SET gpujoin.heap_fetch = on;" ;;
 	esac
 	q="SELECT $select FROM hc_fact f JOIN hc_dim d ON f.k = d.k WHERE $where"
 	want=$(psql_ -c "$base SET gpujoin.enabled = off;" -c "$q")
-	args=(-c "$forced" -c "$q")
+	args=(-c "$forced $fetch" -c "$q")
 	for i in $(seq 1 "$runs"); do
 		args+=(-c "EXPLAIN (ANALYZE, TIMING OFF) $q")
 	done
@@ -76,5 +84,8 @@ for s in none numeric1 numeric2 text; do
 	[ "$s" = none ] && none_ms=$ms
 	per=$(awk -v ms="$ms" -v none="$none_ms" -v n="$rows" -v h="$nhost" \
 		'BEGIN { if (h > 0) printf "%.1f", (ms - none) * 1e6 / (n * h); }')
-	echo "$s,$rows,$nhost,$ms,$per"
+	per_match=""
+	case $s in *_fetch) per_match=$(awk -v ms="$ms" -v none="$none_ms" -v m="$matches" \
+		'BEGIN { if (m > 0) printf "%.1f", (ms - none) * 1e6 / m; }') ;; esac
+	echo "$s,$rows,$matches,$nhost,$ms,$per,$per_match"
 done

@@ -476,8 +476,18 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	node->gj_OuterPlanRows = outer_ps ? outer_ps->plan->plan_rows :
 		floatVal(list_nth(priv, GpuJoinPrivateOuterRows));
 	if (outer_heap != 0)
+	{
 		GpuJoinHeapBegin(node, &node->gj_Outer, outer_heap,
 						 list_nth(priv, GpuJoinPrivateOuterQuals), estate, eflags);
+		/*
+		 * Its host columns fetched by tid for each match, where the planner
+		 * chose so and nothing else needs each row's tuple on the host (keys
+		 * encoded there, a GpuPreAgg's scaled numerics)
+		 */
+		node->gj_Outer.host_by_tid = intVal(list_nth(priv, GpuJoinPrivateOuterHeap)) == 2 &&
+			node->gj_Outer.nhost > 0 && node->gj_Outer.nscaled == 0 &&
+			!node->gj_Outer.heap->host_keys;
+	}
 	if (inner_heap != 0)
 		GpuJoinHeapBegin(node, &node->gj_Inner, inner_heap,
 						 list_nth(priv, GpuJoinPrivateInnerQuals), estate, eflags);

@@ -114,6 +114,10 @@ typedef struct GpuJoinColumn
  *	device_values	per device column, nrows packed values
  *	device_nulls	per device column, 1 where NULL; NULL until the first NULL
  *	host_values/host_isnull	per host column, one Datum and flag per row
+ *	host_by_tid		an outer side read as heap pages whose host columns are
+ *					not taken from every row but fetched by tid for each
+ *					match emitted (GpuJoinHeapFetch): few of its rows match
+ *	tids			then, per row, its tuple's tid
  *	keys			packed join key per row (theta joins: see AppendThetaKeys)
  *	keynulls		1 where a key is NULL; NULL until the first NULL key
  *	wants_keys_hi	BAND, outer side: keys_hi is kept
@@ -158,6 +162,8 @@ typedef struct GpuJoinSide
 	uint8	   *device_nulls[GJ_MAX_COLUMNS];
 	Datum	  **host_values;
 	bool	  **host_isnull;
+	bool		host_by_tid;
+	ItemPointerData *tids;
 	uint64	   *keys;
 	uint8	   *keynulls;
 	bool		wants_keys_hi;
@@ -189,6 +195,8 @@ typedef struct GpuJoinSide
  *					pool, for the device (in the staging memory)
  *	npins			of buffers, those still pinned (a page with no visible
  *					tuple is not kept)
+ *	blocks			page i's block number
+ *	offnums			per tuple, its item's offset number (with blocks, its tid)
  *	mem				the block pages (or page_index) and tuples lie in
  *	allocator		the kernels whose staging memory (GpuJoinPinnedAlloc) mem
  *					is, or NULL when it is ordinary memory of the reader's cxt
@@ -202,6 +210,8 @@ typedef struct GpuJoinHeapStage
 	int			npins;
 	uint32	   *tuples;
 	uint16	   *lengths;
+	BlockNumber *blocks;
+	OffsetNumber *offnums;
 	int			npages;
 	int64		ntuples;
 	char	   *mem;
@@ -251,6 +261,9 @@ typedef struct GpuJoinHeapStage
  *					device left undecided and for GpuJoinHeapNextTuple, in
  *					econtext (its scan tuple: slot)
  *	selected		per row of a deform call, the staged tuple it came from
+ *	fetch_slot		a slot of the relation's own kind, for the tuples
+ *					fetched by tid (GpuJoinHeapFetch), and fetched the tid
+ *					in it
  *	pages_read ...	counters for EXPLAIN ANALYZE, over every scan
  */
 typedef struct GpuJoinHeapReader
@@ -285,6 +298,9 @@ typedef struct GpuJoinHeapReader
 	ExprState  *qual;
 	ExprContext *econtext;
 	uint32	   *selected;
+	TupleTableSlot *fetch_slot;
+	ItemPointerData fetched;
+	int64		fetches;		/* tuples fetched by tid */
 	int64		pages_read;
 	int64		pages_all_visible;
 	int64		pages_in_place;
@@ -523,6 +539,7 @@ extern void GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, L
 extern bool GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows);
 extern void GpuJoinHeapTrimNulls(GpuJoinSide *side);
 extern TupleTableSlot *GpuJoinHeapNextTuple(GpuJoinHeapReader *reader);
+extern TupleTableSlot *GpuJoinHeapFetch(GpuJoinSide *side, int64 row);
 extern void GpuJoinHeapRescan(GpuJoinHeapReader *reader);
 extern void GpuJoinHeapSetParallel(GpuJoinHeapReader *reader, ParallelTableScanDesc pscan);
 extern void GpuJoinHeapEnd(GpuJoinHeapReader *reader);

@@ -249,6 +249,7 @@ GpuJoinResetSide(GpuJoinSide *side)
 	memset(side->device_nulls, 0, sizeof(side->device_nulls));
 	side->host_values = NULL;
 	side->host_isnull = NULL;
+	side->tids = NULL;
 	side->keys = NULL;
 	side->keynulls = NULL;
 	side->keys_hi = NULL;
@@ -420,7 +421,9 @@ GpuJoinReserveSide(GpuJoinSide *side, int64 newcap)
 	if (newcap <= oldcap)
 		return;
 
-	if (oldcap == 0 && side->nhost > 0)
+	if (side->host_by_tid)
+		side->tids = GrowHostArray(side->cxt, side->tids, newcap * sizeof(ItemPointerData));
+	else if (oldcap == 0 && side->nhost > 0)
 	{
 		side->host_values = MemoryContextAllocZero(side->cxt, sizeof(Datum *) * side->nhost);
 		side->host_isnull = MemoryContextAllocZero(side->cxt, sizeof(bool *) * side->nhost);
@@ -439,7 +442,7 @@ GpuJoinReserveSide(GpuJoinSide *side, int64 newcap)
 				side->device_nulls[d] = GrowArray(side, side->device_nulls[d],
 												  oldcap, newcap);
 		}
-		else
+		else if (!side->host_by_tid)
 		{
 			int			h = col->host;
 

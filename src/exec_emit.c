@@ -47,10 +47,19 @@ DeviceDatum(const GpuJoinColumn *col, const char *bytes)
  * from the batch, through the row number
  */
 static inline void
-FillSide(const GpuJoinSide *side, TupleTableSlot *slot, int64 i,
+FillSide(GpuJoinSide *side, TupleTableSlot *slot, int64 i,
 		 const void *const *values, const uint8_t *const *nulls,
 		 const GjRowId *rows, int64 first, int64 nrows)
 {
+	TupleTableSlot *fetched = NULL;
+
+	if (side->host_by_tid && side->nhost > 0)
+	{
+		if (rows[i] >= nrows)
+			elog(ERROR, "gpujoin: the kernels returned row %u of a side of " INT64_FORMAT " rows",
+				 rows[i], nrows);
+		fetched = GpuJoinHeapFetch(side, first + rows[i]);
+	}
 	for (int c = 0; c < side->ncolumns; c++)
 	{
 		const GpuJoinColumn *col = &side->columns[c];
@@ -63,6 +72,11 @@ FillSide(const GpuJoinSide *side, TupleTableSlot *slot, int64 i,
 			slot->tts_values[col->scan_att] =
 				slot->tts_isnull[col->scan_att] ? (Datum) 0 :
 				DeviceDatum(col, (const char *) values[col->device] + i * col->typlen);
+		}
+		else if (fetched != NULL)
+		{
+			slot->tts_values[col->scan_att] = fetched->tts_values[col->attno - 1];
+			slot->tts_isnull[col->scan_att] = fetched->tts_isnull[col->attno - 1];
 		}
 		else
 		{
@@ -82,8 +96,11 @@ FillSide(const GpuJoinSide *side, TupleTableSlot *slot, int64 i,
  * or with NULLs when row is -1 (a NULL-extended row)
  */
 static void
-FillSideFromBatch(const GpuJoinSide *side, TupleTableSlot *slot, int64 row)
+FillSideFromBatch(GpuJoinSide *side, TupleTableSlot *slot, int64 row)
 {
+	TupleTableSlot *fetched = (row >= 0 && side->host_by_tid && side->nhost > 0) ?
+		GpuJoinHeapFetch(side, row) : NULL;
+
 	for (int c = 0; c < side->ncolumns; c++)
 	{
 		const GpuJoinColumn *col = &side->columns[c];
@@ -101,6 +118,11 @@ FillSideFromBatch(const GpuJoinSide *side, TupleTableSlot *slot, int64 row)
 			slot->tts_values[col->scan_att] =
 				slot->tts_isnull[col->scan_att] ? (Datum) 0 :
 				DeviceDatum(col, side->device_values[col->device] + row * col->typlen);
+		}
+		else if (fetched != NULL)
+		{
+			slot->tts_values[col->scan_att] = fetched->tts_values[col->attno - 1];
+			slot->tts_isnull[col->scan_att] = fetched->tts_isnull[col->attno - 1];
 		}
 		else
 		{

@@ -151,11 +151,13 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
  * "Outer Relation: r (heap pages)": a side the join reads itself (with
  * VERBOSE, schema-qualified, as EXPLAIN names a Seq Scan's relation);
  * "(heap pages, parallel)" when the processes of a parallel join share
- * out its blocks
+ * out its blocks; ", host columns fetched per match" when the outer side's
+ * host columns are fetched by tid for its matches (GpuJoinHeapFetch)
  */
 static void
-ShowHeapSide(const char *label, const GpuJoinHeapReader *reader, ExplainState *es)
+ShowHeapSide(const char *label, const GpuJoinSide *side, ExplainState *es)
 {
+	const GpuJoinHeapReader *reader = side->heap;
 	RangeTblEntry *rte = rt_fetch(reader->rti, es->rtable);
 	char	   *relname = get_rel_name(rte->relid);
 	char	   *refname = (char *) list_nth(es->rtable_names, reader->rti - 1);
@@ -167,7 +169,8 @@ ShowHeapSide(const char *label, const GpuJoinHeapReader *reader, ExplainState *e
 	appendStringInfoString(&buf, quote_identifier(relname));
 	if (refname != NULL && strcmp(refname, relname) != 0)
 		appendStringInfo(&buf, " %s", quote_identifier(refname));
-	appendStringInfoString(&buf, reader->parallel ? " (heap pages, parallel)" : " (heap pages)");
+	appendStringInfo(&buf, " (heap pages%s%s)", reader->parallel ? ", parallel" : "",
+					 side->host_by_tid ? ", host columns fetched per match" : "");
 	ExplainPropertyText(label, buf.data, es);
 }
 
@@ -308,7 +311,8 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 
 		if (reader == NULL)
 			continue;
-		ShowHeapSide(i == 0 ? "Outer Relation" : "Inner Relation", reader, es);
+		ShowHeapSide(i == 0 ? "Outer Relation" : "Inner Relation",
+					 i == 0 ? &node->gj_Outer : &node->gj_Inner, es);
 		ShowExprs(i == 0 ? "Outer Device Filter" : "Inner Device Filter", reader->quals,
 				  context, useprefix, es);
 		/* per loop, as explain.c shows a Seq Scan's "Rows Removed by Filter" */

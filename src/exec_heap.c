@@ -310,6 +310,8 @@ FreeStage(void *arg)
 		stages[i]->tuples = NULL;
 		/* memory of cxt: goes with it */
 		stages[i]->lengths = NULL;
+		stages[i]->offnums = NULL;
+		stages[i]->blocks = NULL;
 		stages[i]->buffers = NULL;
 	}
 	reader->selected = NULL;
@@ -397,6 +399,9 @@ AllocStage(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKernels *
 	stage->tuples = (uint32 *) (stage->mem + pages_bytes);
 	stage->lengths = MemoryContextAlloc(reader->cxt, sizeof(uint16) * reader->stage_pages *
 										MaxHeapTuplesPerPage);
+	stage->offnums = MemoryContextAlloc(reader->cxt, sizeof(OffsetNumber) * reader->stage_pages *
+										MaxHeapTuplesPerPage);
+	stage->blocks = MemoryContextAlloc(reader->cxt, sizeof(BlockNumber) * reader->stage_pages);
 	if (reader->selected == NULL && reader->filter != NULL)
 		reader->selected = MemoryContextAllocHuge(reader->cxt, sizeof(uint32) *
 												  reader->stage_pages * MaxHeapTuplesPerPage);
@@ -506,6 +511,7 @@ StageItems(GpuJoinHeapStage *stage, Page page, const OffsetNumber *offs, int n)
 	uint32		base = (uint32) stage->npages * BLCKSZ;
 	uint32	   *tuples = stage->tuples + stage->ntuples;
 	uint16	   *lengths = stage->lengths + stage->ntuples;
+	OffsetNumber *offnums = stage->offnums + stage->ntuples;
 
 	for (int i = 0; i < n; i++)
 	{
@@ -513,6 +519,7 @@ StageItems(GpuJoinHeapStage *stage, Page page, const OffsetNumber *offs, int n)
 
 		tuples[i] = base + ItemIdGetOffset(item);
 		lengths[i] = (uint16) ItemIdGetLength(item);
+		offnums[i] = offs[i];
 	}
 	stage->ntuples += n;
 }
@@ -533,6 +540,7 @@ StageNormalItems(GpuJoinHeapStage *stage, Page page)
 	uint32		base = (uint32) stage->npages * BLCKSZ;
 	uint32	   *tuples = stage->tuples + stage->ntuples;
 	uint16	   *lengths = stage->lengths + stage->ntuples;
+	OffsetNumber *offnums = stage->offnums + stage->ntuples;
 	int			n = 0;
 
 	for (int i = 0; i < nitems; i++)
@@ -541,6 +549,7 @@ StageNormalItems(GpuJoinHeapStage *stage, Page page)
 
 		tuples[n] = base + item.lp_off;
 		lengths[n] = (uint16) item.lp_len;
+		offnums[n] = (OffsetNumber) (i + FirstOffsetNumber);
 		n += (item.lp_flags == LP_NORMAL);
 	}
 	stage->ntuples += n;
@@ -722,6 +731,7 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 		}
 		if (stage->ntuples == first)
 			continue;
+		stage->blocks[stage->npages] = block;
 		if (reader->try_all_visible)
 			reader->pages_all_visible++;
 		if (reader->in_place)
@@ -878,6 +888,20 @@ TakeHostColumns(GpuJoinState *node, GpuJoinSide *side, GpuJoinHeapReader *reader
 {
 	TupleTableSlot *slot = reader->slot;
 
+	if (side->host_by_tid)
+	{
+		/* only where each row's tuple is: its columns are fetched per match */
+		const GpuJoinHeapStage *stage = &reader->cur;
+
+		for (int64 i = 0; i < n; i++)
+		{
+			int64		t = reader->consumed + (reader->filter ? reader->selected[i] : i);
+
+			ItemPointerSet(&side->tids[side->nrows + i],
+						   stage->blocks[stage->tuples[t] / BLCKSZ], stage->offnums[t]);
+		}
+		return;
+	}
 	for (int64 i = 0; i < n; i++)
 	{
 		int64		row = side->nrows + i;
@@ -1100,6 +1124,42 @@ GpuJoinHeapNextTuple(GpuJoinHeapReader *reader)
 	}
 }
 
+/*
+ * The tuple of row "row" of a side whose host columns are fetched by tid
+ * (GpuJoinSide.host_by_tid), deformed up to its host columns in the
+ * reader's fetch slot, which keeps its buffer pinned until the next fetch:
+ * the scan tuple's values may point into it while the row is returned.  The
+ * tuple was visible to the query's snapshot when its page was read, and
+ * stays so under the same snapshot (nor can pruning or vacuum remove it
+ * while the snapshot holds it back); fetching its own tid, as heap_fetch
+ * does, reads that very version, a heap-only one too.
+ */
+TupleTableSlot *
+GpuJoinHeapFetch(GpuJoinSide *side, int64 row)
+{
+	GpuJoinHeapReader *reader = side->heap;
+	ItemPointer tid = &side->tids[row];
+
+	if (reader->fetch_slot == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(reader->cxt);
+
+		reader->fetch_slot = table_slot_create(reader->rel, NULL);
+		MemoryContextSwitchTo(old);
+		ItemPointerSetInvalid(&reader->fetched);
+	}
+	if (ItemPointerEquals(&reader->fetched, tid) && !TTS_EMPTY(reader->fetch_slot))
+		return reader->fetch_slot;	/* the same outer row, matched again */
+	if (!table_tuple_fetch_row_version(reader->rel, tid, reader->snapshot, reader->fetch_slot))
+		elog(ERROR, "gpujoin: the tuple at (%u,%u) of \"%s\", read before, is no longer visible",
+			 ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
+			 RelationGetRelationName(reader->rel));
+	slot_getsomeattrs(reader->fetch_slot, reader->host_maxattno);
+	reader->fetched = *tid;
+	reader->fetches++;
+	return reader->fetch_slot;
+}
+
 /* Read the relation again from its first page (a rescan) */
 void
 GpuJoinHeapRescan(GpuJoinHeapReader *reader)
@@ -1111,6 +1171,9 @@ GpuJoinHeapRescan(GpuJoinHeapReader *reader)
 void
 GpuJoinHeapEnd(GpuJoinHeapReader *reader)
 {
+	if (reader->fetch_slot != NULL)
+		ExecDropSingleTupleTableSlot(reader->fetch_slot);
+	reader->fetch_slot = NULL;
 	ReleaseStage(&reader->cur);
 	ReleaseStage(&reader->next);
 	ReleaseAhead(reader);

@@ -224,6 +224,8 @@ GpuJoinPartitionOuter(GpuJoinState *node)
 	bool		keep_nulls = GJ_FILL_OUTER_NEEDED(node);
 	MemoryContext oldcxt;
 
+	/* its rows come from the tuplestores: host columns by value, not by tid */
+	outer->host_by_tid = false;
 	oldcxt = MemoryContextSwitchTo(node->gj_PartCxt);
 	node->gj_OuterParts = palloc0(sizeof(Tuplestorestate *) * nparts);
 	for (int p = 0; p < nparts; p++)

@@ -48,6 +48,8 @@ double		gpujoin_extract_cost = GPUJOIN_DEFAULT_EXTRACT_COST;
 double		gpujoin_heap_tuple_cost = GPUJOIN_DEFAULT_HEAP_TUPLE_COST;
 double		gpujoin_heap_host_tuple_cost = GPUJOIN_DEFAULT_HEAP_HOST_TUPLE_COST;
 double		gpujoin_heap_host_value_cost = GPUJOIN_DEFAULT_HEAP_HOST_VALUE_COST;
+double		gpujoin_heap_fetch_cost = GPUJOIN_DEFAULT_HEAP_FETCH_COST;
+int			gpujoin_heap_fetch = GPUJOIN_AUTO;
 double		gpujoin_heap_page_cost = GPUJOIN_DEFAULT_HEAP_PAGE_COST;
 double		gpujoin_scan_cost_scale = GPUJOIN_DEFAULT_SCAN_COST_SCALE;
 double		gpujoin_emit_cost = GPUJOIN_DEFAULT_EMIT_COST;
@@ -119,6 +121,11 @@ static const struct
 		"Paid per host column (and per key encoded on the host) of every tuple that passes the side's quals; "
 		"the default is the H200 host's (bench/host_columns.sh).",
 	&gpujoin_heap_host_value_cost, GPUJOIN_DEFAULT_HEAP_HOST_VALUE_COST, 0.0},
+	{"gpujoin.heap_fetch_cost", "Sets the planner's estimate of the cost of fetching an outer heap side's tuple by tid for one match.",
+		"Where few of an outer side's rows match, its host columns are fetched for the matches "
+		"(gpujoin.heap_fetch) instead of taken from every row; the default is the H200 host's "
+		"(bench/host_columns.sh).",
+	&gpujoin_heap_fetch_cost, GPUJOIN_DEFAULT_HEAP_FETCH_COST, 0.0},
 	{"gpujoin.heap_page_cost", "Sets the planner's estimate of the cost of reading one page of a side a GPU join reads as heap pages.",
 		"Its lookup in the shared buffers, lock, pin and release, and its 8 kB on the way to the device "
 		"(gpujoin.enable_heapscan). gpujoin_calibrate() measures it.",
@@ -185,6 +192,13 @@ static const struct config_enum_entry gpujoin_groupby_variant_options[] = {
 	{"auto", GPUJOIN_AUTO, false},
 	{"hash", GJ_AGG_HASH, false},
 	{"shared", GJ_AGG_SHARED, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry gpujoin_heap_fetch_options[] = {
+	{"auto", GPUJOIN_AUTO, false},
+	{"off", GPUJOIN_HEAP_FETCH_OFF, false},
+	{"on", GPUJOIN_HEAP_FETCH_ON, false},
 	{NULL, 0, false}
 };
 
@@ -311,6 +325,18 @@ _PG_init(void)
 							 &gpujoin_groupby_variant,
 							 GPUJOIN_AUTO,
 							 gpujoin_groupby_variant_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("gpujoin.heap_fetch",
+							 "How an outer side read as heap pages gives its host columns to the joined rows: auto, off or on.",
+							 "off takes them from every row as its page is read (deformed on the host); on "
+							 "keeps each row's tid and fetches its tuple for each match; auto lets the "
+							 "planner choose (on where few rows match). For tests and benchmarks.",
+							 &gpujoin_heap_fetch,
+							 GPUJOIN_AUTO,
+							 gpujoin_heap_fetch_options,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

@@ -103,6 +103,8 @@ extern double gpujoin_heap_tuple_cost;
 extern double gpujoin_heap_page_cost;
 extern double gpujoin_heap_host_tuple_cost;
 extern double gpujoin_heap_host_value_cost;
+extern double gpujoin_heap_fetch_cost;
+extern int	gpujoin_heap_fetch;
 extern double gpujoin_scan_cost_scale;
 extern double gpujoin_emit_cost;
 extern bool gpujoin_cost_as_gpu;
@@ -148,6 +150,11 @@ typedef struct GpuJoinModel
  */
 #define GPUJOIN_DEFAULT_HEAP_HOST_TUPLE_COST	0.0038
 #define GPUJOIN_DEFAULT_HEAP_HOST_VALUE_COST	0.0015
+/* an outer heap side's tuple fetched by tid for a match (bench/host_columns.sh) */
+#define GPUJOIN_DEFAULT_HEAP_FETCH_COST		0.02
+/* gpujoin.heap_fetch: how an outer heap side's host columns reach its matches */
+#define GPUJOIN_HEAP_FETCH_OFF		0	/* taken from every row as it is read */
+#define GPUJOIN_HEAP_FETCH_ON		1	/* fetched by tid for each match */
 #define GPUJOIN_DEFAULT_HEAP_STAGE_PAGES	1024	/* 8 MB */
 #define GPUJOIN_MAX_HEAP_STAGE_PAGES		131072	/* 1 GB */
 #define GPUJOIN_DEFAULT_PINNED_CACHE		(256 * 1024)	/* kB: 256 MB */
@@ -224,7 +231,9 @@ typedef enum GpuJoinPrivateIndex
 	GpuJoinPrivateConsidered,
 	/* Integer: 1 if the join reads its outer side's relation as heap pages
 	 * (exec_heap.c; the relation's columns make that side's part of
-	 * custom_scan_tlist), 0 if the first child gives its rows */
+	 * custom_scan_tlist), 2 if so and its host columns are fetched by tid
+	 * for each match (GpuJoinSide.host_by_tid), 0 if the first child gives
+	 * its rows */
 	GpuJoinPrivateOuterHeap,
 	/* Integer: likewise for the inner side */
 	GpuJoinPrivateInnerHeap,

@@ -80,6 +80,8 @@ typedef enum GpuJoinPathPrivateIndex
 	GpuJoinPathKeyCodings,		/* Integer list: 4 per key clause */
 	GpuJoinPathConsidered,		/* String: variants priced, for EXPLAIN */
 	GpuJoinPathPartitioned,		/* Boolean: a hash join costed as partitioned */
+	GpuJoinPathOuterByTid,		/* Boolean: an outer heap side's host columns
+								 * fetched by tid for each match */
 } GpuJoinPathPrivateIndex;
 
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
@@ -150,6 +152,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	GjMaterialize materialize;
 	char	   *considered;
 	bool		partitioned;
+	bool		outer_by_tid;
 
 	/* the children are run to completion once per scan: no parameters */
 	if (outer_path == NULL || inner_path == NULL ||
@@ -210,7 +213,8 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 
 	variant = theta_variant;	/* chosen by the caller for theta joins */
 	GpuJoinCostPath(root, cpath, outer_path, inner_path, clauses, extra, use_gpu,
-				strategy, &variant, &materialize, &considered, &partitioned);
+				strategy, &variant, &materialize, &considered, &partitioned,
+				&outer_by_tid);
 	if (partial)
 		considered = psprintf("%s; run by each of %d processes on all inner rows",
 							  considered, GpuJoinParallelProcesses(&cpath->path));
@@ -239,6 +243,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	cpath->custom_private = lappend(cpath->custom_private, clauses->codings);
 	cpath->custom_private = lappend(cpath->custom_private, makeString(considered));
 	cpath->custom_private = lappend(cpath->custom_private, makeBoolean(partitioned));
+	cpath->custom_private = lappend(cpath->custom_private, makeBoolean(outer_by_tid));
 
 	/* a copy for an aggregation above (before add_path may free it) */
 	if (strategy == GPUJOIN_STRATEGY_HASH)
@@ -592,7 +597,9 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->custom_private = lappend(cscan->custom_private,
 									list_nth(priv, GpuJoinPathConsidered));
 	/* flags: the range table indexes change in setrefs.c (exec.c, HeapSideRti) */
-	cscan->custom_private = lappend(cscan->custom_private, makeInteger(outer_heap != 0));
+	cscan->custom_private = lappend(cscan->custom_private,
+									makeInteger(outer_heap == 0 ? 0 :
+												boolVal(list_nth(priv, GpuJoinPathOuterByTid)) ? 2 : 1));
 	cscan->custom_private = lappend(cscan->custom_private, makeInteger(inner_heap != 0));
 	cscan->custom_private = lappend(cscan->custom_private,
 									makeFloat(psprintf("%.1f", outer_plan->plan_rows)));

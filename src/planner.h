@@ -61,7 +61,8 @@ extern int GpuJoinParallelProcesses(const Path *path);
 extern void GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 							Path *inner_path, GpuJoinClauses *clauses, JoinPathExtraData *extra,
 							bool use_gpu, GpuJoinStrategy strategy, GjVariant *variant,
-							GjMaterialize *materialize, char **considered, bool *partitioned);
+							GjMaterialize *materialize, char **considered, bool *partitioned,
+							bool *outer_by_tid);
 
 /* planner.c */
 extern Plan *GpuJoinPlanJoin(PlannerInfo *root, RelOptInfo *rel, CustomPath *path,

@@ -308,6 +308,20 @@ ChildCost(const Path *path, Cost *startup, Cost *run)
 }
 
 /*
+ * The host columns' part of HeapSideCost: each tuple that passes the quals
+ * deformed on the host, and its host values (and keys encoded there) taken
+ */
+static Cost
+HeapHostCost(const Path *path, int payloads, int host_keys)
+{
+	int			nhost = list_length(path->pathtarget->exprs) - payloads + host_keys;
+
+	if (nhost <= 0)
+		return 0.0;
+	return path->parent->rows * (gpujoin_heap_host_tuple_cost + nhost * gpujoin_heap_host_value_cost);
+}
+
+/*
  * A side read as heap pages (exec_heap.c): gpujoin.heap_page_cost per page
  * and gpujoin.heap_tuple_cost per tuple on them, and for the tuples of the
  * pages that are not all-visible (the share the relation's statistics give,
@@ -332,14 +346,11 @@ HeapSideCost(const Path *path, int payloads, int host_keys)
 	Cost		cost = gpujoin_heap_page_cost * rel->pages +
 		gpujoin_heap_tuple_cost * rel->tuples +
 		cpu_operator_cost * gpujoin_scan_cost_scale * rel->tuples * (1.0 - rel->allvisfrac);
-	int			nhost = list_length(path->pathtarget->exprs) - payloads + host_keys;
 
 	if (rel->baserestrictinfo != NIL)
 		cost += (rel->baserestrictcost.startup +
 				 rel->baserestrictcost.per_tuple * rel->tuples) * gpujoin_scan_cost_scale;
-	if (nhost > 0)
-		cost += rel->rows * (gpujoin_heap_host_tuple_cost + nhost * gpujoin_heap_host_value_cost);
-	return cost;
+	return cost + HeapHostCost(path, payloads, host_keys);
 }
 
 /*
@@ -365,7 +376,8 @@ void
 GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 				Path *inner_path, GpuJoinClauses *clauses, JoinPathExtraData *extra,
 				bool use_gpu, GpuJoinStrategy strategy, GjVariant *variant,
-				GjMaterialize *materialize, char **considered, bool *partitioned)
+				GjMaterialize *materialize, char **considered, bool *partitioned,
+				bool *outer_by_tid)
 {
 	double		outer_rows = outer_path->rows;	/* a partial path's: per process */
 	double		inner_rows = inner_path->rows;
@@ -386,7 +398,11 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	Cost		run_cost = 0.0;
 	Cost		emit_cost;
 
+	Cost		host_by_value = 0.0;	/* an outer heap side's host columns, */
+	Cost		host_by_tid = 0.0;	/* taken from each row, or fetched per match */
+
 	*partitioned = false;
+	*outer_by_tid = false;
 
 	/* candidate pairs the device returns: rows matching the key clauses */
 	matches = clamp_row_est(outer_rows * inner_rows *
@@ -408,10 +424,29 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	if (GpuJoinHeapSide(root, outer_path, strategy, clauses->key_clauses,
 						clauses->outer_is_left, true))
 	{
+		int			host_keys = HostKeys(clauses->codings, true);
+
 		/* a partial outer side: each process reads its share of the pages */
-		run_cost = HeapSideCost(outer_path, outer_payloads, HostKeys(clauses->codings, true));
+		run_cost = HeapSideCost(outer_path, outer_payloads, host_keys);
 		if (outer_path->parallel_aware)
 			run_cost /= GpuJoinParallelDivisor(outer_path);
+
+		/*
+		 * Its host columns, when few of its rows match, fetched by tid for
+		 * the candidate matches (each tuple again, GpuJoinHeapFetch) instead
+		 * of deformed from every row (gpujoin.heap_fetch); not where the
+		 * keys are encoded on the host, which needs every row's tuple
+		 */
+		host_by_value = HeapHostCost(outer_path, outer_payloads, host_keys);
+		if (outer_path->parallel_aware)
+			host_by_value /= GpuJoinParallelDivisor(outer_path);
+		host_by_tid = matches * gpujoin_heap_fetch_cost;
+		if (host_by_value > 0.0 && host_keys == 0 && gpujoin_heap_fetch != GPUJOIN_HEAP_FETCH_OFF &&
+			(gpujoin_heap_fetch == GPUJOIN_HEAP_FETCH_ON || host_by_tid < host_by_value))
+		{
+			*outer_by_tid = true;
+			run_cost += host_by_tid - host_by_value;
+		}
 	}
 	else
 	{
@@ -506,6 +541,12 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 											MAXALIGN(SizeofHeapTupleHeader)) / BLCKSZ);
 
 			*partitioned = true;
+			/* the outer rows go through tuplestores: host columns by value */
+			if (*outer_by_tid)
+			{
+				run_cost += host_by_value - host_by_tid;
+				*outer_by_tid = false;
+			}
 			*considered = psprintf("%s; needs about %.0f MB of device memory, %.0f MB available: %d partitions",
 								   *considered, need / (1024.0 * 1024.0),
 								   budget / (1024.0 * 1024.0), nparts);

@@ -10,7 +10,8 @@
 -- over NULLs in every position, varlena and TOAST-ed columns before the
 -- ones the join needs, dropped and added columns, every key type the path
 -- takes, every join type, rows deleted, updated (HOT or not) and inserted
--- in the transaction, empty tables and pages, chunks that end inside a
+-- in the transaction, the outer side's host columns taken from every row
+-- or fetched by tid per match (gpujoin.heap_fetch), empty tables and pages, chunks that end inside a
 -- page, a partitioned join, rescans, a materialized view, unlogged and
 -- temporary tables, and a cancel while pages are read.  Sides the path does
 -- not take keep their Seq Scan: a scan with a qual the device does not
@@ -19,7 +20,7 @@
 -- deform does not compute (text, numeric, date = timestamp) are encoded on
 -- the host from the staged tuples.
 BEGIN;
-SELECT plan(32);
+SELECT plan(37);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -62,7 +63,10 @@ INSERT INTO s SELECT g % 600, (g % 600)::int2, g % 600, (g % 600)::oid, g % 2 = 
 	CASE WHEN g % 29 = 0 THEN NULL ELSE 'x' || (g % 600) * 10 + 1 END
 FROM generate_series(1, 3000) g;
 CREATE TABLE empty_t (k int4, v int4);
-ANALYZE w, s, empty_t;
+-- few: a small inner side, so that w is the outer one and few of its rows match
+CREATE TABLE few (k int4, t text);
+INSERT INTO few SELECT g * 37 % 500, 'x' || g * 50 FROM generate_series(1, 12) g;
+ANALYZE w, s, empty_t, few;
 
 -- the queries, each with the sides the heap path takes
 CREATE TEMP TABLE hq (name text PRIMARY KEY, sql text, heap_sides int, filters int DEFAULT 0);
@@ -94,7 +98,11 @@ INSERT INTO hq VALUES
 	('varchar = text and int4 keys together', 'SELECT a.k, a.d, b.v FROM w a JOIN w b ON a.pad2 = b.pad2 AND a.k = b.k', 2),
 	('numeric keys', 'SELECT a.k, b.w, a.kn FROM s a JOIN s b ON a.kn = b.kn', 2),
 	('date = timestamp keys', 'SELECT a.k, b.w FROM s a JOIN s b ON a.kd = b.kts', 2),
-	('a key expression keeps the Seq Scan', 'SELECT w.k, s.w FROM w JOIN s ON w.pad2 = ''x'' || s.k', 1);
+	('a key expression keeps the Seq Scan', 'SELECT w.k, s.w FROM w JOIN s ON w.pad2 = ''x'' || s.k', 1),
+	('few matches of a large outer side''s host columns', 'SELECT w.pad1, w.pad2, md5(w.big), w.tail, w.k, f.k FROM w JOIN few f ON w.k = f.k', 2),
+	('few matches, a left join', 'SELECT w.pad2, w.tail, w.d, f.t FROM w LEFT JOIN few f ON w.k = f.k', 2),
+	('few matches, an anti join', 'SELECT w.pad1, w.d FROM w WHERE NOT EXISTS (SELECT 1 FROM few f WHERE f.k = w.k)', 2),
+	('few matches, a join filter on host columns', 'SELECT w.pad2, w.v, f.t FROM w JOIN few f ON w.k = f.k AND w.pad2 > f.t', 2);
 
 CREATE TEMP TABLE hq_expected (name text, digest text);
 :postgres_join
@@ -114,6 +122,19 @@ SELECT matches(pg_temp.plan_analyze(sql), 'Outer Pages: read=\d+ all-visible=\d+
 SET LOCAL gpujoin.chunk_rows = 7;
 SELECT is(pg_temp.heap_failures('hq', 'hq_expected'), '', 'heap pages: chunks of 7 rows, ending inside pages');
 RESET gpujoin.chunk_rows;
+-- the outer side's host columns fetched by tid for each match, or taken
+-- from every row as its page is read
+SET LOCAL gpujoin.heap_fetch = on;
+SELECT is(pg_temp.heap_failures('hq', 'hq_expected'), '', 'host columns fetched per match (gpujoin.heap_fetch = on): every query');
+SELECT matches(pg_temp.plan(sql), 'Outer Relation: w \(heap pages, host columns fetched per match\)',
+	'EXPLAIN: the outer side''s host columns fetched per match')
+	FROM hq WHERE name = 'few matches of a large outer side''s host columns';
+SET LOCAL gpujoin.chunk_rows = 7;
+SELECT is(pg_temp.heap_failures('hq', 'hq_expected'), '', 'host columns fetched per match, chunks of 7 rows: every query');
+RESET gpujoin.chunk_rows;
+SET LOCAL gpujoin.heap_fetch = off;
+SELECT is(pg_temp.heap_failures('hq', 'hq_expected'), '', 'host columns taken from every row (gpujoin.heap_fetch = off): every query');
+RESET gpujoin.heap_fetch;
 SET LOCAL gpujoin.heap_stage_pages = 1;
 SELECT is(pg_temp.heap_failures('hq', 'hq_expected'), '', 'heap pages staged one at a time: every query');
 SET LOCAL gpujoin.chunk_rows = 50;
@@ -169,6 +190,9 @@ TRUNCATE hq_expected;
 INSERT INTO hq_expected SELECT name, pg_temp.rows_digest(sql) FROM hq;
 :gpu_join
 SELECT is(pg_temp.heap_failures('hq', 'hq_expected'), '', 'heap pages after deletes, updates and inserts in the transaction');
+SET LOCAL gpujoin.heap_fetch = on;
+SELECT is(pg_temp.heap_failures('hq', 'hq_expected'), '', 'host columns fetched per match after them (heap-only tuples, rows of this transaction)');
+RESET gpujoin.heap_fetch;
 
 -- empty pages: every row of a range deleted and the table vacuumed is not
 -- possible in a transaction; a table whose rows are all deleted is

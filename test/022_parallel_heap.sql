@@ -13,17 +13,18 @@
 -- The plans are priced as on a GPU (gpujoin.cost_as_gpu), so the CPU twin
 -- runs the same plans in CI.
 BEGIN;
-SELECT plan(23);
+SELECT plan(25);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
 SET LOCAL client_min_messages = warning;
 
 -- po (outer, 90000 rows over about 400 pages) and pi (inner, 4000 rows)
-CREATE TABLE po (id int4, k int4, k8 int8, v int4);
+CREATE TABLE po (id int4, k int4, k8 int8, v int4, t text);
 INSERT INTO po SELECT g, CASE WHEN g % 97 = 0 THEN NULL ELSE g % 5000 END,
 	CASE WHEN g % 89 = 0 THEN NULL ELSE (g % 3000)::int8 * 1000003 END,
-	CASE WHEN g % 7 = 0 THEN NULL ELSE g END
+	CASE WHEN g % 7 = 0 THEN NULL ELSE g END,
+	CASE WHEN g % 5 = 0 THEN NULL ELSE 't' || g END
 FROM generate_series(1, 90000) g;
 CREATE TABLE pi (id int4, k int4, k8 int8, w int4);
 INSERT INTO pi SELECT g, CASE WHEN g % 53 = 0 THEN NULL ELSE g % 2500 END,
@@ -45,7 +46,8 @@ INSERT INTO pq VALUES
 	('left int4', 'SELECT po.id, po.v, pi.w FROM po LEFT JOIN pi ON po.k = pi.k'),
 	('semi int4', 'SELECT po.id, po.v FROM po WHERE EXISTS (SELECT FROM pi WHERE pi.k = po.k)'),
 	('anti int8', 'SELECT po.id, po.v FROM po WHERE NOT EXISTS (SELECT FROM pi WHERE pi.k8 = po.k8)'),
-	('join filter', 'SELECT po.id, pi.id AS pid FROM po JOIN pi ON po.k = pi.k AND po.v < pi.w * 20');
+	('join filter', 'SELECT po.id, pi.id AS pid FROM po JOIN pi ON po.k = pi.k AND po.v < pi.w * 20'),
+	('a text column of the outer side', 'SELECT po.t, pi.w FROM po JOIN pi ON po.k8 = pi.k8 AND pi.id < 50');
 
 -- PostgreSQL's rows
 :postgres_join
@@ -65,7 +67,14 @@ SELECT is(string_agg(name, ', ' ORDER BY name), NULL,
 	'every join ran as a Parallel Custom Scan whose outer side is read as heap pages, in parallel')
 FROM got
 WHERE NOT (plan ~ 'Gather' AND plan ~ 'Parallel Custom Scan \(GpuHashJoin\)'
-	AND plan ~ 'Outer Relation: po \(heap pages, parallel\)' AND plan !~ 'Seq Scan on po');
+	AND plan ~ 'Outer Relation: po \(heap pages, parallel' AND plan !~ 'Seq Scan on po');
+
+-- the text column fetched by tid for each match, by every participant
+SET LOCAL gpujoin.heap_fetch = on;
+SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE name = 'a text column of the outer side'),
+	'parallel, the outer side''s host columns fetched per match: the same rows as PostgreSQL')
+	FROM pq WHERE name = 'a text column of the outer side';
+RESET gpujoin.heap_fetch;
 
 -- the counters of every participant, added up
 CREATE TEMP TABLE counted AS

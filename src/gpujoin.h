@@ -150,8 +150,11 @@ typedef struct GpuJoinModel
  */
 #define GPUJOIN_DEFAULT_HEAP_HOST_TUPLE_COST	0.0038
 #define GPUJOIN_DEFAULT_HEAP_HOST_VALUE_COST	0.0015
-/* an outer heap side's tuple fetched by tid for a match (bench/host_columns.sh) */
-#define GPUJOIN_DEFAULT_HEAP_FETCH_COST		0.02
+/*
+ * an outer heap side's tuple fetched by tid for a match: the H200 host's
+ * 576 ns (bench/host_columns.sh) at 80 units/ms
+ */
+#define GPUJOIN_DEFAULT_HEAP_FETCH_COST		0.046
 /* gpujoin.heap_fetch: how an outer heap side's host columns reach its matches */
 #define GPUJOIN_HEAP_FETCH_OFF		0	/* taken from every row as it is read */
 #define GPUJOIN_HEAP_FETCH_ON		1	/* fetched by tid for each match */

@@ -11,6 +11,8 @@
 #   phj_gftr  gpujoin.join_variant = phj, gpujoin.materialize = gftr
 #   chunk2    gpujoin.chunk_rows = 2 (every outer side in many chunks)
 #   no_hash   gpujoin.enable_hashjoin = off (GpuMergeJoin and GpuThetaJoin)
+#   fetch     gpujoin.heap_fetch = on (an outer side read as heap pages
+#             fetches its host columns by tid for each match)
 #   service   gpujoin's defaults, every join run by the gpujoin service: the
 #             cluster restarted with gpujoin.service = on for this run (and
 #             off again after it), which must then have served requests
@@ -46,7 +48,7 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../scripts/lib.sh
 source "$(dirname "$0")/../scripts/lib.sh"
 
-all_settings="default smj phj_gftr chunk2 no_hash service"
+all_settings="default smj phj_gftr chunk2 no_hash fetch service"
 settings=${*:-$all_settings}
 min_gpu_plans=${GJ_SUITE_MIN_GPU_PLANS:-3000}
 for v in PG_CONFIG PG_BINDIR GJ_WORK GJ_SERVER_LOG PGHOST PGPORT PGUSER GJ_DEVICE; do
@@ -68,6 +70,7 @@ options_of() {
 		phj_gftr) echo "$forced -c gpujoin.join_variant=phj -c gpujoin.materialize=gftr" ;;
 		chunk2) echo "$forced -c gpujoin.chunk_rows=2" ;;
 		no_hash) echo "$forced -c gpujoin.enable_hashjoin=off" ;;
+		fetch) echo "$forced -c gpujoin.heap_fetch=on" ;;
 		service) echo "$forced" ;;
 	esac
 }

@@ -300,7 +300,6 @@ typedef struct GpuJoinHeapReader
 	uint32	   *selected;
 	TupleTableSlot *fetch_slot;
 	ItemPointerData fetched;
-	int64		fetches;		/* tuples fetched by tid */
 	int64		pages_read;
 	int64		pages_all_visible;
 	int64		pages_in_place;
@@ -540,6 +539,7 @@ extern bool GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_row
 extern void GpuJoinHeapTrimNulls(GpuJoinSide *side);
 extern TupleTableSlot *GpuJoinHeapNextTuple(GpuJoinHeapReader *reader);
 extern TupleTableSlot *GpuJoinHeapFetch(GpuJoinSide *side, int64 row);
+extern void *GpuJoinGrowHostArray(MemoryContext cxt, void *old, Size newsize);
 extern void GpuJoinHeapRescan(GpuJoinHeapReader *reader);
 extern void GpuJoinHeapSetParallel(GpuJoinHeapReader *reader, ParallelTableScanDesc pscan);
 extern void GpuJoinHeapEnd(GpuJoinHeapReader *reader);

@@ -551,22 +551,12 @@ SaveGroups(GpuJoinState *node)
 static int64
 KeyWord(Oid type, int scale, Datum value)
 {
-	switch (type)
-	{
-		case NUMERICOID:
-			return GpuJoinNumericScaled(value, scale);
-		case BOOLOID:
-			return DatumGetBool(value) ? 1 : 0;
-		case INT2OID:
-			return DatumGetInt16(value);
-		case INT4OID:
-		case DATEOID:
-			return DatumGetInt32(value);
-		case OIDOID:
-			return (int64) DatumGetObjectId(value);
-		default:				/* int8, time, timestamp(tz) */
-			return DatumGetInt64(value);
-	}
+	GjExprDatum d;
+
+	if (type == NUMERICOID)
+		return GpuJoinNumericScaled(value, scale);
+	GpuJoinDeviceExprDatum(type, value, false, &d);
+	return d.v.i;
 }
 
 /* Room for one more row of host-folded groups; its index */
@@ -590,29 +580,24 @@ HostGroup(GpuJoinState *node)
 	if (r->ngroups == agg->host_capacity)
 	{
 		int64		capacity = Max(16, 2 * agg->host_capacity);
+		MemoryContext cxt = node->css.ss.ps.state->es_query_cxt;
 
-		old = MemoryContextSwitchTo(node->css.ss.ps.state->es_query_cxt);
 		for (int k = 0; k < spec->nkeys; k++)
 		{
-			r->keys[k] = r->keys[k] == NULL ? palloc(capacity * sizeof(int64)) :
-				repalloc((void *) r->keys[k], capacity * sizeof(int64));
-			r->key_nulls[k] = r->key_nulls[k] == NULL ? palloc(capacity) :
-				repalloc((void *) r->key_nulls[k], capacity);
+			r->keys[k] = GpuJoinGrowHostArray(cxt, (void *) r->keys[k], capacity * sizeof(int64));
+			r->key_nulls[k] = GpuJoinGrowHostArray(cxt, (void *) r->key_nulls[k], capacity);
 		}
 		for (int a = 0; a < spec->naggs; a++)
 		{
 			const int64 **words[3] = {&r->n[a], &r->a[a], &r->b[a]};
 
 			for (int w = 0; w < 3; w++)
-				*words[w] = *words[w] == NULL ? palloc(capacity * sizeof(int64)) :
-					repalloc((void *) *words[w], capacity * sizeof(int64));
+				*words[w] = GpuJoinGrowHostArray(cxt, (void *) *words[w], capacity * sizeof(int64));
 		}
 		for (int a = 0; a < agg->nitems; a++)
 			if (agg->items[a].func == GPUJOIN_AGG_SUM_NUMERIC)
-				agg->host->states[a] = agg->host->states[a] == NULL ?
-					palloc(capacity * sizeof(Datum)) :
-					repalloc(agg->host->states[a], capacity * sizeof(Datum));
-		MemoryContextSwitchTo(old);
+				agg->host->states[a] = GpuJoinGrowHostArray(cxt, agg->host->states[a],
+															capacity * sizeof(Datum));
 		agg->host_capacity = capacity;
 	}
 	return r->ngroups++;
@@ -624,6 +609,10 @@ HostGroup(GpuJoinState *node)
 #define SENT_NUMERIC_NINF	0xF000
 
 static void SendNumericVar(StringInfo buf, int128 v, int scale);
+static void SendNumericCounts(StringInfo buf, int max_scale, int64 max_scale_count, int64 nans,
+							  int64 pinfs, int64 ninfs);
+static Datum SerializeNumericSum(int64 n, int128 sum, int scale, int64 nans, int64 pinfs,
+								 int64 ninfs);
 
 /*
  * numeric_avg_serialize's bytea for one value (NaN and the infinities
@@ -643,28 +632,16 @@ SerializeNumericValue(Datum value)
 	for (int i = 0; i < 4; i++)
 		head[i] = (int16) pg_ntoh16((uint16) head[i]);
 	sign = (uint16) head[2];
-	pq_begintypsend(&buf);
 	if (sign == SENT_NUMERIC_NAN || sign == SENT_NUMERIC_PINF || sign == SENT_NUMERIC_NINF)
-	{
-		pq_sendint64(&buf, 0);	/* N */
-		SendNumericVar(&buf, 0, 0);
-		pq_sendint32(&buf, 0);	/* maxScale */
-		pq_sendint64(&buf, 0);	/* maxScaleCount */
-		pq_sendint64(&buf, sign == SENT_NUMERIC_NAN);
-		pq_sendint64(&buf, sign == SENT_NUMERIC_PINF);
-		pq_sendint64(&buf, sign == SENT_NUMERIC_NINF);
-		return PointerGetDatum(pq_endtypsend(&buf));
-	}
+		return SerializeNumericSum(0, 0, 0, sign == SENT_NUMERIC_NAN, sign == SENT_NUMERIC_PINF,
+								   sign == SENT_NUMERIC_NINF);
+	pq_begintypsend(&buf);
 	pq_sendint64(&buf, 1);		/* N */
 	/* numericvar_serialize: the same fields, in 32 bits */
 	for (int i = 0; i < 4; i++)
 		pq_sendint32(&buf, head[i]);
 	pq_sendbytes(&buf, p + sizeof(head), head[0] * sizeof(int16));
-	pq_sendint32(&buf, head[3]);	/* maxScale: its dscale */
-	pq_sendint64(&buf, 1);		/* maxScaleCount */
-	pq_sendint64(&buf, 0);		/* NaNcount */
-	pq_sendint64(&buf, 0);		/* pInfcount */
-	pq_sendint64(&buf, 0);		/* nInfcount */
+	SendNumericCounts(&buf, head[3], 1, 0, 0, 0);	/* maxScale: its dscale */
 	return PointerGetDatum(pq_endtypsend(&buf));
 }
 
@@ -873,24 +850,32 @@ SerializeInt128Sum(int64 n, int128 sum)
 
 /*
  * numeric_avg_serialize's bytea for n values of display scale scale adding
- * up to sum / 10^scale, and nans NaNs: N, the sum, the largest input scale
- * and how many had it, the NaNs, no infinities (a declared scale keeps
- * them out)
+ * up to sum / 10^scale, and nans NaNs, pinfs and ninfs infinities: N, the
+ * sum, the largest input scale and how many had it, the NaNs and the
+ * infinities (the device's sums have none: a declared scale keeps them out)
  */
 static Datum
-SerializeNumericSum(int64 n, int128 sum, int scale, int64 nans)
+SerializeNumericSum(int64 n, int128 sum, int scale, int64 nans, int64 pinfs, int64 ninfs)
 {
 	StringInfoData buf;
 
 	pq_begintypsend(&buf);
 	pq_sendint64(&buf, n);
 	SendNumericVar(&buf, sum, scale);
-	pq_sendint32(&buf, n > 0 ? scale : 0);	/* maxScale */
-	pq_sendint64(&buf, n);		/* maxScaleCount */
-	pq_sendint64(&buf, nans);	/* NaNcount */
-	pq_sendint64(&buf, 0);		/* pInfcount */
-	pq_sendint64(&buf, 0);		/* nInfcount */
+	SendNumericCounts(&buf, n > 0 ? scale : 0, n, nans, pinfs, ninfs);
 	return PointerGetDatum(pq_endtypsend(&buf));
+}
+
+/* The end of numeric_avg_serialize's bytea, after N and the sum */
+static void
+SendNumericCounts(StringInfo buf, int max_scale, int64 max_scale_count, int64 nans,
+				  int64 pinfs, int64 ninfs)
+{
+	pq_sendint32(buf, max_scale);
+	pq_sendint64(buf, max_scale_count);
+	pq_sendint64(buf, nans);
+	pq_sendint64(buf, pinfs);
+	pq_sendint64(buf, ninfs);
 }
 
 /*
@@ -955,7 +940,7 @@ PartialState(const GpuJoinAggItem *item, const GjAggResult *r, int a, int64 g, b
 				if (n == 0)
 					return (Datum) 0;
 				return SerializeNumericSum(n - nans, Sum128(r, a, g) - (int128) nans * PG_INT64_MAX,
-										   item->scale, nans);
+										   item->scale, nans, 0, 0);
 			}
 		case GPUJOIN_AGG_SUM_FLOAT4:
 		case GPUJOIN_AGG_SUM_FLOAT8:

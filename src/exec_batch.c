@@ -389,9 +389,9 @@ GrowArray(GpuJoinSide *side, void *old, Size oldsize, Size newsize)
 	return array;
 }
 
-/* Allocate or enlarge an array of a host column, in cxt */
-static void *
-GrowHostArray(MemoryContext cxt, void *old, Size newsize)
+/* Allocate or enlarge an array of host memory, in cxt */
+void *
+GpuJoinGrowHostArray(MemoryContext cxt, void *old, Size newsize)
 {
 	if (old == NULL)
 		return MemoryContextAllocExtended(cxt, newsize, MCXT_ALLOC_HUGE);
@@ -422,7 +422,7 @@ GpuJoinReserveSide(GpuJoinSide *side, int64 newcap)
 		return;
 
 	if (side->host_by_tid)
-		side->tids = GrowHostArray(side->cxt, side->tids, newcap * sizeof(ItemPointerData));
+		side->tids = GpuJoinGrowHostArray(side->cxt, side->tids, newcap * sizeof(ItemPointerData));
 	else if (oldcap == 0 && side->nhost > 0)
 	{
 		side->host_values = MemoryContextAllocZero(side->cxt, sizeof(Datum *) * side->nhost);
@@ -446,9 +446,9 @@ GpuJoinReserveSide(GpuJoinSide *side, int64 newcap)
 		{
 			int			h = col->host;
 
-			side->host_values[h] = GrowHostArray(side->cxt, side->host_values[h],
+			side->host_values[h] = GpuJoinGrowHostArray(side->cxt, side->host_values[h],
 												 newcap * sizeof(Datum));
-			side->host_isnull[h] = GrowHostArray(side->cxt, side->host_isnull[h],
+			side->host_isnull[h] = GpuJoinGrowHostArray(side->cxt, side->host_isnull[h],
 												 newcap * sizeof(bool));
 		}
 	}

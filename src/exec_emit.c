@@ -53,12 +53,14 @@ FillSide(GpuJoinSide *side, TupleTableSlot *slot, int64 i,
 {
 	TupleTableSlot *fetched = NULL;
 
-	if (side->host_by_tid && side->nhost > 0)
+	/* host columns: through the row number, or the row's tuple fetched */
+	if (side->nhost > 0)
 	{
 		if (rows[i] >= nrows)
 			elog(ERROR, "gpujoin: the kernels returned row %u of a side of " INT64_FORMAT " rows",
 				 rows[i], nrows);
-		fetched = GpuJoinHeapFetch(side, first + rows[i]);
+		if (side->host_by_tid)
+			fetched = GpuJoinHeapFetch(side, first + rows[i]);
 	}
 	for (int c = 0; c < side->ncolumns; c++)
 	{
@@ -80,13 +82,8 @@ FillSide(GpuJoinSide *side, TupleTableSlot *slot, int64 i,
 		}
 		else
 		{
-			GjRowId		row = rows[i];
-
-			if (row >= nrows)
-				elog(ERROR, "gpujoin: the kernels returned row %u of a side of " INT64_FORMAT " rows",
-					 row, nrows);
-			slot->tts_values[col->scan_att] = side->host_values[col->host][first + row];
-			slot->tts_isnull[col->scan_att] = side->host_isnull[col->host][first + row];
+			slot->tts_values[col->scan_att] = side->host_values[col->host][first + rows[i]];
+			slot->tts_isnull[col->scan_att] = side->host_isnull[col->host][first + rows[i]];
 		}
 	}
 }

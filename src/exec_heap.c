@@ -1156,7 +1156,6 @@ GpuJoinHeapFetch(GpuJoinSide *side, int64 row)
 			 RelationGetRelationName(reader->rel));
 	slot_getsomeattrs(reader->fetch_slot, reader->host_maxattno);
 	reader->fetched = *tid;
-	reader->fetches++;
 	return reader->fetch_slot;
 }
 

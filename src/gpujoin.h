@@ -385,7 +385,7 @@ extern uint64 GpuJoinPackKeys(const int64 *values, const int *bits, int nkeys,
 #define GPUJOIN_NUMERIC_MAX_DIGITS	18
 extern int	GpuJoinNumericScale(Node *expr);
 extern int64 GpuJoinNumericScaled(Datum value, int scale);
-extern bool GpuJoinNumericParse(Datum value, int *scale, int128 *result);
+extern bool GpuJoinNumericConstScaled(Datum value, int *scale, int64 *scaled);
 extern int	GpuJoinNumericDigits(int128 v, int scale, int16 *digits, int *weight);
 extern Datum GpuJoinNumericDatum(int128 v, int scale, bool nan);
 

@@ -564,52 +564,20 @@ GpuJoinNumericScaled(Datum value, int scale)
 }
 
 /*
- * A finite numeric as its display scale and the 128-bit integer of its
- * value times 10^scale; false for NaN, an infinity, or a value of more
- * than 37 digits.  From numeric_out's text, which shows the display scale's
- * digits after the point: for the rare values the aggregation's device
- * arithmetic leaves to the host, and for constants.
+ * A numeric constant as the aggregation's programs compute with it: its
+ * display scale, and its value times 10^scale; false for NaN, an infinity,
+ * or a value past 18 digits
  */
 bool
-GpuJoinNumericParse(Datum value, int *scale, int128 *result)
+GpuJoinNumericConstScaled(Datum value, int *scale, int64 *scaled)
 {
-	const int128 limit = (int128) 1000000000000000000 * 1000000000000000000 * 10;
-	char	   *text = DatumGetCString(DirectFunctionCall1(numeric_out, value));
-	const char *c = text;
-	bool		neg = false;
-	int			frac = -1;
-	int128		v = 0;
+	Numeric		num = DatumGetNumeric(value);
 
-	if (*c == '-')
-	{
-		neg = true;
-		c++;
-	}
-	if (*c < '0' || *c > '9')
-	{
-		pfree(text);
-		return false;			/* NaN, Infinity, -Infinity */
-	}
-	for (; *c != '\0'; c++)
-	{
-		if (*c == '.' && frac < 0)
-		{
-			frac = 0;
-			continue;
-		}
-		if (*c < '0' || *c > '9' || v >= limit)
-		{
-			pfree(text);
-			return false;
-		}
-		v = v * 10 + (*c - '0');
-		if (frac >= 0)
-			frac++;
-	}
-	pfree(text);
-	*scale = Max(frac, 0);
-	*result = neg ? -v : v;
-	return true;
+	if (numeric_is_nan(num) || numeric_is_inf(num))
+		return false;
+	*scale = DatumGetInt32(DirectFunctionCall1(numeric_scale, value));
+	return ParseScaled(pg_detoast_datum_packed((struct varlena *) DatumGetPointer(value)),
+					   *scale, scaled) == SCALED_VALUE;
 }
 
 /*

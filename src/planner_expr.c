@@ -499,13 +499,11 @@ GpuJoinNumericExprScale(Node *node)
 	{
 		Const	   *con = (Const *) node;
 		int			scale;
-		int128		v;
+		int64		v;
 
 		if (con->constisnull)
 			return 0;
-		if (!GpuJoinNumericParse(con->constvalue, &scale, &v) ||
-			scale > GPUJOIN_NUMERIC_MAX_DIGITS ||
-			v >= GJ_EXPR_DIGITS_BOUND || v <= -GJ_EXPR_DIGITS_BOUND)
+		if (!GpuJoinNumericConstScaled(con->constvalue, &scale, &v))
 			return -1;
 		return scale;
 	}
@@ -572,13 +570,13 @@ CompileNumeric(Compiler *c, Node *node, int from, int to)
 	{
 		Const	   *con = (Const *) node;
 		int			scale = 0;
-		int128		v = 0;
+		int64		v = 0;
 
 		if (p->nconsts >= GJ_EXPR_MAX_CONSTS ||
-			(!con->constisnull && !GpuJoinNumericParse(con->constvalue, &scale, &v)))
+			(!con->constisnull && !GpuJoinNumericConstScaled(con->constvalue, &scale, &v)))
 			return false;
 		p->consts[p->nconsts].isnull = con->constisnull;
-		p->consts[p->nconsts].v.i = (int64) v;
+		p->consts[p->nconsts].v.i = v;
 		if (!AddStep(c, GJ_EXPR_CONST, GJ_EXPR_INT8, p->nconsts++))
 			return false;
 	}
@@ -790,19 +788,13 @@ CompileNode(Compiler *c, Node *node, GjExprType *type)
 				return *type == to;
 			}
 		case T_OpExpr:
-			{
-				OpExpr	   *op = (OpExpr *) node;
-
-				set_opfuncid(op);
-				return CompileCall(c, op->opfuncid, op->args, op->opresulttype, type);
-			}
 		case T_FuncExpr:
 			{
-				FuncExpr   *func = (FuncExpr *) node;
+				Oid			funcid;
+				List	   *args;
 
-				if (func->funcretset || func->funcvariadic)
-					return false;
-				return CompileCall(c, func->funcid, func->args, func->funcresulttype, type);
+				return CallOf(node, &funcid, &args) &&
+					CompileCall(c, funcid, args, exprType(node), type);
 			}
 		case T_ScalarArrayOpExpr:
 			{

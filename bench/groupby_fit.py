@@ -12,8 +12,11 @@ join):
     hash:   rows * (base + aggs * row_ns * (1 + contention_groups / groups))
     shared: rows * (base + aggs * shared_row_ns)
             + min(groups, cap) * aggs * flush_ns      (groups <= cap only)
+    sort:   rows * (base + sort_row_ns) + runs * aggs * sort_run_ns
 
-cap = the groups a block's shared memory holds (48 kB / (24 B * aggs)).
+cap = the groups a block's shared memory holds (48 kB / (24 B * aggs));
+runs = min(rows, rows / 16 + groups), the runs of one group that threads of
+16 sorted matches each add to the table.
 Then, with the fitted constants, the variant the model picks for each case
 against the faster one measured: the cases where the pick is within 10 %
 of the fastest.  Prints the constants as gpujoin settings and the summary.
@@ -45,11 +48,22 @@ def solve(a, b):
     return [m[i][n] / m[i][i] for i in range(n)]
 
 
+SORT_ITEMS = 16
+NAMES = ["base", "row_ns", "row_c", "shared_ns", "flush_ns", "sort_row_ns", "sort_run_ns"]
+
+
+def runs(rows, groups):
+    return min(rows, rows / SORT_ITEMS + groups)
+
+
 def features(variant, rows, groups, aggs):
-    # unknowns: base, row_ns, row_ns * contention_groups, shared_row_ns, flush_ns
+    # unknowns: base, row_ns, row_ns * contention_groups, shared_row_ns,
+    # flush_ns, sort_row_ns, sort_run_ns
     if variant == "hash":
-        return [rows, rows * aggs, rows * aggs / groups, 0.0, 0.0]
-    return [rows, 0.0, 0.0, rows * aggs, min(groups, cap(aggs)) * aggs]
+        return [rows, rows * aggs, rows * aggs / groups, 0.0, 0.0, 0.0, 0.0]
+    if variant == "sort":
+        return [rows, 0.0, 0.0, 0.0, 0.0, rows, runs(rows, groups) * aggs]
+    return [rows, 0.0, 0.0, rows * aggs, min(groups, cap(aggs)) * aggs, 0.0, 0.0]
 
 
 def main():
@@ -65,7 +79,7 @@ def main():
                 continue        # past the bound: a hybrid the model does not price
             fit_rows.append((features(r["variant"], rows, groups, aggs), ns))
     # least squares on relative error: each row weighted by 1 / measured
-    n = 5
+    n = len(NAMES)
     ata = [[0.0] * n for _ in range(n)]
     atb = [0.0] * n
     for x, y in fit_rows:
@@ -74,26 +88,35 @@ def main():
             atb[i] += x[i] * w * w * y
             for j in range(n):
                 ata[i][j] += x[i] * x[j] * w * w
-    base, row_ns, row_c, shared_ns, flush_ns = solve(ata, atb)
+    # a variant missing from the grid: its constants stay 0
+    used = [i for i in range(n) if ata[i][i] > 0]
+    sub = solve([[ata[i][j] for j in used] for i in used], [atb[i] for i in used])
+    consts = [0.0] * n
+    for i, c in zip(used, sub):
+        consts[i] = c
+    base, row_ns, row_c, shared_ns, flush_ns, sort_row_ns, sort_run_ns = consts
     contention = row_c / row_ns if row_ns > 0 else 0.0
     print(f"per match, both variants (gather, key): {base:.4f} ns")
     print(f"gpujoin.preagg_row_ns = {row_ns:.4f}")
     print(f"gpujoin.preagg_contention_groups = {contention:.1f}")
     print(f"gpujoin.preagg_shared_row_ns = {shared_ns:.4f}")
     print(f"gpujoin.preagg_flush_ns = {flush_ns:.3f}")
+    print(f"gpujoin.preagg_sort_row_ns = {sort_row_ns:.4f}")
+    print(f"gpujoin.preagg_sort_run_ns = {sort_run_ns:.4f}")
 
     def model(variant, rows, groups, aggs):
         x = features(variant, rows, groups, aggs)
-        return sum(a * b for a, b in zip(x, [base, row_ns, row_c, shared_ns, flush_ns]))
+        return sum(a * b for a, b in zip(x, consts))
 
     within = total = 0
     misses = []
     for (rows, groups, aggs, skew), t in sorted(cases.items()):
         if "hash" not in t or "shared" not in t:
             continue
-        pick = "hash"
-        if groups <= cap(aggs) and model("shared", rows, groups, aggs) < model("hash", rows, groups, aggs):
-            pick = "shared"
+        # as src/planner_agg.c picks: shared only where the groups fit it
+        options = [v for v in ("hash", "shared", "sort")
+                   if v in t and (v != "shared" or groups <= cap(aggs))]
+        pick = min(options, key=lambda v: model(v, rows, groups, aggs))
         best = min(t.values())
         total += 1
         if t[pick] <= 1.10 * best:

@@ -17,7 +17,7 @@
 #	pg_parallel_8	PostgreSQL, 8 workers
 #	gpu_preagg		gpujoin forced, serial, the aggregation on the device
 #					(the group-by variant the planner picks)
-#	gpu_preagg_hash, gpu_preagg_shared
+#	gpu_preagg_hash, gpu_preagg_shared, gpu_preagg_sort
 #					the same with gpujoin.groupby_variant forced (not in
 #					the default SETTINGS)
 #	gpu_join		the same join, gpujoin.enable_preagg off (PostgreSQL's
@@ -25,7 +25,10 @@
 #	auto			everything on, 8 workers allowed: what the planner picks
 # Each setting in one session: a warm-up, then the median of RUNS (3) of
 # EXPLAIN ANALYZE's Execution Time (TIMING OFF); every setting must return
-# PostgreSQL's rows (compared as an md5 of the sorted rows).  On stderr,
+# PostgreSQL's rows (compared as an md5 of the sorted rows).  For large N:
+# SERIAL_RUNS (default RUNS) runs of pg_serial, and CHECK_SERIAL=0 skips
+# its md5 (its rows are PostgreSQL's, taken with 8 workers already);
+# WARMUP=0 skips the warm-ups.  On stderr,
 # EXPLAIN ANALYZE of gpu_preagg for each G.
 # Output: CSV on stdout: rows,groups,setting,plan,ms,device_ms (device_ms:
 # the GPU node's materialize time in one more run with TIMING, which in a
@@ -33,6 +36,9 @@
 set -euo pipefail
 
 runs=${RUNS:-3}
+serial_runs=${SERIAL_RUNS:-$runs}
+warmup=${WARMUP:-1}
+check_serial=${CHECK_SERIAL:-1}
 dev=${GJ_DEVICE:-gpu}
 n=${ROWS:-10000000}
 groups=${GROUP_COUNTS:-"1 10 1000 100000 10000000"}
@@ -49,6 +55,7 @@ settings_of() {
 	gpu_preagg) echo "$forced" ;;
 	gpu_preagg_hash) echo "$forced SET gpujoin.groupby_variant = hash;" ;;
 	gpu_preagg_shared) echo "$forced SET gpujoin.groupby_variant = shared;" ;;
+	gpu_preagg_sort) echo "$forced SET gpujoin.groupby_variant = sort;" ;;
 	gpu_join) echo "$forced SET gpujoin.enable_preagg = off;" ;;
 	auto) echo "SET gpujoin.device = $dev; SET max_parallel_workers_per_gather = 8;" ;;
 	esac
@@ -62,17 +69,20 @@ query_of() {
 }
 digest() { psql_ -c "$base $(settings_of "$1")" -c "SELECT count(*) || ':' || md5(string_agg(t::text, ',' ORDER BY t::text)) FROM ($2) t"; }
 measure() {
-	local args=(-c "$base $(settings_of "$1")") out plan ms
-	for i in $(seq 0 "$runs"); do
+	local args=(-c "$base $(settings_of "$1")") out plan ms n=$runs
+	[ "$1" = pg_serial ] && n=$serial_runs
+	for i in $(seq $((1 - warmup)) "$n"); do
 		args+=(-c "EXPLAIN (ANALYZE, TIMING OFF) $2")
 	done
 	# and one with TIMING: the GPU node's Time line (materialize: the
-	# round's gather and, in a GpuPreAgg, the folding into groups)
-	args+=(-c "EXPLAIN (ANALYZE) $2")
+	# round's gather and, in a GpuPreAgg, the folding into groups);
+	# PostgreSQL's own plans have none
+	case "$1" in pg_*) ;; *) args+=(-c "EXPLAIN (ANALYZE) $2") ;; esac
 	out=$(psql_ "${args[@]}")
 	plan=$(grep -oE 'Parallel Custom Scan \(Gpu[A-Za-z]+\)|Custom Scan \(Gpu[A-Za-z]+\)|Parallel Hash Join|Hash Join|Merge Join|Nested Loop' <<<"$out" | head -1)
-	ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$out" | sed '$d' | tail -n +2 |
-		sort -g | sed -n "$(((runs + 1) / 2))p")
+	ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$out" |
+		{ case "$1" in pg_*) cat ;; *) sed '$d' ;; esac; } | tail -n +$((1 + warmup)) |
+		sort -g | sed -n "$(((n + 1) / 2))p")
 	device=$(grep -oE 'materialize=[0-9.]+' <<<"$out" | tail -1 | cut -d= -f2)
 	printf '%s,%s,%s\n' "$plan" "$ms" "$device"
 }
@@ -92,6 +102,10 @@ for g in $groups; do
 	q=$(query_of "$g")
 	want=$(digest pg_parallel_8 "$q")
 	for s in $settings; do
+		if [ "$s" = pg_serial ] && [ "$check_serial" = 0 ]; then
+			printf '%s,%s,%s,%s\n' "$n" "$g" "$s" "$(measure "$s" "$q")"
+			continue
+		fi
 		got=$(digest "$s" "$q")
 		if [ "$got" != "$want" ]; then
 			echo "preagg.sh: $s returned $got, PostgreSQL $want ($q)" >&2

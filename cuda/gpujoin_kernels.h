@@ -755,12 +755,24 @@ typedef enum GjAggKind
  *			folds its matches there, adding them to the table once per
  *			block at the end; groups past the bound go as in HASH (Wu et
  *			al. 2025, section 4.2's HGB)
+ *	SORT	each round's matches are sorted by their group's hash first
+ *			(a radix sort of (hash, match) pairs), so that the matches of a
+ *			group lie together: a thread folds a run of them in registers
+ *			and adds it to the table once, which spares the atomics on
+ *			the groups that many matches reach (skew) and makes the
+ *			table's accesses follow the hash order (the sort-based
+ *			group-by of Wu et al. 2025, section 3.2.2, reading the
+ *			payloads through the match numbers: their GFUR)
  */
 typedef enum GjAggVariant
 {
 	GJ_AGG_HASH = 0,
-	GJ_AGG_SHARED
+	GJ_AGG_SHARED,
+	GJ_AGG_SORT
 } GjAggVariant;
+
+/* SORT: the consecutive sorted matches one thread folds into runs */
+#define GJ_AGG_SORT_RUN_ITEMS	16
 
 /*
  * Shared memory a block of the SHARED variant keeps words in (3 words of

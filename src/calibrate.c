@@ -31,11 +31,11 @@
  *	- an NLJ of min(rows, 65536)^2 pairs on one comparison (count phase):
  *	  nlj_compare_ns;
  *	- the grouped aggregation of the PK-FK join's matches by "outer column
- *	  % G" (RunGroupBy, the aggregate step's materialize time), HASH over
- *	  1 .. 65536 groups and SHARED over 1 .. 512, one and two sums, at rows
- *	  and rows / 64: preagg_row_ns, preagg_contention_groups,
- *	  preagg_shared_row_ns and preagg_flush_ns fitted by least squares
- *	  (MeasureGroupBy);
+ *	  % G" (RunGroupBy, the aggregate step's materialize time), HASH and
+ *	  SORT over 1 .. 65536 groups and SHARED over 1 .. 512, one and two
+ *	  sums, at rows and rows / 64: preagg_row_ns, preagg_contention_groups,
+ *	  preagg_shared_row_ns, preagg_flush_ns, preagg_sort_row_ns and
+ *	  preagg_sort_run_ns fitted by least squares (MeasureGroupBy);
  *	- every copy of all of the above: transfer_gbps = bytes / copy time.
  *
  * And the host's part:
@@ -401,15 +401,18 @@ typedef struct GroupByFit
 	double		contention_groups;
 	double		shared_row_ns;
 	double		flush_ns;
+	double		sort_row_ns;
+	double		sort_run_ns;
 } GroupByFit;
 
 /*
  * The model's terms of a case, in ns, per unknown: a per-match time both
  * variants share (the gather, the key), HASH's per match and sum, its
  * contention (per match and sum over the groups), SHARED's per match and
- * sum, and its adding up per group and sum
+ * sum, its adding up per group and sum, SORT's per match, and its runs'
+ * adding up per run and sum
  */
-#define GROUPBY_UNKNOWNS	5
+#define GROUPBY_UNKNOWNS	7
 
 static void
 GroupByTerms(const GroupByCase *c, int64 rows, double *x)
@@ -423,16 +426,21 @@ GroupByTerms(const GroupByCase *c, int64 rows, double *x)
 		x[1] = (double) rows * c->naggs;
 		x[2] = (double) rows * c->naggs / groups;
 	}
-	else
+	else if (c->variant == GJ_AGG_SHARED)
 	{
 		x[3] = (double) rows * c->naggs;
 		x[4] = Min(groups, GJ_AGG_SHARED_GROUPS(c->naggs)) * c->naggs;
 	}
+	else
+	{
+		x[5] = rows;
+		x[6] = Min((double) rows, (double) rows / GJ_AGG_SORT_RUN_ITEMS + groups) * c->naggs;
+	}
 }
 
 /*
- * The group-by constants: HASH over 1 .. 65536 groups and SHARED over 1 ..
- * 512 (within its bound), one and two sums, on the synthetic join's
+ * The group-by constants: HASH and SORT over 1 .. 65536 groups and SHARED
+ * over 1 .. 512 (within its bound), one and two sums, on the synthetic join's
  * matches at rows and at rows / 64 (where the blocks' adding up shows), by
  * least squares on relative error (the normal equations, solved by
  * elimination), as bench/groupby_fit.py fits the group-by grid.  Terms a
@@ -452,13 +460,16 @@ MeasureGroupBy(const GjKernels *kernels, const CalibrateData *data, int64 rows)
 	memset(ata, 0, sizeof(ata));
 	for (int z = 0; z < 2; z++)
 	{
-		GroupByCase cases[2 * (lengthof(hash_groups) + lengthof(shared_groups))];
+		GroupByCase cases[2 * (2 * lengthof(hash_groups) + lengthof(shared_groups))];
 		int			n = 0;
 
 		for (int naggs = 1; naggs <= 2; naggs++)
 		{
 			for (int i = 0; i < lengthof(hash_groups); i++)
+			{
 				cases[n++] = (GroupByCase) {GJ_AGG_HASH, hash_groups[i], naggs, 0.0};
+				cases[n++] = (GroupByCase) {GJ_AGG_SORT, hash_groups[i], naggs, 0.0};
+			}
 			for (int i = 0; i < lengthof(shared_groups); i++)
 				cases[n++] = (GroupByCase) {GJ_AGG_SHARED, shared_groups[i], naggs, 0.0};
 		}
@@ -521,11 +532,14 @@ MeasureGroupBy(const GjKernels *kernels, const CalibrateData *data, int64 rows)
 	}
 	for (int c = 0; c < GROUPBY_UNKNOWNS; c++)
 		sol[c] = fabs(ata[c][c]) < 1e-300 ? 0.0 : Max(ata[c][GROUPBY_UNKNOWNS] / ata[c][c], 0.0);
-	elog(DEBUG1, "gpujoin_calibrate: group-by fit %g %g %g %g %g", ata[0][GROUPBY_UNKNOWNS] / ata[0][0], ata[1][GROUPBY_UNKNOWNS] / ata[1][1], ata[2][GROUPBY_UNKNOWNS] / ata[2][2], ata[3][GROUPBY_UNKNOWNS] / ata[3][3], ata[4][GROUPBY_UNKNOWNS] / ata[4][4]);
+	elog(DEBUG1, "gpujoin_calibrate: group-by fit %g %g %g %g %g %g %g",
+		 sol[0], sol[1], sol[2], sol[3], sol[4], sol[5], sol[6]);
 	fit.row_ns = sol[1];
 	fit.contention_groups = sol[1] > 0.0 ? sol[2] / sol[1] : 0.0;
 	fit.shared_row_ns = sol[3];
 	fit.flush_ns = sol[4];
+	fit.sort_row_ns = sol[5];
+	fit.sort_run_ns = sol[6];
 	return fit;
 }
 
@@ -994,6 +1008,8 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 	double		preagg_contention;
 	double		preagg_shared_row_ns;
 	double		preagg_flush_ns;
+	double		preagg_sort_row_ns;
+	double		preagg_sort_run_ns;
 	CalibrateRun run;
 
 	if (!superuser())
@@ -1066,6 +1082,8 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 		preagg_contention = fit.contention_groups;
 		preagg_shared_row_ns = fit.shared_row_ns;
 		preagg_flush_ns = fit.flush_ns;
+		preagg_sort_row_ns = fit.sort_row_ns;
+		preagg_sort_run_ns = fit.sort_run_ns;
 	}
 
 	cost_per_ms = MeasureCostPerMs(Min(rows, 2 * 1024 * 1024));
@@ -1100,6 +1118,8 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 			{"gpujoin.preagg_contention_groups", preagg_contention, "groups"},
 			{"gpujoin.preagg_shared_row_ns", preagg_shared_row_ns, "ns"},
 			{"gpujoin.preagg_flush_ns", preagg_flush_ns, "ns"},
+			{"gpujoin.preagg_sort_row_ns", preagg_sort_row_ns, "ns"},
+			{"gpujoin.preagg_sort_run_ns", preagg_sort_run_ns, "ns"},
 			{"gpujoin.cost_per_ms", cost_per_ms, "units/ms"},
 			{"gpujoin.extract_cost", host.extract_ns * units_per_ms / 1e6, "cost units"},
 			{"gpujoin.heap_page_cost", heap.page_ns * units_per_ms / 1e6, "cost units"},

@@ -173,6 +173,33 @@ GpuJoinVariantName(GjVariant variant, GjMaterialize materialize)
 }
 
 /*
+ * A group-by variant's name as EXPLAIN shows it ("Device Aggregation"), and
+ * the variant of a name (the plan keeps the name); -1 for none
+ */
+static const char *const groupby_variant_names[] = {
+	[GJ_AGG_HASH] = "hash",
+	[GJ_AGG_SHARED] = "hash, shared memory",
+	[GJ_AGG_SORT] = "sort",
+};
+
+const char *
+GpuJoinGroupByVariantName(int variant)
+{
+	if (variant < 0 || variant >= (int) lengthof(groupby_variant_names))
+		elog(ERROR, "gpujoin: unrecognized group-by variant %d", variant);
+	return groupby_variant_names[variant];
+}
+
+int
+GpuJoinGroupByVariantOf(const char *name)
+{
+	for (int v = 0; v < (int) lengthof(groupby_variant_names); v++)
+		if (strcmp(name, groupby_variant_names[v]) == 0)
+			return v;
+	return -1;
+}
+
+/*
  * CreateCustomScanState callback
  */
 static Node *

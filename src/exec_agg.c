@@ -99,7 +99,7 @@ typedef struct GpuJoinAgg
 	int		   *key_atts;		/* per key, its position in the scan tuple */
 	Oid		   *key_types;
 	int		   *key_scales;		/* per key, a numeric's declared scale, or -1 */
-	const char *variant;		/* "hash", "hash, shared memory" or "one group" */
+	const char *variant;		/* GpuJoinGroupByVariantName's, or "one group" */
 	const char *considered;		/* the variants priced, for EXPLAIN VERBOSE */
 	double		groups_planned;
 	GjContext  *begun;			/* the context agg_begin was called on */
@@ -328,7 +328,8 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 	agg->spec = spec;
 	agg->groups_planned = floatVal(linitial(agg_private));
 	agg->variant = strVal(lsecond(agg_private));
-	spec->variant = strcmp(agg->variant, "hash, shared memory") == 0 ? GJ_AGG_SHARED : GJ_AGG_HASH;
+	/* with no key ("one group") the variant is not used */
+	spec->variant = (uint8_t) Max(GpuJoinGroupByVariantOf(agg->variant), GJ_AGG_HASH);
 	agg->considered = strVal(lfourth(agg_private));
 	agg->items = palloc0(sizeof(GpuJoinAggItem) * GJ_AGG_MAX_AGGS);
 	agg->key_exprs = palloc0(sizeof(ExprState *) * GJ_AGG_MAX_KEYS);

@@ -78,6 +78,8 @@ GpuJoinModel gpujoin_model = {
 	.preagg_contention_groups = GPUJOIN_DEFAULT_PREAGG_CONTENTION_GROUPS,
 	.preagg_shared_row_ns = GPUJOIN_DEFAULT_PREAGG_SHARED_ROW_NS,
 	.preagg_flush_ns = GPUJOIN_DEFAULT_PREAGG_FLUSH_NS,
+	.preagg_sort_row_ns = GPUJOIN_DEFAULT_PREAGG_SORT_ROW_NS,
+	.preagg_sort_run_ns = GPUJOIN_DEFAULT_PREAGG_SORT_RUN_NS,
 };
 
 /*
@@ -169,6 +171,10 @@ static const struct
 	&gpujoin_model.preagg_shared_row_ns, GPUJOIN_DEFAULT_PREAGG_SHARED_ROW_NS, 0.0},
 	{"gpujoin.preagg_flush_ns", "GpuPreAgg, shared-memory group-by: device time per group and aggregate to add every block's words to the table, in nanoseconds.", NULL,
 	&gpujoin_model.preagg_flush_ns, GPUJOIN_DEFAULT_PREAGG_FLUSH_NS, 0.0},
+	{"gpujoin.preagg_sort_row_ns", "GpuPreAgg, sort-based group-by: device time per match to sort it by its group and read it again, in nanoseconds.", NULL,
+	&gpujoin_model.preagg_sort_row_ns, GPUJOIN_DEFAULT_PREAGG_SORT_ROW_NS, 0.0},
+	{"gpujoin.preagg_sort_run_ns", "GpuPreAgg, sort-based group-by: device time per run of one group's sorted matches and aggregate added to the table, in nanoseconds.", NULL,
+	&gpujoin_model.preagg_sort_run_ns, GPUJOIN_DEFAULT_PREAGG_SORT_RUN_NS, 0.0},
 };
 
 static const struct config_enum_entry gpujoin_device_options[] = {
@@ -192,6 +198,7 @@ static const struct config_enum_entry gpujoin_groupby_variant_options[] = {
 	{"auto", GPUJOIN_AUTO, false},
 	{"hash", GJ_AGG_HASH, false},
 	{"shared", GJ_AGG_SHARED, false},
+	{"sort", GJ_AGG_SORT, false},
 	{NULL, 0, false}
 };
 
@@ -318,10 +325,12 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("gpujoin.groupby_variant",
-							 "Forces the device group-by of GpuPreAgg nodes with group keys: auto, hash or shared.",
+							 "Forces the device group-by of GpuPreAgg nodes with group keys: auto, hash, shared or sort.",
 							 "hash folds every match into a table of groups in device memory; shared "
-							 "folds into per-block words in shared memory first (few groups). auto lets "
-							 "the planner choose; the others are for tests and benchmarks.",
+							 "folds into per-block words in shared memory first (few groups); sort "
+							 "sorts each round's matches by group and adds each run of a group to the "
+							 "table once (skewed keys, many groups). auto lets the planner choose; the "
+							 "others are for tests and benchmarks.",
 							 &gpujoin_groupby_variant,
 							 GPUJOIN_AUTO,
 							 gpujoin_groupby_variant_options,

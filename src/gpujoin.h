@@ -135,6 +135,8 @@ typedef struct GpuJoinModel
 	double		preagg_contention_groups;	/* HASH: groups where contention doubles it */
 	double		preagg_shared_row_ns;	/* SHARED: per match and aggregate folded */
 	double		preagg_flush_ns;	/* SHARED: per group and aggregate, all blocks */
+	double		preagg_sort_row_ns; /* SORT: per match sorted and read again */
+	double		preagg_sort_run_ns; /* SORT: per run of a group and aggregate */
 } GpuJoinModel;
 
 #define GPUJOIN_DEFAULT_COST_PER_MS			80.0
@@ -181,6 +183,8 @@ typedef struct GpuJoinModel
 #define GPUJOIN_DEFAULT_PREAGG_CONTENTION_GROUPS	2.1
 #define GPUJOIN_DEFAULT_PREAGG_SHARED_ROW_NS	0.0135
 #define GPUJOIN_DEFAULT_PREAGG_FLUSH_NS		680.0
+#define GPUJOIN_DEFAULT_PREAGG_SORT_ROW_NS	1.0
+#define GPUJOIN_DEFAULT_PREAGG_SORT_RUN_NS	1.0
 #define GPUJOIN_DEFAULT_GFTR_GATHER_NS		0.012
 
 extern GpuJoinModel gpujoin_model;
@@ -301,6 +305,8 @@ extern CustomScanMethods gpujoin_merge_scan_methods;
 extern CustomScanMethods gpujoin_theta_scan_methods;
 extern CustomScanMethods gpujoin_preagg_scan_methods;
 extern const char *GpuJoinVariantName(GjVariant variant, GjMaterialize materialize);
+extern const char *GpuJoinGroupByVariantName(int variant);
+extern int	GpuJoinGroupByVariantOf(const char *name);
 extern void GpuJoinInitExecutor(void);
 
 /*

@@ -355,7 +355,10 @@ RememberedPath(PlannerInfo *root, RelOptInfo *rel, bool partial)
  * groups with naggs aggregates by a group-by variant (-1: no key).  Hash:
  * per match and aggregate, more where few groups take every match's
  * atomics; shared memory: per match and aggregate, and each block's words
- * of each group added to the table at the end.
+ * of each group added to the table at the end; sort: per match (sorted by
+ * its group, read again), and per run of one group's matches that a
+ * thread adds to the table (a thread takes GJ_AGG_SORT_RUN_ITEMS sorted
+ * matches: a run ends at its last one or at the next group).
  */
 static double
 GroupByMs(int variant, double rows, int naggs, double groups)
@@ -371,6 +374,10 @@ GroupByMs(int variant, double rows, int naggs, double groups)
 		case GJ_AGG_SHARED:
 			return (rows * naggs * m->preagg_shared_row_ns +
 					Min(groups, GJ_AGG_SHARED_GROUPS(naggs)) * naggs * m->preagg_flush_ns) / 1e6;
+		case GJ_AGG_SORT:
+			return (rows * m->preagg_sort_row_ns +
+					Min(rows, rows / GJ_AGG_SORT_RUN_ITEMS + groups) * naggs *
+					m->preagg_sort_run_ns) / 1e6;
 		default:
 			return rows * naggs * m->preagg_row_ns / 1e6;
 	}
@@ -417,23 +424,32 @@ PreAggPath(RelOptInfo *input_rel, CustomPath *join, PathTarget *partial, int nke
 	}
 	else
 	{
-		double		hash_ms = GroupByMs(GJ_AGG_HASH, rows, naggs, groups);
-		double		shared_ms = GroupByMs(GJ_AGG_SHARED, rows, naggs, groups);
+		double		ms[3];
 		bool		fits = groups <= GJ_AGG_SHARED_GROUPS(naggs);
-		bool		shared;
+		int			chosen = GJ_AGG_HASH;
 
-		/* shared memory where the groups expected fit it, and it is cheaper */
+		for (int v = GJ_AGG_HASH; v <= GJ_AGG_SORT; v++)
+			ms[v] = GroupByMs(v, rows, naggs, groups);
+		/* the cheapest; shared memory only where the groups expected fit it */
 		if (gpujoin_groupby_variant != GPUJOIN_AUTO)
-			shared = gpujoin_groupby_variant == GJ_AGG_SHARED;
+			chosen = gpujoin_groupby_variant;
 		else
-			shared = fits && shared_ms < hash_ms;
-		device = shared ? shared_ms : hash_ms;
-		variant = shared ? "hash, shared memory" : "hash";
+		{
+			if (fits && ms[GJ_AGG_SHARED] < ms[chosen])
+				chosen = GJ_AGG_SHARED;
+			if (ms[GJ_AGG_SORT] < ms[chosen])
+				chosen = GJ_AGG_SORT;
+		}
+		device = ms[chosen];
+		variant = GpuJoinGroupByVariantName(chosen);
 		considered = psprintf("hash (device table of exact keys, grown as needed) %.3f ms%s, "
-							  "shared memory (per-block words for up to %d groups) %.3f ms%s",
-							  hash_ms, shared ? "" : " (chosen)",
-							  GJ_AGG_SHARED_GROUPS(naggs), shared_ms,
-							  shared ? " (chosen)" : (fits ? "" : " (the groups do not fit)"));
+							  "shared memory (per-block words for up to %d groups) %.3f ms%s, "
+							  "sort (runs of matches sorted by group) %.3f ms%s",
+							  ms[GJ_AGG_HASH], chosen == GJ_AGG_HASH ? " (chosen)" : "",
+							  GJ_AGG_SHARED_GROUPS(naggs), ms[GJ_AGG_SHARED],
+							  chosen == GJ_AGG_SHARED ? " (chosen)" :
+							  (fits ? "" : " (the groups do not fit)"),
+							  ms[GJ_AGG_SORT], chosen == GJ_AGG_SORT ? " (chosen)" : "");
 	}
 	device *= gpujoin_model.cost_per_ms;
 	cpath->path.startup_cost = join->path.total_cost - emit + device;

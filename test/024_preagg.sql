@@ -22,7 +22,7 @@
 -- and the errors PostgreSQL raises (int4 overflow in an argument, a float
 -- sum that overflows).
 BEGIN;
-SELECT plan(33);
+SELECT plan(38);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -141,8 +141,16 @@ SELECT matches(pg_temp.plan(sql), 'Device Aggregation: hash, 2 aggregates',
 	'many groups expected: the hash group-by')
 	FROM aq WHERE name = 'two keys';
 SELECT is(pg_temp.agg_failures(), '', 'gpujoin.groupby_variant = ' || v || ': every query')
-	FROM unnest(ARRAY['hash', 'shared']) v, LATERAL (SELECT set_config('gpujoin.groupby_variant', v, true)) c;
+	FROM unnest(ARRAY['hash', 'shared', 'sort']) v, LATERAL (SELECT set_config('gpujoin.groupby_variant', v, true)) c;
 RESET gpujoin.groupby_variant;
+-- sorting made cheap: the planner picks the sort-based group-by
+SET LOCAL gpujoin.preagg_sort_row_ns = 0;
+SET LOCAL gpujoin.preagg_sort_run_ns = 0.001;
+SELECT matches(pg_temp.plan_verbose(sql), 'Device Aggregation: sort, 2 aggregates[\s\S]*Group-By Variants Considered: hash \(.*\) \d+\.\d+ ms, shared memory .* ms.*, sort \(runs of matches sorted by group\) \d+\.\d+ ms \(chosen\)',
+	'sorting priced cheap: the sort-based group-by, priced beside the others')
+	FROM aq WHERE name = 'two keys';
+RESET gpujoin.preagg_sort_row_ns;
+RESET gpujoin.preagg_sort_run_ns;
 SET LOCAL gpujoin.chunk_rows = 7;
 SELECT is(pg_temp.agg_failures(), '', 'chunks and rounds of 7 rows: every query');
 RESET gpujoin.chunk_rows;
@@ -166,6 +174,18 @@ SELECT ok(bool_or(pg_temp.plan_analyze(sql) ~ 'Group Spills: [1-9]'),
 SELECT is(pg_temp.agg_failures(), '', 'device_memory_limit = ' || l || ' kB: every query')
 	FROM unnest(ARRAY[256, 1024]) l,
 		LATERAL (SELECT set_config('gpujoin.device_memory_limit', l::text, true)) c;
+-- the sort-based group-by under the same limits: its sort arrays may not
+-- fit (the round goes as in hash), its groups spill
+SET LOCAL gpujoin.groupby_variant = sort;
+SELECT ok(bool_or(pg_temp.plan_analyze(sql) ~ 'Device Aggregation: sort[\s\S]*Group Spills: [1-9]'),
+	'sort-based group-by: groups past the memory limit are spilled to the host, not an error')
+	FROM aq, unnest(ARRAY[64, 128, 256, 512, 1024, 2048]) l,
+		LATERAL (SELECT set_config('gpujoin.device_memory_limit', l::text, true)) c
+	WHERE name = 'thousands of groups, 200 expected';
+SELECT is(pg_temp.agg_failures(), '', 'sort-based group-by, device_memory_limit = ' || l || ' kB: every query')
+	FROM unnest(ARRAY[256, 1024]) l,
+		LATERAL (SELECT set_config('gpujoin.device_memory_limit', l::text, true)) c;
+RESET gpujoin.groupby_variant;
 RESET gpujoin.device_memory_limit;
 -- a table's integer sums are exact for 2^32 matches: past its limit (here
 -- lowered, with rounds of 1024 matches) it is emptied to the host

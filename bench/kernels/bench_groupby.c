@@ -2,7 +2,7 @@
  *
  * bench_groupby.c
  *	  The group-by grid: device time of the grouped aggregation of a join's
- *	  matches with each group-by variant (HASH, SHARED), over rows, groups,
+ *	  matches with each group-by variant (HASH, SHARED, SORT), over rows, groups,
  *	  aggregates and key skew (make -C cuda bench-groupby)
  *
  * One join per size: an inner side of N rows (N = 10^5 .. 10^LOG10_MAX,
@@ -143,7 +143,7 @@ main(int argc, char **argv)
 		if (gj_cuda_device_count(&err) > 0)
 			k = &gj_cuda_kernels;
 		else
-			fprintf(stderr, "bench_groupby: no GPU (%s): the CPU twin, both variants alike\n",
+			fprintf(stderr, "bench_groupby: no GPU (%s): the CPU twin, every variant alike\n",
 					err.message);
 	}
 #endif
@@ -213,9 +213,10 @@ main(int argc, char **argv)
 			for (int skew = 0; skew < 2; skew++)
 				for (int ai = 0; ai < 3; ai++)
 				{
-					int64_t		found[2] = {0, 0};
+					int64_t		found[3] = {0, 0, 0};
+					static const char *const names[3] = {"hash", "shared", "sort"};
 
-					for (int variant = GJ_AGG_HASH; variant <= GJ_AGG_SHARED; variant++)
+					for (int variant = GJ_AGG_HASH; variant <= GJ_AGG_SORT; variant++)
 					{
 						GjAggSpec	spec;
 						double		ms[MAX_RUNS];
@@ -227,13 +228,13 @@ main(int argc, char **argv)
 						qsort(ms, runs, sizeof(double), BenchCompareDouble);
 						printf("%lld,%lld,%d,%s,%s,%.3f\n", (long long) n, (long long) groups,
 							   naggs_list[ai], skew ? "zipf" : "uniform",
-							   variant == GJ_AGG_SHARED ? "shared" : "hash", ms[runs / 2]);
+							   names[variant], ms[runs / 2]);
 						fflush(stdout);
 					}
-					if (found[0] != found[1])
+					if (found[0] != found[1] || found[0] != found[2])
 					{
-						printf("MISMATCH: %lld groups by hash, %lld by shared\n",
-							   (long long) found[0], (long long) found[1]);
+						printf("MISMATCH: %lld groups by hash, %lld by shared, %lld by sort\n",
+							   (long long) found[0], (long long) found[1], (long long) found[2]);
 						return 1;
 					}
 				}

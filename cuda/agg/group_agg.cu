@@ -16,7 +16,18 @@
  *			   (gj_agg_combine), and one atomic per word and warp adds
  *			   them to the group's;
  *	  keys:	   agg_groups_kernel: one thread per match finds its group in
- *			   the table and folds into the group's words with atomics.
+ *			   the table and folds into the group's words with atomics
+ *			   (HASH, and SHARED, whose blocks fold their first groups in
+ *			   shared memory first);
+ *	  SORT:	   agg_sort_hash_kernel writes each match's group hash, CUB's
+ *			   radix sort orders (hash, match) pairs, and
+ *			   agg_sorted_kernel gives each thread GJ_AGG_SORT_RUN_ITEMS
+ *			   consecutive sorted matches: it folds a run of one group in
+ *			   registers and adds it to the table once, so the table sees
+ *			   a group once per run, not once per match.  The matches'
+ *			   inputs are read again through their numbers (GFUR, Wu et
+ *			   al. 2025, sections 3.2.2 and 4.1.3: the payloads are not
+ *			   sorted along).
  *
  * THE TABLE.  Groups lie densely, group g's words at [g] of each array;
  * slots (twice the groups' capacity, a power of two) hold a hash, claimed
@@ -37,6 +48,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <cub/cub.cuh>
 
 #include "common.cuh"
 #include "group_agg.h"
@@ -93,6 +106,8 @@ typedef struct CudaAggState
 	GjDeviceBuffer d_spec;
 	GjDeviceBuffer counters;
 	GjDeviceBuffer lists[2];	/* matches the groups had no room for */
+	GjDeviceBuffer sort_hashes[2];	/* SORT: the round's (hash, match) pairs */
+	GjDeviceBuffer sort_rows[2];
 	AggTable	tables[2];
 	int			cur;			/* tables[cur] holds the groups */
 	AggCounters *h_counters;	/* page-locked */
@@ -348,6 +363,125 @@ agg_groups_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n, const uint3
 		}
 }
 
+/*
+ * SORT, first: each match's group hash (0, which sorts first and no group
+ * has, for an undecided match) and its number
+ */
+__global__ static void
+agg_sort_hash_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n,
+					 AggCounters *counters, uint64_t *hashes, uint32_t *rows)
+{
+	int64_t		stride = (int64_t) gridDim.x * blockDim.x;
+	unsigned long long undecided = 0;
+
+	for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < n; i += stride)
+	{
+		GjExprDatum inputs[GJ_AGG_MAX_INPUTS];
+		GjAggMatch	m;
+
+		ReadInputs(spec, &cols, i, inputs);
+		if (gj_agg_eval_match(spec, inputs, &m))
+			hashes[i] = gj_agg_hash(&m, spec->nkeys);
+		else
+		{
+			hashes[i] = 0;
+			undecided++;
+		}
+		rows[i] = (uint32_t) i;
+	}
+	if (undecided > 0)
+		atomicAdd(&counters->undecided, undecided);
+}
+
+/*
+ * SORT, then: the run of one group that a thread has folded (matches
+ * sorted[first .. end - 1]) into the table; where the table has no room
+ * for the group, the run's matches are listed instead, to be folded one by
+ * one once it has grown (as agg_groups_kernel lists its matches)
+ */
+static __device__ void
+FlushRun(const GjAggSpec *spec, AggTableArgs *t, AggCounters *counters,
+		 const GjAggMatch *m, const int64_t *words, const uint32_t *sorted,
+		 int64_t first, int64_t end, uint32_t *overflow_rows)
+{
+	long long	g = FindGroup(t, counters, spec->nkeys, m);
+
+	if (g < 0)
+	{
+		unsigned long long at = atomicAdd(&counters->noverflow,
+										  (unsigned long long) (end - first));
+
+		for (int64_t p = first; p < end; p++)
+			overflow_rows[at++] = sorted[p];
+		return;
+	}
+	for (int a = 0; a < spec->naggs; a++)
+		if (words[3 * a] != 0)
+			CombineAtomic(&spec->aggs[a], &t->words[3 * a][g], &t->words[3 * a + 1][g],
+						  &t->words[3 * a + 2][g], words[3 * a], words[3 * a + 1],
+						  words[3 * a + 2]);
+}
+
+/*
+ * SORT, last: the n matches in hash order (hashes[p], sorted[p]), each
+ * thread GJ_AGG_SORT_RUN_ITEMS consecutive ones, folded run by run.  Matches
+ * of one group are consecutive unless another group has the same hash,
+ * in which case a run ends at each change of keys: the group is found
+ * again, never confused.
+ */
+__global__ static void
+agg_sorted_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n, const uint64_t *hashes,
+				  const uint32_t *sorted, AggTableArgs t, AggCounters *counters,
+				  uint32_t *overflow_rows)
+{
+	int64_t		stride = (int64_t) gridDim.x * blockDim.x * GJ_AGG_SORT_RUN_ITEMS;
+	int			naggs = spec->naggs;
+
+	for (int64_t start = (blockIdx.x * (int64_t) blockDim.x + threadIdx.x) * GJ_AGG_SORT_RUN_ITEMS;
+		 start < n; start += stride)
+	{
+		int64_t		end = start + GJ_AGG_SORT_RUN_ITEMS < n ? start + GJ_AGG_SORT_RUN_ITEMS : n;
+		int64_t		words[3 * GJ_AGG_MAX_AGGS];
+		GjAggMatch	run;
+		uint64_t	run_hash = 0;
+		int64_t		run_first = start;
+
+		for (int64_t p = start; p < end; p++)
+		{
+			uint64_t	h = hashes[p];
+			GjExprDatum inputs[GJ_AGG_MAX_INPUTS];
+			GjAggMatch	m;
+			bool		same;
+
+			if (h == 0)
+				continue;		/* undecided, counted already */
+			ReadInputs(spec, &cols, sorted[p], inputs);
+			if (!gj_agg_eval_match(spec, inputs, &m))
+				continue;		/* cannot be: the same programs decided it */
+			same = h == run_hash && m.key_nulls == run.key_nulls;
+			for (int k = 0; same && k < spec->nkeys; k++)
+				same = (((m.key_nulls >> k) & 1) != 0) || m.keys[k] == run.keys[k];
+			if (!same)
+			{
+				if (run_hash != 0)
+					FlushRun(spec, &t, counters, &run, words, sorted, run_first, p,
+							 overflow_rows);
+				run = m;
+				run_hash = h;
+				run_first = p;
+				for (int a = 0; a < naggs; a++)
+					gj_agg_init_words(&spec->aggs[a], &words[3 * a], &words[3 * a + 1],
+									  &words[3 * a + 2]);
+			}
+			for (int a = 0; a < naggs; a++)
+				gj_agg_fold(&spec->aggs[a], &m.values[a], &words[3 * a], &words[3 * a + 1],
+							&words[3 * a + 2]);
+		}
+		if (run_hash != 0)
+			FlushRun(spec, &t, counters, &run, words, sorted, run_first, end, overflow_rows);
+	}
+}
+
 /* Words a thread has folded: lane 0 of a warp ends with the warp's */
 static __device__ void
 WarpCombine(const GjAgg *agg, int64_t *n, int64_t *a, int64_t *b)
@@ -515,8 +649,12 @@ gj_cuda_agg_destroy(GjCudaContext *ctx)
 		ReleaseTable(ctx, &agg->tables[i]);
 	gj_cuda_device_release(ctx, &agg->d_spec);
 	gj_cuda_device_release(ctx, &agg->counters);
-	gj_cuda_device_release(ctx, &agg->lists[0]);
-	gj_cuda_device_release(ctx, &agg->lists[1]);
+	for (int i = 0; i < 2; i++)
+	{
+		gj_cuda_device_release(ctx, &agg->lists[i]);
+		gj_cuda_device_release(ctx, &agg->sort_hashes[i]);
+		gj_cuda_device_release(ctx, &agg->sort_rows[i]);
+	}
 	gj_cuda_pinned_free(agg->h_counters);
 	FreeResults(agg);
 	free(agg);
@@ -761,6 +899,73 @@ gj_cuda_agg_begin(GjContext *ctx, const GjAggSpec *spec, GjError *err)
 	return GJ_OK;
 }
 
+/*
+ * SORT: the first pass over a round's n matches (agg_sort_hash_kernel, the
+ * sort, agg_sorted_kernel), listing into overflow_rows the matches whose
+ * group the table had no room for.  *done false where the device has no
+ * room for the sort's arrays: the round then goes as in HASH.
+ */
+static GjStatus
+SortedPass(GjCudaContext *ctx, CudaAggState *agg, const GjAggSpec *d_spec,
+		   const AggColumns *cols, int64_t n, uint32_t *overflow_rows, bool *done,
+		   GjError *err)
+{
+	const char *what = "an aggregation's sorted matches";
+	AggCounters *d_counters = (AggCounters *) agg->counters.ptr;
+	size_t		temp_bytes = 0;
+	GjStatus	status = GJ_OK;
+
+	*done = false;
+	for (int i = 0; i < 2 && status == GJ_OK; i++)
+	{
+		status = gj_cuda_device_reserve(ctx, &agg->sort_hashes[i], (size_t) n * sizeof(uint64_t),
+										what, err);
+		if (status == GJ_OK)
+			status = gj_cuda_device_reserve(ctx, &agg->sort_rows[i],
+											(size_t) n * sizeof(uint32_t), what, err);
+	}
+	if (status == GJ_ERROR_DEVICE_MEMORY)
+	{
+		memset(err, 0, sizeof(*err));
+		return GJ_OK;
+	}
+	GJ_TRY(status);
+
+	agg_sort_hash_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+		d_spec, *cols, n, d_counters, (uint64_t *) agg->sort_hashes[0].ptr,
+		(uint32_t *) agg->sort_rows[0].ptr);
+	GJ_CUDA_TRY(err, cudaGetLastError());
+	{
+		cub::DoubleBuffer<uint64_t> keys((uint64_t *) agg->sort_hashes[0].ptr,
+										 (uint64_t *) agg->sort_hashes[1].ptr);
+		cub::DoubleBuffer<uint32_t> rows((uint32_t *) agg->sort_rows[0].ptr,
+										 (uint32_t *) agg->sort_rows[1].ptr);
+		int64_t		threads = (n + GJ_AGG_SORT_RUN_ITEMS - 1) / GJ_AGG_SORT_RUN_ITEMS;
+
+		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, keys, rows, n,
+														 0, 64, ctx->stream));
+		status = gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err);
+		if (status == GJ_ERROR_DEVICE_MEMORY)
+		{
+			/* the hashes' undecided count is recounted by the HASH pass */
+			memset(err, 0, sizeof(*err));
+			GJ_CUDA_TRY(err, cudaMemsetAsync(&d_counters->undecided, 0,
+											 sizeof(unsigned long long), ctx->stream));
+			return GJ_OK;
+		}
+		GJ_TRY(status);
+		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
+														 temp_bytes, keys, rows, n, 0, 64,
+														 ctx->stream));
+		agg_sorted_kernel<<<gj_cuda_grid_size(ctx, threads), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+			d_spec, *cols, n, keys.Current(), rows.Current(),
+			TableArgs(agg, &agg->tables[agg->cur]), d_counters, overflow_rows);
+		GJ_CUDA_TRY(err, cudaGetLastError());
+	}
+	*done = true;
+	return GJ_OK;
+}
+
 extern "C" GjStatus
 gj_cuda_aggregate(GjContext *ctx, int64_t first, int64_t *nmatches, int64_t *undecided,
 				  GjError *err)
@@ -830,15 +1035,24 @@ gj_cuda_aggregate(GjContext *ctx, int64_t first, int64_t *nmatches, int64_t *und
 		{
 			int			shared_groups = SharedGroups(agg);
 			int			blocks = gj_cuda_grid_size(cuda, n);
+			bool		sorted = false;
 
+			/* SORT's first pass; matches it lists go one by one, as in HASH */
+			if (rows == NULL && agg->spec.variant == GJ_AGG_SORT)
+				GJ_TRY(SortedPass(cuda, agg, d_spec, &cols, n, (uint32_t *) agg->lists[out].ptr,
+								  &sorted, err));
 			/* fewer blocks with shared words: each adds its groups once */
 			if (shared_groups > 0 && blocks > cuda->max_grid / 2)
 				blocks = cuda->max_grid / 2;
-			agg_groups_kernel<<<blocks, GJ_BLOCK_SIZE,
-				(size_t) shared_groups * 3 * agg->spec.naggs * sizeof(int64_t), cuda->stream>>>(
-				d_spec, cols, n, rows, TableArgs(agg, &agg->tables[agg->cur]), d_counters,
-				(uint32_t *) agg->lists[out].ptr, shared_groups);
-			GJ_CUDA_TRY(err, cudaGetLastError());
+			if (!sorted)
+			{
+				agg_groups_kernel<<<blocks, GJ_BLOCK_SIZE,
+					(size_t) shared_groups * 3 * agg->spec.naggs * sizeof(int64_t),
+					cuda->stream>>>(
+					d_spec, cols, n, rows, TableArgs(agg, &agg->tables[agg->cur]), d_counters,
+					(uint32_t *) agg->lists[out].ptr, shared_groups);
+				GJ_CUDA_TRY(err, cudaGetLastError());
+			}
 			GJ_TRY(ReadCounters(cuda, agg, err));
 			if (agg->h_counters->noverflow == 0)
 				break;

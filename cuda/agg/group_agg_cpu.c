@@ -116,7 +116,7 @@ gj_agg_check(const GjAggSpec *spec, const GjJoinSpec *join, GjError *err)
 									"An aggregation program reads input %d, which is not one of its %d, or of another type.",
 									(int) expr->inputs[i], (int) spec->ninputs);
 	}
-	if (spec->variant > GJ_AGG_SHARED)
+	if (spec->variant > GJ_AGG_SORT)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"An aggregation asks for group-by variant %d.", (int) spec->variant);
 	for (int a = 0; a < spec->naggs; a++)

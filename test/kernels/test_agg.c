@@ -17,7 +17,8 @@
  * grows in the middle of a round; the same under memory limits too small
  * for the groups, which must spill and still add up; and the SHARED
  * variant (per-block words in shared memory) over few groups and over
- * more than its shared memory holds.
+ * more than its shared memory holds; and the SORT variant (runs of sorted
+ * matches) over the same keys, growing and spilling.
  *
  * IDENTIFICATION
  *	  test/kernels/test_agg.c
@@ -749,6 +750,17 @@ TestAgg(void)
 	spec->nkeys = 1;
 	RunCase("aggregate: large, one key, shared memory", &large, spec, GJ_VARIANT_NPHJ, 1 << 20,
 			false);
+	/* sorted runs: a key with NULLs, two keys as the table grows, spills */
+	spec->variant = GJ_AGG_SORT;
+	RunCase("aggregate: groups by a key with NULLs, sorted", &small, spec, GJ_VARIANT_NPHJ,
+			999, true);
+	RunCase("aggregate: large, one key, sorted", &large, spec, GJ_VARIANT_NPHJ, 1 << 20, false);
+	spec->nkeys = 2;
+	RunCase("aggregate: groups by two keys, sorted, the table grows", &small, spec,
+			GJ_VARIANT_NPHJ, 1500, true);
+	RunSpillCase("aggregate: sorted, groups outgrow memory_limit", &small, spec, 1500);
+	RunCase("aggregate: large, two keys, sorted", &large, spec, GJ_VARIANT_NPHJ, 1 << 20, false);
+	spec->nkeys = 1;
 	spec->variant = GJ_AGG_HASH;
 	RunCase("aggregate: large, one key", &large, spec, GJ_VARIANT_NPHJ, 1 << 20, false);
 	spec->nkeys = 0;

@@ -18,6 +18,8 @@
  * device).  Every variant must find the same number of groups, or the
  * program says MISMATCH and exits 1.
  *
+ * --variant hash, shared or sort runs that one alone.
+ *
  * Output: CSV on stdout, one line per case and variant:
  *	rows,groups,aggs,skew,variant,ms
  * The cost model's constants are fitted to it (bench/groupby_fit.py).
@@ -121,6 +123,7 @@ main(int argc, char **argv)
 	int			runs = 3;
 	int			max_log10 = 8;
 	int			naggs_list[] = {1, 2, 4};
+	int			only = -1;		/* --variant: that one alone */
 
 	for (int i = 1; i < argc; i++)
 	{
@@ -128,9 +131,21 @@ main(int argc, char **argv)
 			runs = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--max-log10") == 0 && i + 1 < argc)
 			max_log10 = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--variant") == 0 && i + 1 < argc)
+		{
+			i++;
+			only = strcmp(argv[i], "hash") == 0 ? GJ_AGG_HASH :
+				strcmp(argv[i], "shared") == 0 ? GJ_AGG_SHARED :
+				strcmp(argv[i], "sort") == 0 ? GJ_AGG_SORT : -2;
+			if (only == -2)
+			{
+				fprintf(stderr, "bench_groupby: --variant is hash, shared or sort\n");
+				return 2;
+			}
+		}
 		else
 		{
-			fprintf(stderr, "usage: bench_groupby [--runs N] [--max-log10 L]\n");
+			fprintf(stderr, "usage: bench_groupby [--runs N] [--max-log10 L] [--variant V]\n");
 			return 2;
 		}
 	}
@@ -218,6 +233,11 @@ main(int argc, char **argv)
 
 					for (int variant = GJ_AGG_HASH; variant <= GJ_AGG_SORT; variant++)
 					{
+						if (only >= 0 && variant != only)
+						{
+							found[variant] = -1;	/* not run */
+							continue;
+						}
 						GjAggSpec	spec;
 						double		ms[MAX_RUNS];
 
@@ -231,7 +251,9 @@ main(int argc, char **argv)
 							   names[variant], ms[runs / 2]);
 						fflush(stdout);
 					}
-					if (found[0] != found[1] || found[0] != found[2])
+					if ((found[0] >= 0 && found[1] >= 0 && found[0] != found[1]) ||
+						(found[0] >= 0 && found[2] >= 0 && found[0] != found[2]) ||
+						(found[1] >= 0 && found[2] >= 0 && found[1] != found[2]))
 					{
 						printf("MISMATCH: %lld groups by hash, %lld by shared, %lld by sort\n",
 							   (long long) found[0], (long long) found[1], (long long) found[2]);

@@ -19,8 +19,8 @@
  *			   the table and folds into the group's words with atomics
  *			   (HASH, and SHARED, whose blocks fold their first groups in
  *			   shared memory first);
- *	  SORT:	   agg_sort_hash_kernel writes each match's group hash, CUB's
- *			   radix sort orders (hash, match) pairs, and
+ *	  SORT:	   agg_sort_hash_kernel writes 32 bits of each match's group
+ *			   hash, CUB's radix sort orders (hash, match) pairs, and
  *			   agg_sorted_kernel gives each thread GJ_AGG_SORT_RUN_ITEMS
  *			   consecutive sorted matches: it folds a run of one group in
  *			   registers and adds it to the table once, so the table sees
@@ -364,12 +364,15 @@ agg_groups_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n, const uint3
 }
 
 /*
- * SORT, first: each match's group hash (0, which sorts first and no group
- * has, for an undecided match) and its number
+ * SORT, first: each match's sort key, the high 32 bits of its group's hash
+ * with the lowest set (0, which sorts first, for an undecided match), and
+ * its number.  32 bits are enough to bring a group's matches together (the
+ * radix sort then takes 4 passes, not 8): groups that share them are told
+ * apart by their keys.
  */
 __global__ static void
 agg_sort_hash_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n,
-					 AggCounters *counters, uint64_t *hashes, uint32_t *rows)
+					 AggCounters *counters, uint32_t *hashes, uint32_t *rows)
 {
 	int64_t		stride = (int64_t) gridDim.x * blockDim.x;
 	unsigned long long undecided = 0;
@@ -381,7 +384,7 @@ agg_sort_hash_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n,
 
 		ReadInputs(spec, &cols, i, inputs);
 		if (gj_agg_eval_match(spec, inputs, &m))
-			hashes[i] = gj_agg_hash(&m, spec->nkeys);
+			hashes[i] = (uint32_t) (gj_agg_hash(&m, spec->nkeys) >> 32) | 1;
 		else
 		{
 			hashes[i] = 0;
@@ -423,14 +426,14 @@ FlushRun(const GjAggSpec *spec, AggTableArgs *t, AggCounters *counters,
 }
 
 /*
- * SORT, last: the n matches in hash order (hashes[p], sorted[p]), each
+ * SORT, last: the n matches in sort key order (hashes[p], sorted[p]), each
  * thread GJ_AGG_SORT_RUN_ITEMS consecutive ones, folded run by run.  Matches
- * of one group are consecutive unless another group has the same hash,
+ * of one group are consecutive unless another group has the same sort key,
  * in which case a run ends at each change of keys: the group is found
  * again, never confused.
  */
 __global__ static void
-agg_sorted_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n, const uint64_t *hashes,
+agg_sorted_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n, const uint32_t *hashes,
 				  const uint32_t *sorted, AggTableArgs t, AggCounters *counters,
 				  uint32_t *overflow_rows)
 {
@@ -443,12 +446,12 @@ agg_sorted_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n, const uint6
 		int64_t		end = start + GJ_AGG_SORT_RUN_ITEMS < n ? start + GJ_AGG_SORT_RUN_ITEMS : n;
 		int64_t		words[3 * GJ_AGG_MAX_AGGS];
 		GjAggMatch	run;
-		uint64_t	run_hash = 0;
+		uint32_t	run_hash = 0;
 		int64_t		run_first = start;
 
 		for (int64_t p = start; p < end; p++)
 		{
-			uint64_t	h = hashes[p];
+			uint32_t	h = hashes[p];
 			GjExprDatum inputs[GJ_AGG_MAX_INPUTS];
 			GjAggMatch	m;
 			bool		same;
@@ -918,7 +921,7 @@ SortedPass(GjCudaContext *ctx, CudaAggState *agg, const GjAggSpec *d_spec,
 	*done = false;
 	for (int i = 0; i < 2 && status == GJ_OK; i++)
 	{
-		status = gj_cuda_device_reserve(ctx, &agg->sort_hashes[i], (size_t) n * sizeof(uint64_t),
+		status = gj_cuda_device_reserve(ctx, &agg->sort_hashes[i], (size_t) n * sizeof(uint32_t),
 										what, err);
 		if (status == GJ_OK)
 			status = gj_cuda_device_reserve(ctx, &agg->sort_rows[i],
@@ -932,18 +935,18 @@ SortedPass(GjCudaContext *ctx, CudaAggState *agg, const GjAggSpec *d_spec,
 	GJ_TRY(status);
 
 	agg_sort_hash_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-		d_spec, *cols, n, d_counters, (uint64_t *) agg->sort_hashes[0].ptr,
+		d_spec, *cols, n, d_counters, (uint32_t *) agg->sort_hashes[0].ptr,
 		(uint32_t *) agg->sort_rows[0].ptr);
 	GJ_CUDA_TRY(err, cudaGetLastError());
 	{
-		cub::DoubleBuffer<uint64_t> keys((uint64_t *) agg->sort_hashes[0].ptr,
-										 (uint64_t *) agg->sort_hashes[1].ptr);
+		cub::DoubleBuffer<uint32_t> keys((uint32_t *) agg->sort_hashes[0].ptr,
+										 (uint32_t *) agg->sort_hashes[1].ptr);
 		cub::DoubleBuffer<uint32_t> rows((uint32_t *) agg->sort_rows[0].ptr,
 										 (uint32_t *) agg->sort_rows[1].ptr);
 		int64_t		threads = (n + GJ_AGG_SORT_RUN_ITEMS - 1) / GJ_AGG_SORT_RUN_ITEMS;
 
 		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, keys, rows, n,
-														 0, 64, ctx->stream));
+														 0, 32, ctx->stream));
 		status = gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err);
 		if (status == GJ_ERROR_DEVICE_MEMORY)
 		{
@@ -955,7 +958,7 @@ SortedPass(GjCudaContext *ctx, CudaAggState *agg, const GjAggSpec *d_spec,
 		}
 		GJ_TRY(status);
 		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
-														 temp_bytes, keys, rows, n, 0, 64,
+														 temp_bytes, keys, rows, n, 0, 32,
 														 ctx->stream));
 		agg_sorted_kernel<<<gj_cuda_grid_size(ctx, threads), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
 			d_spec, *cols, n, keys.Current(), rows.Current(),

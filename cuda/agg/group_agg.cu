@@ -823,8 +823,13 @@ ReserveLists(GjCudaContext *ctx, CudaAggState *agg, int64_t n, GjError *err)
 
 /*
  * The SHARED variant's bound: the groups (numbered below it) whose words a
- * block keeps in shared memory, enough for the groups known so far (or
- * expected) up to what GJ_AGG_SHARED_BYTES holds; 0 for HASH
+ * block keeps in shared memory, enough for the group numbers given so far
+ * (or the groups expected) up to what GJ_AGG_SHARED_BYTES holds; 0 for
+ * HASH.  Before any number is given, as many as it holds: the matches
+ * that first reach a new group all reserve a number and all but one leave
+ * a hole, so that a table's first groups can be numbered in the hundreds
+ * even when there are few of them (with a bound of the groups expected,
+ * a 1-group round on the H200 ran no faster than HASH).
  */
 static int
 SharedGroups(const CudaAggState *agg)
@@ -835,6 +840,8 @@ SharedGroups(const CudaAggState *agg)
 
 	if (agg->spec.variant != GJ_AGG_SHARED)
 		return 0;
+	if (known == 0)
+		return (int) most;
 	if (known < agg->spec.groups_hint)
 		known = agg->spec.groups_hint;
 	while (groups < known && groups < most)

@@ -176,15 +176,16 @@ typedef struct GpuJoinModel
 #define GPUJOIN_DEFAULT_GATHER_NS			0.018
 /*
  * The group-by constants: fitted to the group-by kernel grid on the H200
- * host, 2026-11-25 (bench/groupby_fit.py, bench/results/groupby_h200*);
- * gpujoin_calibrate() fits them to fewer cases (calibrate.c)
+ * host, 2026-11-27, three variants (bench/groupby_fit.py,
+ * bench/results/groupby_h200.csv and _fit.txt); gpujoin_calibrate() fits
+ * them to fewer cases (calibrate.c)
  */
-#define GPUJOIN_DEFAULT_PREAGG_ROW_NS		0.12
-#define GPUJOIN_DEFAULT_PREAGG_CONTENTION_GROUPS	2.1
-#define GPUJOIN_DEFAULT_PREAGG_SHARED_ROW_NS	0.0135
-#define GPUJOIN_DEFAULT_PREAGG_FLUSH_NS		680.0
-#define GPUJOIN_DEFAULT_PREAGG_SORT_ROW_NS	1.0
-#define GPUJOIN_DEFAULT_PREAGG_SORT_RUN_NS	1.0
+#define GPUJOIN_DEFAULT_PREAGG_ROW_NS		0.128
+#define GPUJOIN_DEFAULT_PREAGG_CONTENTION_GROUPS	2.0
+#define GPUJOIN_DEFAULT_PREAGG_SHARED_ROW_NS	0.0123
+#define GPUJOIN_DEFAULT_PREAGG_FLUSH_NS		163.0
+#define GPUJOIN_DEFAULT_PREAGG_SORT_ROW_NS	0.186
+#define GPUJOIN_DEFAULT_PREAGG_SORT_RUN_NS	2.02
 #define GPUJOIN_DEFAULT_GFTR_GATHER_NS		0.012
 
 extern GpuJoinModel gpujoin_model;

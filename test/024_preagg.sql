@@ -124,8 +124,9 @@ SELECT is(pg_temp.agg_failures(), '', 'every query returns PostgreSQL''s rows');
 SELECT matches(pg_temp.plan(sql), 'Finalize Aggregate\s+->  Custom Scan \(GpuPreAgg\)[\s\S]*Hash Cond[\s\S]*Device Aggregation: one group, 2 aggregates',
 	'EXPLAIN: Finalize Aggregate over Custom Scan (GpuPreAgg), the join''s lines and the aggregation''s')
 	FROM aq WHERE name = 'count and a sum of an expression';
--- the tables are small: the blocks' words cost more to add up than the
--- contention they save, unless adding them up is made cheap
+-- the tables are small: where the blocks' words cost much to add up, more
+-- than the contention they save, the hash group-by; where little, shared
+SET LOCAL gpujoin.preagg_flush_ns = 100000;
 SELECT matches(pg_temp.plan_analyze(sql), 'Device Aggregation: hash, 2 aggregates[\s\S]*Groups Returned: 8',
 	'EXPLAIN ANALYZE: a hash aggregation returning one row per group (NULL its own)')
 	FROM aq WHERE name = 'HAVING';

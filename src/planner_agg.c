@@ -475,7 +475,9 @@ AddFinalizePaths(PlannerInfo *root, RelOptInfo *output_rel, Path *path, double g
 								 (List *) parse->havingQual, &final_costs, 1.0));
 	else
 	{
-		double		out_groups = output_rel->rows > 0 ? output_rel->rows : groups;
+		/* no more groups than partial rows come */
+		double		out_groups = Min(output_rel->rows > 0 ? output_rel->rows : groups,
+									 path->rows);
 
 		if (grouping_is_hashable(parse->groupClause))
 			add_path(output_rel, (Path *)
@@ -493,6 +495,85 @@ AddFinalizePaths(PlannerInfo *root, RelOptInfo *output_rel, Path *path, double g
 									 (List *) parse->havingQual, &final_costs, out_groups));
 		}
 	}
+}
+
+/*
+ * The most values a grouping key can take, NULL one of them, where its
+ * form says (-1: no bound): a boolean 3; an integer modulo a constant c,
+ * 2|c| (its remainders lie in -(|c| - 1) .. |c| - 1).  PostgreSQL's
+ * estimate_num_groups knows neither (it takes "k % 10" to have as many
+ * values as k), and a GpuPreAgg's partial rows priced as a join's rows
+ * lost to a plan that forms every joined row (10^8 rows a side, 10 groups).
+ */
+static double
+KeyValueBound(Node *key)
+{
+	List	   *args = NIL;
+	Oid			funcid = InvalidOid;
+	Const	   *c;
+	int64		divisor;
+
+	while (IsA(key, RelabelType))
+		key = (Node *) ((RelabelType *) key)->arg;
+	if (exprType(key) == BOOLOID)
+		return 3.0;
+	if (IsA(key, OpExpr))
+	{
+		funcid = ((OpExpr *) key)->opfuncid;
+		args = ((OpExpr *) key)->args;
+	}
+	else if (IsA(key, FuncExpr))
+	{
+		funcid = ((FuncExpr *) key)->funcid;
+		args = ((FuncExpr *) key)->args;
+	}
+	if (list_length(args) != 2 || !IsA(lsecond(args), Const))
+		return -1.0;
+	c = lsecond_node(Const, args);
+	switch (funcid)
+	{
+		case F_INT2MOD:
+		case F_MOD_INT2_INT2:
+			divisor = c->constisnull ? 0 : DatumGetInt16(c->constvalue);
+			break;
+		case F_INT4MOD:
+		case F_MOD_INT4_INT4:
+			divisor = c->constisnull ? 0 : DatumGetInt32(c->constvalue);
+			break;
+		case F_INT8MOD:
+		case F_MOD_INT8_INT8:
+			divisor = c->constisnull ? 0 : DatumGetInt64(c->constvalue);
+			break;
+		default:
+			return -1.0;
+	}
+	/* NULL (a NULL or zero divisor: NULL or an error for every row) */
+	return Max(2.0 * fabs((double) divisor), 1.0);
+}
+
+/*
+ * The groups of keys over rows: PostgreSQL's estimate, as for its own
+ * grouping, no more than the keys' values can make (KeyValueBound)
+ */
+static double
+EstimateGroups(PlannerInfo *root, List *keys, double rows)
+{
+	double		groups;
+	double		bound = 1.0;
+	ListCell   *lc;
+
+	if (keys == NIL)
+		return 1.0;
+	groups = estimate_num_groups(root, keys, rows, NULL, NULL);
+	foreach(lc, keys)
+	{
+		double		b = KeyValueBound(lfirst(lc));
+
+		if (b < 0.0)
+			return groups;
+		bound *= b;
+	}
+	return Max(Min(groups, bound), 1.0);
 }
 
 /*
@@ -550,10 +631,9 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 		if (!GpuJoinAggSupported(lfirst(lc), join_tlist))
 			return;
 
-	/* the groups: PostgreSQL's estimate, as for its own grouping */
 	if (join != NULL)
 	{
-		groups = keys == NIL ? 1.0 : estimate_num_groups(root, keys, join->path.rows, NULL, NULL);
+		groups = EstimateGroups(root, keys, join->path.rows);
 		AddFinalizePaths(root, output_rel,
 						 &PreAggPath(input_rel, join, partial, list_length(keys),
 									 naggs, groups)->path, groups);
@@ -566,8 +646,7 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 		Path	   *gather;
 
 		/* each process may meet every group */
-		groups = keys == NIL ? 1.0 :
-			estimate_num_groups(root, keys, partial_join->path.rows, NULL, NULL);
+		groups = EstimateGroups(root, keys, partial_join->path.rows);
 		cpath = PreAggPath(input_rel, partial_join, partial, list_length(keys), naggs, groups);
 		total = groups * processes;
 		gather = (Path *) create_gather_path(root, input_rel, &cpath->path, partial, NULL, &total);

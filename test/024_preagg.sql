@@ -22,7 +22,7 @@
 -- and the errors PostgreSQL raises (int4 overflow in an argument, a float
 -- sum that overflows).
 BEGIN;
-SELECT plan(38);
+SELECT plan(41);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -152,6 +152,22 @@ SELECT matches(pg_temp.plan_verbose(sql), 'Device Aggregation: sort, 2 aggregate
 	FROM aq WHERE name = 'two keys';
 RESET gpujoin.preagg_sort_row_ns;
 RESET gpujoin.preagg_sort_run_ns;
+-- the groups a GpuPreAgg expects: no more than its keys' values can make
+-- (PostgreSQL's own estimate takes "k % 3" to have as many values as k)
+CREATE FUNCTION pg_temp.preagg_rows(q text) RETURNS float8
+LANGUAGE plpgsql AS $$
+DECLARE
+	j jsonb;
+BEGIN
+	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+	RETURN jsonb_path_query_first(j, 'strict $.** ? (@."Custom Plan Provider" == "GpuPreAgg")."Plan Rows"')::float8;
+END $$;
+SELECT is(pg_temp.preagg_rows('SELECT pr.k % 3, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY 1'), 6::float8,
+	'an integer key modulo 3: at most 6 groups expected (-2 .. 2 and NULL)');
+SELECT is(pg_temp.preagg_rows('SELECT mod(pr.k, 3), pr.k > 100, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY 1, 2'), 18::float8,
+	'mod() and a boolean key: at most 6 x 3 groups expected');
+SELECT cmp_ok(pg_temp.preagg_rows('SELECT pr.k, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY 1'), '>', 100::float8,
+	'a plain key: PostgreSQL''s estimate');
 SET LOCAL gpujoin.chunk_rows = 7;
 SELECT is(pg_temp.agg_failures(), '', 'chunks and rounds of 7 rows: every query');
 RESET gpujoin.chunk_rows;

@@ -5,9 +5,10 @@
  *	  request to the service (service.c), the arrays by reference
  *
  * GpuJoinServiceKernels() gives a kernel table (GjKernels) whose calls the
- * service runs on the CPU twin or the GPU.  Its stage_alloc makes DSM
- * segments, so that the batches a join builds in staging memory
- * (GpuJoinSideAlloc, pinned.c) reach the service without a copy; an array
+ * service runs on the CPU twin or the GPU.  Its stage_alloc carves blocks
+ * out of DSM segments (the arenas, below), so that the batches a join builds
+ * in staging memory (GpuJoinSideAlloc, pinned.c) reach the service without
+ * a copy; an array
  * that lies elsewhere is copied into a scratch segment for the request.
  * What comes back (a round's matches, the groups) is copied by the service
  * into a result segment and read from there, valid until the next call,
@@ -29,12 +30,15 @@
  */
 #include "postgres.h"
 
+#include <sys/statvfs.h>
+
 #include "access/xact.h"
 #include "gpujoin.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "service.h"
 #include "storage/bufmgr.h"
+#include "storage/dsm_impl.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "utils/wait_event.h"
@@ -63,23 +67,57 @@ typedef struct ClientContext
 } ClientContext;
 
 /*
- * Staging blocks a backend keeps as DSM segments at most: PostgreSQL has
- * room for about 5 segments per backend (dsm.c's slots), which a backend's
- * request, scratch and result segments share; further staging blocks are
- * ordinary memory, their arrays copied into scratch for each request.  (64
- * sessions at once through the service ran out of slots with a segment per
- * block.)
+ * STAGING ARENAS.  The staging blocks a join asks for (the heap reader's
+ * stages, the side arrays of its batches: GpuJoinPinnedAlloc) are carved
+ * out of a few large DSM segments of the backend's, the arenas, so that
+ * the service reads and writes them in place, mapped (and page-locked)
+ * once per arena.  PostgreSQL has room for about 5 segments per backend
+ * (dsm.c's slots), which the request, scratch and result segments share:
+ * so at most MAX_ARENAS.  (With a segment per block, the heap reader's two
+ * stages took both, and every side array of a large join went through
+ * scratch, copied in and out for each request: a 10M x 10M GpuPreAgg took
+ * 2.7-3.9 times as long through the service as in the session.)
+ *
+ * A block is first fit among an arena's free ranges (sorted by offset,
+ * merged with their neighbours when a block comes back), with a header
+ * that holds its size.  When no arena has room, a new one is made, of at
+ * least ARENA_MIN_BYTES, twice the largest one so far, and four times the
+ * block (a power of two: a batch's arrays come in sets); past MAX_ARENAS an empty arena is replaced by a
+ * larger one, else the block is ordinary memory (stage_alloc's NULL) and
+ * its arrays are copied through scratch.  pinned.c keeps blocks between
+ * joins; an arena that ends up empty is kept too, unless the arenas
+ * together pass gpujoin.pinned_cache.  A new arena is made only when the
+ * file system behind POSIX shared memory has room for it, as dsm_create
+ * raises an ERROR where it has none.
  */
-#define MAX_SEGMENTS	2
+#define MAX_ARENAS			2
+#define ARENA_MIN_BYTES		((Size) 32 * 1024 * 1024)
+#define ARENA_ALIGN			256 /* a block's header, and its alignment */
 
-static Segment segments[MAX_SEGMENTS];
-static int	nsegments = 0;
+typedef struct ArenaRange
+{
+	Size		offset;
+	Size		size;
+} ArenaRange;
+
+typedef struct Arena
+{
+	Segment		seg;
+	Size		used;			/* bytes in blocks given out, headers too */
+	int			nfree;
+	int			maxfree;
+	ArenaRange *free;			/* sorted by offset, none adjacent */
+} Arena;
+
+static Arena arenas[MAX_ARENAS];
+static int	narenas = 0;
 
 static int	my_slot = -1;
 static dsm_segment *request_seg = NULL;
 static GjServiceRequest *req = NULL;
 static Segment scratch = {0};
 static Size scratch_used = 0;
+static uint64 scratch_copied = 0;	/* bytes copied into scratch, ever */
 static bool composing = false;	/* a request is being written into req */
 
 /*
@@ -351,26 +389,181 @@ FreeSegment(Segment *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/*
+ * Is there room for a segment of size bytes?  Only the file system behind
+ * POSIX shared memory (/dev/shm) is asked; other kinds make their own room
+ * or fail with NULL.
+ */
+static bool
+ShmHasRoom(Size size)
+{
+	struct statvfs fs;
+
+	if (dynamic_shared_memory_type != DSM_IMPL_POSIX)
+		return true;
+	if (statvfs("/dev/shm", &fs) != 0)
+		return true;
+	/* a margin of a quarter more, for the rest of the server */
+	return (double) fs.f_bavail * fs.f_frsize >= (double) size * 1.25;
+}
+
+/* Make arena a, of size bytes; false when there is no segment for it */
+static bool
+NewArena(Arena *a, Size size)
+{
+	memset(a, 0, sizeof(*a));
+	if (!ShmHasRoom(size) || !NewSegment(size, &a->seg))
+		return false;
+	a->maxfree = 16;
+	a->free = MemoryContextAlloc(TopMemoryContext, a->maxfree * sizeof(ArenaRange));
+	a->free[0].offset = 0;
+	a->free[0].size = size;
+	a->nfree = 1;
+	return true;
+}
+
+static void
+FreeArena(Arena *a)
+{
+	FreeSegment(&a->seg);
+	if (a->free)
+		pfree(a->free);
+	memset(a, 0, sizeof(*a));
+}
+
+/* need bytes (a multiple of ARENA_ALIGN) from arena a, first fit; or NULL */
+static char *
+ArenaTake(Arena *a, Size need)
+{
+	for (int i = 0; i < a->nfree; i++)
+	{
+		ArenaRange *r = &a->free[i];
+		char	   *block;
+
+		if (r->size < need)
+			continue;
+		block = a->seg.base + r->offset;
+		r->offset += need;
+		r->size -= need;
+		if (r->size == 0)
+		{
+			memmove(r, r + 1, (a->nfree - i - 1) * sizeof(ArenaRange));
+			a->nfree--;
+		}
+		a->used += need;
+		*(Size *) block = need;
+		return block + ARENA_ALIGN;
+	}
+	return NULL;
+}
+
+/* Give the block at ptr (ArenaTake's) back to arena a */
+static void
+ArenaGive(Arena *a, char *ptr)
+{
+	char	   *block = ptr - ARENA_ALIGN;
+	Size		offset = block - a->seg.base;
+	Size		size = *(Size *) block;
+	int			i = 0;
+
+	a->used -= size;
+	while (i < a->nfree && a->free[i].offset < offset)
+		i++;
+	/* merge with the range before, the range after, or both */
+	if (i > 0 && a->free[i - 1].offset + a->free[i - 1].size == offset)
+	{
+		a->free[i - 1].size += size;
+		if (i < a->nfree && offset + size == a->free[i].offset)
+		{
+			a->free[i - 1].size += a->free[i].size;
+			memmove(&a->free[i], &a->free[i + 1], (a->nfree - i - 1) * sizeof(ArenaRange));
+			a->nfree--;
+		}
+		return;
+	}
+	if (i < a->nfree && offset + size == a->free[i].offset)
+	{
+		a->free[i].offset = offset;
+		a->free[i].size += size;
+		return;
+	}
+	if (a->nfree == a->maxfree)
+	{
+		a->maxfree *= 2;
+		a->free = repalloc(a->free, a->maxfree * sizeof(ArenaRange));
+	}
+	memmove(&a->free[i + 1], &a->free[i], (a->nfree - i) * sizeof(ArenaRange));
+	a->free[i].offset = offset;
+	a->free[i].size = size;
+	a->nfree++;
+}
+
 /* stage_alloc: a staging block the service reads in place, or NULL */
 static void *
 StageAlloc(size_t bytes)
 {
-	if (nsegments >= MAX_SEGMENTS || !GpuJoinServiceReady())
+	Size		need = TYPEALIGN(ARENA_ALIGN, Max(bytes, 1)) + ARENA_ALIGN;
+	Size		size = ARENA_MIN_BYTES;
+	int			at = -1;
+	char	   *ptr;
+
+	if (!GpuJoinServiceReady())
 		return NULL;
-	if (!NewSegment(Max(bytes, 1), &segments[nsegments]))
+	for (int i = 0; i < narenas; i++)
+		if ((ptr = ArenaTake(&arenas[i], need)) != NULL)
+			return ptr;
+
+	/* a new arena, or a larger one in place of an empty one */
+	for (int i = 0; i < narenas; i++)
+	{
+		size = Max(size, 2 * arenas[i].seg.size);
+		if (arenas[i].used == 0)
+			at = i;
+	}
+	/* room for a few more like it: a batch's arrays come in sets */
+	while (size < 4 * need)
+		size *= 2;
+	if (narenas < MAX_ARENAS)
+		at = narenas;
+	else if (at < 0)
 		return NULL;
-	return segments[nsegments++].base;
+	else
+	{
+		FreeArena(&arenas[at]);
+		arenas[at] = arenas[--narenas];
+		at = narenas;
+	}
+	/* where shared memory is short, a smaller one, down to the block's size */
+	while (!NewArena(&arenas[at], size))
+	{
+		if (size / 2 < need)
+			return NULL;
+		size /= 2;
+	}
+	narenas++;
+	return ArenaTake(&arenas[at], need);
 }
 
+/* stage_free: the block back to its arena, and empty arenas past the cache */
 static void
 StageFree(void *ptr)
 {
-	for (int i = 0; i < nsegments; i++)
-		if (segments[i].base == ptr)
+	Size		total = 0;
+
+	for (int i = 0; i < narenas; i++)
+	{
+		Arena	   *a = &arenas[i];
+
+		if ((char *) ptr > a->seg.base && (char *) ptr < a->seg.base + a->seg.size)
+			ArenaGive(a, ptr);
+		total += a->seg.size;
+	}
+	for (int i = narenas - 1; i >= 0 && total > (Size) gpujoin_pinned_cache * 1024; i--)
+		if (arenas[i].used == 0)
 		{
-			FreeSegment(&segments[i]);
-			segments[i] = segments[--nsegments];
-			return;
+			total -= arenas[i].seg.size;
+			FreeArena(&arenas[i]);
+			arenas[i] = arenas[--narenas];
 		}
 }
 
@@ -391,8 +584,8 @@ InSegment(const Segment *s, const void *ptr, uint64 bytes, GjServiceRef *ref)
 static bool
 FindRef(const void *ptr, uint64 bytes, GjServiceRef *ref)
 {
-	for (int i = 0; i < nsegments; i++)
-		if (InSegment(&segments[i], ptr, bytes, ref))
+	for (int i = 0; i < narenas; i++)
+		if (InSegment(&arenas[i].seg, ptr, bytes, ref))
 			return true;
 	return InSegment(&scratch, ptr, bytes, ref);
 }
@@ -421,6 +614,7 @@ Ref(const void *ptr, uint64 bytes)
 		return ref;
 	Assert(scratch_used + bytes <= scratch.size);
 	memcpy(scratch.base + scratch_used, ptr, bytes);
+	scratch_copied += bytes;
 	ref.handle = dsm_segment_handle(scratch.seg);
 	ref.offset = scratch_used;
 	ref.bytes = bytes;
@@ -601,9 +795,15 @@ static void
 ContextDestroy(GjContext *ctx)
 {
 	ClientContext *cc = (ClientContext *) ctx;
+	Size		arena_bytes = 0;
 
 	if (cc == NULL)
 		return;
+	for (int i = 0; i < narenas; i++)
+		arena_bytes += arenas[i].seg.size;
+	elog(DEBUG1, "gpujoin: service client: " UINT64_FORMAT " bytes copied through scratch so far; "
+		 "%d staging arenas of %zu bytes",
+		 scratch_copied, narenas, arena_bytes);
 	if (my_slot >= 0 && ServiceAlive(cc->generation) && Begin(GJ_OP_DESTROY, true))
 	{
 		req->context = cc->id;

@@ -23,6 +23,7 @@
 # Environment:
 #   PG_CONFIG          pg_config to build and test against (default: the
 #                      Debian PostgreSQL 15 one, else pg_config on PATH)
+#   GJ_PG_MAJOR        the major version PG_CONFIG must be (default 15)
 #   GJ_DEVICE          cpu | gpu | auto, passed to every test session as
 #                      gpujoin.device (default cpu: same results on any host)
 #   GJ_SKIP_INSTALL=1  never apt-get (install, or source: gj_regress_suite
@@ -35,7 +36,7 @@
 #                      (default ${XDG_CACHE_HOME:-~/.cache}/gpujoin)
 
 GJ_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-GJ_PG_MAJOR=15
+GJ_PG_MAJOR=${GJ_PG_MAJOR:-15}
 GJ_NAME=$(basename "$(dirname "$0")")/$(basename "$0")
 
 gj_step() {

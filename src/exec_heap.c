@@ -619,7 +619,7 @@ StageAllVisiblePage(GpuJoinHeapReader *reader, BlockNumber block, GpuJoinHeapSta
 	heap_page_prune_opt(reader->rel, buffer);
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buffer);
-	TestForOldSnapshot(snapshot, reader->rel, page);
+	GpuJoinTestForOldSnapshot(snapshot, reader->rel, page);
 	if (!PageIsAllVisible(page))
 	{
 		UnlockReleaseBuffer(buffer);
@@ -723,7 +723,7 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 		else
 		{
 			ReleaseAhead(reader);
-			heapgetpage(reader->scan, block);	/* checks for interrupts */
+			GpuJoinHeapReadPage(reader->scan, block);	/* checks for interrupts */
 			reader->try_all_visible = PageIsAllVisible(BufferGetPage(scan->rs_cbuf));
 			if (scan->rs_ntuples == 0)
 				continue;
@@ -738,7 +738,7 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 			reader->pages_in_place++;
 		/* as heap_getnextslot counts the rows a scan returns */
 		if (pgstat_should_count_relation(reader->rel))
-			reader->rel->pgstat_info->t_counts.t_tuples_returned += stage->ntuples - first;
+			GpuJoinCountTuplesReturned(reader->rel, stage->ntuples - first);
 		stage->npages++;
 	}
 	reader->tuples_read += stage->ntuples;

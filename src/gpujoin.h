@@ -27,6 +27,7 @@
 
 #include "postgres.h"
 
+#include "compat.h"
 #include "gpujoin_kernels.h"
 #include "nodes/execnodes.h"
 #include "nodes/extensible.h"

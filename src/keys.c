@@ -346,8 +346,6 @@ GpuJoinThetaCoding(OpExpr *op, GjThetaOp *thetaop, GpuJoinKeyCoding *left,
 	GpuJoinKeyKind rkind = KindOfType(exprType(rarg));
 	Oid			opclass;
 	Oid			family;
-	List	   *interps;
-	ListCell   *lc;
 
 	if (KindDomain(lkind) == 0 || KindDomain(lkind) != KindDomain(rkind))
 		return false;
@@ -364,32 +362,23 @@ GpuJoinThetaCoding(OpExpr *op, GjThetaOp *thetaop, GpuJoinKeyCoding *left,
 		return false;
 	family = get_opclass_family(opclass);
 
-	interps = get_op_btree_interpretation(op->opno);
-	foreach(lc, interps)
+	switch (GpuJoinBtreeStrategy(op->opno, family))
 	{
-		OpBtreeInterpretation *interp = lfirst(lc);
-
-		if (interp->opfamily_id != family)
-			continue;
-		switch (interp->strategy)
-		{
-			case BTLessStrategyNumber:
-				*thetaop = GJ_THETA_LT;
-				return true;
-			case BTLessEqualStrategyNumber:
-				*thetaop = GJ_THETA_LE;
-				return true;
-			case BTGreaterEqualStrategyNumber:
-				*thetaop = GJ_THETA_GE;
-				return true;
-			case BTGreaterStrategyNumber:
-				*thetaop = GJ_THETA_GT;
-				return true;
-			default:
-				return false;	/* equality goes to the hash join */
-		}
+		case BTLessStrategyNumber:
+			*thetaop = GJ_THETA_LT;
+			return true;
+		case BTLessEqualStrategyNumber:
+			*thetaop = GJ_THETA_LE;
+			return true;
+		case BTGreaterEqualStrategyNumber:
+			*thetaop = GJ_THETA_GE;
+			return true;
+		case BTGreaterStrategyNumber:
+			*thetaop = GJ_THETA_GT;
+			return true;
+		default:
+			return false;	/* equality goes to the hash join; none: no theta */
 	}
-	return false;
 }
 
 /* A float key in PostgreSQL's float order (gj_float_key, gpujoin_kernels.h) */

@@ -1125,7 +1125,7 @@ GpuJoinServiceMain(Datum main_arg)
 	StartWorkers(gpujoin_service_workers);
 	/* before the segments are unmapped at exit, which the workers copy into */
 	before_shmem_exit(StopWorkers, (Datum) 0);
-	events = CreateWaitEventSet(service_cxt, 3);
+	events = GpuJoinCreateWaitEventSet(service_cxt, 3);
 	AddWaitEventToSet(events, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
 	AddWaitEventToSet(events, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET, NULL, NULL);
 	AddWaitEventToSet(events, WL_SOCKET_READABLE, wake_pipe[0], NULL, NULL);

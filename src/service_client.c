@@ -41,6 +41,7 @@
 #include "storage/dsm_impl.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
+#include "utils/memutils.h"
 #include "utils/wait_event.h"
 
 /* A context in the service, as the client knows it */
@@ -217,7 +218,7 @@ TakeSlot(void)
 
 	if (my_slot >= 0)
 		return true;
-	slot = &gj_service->slots[MyProc->pgprocno];
+	slot = &gj_service->slots[GpuJoinProcNumber(MyProc)];
 	while (pg_atomic_read_u32(&slot->state) != GJ_SLOT_FREE)
 	{
 		if (++tries > 50)
@@ -235,7 +236,7 @@ TakeSlot(void)
 	slot->request = dsm_segment_handle(request_seg);
 	pg_write_barrier();
 	pg_atomic_write_u32(&slot->state, GJ_SLOT_IDLE);
-	my_slot = MyProc->pgprocno;
+	my_slot = GpuJoinProcNumber(MyProc);
 	on_shmem_exit(LeaveSlot, (Datum) 0);
 	return true;
 }
@@ -403,8 +404,13 @@ ShmHasRoom(Size size)
 		return true;
 	if (statvfs("/dev/shm", &fs) != 0)
 		return true;
-	/* a margin of a quarter more, for the rest of the server */
-	return (double) fs.f_bavail * fs.f_frsize >= (double) size * 1.25;
+	/*
+	 * and a margin for the rest of the server (parallel queries' segments):
+	 * a quarter of the file system, or of the arena if that is more (a
+	 * container's /dev/shm can be as small as 64 MB)
+	 */
+	return (double) fs.f_bavail * fs.f_frsize >=
+		(double) size + Max((double) size / 4, (double) fs.f_blocks * fs.f_frsize / 4);
 }
 
 /* Make arena a, of size bytes; false when there is no segment for it */

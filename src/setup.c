@@ -413,7 +413,7 @@ ReadSetupRecord(Oid relid)
 		Datum		after;
 
 		record = MemoryContextAllocZero(TopMemoryContext, sizeof(SetupRecord));
-		record->lxid = MyProc->lxid;
+		record->lxid = GpuJoinLocalXid(MyProc);
 		record->had_setting = !isnull && DatumGetBool(had);
 		before = slot_getattr(slot, 2, &isnull);
 		if (!isnull)
@@ -451,7 +451,7 @@ UndoSetup(void)
 	ListCell   *lc;
 
 	drop_record = NULL;
-	if (record == NULL || record->lxid != MyProc->lxid || record->after == NULL)
+	if (record == NULL || record->lxid != GpuJoinLocalXid(MyProc) || record->after == NULL)
 		return;					/* CREATE EXTENSION changed nothing */
 
 	now = DatabaseSetting(GPUJOIN_PRELOAD_SETTING);

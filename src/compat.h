@@ -1,0 +1,138 @@
+/*-------------------------------------------------------------------------
+ *
+ * compat.h
+ *	  The differences between the PostgreSQL versions gpujoin builds
+ *	  against (15, 16, 17, 18), in one place
+ *
+ * Each helper below is what the executor and planner call instead of an
+ * API that changed; on 15 every one is the call it replaces.  The version
+ * that made the change is named beside each.
+ *
+ * Compiled against 15 and 18 (the CPU-only build, 18.6); 16 and 17 from
+ * their release notes and 18's headers only, untested.
+ *
+ * IDENTIFICATION
+ *	  src/compat.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GPUJOIN_COMPAT_H
+#define GPUJOIN_COMPAT_H
+
+#include "access/heapam.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/latch.h"
+#include "storage/proc.h"
+#include "utils/lsyscache.h"
+
+/* 18: EXPLAIN's property functions moved out of commands/explain.h */
+#if PG_VERSION_NUM >= 180000
+#include "commands/explain_format.h"
+#include "commands/explain_state.h"
+#else
+#include "commands/explain.h"
+#endif
+
+/*
+ * 17: a PGPROC's number is GetNumberFromPGProc (pgprocno went), its local
+ * transaction id moved into vxid
+ */
+#if PG_VERSION_NUM >= 170000
+#define GpuJoinProcNumber(proc)		((int) GetNumberFromPGProc(proc))
+#define GpuJoinLocalXid(proc)		((proc)->vxid.lxid)
+#else
+#define GpuJoinProcNumber(proc)		((proc)->pgprocno)
+#define GpuJoinLocalXid(proc)		((proc)->lxid)
+#endif
+
+/*
+ * 17: a WaitEventSet belongs to a resource owner, not a memory context;
+ * none here (the gpujoin service's set lives as long as the process)
+ */
+#if PG_VERSION_NUM >= 170000
+#define GpuJoinCreateWaitEventSet(cxt, nevents)	CreateWaitEventSet(NULL, (nevents))
+#else
+#define GpuJoinCreateWaitEventSet(cxt, nevents)	CreateWaitEventSet((cxt), (nevents))
+#endif
+
+/* 17: old_snapshot_threshold, and so TestForOldSnapshot, went */
+#if PG_VERSION_NUM >= 170000
+#define GpuJoinTestForOldSnapshot(snapshot, rel, page)	((void) 0)
+#else
+#define GpuJoinTestForOldSnapshot(snapshot, rel, page) \
+	TestForOldSnapshot((snapshot), (rel), (page))
+#endif
+
+/* 16: a table's counters lost their t_ prefixes */
+#if PG_VERSION_NUM >= 160000
+#define GpuJoinCountTuplesReturned(rel, n) \
+	((rel)->pgstat_info->counts.tuples_returned += (n))
+#else
+#define GpuJoinCountTuplesReturned(rel, n) \
+	((rel)->pgstat_info->t_counts.t_tuples_returned += (n))
+#endif
+
+/*
+ * The B-tree strategy of operator opno in opfamily (0 when it has none
+ * there).  18 generalized get_op_btree_interpretation into
+ * get_op_index_interpretation, whose comparison types number as the
+ * B-tree strategies do.
+ */
+static inline int
+GpuJoinBtreeStrategy(Oid opno, Oid opfamily)
+{
+	List	   *interps;
+	ListCell   *lc;
+
+#if PG_VERSION_NUM >= 180000
+	interps = get_op_index_interpretation(opno);
+	foreach(lc, interps)
+	{
+		OpIndexInterpretation *interp = lfirst(lc);
+
+		if (interp->opfamily_id == opfamily)
+			return (int) interp->cmptype;
+	}
+#else
+	interps = get_op_btree_interpretation(opno);
+	foreach(lc, interps)
+	{
+		OpBtreeInterpretation *interp = lfirst(lc);
+
+		if (interp->opfamily_id == opfamily)
+			return interp->strategy;
+	}
+#endif
+	return 0;
+}
+
+/*
+ * Read block into a page-mode heap scan as a sequential scan reads it: the
+ * buffer pinned in rs_cbuf (the previous one released), its visible
+ * tuples' offsets in rs_vistuples.  17 replaced heapgetpage (which read the
+ * buffer itself) by read streams and heap_prepare_pagescan, which takes
+ * the buffer the stream read; here it is read as heapgetpage read it.
+ */
+static inline void
+GpuJoinHeapReadPage(TableScanDesc sscan, BlockNumber block)
+{
+#if PG_VERSION_NUM >= 170000
+	HeapScanDesc scan = (HeapScanDesc) sscan;
+
+	if (BufferIsValid(scan->rs_cbuf))
+	{
+		ReleaseBuffer(scan->rs_cbuf);
+		scan->rs_cbuf = InvalidBuffer;
+	}
+	CHECK_FOR_INTERRUPTS();
+	scan->rs_cbuf = ReadBufferExtended(sscan->rs_rd, MAIN_FORKNUM, block, RBM_NORMAL,
+									   scan->rs_strategy);
+	scan->rs_cblock = block;
+	heap_prepare_pagescan(sscan);
+#else
+	heapgetpage(sscan, block);
+#endif
+}
+
+#endif							/* GPUJOIN_COMPAT_H */

@@ -465,6 +465,80 @@ BuildScanTargetList(List *outer_tlist, List *inner_tlist)
 	return tlist;
 }
 
+#if PG_VERSION_NUM >= 160000
+/*
+ * 16 and later: a Var carries the outer joins that can null it
+ * (varnullingrels), and setrefs.c matches the node's targetlist, qual and
+ * custom_exprs against custom_scan_tlist by column, checking that the sets
+ * are equal.  Above an outer join a nullable side's Var carries the join
+ * (and the node above expects it so in our targetlist), while the same
+ * column in a join qual, evaluated below the join, carries none.  The scan
+ * tuple's columns take the sets the join relation's output gives them (its
+ * reltarget: the final targetlist is set after PlanCustomPath, by the
+ * projection), and the join quals' Vars take the scan tuple's: the
+ * executor never reads the sets, only setrefs.c checks them.
+ */
+static Var *
+VarIn(List *exprs, Var *var)
+{
+	ListCell   *lc;
+
+	foreach(lc, exprs)
+	{
+		Node	   *expr = lfirst(lc);
+
+		if (IsA(expr, TargetEntry))
+			expr = (Node *) ((TargetEntry *) expr)->expr;
+		if (IsA(expr, Var) && ((Var *) expr)->varno == var->varno &&
+			((Var *) expr)->varattno == var->varattno &&
+			((Var *) expr)->varlevelsup == var->varlevelsup)
+			return (Var *) expr;
+	}
+	return NULL;
+}
+
+static bool
+AdoptNullingRels(Node *node, List *scan_tlist)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		Var		   *scan_var = VarIn(scan_tlist, (Var *) node);
+
+		if (scan_var != NULL)
+			((Var *) node)->varnullingrels = bms_copy(scan_var->varnullingrels);
+		return false;
+	}
+	return expression_tree_walker(node, AdoptNullingRels, (void *) scan_tlist);
+}
+
+static void
+MatchNullingRels(CustomScan *cscan, RelOptInfo *rel)
+{
+	List	   *qual_vars = pull_var_clause((Node *) cscan->scan.plan.qual,
+											PVC_RECURSE_AGGREGATES |
+											PVC_RECURSE_WINDOWFUNCS |
+											PVC_INCLUDE_PLACEHOLDERS);
+	ListCell   *lc;
+
+	foreach(lc, cscan->custom_scan_tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *out;
+
+		if (!IsA(tle->expr, Var))
+			continue;
+		/* as the join's output has it, or a qual above the join (pushed down) */
+		if ((out = VarIn(rel->reltarget->exprs, (Var *) tle->expr)) != NULL ||
+			(out = VarIn(qual_vars, (Var *) tle->expr)) != NULL)
+			((Var *) tle->expr)->varnullingrels = bms_copy(out->varnullingrels);
+	}
+	cscan->custom_exprs = copyObject(cscan->custom_exprs);
+	(void) AdoptNullingRels((Node *) cscan->custom_exprs, cscan->custom_scan_tlist);
+}
+#endif
+
 /*
  * Let a Seq Scan below the join return its tuples as they lie on the page
  *
@@ -607,6 +681,9 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->custom_private = lappend(cscan->custom_private, inner_heap ? inner_plan->qual : NIL);
 	cscan->custom_scan_tlist = BuildScanTargetList(outer_plan->targetlist,
 												   inner_plan->targetlist);
+#if PG_VERSION_NUM >= 160000
+	MatchNullingRels(cscan, rel);
+#endif
 	switch ((GpuJoinStrategy) intVal(list_nth(priv, GpuJoinPathStrategy)))
 	{
 		case GPUJOIN_STRATEGY_HASH:

@@ -775,6 +775,21 @@ typedef enum GjAggVariant
 #define GJ_AGG_SORT_RUN_ITEMS	16
 
 /*
+ * SORT: about how many runs of one group's matches the threads add to the
+ * table for rows matches in groups groups: each thread's
+ * GJ_AGG_SORT_RUN_ITEMS matches end a run at their last one and at each
+ * group boundary among them, and there are never more runs than matches
+ * (the cost model and its calibration count by this)
+ */
+static inline double
+gj_agg_sort_runs(double rows, double groups)
+{
+	double		runs = rows / GJ_AGG_SORT_RUN_ITEMS + groups;
+
+	return runs < rows ? runs : rows;
+}
+
+/*
  * Shared memory a block of the SHARED variant keeps words in (3 words of
  * 8 bytes per group and aggregate): 48 kB, what a launch may ask for
  * without opting in, 4 blocks of a multiprocessor's 228 kB on sm_90
@@ -925,6 +940,17 @@ extern int	gj_cuda_device_count(GjError *err);
  * service keeps some).  Takes effect at the next context.
  */
 extern void gj_cuda_pool_keep(size_t device_bytes, size_t host_bytes);
+
+/*
+ * The most device bytes the contexts of this process may hold together
+ * (0: no limit, the default); a context that would pass it gets
+ * GJ_ERROR_DEVICE_MEMORY, as at its own spec.memory_limit.  The gpujoin
+ * service sets it, so that the joins of all its clients share one pool.
+ * gj_cuda_pool_held: the device bytes every context of this process holds
+ * now.  Both thread-safe.
+ */
+extern void gj_cuda_pool_limit(size_t bytes);
+extern size_t gj_cuda_pool_held(void);
 
 /*
  * Page-locked host memory from this process's cache (gj_cuda_pool_keep),

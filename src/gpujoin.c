@@ -59,6 +59,7 @@ int			gpujoin_preagg_table_matches = 0;
 bool		gpujoin_service = false;
 int			gpujoin_service_workers = 4;
 int			gpujoin_service_cached_memory = 1024;
+int			gpujoin_service_memory_limit = 0;
 int			gpujoin_max_gpu_backends = -1;
 GpuJoinModel gpujoin_model = {
 	.cost_per_ms = GPUJOIN_DEFAULT_COST_PER_MS,
@@ -523,6 +524,19 @@ _PG_init(void)
 							"page-locked host memory for rounds of matches is kept too, up to a quarter of this.",
 							&gpujoin_service_cached_memory,
 							1024,
+							0,
+							INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpujoin.service_memory_limit",
+							"Sets the most device memory the joins run by the gpujoin service may hold together.",
+							"A join that would pass it continues as one that finds the device full: in partitions "
+							"or smaller chunks where it can, else on the CPU twin.  0, the default, leaves the "
+							"whole device to them.",
+							&gpujoin_service_memory_limit,
+							0,
 							0,
 							INT_MAX,
 							PGC_SIGHUP,

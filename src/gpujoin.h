@@ -115,6 +115,7 @@ extern int	gpujoin_max_gpu_backends;	/* -1: no limit */
 extern bool gpujoin_service;
 extern int	gpujoin_service_workers;
 extern int	gpujoin_service_cached_memory;
+extern int	gpujoin_service_memory_limit;
 
 /*
  * The cost model's device constants (planner_cost.c), each a gpujoin.* setting,

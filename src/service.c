@@ -756,6 +756,14 @@ ServeProbe(GjServiceRequest *req)
 		req->status = gj_cuda_device_info(0, &req->info, &req->err);
 		if (req->status != GJ_OK)
 			req->ndevices = 0;
+		else if (gpujoin_service_memory_limit > 0)
+		{
+			/* what the joins may still take is the pool's rest, at most */
+			int64		limit = (int64) gpujoin_service_memory_limit * 1024 * 1024;
+			int64		rest = Max(limit - (int64) gj_cuda_pool_held(), 0);
+
+			req->info.free_memory = Min(req->info.free_memory, rest);
+		}
 	}
 	else
 		req->ndevices = 0;
@@ -1087,14 +1095,18 @@ StartWorkers(int n)
 		ereport(FATAL, (errmsg("gpujoin service: could not start a worker thread")));
 }
 
-/* What the device side keeps between joins: gpujoin.service_cached_memory */
+/*
+ * What the device side keeps between joins (gpujoin.service_cached_memory)
+ * and the most all joins may hold (gpujoin.service_memory_limit)
+ */
 static void
-ApplyCachedMemory(void)
+ApplyMemorySettings(void)
 {
 #ifdef GPUJOIN_WITH_CUDA
 	size_t		bytes = (size_t) gpujoin_service_cached_memory * 1024 * 1024;
 
 	gj_cuda_pool_keep(bytes, bytes / 4);
+	gj_cuda_pool_limit((size_t) gpujoin_service_memory_limit * 1024 * 1024);
 #endif
 }
 
@@ -1119,7 +1131,7 @@ GpuJoinServiceMain(Datum main_arg)
 	CurrentResourceOwner = NULL;
 
 	on_shmem_exit(ServiceExit, (Datum) 0);
-	ApplyCachedMemory();
+	ApplyMemorySettings();
 	/* at exit, after the workers stopped: the segments page-locked no more */
 	before_shmem_exit(UnregisterSegments, (Datum) 0);
 	StartWorkers(gpujoin_service_workers);
@@ -1149,7 +1161,7 @@ GpuJoinServiceMain(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
-			ApplyCachedMemory();
+			ApplyMemorySettings();
 		}
 		CompleteFinished();
 		for (int i = 0; i < gj_service->nslots; i++)

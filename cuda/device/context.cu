@@ -55,7 +55,9 @@
  *
  * Every device allocation goes through gj_cuda_device_reserve().  It
  * enforces the context's memory limit (gpujoin's share of the device,
- * from a setting), so that running out is a GJ_ERROR_DEVICE_MEMORY that
+ * from a setting) and the process's, for all its contexts together
+ * (gj_cuda_pool_limit: the gpujoin service's pool), so that running out
+ * is a GJ_ERROR_DEVICE_MEMORY that
  * the executor answers by switching to the CPU twin at a chunk boundary,
  * not a failure of whatever else uses the GPU.  Buffers are grow-only and
  * reused: a join over many chunks of the same size allocates once, since
@@ -140,6 +142,26 @@ static uint64_t pool_applied = 0;		/* the generation device 0 has */
 static PinnedBlock *pinned_free = NULL;
 static size_t pinned_free_bytes = 0;
 static int	pools_supported = -1;	/* device 0 has cudaMallocAsync; -1 unknown */
+
+/*
+ * Device bytes every context of the process holds, and the most they may
+ * (gj_cuda_pool_limit; 0: none): atomics, since the service's threads
+ * reserve and release at once
+ */
+static uint64_t pool_held = 0;
+static uint64_t pool_limit = 0;
+
+extern "C" void
+gj_cuda_pool_limit(size_t bytes)
+{
+	__atomic_store_n(&pool_limit, (uint64_t) bytes, __ATOMIC_RELAXED);
+}
+
+extern "C" size_t
+gj_cuda_pool_held(void)
+{
+	return (size_t) __atomic_load_n(&pool_held, __ATOMIC_RELAXED);
+}
 
 extern "C" void
 gj_cuda_pool_keep(size_t device_bytes, size_t host_bytes)
@@ -655,7 +677,25 @@ gj_cuda_device_reserve(GjCudaContext *ctx, GjDeviceBuffer *buf, size_t bytes,
 							bytes, what, (long long) ctx->spec.memory_limit,
 							ctx->device_bytes);
 
+	/* the process's share: taken first, given back when the device fails */
+	{
+		uint64_t	limit = __atomic_load_n(&pool_limit, __ATOMIC_RELAXED);
+		uint64_t	held = __atomic_add_fetch(&pool_held, (uint64_t) bytes,
+											  __ATOMIC_RELAXED);
+
+		if (limit > 0 && held > limit)
+		{
+			__atomic_sub_fetch(&pool_held, (uint64_t) bytes, __ATOMIC_RELAXED);
+			return gj_error_set(err, GJ_ERROR_DEVICE_MEMORY,
+								"Allocating %zu bytes of device memory for %s would exceed the limit of %llu bytes for all joins together; they hold %llu bytes, this join %zu.",
+								bytes, what, (unsigned long long) limit,
+								(unsigned long long) (held - bytes),
+								ctx->device_bytes);
+		}
+	}
 	rc = pools_supported > 0 ? cudaMallocAsync(&ptr, bytes, ctx->stream) : cudaMalloc(&ptr, bytes);
+	if (rc != cudaSuccess)
+		__atomic_sub_fetch(&pool_held, (uint64_t) bytes, __ATOMIC_RELAXED);
 	if (rc == cudaErrorMemoryAllocation)
 	{
 		size_t		free_bytes = 0;
@@ -699,6 +739,7 @@ gj_cuda_device_release(GjCudaContext *ctx, GjDeviceBuffer *buf)
 	else
 		(void) cudaFree(buf->ptr);
 	ctx->device_bytes -= buf->bytes;
+	__atomic_sub_fetch(&pool_held, (uint64_t) buf->bytes, __ATOMIC_RELAXED);
 	buf->ptr = NULL;
 	buf->bytes = 0;
 }

@@ -2364,6 +2364,106 @@ TestDeviceMemoryLimit(GjVariant variant)
 	free(values);
 	Report("cuda", name_count);
 }
+
+/*
+ * The process's limit for all contexts together (gj_cuda_pool_limit, the
+ * gpujoin service's pool): with one context holding a 100,000-row table, a
+ * second context's 2,000,000-row build passes a 16 MB pool and gets
+ * GJ_ERROR_DEVICE_MEMORY although neither context has a limit of its own;
+ * the first context's build is untouched; every byte comes back to the
+ * pool when the contexts go; with a larger pool the same build succeeds
+ */
+static void
+TestPoolLimit(void)
+{
+	const int64_t nrows = 100000;
+	const int64_t big_rows = 2000000;
+	const char *name = "pool limit: all contexts together";
+	uint64_t   *keys;
+	int64_t    *values;
+	GjColumn	column = {NULL, NULL};
+	GjBatch		inner = {.nrows = nrows, .columns = &column};
+	GjBatch		big = {.nrows = big_rows, .columns = &column};
+	GjJoinSpec	spec;
+	GjContext  *a = NULL;
+	GjContext  *b = NULL;
+	GjError		err;
+	GjStatus	status;
+	int64_t		nmatches = 0;
+	size_t		held_a;
+
+	if (!Selected(name))
+		return;
+	keys = (uint64_t *) Alloc((size_t) big_rows * sizeof(uint64_t));
+	values = (int64_t *) Alloc((size_t) big_rows * sizeof(int64_t));
+	column.values = values;
+	inner.keys = keys;
+	big.keys = keys;
+	for (int64_t i = 0; i < big_rows; i++)
+	{
+		keys[i] = (uint64_t) i;
+		values[i] = i;
+	}
+	memset(&err, 0, sizeof(err));
+	memset(&spec, 0, sizeof(spec));
+	spec.variant = GJ_VARIANT_NPHJ;
+	spec.materialize = GJ_MATERIALIZE_GFUR;
+	spec.outer_ncolumns = 1;
+	spec.outer_widths[0] = 8;
+	spec.inner_ncolumns = 1;
+	spec.inner_widths[0] = 8;
+	spec.max_matches = 1000;
+
+	if (gj_cuda_pool_held() != 0)
+		Failf("the pool holds %zu bytes before any context", gj_cuda_pool_held());
+	gj_cuda_pool_limit(16 << 20);
+	if (Expect(gj_cuda_kernels.context_create(&a, &spec, &err), GJ_OK, &err,
+			   "context_create(a)") &&
+		Expect(gj_cuda_kernels.build(a, &inner, &err), GJ_OK, &err,
+			   "build of 100,000 rows in a 16 MB pool") &&
+		Expect(gj_cuda_kernels.context_create(&b, &spec, &err), GJ_OK, &err,
+			   "context_create(b)"))
+	{
+		held_a = gj_cuda_pool_held();
+		if (held_a == 0 || held_a > (16 << 20))
+			Failf("the pool holds %zu bytes with one 100,000-row table", held_a);
+		status = gj_cuda_kernels.build(b, &big, &err);
+		if (status != GJ_ERROR_DEVICE_MEMORY)
+			Failf("a build past the pool returned %d, expected GJ_ERROR_DEVICE_MEMORY",
+				  (int) status);
+		else if (strstr(err.message, "for all joins together") == NULL)
+			Failf("a build past the pool said \"%s\"", err.message);
+		else if (verbose)
+			printf("      (message: %s)\n", err.message);
+		if (gj_cuda_pool_held() < held_a)
+			Failf("the failed build left the pool at %zu bytes, below the first table's %zu",
+				  gj_cuda_pool_held(), held_a);
+		/* the first context still joins */
+		if (Expect(gj_cuda_kernels.count(a, &inner, &nmatches, &err), GJ_OK,
+				   &err, "count in the first context") && nmatches != nrows)
+			Failf("the first context counted %lld matches, expected %lld",
+				  (long long) nmatches, (long long) nrows);
+	}
+	gj_cuda_kernels.context_destroy(a);
+	gj_cuda_kernels.context_destroy(b);
+	if (gj_cuda_pool_held() != 0)
+		Failf("the pool holds %zu bytes after every context went", gj_cuda_pool_held());
+
+	/* a larger pool takes the same build */
+	gj_cuda_pool_limit((size_t) 1 << 30);
+	b = NULL;
+	if (Expect(gj_cuda_kernels.context_create(&b, &spec, &err), GJ_OK, &err,
+			   "context_create(b) in a 1 GB pool"))
+		(void) Expect(gj_cuda_kernels.build(b, &big, &err), GJ_OK, &err,
+					  "build of 2,000,000 rows in a 1 GB pool");
+	gj_cuda_kernels.context_destroy(b);
+	gj_cuda_pool_limit(0);
+	if (gj_cuda_pool_held() != 0)
+		Failf("the pool holds %zu bytes at the end", gj_cuda_pool_held());
+	free(keys);
+	free(values);
+	Report("cuda", name);
+}
 #endif
 
 /* ----------------------------------------------------------------
@@ -3841,6 +3941,7 @@ main(void)
 					  large_rows * 3 / 20);
 		TestHugeCount(&gj_cuda_kernels, GJ_VARIANT_BAND, 100000, 100000);
 		TestPinnedPool();
+		TestPoolLimit();
 		/*
 		 * The rest as the gpujoin service runs them: what one context
 		 * frees, device memory and page-locked rounds, is the next one's

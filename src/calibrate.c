@@ -434,7 +434,7 @@ GroupByTerms(const GroupByCase *c, int64 rows, double *x)
 	else
 	{
 		x[5] = rows;
-		x[6] = Min((double) rows, (double) rows / GJ_AGG_SORT_RUN_ITEMS + groups) * c->naggs;
+		x[6] = gj_agg_sort_runs((double) rows, groups) * c->naggs;
 	}
 }
 

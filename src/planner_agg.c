@@ -376,8 +376,7 @@ GroupByMs(int variant, double rows, int naggs, double groups)
 					Min(groups, GJ_AGG_SHARED_GROUPS(naggs)) * naggs * m->preagg_flush_ns) / 1e6;
 		case GJ_AGG_SORT:
 			return (rows * m->preagg_sort_row_ns +
-					Min(rows, rows / GJ_AGG_SORT_RUN_ITEMS + groups) * naggs *
-					m->preagg_sort_run_ns) / 1e6;
+					gj_agg_sort_runs(rows, groups) * naggs * m->preagg_sort_run_ns) / 1e6;
 		default:
 			return rows * naggs * m->preagg_row_ns / 1e6;
 	}

@@ -191,6 +191,18 @@ SameKeys(const AggTableArgs *t, int nkeys, long long g, const GjAggMatch *m)
 	return true;
 }
 
+/* Are two matches of one group?  (the same NULL flags and non-NULL keys) */
+static __device__ bool
+SameMatchKeys(int nkeys, const GjAggMatch *a, const GjAggMatch *b)
+{
+	if (a->key_nulls != b->key_nulls)
+		return false;
+	for (int k = 0; k < nkeys; k++)
+		if (((a->key_nulls >> k) & 1) == 0 && a->keys[k] != b->keys[k])
+			return false;
+	return true;
+}
+
 /*
  * The group of a match, created if new: its number, or -1 when the table
  * has no room for another group
@@ -461,9 +473,7 @@ agg_sorted_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n, const uint3
 			ReadInputs(spec, &cols, sorted[p], inputs);
 			if (!gj_agg_eval_match(spec, inputs, &m))
 				continue;		/* cannot be: the same programs decided it */
-			same = h == run_hash && m.key_nulls == run.key_nulls;
-			for (int k = 0; same && k < spec->nkeys; k++)
-				same = (((m.key_nulls >> k) & 1) != 0) || m.keys[k] == run.keys[k];
+			same = h == run_hash && SameMatchKeys(spec->nkeys, &m, &run);
 			if (!same)
 			{
 				if (run_hash != 0)

@@ -81,11 +81,13 @@ include $(PGXS)
 # sees.
 cuda/%.o: override CPPFLAGS += -I$(srcdir)/cuda/device -I$(srcdir)/cuda/expr -I$(srcdir)/cuda/agg
 
-# Rebuild when a header changes, or when WITH_CUDA changes (.build-flags holds
-# the value of the last build): PGXS tracks neither.
+# Rebuild when a header changes, or when WITH_CUDA or the server's version
+# changes (.build-flags holds the values of the last build): PGXS tracks
+# none of them.
+BUILD_FLAGS = WITH_CUDA=$(WITH_CUDA) $(CUDA_ARCHS) PostgreSQL $(VERSION)
 $(OBJS): $(wildcard src/*.h cuda/*.h cuda/*/*.h) .build-flags
 .build-flags: FORCE
-	@echo 'WITH_CUDA=$(WITH_CUDA) $(CUDA_ARCHS)' | cmp -s - $@ || echo 'WITH_CUDA=$(WITH_CUDA) $(CUDA_ARCHS)' > $@
+	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || echo '$(BUILD_FLAGS)' > $@
 .PHONY: FORCE
 FORCE:
 

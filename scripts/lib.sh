@@ -312,12 +312,13 @@ gj_cache_dir() {
 }
 
 # apt-get and apt-cache with a private configuration under $GJ_CACHE/apt
-# whose source entries are the deb-src twins of this machine's own deb
-# entries: the system's apt configuration and package lists stay as they are
+# (or GJ_APT_DIR) whose source entries are the deb-src twins of this
+# machine's own deb entries (or, scripts/build-postgres, of other Debian
+# suites): the system's apt configuration and package lists stay as they are
 gj_apt_private() {
 	local tool=$1 dir
 	shift
-	dir=$(gj_cache_dir)/apt
+	dir=${GJ_APT_DIR:-$(gj_cache_dir)/apt}
 	"$tool" -q -o Dir::Etc::SourceList="$dir/sources.list" \
 		-o Dir::Etc::SourceParts="$dir/sources.list.d" \
 		-o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir/cache" \

@@ -21,6 +21,7 @@
 
 #include "access/heapam.h"
 #include "miscadmin.h"
+#include "nodes/pathnodes.h"
 #include "storage/bufmgr.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
@@ -132,6 +133,24 @@ GpuJoinHeapReadPage(TableScanDesc sscan, BlockNumber block)
 	heap_prepare_pagescan(sscan);
 #else
 	heapgetpage(sscan, block);
+#endif
+}
+
+/*
+ * A path's count of disabled nodes, from its inputs': 17 added the count to
+ * Path, and add_path prefers fewer disabled nodes before it looks at cost,
+ * so a GPU path must carry what its inputs carry (none of its own: no
+ * enable_* setting disables a GPU join).  Nothing to do before 17.
+ */
+static inline void
+GpuJoinSetDisabledNodes(Path *path, const List *inputs)
+{
+#if PG_VERSION_NUM >= 170000
+	const ListCell *lc;
+
+	path->disabled_nodes = 0;
+	foreach(lc, inputs)
+		path->disabled_nodes += ((const Path *) lfirst(lc))->disabled_nodes;
 #endif
 }
 

@@ -207,6 +207,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	 */
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = list_make2(outer_path, inner_path);
+	GpuJoinSetDisabledNodes(&cpath->path, cpath->custom_paths);
 	cpath->methods = (strategy == GPUJOIN_STRATEGY_MERGE) ? &gpujoin_merge_path_methods :
 		(strategy == GPUJOIN_STRATEGY_THETA) ? &gpujoin_theta_path_methods :
 		&gpujoin_hash_path_methods;
@@ -473,9 +474,10 @@ BuildScanTargetList(List *outer_tlist, List *inner_tlist)
  * are equal.  Above an outer join a nullable side's Var carries the join
  * (and the node above expects it so in our targetlist), while the same
  * column in a join qual, evaluated below the join, carries none.  The scan
- * tuple's columns take the sets the join relation's output gives them (its
- * reltarget: the final targetlist is set after PlanCustomPath, by the
- * projection), and the join quals' Vars take the scan tuple's: the
+ * tuple's columns take the sets the join relation's output gives them (the
+ * Vars of its reltarget, which for the top join may hold the final
+ * target's expressions: apply_scanjoin_target_to_paths sets it), and the
+ * join quals' Vars take the scan tuple's: the
  * executor never reads the sets, only setrefs.c checks them.
  */
 static Var *
@@ -516,10 +518,11 @@ AdoptNullingRels(Node *node, List *scan_tlist)
 static void
 MatchNullingRels(CustomScan *cscan, RelOptInfo *rel)
 {
-	List	   *qual_vars = pull_var_clause((Node *) cscan->scan.plan.qual,
-											PVC_RECURSE_AGGREGATES |
-											PVC_RECURSE_WINDOWFUNCS |
-											PVC_INCLUDE_PLACEHOLDERS);
+	const int	flags = PVC_RECURSE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
+		PVC_INCLUDE_PLACEHOLDERS;
+	/* the final scan/join target may be the reltarget: expressions, not Vars */
+	List	   *out_vars = pull_var_clause((Node *) rel->reltarget->exprs, flags);
+	List	   *qual_vars = pull_var_clause((Node *) cscan->scan.plan.qual, flags);
 	ListCell   *lc;
 
 	foreach(lc, cscan->custom_scan_tlist)
@@ -530,7 +533,7 @@ MatchNullingRels(CustomScan *cscan, RelOptInfo *rel)
 		if (!IsA(tle->expr, Var))
 			continue;
 		/* as the join's output has it, or a qual above the join (pushed down) */
-		if ((out = VarIn(rel->reltarget->exprs, (Var *) tle->expr)) != NULL ||
+		if ((out = VarIn(out_vars, (Var *) tle->expr)) != NULL ||
 			(out = VarIn(qual_vars, (Var *) tle->expr)) != NULL)
 			((Var *) tle->expr)->varnullingrels = bms_copy(out->varnullingrels);
 	}

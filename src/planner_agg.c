@@ -412,6 +412,7 @@ PreAggPath(RelOptInfo *input_rel, CustomPath *join, PathTarget *partial, int nke
 	cpath->path.pathkeys = NIL;
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 	cpath->custom_paths = join->custom_paths;
+	GpuJoinSetDisabledNodes(&cpath->path, cpath->custom_paths);
 	cpath->methods = &gpujoin_preagg_path_methods;
 	emit = (gpujoin_emit_cost + join->path.pathtarget->cost.per_tuple) * rows;
 	if (nkeys == 0)

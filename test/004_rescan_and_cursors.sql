@@ -37,7 +37,7 @@ SELECT matches(pg_temp.plan(:'q'),
 	'SubPlan 1[\s\S]*Gpu(HashJoin|PreAgg)[\s\S]*SubPlan 2[\s\S]*Gpu(HashJoin|PreAgg)[\s\S]*SubPlan 3[\s\S]*Gpu(HashJoin|PreAgg)',
 	'subqueries: a GPU hash join (GpuHashJoin, or a GpuPreAgg aggregating it) in each SubPlan');
 SELECT bag_eq(:'q', 'SELECT * FROM expected_sub', 'subqueries: the same rows as PostgreSQL');
-SELECT matches(pg_temp.plan_analyze(:'q'), 'Custom Scan \(GpuHashJoin\) \(actual rows=\d+ loops=8\)',
+SELECT matches(pg_temp.plan_analyze(:'q'), 'Custom Scan \(GpuHashJoin\) \(actual rows=[\d.]+ loops=8\)',
 	'subqueries: the GPU hash join ran once per row of t');
 SET LOCAL gpujoin.chunk_rows = 700;
 SELECT bag_eq(:'q', 'SELECT * FROM expected_sub', 'subqueries, in chunks: the same rows as PostgreSQL');
@@ -58,7 +58,7 @@ SET LOCAL gpujoin.enable_thetajoin = off;
 SELECT matches(pg_temp.plan(:'q'), 'Nested Loop Left Join[\s\S]*->  Custom Scan \(GpuHashJoin\)',
 	'nested loop: the GPU hash join is its inner side');
 SELECT doesnt_match(pg_temp.plan(:'q'), 'Materialize', 'nested loop: no Materialize');
-SELECT matches(pg_temp.plan_analyze(:'q'), 'Custom Scan \(GpuHashJoin\) \(actual rows=\d+ loops=5\)',
+SELECT matches(pg_temp.plan_analyze(:'q'), 'Custom Scan \(GpuHashJoin\) \(actual rows=[\d.]+ loops=5\)',
 	'nested loop: the GPU hash join was rescanned for each of the 5 rows');
 SELECT bag_eq(:'q', 'SELECT * FROM expected_nl', 'nested loop: the same rows as PostgreSQL');
 

@@ -87,7 +87,7 @@ SELECT pg_temp.plan_number(plan, 'Participants') AS participants,
 	pg_temp.plan_number(plan, 'Outer Rows') AS outer_rows,
 	pg_temp.plan_number(plan, 'Inner Rows') AS inner_rows,
 	pg_temp.plan_number(plan, 'Matches') AS matches,
-	substring(plan FROM 'Parallel Custom Scan \(GpuHashJoin\) \(actual rows=\d+ loops=(\d+)\)')::bigint AS loops,
+	substring(plan FROM 'Parallel Custom Scan \(GpuHashJoin\) \(actual rows=[\d.]+ loops=(\d+)\)')::bigint AS loops,
 	pg_temp.outer_size(plan) AS outer_size,
 	pg_temp.inner_size(plan) AS inner_size
 FROM got WHERE name = 'inner join on int4';
@@ -138,10 +138,10 @@ RESET parallel_leader_participation;
 SET LOCAL gpujoin.enable_preagg = off;
 \set qrescan 'SELECT x, (SELECT count(*) + x FROM r JOIN s ON r.k = s.k) FROM generate_series(1, 3) x'
 SELECT pg_temp.plan_analyze(:'qrescan') AS rescan_plan \gset
-SELECT matches(:'rescan_plan'::text, 'Parallel Custom Scan \(GpuHashJoin\) \(actual rows=\d+ loops=(\d+)\)',
+SELECT matches(:'rescan_plan'::text, 'Parallel Custom Scan \(GpuHashJoin\) \(actual rows=[\d.]+ loops=(\d+)\)',
 	'rescan: the subplan''s join runs in parallel');
 SELECT is(pg_temp.plan_number(:'rescan_plan', 'Participants'),
-	substring(:'rescan_plan' FROM 'Parallel Custom Scan \(GpuHashJoin\) \(actual rows=\d+ loops=(\d+)\)')::bigint,
+	substring(:'rescan_plan' FROM 'Parallel Custom Scan \(GpuHashJoin\) \(actual rows=[\d.]+ loops=(\d+)\)')::bigint,
 	'rescan: Participants counts the runs of every launch');
 SELECT is(pg_temp.plan_number(:'rescan_plan', 'Outer Rows'), 3 * pg_temp.outer_size(:'rescan_plan'),
 	'rescan: every outer row once per run of the subplan');

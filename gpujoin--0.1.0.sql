@@ -46,8 +46,9 @@ AS 'MODULE_PATHNAME', 'gpujoin_device_info'
 LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 
 -- EXPLAIN a query and return its lines, for tests (like HypoPG's do_explain).
--- COSTS OFF keeps the plan text stable; with_analyze adds ANALYZE with TIMING and SUMMARY
--- off, so the output does not depend on the machine.
+-- COSTS OFF keeps the plan text stable; with_analyze adds ANALYZE with TIMING, SUMMARY and
+-- BUFFERS off (BUFFERS is on by default from PostgreSQL 18), so the output does not depend
+-- on the machine.
 CREATE FUNCTION gpujoin_explain(query text, with_analyze boolean DEFAULT false)
 RETURNS SETOF text
 LANGUAGE plpgsql VOLATILE STRICT
@@ -56,7 +57,7 @@ DECLARE
 	line text;
 BEGIN
 	FOR line IN EXECUTE format('EXPLAIN (COSTS OFF%s) %s',
-							   CASE WHEN with_analyze THEN ', ANALYZE, TIMING OFF, SUMMARY OFF' ELSE '' END,
+							   CASE WHEN with_analyze THEN ', ANALYZE, TIMING OFF, SUMMARY OFF, BUFFERS OFF' ELSE '' END,
 							   query)
 	LOOP
 		RETURN NEXT line;

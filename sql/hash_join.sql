@@ -22,7 +22,7 @@ SELECT count(*) FROM o JOIN i ON o.k = i.k WHERE o.k IS NULL;
 -- an extra join clause is rechecked on the CPU
 EXPLAIN (COSTS OFF) SELECT * FROM o JOIN i ON o.k = i.k AND o.v < i.w;
 SELECT * FROM o JOIN i ON o.k = i.k AND o.v < i.w ORDER BY v, w;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT * FROM o JOIN i ON o.k = i.k AND i.w > 'x';
 
 -- empty inner, empty outer, no matches

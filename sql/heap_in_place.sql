@@ -37,7 +37,7 @@ DECLARE
 	line text;
 BEGIN
 	PERFORM set_config('gpujoin.explain_device', 'on', true);
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) ' || q LOOP
 		IF line ~ 'Pages: read=' THEN
 			side := substring(line FROM '(Outer|Inner) Pages');
 			in_place := CASE WHEN substring(line FROM 'in-place=(\d+)')::int = 0 THEN 'none'

@@ -20,7 +20,7 @@ RESET gpujoin.enable_hashjoin;
 
 -- gpujoin.chunk_rows: chunks and matches as EXPLAIN ANALYZE reports them
 SET gpujoin.chunk_rows = 300;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
 SELECT * FROM s2 JOIN s1 USING (k);
 SET gpujoin.chunk_rows = 0;
 SET gpujoin.chunk_rows = 2147483648;
@@ -48,7 +48,7 @@ SET gpujoin.chunk_size = 10;
 
 -- EXPLAIN in other formats
 SET gpujoin.chunk_rows = 600;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT YAML)
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF, FORMAT YAML)
 SELECT * FROM s1 JOIN s2 ON s1.k = s2.k AND s1.v * 3 > s2.w;
 RESET gpujoin.chunk_rows;
 

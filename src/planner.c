@@ -469,7 +469,7 @@ BuildScanTargetList(List *outer_tlist, List *inner_tlist)
 #if PG_VERSION_NUM >= 160000
 /*
  * 16 and later: a Var carries the outer joins that can null it
- * (varnullingrels), and setrefs.c matches the node's targetlist, qual and
+ * (varnullingrels; a PlaceHolderVar its phnullingrels), and setrefs.c matches the node's targetlist, qual and
  * custom_exprs against custom_scan_tlist by column, checking that the sets
  * are equal.  Above an outer join a nullable side's Var carries the join
  * (and the node above expects it so in our targetlist), while the same
@@ -480,8 +480,24 @@ BuildScanTargetList(List *outer_tlist, List *inner_tlist)
  * join quals' Vars take the scan tuple's: the
  * executor never reads the sets, only setrefs.c checks them.
  */
-static Var *
-VarIn(List *exprs, Var *var)
+/* The nulling sets of a Var or a PlaceHolderVar */
+static Bitmapset **
+NullingRels(Node *node)
+{
+	if (IsA(node, Var))
+		return &((Var *) node)->varnullingrels;
+	if (IsA(node, PlaceHolderVar))
+		return &((PlaceHolderVar *) node)->phnullingrels;
+	return NULL;
+}
+
+/*
+ * The entry of exprs (expressions or TargetEntries) that is the same column
+ * as node, a Var (same varno, varattno, level) or a PlaceHolderVar (same
+ * phid, level), whatever their nulling sets; NULL when there is none
+ */
+static Node *
+SameColumnIn(List *exprs, Node *node)
 {
 	ListCell   *lc;
 
@@ -491,26 +507,37 @@ VarIn(List *exprs, Var *var)
 
 		if (IsA(expr, TargetEntry))
 			expr = (Node *) ((TargetEntry *) expr)->expr;
-		if (IsA(expr, Var) && ((Var *) expr)->varno == var->varno &&
-			((Var *) expr)->varattno == var->varattno &&
-			((Var *) expr)->varlevelsup == var->varlevelsup)
-			return (Var *) expr;
+		if (IsA(node, Var) && IsA(expr, Var) &&
+			((Var *) expr)->varno == ((Var *) node)->varno &&
+			((Var *) expr)->varattno == ((Var *) node)->varattno &&
+			((Var *) expr)->varlevelsup == ((Var *) node)->varlevelsup)
+			return expr;
+		if (IsA(node, PlaceHolderVar) && IsA(expr, PlaceHolderVar) &&
+			((PlaceHolderVar *) expr)->phid == ((PlaceHolderVar *) node)->phid &&
+			((PlaceHolderVar *) expr)->phlevelsup == ((PlaceHolderVar *) node)->phlevelsup)
+			return expr;
 	}
 	return NULL;
 }
 
+/* custom_exprs' Vars and PlaceHolderVars take the scan tuple's sets */
 static bool
 AdoptNullingRels(Node *node, List *scan_tlist)
 {
 	if (node == NULL)
 		return false;
-	if (IsA(node, Var))
+	if (IsA(node, Var) || IsA(node, PlaceHolderVar))
 	{
-		Var		   *scan_var = VarIn(scan_tlist, (Var *) node);
+		Node	   *scan_col = SameColumnIn(scan_tlist, node);
 
-		if (scan_var != NULL)
-			((Var *) node)->varnullingrels = bms_copy(scan_var->varnullingrels);
-		return false;
+		if (scan_col != NULL)
+		{
+			*NullingRels(node) = bms_copy(*NullingRels(scan_col));
+			return false;
+		}
+		/* a PlaceHolderVar not in the scan tuple is computed from its Vars */
+		if (IsA(node, Var))
+			return false;
 	}
 	return expression_tree_walker(node, AdoptNullingRels, (void *) scan_tlist);
 }
@@ -520,22 +547,30 @@ MatchNullingRels(CustomScan *cscan, RelOptInfo *rel)
 {
 	const int	flags = PVC_RECURSE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
 		PVC_INCLUDE_PLACEHOLDERS;
-	/* the final scan/join target may be the reltarget: expressions, not Vars */
-	List	   *out_vars = pull_var_clause((Node *) rel->reltarget->exprs, flags);
-	List	   *qual_vars = pull_var_clause((Node *) cscan->scan.plan.qual, flags);
+	/*
+	 * The final scan/join target may be the reltarget: expressions, not
+	 * Vars.  A PlaceHolderVar computed at this join (COALESCE of a FULL
+	 * JOIN's merged columns) holds Vars of this join's output: those count
+	 * too, after the output's own Vars and PlaceHolderVars.
+	 */
+	List	   *out_cols = list_concat(pull_var_clause((Node *) rel->reltarget->exprs, flags),
+									   pull_var_clause((Node *) rel->reltarget->exprs,
+													   (flags & ~PVC_INCLUDE_PLACEHOLDERS) |
+													   PVC_RECURSE_PLACEHOLDERS));
+	List	   *qual_cols = pull_var_clause((Node *) cscan->scan.plan.qual, flags);
 	ListCell   *lc;
 
 	foreach(lc, cscan->custom_scan_tlist)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
-		Var		   *out;
+		Node	   *out;
 
-		if (!IsA(tle->expr, Var))
+		if (NullingRels((Node *) tle->expr) == NULL)
 			continue;
 		/* as the join's output has it, or a qual above the join (pushed down) */
-		if ((out = VarIn(out_vars, (Var *) tle->expr)) != NULL ||
-			(out = VarIn(qual_vars, (Var *) tle->expr)) != NULL)
-			((Var *) tle->expr)->varnullingrels = bms_copy(out->varnullingrels);
+		if ((out = SameColumnIn(out_cols, (Node *) tle->expr)) != NULL ||
+			(out = SameColumnIn(qual_cols, (Node *) tle->expr)) != NULL)
+			*NullingRels((Node *) tle->expr) = bms_copy(*NullingRels(out));
 	}
 	cscan->custom_exprs = copyObject(cscan->custom_exprs);
 	(void) AdoptNullingRels((Node *) cscan->custom_exprs, cscan->custom_scan_tlist);

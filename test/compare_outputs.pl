@@ -63,7 +63,7 @@ sub read_items
 
 		# a table: a header and a separator line, rows, then "(N rows)"; in
 		# psql's aligned format every header and row line starts with a space
-		if ($lines[$i] =~ /^ / && $i + 1 < @lines && $lines[$i + 1] =~ /^-+(\+-+)*$/)
+		if (table_starts(\@lines, $i))
 		{
 			for (my $j = $i + 2; $j < @lines; $j++)
 			{
@@ -91,7 +91,11 @@ sub read_items
 		elsif (is_message($lines[$i]))
 		{
 			my $j = $i;
-			$j++ while $j + 1 < @lines && (is_message($lines[$j + 1]) || $lines[$j + 1] =~ /^\s+\S/);
+			# continuation lines are indented, as a table's header is: a
+			# table right after the messages (RETURNING rows after the
+			# notices of row triggers) is not one of them
+			$j++ while $j + 1 < @lines && (is_message($lines[$j + 1]) ||
+				($lines[$j + 1] =~ /^\s+\S/ && !table_starts(\@lines, $j + 1)));
 			push @items, {
 				kind => 'messages',
 				lines => [ @lines[ $i .. $j ] ],
@@ -107,6 +111,13 @@ sub read_items
 		}
 	}
 	return \@items;
+}
+
+# Does a table start at line i: an indented header, then a separator line?
+sub table_starts
+{
+	my ($lines, $i) = @_;
+	return $lines->[$i] =~ /^ / && $i + 1 < @$lines && $lines->[$i + 1] =~ /^-+(\+-+)*$/;
 }
 
 # An item's signature, by which the two runs' items are aligned: a table's

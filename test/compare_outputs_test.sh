@@ -96,6 +96,18 @@ $rows_ba"
 case_ order-by-in-a-subquery-only pass "SELECT * FROM (SELECT a.x, b.y FROM a JOIN b ON a.k = b.k ORDER BY 1) s JOIN c ON true;
 $rows_ab" "SELECT * FROM (SELECT a.x, b.y FROM a JOIN b ON a.k = b.k ORDER BY 1) s JOIN c ON true;
 $rows_ba"
+# a table right after a statement's notices (MERGE ... RETURNING with row
+# triggers): the table is a table, not lines of the notices
+q2='MERGE INTO t USING s ON t.k = s.k WHEN MATCHED THEN DELETE RETURNING t.*;
+'
+case_ notices-then-table-reordered pass "${q2}NOTICE:  row 1
+NOTICE:  row 2
+$rows_ab" "${q2}NOTICE:  row 2
+NOTICE:  row 1
+$rows_ba"
+case_ notices-then-table-another-row fail "${q2}NOTICE:  row 1
+$rows_ab" "${q2}NOTICE:  row 1
+$rows_other"
 
 printf '%d passed, %d failed\n' "$passed" "$failed"
 [ "$failed" = 0 ]

@@ -33,30 +33,6 @@ LANGUAGE sql AS $$
 	SELECT substring(service from 'pid (\d+)')::int FROM gpujoin_device_info() $$;
 CREATE FUNCTION pg_temp.service_contexts() RETURNS bigint
 LANGUAGE sql AS $$ SELECT service_contexts FROM gpujoin_device_info() $$;
--- wait (at most 5 s) until the service of pid old is gone
-CREATE FUNCTION pg_temp.wait_for_exit(old int) RETURNS boolean
-LANGUAGE plpgsql AS $$
-BEGIN
-	FOR i IN 1 .. 500 LOOP
-		IF pg_temp.service_pid() IS DISTINCT FROM old THEN
-			RETURN true;
-		END IF;
-		PERFORM pg_sleep(0.01);
-	END LOOP;
-	RETURN false;
-END $$;
--- wait (at most 20 s) until the service runs with another start number
-CREATE FUNCTION pg_temp.wait_for_restart(old int) RETURNS boolean
-LANGUAGE plpgsql AS $$
-BEGIN
-	FOR i IN 1 .. 200 LOOP
-		IF coalesce(pg_temp.service_start(), old) <> old THEN
-			RETURN true;
-		END IF;
-		PERFORM pg_sleep(0.1);
-	END LOOP;
-	RETURN false;
-END $$;
 
 SELECT is((SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'gpujoin service'), 1::bigint,
 	'one gpujoin service in pg_stat_activity');
@@ -105,9 +81,9 @@ SELECT is(pg_temp.service_contexts(), 0::bigint, 'after the cancel: no context l
 -- the service terminated: the postmaster starts it again
 SELECT pg_temp.service_start() AS start_before, pg_temp.service_pid() AS pid_before \gset
 SELECT ok(pg_terminate_backend(:pid_before), 'the service is terminated');
-SELECT ok(pg_temp.wait_for_exit(:pid_before), 'it exits');
+SELECT ok(pg_temp.wait_until(format('SELECT pg_temp.service_pid() IS DISTINCT FROM %s', :pid_before), 5, 0.01), 'it exits');
 SELECT is(pg_temp.failures(), '', 'while the service restarts: PostgreSQL''s rows');
-SELECT ok(pg_temp.wait_for_restart(:start_before), 'the postmaster starts the service again');
+SELECT ok(pg_temp.wait_until(format('SELECT coalesce(pg_temp.service_start(), %1$s) <> %1$s', :start_before), 20), 'the postmaster starts the service again');
 SELECT matches(pg_temp.plan(sql), 'gpujoin service', 'the next join runs in the new service')
 	FROM q WHERE name = 'inner join on int4';
 SELECT is(pg_temp.failures(), '', 'through the new service: PostgreSQL''s rows');
@@ -132,7 +108,7 @@ SELECT matches(pg_temp.plan(:'qmid'), 'Hash Cond: \(o\.k = s\.k\)',
 	'the outer side (first in the Hash Cond) is the one that terminates the service');
 SELECT throws_ok(:'qmid', '58000', NULL, 'the service terminated in the middle of a join: the join fails with 58000');
 RESET gpujoin.chunk_rows;
-SELECT ok(pg_temp.wait_for_restart(:start_mid), 'the postmaster starts the service again');
+SELECT ok(pg_temp.wait_until(format('SELECT coalesce(pg_temp.service_start(), %1$s) <> %1$s', :start_mid), 20), 'the postmaster starts the service again');
 SELECT is(pg_temp.failures(), '', 'after that: PostgreSQL''s rows');
 \else
 SELECT skip('gpujoin.service is off (or gpujoin is not preloaded)', 22);

@@ -19,19 +19,6 @@ SELECT current_setting('gpujoin.service') = 'on'
 	AND (SELECT device FROM gpujoin_device_info()) >= 0 AS service_gpu \gset
 
 \if :service_gpu
--- wait (at most 10 s) until the service reports free memory on the side
--- of bytes that want says: true when it did
-CREATE FUNCTION pg_temp.wait_for_free(bytes bigint, want_below boolean)
-RETURNS boolean LANGUAGE plpgsql AS $$
-BEGIN
-	FOR i IN 1 .. 100 LOOP
-		IF ((SELECT free_memory FROM gpujoin_device_info()) <= bytes) = want_below THEN
-			RETURN true;
-		END IF;
-		PERFORM pg_sleep(0.1);
-	END LOOP;
-	RETURN false;
-END $$;
 
 CREATE TEMP TABLE o (id int, k int4);
 INSERT INTO o SELECT g, g % 50000 FROM generate_series(1, 200000) g;
@@ -50,7 +37,7 @@ SET gpujoin.chunk_rows = 200000;
 
 ALTER SYSTEM SET gpujoin.service_memory_limit = '4MB';
 SELECT pg_reload_conf() \gset
-SELECT ok(pg_temp.wait_for_free(4 * 1024 * 1024, true),
+SELECT ok(pg_temp.wait_until(format('SELECT (SELECT free_memory FROM gpujoin_device_info()) <= %s', 4 * 1024 * 1024), 10),
 	'limited to 4 MB: the service reports at most 4 MB free');
 
 SELECT matches(pg_temp.plan_analyze(:'qbig'), 'Partitions: \d+|fell back',
@@ -67,7 +54,7 @@ RESET gpujoin.enable_hashjoin;
 
 ALTER SYSTEM RESET gpujoin.service_memory_limit;
 SELECT pg_reload_conf() \gset
-SELECT ok(pg_temp.wait_for_free(4 * 1024 * 1024, false),
+SELECT ok(pg_temp.wait_until(format('SELECT (SELECT free_memory FROM gpujoin_device_info()) > %s', 4 * 1024 * 1024), 10),
 	'reset: the service reports the device''s free memory again');
 SELECT doesnt_match(pg_temp.plan_analyze(:'qbig'), 'fell back|Partitions',
 	'reset: the hash join runs whole on the GPU');

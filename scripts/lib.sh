@@ -134,6 +134,13 @@ gj_require_tools() {
 	PG_BINDIR=$("$PG_CONFIG" --bindir)
 	PATH=$PG_BINDIR:$PATH
 	export PG_CONFIG PG_BINDIR PATH
+	# a server of its own prefix (scripts/build-postgres) runs with its own
+	# libpq, before any other one LD_LIBRARY_PATH names (a GPU host's
+	# bundle of 15's libraries): its psql needs functions 15's lacks
+	case "$("$PG_CONFIG" --libdir)" in
+		/usr/lib | /usr/lib/* | /lib | /lib/*) ;;
+		*) export LD_LIBRARY_PATH="$("$PG_CONFIG" --libdir)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;;
+	esac
 	gj_note "$("$PG_CONFIG" --version) at $PG_BINDIR; pgTAP $(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$("$PG_CONFIG" --sharedir)/extension/pgtap.control"); $(pg_prove --version)"
 }
 

@@ -469,18 +469,20 @@ BuildScanTargetList(List *outer_tlist, List *inner_tlist)
 #if PG_VERSION_NUM >= 160000
 /*
  * 16 and later: a Var carries the outer joins that can null it
- * (varnullingrels; a PlaceHolderVar its phnullingrels), and setrefs.c matches the node's targetlist, qual and
- * custom_exprs against custom_scan_tlist by column, checking that the sets
- * are equal.  Above an outer join a nullable side's Var carries the join
- * (and the node above expects it so in our targetlist), while the same
- * column in a join qual, evaluated below the join, carries none.  The scan
- * tuple's columns take the sets the join relation's output gives them (the
- * Vars of its reltarget, which for the top join may hold the final
- * target's expressions: apply_scanjoin_target_to_paths sets it), and the
- * join quals' Vars take the scan tuple's: the
- * executor never reads the sets, only setrefs.c checks them.
+ * (varnullingrels; a PlaceHolderVar, phnullingrels), and setrefs.c matches
+ * the node's targetlist, qual and custom_exprs against custom_scan_tlist
+ * by column, checking that the sets are equal.  Above an outer join a
+ * nullable side's Var carries the join (and the node above expects it so
+ * in our targetlist), while the same column in a join qual, evaluated
+ * below the join, carries none.  The scan tuple's columns take the sets
+ * the join relation's output gives them (the Vars and PlaceHolderVars of
+ * its reltarget, which for the top join may hold the final target's
+ * expressions: apply_scanjoin_target_to_paths sets it), and the join
+ * quals' Vars take the scan tuple's: the executor never reads the sets,
+ * only setrefs.c checks them.
+ *
+ * NullingRels: where a Var's or a PlaceHolderVar's set is.
  */
-/* The nulling sets of a Var or a PlaceHolderVar */
 static Bitmapset **
 NullingRels(Node *node)
 {

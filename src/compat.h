@@ -20,6 +20,7 @@
 #define GPUJOIN_COMPAT_H
 
 #include "access/heapam.h"
+#include "access/stratnum.h"
 #include "miscadmin.h"
 #include "nodes/pathnodes.h"
 #include "storage/bufmgr.h"
@@ -151,6 +152,17 @@ GpuJoinSetDisabledNodes(Path *path, const List *inputs)
 	path->disabled_nodes = 0;
 	foreach(lc, inputs)
 		path->disabled_nodes += ((const Path *) lfirst(lc))->disabled_nodes;
+#endif
+}
+
+/* Does a pathkey sort descending?  (18 names its direction by a CompareType) */
+static inline bool
+GpuJoinPathKeyDescending(const PathKey *pk)
+{
+#if PG_VERSION_NUM >= 180000
+	return pk->pk_cmptype == COMPARE_GT;
+#else
+	return pk->pk_strategy == BTGreaterStrategyNumber;
 #endif
 }
 

@@ -115,7 +115,33 @@ typedef struct GpuJoinAgg
 	GpuJoinAggSaved *host;		/* the matches folded on the host (in saved) */
 	int64		host_capacity;
 	int64		host_folded;	/* EXPLAIN ANALYZE: matches folded on the host */
+
+	/*
+	 * Rows in the order of the group keys (the plan's pathkeys; planner_agg.c
+	 * GroupOrdering), or nsort = 0: for each sort column the key, its
+	 * direction and where NULL goes.  Every set of groups is gathered first
+	 * (sets), then emitted through one sorted index (order).
+	 */
+	int			nsort;
+	int			sort_keys[GJ_AGG_MAX_KEYS];
+	bool		sort_desc[GJ_AGG_MAX_KEYS];
+	bool		sort_nulls_first[GJ_AGG_MAX_KEYS];
+	int		   *key_refs;		/* per key, its ressortgroupref */
+	GpuJoinAggSaved **sets;
+	struct GpuJoinAggRow *order;
+	int64		norder;			/* rows in order; -1: not gathered yet */
 } GpuJoinAgg;
+
+/* A row of the sorted output: group g of set "set" */
+typedef struct GpuJoinAggRow
+{
+	int32		set;
+	int64		g;
+} GpuJoinAggRow;
+
+static void InitOrdering(GpuJoinAgg *agg, List *ordering);
+static TupleTableSlot *EmitGroup(GpuJoinState *node, const GjAggResult *r, Datum **states,
+								 int64 g);
 
 /* Replace the join's Vars by references to their place in the scan tuple */
 static Node *
@@ -336,6 +362,8 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 	agg->key_atts = palloc0(sizeof(int) * GJ_AGG_MAX_KEYS);
 	agg->key_types = palloc0(sizeof(Oid) * GJ_AGG_MAX_KEYS);
 	agg->key_scales = palloc0(sizeof(int) * GJ_AGG_MAX_KEYS);
+	agg->key_refs = palloc0(sizeof(int) * GJ_AGG_MAX_KEYS);
+	agg->norder = -1;
 	spec->groups_hint = (int64) Min(agg->groups_planned, (double) (INT64CONST(1) << 30));
 
 	/*
@@ -367,9 +395,11 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 		agg->key_atts[agg->nkeys] = ref->varattno - 1;
 		agg->key_types[agg->nkeys] = exprType(key);
 		agg->key_scales[agg->nkeys] = GpuJoinNumericScale(key);
+		agg->key_refs[agg->nkeys] = (int) tle->ressortgroupref;
 		agg->nkeys++;
 	}
 	spec->nkeys = agg->nkeys;
+	InitOrdering(agg, list_length(agg_private) > 4 ? (List *) list_nth(agg_private, 4) : NIL);
 
 	/* the partial Aggrefs the plan appended */
 	pos = 0;
@@ -439,6 +469,116 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 		elog(ERROR, "gpujoin: a GpuPreAgg without aggregates");
 	AddNaNCounts(node, agg, join_tlist);
 	node->gj_Agg = agg;
+}
+
+/*
+ * The output order the plan promised: (sortgroupref, descending,
+ * nulls_first) for each sort column, or NIL for none
+ */
+static void
+InitOrdering(GpuJoinAgg *agg, List *ordering)
+{
+	for (int i = 0; i + 2 < list_length(ordering); i += 3)
+	{
+		int			ref = intVal(list_nth(ordering, i));
+		int			k;
+
+		for (k = 0; k < agg->nkeys; k++)
+			if (agg->key_refs[k] == ref)
+				break;
+		if (k == agg->nkeys)
+			elog(ERROR, "gpujoin: a sort column of a GpuPreAgg is not one of its group keys");
+		agg->sort_keys[agg->nsort] = k;
+		agg->sort_desc[agg->nsort] = boolVal(list_nth(ordering, i + 1));
+		agg->sort_nulls_first[agg->nsort] = boolVal(list_nth(ordering, i + 2));
+		agg->nsort++;
+	}
+}
+
+/*
+ * qsort_arg's comparison of two rows by the sort columns: a key's words
+ * order as its values do (integers, dates and times as they are, numerics
+ * times 10^scale with NaN as the largest word, booleans 0 and 1)
+ */
+static int
+CompareRows(const void *a, const void *b, void *arg)
+{
+	const GpuJoinAgg *agg = arg;
+	const GpuJoinAggRow *x = a;
+	const GpuJoinAggRow *y = b;
+	const GjAggResult *rx = &agg->sets[x->set]->result;
+	const GjAggResult *ry = &agg->sets[y->set]->result;
+
+	for (int i = 0; i < agg->nsort; i++)
+	{
+		int			k = agg->sort_keys[i];
+		bool		nx = rx->key_nulls[k][x->g] != 0;
+		bool		ny = ry->key_nulls[k][y->g] != 0;
+		int64		vx = rx->keys[k][x->g];
+		int64		vy = ry->keys[k][y->g];
+		int			c;
+
+		if (nx || ny)
+		{
+			if (nx && ny)
+				continue;
+			/* NULL first or last, whatever the direction */
+			return (nx == agg->sort_nulls_first[i]) ? -1 : 1;
+		}
+		c = (vx > vy) - (vx < vy);
+		if (c != 0)
+			return agg->sort_desc[i] ? -c : c;
+	}
+	return 0;
+}
+
+/*
+ * Ordered output: every set of groups (those of closed contexts and of the
+ * host, then the context's own), and one index of their rows sorted by the
+ * sort columns.  Rows of one group in several sets come out next to each
+ * other, which is all Finalize GroupAggregate needs.
+ */
+static void
+GatherOrdered(GpuJoinState *node)
+{
+	GpuJoinAgg *agg = node->gj_Agg;
+	int			nsets = list_length(agg->saved) + 1;
+	int			n = 0;
+	int64		rows = 0;
+	ListCell   *lc;
+
+	agg->sets = palloc0(sizeof(GpuJoinAggSaved *) * nsets);
+	foreach(lc, agg->saved)
+		agg->sets[n++] = lfirst(lc);
+	agg->saved = NIL;
+	if (agg->begun != NULL && agg->begun == node->gj_Device.ctx)
+	{
+		GjError		err;
+		GpuJoinAggSaved *own = palloc0(sizeof(GpuJoinAggSaved));
+
+		/* the context's arrays, valid until its next call: none comes */
+		memset(&err, 0, sizeof(err));
+		GpuJoinCheckStatus(node->gj_Device.kernels->agg_result(node->gj_Device.ctx,
+															   &own->result, &err),
+						   &err, "could not read the groups of a GPU aggregation");
+		agg->spills += own->result.spills;
+		agg->begun = NULL;
+		agg->sets[n++] = own;
+	}
+	for (int i = 0; i < n; i++)
+		rows += agg->sets[i]->result.ngroups;
+	agg->order = palloc_extended(sizeof(GpuJoinAggRow) * Max(rows, 1), MCXT_ALLOC_HUGE);
+	agg->norder = 0;
+	for (int i = 0; i < n; i++)
+		for (int64 g = 0; g < agg->sets[i]->result.ngroups; g++)
+		{
+			agg->order[agg->norder].set = i;
+			agg->order[agg->norder].g = g;
+			agg->norder++;
+		}
+	CHECK_FOR_INTERRUPTS();
+	qsort_arg(agg->order, agg->norder, sizeof(GpuJoinAggRow), CompareRows, agg);
+	agg->pos = 0;
 }
 
 /*
@@ -987,10 +1127,20 @@ TupleTableSlot *
 GpuJoinAggEmitNext(GpuJoinState *node)
 {
 	GpuJoinAgg *agg = node->gj_Agg;
-	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
-	TupleTableSlot *scanslot = node->css.ss.ss_ScanTupleSlot;
 	GjAggResult *r = &agg->result;
 
+	if (agg->nsort > 0)
+	{
+		const GpuJoinAggRow *row;
+
+		if (agg->norder < 0)
+			GatherOrdered(node);
+		if (agg->pos >= agg->norder)
+			return NULL;
+		row = &agg->order[agg->pos++];
+		return EmitGroup(node, &agg->sets[row->set]->result, agg->sets[row->set]->states,
+						 row->g);
+	}
 	for (;;)
 	{
 		if (agg->emitting && agg->pos < r->ngroups)
@@ -1021,12 +1171,24 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 		agg->emitting = true;
 		agg->pos = 0;
 	}
+	return EmitGroup(node, r, agg->result_states, agg->pos++);
+}
+
+/*
+ * The row of partial aggregates of group g of r (states: the numeric sums'
+ * states made on the host, or NULL)
+ */
+static TupleTableSlot *
+EmitGroup(GpuJoinState *node, const GjAggResult *r, Datum **states, int64 g)
+{
+	GpuJoinAgg *agg = node->gj_Agg;
+	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
+	TupleTableSlot *scanslot = node->css.ss.ss_ScanTupleSlot;
 
 	ResetExprContext(econtext);
 	ExecClearTuple(scanslot);
 	{
 		MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-		int64		g = agg->pos++;
 
 		for (int k = 0; k < agg->nkeys; k++)
 		{
@@ -1040,10 +1202,10 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 		{
 			GpuJoinAggItem *item = &agg->items[a];
 
-			if (agg->result_states != NULL && agg->result_states[a] != NULL)
+			if (states != NULL && states[a] != NULL)
 			{
-				scanslot->tts_values[item->scan_att] = agg->result_states[a][g];
-				scanslot->tts_isnull[item->scan_att] = agg->result_states[a][g] == (Datum) 0;
+				scanslot->tts_values[item->scan_att] = states[a][g];
+				scanslot->tts_isnull[item->scan_att] = states[a][g] == (Datum) 0;
 			}
 			else
 				scanslot->tts_values[item->scan_att] =
@@ -1080,6 +1242,9 @@ GpuJoinAggRescan(GpuJoinState *node)
 	agg->host = NULL;
 	agg->emitting = false;
 	agg->pos = 0;
+	agg->sets = NULL;
+	agg->order = NULL;
+	agg->norder = -1;
 }
 
 /*
@@ -1108,6 +1273,8 @@ GpuJoinAggExplain(GpuJoinState *node, int64 groups, int64 spills, ExplainState *
 		return;
 	what = psprintf("%s, %d aggregate%s", agg->variant, agg->nitems, agg->nitems == 1 ? "" : "s");
 	ExplainPropertyText("Device Aggregation", what, es);
+	if (agg->nsort > 0)
+		ExplainPropertyText("Output Order", "by the group keys, sorted on the host", es);
 	if (es->verbose)
 		ExplainPropertyText("Group-By Variants Considered", agg->considered, es);
 	if (es->analyze)

@@ -16,7 +16,11 @@
  * matches are folded into groups on the device (cuda/agg/) and it returns
  * each group's partial aggregates in the format the aggregate's combine
  * (and deserialize) functions take, as a Partial Aggregate would.  The
- * cheapest plan wins, as for joins.
+ * cheapest plan wins, as for joins.  A serial GpuPreAgg is also offered
+ * with its rows in the order of the group keys (GroupOrdering: the keys'
+ * words sorted on the host once every group is in, cheaper than sorting
+ * the rows), under a Finalize GroupAggregate with no Sort, whose order an
+ * ORDER BY of the same keys then takes as it is.
  *
  * The join path is remembered when it is made (GpuJoinRememberAggJoin):
  * add_path may drop it from the join relation, and frees what it drops, so
@@ -51,7 +55,10 @@
 
 #include <math.h>
 
+#include "access/stratnum.h"
 #include "catalog/pg_aggregate.h"
+#include "catalog/pg_am.h"
+#include "commands/defrem.h"
 #include "catalog/pg_type.h"
 #include "gpujoin.h"
 #include "planner.h"
@@ -459,6 +466,62 @@ PreAggPath(RelOptInfo *input_rel, CustomPath *join, PathTarget *partial, int nke
 	return cpath;
 }
 
+/*
+ * The order of the group keys PostgreSQL's Finalize GroupAggregate wants
+ * (root->group_pathkeys), as the executor sorts by it: for each pathkey
+ * the group key it orders (its sortgroupref), descending or not, NULLs
+ * first or not, as a flat list of three per pathkey; NIL when a pathkey
+ * is not a group key sorted by its type's default B-tree order (the order
+ * of the key's words: every device group key is integer-valued).
+ */
+static List *
+GroupOrdering(PlannerInfo *root)
+{
+	Query	   *parse = root->parse;
+	List	   *ordering = NIL;
+	ListCell   *lc;
+
+	if (root->group_pathkeys == NIL || !grouping_is_sortable(parse->groupClause))
+		return NIL;
+	foreach(lc, root->group_pathkeys)
+	{
+		PathKey    *pk = lfirst_node(PathKey, lc);
+		SortGroupClause *found = NULL;
+		ListCell   *lc2;
+
+		foreach(lc2, parse->groupClause)
+		{
+			SortGroupClause *sgc = lfirst_node(SortGroupClause, lc2);
+			Expr	   *expr = (Expr *) get_sortgroupclause_expr(sgc, parse->targetList);
+			ListCell   *lc3;
+
+			foreach(lc3, pk->pk_eclass->ec_members)
+			{
+				EquivalenceMember *em = lfirst(lc3);
+
+				if (equal(em->em_expr, expr))
+				{
+					Oid			opclass = GetDefaultOpClass(exprType((Node *) expr),
+															BTREE_AM_OID);
+
+					if (OidIsValid(opclass) &&
+						get_opclass_family(opclass) == pk->pk_opfamily)
+						found = sgc;
+					break;
+				}
+			}
+			if (found != NULL)
+				break;
+		}
+		if (found == NULL)
+			return NIL;
+		ordering = lappend(ordering, makeInteger((int) found->tleSortGroupRef));
+		ordering = lappend(ordering, makeBoolean(GpuJoinPathKeyDescending(pk)));
+		ordering = lappend(ordering, makeBoolean(pk->pk_nulls_first));
+	}
+	return ordering;
+}
+
 /* PostgreSQL's Finalize Aggregate over the partial rows of path */
 static void
 AddFinalizePaths(PlannerInfo *root, RelOptInfo *output_rel, Path *path, double groups)
@@ -633,10 +696,33 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 
 	if (join != NULL)
 	{
+		List	   *ordering = GroupOrdering(root);
+
 		groups = EstimateGroups(root, keys, join->path.rows);
 		AddFinalizePaths(root, output_rel,
 						 &PreAggPath(input_rel, join, partial, list_length(keys),
 									 naggs, groups)->path, groups);
+		if (ordering != NIL)
+		{
+			CustomPath *sorted = PreAggPath(input_rel, join, partial, list_length(keys),
+											naggs, groups);
+			/* a comparison of key words per row and level, as a Sort prices its */
+			Cost		sort = 2.0 * cpu_operator_cost * groups * log2(Max(groups, 2.0));
+			AggClauseCosts final_costs;
+
+			sorted->path.pathkeys = root->group_pathkeys;
+			sorted->path.startup_cost += sort;
+			sorted->path.total_cost += sort;
+			sorted->custom_private = lappend(sorted->custom_private, ordering);
+			MemSet(&final_costs, 0, sizeof(AggClauseCosts));
+			get_agg_clause_costs(root, AGGSPLIT_FINAL_DESERIAL, &final_costs);
+			add_path(output_rel, (Path *)
+					 create_agg_path(root, output_rel, &sorted->path, output_rel->reltarget,
+									 AGG_SORTED, AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
+									 (List *) parse->havingQual, &final_costs,
+									 Min(output_rel->rows > 0 ? output_rel->rows : groups,
+										 groups)));
+		}
 	}
 	if (partial_join != NULL)
 	{
@@ -660,7 +746,8 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
  * join's columns, then each non-Var group key and each partial Aggref,
  * which setrefs.c matches the targetlist's (and the Finalize Aggregate's)
  * against; custom_private ends with a list: the groups expected, the
- * variant, the number of join columns, the variants considered
+ * variant, the number of join columns, the variants considered, and the
+ * output order (GroupOrdering's list, or NIL)
  */
 static Plan *
 PlanGpuPreAggPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
@@ -686,10 +773,12 @@ PlanGpuPreAggPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, Lis
 														   NULL, false));
 	}
 	cscan->custom_private = lappend(cscan->custom_private,
-									list_make4(lsecond(best_path->custom_private),
+									list_make5(lsecond(best_path->custom_private),
 											   lthird(best_path->custom_private),
 											   makeInteger(num_join_cols),
-											   lfourth(best_path->custom_private)));
+											   lfourth(best_path->custom_private),
+											   list_length(best_path->custom_private) > 4 ?
+											   list_nth(best_path->custom_private, 4) : NIL));
 	cscan->methods = &gpujoin_preagg_scan_methods;
 	return &cscan->scan.plan;
 }

@@ -546,6 +546,7 @@ GatherOrdered(GpuJoinState *node)
 	int			n = 0;
 	int64		rows = 0;
 	ListCell   *lc;
+	MemoryContext old = MemoryContextSwitchTo(node->css.ss.ps.state->es_query_cxt);
 
 	agg->sets = palloc0(sizeof(GpuJoinAggSaved *) * nsets);
 	foreach(lc, agg->saved)
@@ -576,6 +577,7 @@ GatherOrdered(GpuJoinState *node)
 			agg->order[agg->norder].g = g;
 			agg->norder++;
 		}
+	MemoryContextSwitchTo(old);
 	CHECK_FOR_INTERRUPTS();
 	qsort_arg(agg->order, agg->norder, sizeof(GpuJoinAggRow), CompareRows, agg);
 	agg->pos = 0;

@@ -140,6 +140,7 @@ typedef struct GpuJoinAggRow
 } GpuJoinAggRow;
 
 static void InitOrdering(GpuJoinAgg *agg, List *ordering);
+static bool ReadContextGroups(GpuJoinState *node, GjAggResult *r);
 static TupleTableSlot *EmitGroup(GpuJoinState *node, const GjAggResult *r, Datum **states,
 								 int64 g);
 
@@ -552,20 +553,10 @@ GatherOrdered(GpuJoinState *node)
 	foreach(lc, agg->saved)
 		agg->sets[n++] = lfirst(lc);
 	agg->saved = NIL;
-	if (agg->begun != NULL && agg->begun == node->gj_Device.ctx)
-	{
-		GjError		err;
-		GpuJoinAggSaved *own = palloc0(sizeof(GpuJoinAggSaved));
-
-		/* the context's arrays, valid until its next call: none comes */
-		memset(&err, 0, sizeof(err));
-		GpuJoinCheckStatus(node->gj_Device.kernels->agg_result(node->gj_Device.ctx,
-															   &own->result, &err),
-						   &err, "could not read the groups of a GPU aggregation");
-		agg->spills += own->result.spills;
-		agg->begun = NULL;
-		agg->sets[n++] = own;
-	}
+	/* the context's arrays, valid until its next call: none comes */
+	agg->sets[n] = palloc0(sizeof(GpuJoinAggSaved));
+	if (ReadContextGroups(node, &agg->sets[n]->result))
+		n++;
 	for (int i = 0; i < n; i++)
 		rows += agg->sets[i]->result.ngroups;
 	agg->order = palloc_extended(sizeof(GpuJoinAggRow) * Max(rows, 1), MCXT_ALLOC_HUGE);
@@ -663,6 +654,28 @@ CopyResult(const GjAggResult *r, int nkeys, int naggs)
 }
 
 /*
+ * The groups of the node's context, read once: false when it has none
+ * (no agg_begin on it, or read already).  The arrays stay valid until the
+ * context's next call.
+ */
+static bool
+ReadContextGroups(GpuJoinState *node, GjAggResult *r)
+{
+	GpuJoinAgg *agg = node->gj_Agg;
+	GpuJoinDeviceContext *dev = &node->gj_Device;
+	GjError		err;
+
+	if (agg == NULL || agg->begun == NULL || agg->begun != dev->ctx)
+		return false;
+	memset(&err, 0, sizeof(err));
+	GpuJoinCheckStatus(dev->kernels->agg_result(dev->ctx, r, &err), &err,
+					   "could not read the groups of a GPU aggregation");
+	agg->spills += r->spills;
+	agg->begun = NULL;
+	return true;
+}
+
+/*
  * Before the node's context is closed for another (GpuJoinCloseDevice):
  * keep the groups folded in it, to be emitted with the rest
  */
@@ -670,21 +683,14 @@ static void
 SaveGroups(GpuJoinState *node)
 {
 	GpuJoinAgg *agg = node->gj_Agg;
-	GpuJoinDeviceContext *dev = &node->gj_Device;
 	GjAggResult r;
-	GjError		err;
 	GpuJoinAggSaved *saved;
 
-	if (agg == NULL || agg->begun == NULL || agg->begun != dev->ctx)
+	if (!ReadContextGroups(node, &r))
 		return;
-	memset(&err, 0, sizeof(err));
-	GpuJoinCheckStatus(dev->kernels->agg_result(dev->ctx, &r, &err), &err,
-					   "could not read the groups of a GPU aggregation");
-	agg->spills += r.spills;
 	saved = palloc0(sizeof(GpuJoinAggSaved));
 	saved->result = CopyResult(&r, agg->spec->nkeys, agg->spec->naggs);
 	agg->saved = lappend(agg->saved, saved);
-	agg->begun = NULL;
 }
 
 /*
@@ -1157,17 +1163,8 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 			*r = saved->result;
 			agg->result_states = saved->states;
 		}
-		else if (agg->begun != NULL && agg->begun == node->gj_Device.ctx)
-		{
-			GjError		err;
-
-			memset(&err, 0, sizeof(err));
-			GpuJoinCheckStatus(node->gj_Device.kernels->agg_result(node->gj_Device.ctx, r, &err),
-							   &err, "could not read the groups of a GPU aggregation");
-			agg->spills += r->spills;
-			agg->begun = NULL;	/* read once */
+		else if (ReadContextGroups(node, r))
 			agg->result_states = NULL;
-		}
 		else
 			return NULL;
 		agg->emitting = true;

@@ -522,9 +522,14 @@ GroupOrdering(PlannerInfo *root)
 	return ordering;
 }
 
-/* PostgreSQL's Finalize Aggregate over the partial rows of path */
+/*
+ * PostgreSQL's Finalize Aggregate over the partial rows of path; with
+ * sorted (path's rows in root->group_pathkeys' order) the Finalize
+ * GroupAggregate over path as it is, alone
+ */
 static void
-AddFinalizePaths(PlannerInfo *root, RelOptInfo *output_rel, Path *path, double groups)
+AddFinalizePaths(PlannerInfo *root, RelOptInfo *output_rel, Path *path, double groups,
+				 bool sorted)
 {
 	Query	   *parse = root->parse;
 	AggClauseCosts final_costs;
@@ -542,18 +547,18 @@ AddFinalizePaths(PlannerInfo *root, RelOptInfo *output_rel, Path *path, double g
 		double		out_groups = Min(output_rel->rows > 0 ? output_rel->rows : groups,
 									 path->rows);
 
-		if (grouping_is_hashable(parse->groupClause))
+		if (!sorted && grouping_is_hashable(parse->groupClause))
 			add_path(output_rel, (Path *)
 					 create_agg_path(root, output_rel, path, output_rel->reltarget,
 									 AGG_HASHED, AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
 									 (List *) parse->havingQual, &final_costs, out_groups));
-		if (grouping_is_sortable(parse->groupClause) && root->group_pathkeys != NIL)
+		if (sorted || (grouping_is_sortable(parse->groupClause) && root->group_pathkeys != NIL))
 		{
-			Path	   *sorted = (Path *) create_sort_path(root, output_rel, path,
-														   root->group_pathkeys, -1.0);
+			Path	   *input = sorted ? path :
+				(Path *) create_sort_path(root, output_rel, path, root->group_pathkeys, -1.0);
 
 			add_path(output_rel, (Path *)
-					 create_agg_path(root, output_rel, sorted, output_rel->reltarget,
+					 create_agg_path(root, output_rel, input, output_rel->reltarget,
 									 AGG_SORTED, AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
 									 (List *) parse->havingQual, &final_costs, out_groups));
 		}
@@ -701,27 +706,19 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 		groups = EstimateGroups(root, keys, join->path.rows);
 		AddFinalizePaths(root, output_rel,
 						 &PreAggPath(input_rel, join, partial, list_length(keys),
-									 naggs, groups)->path, groups);
+									 naggs, groups)->path, groups, false);
 		if (ordering != NIL)
 		{
 			CustomPath *sorted = PreAggPath(input_rel, join, partial, list_length(keys),
 											naggs, groups);
 			/* a comparison of key words per row and level, as a Sort prices its */
 			Cost		sort = 2.0 * cpu_operator_cost * groups * log2(Max(groups, 2.0));
-			AggClauseCosts final_costs;
 
 			sorted->path.pathkeys = root->group_pathkeys;
 			sorted->path.startup_cost += sort;
 			sorted->path.total_cost += sort;
 			sorted->custom_private = lappend(sorted->custom_private, ordering);
-			MemSet(&final_costs, 0, sizeof(AggClauseCosts));
-			get_agg_clause_costs(root, AGGSPLIT_FINAL_DESERIAL, &final_costs);
-			add_path(output_rel, (Path *)
-					 create_agg_path(root, output_rel, &sorted->path, output_rel->reltarget,
-									 AGG_SORTED, AGGSPLIT_FINAL_DESERIAL, parse->groupClause,
-									 (List *) parse->havingQual, &final_costs,
-									 Min(output_rel->rows > 0 ? output_rel->rows : groups,
-										 groups)));
+			AddFinalizePaths(root, output_rel, &sorted->path, groups, true);
 		}
 	}
 	if (partial_join != NULL)
@@ -736,7 +733,7 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 		cpath = PreAggPath(input_rel, partial_join, partial, list_length(keys), naggs, groups);
 		total = groups * processes;
 		gather = (Path *) create_gather_path(root, input_rel, &cpath->path, partial, NULL, &total);
-		AddFinalizePaths(root, output_rel, gather, groups);
+		AddFinalizePaths(root, output_rel, gather, groups, false);
 	}
 }
 

@@ -434,7 +434,29 @@ typedef struct GjKernels
 	GjStatus	(*aggregate) (GjContext *ctx, int64_t first, int64_t *nmatches,
 							  int64_t *undecided, GjError *err);
 	GjStatus	(*agg_result) (GjContext *ctx, struct GjAggResult *out, GjError *err);
+
+	/*
+	 * SHARED BUILDS: make *ctx a new context that probes the build of
+	 * built, a context of the same table that has built.  The new context
+	 * has built's spec and its own chunks, rounds and groups; it reads
+	 * built's table and inner payload columns in place, never changes
+	 * them, and cannot build.  Several contexts may probe one build at
+	 * once, from different threads, while built counts and retrieves
+	 * chunks of its own; built must not build again nor be destroyed
+	 * while a context shares it (the caller keeps that order).  Only the
+	 * variants of gj_variant_shares_build (NPHJ) can share;
+	 * GJ_ERROR_INVALID_ARGUMENT for the others and for a built that has
+	 * no build.
+	 */
+	GjStatus	(*context_share) (GjContext **ctx, GjContext *built, GjError *err);
 } GjKernels;
+
+/* Can contexts of this variant share one build (GjKernels.context_share)? */
+static inline bool
+gj_variant_shares_build(GjVariant variant)
+{
+	return variant == GJ_VARIANT_NPHJ;
+}
 
 /*
  * DEVICE EXPRESSIONS (cuda/expr/expr.h)

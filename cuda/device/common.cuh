@@ -214,6 +214,9 @@ typedef struct GjCudaVariant
  *	columns			payload column sets, see GjColumnSetId (common.h)
  *	round_maps		index arrays of one round, see GjRoundMap (common.h)
  *	pinned			the round's page-locked output arrays
+ *	build_of		the context whose build this one probes (context_share),
+ *					or NULL: its own; GJ_CUDA_BUILD(ctx) is the one to read
+ *					the table and the inner payload columns from
  *
  * The state every variant shares, kept by context.cu:
  *	has_build		a build has succeeded (and no later one has failed)
@@ -239,6 +242,7 @@ typedef struct GjCudaContext
 	GjDeviceColumns columns[GJ_NUM_COLUMN_SETS];
 	GjDeviceBuffer round_maps[GJ_NUM_ROUND_MAPS];
 	GjPinnedRound pinned;
+	const struct GjCudaContext *build_of;
 
 	bool		has_build;
 	bool		has_chunk;
@@ -254,6 +258,9 @@ typedef struct GjCudaContext
 	void	   *agg_state;
 } GjCudaContext;
 
+/* The context that holds ctx's build: its own, or the one it shares */
+#define GJ_CUDA_BUILD(ctx)	((ctx)->build_of != NULL ? (ctx)->build_of : (ctx))
+
 /* The variants (one line per implemented variant; see context.cu) */
 extern const GjCudaVariant gj_cuda_nphj;	/* hash_join.cu */
 extern const GjCudaVariant gj_cuda_phj;	/* partitioned_join.cu */
@@ -268,6 +275,8 @@ extern "C"
 									   GjError *err);
 	void		gj_cuda_context_destroy(GjContext *ctx);
 	void		gj_cuda_context_stats(const GjContext *ctx, GjStats *stats);
+	GjStatus	gj_cuda_context_share(GjContext **ctx, GjContext *built,
+									  GjError *err);
 	GjStatus	gj_cuda_build(GjContext *ctx, const GjBatch *inner, GjError *err);
 	GjStatus	gj_cuda_count(GjContext *ctx, const GjBatch *outer,
 							  int64_t *nmatches, GjError *err);

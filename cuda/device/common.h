@@ -546,6 +546,16 @@ gj_column_set_side(GjColumnSetId set)
 	}
 }
 
+/*
+ * Is the set part of the build, read from the context whose build a
+ * context shares (GjKernels.context_share)?
+ */
+static inline bool
+gj_column_set_built(GjColumnSetId set)
+{
+	return set == GJ_COLUMNS_INNER || set == GJ_COLUMNS_INNER_TRANSFORMED;
+}
+
 /* What a set holds, for error messages: "the inner payload column" */
 static inline const char *
 gj_column_set_name(GjColumnSetId set)

@@ -414,6 +414,43 @@ gj_cuda_context_destroy(GjContext *ctx)
 	free(cuda);
 }
 
+/*
+ * Make *ctx a context that probes built's build (GjKernels.context_share)
+ *
+ * It gets built's spec, the NULL flags of built's inner columns and the
+ * description of its table; everything else (its stream, chunks, rounds,
+ * groups) is its own.  built's stream is waited for once, so that the
+ * build is complete on the device before another stream reads it.  A
+ * context that shares passes on the build it shares.
+ */
+extern "C" GjStatus
+gj_cuda_context_share(GjContext **ctx, GjContext *built, GjError *err)
+{
+	GjCudaContext *owner = gj_cuda_context_get(built, err);
+	GjCudaContext *cuda;
+
+	if (ctx != NULL)
+		*ctx = NULL;
+	if (owner == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	owner = (GjCudaContext *) GJ_CUDA_BUILD(owner);
+	if (!gj_variant_shares_build(owner->spec.variant))
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"A %s join cannot share its build.", owner->variant->name);
+	if (!owner->has_build)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"The context to share has no build.");
+	GJ_CUDA_TRY(err, cudaStreamSynchronize(owner->stream));
+	GJ_TRY(gj_cuda_context_create(ctx, &owner->spec, err));
+	cuda = (GjCudaContext *) *ctx;
+	cuda->build_of = owner;
+	cuda->has_build = true;
+	memcpy(cuda->has_nulls[GJ_SIDE_INNER], owner->has_nulls[GJ_SIDE_INNER],
+		   sizeof(cuda->has_nulls[GJ_SIDE_INNER]));
+	memcpy(cuda->stats.detail, owner->stats.detail, sizeof(cuda->stats.detail));
+	return GJ_OK;
+}
+
 /* Copy out the context's counters; all zero for NULL */
 extern "C" void
 gj_cuda_context_stats(const GjContext *ctx, GjStats *stats)
@@ -489,6 +526,9 @@ gj_cuda_build(GjContext *ctx, const GjBatch *inner, GjError *err)
 
 	if (cuda == NULL)
 		return GJ_ERROR_INVALID_ARGUMENT;
+	if (cuda->build_of != NULL)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"A context that shares another's build cannot build.");
 	cuda->has_build = false;
 	cuda->has_chunk = false;
 	status = gj_check_batch(inner, &cuda->spec, GJ_SIDE_INNER, err);
@@ -1057,6 +1097,7 @@ const GjKernels gj_cuda_kernels = {
 	gj_cuda_agg_begin,
 	gj_cuda_aggregate,
 	gj_cuda_agg_result,
+	gj_cuda_context_share,
 };
 
 /* Page-locked host memory for staging (GjKernels.stage_alloc), or NULL */

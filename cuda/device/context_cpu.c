@@ -146,6 +146,43 @@ gj_cpu_context_destroy(GjContext *ctx)
 	free(cpu);
 }
 
+/*
+ * Make *ctx a context that probes built's build (GjKernels.context_share)
+ *
+ * It gets built's spec, the NULL flags of built's inner columns and the
+ * description of its table; everything else of it is its own.  A context
+ * that shares passes on the build it shares.
+ */
+GjStatus
+gj_cpu_context_share(GjContext **ctx, GjContext *built, GjError *err)
+{
+	GjCpuContext *owner = gj_cpu_context_get(built, err);
+	GjCpuContext *cpu;
+	GjStatus	status;
+
+	if (ctx != NULL)
+		*ctx = NULL;
+	if (owner == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	owner = (GjCpuContext *) GJ_CPU_BUILD(owner);
+	if (!gj_variant_shares_build(owner->spec.variant))
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"A %s join cannot share its build.", owner->variant->name);
+	if (!owner->has_build)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"The context to share has no build.");
+	status = gj_cpu_context_create(ctx, &owner->spec, err);
+	if (status != GJ_OK)
+		return status;
+	cpu = (GjCpuContext *) *ctx;
+	cpu->build_of = owner;
+	cpu->has_build = true;
+	memcpy(cpu->has_nulls[GJ_SIDE_INNER], owner->has_nulls[GJ_SIDE_INNER],
+		   sizeof(cpu->has_nulls[GJ_SIDE_INNER]));
+	memcpy(cpu->stats.detail, owner->stats.detail, sizeof(cpu->stats.detail));
+	return GJ_OK;
+}
+
 /* Copy out the context's counters; all zero for NULL */
 void
 gj_cpu_context_stats(const GjContext *ctx, GjStats *stats)
@@ -220,6 +257,9 @@ gj_cpu_build(GjContext *ctx, const GjBatch *inner, GjError *err)
 
 	if (cpu == NULL)
 		return GJ_ERROR_INVALID_ARGUMENT;
+	if (cpu->build_of != NULL)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"A context that shares another's build cannot build.");
 	cpu->has_build = false;
 	cpu->has_chunk = false;
 	status = gj_check_batch(inner, &cpu->spec, GJ_SIDE_INNER, err);
@@ -458,4 +498,5 @@ const GjKernels gj_cpu_kernels = {
 	.agg_begin = gj_cpu_agg_begin,
 	.aggregate = gj_cpu_aggregate,
 	.agg_result = gj_cpu_agg_result,
+	.context_share = gj_cpu_context_share,
 };

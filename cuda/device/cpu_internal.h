@@ -83,6 +83,9 @@ typedef struct GjCpuVariant
  *	round_maps		index arrays of one round, see GjRoundMap (common.h)
  *	round_rows		round_rows[side]: GjRowId[max_matches], the round's row
  *					numbers when spec.row_ids
+ *	build_of		the context whose build this one probes (context_share),
+ *					or NULL: its own; GJ_CPU_BUILD(ctx) is the one to read
+ *					the table and the inner payload columns from
  *
  * The state every variant shares, kept by context_cpu.c:
  *	has_build, has_chunk, outer_rows, nmatches, has_nulls
@@ -98,6 +101,7 @@ typedef struct GjCpuContext
 	GjHostColumns columns[GJ_NUM_COLUMN_SETS];
 	GjHostBuffer round_maps[GJ_NUM_ROUND_MAPS];
 	GjHostBuffer round_rows[GJ_NUM_SIDES];
+	const struct GjCpuContext *build_of;
 
 	bool		has_build;
 	bool		has_chunk;
@@ -108,6 +112,9 @@ typedef struct GjCpuContext
 	/* the grouped aggregation's groups (agg/group_agg_cpu.c), or NULL */
 	void	   *agg_state;
 } GjCpuContext;
+
+/* The context that holds ctx's build: its own, or the one it shares */
+#define GJ_CPU_BUILD(ctx)	((ctx)->build_of != NULL ? (ctx)->build_of : (ctx))
 
 /* The variants (one line per implemented variant; see context_cpu.c) */
 extern const GjCpuVariant gj_cpu_nphj;	/* hash_join_cpu.c */
@@ -137,6 +144,8 @@ extern GjStatus gj_cpu_context_create(GjContext **ctx, const GjJoinSpec *spec,
 extern void gj_cpu_context_destroy(GjContext *ctx);
 extern void gj_cpu_context_stats(const GjContext *ctx, GjStats *stats);
 extern GjCpuContext *gj_cpu_context_get(GjContext *ctx, GjError *err);
+extern GjStatus gj_cpu_context_share(GjContext **ctx, GjContext *built,
+									 GjError *err);
 extern GjStatus gj_cpu_build(GjContext *ctx, const GjBatch *inner, GjError *err);
 extern GjStatus gj_cpu_count(GjContext *ctx, const GjBatch *outer,
 							 int64_t *nmatches, GjError *err);

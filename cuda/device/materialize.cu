@@ -253,7 +253,8 @@ gj_cuda_columns_gather(GjCudaContext *ctx, GjColumnSetId dst,
 					   GjError *err)
 {
 	GjDeviceColumns *to = &ctx->columns[dst];
-	const GjDeviceColumns *from = &ctx->columns[src];
+	const GjDeviceColumns *from = &(gj_column_set_built(src) ?
+									GJ_CUDA_BUILD(ctx) : ctx)->columns[src];
 	int			ncolumns = gj_side_ncolumns(&ctx->spec, from->side);
 	const int32_t *widths = gj_side_widths(&ctx->spec, from->side);
 	GjGatherPlan plan;

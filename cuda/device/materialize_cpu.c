@@ -156,7 +156,8 @@ gj_cpu_columns_gather(GjCpuContext *ctx, GjColumnSetId dst,
 					  GjError *err)
 {
 	GjHostColumns *to = &ctx->columns[dst];
-	const GjHostColumns *from = &ctx->columns[src];
+	const GjHostColumns *from = &(gj_column_set_built(src) ?
+								  GJ_CPU_BUILD(ctx) : ctx)->columns[src];
 	int			ncolumns = gj_side_ncolumns(&ctx->spec, from->side);
 	const int32_t *widths = gj_side_widths(&ctx->spec, from->side);
 	GjStatus	status;

@@ -510,10 +510,14 @@ nphj_count_kernel(const GjDeviceTable table,
 		d_counts[nrows] = 0;
 }
 
-/* The body of the NPHJ count, for a chunk that can have matches */
+/*
+ * The body of the NPHJ count, for a chunk that can have matches: table is
+ * the state that holds the table (the context's own, or the one it
+ * shares), state the context's own, which keeps the chunk
+ */
 static GjStatus
-CountChunk(GjCudaContext *ctx, NphjState *state, const GjBatch *outer,
-		   uint64_t *nmatches, GjError *err)
+CountChunk(GjCudaContext *ctx, const NphjState *table, NphjState *state,
+		   const GjBatch *outer, uint64_t *nmatches, GjError *err)
 {
 	int64_t		nrows = outer->nrows;
 	const uint64_t *d_keys;
@@ -527,7 +531,7 @@ CountChunk(GjCudaContext *ctx, NphjState *state, const GjBatch *outer,
 	d_offsets = NPHJ_BUFFER(state, NPHJ_OFFSETS, uint64_t);
 
 	nphj_count_kernel<<<gj_cuda_grid_size(ctx, nrows), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-		CurrentTable(state), d_keys, d_nulls, nrows, d_offsets);
+		CurrentTable(table), d_keys, d_nulls, nrows, d_offsets);
 	GJ_CUDA_TRY(err, cudaGetLastError());
 	GJ_TRY(gj_cuda_count_offsets(ctx, d_offsets, nrows, &total, err));
 
@@ -548,13 +552,18 @@ static GjStatus
 NphjCount(GjCudaContext *ctx, const GjBatch *outer, uint64_t *nmatches,
 		  GjError *err)
 {
-	NphjState  *state = (NphjState *) ctx->variant_state;
+	const NphjState *table = (const NphjState *) GJ_CUDA_BUILD(ctx)->variant_state;
+	NphjState  *state;
 
 	*nmatches = 0;
 	/* Nothing can match: no device work, retrieve returns 0 */
-	if (outer->nrows == 0 || state == NULL || state->nentries == 0)
+	if (outer->nrows == 0 || table == NULL || table->nentries == 0)
 		return GJ_OK;
-	return CountChunk(ctx, state, outer, nmatches, err);
+	state = (NphjState *) gj_cuda_variant_state(ctx, sizeof(NphjState),
+												"a hash join", err);
+	if (state == NULL)
+		return GJ_ERROR_HOST_MEMORY;
+	return CountChunk(ctx, table, state, outer, nmatches, err);
 }
 
 /* Record match number match - window_begin: its outer row, inner row, entry */
@@ -654,6 +663,7 @@ static GjStatus
 NphjRetrieve(GjCudaContext *ctx, uint64_t first, int64_t round_size,
 			 GjRoundSources *sources, GjError *err)
 {
+	const NphjState *table = (const NphjState *) GJ_CUDA_BUILD(ctx)->variant_state;
 	NphjState  *state = (NphjState *) ctx->variant_state;
 	int64_t		rows_to_cover = ctx->outer_rows < round_size ? ctx->outer_rows : round_size;
 	GjRowId    *maps[GJ_NUM_ROUND_MAPS];
@@ -661,7 +671,7 @@ NphjRetrieve(GjCudaContext *ctx, uint64_t first, int64_t round_size,
 	GJ_TRY(gj_cuda_round_maps_reserve(ctx, false, round_size, sources, maps, err));
 
 	nphj_retrieve_kernel<<<gj_cuda_grid_size(ctx, rows_to_cover), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-		CurrentTable(state), GJ_BUFFER(ctx, GJ_BUFFER_OUTER_KEYS, uint64_t),
+		CurrentTable(table), GJ_BUFFER(ctx, GJ_BUFFER_OUTER_KEYS, uint64_t),
 		NPHJ_BUFFER(state, NPHJ_OFFSETS, uint64_t), ctx->outer_rows,
 		first, first + (uint64_t) round_size, maps[GJ_ROUND_OUTER_ROWS],
 		maps[GJ_ROUND_INNER_ROWS], maps[GJ_ROUND_INNER_POS]);

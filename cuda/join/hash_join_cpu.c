@@ -280,10 +280,14 @@ CountKeyMatches(const NphjState *state, uint64_t key)
 	return count;
 }
 
-/* The body of the NPHJ count, for a chunk that can have matches */
+/*
+ * The body of the NPHJ count, for a chunk that can have matches: table is
+ * the state that holds the table (the context's own, or the one it
+ * shares), state the context's own, which keeps the chunk
+ */
 static GjStatus
-CountChunk(GjCpuContext *ctx, NphjState *state, const GjBatch *outer,
-		   uint64_t *nmatches, GjError *err)
+CountChunk(GjCpuContext *ctx, const NphjState *table, NphjState *state,
+		   const GjBatch *outer, uint64_t *nmatches, GjError *err)
 {
 	int64_t		nrows = outer->nrows;
 	uint64_t   *offsets;
@@ -307,7 +311,7 @@ CountChunk(GjCpuContext *ctx, NphjState *state, const GjBatch *outer,
 	{
 		offsets[row] = 0;
 		if (!gj_flag_set(outer->nulls, row))
-			offsets[row] = CountKeyMatches(state, outer->keys[row]);
+			offsets[row] = CountKeyMatches(table, outer->keys[row]);
 	}
 	offsets[nrows] = 0;
 	sum = gj_cpu_count_offsets(offsets, nrows);
@@ -333,13 +337,18 @@ static GjStatus
 NphjCount(GjCpuContext *ctx, const GjBatch *outer, uint64_t *nmatches,
 		  GjError *err)
 {
-	NphjState  *state = (NphjState *) ctx->variant_state;
+	const NphjState *table = (const NphjState *) GJ_CPU_BUILD(ctx)->variant_state;
+	NphjState  *state;
 
 	*nmatches = 0;
 	/* Nothing can match: no arrays are needed, retrieve returns 0 */
-	if (outer->nrows == 0 || state == NULL || state->nentries == 0)
+	if (outer->nrows == 0 || table == NULL || table->nentries == 0)
 		return GJ_OK;
-	return CountChunk(ctx, state, outer, nmatches, err);
+	state = (NphjState *) gj_cpu_variant_state(ctx, sizeof(NphjState),
+											   "a hash join", err);
+	if (state == NULL)
+		return GJ_ERROR_HOST_MEMORY;
+	return CountChunk(ctx, table, state, outer, nmatches, err);
 }
 
 /*
@@ -375,9 +384,10 @@ static GjStatus
 NphjRetrieve(GjCpuContext *ctx, uint64_t first, int64_t round_size,
 			 GjRoundSources *sources, GjError *err)
 {
-	NphjState  *state = (NphjState *) ctx->variant_state;
-	const uint64_t *entry_keys = (const uint64_t *) state->entry_keys.ptr;
-	const uint32_t *bucket_start = (const uint32_t *) state->bucket_start.ptr;
+	const NphjState *table = (const NphjState *) GJ_CPU_BUILD(ctx)->variant_state;
+	const NphjState *state = (const NphjState *) ctx->variant_state;
+	const uint64_t *entry_keys = (const uint64_t *) table->entry_keys.ptr;
+	const uint32_t *bucket_start = (const uint32_t *) table->bucket_start.ptr;
 	const uint64_t *outer_keys = (const uint64_t *) state->outer_keys.ptr;
 	const uint64_t *offsets = (const uint64_t *) state->offsets.ptr;
 	uint64_t	window_begin = first;
@@ -400,11 +410,11 @@ NphjRetrieve(GjCpuContext *ctx, uint64_t first, int64_t round_size,
 
 		if (offsets[row] == offsets[row + 1])
 			continue;			/* no matches (or a NULL key) */
-		(void) gj_nphj_bucket(&state->layout, key, &bucket);
+		(void) gj_nphj_bucket(&table->layout, key, &bucket);
 		e = bucket_start[bucket];
 
 		/* In a dense bucket every entry matches: skip to the window */
-		if (state->layout.dense && match < window_begin)
+		if (table->layout.dense && match < window_begin)
 		{
 			e += (uint32_t) (window_begin - match);
 			match = window_begin;
@@ -413,10 +423,10 @@ NphjRetrieve(GjCpuContext *ctx, uint64_t first, int64_t round_size,
 		/* Walk the bucket; the k-th entry with an equal key is match offsets[row] + k */
 		for (; e < bucket_start[bucket + 1] && match < window_end; e++)
 		{
-			if (!state->layout.dense && entry_keys[e] != key)
+			if (!table->layout.dense && entry_keys[e] != key)
 				continue;
 			if (match >= window_begin)
-				WriteMatch(state, match - window_begin, row, e,
+				WriteMatch(table, match - window_begin, row, e,
 						   maps[GJ_ROUND_OUTER_ROWS], maps[GJ_ROUND_INNER_ROWS],
 						   maps[GJ_ROUND_INNER_POS]);
 			match++;

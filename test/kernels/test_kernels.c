@@ -70,6 +70,7 @@
  *-------------------------------------------------------------------------
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1618,6 +1619,115 @@ done:
 	return ok;
 }
 
+/*
+ * SHARED BUILDS: one context builds, two others probe its build
+ * (GjKernels.context_share; the second shares through the first), each
+ * in a thread of its own, while the builder counts and retrieves chunks
+ * of its own: out[c] gets chunk c's output from whichever sharer took it
+ * (sharer c % 2).  Each context's chunks must be its own, whatever the
+ * others do meanwhile.
+ */
+typedef struct SharerRun
+{
+	const GjKernels *k;
+	GjContext  *ctx;
+	const GjJoinSpec *js;
+	const CaseData *data;
+	Output	   *out;
+	int			first_chunk;
+	uint64_t	state;
+	bool		ok;
+} SharerRun;
+
+static bool
+ProbeChunk(const GjKernels *k, GjContext *ctx, const GjJoinSpec *js,
+		   const CaseData *data, int c, Output *out, uint64_t *state)
+{
+	GjError		err;
+	int64_t		nmatches = -1;
+
+	memset(&err, 0, sizeof(err));
+	return Expect(k->count(ctx, &data->outer[c].batch, &nmatches, &err),
+				  GJ_OK, &err, "count") &&
+		RetrieveAll(k, ctx, nmatches, js, &data->outer[c], &data->inner,
+					out, state);
+}
+
+static void *
+SharerMain(void *arg)
+{
+	SharerRun  *run = (SharerRun *) arg;
+
+	run->ok = true;
+	for (int c = run->first_chunk; c < run->data->nchunks && run->ok; c += 2)
+		run->ok = ProbeChunk(run->k, run->ctx, run->js, run->data, c,
+							 &run->out[c], &run->state);
+	return NULL;
+}
+
+static bool
+RunShared(const GjKernels *k, const CaseSpec *spec, const Config *config,
+		  const CaseData *data, Output *out)
+{
+	GjJoinSpec	js = MakeJoinSpec(spec, config);
+	GjContext  *owner = NULL;
+	SharerRun	runs[2];
+	pthread_t	threads[2];
+	bool		started[2] = {false, false};
+	uint64_t	state = spec->seed ^ 0xBEEF;
+	GjError		err;
+	bool		ok = false;
+
+	memset(&err, 0, sizeof(err));
+	memset(runs, 0, sizeof(runs));
+	if (!Expect(k->context_create(&owner, &js, &err), GJ_OK, &err, "context_create") ||
+		!Expect(k->build(owner, &data->inner.batch, &err), GJ_OK, &err, "build"))
+		goto done;
+	for (int t = 0; t < 2; t++)
+	{
+		runs[t].k = k;
+		runs[t].js = &js;
+		runs[t].data = data;
+		runs[t].out = out;
+		runs[t].first_chunk = t;
+		runs[t].state = state + (uint64_t) t;
+		if (!Expect(k->context_share(&runs[t].ctx, t == 0 ? owner : runs[0].ctx, &err),
+					GJ_OK, &err, "context_share"))
+			goto done;
+	}
+	/* a sharer cannot build */
+	if (!Expect(k->build(runs[1].ctx, &data->inner.batch, &err),
+				GJ_ERROR_INVALID_ARGUMENT, &err, "build on a sharing context"))
+		goto done;
+	for (int t = 0; t < 2; t++)
+		started[t] = pthread_create(&threads[t], NULL, SharerMain, &runs[t]) == 0;
+	ok = started[0] && started[1];
+	if (!ok)
+		Failf("could not start the sharers' threads");
+
+	/* the builder meanwhile: every chunk, last to first */
+	for (int c = data->nchunks - 1; c >= 0 && ok; c--)
+	{
+		Output		mine;
+
+		memset(&mine, 0, sizeof(mine));
+		ok = ProbeChunk(k, owner, &js, data, c, &mine, &state);
+		OutputFree(&mine, &js);
+	}
+	for (int t = 0; t < 2; t++)
+	{
+		if (started[t])
+			pthread_join(threads[t], NULL);
+		ok = ok && runs[t].ok;
+	}
+
+done:
+	for (int t = 1; t >= 0; t--)
+		k->context_destroy(runs[t].ctx);
+	k->context_destroy(owner);
+	return ok;
+}
+
 /* Sanity of the statistics a run left */
 static void
 CheckStats(const char *impl, const GjStats *stats, const CaseData *data,
@@ -1732,6 +1842,41 @@ RunConfigs(const CaseSpec *spec, CaseData *data, const Config *list,
 			PrintStats("cpu", &stats);
 		}
 		Report("cpu", name);
+
+		if (gj_variant_shares_build(config->variant))
+		{
+			Output		shared[MAX_CHUNKS];
+			char		shared_name[200];
+
+			memset(shared, 0, sizeof(shared));
+			snprintf(shared_name, sizeof(shared_name), "%s, shared build", name);
+			if (RunShared(&gj_cpu_kernels, spec, config, data, shared))
+			{
+				for (int c = 0; c < data->nchunks; c++)
+					CheckAgainstReference(c, &shared[c], &matches[c], &js,
+										  &data->outer[c], &data->inner);
+			}
+			Report("cpu", shared_name);
+#ifdef GPUJOIN_WITH_CUDA
+			if (have_cuda)
+			{
+				for (int c = 0; c < MAX_CHUNKS; c++)
+					OutputFree(&shared[c], &js);
+				if (!RunShared(&gj_cuda_kernels, spec, config, data, shared))
+					;			/* the failure is recorded */
+				else if (!cpu_ok)
+					Failf("the CPU twin failed, so there is nothing to compare with");
+				else
+				{
+					for (int c = 0; c < data->nchunks; c++)
+						CompareOutputs(c, &shared[c], &cpu[c], &js, "the CPU twin");
+				}
+				Report("cuda", shared_name);
+			}
+#endif
+			for (int c = 0; c < MAX_CHUNKS; c++)
+				OutputFree(&shared[c], &js);
+		}
 
 #ifdef GPUJOIN_WITH_CUDA
 		if (have_cuda)
@@ -2152,8 +2297,15 @@ TestInvalidArguments(const GjKernels *k, const GjKernels *other)
 	bad = spec;
 	bad.variant = GJ_VARIANT_PHJ;
 	if (Expect(k->context_create(&ctx, &bad, &err), GJ_OK, &err, "context_create(PHJ)"))
+	{
+		/* a PHJ build cannot be shared */
+		if (Expect(k->build(ctx, &inner, &err), GJ_OK, &err, "build(PHJ)"))
+			ExpectInvalid(k->context_share(&other_ctx, ctx, &err), &err,
+						  "context_share(a PHJ context)");
 		k->context_destroy(ctx);
+	}
 	ctx = NULL;
+	other_ctx = NULL;
 	bad = spec;
 	bad.variant = GJ_VARIANT_SMJ;
 	bad.materialize = GJ_MATERIALIZE_GFUR;
@@ -2167,6 +2319,10 @@ TestInvalidArguments(const GjKernels *k, const GjKernels *other)
 		Report(k->name, "invalid arguments");
 		return;
 	}
+	ExpectInvalid(k->context_share(&other_ctx, ctx, &err), &err, "context_share before build");
+	if (other_ctx != NULL)
+		Failf("context_share before build returned a context");
+	ExpectInvalid(k->context_share(&other_ctx, NULL, &err), &err, "context_share(NULL)");
 	ExpectInvalid(k->count(ctx, &outer, &nmatches, &err), &err, "count before build");
 	ExpectInvalid(k->retrieve(ctx, 0, &round, &err), &err, "retrieve before build");
 	ExpectInvalid(k->build(ctx, NULL, &err), &err, "build(NULL)");

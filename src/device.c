@@ -677,9 +677,15 @@ GpuJoinInjectFault(GpuJoinFault step, bool on_fallback, GjStatus status,
 		[GPUJOIN_FAULT_BUILD] = "the build",
 		[GPUJOIN_FAULT_COUNT] = "the count",
 		[GPUJOIN_FAULT_RETRIEVE] = "the retrieve",
+		[GPUJOIN_FAULT_SHARED_COUNT] = "the count on a shared build",
 	};
 	GpuJoinFault fault = (GpuJoinFault) gpujoin_inject_fault;
-	bool		oom = (fault == GPUJOIN_FAULT_BUILD_OOM && step == GPUJOIN_FAULT_BUILD) ||
+	bool		oom;
+
+	if (step == GPUJOIN_FAULT_SHARED_COUNT && fault != GPUJOIN_FAULT_SHARED_COUNT_OOM)
+		step = GPUJOIN_FAULT_COUNT; /* a count like any other */
+	oom = (fault == GPUJOIN_FAULT_SHARED_COUNT_OOM && step == GPUJOIN_FAULT_SHARED_COUNT) ||
+		(fault == GPUJOIN_FAULT_BUILD_OOM && step == GPUJOIN_FAULT_BUILD) ||
 		(fault == GPUJOIN_FAULT_COUNT_OOM && step == GPUJOIN_FAULT_COUNT) ||
 		(fault == GPUJOIN_FAULT_RETRIEVE_OOM && step == GPUJOIN_FAULT_RETRIEVE && mid_chunk);
 

@@ -264,6 +264,7 @@ GpuJoinSwitchToCpu(GpuJoinState *node, const GjError *cause)
 	GpuJoinDeviceOpen(&node->gj_Device, &gj_cpu_kernels, &node->gj_Spec);
 	node->gj_OnFallback = true;
 	node->gj_CpuParts++;
+	GpuJoinReadBorrowedInner(node); /* probed a parallel join's shared build */
 	node->gj_TableBuilt = false;
 	BuildTable(node);
 	if (node->gj_ChunkCounted)
@@ -334,7 +335,8 @@ CountChunk(GpuJoinState *node)
 
 		memset(&err, 0, sizeof(err));
 		status = dev->kernels->count(dev->ctx, &outer, &node->gj_ChunkMatches, &err);
-		status = GpuJoinInjectFault(GPUJOIN_FAULT_COUNT, node->gj_OnFallback, status, &err, false);
+		status = GpuJoinInjectFault(node->gj_Borrowed ? GPUJOIN_FAULT_SHARED_COUNT : GPUJOIN_FAULT_COUNT,
+									node->gj_OnFallback, status, &err, false);
 		if (GJ_CAN_FALL_BACK(node, status))
 		{
 			GpuJoinSwitchToCpu(node, &err);
@@ -620,6 +622,12 @@ ExecGpuJoin(CustomScanState *css)
 		switch (node->gj_JoinState)
 		{
 			case GJ_LOAD_INNER:
+				if (node->gj_Shared != NULL && GpuJoinShareBuild(node))
+				{
+					/* another participant's build: the outer side at once */
+					node->gj_JoinState = GJ_LOAD_OUTER;
+					continue;
+				}
 				if (node->gj_Timing)
 					INSTR_TIME_SET_CURRENT(start);
 				GpuJoinLoadInner(node);
@@ -628,10 +636,13 @@ ExecGpuJoin(CustomScanState *css)
 				if (node->gj_Inner.nrows == 0 && !GJ_FILL_OUTER_NEEDED(node))
 				{
 					/* no outer row can match, and none comes out unmatched */
+					GpuJoinPublishBuild(node, false);
 					node->gj_JoinState = GJ_DONE;
 					continue;
 				}
 				GpuJoinPlanPartitions(node);
+				if (node->gj_NumParts > 1)
+					GpuJoinPublishBuild(node, false);
 				node->gj_JoinState = (node->gj_NumParts > 1) ? GJ_PARTITION_OUTER : GJ_BUILD;
 				continue;
 
@@ -655,6 +666,7 @@ ExecGpuJoin(CustomScanState *css)
 			case GJ_BUILD:
 				node->gj_TableBuilt = false;
 				BuildTable(node);
+				GpuJoinPublishBuild(node, true);
 				node->gj_JoinState = GJ_LOAD_OUTER;
 				/* FALL THRU */
 

@@ -36,6 +36,7 @@
 #include "nodes/execnodes.h"
 #include "portability/instr_time.h"
 #include "utils/snapshot.h"
+#include "storage/condition_variable.h"
 #include "storage/spin.h"
 #include "utils/tuplestore.h"
 
@@ -335,16 +336,34 @@ typedef struct GpuJoinCounters
 	double		heap_deform_ms[2];	/* time deforming them (load includes it) */
 	int64		heap_removed[2];	/* rows removed by its quals */
 	int64		heap_shipped[2];	/* bytes of pages sent to the device */
+	int64		shared_builds;	/* runs that probed the build of another
+								 * participant instead of building */
 	int64		agg_groups;		/* GpuPreAgg: rows of partial aggregates returned */
 	int64		agg_spills;		/* GpuPreAgg: group tables emptied to the host */
 	GjStats		stats;
 	char		device[160];
 } GpuJoinCounters;
 
+/* Where the shared build of a parallel join stands (GpuJoinParallelState) */
+#define GJ_SHARED_BUILD_NONE		0	/* no participant has come to it */
+#define GJ_SHARED_BUILD_BUILDING	1	/* one builds; the others wait */
+#define GJ_SHARED_BUILD_BUILT		2	/* the others probe its build */
+#define GJ_SHARED_BUILD_OWN			3	/* none to share: each builds its own */
+
 /*
  * The dynamic shared memory of a parallel GpuJoin node: a slot per planned
  * worker, by ParallelWorkerNumber, filled when that worker shuts the node
- * down (processes 0 until then, and again once the leader took it)
+ * down (processes 0 until then, and again once the leader took it); and,
+ * with the gpujoin service, the build that one participant makes and the
+ * others probe (exec_parallel.c, GpuJoinShareBuild)
+ *
+ *	build_state		GJ_SHARED_BUILD_*, under mutex
+ *	build			BUILT: the context whose build the others share
+ *	build_rows		its inner rows, and a digest of their keys in order
+ *	build_digest	(GpuJoinSideDigest), to check a participant that reads
+ *					the inner side after all (out of device memory) reads it
+ *					as the builder did
+ *	build_cv		signalled when the state leaves BUILDING
  */
 typedef struct GpuJoinParallelState
 {
@@ -352,6 +371,11 @@ typedef struct GpuJoinParallelState
 	int			nworkers;
 	Size		pscan_offset;	/* the outer heap side's ParallelTableScanDesc,
 								 * from the start of this struct, or 0 */
+	int			build_state;
+	GpuJoinSharedBuild build;
+	int64		build_rows;
+	uint64		build_digest;
+	ConditionVariable build_cv;
 	GpuJoinCounters workers[FLEXIBLE_ARRAY_MEMBER];
 } GpuJoinParallelState;
 
@@ -429,6 +453,12 @@ typedef struct GpuJoinParallelState
  *	gj_Runs				the times it has, in this process
  *	gj_Shared			a parallel node's shared memory (NULL when it runs
  *						in one process)
+ *	gj_SharedBuilder	this process builds the table the other participants
+ *						probe, and publishes it when it has (or fails to)
+ *	gj_Borrowed			the device context probes another participant's
+ *						build: this process has not read the inner side;
+ *						gj_BorrowedRows and gj_BorrowedDigest describe it
+ *	gj_SharedBuilds		runs that probed another participant's build
  *	gj_Workers			the leader: the counters the workers left there,
  *						a List of GpuJoinCounters
  */
@@ -485,6 +515,11 @@ typedef struct GpuJoinState
 	bool		gj_Ran;
 	int			gj_Runs;
 	GpuJoinParallelState *gj_Shared;
+	bool		gj_SharedBuilder;
+	bool		gj_Borrowed;
+	int64		gj_BorrowedRows;
+	uint64		gj_BorrowedDigest;
+	int64		gj_SharedBuilds;
 	List	   *gj_Workers;
 	struct GpuJoinAgg *gj_Agg;	/* GpuPreAgg (exec_agg.c), or NULL */
 } GpuJoinState;
@@ -526,6 +561,7 @@ extern bool GpuJoinStoreRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTable
 extern GjBatch GpuJoinSideBatch(const GpuJoinSide *side, GjColumn *columns, int64 first,
 								int64 nrows);
 extern void GpuJoinLoadInner(GpuJoinState *node);
+extern uint64 GpuJoinSideDigest(const GpuJoinSide *side);
 extern bool GpuJoinLoadOuterChunk(GpuJoinState *node);
 
 /* pinned.c */
@@ -584,5 +620,8 @@ extern void ReInitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt,
 extern void InitializeGpuJoinWorker(CustomScanState *css, shm_toc *toc,
 									void *coordinate);
 extern void ShutdownGpuJoin(CustomScanState *css);
+extern bool GpuJoinShareBuild(GpuJoinState *node);
+extern void GpuJoinPublishBuild(GpuJoinState *node, bool built);
+extern void GpuJoinReadBorrowedInner(GpuJoinState *node);
 
 #endif							/* GPUJOIN_EXEC_H */

@@ -836,6 +836,27 @@ GpuJoinLoadInner(GpuJoinState *node)
 }
 
 /*
+ * A digest of a side's keys, in row order (a NULL key as such): two reads
+ * of one side with equal digests hold the same keys in the same rows, so
+ * the kernels number their matches alike
+ */
+uint64
+GpuJoinSideDigest(const GpuJoinSide *side)
+{
+	uint64		h = (uint64) side->nrows;
+
+	for (int64 row = 0; row < side->nrows; row++)
+	{
+		bool		isnull = side->keynulls != NULL && side->keynulls[row];
+
+		h = (h ^ (isnull ? UINT64CONST(0x9E3779B97F4A7C15) : side->keys[row])) *
+			UINT64CONST(0x100000001B3);
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+/*
  * GJ_LOAD_OUTER: read the next chunk of the outer side; false when no rows
  * are left
  */

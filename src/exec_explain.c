@@ -73,6 +73,7 @@ GpuJoinCollectCounters(GpuJoinState *node, GpuJoinCounters *c)
 	c->inner_rows = node->gj_InnerRows;
 	c->outer_rows = node->gj_OuterRows;
 	c->matches = node->gj_Matches;
+	c->shared_builds = node->gj_SharedBuilds;
 	c->load_ms = node->gj_LoadMs;
 	c->emit_ms = node->gj_EmitMs;
 	GpuJoinAggCounts(node, &c->agg_groups, &c->agg_spills);
@@ -129,6 +130,7 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
 	sum->inner_rows += add->inner_rows;
 	sum->outer_rows += add->outer_rows;
 	sum->matches += add->matches;
+	sum->shared_builds += add->shared_builds;
 	sum->load_ms += add->load_ms;
 	sum->emit_ms += add->emit_ms;
 	sum->agg_groups += add->agg_groups;
@@ -345,6 +347,8 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 		appendStringInfoSpaces(es->str, es->indent * 2);
 		if (parallel)
 			appendStringInfo(es->str, "Participants: %d  ", total.processes);
+		if (parallel && total.shared_builds > 0)
+			appendStringInfo(es->str, "Shared Builds: " INT64_FORMAT "  ", total.shared_builds);
 		if (total.num_parts > 1)
 			appendStringInfo(es->str, "Partitions: %d  ", total.num_parts);
 		appendStringInfo(es->str,
@@ -356,7 +360,10 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	else
 	{
 		if (parallel)
+		{
 			ExplainPropertyInteger("Participants", NULL, total.processes, es);
+			ExplainPropertyInteger("Shared Builds", NULL, total.shared_builds, es);
+		}
 		ExplainPropertyInteger("Partitions", NULL, total.num_parts, es);
 		ExplainPropertyInteger("Chunks", NULL, total.chunks, es);
 		ExplainPropertyInteger("Inner Rows", NULL, total.inner_rows, es);

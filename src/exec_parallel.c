@@ -15,6 +15,20 @@
  * collects them, before the Gather destroys it, for ExplainGpuJoin to add
  * to its own.
  *
+ * With the gpujoin service, where every participant's device context lives
+ * in one process, a hash join (NPHJ) whose inner side the participants
+ * would each read and build is built once (GpuJoinShareBuild): the first
+ * participant to start reads the inner side and builds, as a serial join
+ * does, and publishes its context; the others wait on a condition
+ * variable, then create contexts that probe that build (the kernels'
+ * context_share) and never read their inner child.  A participant that
+ * needs nothing of the inner side but its device columns qualifies: no
+ * host column of the inner side, no qual rechecked on the host, no inner
+ * rows to fill (right and full joins are not parallel anyway).  Whatever
+ * keeps the builder from a build to share (an empty inner side, partitions,
+ * the CPU twin after the device ran out of memory) makes every participant
+ * build its own, as without the service.
+ *
  * IDENTIFICATION
  *	  src/exec_parallel.c
  *
@@ -25,7 +39,9 @@
 #include "access/parallel.h"
 #include "access/tableam.h"
 #include "exec.h"
+#include "storage/condition_variable.h"
 #include "storage/spin.h"
+#include "utils/wait_event.h"
 #include "utils/memutils.h"
 
 /*
@@ -106,6 +122,8 @@ InitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordina
 
 	SpinLockInit(&shared->mutex);
 	shared->nworkers = pcxt->nworkers;
+	shared->build_state = GJ_SHARED_BUILD_NONE;
+	ConditionVariableInit(&shared->build_cv);
 	memset(shared->workers, 0, pcxt->nworkers * sizeof(GpuJoinCounters));
 	shared->pscan_offset = 0;
 	if (OuterHeap(node) != NULL)
@@ -129,6 +147,8 @@ ReInitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordi
 
 	node->gj_Shared = (GpuJoinParallelState *) coordinate;
 	CollectWorkerCounters(node);
+	/* the new workers build again (the leader may keep its table) */
+	node->gj_Shared->build_state = GJ_SHARED_BUILD_NONE;
 	if (OuterHeap(node) != NULL)
 	{
 		table_parallelscan_reinitialize(OuterHeap(node)->rel, SharedScan(node->gj_Shared));
@@ -182,4 +202,162 @@ ShutdownGpuJoin(CustomScanState *css)
 		if (OuterHeap(node) != NULL)
 			GpuJoinHeapSetParallel(OuterHeap(node), NULL);
 	}
+}
+
+/*
+ * May this run of the node share one build with the other participants?
+ * The service's kernels (every context in one process), a variant whose
+ * build can be shared, and nothing of the inner side needed on the host.
+ */
+static bool
+ShareEligible(GpuJoinState *node)
+{
+	bool		gpu;
+
+	return node->gj_Shared != NULL && gpujoin_parallel_shared_build &&
+		node->gj_Strategy == GPUJOIN_STRATEGY_HASH &&
+		gj_variant_shares_build(node->gj_Spec.variant) &&
+		!GJ_FILL_INNER_NEEDED(node) && node->gj_Inner.nhost == 0 &&
+		node->gj_JoinQual == NULL &&
+		GpuJoinIsServiceKernels(GpuJoinNodeKernels(node), &gpu);
+}
+
+/*
+ * GJ_LOAD_INNER of a parallel join: probe another participant's build if
+ * there is one to share (true: the node's context now does, and the inner
+ * side is not to be read), or become the one that builds (false: read and
+ * build as usual, then GpuJoinPublishBuild), or wait for the one that
+ * does.  false also when nothing is to be shared: build as usual.
+ */
+bool
+GpuJoinShareBuild(GpuJoinState *node)
+{
+	GpuJoinParallelState *shared = node->gj_Shared;
+	GpuJoinDeviceContext *dev = &node->gj_Device;
+	GpuJoinSharedBuild build;
+	const GjKernels *kernels;
+	GjContext  *ctx = NULL;
+	int64		rows;
+	uint64		digest;
+	int			state;
+	GjError		err;
+
+	node->gj_SharedBuilder = false;
+	if (node->gj_Borrowed)
+	{
+		/* a rescan that reads the inner side again: not that build */
+		GpuJoinCloseDevice(node);
+		node->gj_Borrowed = false;
+	}
+	if (!ShareEligible(node))
+		return false;
+
+	SpinLockAcquire(&shared->mutex);
+	if (shared->build_state == GJ_SHARED_BUILD_NONE)
+	{
+		shared->build_state = GJ_SHARED_BUILD_BUILDING;
+		node->gj_SharedBuilder = true;
+	}
+	SpinLockRelease(&shared->mutex);
+	if (node->gj_SharedBuilder)
+		return false;
+
+	ConditionVariablePrepareToSleep(&shared->build_cv);
+	for (;;)
+	{
+		SpinLockAcquire(&shared->mutex);
+		state = shared->build_state;
+		build = shared->build;
+		rows = shared->build_rows;
+		digest = shared->build_digest;
+		SpinLockRelease(&shared->mutex);
+		if (state != GJ_SHARED_BUILD_BUILDING)
+			break;
+		ConditionVariableSleep(&shared->build_cv, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	if (state != GJ_SHARED_BUILD_BUILT)
+		return false;
+
+	memset(&err, 0, sizeof(err));
+	if (GpuJoinServiceShare(&build, &kernels, &ctx, &err) != GJ_OK)
+	{
+		/* the build is gone (its owner failed): build one of our own */
+		elog(DEBUG1, "gpujoin: could not share the build of a parallel GPU join: %s", err.message);
+		return false;
+	}
+	if (dev->ctx != NULL)
+		GpuJoinCloseDevice(node);
+	dev->kernels = kernels;
+	dev->ctx = ctx;
+	node->gj_OnFallback = false;
+	node->gj_Borrowed = true;
+	node->gj_BorrowedRows = rows;
+	node->gj_BorrowedDigest = digest;
+	node->gj_SharedBuilds++;
+	GpuJoinResetSide(&node->gj_Inner);
+	node->gj_InnerMatched = NULL;
+	node->gj_PartStart = NULL;
+	node->gj_NumParts = 1;
+	node->gj_InnerFirst = 0;
+	node->gj_InnerCount = 0;
+	node->gj_TableBuilt = true;
+	return true;
+}
+
+/*
+ * The participant that builds for the others: its build (built: the node's
+ * context holds the table of the whole inner side, on the service) or none
+ * to share, which lets the others build their own
+ */
+void
+GpuJoinPublishBuild(GpuJoinState *node, bool built)
+{
+	GpuJoinParallelState *shared = node->gj_Shared;
+	GpuJoinDeviceContext *dev = &node->gj_Device;
+	GpuJoinSharedBuild build;
+	uint64		digest = 0;
+
+	if (!node->gj_SharedBuilder)
+		return;
+	node->gj_SharedBuilder = false;
+	built = built && node->gj_NumParts == 1 && !node->gj_OnFallback &&
+		GpuJoinServiceBuildOf(dev->kernels, dev->ctx, &build);
+	if (built)
+		digest = GpuJoinSideDigest(&node->gj_Inner);
+
+	SpinLockAcquire(&shared->mutex);
+	shared->build_state = built ? GJ_SHARED_BUILD_BUILT : GJ_SHARED_BUILD_OWN;
+	if (built)
+	{
+		shared->build = build;
+		shared->build_rows = node->gj_Inner.nrows;
+		shared->build_digest = digest;
+	}
+	SpinLockRelease(&shared->mutex);
+	ConditionVariableBroadcast(&shared->build_cv);
+}
+
+/*
+ * A participant that probed another's build and now has to build itself
+ * (on the CPU twin: the device ran out of memory): read the inner side
+ * after all, and check that it read the very rows the builder did, in its
+ * order, so that the matches are numbered alike and the join goes on where
+ * it stood
+ */
+void
+GpuJoinReadBorrowedInner(GpuJoinState *node)
+{
+	if (!node->gj_Borrowed)
+		return;
+	node->gj_Borrowed = false;
+	GpuJoinLoadInner(node);
+	if (node->gj_Inner.nrows != node->gj_BorrowedRows ||
+		GpuJoinSideDigest(&node->gj_Inner) != node->gj_BorrowedDigest)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("gpujoin: two participants of a parallel GPU join read different inner sides"),
+				 errdetail("One read " INT64_FORMAT " rows, another " INT64_FORMAT " (or the same number in another order).",
+						   node->gj_BorrowedRows, node->gj_Inner.nrows),
+				 errhint("Set gpujoin.parallel_shared_build = off to have each participant build its own.")));
 }

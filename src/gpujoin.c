@@ -32,6 +32,7 @@ bool		gpujoin_enable_hashjoin = true;
 bool		gpujoin_enable_mergejoin = true;
 bool		gpujoin_enable_thetajoin = true;
 bool		gpujoin_enable_parallel = true;
+bool		gpujoin_parallel_shared_build = true;
 bool		gpujoin_enable_heapscan = true;
 bool		gpujoin_enable_preagg = true;
 int			gpujoin_join_variant = GPUJOIN_AUTO;
@@ -219,6 +220,7 @@ static const struct config_enum_entry gpujoin_inject_fault_options[] = {
 	{"build_oom", GPUJOIN_FAULT_BUILD_OOM, false},
 	{"count_oom", GPUJOIN_FAULT_COUNT_OOM, false},
 	{"retrieve_oom", GPUJOIN_FAULT_RETRIEVE_OOM, false},
+	{"shared_count_oom", GPUJOIN_FAULT_SHARED_COUNT_OOM, false},
 	{NULL, 0, false}
 };
 
@@ -288,6 +290,17 @@ _PG_init(void)
 							 "the whole inner side on the GPU, as a hash join without Parallel Hash does; "
 							 "not for right and full joins.",
 							 &gpujoin_enable_parallel,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.parallel_shared_build",
+							 "Builds a parallel GPU join's inner side once, in the gpujoin service.",
+							 "With the gpujoin service, the first participant of a parallel hash join "
+							 "(NPHJ) to start reads and builds the inner side, and the others probe that "
+							 "build instead of reading and building it each; off: each builds its own.",
+							 &gpujoin_parallel_shared_build,
 							 true,
 							 PGC_USERSET,
 							 0,
@@ -479,7 +492,8 @@ _PG_init(void)
 							 "Makes one device step of every GPU join fail, as a test aid.",
 							 "create, build, count, retrieve (a GpuPreAgg's aggregate step too): the step fails as a failed kernel would (an ERROR); "
 							 "build_oom, count_oom: the join's first context (GPU or CPU twin) runs out of device memory, "
-							 "and the join falls back to a CPU twin context.",
+							 "and the join falls back to a CPU twin context; shared_count_oom: likewise the count "
+							 "of a parallel join's participant that probes another's build (gpujoin.parallel_shared_build).",
 							 &gpujoin_inject_fault,
 							 GPUJOIN_FAULT_NONE,
 							 gpujoin_inject_fault_options,

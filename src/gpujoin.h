@@ -53,8 +53,13 @@ typedef enum GpuJoinFault
 	GPUJOIN_FAULT_RETRIEVE,		/* retrieve: a kernel failure */
 	GPUJOIN_FAULT_BUILD_OOM,	/* build: out of device memory (GPU only) */
 	GPUJOIN_FAULT_COUNT_OOM,	/* count: out of device memory (GPU only) */
-	GPUJOIN_FAULT_RETRIEVE_OOM	/* retrieve, not a chunk's first: out of
+	GPUJOIN_FAULT_RETRIEVE_OOM,	/* retrieve, not a chunk's first: out of
 								 * device memory */
+	GPUJOIN_FAULT_SHARED_COUNT_OOM, /* count, in a participant of a parallel
+									 * join that probes another's build: out
+									 * of device memory */
+	GPUJOIN_FAULT_SHARED_COUNT	/* the step of that count (not a setting):
+								 * a count for every other fault */
 } GpuJoinFault;
 
 /* gpujoin.join_variant and gpujoin.materialize: auto, or a GjVariant / GjMaterialize */
@@ -86,6 +91,7 @@ extern bool gpujoin_enable_hashjoin;
 extern bool gpujoin_enable_mergejoin;
 extern bool gpujoin_enable_thetajoin;
 extern bool gpujoin_enable_parallel;
+extern bool gpujoin_parallel_shared_build;
 extern bool gpujoin_enable_heapscan;
 extern bool gpujoin_enable_preagg;
 extern int	gpujoin_join_variant;
@@ -438,6 +444,22 @@ extern bool GpuJoinServiceInUse(void);
 extern bool GpuJoinServiceReady(void);
 extern bool GpuJoinServiceWaitReady(int timeout_ms);
 extern const GjKernels *GpuJoinServiceKernels(bool gpu);
+
+/* A context's build in the gpujoin service, as another process names it */
+typedef struct GpuJoinSharedBuild
+{
+	int32		slot;			/* the owner's slot in the service */
+	int32		pid;			/* the owner's pid */
+	int32		context;		/* the service's number of the context */
+	uint32		generation;		/* of the service it lives in */
+	bool		gpu;			/* on the GPU, else the service's CPU twin */
+} GpuJoinSharedBuild;
+
+extern bool GpuJoinServiceBuildOf(const GjKernels *kernels, GjContext *ctx,
+								  GpuJoinSharedBuild *build);
+extern GjStatus GpuJoinServiceShare(const GpuJoinSharedBuild *build,
+									const GjKernels **kernels, GjContext **ctx,
+									GjError *err);
 extern bool GpuJoinIsServiceKernels(const GjKernels *kernels, bool *gpu);
 extern int	GpuJoinServiceProbe(GjDeviceInfo *info, char *message, Size message_size);
 extern void GpuJoinServiceState(char **state, int64 *requests, int64 *contexts);

@@ -53,11 +53,28 @@
 
 GjServiceShared *gj_service = NULL;
 
+/*
+ * A build that contexts of other clients probe (GJ_OP_SHARE): the context
+ * that built it, kept until its last user goes, its owner included.  refs
+ * counts the owner (while its ServedContext holds ctx) and each context
+ * that shares it.  Made by the main thread, released by whichever thread
+ * destroys a context; malloc'ed, since worker threads free it.
+ */
+typedef struct LentBuild
+{
+	GjContext  *ctx;
+	const GjKernels *kernels;
+	int			refs;			/* under lend_mutex */
+} LentBuild;
+
 /* A context the service keeps for a client */
 typedef struct ServedContext
 {
 	GjContext  *ctx;			/* NULL: this number is free */
 	const GjKernels *kernels;
+	LentBuild  *lent;			/* the build it lends (lent->ctx == ctx) or
+								 * shares, or NULL; under lend_mutex, as ctx
+								 * is while lent is set */
 	GjJoinSpec	spec;
 	GjMatchRound round;			/* the last retrieve's, for a fetch */
 	GjAggResult groups;			/* the last agg_result's, for a fetch */
@@ -366,8 +383,9 @@ typedef struct Call
 	Client	   *client;
 	GjServiceRequest *req;
 	ServedContext *sc;
-	const GjKernels *create_kernels;	/* GJ_OP_CREATE */
+	const GjKernels *create_kernels;	/* GJ_OP_CREATE, GJ_OP_SHARE */
 	int			create_id;
+	LentBuild  *share;			/* GJ_OP_SHARE: the build, one ref taken */
 	int			contexts_delta; /* +1 created, -1 destroyed */
 	GjBatch		batch;
 	GjColumn	columns[GJ_MAX_COLUMNS];
@@ -398,7 +416,8 @@ NowMs(void)
 /* The requests' names, by GjServiceOp, for the log */
 static const char *const op_names[] = {
 	"?", "create", "destroy", "stats", "build", "count", "retrieve",
-	"agg_begin", "aggregate", "agg_result", "forget", "probe", "deform"
+	"agg_begin", "aggregate", "agg_result", "forget", "probe", "deform",
+	"share"
 };
 
 static Call *calls = NULL;
@@ -418,6 +437,9 @@ static int	wake_pipe[2] = {-1, -1};	/* a worker writes a byte when done */
 
 /* heap_deform registers host regions in process-wide tables: one at a time */
 static pthread_mutex_t deform_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* LentBuild.refs and ServedContext.lent */
+static pthread_mutex_t lend_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 /* Places in the result segment, 8-byte aligned */
 typedef struct ResultLayout
@@ -553,19 +575,13 @@ TargetKernels(int target)
 	return target == GJ_TARGET_CPU ? &gj_cpu_kernels : NULL;
 }
 
-/* GJ_OP_CREATE, main thread: a free number for the context (err set if none) */
-static bool
-PrepareCreate(Call *call)
+/* A free number for a new context of the call's client */
+static void
+NewContextNumber(Call *call)
 {
 	Client	   *c = call->client;
 	int			id;
 
-	call->create_kernels = TargetKernels(call->req->target);
-	if (call->create_kernels == NULL)
-	{
-		ServiceError(&call->req->err, GJ_ERROR_NO_DEVICE, "The gpujoin service has no such device.");
-		return false;
-	}
 	for (id = 0; id < c->ncontexts; id++)
 		if (c->contexts[id].ctx == NULL)
 			break;
@@ -581,6 +597,167 @@ PrepareCreate(Call *call)
 	}
 	memset(&c->contexts[id], 0, sizeof(ServedContext));
 	call->create_id = id;
+}
+
+/* GJ_OP_CREATE, main thread: the kernels and a number (err set if none) */
+static bool
+PrepareCreate(Call *call)
+{
+	call->create_kernels = TargetKernels(call->req->target);
+	if (call->create_kernels == NULL)
+	{
+		ServiceError(&call->req->err, GJ_ERROR_NO_DEVICE, "The gpujoin service has no such device.");
+		return false;
+	}
+	NewContextNumber(call);
+	return true;
+}
+
+/* Let go of a lent build (NULL: none); the last to go destroys it */
+static void
+DropLent(LentBuild *lent)
+{
+	bool		last;
+
+	if (lent == NULL)
+		return;
+	pthread_mutex_lock(&lend_mutex);
+	last = --lent->refs == 0;
+	pthread_mutex_unlock(&lend_mutex);
+	if (last)
+	{
+		lent->kernels->context_destroy(lent->ctx);
+		free(lent);
+	}
+}
+
+/*
+ * GJ_OP_SHARE, main thread: the context to share, of any client (the
+ * slot, the pid and the context's number and generation name it), lent
+ * from now on, and a number for the new one.  The lender's context may
+ * itself share a build: the new one then shares that build.
+ */
+static bool
+PrepareShare(Call *call)
+{
+	GjServiceRequest *req = call->req;
+	Client	   *lender;
+	ServedContext *l;
+	LentBuild  *lent = NULL;
+
+	call->share = NULL;
+	if (req->share_slot < 0 || req->share_slot >= gj_service->nslots ||
+		clients[req->share_slot].pid != req->share_pid ||
+		clients[req->share_slot].request_seg == NULL)
+	{
+		ServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT,
+					 "The client whose build is to be shared is gone from the gpujoin service.");
+		return false;
+	}
+	/* a build under way is not to be shared (the executor never asks so) */
+	if (calls[req->share_slot].busy && calls[req->share_slot].req->op == GJ_OP_BUILD)
+	{
+		ServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT,
+					 "The build to be shared is not finished.");
+		return false;
+	}
+	/* a number first: it may move the contexts of the client, the lender's too */
+	NewContextNumber(call);
+	lender = &clients[req->share_slot];
+	if (ContextOf(lender, req, &req->err) == NULL)
+		return false;
+	l = &lender->contexts[req->context];
+	if (!gj_variant_shares_build(l->spec.variant))
+	{
+		ServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT, "This join's build cannot be shared.");
+		return false;
+	}
+	pthread_mutex_lock(&lend_mutex);
+	if (l->ctx != NULL && l->lent == NULL)
+	{
+		lent = malloc(sizeof(LentBuild));
+		if (lent != NULL)
+		{
+			lent->ctx = l->ctx;
+			lent->kernels = l->kernels;
+			lent->refs = 1;
+			l->lent = lent;
+		}
+	}
+	else if (l->ctx != NULL)
+		lent = l->lent;
+	if (lent != NULL)
+		lent->refs++;
+	pthread_mutex_unlock(&lend_mutex);
+	if (lent == NULL)
+	{
+		ServiceError(&req->err, GJ_ERROR_HOST_MEMORY, "The gpujoin service is out of memory.");
+		return false;
+	}
+	call->share = lent;
+	req->spec = l->spec;
+	return true;
+}
+
+/* GJ_OP_SHARE, worker */
+static void
+ExecuteShare(Call *call)
+{
+	GjServiceRequest *req = call->req;
+	ServedContext *sc = &call->client->contexts[call->create_id];
+	LentBuild  *lent = call->share;
+
+	call->share = NULL;
+	req->status = lent->kernels->context_share(&sc->ctx, lent->ctx, &req->err);
+	if (req->status != GJ_OK)
+	{
+		sc->ctx = NULL;
+		DropLent(lent);
+		return;
+	}
+	sc->kernels = lent->kernels;
+	sc->spec = req->spec;
+	pthread_mutex_lock(&lend_mutex);
+	sc->lent = lent;
+	pthread_mutex_unlock(&lend_mutex);
+	req->context = call->create_id;
+	req->generation = gj_service->generation;
+	call->contexts_delta = 1;
+}
+
+/*
+ * GJ_OP_BUILD on a context whose build is lent: the contexts that share it
+ * keep it, and the owner builds in a new context of the same spec (or in
+ * its own again, when none shares it any more).  false (err set) when no
+ * new context can be had.
+ */
+static bool
+TakeBackBuild(ServedContext *sc, GjError *err)
+{
+	LentBuild  *lent;
+	bool		alone;
+	GjContext  *fresh = NULL;
+	GjStatus	status;
+
+	pthread_mutex_lock(&lend_mutex);
+	lent = sc->lent;
+	alone = lent != NULL && lent->ctx == sc->ctx && lent->refs == 1;
+	if (alone)
+		sc->lent = NULL;
+	pthread_mutex_unlock(&lend_mutex);
+	if (lent == NULL || alone)
+	{
+		free(lent);
+		return true;
+	}
+	status = sc->kernels->context_create(&fresh, &sc->spec, err);
+	if (status != GJ_OK)
+		return false;
+	pthread_mutex_lock(&lend_mutex);
+	sc->ctx = fresh;
+	sc->lent = NULL;
+	pthread_mutex_unlock(&lend_mutex);
+	DropLent(lent);
 	return true;
 }
 
@@ -606,14 +783,30 @@ ExecuteCreate(Call *call)
 	call->contexts_delta = 1;
 }
 
-/* Destroy a context the service keeps; true if there was one */
+/*
+ * Destroy a context the service keeps; true if there was one.  A build it
+ * lends stays for the contexts that share it; one that shares a build
+ * lets go of it after it is gone itself.
+ */
 static bool
 DestroyContext(ServedContext *sc)
 {
+	GjContext  *ctx;
+	LentBuild  *lent;
+
 	if (sc->ctx == NULL)
 		return false;
-	sc->kernels->context_destroy(sc->ctx);
+	pthread_mutex_lock(&lend_mutex);
+	ctx = sc->ctx;
+	lent = sc->lent;
+	if (lent != NULL && lent->ctx == ctx)
+		ctx = NULL;				/* the lent build's: DropLent decides */
 	sc->ctx = NULL;
+	sc->lent = NULL;
+	pthread_mutex_unlock(&lend_mutex);
+	if (ctx != NULL)
+		sc->kernels->context_destroy(ctx);
+	DropLent(lent);
 	return true;
 }
 
@@ -803,6 +996,8 @@ Prepare(Call *call)
 			return false;
 		case GJ_OP_CREATE:
 			return PrepareCreate(call);
+		case GJ_OP_SHARE:
+			return PrepareShare(call);
 		default:
 			break;
 	}
@@ -860,6 +1055,9 @@ Execute(Call *call)
 		case GJ_OP_CREATE:
 			ExecuteCreate(call);
 			break;
+		case GJ_OP_SHARE:
+			ExecuteShare(call);
+			break;
 		case GJ_OP_DESTROY:
 			if (DestroyContext(sc))
 				call->contexts_delta = -1;
@@ -868,7 +1066,10 @@ Execute(Call *call)
 			sc->kernels->context_stats(sc->ctx, &req->stats);
 			break;
 		case GJ_OP_BUILD:
-			req->status = sc->kernels->build(sc->ctx, &call->batch, &req->err);
+			if (!TakeBackBuild(sc, &req->err))
+				req->status = req->err.status;
+			else
+				req->status = sc->kernels->build(sc->ctx, &call->batch, &req->err);
 			break;
 		case GJ_OP_COUNT:
 			req->status = sc->kernels->count(sc->ctx, &call->batch, &req->nmatches, &req->err);

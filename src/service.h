@@ -90,7 +90,9 @@ typedef enum GjServiceOp
 	GJ_OP_AGG_RESULT,
 	GJ_OP_FORGET,				/* a segment the client freed */
 	GJ_OP_PROBE,				/* the GPU the service sees */
-	GJ_OP_DEFORM				/* heap_deform, whole */
+	GJ_OP_DEFORM,				/* heap_deform, whole */
+	GJ_OP_SHARE					/* context_share: a new context that probes
+								 * the build of a context of any client */
 } GjServiceOp;
 
 /* Where the kernels run in the service (GjServiceRequest.target) */
@@ -170,11 +172,14 @@ typedef struct GjServiceRequest
 	int32		target;			/* GJ_OP_CREATE: GJ_TARGET_* */
 	int32		context;		/* the service's number of the context */
 	uint32		generation;		/* of the service the context lives in */
+	int32		share_slot;		/* GJ_OP_SHARE: the slot and pid of the */
+	int32		share_pid;		/* client whose context (above) is shared */
 	int64		first;			/* retrieve, aggregate */
 	bool		fetch_only;		/* retrieve: copy the kept round again */
 	GjServiceRef result;		/* where arrays coming back go */
 	dsm_handle	forget;			/* GJ_OP_FORGET */
-	GjJoinSpec	spec;			/* GJ_OP_CREATE */
+	GjJoinSpec	spec;			/* GJ_OP_CREATE; GJ_OP_SHARE answers the
+								 * shared context's */
 	GjServiceBatch batch;		/* build, count */
 	GjAggSpec	agg_spec;		/* agg_begin */
 	GjServiceDeform deform;		/* heap_deform, in and out */

@@ -754,19 +754,12 @@ BeginOn(GjServiceOp op, ClientContext *cc)
 	}
 }
 
-static GjStatus
-ContextCreate(int target, GjContext **ctx, const GjJoinSpec *spec, GjError *err)
+/* The client's side of the context the answer names, made by create or share */
+static GjContext *
+AnsweredContext(const GjJoinSpec *spec)
 {
-	ClientContext *cc;
+	ClientContext *cc = malloc(sizeof(ClientContext));
 
-	*ctx = NULL;
-	(void) Begin(GJ_OP_CREATE, false);
-	req->target = target;
-	req->spec = *spec;
-	(void) Call(false, 0);
-	if (req->status != GJ_OK)
-		return Answer(err);
-	cc = malloc(sizeof(ClientContext));
 	if (cc == NULL)
 	{
 		/* the service's context goes with the slot, or the next destroy */
@@ -779,8 +772,61 @@ ContextCreate(int target, GjContext **ctx, const GjJoinSpec *spec, GjError *err)
 	memset(&cc->result, 0, sizeof(cc->result));
 	if (nspare_results > 0)
 		cc->result = spare_results[--nspare_results];
-	*ctx = (GjContext *) cc;
+	return (GjContext *) cc;
+}
+
+static GjStatus
+ContextCreate(int target, GjContext **ctx, const GjJoinSpec *spec, GjError *err)
+{
+	*ctx = NULL;
+	(void) Begin(GJ_OP_CREATE, false);
+	req->target = target;
+	req->spec = *spec;
+	(void) Call(false, 0);
+	if (req->status != GJ_OK)
+		return Answer(err);
+	*ctx = AnsweredContext(spec);
 	return GJ_OK;
+}
+
+/* A new context of this client that probes the build a process names */
+static GjStatus
+ShareBuild(const GpuJoinSharedBuild *build, GjContext **ctx, GjError *err)
+{
+	GjJoinSpec	spec;
+
+	*ctx = NULL;
+	if (!ServiceAlive(build->generation))
+		ServiceGone();
+	(void) Begin(GJ_OP_SHARE, false);
+	req->share_slot = build->slot;
+	req->share_pid = build->pid;
+	req->context = build->context;
+	req->generation = build->generation;
+	(void) Call(false, build->generation);
+	if (req->status != GJ_OK)
+		return Answer(err);
+	spec = req->spec;
+	*ctx = AnsweredContext(&spec);
+	return GJ_OK;
+}
+
+/* GjKernels.context_share, on a context of this client */
+static GjStatus
+ContextShare(GjContext **ctx, GjContext *built, GjError *err)
+{
+	GpuJoinSharedBuild build;
+
+	if (!GpuJoinServiceBuildOf(NULL, built, &build))
+	{
+		*ctx = NULL;
+		memset(err, 0, sizeof(*err));
+		err->status = GJ_ERROR_INVALID_ARGUMENT;
+		strlcpy(err->message, "The context to share is not the gpujoin service's.",
+				sizeof(err->message));
+		return err->status;
+	}
+	return ShareBuild(&build, ctx, err);
 }
 
 static GjStatus
@@ -1239,6 +1285,7 @@ AggResult(GjContext *ctx, GjAggResult *out, GjError *err)
 		.agg_begin = AggBegin, \
 		.aggregate = Aggregate, \
 		.agg_result = AggResult, \
+		.context_share = ContextShare, \
 	}
 
 static const GjKernels service_cpu_kernels = SERVICE_KERNELS("cpu", ContextCreateCpu);
@@ -1255,6 +1302,41 @@ GpuJoinServiceKernels(bool gpu)
 		return &service_cuda_kernels;
 #endif
 	return &service_cpu_kernels;
+}
+
+/*
+ * How another process names ctx, a context of this client made with the
+ * service's kernels (NULL: do not check them), to share its build; false
+ * when it is not such a context
+ */
+bool
+GpuJoinServiceBuildOf(const GjKernels *kernels, GjContext *ctx,
+					  GpuJoinSharedBuild *build)
+{
+	ClientContext *cc = (ClientContext *) ctx;
+	bool		gpu = false;
+
+	if (cc == NULL || my_slot < 0 ||
+		(kernels != NULL && !GpuJoinIsServiceKernels(kernels, &gpu)))
+		return false;
+	build->slot = my_slot;
+	build->pid = MyProcPid;
+	build->context = cc->id;
+	build->generation = cc->generation;
+	build->gpu = gpu;
+	return true;
+}
+
+/*
+ * A new context, on *kernels (the service's, of the build's device), that
+ * probes the build another process named (GpuJoinServiceBuildOf)
+ */
+GjStatus
+GpuJoinServiceShare(const GpuJoinSharedBuild *build, const GjKernels **kernels,
+					GjContext **ctx, GjError *err)
+{
+	*kernels = GpuJoinServiceKernels(build->gpu);
+	return ShareBuild(build, ctx, err);
 }
 
 /* Is this one of the service's tables, and on the GPU? */

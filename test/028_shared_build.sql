@@ -1,0 +1,155 @@
+-- test/028_shared_build.sql
+--
+-- A parallel GPU hash join built once (src/exec_parallel.c,
+-- GpuJoinShareBuild): with the gpujoin service, the first participant to
+-- start reads and builds the inner side, and the others probe that build
+-- (the kernels' context_share, run in the service) without reading their
+-- inner child.  EXPLAIN ANALYZE says so: "Shared Builds: N" (participants
+-- that probed another's build), and the inner rows are read once.  Without
+-- the service (or with gpujoin.parallel_shared_build = off) every
+-- participant builds its own, as before, and no Shared Builds are shown.
+-- Either way the rows are PostgreSQL's: inner, left, semi and anti joins,
+-- a GpuPreAgg, NULL and duplicate keys, an empty inner side, a rescanned
+-- Gather, a join that needs an inner column on the host (not shared), and
+-- the device running out of memory in the builder (each builds its own) or
+-- in every participant's count (a participant that probed another's build
+-- reads the inner side after all and goes on on the CPU twin).  The plans
+-- are priced as on a GPU (gpujoin.cost_as_gpu), so the CPU twin runs the
+-- same plans in CI.
+BEGIN;
+SELECT plan(32);
+CREATE EXTENSION IF NOT EXISTS gpujoin;
+LOAD 'gpujoin';
+\ir helpers.psql
+SET LOCAL client_min_messages = warning;
+
+SELECT current_setting('gpujoin.service') = 'on'
+	AND (SELECT service FROM gpujoin_device_info()) ~ '^running' AS service \gset
+
+-- r (outer, 120000 rows), s (inner, 20000 rows): int4 keys with NULLs and
+-- a skewed key 7, payloads the device carries (int4, int8, float8)
+CREATE TABLE r (id int, k int4, v int8, f float8);
+INSERT INTO r SELECT g,
+	CASE WHEN g % 97 = 0 THEN NULL WHEN g % 50 = 0 THEN 7 ELSE g % 30000 END,
+	CASE WHEN g % 11 = 0 THEN NULL ELSE g * 3 END,
+	g * 0.25
+	FROM generate_series(1, 120000) g;
+CREATE TABLE s (id int, k int4, w int4, t text);
+INSERT INTO s SELECT g,
+	CASE WHEN g % 89 = 0 THEN NULL WHEN g % 500 = 0 THEN 7 ELSE (g * 3) % 45000 END,
+	CASE WHEN g % 13 = 0 THEN NULL ELSE g % 100 END,
+	'w' || (g % 50)
+	FROM generate_series(1, 20000) g;
+CREATE TABLE e (LIKE s);
+ANALYZE r, s, e;
+
+CREATE TEMP TABLE q (name text PRIMARY KEY, sql text);
+INSERT INTO q VALUES
+	('inner', 'SELECT r.id, r.v, s.id AS sid, s.w FROM r JOIN s ON r.k = s.k'),
+	('left', 'SELECT r.id, r.f, s.w FROM r LEFT JOIN s ON r.k = s.k'),
+	('semi', 'SELECT r.id, r.v FROM r WHERE EXISTS (SELECT 1 FROM s WHERE s.k = r.k)'),
+	('anti', 'SELECT r.id, r.v FROM r WHERE NOT EXISTS (SELECT 1 FROM s WHERE s.k = r.k)'),
+	('preagg', 'SELECT s.w, count(*), sum(r.v), min(r.f), max(s.id) FROM r JOIN s ON r.k = s.k GROUP BY s.w'),
+	('empty inner', 'SELECT r.id, e.id AS eid FROM r LEFT JOIN e ON r.k = e.k'),
+	('inner host column', 'SELECT r.id, s.t FROM r JOIN s ON r.k = s.k');
+
+-- PostgreSQL's rows
+:postgres_join
+CREATE TEMP TABLE ref AS SELECT name, pg_temp.rows_digest(sql) AS digest FROM q;
+
+-- gpujoin, parallel plans made cheap, priced as on a GPU
+:gpu_join
+:parallel_cheap
+CREATE TEMP TABLE got AS
+SELECT name, pg_temp.rows_digest(sql) AS digest, pg_temp.plan_analyze(sql) AS plan FROM q;
+
+SELECT is(got.digest, ref.digest, got.name || ': the same rows as PostgreSQL')
+FROM got JOIN ref USING (name) ORDER BY name;
+SELECT is(string_agg(name, ', ' ORDER BY name), NULL,
+	'every query ran as a parallel GPU join under a Gather')
+FROM got WHERE plan !~ 'Gather' OR plan !~ 'Parallel Custom Scan \(Gpu(HashJoin|PreAgg)\)';
+
+CREATE FUNCTION pg_temp.counts(plan text, OUT participants bigint, OUT shared bigint,
+	OUT inner_rows bigint)
+LANGUAGE sql AS $$
+	SELECT pg_temp.plan_number(plan, 'Participants'),
+		coalesce(pg_temp.plan_number(plan, 'Shared Builds'), 0),
+		pg_temp.plan_number(plan, 'Inner Rows') $$;
+
+-- the joins that need only device columns of the inner side: one build
+-- with the service, one per participant without
+SELECT is(c.shared, CASE WHEN :'service'::boolean THEN c.participants - 1 ELSE 0 END,
+	name || ': ' || CASE WHEN :'service'::boolean
+		THEN 'every participant but one probed its build'
+		ELSE 'no service: every participant built its own' END)
+FROM got, pg_temp.counts(plan) c
+WHERE name IN ('inner', 'left', 'semi', 'anti', 'preagg') ORDER BY name;
+SELECT is(c.inner_rows, 20000 * (c.participants - c.shared),
+	name || ': the inner side read once per build')
+FROM got, pg_temp.counts(plan) c
+WHERE name IN ('inner', 'left', 'semi', 'anti', 'preagg') ORDER BY name;
+SELECT cmp_ok(c.participants, '>=', 2::bigint, 'inner: workers took part')
+FROM got, pg_temp.counts(plan) c WHERE name = 'inner';
+
+-- an inner column needed on the host (a text): each participant reads the
+-- inner side, with or without the service
+SELECT is(c.shared, 0::bigint, 'an inner column on the host: no shared build')
+FROM got, pg_temp.counts(plan) c WHERE name = 'inner host column';
+SELECT is(c.inner_rows, 20000 * c.participants,
+	'an inner column on the host: every participant read the inner side')
+FROM got, pg_temp.counts(plan) c WHERE name = 'inner host column';
+
+-- the setting off: every participant builds its own
+SET LOCAL gpujoin.parallel_shared_build = off;
+SELECT is(c.shared, 0::bigint, 'gpujoin.parallel_shared_build = off: no shared build')
+FROM pg_temp.counts(pg_temp.plan_analyze((SELECT sql FROM q WHERE name = 'inner'))) c;
+RESET gpujoin.parallel_shared_build;
+
+-- without the leader: one worker builds, the others probe
+SET LOCAL parallel_leader_participation = off;
+SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE name = 'inner'),
+	'without the leader: the same rows') FROM q WHERE name = 'inner';
+SELECT is(c.inner_rows, 20000 * (c.participants - c.shared),
+	'without the leader: the inner side read once per build')
+FROM pg_temp.counts(pg_temp.plan_analyze((SELECT sql FROM q WHERE name = 'inner'))) c;
+RESET parallel_leader_participation;
+
+-- a Gather rescanned (a subplan run once per x): each launch builds again
+SET LOCAL gpujoin.enable_preagg = off;
+\set qrescan 'SELECT x, (SELECT count(*) + x FROM r JOIN s ON r.k = s.k) FROM generate_series(1, 3) x'
+SELECT is(pg_temp.rows_digest(:'qrescan'),
+	(SELECT pg_temp.rows_digest(format('SELECT x, %s + x FROM generate_series(1, 3) x',
+		split_part(digest, ':', 1))) FROM ref WHERE name = 'inner'),
+	'rescan: the same counts in every run of the subplan');
+SELECT matches(pg_temp.plan_analyze(:'qrescan'), 'Parallel Custom Scan \(GpuHashJoin\)',
+	'rescan: the subplan''s join runs in parallel');
+RESET gpujoin.enable_preagg;
+
+-- out of device memory (injected: the CPU twin reports it too).  In the
+-- build: the builder goes on on the CPU twin, which it cannot share, and
+-- every participant builds its own
+SET LOCAL gpujoin.inject_fault = 'build_oom';
+SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE name = 'inner'),
+	'out of device memory in the build: the same rows') FROM q WHERE name = 'inner';
+SELECT is(c.shared, 0::bigint, 'out of device memory in the build: nothing shared')
+FROM pg_temp.counts(pg_temp.plan_analyze((SELECT sql FROM q WHERE name = 'inner'))) c;
+-- in the count of a participant that probes another's build: it reads
+-- the inner side after all, checks it is the builder's, and goes on on the
+-- CPU twin where it stood (small chunks, so that every participant counts)
+SET LOCAL gpujoin.chunk_rows = 2000;
+SET LOCAL gpujoin.inject_fault = 'shared_count_oom';
+SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
+	'out of device memory on a shared build: the same rows (' || name || ')')
+FROM q WHERE name IN ('inner', 'anti', 'preagg') ORDER BY name;
+SELECT ok(CASE WHEN :'service'::boolean
+		THEN p ~ 'Shared Builds: [1-9]' AND p ~ 'Device: [^\n]*fell back'
+		ELSE p !~ 'Shared Builds' AND p !~ 'fell back' END,
+	CASE WHEN :'service'::boolean
+		THEN 'out of device memory on a shared build: a participant that probed it went on on the CPU'
+		ELSE 'no service: no shared build, so no fault' END)
+FROM (SELECT pg_temp.plan_analyze((SELECT sql FROM q WHERE name = 'inner')) AS p) x;
+RESET gpujoin.inject_fault;
+RESET gpujoin.chunk_rows;
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -153,6 +153,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	char	   *considered;
 	bool		partitioned;
 	bool		outer_by_tid;
+	bool		shared_build;
 
 	/* the children are run to completion once per scan: no parameters */
 	if (outer_path == NULL || inner_path == NULL ||
@@ -215,8 +216,11 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	variant = theta_variant;	/* chosen by the caller for theta joins */
 	GpuJoinCostPath(root, cpath, outer_path, inner_path, clauses, extra, use_gpu,
 				strategy, &variant, &materialize, &considered, &partitioned,
-				&outer_by_tid);
-	if (partial)
+				&outer_by_tid, &shared_build);
+	if (partial && shared_build)
+		considered = psprintf("%s; run by %d processes on one build of the inner rows (gpujoin service)",
+							  considered, GpuJoinParallelProcesses(&cpath->path));
+	else if (partial)
 		considered = psprintf("%s; run by each of %d processes on all inner rows",
 							  considered, GpuJoinParallelProcesses(&cpath->path));
 	/* a merge join emitting unmatched outer rows sorts them on the host */

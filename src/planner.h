@@ -62,7 +62,7 @@ extern void GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_pa
 							Path *inner_path, GpuJoinClauses *clauses, JoinPathExtraData *extra,
 							bool use_gpu, GpuJoinStrategy strategy, GjVariant *variant,
 							GjMaterialize *materialize, char **considered, bool *partitioned,
-							bool *outer_by_tid);
+							bool *outer_by_tid, bool *shared_build);
 
 /* planner.c */
 extern Plan *GpuJoinPlanJoin(PlannerInfo *root, RelOptInfo *rel, CustomPath *path,

@@ -30,7 +30,12 @@
  * the host work of its share of the outer rows and of the whole inner
  * side, gpujoin.worker_setup_cost per worker for opening the GPU in a new
  * process (one after another), and the device time of every process's
- * build and of all the probes, as the processes share one GPU.
+ * build and of all the probes, as the processes share one GPU.  Through
+ * the gpujoin service no process opens the GPU, and a hash join that
+ * needs only the inner side's device columns is built once and shared
+ * (exec_parallel.c): one build, and no worker_setup_cost.  The inner side
+ * stays in every process's startup cost: the others wait for the one that
+ * reads it.
  *
  * The host constants' defaults are those gpujoin_calibrate() measured on
  * the H200 host (bench/results/cost_model.md): there, with them, the
@@ -377,7 +382,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 				Path *inner_path, GpuJoinClauses *clauses, JoinPathExtraData *extra,
 				bool use_gpu, GpuJoinStrategy strategy, GjVariant *variant,
 				GjMaterialize *materialize, char **considered, bool *partitioned,
-				bool *outer_by_tid)
+				bool *outer_by_tid, bool *shared_build)
 {
 	double		outer_rows = outer_path->rows;	/* a partial path's: per process */
 	double		inner_rows = inner_path->rows;
@@ -403,6 +408,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 
 	*partitioned = false;
 	*outer_by_tid = false;
+	*shared_build = false;
 
 	/* candidate pairs the device returns: rows matching the key clauses */
 	matches = clamp_row_est(outer_rows * inner_rows *
@@ -586,8 +592,15 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 											 outer_payloads, inner_bytes,
 											 outer_bytes, nkeys);
 
-		startup_cost += gpujoin_setup_cost + processes * build_ms * gpujoin_model.cost_per_ms;
-		startup_cost += cpath->path.parallel_workers * gpujoin_worker_setup_cost;
+		*shared_build = processes > 1 && GpuJoinServiceInUse() &&
+			gpujoin_parallel_shared_build && strategy == GPUJOIN_STRATEGY_HASH &&
+			gj_variant_shares_build(*variant) && !*partitioned &&
+			inner_payloads == inner_cols && HostKeys(clauses->codings, false) == 0 &&
+			clauses->join_quals == NIL;
+		startup_cost += gpujoin_setup_cost +
+			(*shared_build ? 1 : processes) * build_ms * gpujoin_model.cost_per_ms;
+		if (!GpuJoinServiceInUse())
+			startup_cost += cpath->path.parallel_workers * gpujoin_worker_setup_cost;
 		run_cost += (total_ms - build_ms) * gpujoin_model.cost_per_ms;
 	}
 	else

@@ -17,7 +17,7 @@
 -- are priced as on a GPU (gpujoin.cost_as_gpu), so the CPU twin runs the
 -- same plans in CI.
 BEGIN;
-SELECT plan(32);
+SELECT plan(33);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -90,6 +90,14 @@ FROM got, pg_temp.counts(plan) c
 WHERE name IN ('inner', 'left', 'semi', 'anti', 'preagg') ORDER BY name;
 SELECT cmp_ok(c.participants, '>=', 2::bigint, 'inner: workers took part')
 FROM got, pg_temp.counts(plan) c WHERE name = 'inner';
+
+-- the planner prices one build where it will be shared
+SELECT matches(pg_temp.plan_verbose(sql),
+	CASE WHEN :'service'::boolean
+		THEN 'Variants Considered: .*; run by \d+ processes on one build of the inner rows \(gpujoin service\)'
+		ELSE 'Variants Considered: .*; run by each of \d+ processes on all inner rows' END,
+	'EXPLAIN (VERBOSE): the variants considered say how many builds')
+FROM q WHERE name = 'inner';
 
 -- an inner column needed on the host (a text): each participant reads the
 -- inner side, with or without the service

@@ -115,7 +115,9 @@ typedef struct Client
 static Client *clients = NULL;
 static MemoryContext service_cxt = NULL;
 
-void		GpuJoinServiceMain(Datum main_arg);
+/* the background worker's entry point, looked up by name: exported (18
+ * builds extensions with -fvisibility=hidden) */
+PGDLLEXPORT void GpuJoinServiceMain(Datum main_arg);
 
 /* An answer's error */
 static GjStatus

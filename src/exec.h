@@ -560,6 +560,7 @@ extern bool GpuJoinStoreRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTable
 							   int64 row);
 extern GjBatch GpuJoinSideBatch(const GpuJoinSide *side, GjColumn *columns, int64 first,
 								int64 nrows);
+extern void GpuJoinForgetInner(GpuJoinState *node);
 extern void GpuJoinLoadInner(GpuJoinState *node);
 extern uint64 GpuJoinSideDigest(const GpuJoinSide *side);
 extern bool GpuJoinLoadOuterChunk(GpuJoinState *node);

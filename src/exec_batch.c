@@ -787,6 +787,20 @@ GpuJoinSideBatch(const GpuJoinSide *side, GjColumn *columns, int64 first, int64 
 }
 
 /*
+ * Forget the inner batch and what was made of it: the device's table (of
+ * the old batch), the matched flags and partitions (in its memory)
+ */
+void
+GpuJoinForgetInner(GpuJoinState *node)
+{
+	GpuJoinResetSide(&node->gj_Inner);
+	node->gj_TableBuilt = false;
+	node->gj_InnerMatched = NULL;
+	node->gj_PartStart = NULL;
+	node->gj_NumParts = 1;
+}
+
+/*
  * GJ_LOAD_INNER: read the whole inner side
  */
 void
@@ -794,13 +808,9 @@ GpuJoinLoadInner(GpuJoinState *node)
 {
 	GpuJoinSide *inner = &node->gj_Inner;
 
-	GpuJoinResetSide(inner);
+	GpuJoinForgetInner(node);
 	if (inner->stage_kernels == NULL)
 		inner->stage_kernels = GpuJoinNodeKernels(node);
-	node->gj_TableBuilt = false;	/* the device's table is of the old batch */
-	node->gj_InnerMatched = NULL;	/* was in the batch's memory */
-	node->gj_PartStart = NULL;		/* likewise */
-	node->gj_NumParts = 1;
 	if (inner->heap != NULL)
 	{
 		/* a heap side: its pages, straight into the batch */

@@ -295,10 +295,7 @@ GpuJoinShareBuild(GpuJoinState *node)
 	node->gj_BorrowedRows = rows;
 	node->gj_BorrowedDigest = digest;
 	node->gj_SharedBuilds++;
-	GpuJoinResetSide(&node->gj_Inner);
-	node->gj_InnerMatched = NULL;
-	node->gj_PartStart = NULL;
-	node->gj_NumParts = 1;
+	GpuJoinForgetInner(node);
 	node->gj_InnerFirst = 0;
 	node->gj_InnerCount = 0;
 	node->gj_TableBuilt = true;

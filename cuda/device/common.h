@@ -801,6 +801,24 @@ gj_check_spec(const GjJoinSpec *spec, bool (*implemented) (GjVariant),
 }
 
 /*
+ * May a context's build be shared (GjKernels.context_share)?  Its spec's
+ * variant (named variant_name) must allow it, and it must have a build;
+ * both implementations check alike
+ */
+static inline GjStatus
+gj_check_share(const GjJoinSpec *spec, const char *variant_name, bool has_build,
+			   GjError *err)
+{
+	if (!gj_variant_shares_build(spec->variant))
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"A %s join cannot share its build.", variant_name);
+	if (!has_build)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"The context to share has no build.");
+	return GJ_OK;
+}
+
+/*
  * Check a batch passed to build (side inner) or count (side outer):
  * 0 .. GJ_MAX_ROWS rows, what the variant matches on, and the spec's
  * payload columns of that side, each with its values (NULL flags are

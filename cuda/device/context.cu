@@ -434,12 +434,7 @@ gj_cuda_context_share(GjContext **ctx, GjContext *built, GjError *err)
 	if (owner == NULL)
 		return GJ_ERROR_INVALID_ARGUMENT;
 	owner = (GjCudaContext *) GJ_CUDA_BUILD(owner);
-	if (!gj_variant_shares_build(owner->spec.variant))
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"A %s join cannot share its build.", owner->variant->name);
-	if (!owner->has_build)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"The context to share has no build.");
+	GJ_TRY(gj_check_share(&owner->spec, owner->variant->name, owner->has_build, err));
 	GJ_CUDA_TRY(err, cudaStreamSynchronize(owner->stream));
 	GJ_TRY(gj_cuda_context_create(ctx, &owner->spec, err));
 	cuda = (GjCudaContext *) *ctx;

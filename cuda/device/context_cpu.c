@@ -165,12 +165,9 @@ gj_cpu_context_share(GjContext **ctx, GjContext *built, GjError *err)
 	if (owner == NULL)
 		return GJ_ERROR_INVALID_ARGUMENT;
 	owner = (GjCpuContext *) GJ_CPU_BUILD(owner);
-	if (!gj_variant_shares_build(owner->spec.variant))
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"A %s join cannot share its build.", owner->variant->name);
-	if (!owner->has_build)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"The context to share has no build.");
+	status = gj_check_share(&owner->spec, owner->variant->name, owner->has_build, err);
+	if (status != GJ_OK)
+		return status;
 	status = gj_cpu_context_create(ctx, &owner->spec, err);
 	if (status != GJ_OK)
 		return status;

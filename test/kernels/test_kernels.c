@@ -1807,6 +1807,28 @@ typedef struct Expected
  * Run a case in each configuration of a list: the CPU twin against the
  * expected answer, and CUDA against the CPU twin
  */
+#ifdef GPUJOIN_WITH_CUDA
+/*
+ * A CUDA run's output (ran: its calls all succeeded, else the failure is
+ * recorded) against the CPU twin's, chunk by chunk; true when compared
+ */
+static bool
+CompareWithCpu(bool ran, bool cpu_ok, const Output *got, const Output *cpu,
+			   int nchunks, const GjJoinSpec *js)
+{
+	if (!ran)
+		return false;
+	if (!cpu_ok)
+	{
+		Failf("the CPU twin failed, so there is nothing to compare with");
+		return false;
+	}
+	for (int c = 0; c < nchunks; c++)
+		CompareOutputs(c, &got[c], &cpu[c], js, "the CPU twin");
+	return true;
+}
+#endif
+
 static void
 RunConfigs(const CaseSpec *spec, CaseData *data, const Config *list,
 		   int nconfigs, const Expected *expected)
@@ -1862,15 +1884,8 @@ RunConfigs(const CaseSpec *spec, CaseData *data, const Config *list,
 			{
 				for (int c = 0; c < MAX_CHUNKS; c++)
 					OutputFree(&shared[c], &js);
-				if (!RunShared(&gj_cuda_kernels, spec, config, data, shared))
-					;			/* the failure is recorded */
-				else if (!cpu_ok)
-					Failf("the CPU twin failed, so there is nothing to compare with");
-				else
-				{
-					for (int c = 0; c < data->nchunks; c++)
-						CompareOutputs(c, &shared[c], &cpu[c], &js, "the CPU twin");
-				}
+				(void) CompareWithCpu(RunShared(&gj_cuda_kernels, spec, config, data, shared),
+									  cpu_ok, shared, cpu, data->nchunks, &js);
 				Report("cuda", shared_name);
 			}
 #endif
@@ -1886,14 +1901,9 @@ RunConfigs(const CaseSpec *spec, CaseData *data, const Config *list,
 
 			memcpy(cpu_detail, stats.detail, sizeof(cpu_detail));
 			memset(gpu, 0, sizeof(gpu));
-			if (!RunKernels(&gj_cuda_kernels, spec, config, data, gpu, &stats))
-				;				/* the failure is recorded */
-			else if (!cpu_ok)
-				Failf("the CPU twin failed, so there is nothing to compare with");
-			else
+			if (CompareWithCpu(RunKernels(&gj_cuda_kernels, spec, config, data, gpu, &stats),
+							   cpu_ok, gpu, cpu, data->nchunks, &js))
 			{
-				for (int c = 0; c < data->nchunks; c++)
-					CompareOutputs(c, &gpu[c], &cpu[c], &js, "the CPU twin");
 				if (strcmp(stats.detail, cpu_detail) != 0)
 					Failf("the build's detail is \"%s\", the CPU twin's \"%s\"",
 						  stats.detail, cpu_detail);

@@ -645,10 +645,31 @@ EstimateGroups(PlannerInfo *root, List *keys, double rows)
 }
 
 /*
+ * A GpuPreAgg path whose groups come out in the order of the grouping's
+ * pathkeys (GroupOrdering gave ordering): sorted on the host at the end,
+ * a comparison of key words per group and level, as a Sort prices its
+ */
+static CustomPath *
+SortedPreAggPath(PlannerInfo *root, RelOptInfo *input_rel, CustomPath *join,
+				 PathTarget *partial, int nkeys, int naggs, double groups, List *ordering)
+{
+	CustomPath *sorted = PreAggPath(input_rel, join, partial, nkeys, naggs, groups);
+	Cost		sort = 2.0 * cpu_operator_cost * groups * log2(Max(groups, 2.0));
+
+	sorted->path.pathkeys = root->group_pathkeys;
+	sorted->path.startup_cost += sort;
+	sorted->path.total_cost += sort;
+	sorted->custom_private = lappend(sorted->custom_private, ordering);
+	return sorted;
+}
+
+/*
  * create_upper_paths_hook: offer the GpuPreAgg plans for a grouping whose
  * input is a join we have a GPU path for: the serial one, and in a parallel
  * plan one per process under a Gather (each process folds its share of the
- * outer side; Finalize Aggregate combines their rows of a group)
+ * outer side; Finalize Aggregate combines their rows of a group); where the
+ * grouping can be sorted, each also with its groups in key order, under
+ * Finalize GroupAggregate (through a Gather Merge in a parallel plan)
  */
 static void
 GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
@@ -708,21 +729,13 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 						 &PreAggPath(input_rel, join, partial, list_length(keys),
 									 naggs, groups)->path, groups, false);
 		if (ordering != NIL)
-		{
-			CustomPath *sorted = PreAggPath(input_rel, join, partial, list_length(keys),
-											naggs, groups);
-			/* a comparison of key words per row and level, as a Sort prices its */
-			Cost		sort = 2.0 * cpu_operator_cost * groups * log2(Max(groups, 2.0));
-
-			sorted->path.pathkeys = root->group_pathkeys;
-			sorted->path.startup_cost += sort;
-			sorted->path.total_cost += sort;
-			sorted->custom_private = lappend(sorted->custom_private, ordering);
-			AddFinalizePaths(root, output_rel, &sorted->path, groups, true);
-		}
+			AddFinalizePaths(root, output_rel,
+							 &SortedPreAggPath(root, input_rel, join, partial, list_length(keys),
+											   naggs, groups, ordering)->path, groups, true);
 	}
 	if (partial_join != NULL)
 	{
+		List	   *ordering = GroupOrdering(root);
 		CustomPath *cpath;
 		double		processes = GpuJoinParallelDivisor(&partial_join->path);
 		double		total;
@@ -734,6 +747,17 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 		total = groups * processes;
 		gather = (Path *) create_gather_path(root, input_rel, &cpath->path, partial, NULL, &total);
 		AddFinalizePaths(root, output_rel, gather, groups, false);
+
+		/* each process's groups in key order, merged by a Gather Merge */
+		if (ordering != NIL)
+		{
+			cpath = SortedPreAggPath(root, input_rel, partial_join, partial, list_length(keys),
+									 naggs, groups, ordering);
+			total = groups * processes;
+			gather = (Path *) create_gather_merge_path(root, input_rel, &cpath->path, partial,
+													   root->group_pathkeys, NULL, &total);
+			AddFinalizePaths(root, output_rel, gather, groups, true);
+		}
 	}
 }
 

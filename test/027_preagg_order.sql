@@ -9,10 +9,11 @@
 -- and past 2^32), date, bool and numeric keys (NaN the largest), groups
 -- spilled under a small gpujoin.device_memory_limit and matches in chunks
 -- (the same group in several sets of rows), an empty join, and a rescanned
--- GpuPreAgg under a SubPlan.  An ORDER BY of something else, or a float
+-- GpuPreAgg under a SubPlan, and a parallel plan (a Gather Merge of each
+-- process's ordered groups).  An ORDER BY of something else, or a float
 -- key, gets no ordered GpuPreAgg, and the same rows.
 BEGIN;
-SELECT plan(13);
+SELECT plan(15);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -133,6 +134,15 @@ SELECT is(pg_temp.order_failures(), '', 'group-by shared: every query in order')
 SET LOCAL gpujoin.groupby_variant = 'sort';
 SELECT is(pg_temp.order_failures(), '', 'group-by sort: every query in order');
 RESET gpujoin.groupby_variant;
+
+-- a parallel plan: each process's groups in key order, merged by a Gather
+-- Merge under the Finalize GroupAggregate
+:parallel_cheap
+SELECT matches(pg_temp.plan((SELECT sql FROM oq WHERE name = 'int4 key, ascending')),
+	'GroupAggregate[\s\S]*Gather Merge[\s\S]*Parallel Custom Scan \(GpuPreAgg\)[\s\S]*Output Order: by the group keys',
+	'parallel: a Finalize GroupAggregate over a Gather Merge of ordered GpuPreAggs');
+SELECT is(pg_temp.order_failures(), '', 'parallel plans: every query in order');
+SET LOCAL max_parallel_workers_per_gather = 0;
 
 -- a rescanned GpuPreAgg (under a SubPlan): each scan in order
 \set qsub 'SELECT x, (SELECT string_agg(s.g::text || '':'' || s.c, '','') FROM (SELECT po.g, count(*) AS c FROM po JOIN pi ON po.k = pi.k WHERE po.v < x * 300 GROUP BY po.g ORDER BY po.g DESC) s) FROM generate_series(1, 3) x'

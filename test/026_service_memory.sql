@@ -16,7 +16,7 @@ SET client_min_messages = warning;
 
 SELECT current_setting('gpujoin.service') = 'on'
 	AND (SELECT service FROM gpujoin_device_info()) ~ '^running'
-	AND (SELECT device FROM gpujoin_device_info()) >= 0 AS service_gpu \gset
+	AND coalesce((SELECT device FROM gpujoin_device_info()) >= 0, false) AS service_gpu \gset
 
 \if :service_gpu
 

@@ -730,24 +730,30 @@ ExecuteShare(Call *call)
 /*
  * GJ_OP_BUILD on a context whose build is lent: the contexts that share it
  * keep it, and the owner builds in a new context of the same spec (or in
- * its own again, when none shares it any more).  false (err set) when no
- * new context can be had.
+ * its own again, when none shares it any more).  A context that shares a
+ * build, asked to build (the executor never does), becomes one of its own
+ * likewise.  false (err set) when no new context can be had.
  */
 static bool
 TakeBackBuild(ServedContext *sc, GjError *err)
 {
 	LentBuild  *lent;
+	bool		owner;
 	bool		alone;
 	GjContext  *fresh = NULL;
+	GjContext  *old;
 	GjStatus	status;
 
 	pthread_mutex_lock(&lend_mutex);
 	lent = sc->lent;
-	alone = lent != NULL && lent->ctx == sc->ctx && lent->refs == 1;
+	owner = lent != NULL && lent->ctx == sc->ctx;
+	alone = owner && lent->refs == 1;
 	if (alone)
 		sc->lent = NULL;
 	pthread_mutex_unlock(&lend_mutex);
-	if (lent == NULL || alone)
+	if (lent == NULL)
+		return true;
+	if (alone)
 	{
 		free(lent);
 		return true;
@@ -756,9 +762,12 @@ TakeBackBuild(ServedContext *sc, GjError *err)
 	if (status != GJ_OK)
 		return false;
 	pthread_mutex_lock(&lend_mutex);
+	old = sc->ctx;
 	sc->ctx = fresh;
 	sc->lent = NULL;
 	pthread_mutex_unlock(&lend_mutex);
+	if (!owner)
+		sc->kernels->context_destroy(old);	/* one that shared: its own */
 	DropLent(lent);
 	return true;
 }

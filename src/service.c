@@ -119,16 +119,6 @@ static MemoryContext service_cxt = NULL;
  * builds extensions with -fvisibility=hidden) */
 PGDLLEXPORT void GpuJoinServiceMain(Datum main_arg);
 
-/* An answer's error */
-static GjStatus
-ServiceError(GjError *err, GjStatus status, const char *message)
-{
-	err->status = status;
-	err->cuda_error[0] = '\0';
-	strlcpy(err->message, message, sizeof(err->message));
-	return status;
-}
-
 /* Slots: one per PGPROC a client can have */
 static int
 ServiceSlots(void)
@@ -298,14 +288,14 @@ Resolve(Client *c, const GjServiceRef *ref, uint64 bytes, void **out, GjError *e
 	seg = MapSegment(c, ref->handle);
 	if (seg == NULL)
 	{
-		ServiceError(err, GJ_ERROR_INVALID_ARGUMENT,
+		GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT,
 					 "The gpujoin service could not map a segment of its client.");
 		return false;
 	}
 	if (ref->offset > dsm_segment_map_length(seg) ||
 		bytes > dsm_segment_map_length(seg) - ref->offset || bytes > ref->bytes)
 	{
-		ServiceError(err, GJ_ERROR_INVALID_ARGUMENT,
+		GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT,
 					 "An array of a gpujoin service request lies outside its segment.");
 		return false;
 	}
@@ -320,7 +310,7 @@ ContextOf(Client *c, const GjServiceRequest *req, GjError *err)
 	if (req->generation != gj_service->generation || req->context < 0 ||
 		req->context >= c->ncontexts || c->contexts[req->context].ctx == NULL)
 	{
-		ServiceError(err, GJ_ERROR_INVALID_ARGUMENT,
+		GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT,
 					 "The gpujoin service has no such context (it may have restarted).");
 		return NULL;
 	}
@@ -339,7 +329,7 @@ ResolveBatch(Client *c, const GjServiceBatch *in, int ncolumns, const int32 *wid
 	batch->nrows = in->nrows;
 	if (in->nrows < 0 || in->nrows > GJ_MAX_ROWS)
 	{
-		ServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A batch of a gpujoin service request has a bad row count.");
+		GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A batch of a gpujoin service request has a bad row count.");
 		return false;
 	}
 	if (!Resolve(c, &in->keys, n * sizeof(uint64), &p, err))
@@ -608,7 +598,7 @@ PrepareCreate(Call *call)
 	call->create_kernels = TargetKernels(call->req->target);
 	if (call->create_kernels == NULL)
 	{
-		ServiceError(&call->req->err, GJ_ERROR_NO_DEVICE, "The gpujoin service has no such device.");
+		GjServiceError(&call->req->err, GJ_ERROR_NO_DEVICE, "The gpujoin service has no such device.");
 		return false;
 	}
 	NewContextNumber(call);
@@ -652,14 +642,14 @@ PrepareShare(Call *call)
 		clients[req->share_slot].pid != req->share_pid ||
 		clients[req->share_slot].request_seg == NULL)
 	{
-		ServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT,
+		GjServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT,
 					 "The client whose build is to be shared is gone from the gpujoin service.");
 		return false;
 	}
 	/* a build under way is not to be shared (the executor never asks so) */
 	if (calls[req->share_slot].busy && calls[req->share_slot].req->op == GJ_OP_BUILD)
 	{
-		ServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT,
+		GjServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT,
 					 "The build to be shared is not finished.");
 		return false;
 	}
@@ -671,7 +661,7 @@ PrepareShare(Call *call)
 	l = &lender->contexts[req->context];
 	if (!gj_variant_shares_build(l->spec.variant))
 	{
-		ServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT, "This join's build cannot be shared.");
+		GjServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT, "This join's build cannot be shared.");
 		return false;
 	}
 	pthread_mutex_lock(&lend_mutex);
@@ -693,7 +683,7 @@ PrepareShare(Call *call)
 	pthread_mutex_unlock(&lend_mutex);
 	if (lent == NULL)
 	{
-		ServiceError(&req->err, GJ_ERROR_HOST_MEMORY, "The gpujoin service is out of memory.");
+		GjServiceError(&req->err, GJ_ERROR_HOST_MEMORY, "The gpujoin service is out of memory.");
 		return false;
 	}
 	call->share = lent;
@@ -858,7 +848,7 @@ PrepareDeform(Call *call)
 		d->page_size <= 0 || d->bytes < 0 ||
 		(d->has_filter && (d->filter.ninputs < 0 || d->filter.ninputs > GJ_EXPR_MAX_INPUTS)))
 	{
-		ServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request of the gpujoin service is malformed.");
+		GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request of the gpujoin service is malformed.");
 		return false;
 	}
 	spec->layout = d->layout;
@@ -892,7 +882,7 @@ PrepareDeform(Call *call)
 	{
 		if (d->region_bytes != (int64) NBuffers * BLCKSZ || d->page_size != BLCKSZ)
 		{
-			ServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request's pages are not in shared buffers.");
+			GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request's pages are not in shared buffers.");
 			return false;
 		}
 		if (!RESOLVE_AS(&d->page_index, npages * sizeof(uint32), batch->page_index))
@@ -902,7 +892,7 @@ PrepareDeform(Call *call)
 		for (int64 i = 0; i < npages; i++)
 			if (batch->page_index[i] >= (uint32) NBuffers)
 			{
-				ServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request names a page outside shared buffers.");
+				GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request names a page outside shared buffers.");
 				return false;
 			}
 	}
@@ -915,7 +905,7 @@ PrepareDeform(Call *call)
 		if (attno < 1 || attno > d->natts || spec->attrs[attno - 1].len <= 0 ||
 			spec->attrs[attno - 1].len > 8)
 		{
-			ServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request's column is not fixed-width.");
+			GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request's column is not fixed-width.");
 			return false;
 		}
 		if (!RESOLVE_AS(&d->values[col], n * spec->attrs[attno - 1].len, call->dvalues[col]) ||
@@ -972,7 +962,7 @@ ServeProbe(GjServiceRequest *req)
 	else
 		req->ndevices = 0;
 #else
-	ServiceError(&req->err, GJ_ERROR_NO_DEVICE, "gpujoin was built without CUDA.");
+	GjServiceError(&req->err, GJ_ERROR_NO_DEVICE, "gpujoin was built without CUDA.");
 #endif
 	req->status = GJ_OK;
 }
@@ -1049,7 +1039,7 @@ Prepare(Call *call)
 		case GJ_OP_DEFORM:
 			return PrepareDeform(call);
 		default:
-			ServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT, "Unknown gpujoin service request.");
+			GjServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT, "Unknown gpujoin service request.");
 			return false;
 	}
 }

@@ -211,6 +211,16 @@ typedef struct GjServiceRequest
 
 #define GJ_SERVICE_NO_OFFSET	UINT64_MAX
 
+/* An error of the service's own (no CUDA error), for an answer or a client */
+static inline GjStatus
+GjServiceError(GjError *err, GjStatus status, const char *message)
+{
+	err->status = status;
+	err->cuda_error[0] = '\0';
+	strlcpy(err->message, message, sizeof(err->message));
+	return status;
+}
+
 /* service.c */
 extern GjServiceShared *gj_service;
 extern Size GpuJoinServiceShmemSize(void);

@@ -820,11 +820,8 @@ ContextShare(GjContext **ctx, GjContext *built, GjError *err)
 	if (!GpuJoinServiceBuildOf(NULL, built, &build))
 	{
 		*ctx = NULL;
-		memset(err, 0, sizeof(*err));
-		err->status = GJ_ERROR_INVALID_ARGUMENT;
-		strlcpy(err->message, "The context to share is not the gpujoin service's.",
-				sizeof(err->message));
-		return err->status;
+		return GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT,
+							  "The context to share is not the gpujoin service's.");
 	}
 	return ShareBuild(&build, ctx, err);
 }

@@ -47,7 +47,8 @@ OBJS = \
 	cuda/join/theta_nlj_cpu.o \
 	cuda/scan/heap_deform_cpu.o \
 	cuda/expr/expr_cpu.o \
-	cuda/agg/group_agg_cpu.o
+	cuda/agg/group_agg_cpu.o \
+	cuda/device/spread.o
 
 REGRESS = create_extension hash_join rescan settings variants theta join_types heap_in_place
 REGRESS_OPTS = --inputdir=. --load-extension=gpujoin

@@ -280,6 +280,19 @@ typedef enum GjMaterialize
 								 * the transformed columns */
 } GjMaterialize;
 
+/* Devices one join may be spread over (SEVERAL DEVICES, below) */
+#define GJ_MAX_DEVICES		16
+
+/* How a join is spread over several devices */
+typedef enum GjSpread
+{
+	GJ_SPREAD_BROADCAST = 0,	/* every device builds the whole inner side
+								 * and probes a slice of each chunk */
+	GJ_SPREAD_PARTITION			/* the rows of both sides go to the device
+								 * their key's hash names; each builds and
+								 * probes its own (equi-joins only) */
+} GjSpread;
+
 /* Fixed-width payload columns a side may send to the device */
 #define GJ_MAX_COLUMNS		32
 
@@ -325,6 +338,18 @@ typedef struct GjJoinSpec
 	int64_t		memory_limit;	/* most device bytes the context may hold;
 								 * 0: what the device has free (the CPU twin
 								 * ignores it) */
+
+	/*
+	 * SEVERAL DEVICES (below): the CUDA ordinal a context of one device
+	 * runs on (the CPU twin ignores it); or, with ndevices 2 or more, the
+	 * join is spread over devices[0 .. ndevices - 1] (an ordinal may
+	 * repeat: logical devices) as spread says, by a table of
+	 * gj_spread_kernels.  0, 0: device 0, one device.
+	 */
+	int32_t		device;
+	int32_t		ndevices;
+	int32_t		devices[GJ_MAX_DEVICES];
+	uint8_t		spread;			/* GjSpread */
 } GjJoinSpec;
 
 /*
@@ -358,6 +383,17 @@ typedef struct GjStats
 	int64_t		device_memory_peak; /* most bytes held at once (0 for CPU) */
 	char		detail[64];		/* what the last build chose, for EXPLAIN,
 								 * e.g. "dense keys" or "radix bits 2x8" */
+
+	/* spread over several devices (0 otherwise): per device, the rows it
+	 * took (inner rows built plus outer rows probed) and the matches it
+	 * found; and the bytes of keys, payload values and NULL flags the
+	 * spread moved to a device beyond one copy of each side (PARTITION:
+	 * every row, gathered for its device; BROADCAST: the inner side's
+	 * copies past the first) */
+	int32_t		ndevices;
+	int64_t		device_rows[GJ_MAX_DEVICES];
+	int64_t		device_matches[GJ_MAX_DEVICES];
+	int64_t		bytes_exchanged;
 } GjStats;
 
 typedef struct GjContext GjContext;	/* opaque: buffers, streams, the table */
@@ -450,6 +486,49 @@ typedef struct GjKernels
 	 */
 	GjStatus	(*context_share) (GjContext **ctx, GjContext *built, GjError *err);
 } GjKernels;
+
+/*
+ * SEVERAL DEVICES (cuda/device/spread.c)
+ *
+ * gj_spread_kernels(base) is a table that runs each join whose spec has
+ * ndevices >= 2 on that many contexts of base (gj_cpu_kernels or
+ * gj_cuda_kernels), one per device (spec.devices[i] as the i-th
+ * context's spec.device), each in a thread of its own while they work at
+ * once; NULL for another base.  Specs of one device go to base as they
+ * are.  memory_limit is split evenly among the devices.
+ *
+ *	BROADCAST	every device builds the whole inner side; a chunk is cut
+ *				into ndevices slices of consecutive rows, device i counts
+ *				slice i
+ *	PARTITION	a row with a non-NULL key goes to device
+ *				gj_spread_device(key, ndevices) (rows with a NULL key
+ *				match nothing and go nowhere), gathered on the host into
+ *				that device's inner side or chunk, in their order; NPHJ,
+ *				PHJ and SMJ only
+ *
+ * The matches of a chunk are numbered device by device, each device's in
+ * its variant's order over its rows, its row numbers turned back into the
+ * whole side's.  So BROADCAST keeps the order of NPHJ, BAND and NLJ (by
+ * outer row first) and PHJ's within each slice; PARTITION keeps no order
+ * across devices.  Both bases number alike, so a spread join may move
+ * from the GPUs to the CPU twin between calls as one of a single device
+ * does.  A round is at most max_matches as ever; it may hold the matches
+ * of several devices.  Aggregation folds each device's matches into its
+ * own groups: agg_result hands out every device's groups one after
+ * another, so a group key may come back once per device (a caller
+ * combines them, as after a spill).  Heap pages are deformed on the
+ * first device; context_share shares each device's build.
+ */
+extern const GjKernels *gj_spread_kernels(const GjKernels *base);
+
+/* The device (0 .. ndevices - 1) a PARTITION spread sends a key to: the
+ * low 32 bits of its hash, scaled, so that the top bits PHJ partitions
+ * by stay spread on each device */
+static inline GJ_HOST_DEVICE int
+gj_spread_device(uint64_t key, int ndevices)
+{
+	return (int) (((gj_hash64(key) & UINT64_C(0xFFFFFFFF)) * (uint64_t) ndevices) >> 32);
+}
 
 /* Can contexts of this variant share one build (GjKernels.context_share)? */
 static inline bool

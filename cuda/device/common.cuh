@@ -77,14 +77,6 @@
 			return gj_cuda_fail((err), gj_cuda_try_rc_, __FILE__, __LINE__); \
 	} while (0)
 
-/* Return the status of a helper that has filled err itself */
-#define GJ_TRY(call) \
-	do { \
-		GjStatus	gj_try_status_ = (call); \
-		if (gj_try_status_ != GJ_OK) \
-			return gj_try_status_; \
-	} while (0)
-
 /* One device array: grow-only, see gj_cuda_device_reserve() */
 typedef struct GjDeviceBuffer
 {

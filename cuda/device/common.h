@@ -720,6 +720,14 @@ gj_error_set(GjError *err, GjStatus status, const char *fmt,...)
 	return status;
 }
 
+/* Return the status of a helper that has filled err itself */
+#define GJ_TRY(call) \
+	do { \
+		GjStatus	gj_try_status_ = (call); \
+		if (gj_try_status_ != GJ_OK) \
+			return gj_try_status_; \
+	} while (0)
+
 /*
  * Check a GjJoinSpec passed to context_create
  *
@@ -764,6 +772,13 @@ gj_check_spec(const GjJoinSpec *spec, bool (*implemented) (GjVariant),
 									gj_side_name(side), c, (int) widths[c]);
 		}
 	}
+	if (spec->ndevices > 1)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"A join spread over %d devices runs through gj_spread_kernels, not one device's kernels.",
+							(int) spec->ndevices);
+	if (spec->device < 0)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"The device ordinal %d is negative.", (int) spec->device);
 	if (spec->max_matches < 1)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"A round of matches must hold at least 1 match, but max_matches is %lld.",

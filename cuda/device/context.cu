@@ -344,7 +344,7 @@ InitContext(GjCudaContext *ctx, GjError *err)
 }
 
 /*
- * Create a context on device 0 for the join spec describes
+ * Create a context on device spec->device for the join spec describes
  *
  * The spec is checked (common.h) and copied.  The page-locked arrays a
  * round is handed out in are allocated here, max_matches values for each
@@ -371,7 +371,7 @@ gj_cuda_context_create(GjContext **ctx, const GjJoinSpec *spec, GjError *err)
 							"Could not allocate %zu bytes of host memory for a join context.",
 							sizeof(GjCudaContext));
 	cuda->magic = GJ_CUDA_CONTEXT_MAGIC;
-	cuda->device = 0;
+	cuda->device = spec->device;
 	cuda->spec = *spec;
 	cuda->variant = variants[spec->variant];
 
@@ -403,6 +403,7 @@ gj_cuda_context_destroy(GjContext *ctx)
 	if (cuda == NULL || cuda->magic != GJ_CUDA_CONTEXT_MAGIC)
 		return;
 
+	(void) cudaSetDevice(cuda->device);
 	if (cuda->stream != NULL)
 		(void) cudaStreamSynchronize(cuda->stream);
 	ReleaseAll(cuda);
@@ -482,6 +483,16 @@ gj_cuda_context_get(GjContext *ctx, GjError *err)
 		gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 					 "The join context was not created by the \"cuda\" kernels.");
 		return NULL;
+	}
+	/* the calling thread works on the context's device from here on */
+	{
+		cudaError_t rc = cudaSetDevice(cuda->device);
+
+		if (rc != cudaSuccess)
+		{
+			gj_cuda_fail(err, rc, __FILE__, __LINE__);
+			return NULL;
+		}
 	}
 	return cuda;
 }

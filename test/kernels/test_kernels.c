@@ -1095,32 +1095,35 @@ typedef struct Config
 	GjMaterialize materialize;
 	bool		row_ids;
 	const char *name;
+	int			ndevices;		/* 0: one device (the lists below); 2 or
+								 * more: spread (RunSpread) */
+	GjSpread	spread;
 } Config;
 
 static const Config configs[] = {
-	{GJ_VARIANT_NPHJ, GJ_MATERIALIZE_GFUR, true, "NPHJ-GFUR rows"},
-	{GJ_VARIANT_NPHJ, GJ_MATERIALIZE_GFUR, false, "NPHJ-GFUR"},
-	{GJ_VARIANT_NPHJ, GJ_MATERIALIZE_GFTR, true, "NPHJ-GFTR rows"},
-	{GJ_VARIANT_NPHJ, GJ_MATERIALIZE_GFTR, false, "NPHJ-GFTR"},
-	{GJ_VARIANT_PHJ, GJ_MATERIALIZE_GFUR, true, "PHJ-GFUR rows"},
-	{GJ_VARIANT_PHJ, GJ_MATERIALIZE_GFUR, false, "PHJ-GFUR"},
-	{GJ_VARIANT_PHJ, GJ_MATERIALIZE_GFTR, true, "PHJ-GFTR rows"},
-	{GJ_VARIANT_PHJ, GJ_MATERIALIZE_GFTR, false, "PHJ-GFTR"},
-	{GJ_VARIANT_SMJ, GJ_MATERIALIZE_GFUR, true, "SMJ-GFUR rows"},
-	{GJ_VARIANT_SMJ, GJ_MATERIALIZE_GFUR, false, "SMJ-GFUR"},
-	{GJ_VARIANT_SMJ, GJ_MATERIALIZE_GFTR, true, "SMJ-GFTR rows"},
-	{GJ_VARIANT_SMJ, GJ_MATERIALIZE_GFTR, false, "SMJ-GFTR"},
+	{GJ_VARIANT_NPHJ, GJ_MATERIALIZE_GFUR, true, "NPHJ-GFUR rows", 0, GJ_SPREAD_BROADCAST},
+	{GJ_VARIANT_NPHJ, GJ_MATERIALIZE_GFUR, false, "NPHJ-GFUR", 0, GJ_SPREAD_BROADCAST},
+	{GJ_VARIANT_NPHJ, GJ_MATERIALIZE_GFTR, true, "NPHJ-GFTR rows", 0, GJ_SPREAD_BROADCAST},
+	{GJ_VARIANT_NPHJ, GJ_MATERIALIZE_GFTR, false, "NPHJ-GFTR", 0, GJ_SPREAD_BROADCAST},
+	{GJ_VARIANT_PHJ, GJ_MATERIALIZE_GFUR, true, "PHJ-GFUR rows", 0, GJ_SPREAD_BROADCAST},
+	{GJ_VARIANT_PHJ, GJ_MATERIALIZE_GFUR, false, "PHJ-GFUR", 0, GJ_SPREAD_BROADCAST},
+	{GJ_VARIANT_PHJ, GJ_MATERIALIZE_GFTR, true, "PHJ-GFTR rows", 0, GJ_SPREAD_BROADCAST},
+	{GJ_VARIANT_PHJ, GJ_MATERIALIZE_GFTR, false, "PHJ-GFTR", 0, GJ_SPREAD_BROADCAST},
+	{GJ_VARIANT_SMJ, GJ_MATERIALIZE_GFUR, true, "SMJ-GFUR rows", 0, GJ_SPREAD_BROADCAST},
+	{GJ_VARIANT_SMJ, GJ_MATERIALIZE_GFUR, false, "SMJ-GFUR", 0, GJ_SPREAD_BROADCAST},
+	{GJ_VARIANT_SMJ, GJ_MATERIALIZE_GFTR, true, "SMJ-GFTR rows", 0, GJ_SPREAD_BROADCAST},
+	{GJ_VARIANT_SMJ, GJ_MATERIALIZE_GFTR, false, "SMJ-GFTR", 0, GJ_SPREAD_BROADCAST},
 };
 
 static const Config theta_configs[] = {
-	{GJ_VARIANT_BAND, GJ_MATERIALIZE_GFUR, true, "BAND-GFUR rows"},
-	{GJ_VARIANT_BAND, GJ_MATERIALIZE_GFUR, false, "BAND-GFUR"},
-	{GJ_VARIANT_BAND, GJ_MATERIALIZE_GFTR, true, "BAND-GFTR rows"},
-	{GJ_VARIANT_BAND, GJ_MATERIALIZE_GFTR, false, "BAND-GFTR"},
-	{GJ_VARIANT_NLJ, GJ_MATERIALIZE_GFUR, true, "NLJ-GFUR rows"},
-	{GJ_VARIANT_NLJ, GJ_MATERIALIZE_GFUR, false, "NLJ-GFUR"},
-	{GJ_VARIANT_NLJ, GJ_MATERIALIZE_GFTR, true, "NLJ-GFTR rows"},
-	{GJ_VARIANT_NLJ, GJ_MATERIALIZE_GFTR, false, "NLJ-GFTR"},
+	{GJ_VARIANT_BAND, GJ_MATERIALIZE_GFUR, true, "BAND-GFUR rows", 0, GJ_SPREAD_BROADCAST},
+	{GJ_VARIANT_BAND, GJ_MATERIALIZE_GFUR, false, "BAND-GFUR", 0, GJ_SPREAD_BROADCAST},
+	{GJ_VARIANT_BAND, GJ_MATERIALIZE_GFTR, true, "BAND-GFTR rows", 0, GJ_SPREAD_BROADCAST},
+	{GJ_VARIANT_BAND, GJ_MATERIALIZE_GFTR, false, "BAND-GFTR", 0, GJ_SPREAD_BROADCAST},
+	{GJ_VARIANT_NLJ, GJ_MATERIALIZE_GFUR, true, "NLJ-GFUR rows", 0, GJ_SPREAD_BROADCAST},
+	{GJ_VARIANT_NLJ, GJ_MATERIALIZE_GFUR, false, "NLJ-GFUR", 0, GJ_SPREAD_BROADCAST},
+	{GJ_VARIANT_NLJ, GJ_MATERIALIZE_GFTR, true, "NLJ-GFTR rows", 0, GJ_SPREAD_BROADCAST},
+	{GJ_VARIANT_NLJ, GJ_MATERIALIZE_GFTR, false, "NLJ-GFTR", 0, GJ_SPREAD_BROADCAST},
 };
 
 #define NUM_CONFIGS		((int) (sizeof(configs) / sizeof(configs[0])))
@@ -1144,6 +1147,10 @@ MakeJoinSpec(const CaseSpec *spec, const Config *config)
 	js.memory_limit = spec->memory_limit;
 	js.nterms = spec->nterms;
 	memcpy(js.ops, spec->ops, sizeof(js.ops));
+	js.ndevices = config->ndevices;
+	js.spread = (uint8_t) config->spread;
+	for (int d = 0; d < config->ndevices; d++)
+		js.devices[d] = 0;		/* logical devices of device 0 */
 	return js;
 }
 
@@ -1509,7 +1516,9 @@ RetrieveAll(const GjKernels *k, GjContext *ctx, int64_t nmatches,
 		if (!Expect(k->retrieve(ctx, first, &round, &err), GJ_OK, &err,
 					"retrieve"))
 			return false;
-		if (round.nmatches != expected)
+		/* spread over devices, a round ends at a device's last match */
+		if (js->ndevices > 1 ? (round.nmatches < 1 || round.nmatches > expected) :
+			round.nmatches != expected)
 		{
 			Failf("retrieve(%lld) gave %lld matches, expected %lld",
 				  (long long) first, (long long) round.nmatches,
@@ -1829,6 +1838,202 @@ CompareWithCpu(bool ran, bool cpu_ok, const Output *got, const Output *cpu,
 }
 #endif
 
+/*
+ * SEVERAL DEVICES: the matches a spread context must hand out, in its order
+ * (gpujoin_kernels.h): the reference's in the variant's order, device by
+ * device.  A match's device is its outer row's slice (BROADCAST) or its
+ * key's gj_spread_device (PARTITION).  Within a device the variant's order
+ * over the device's rows is the whole side's order kept (rows are gathered
+ * in order), but for PHJ partitioned: its radix bits follow the device's
+ * own inner rows, so its order is made afresh from the plain (NPHJ) order.
+ */
+static void
+ReferenceSpreadOrder(const GjJoinSpec *js, const GjBatch *inner,
+					 const GjBatch *outer, const MatchList *ordered,
+					 const MatchList *plain, MatchList *out)
+{
+	bool		phj_parts = js->variant == GJ_VARIANT_PHJ &&
+		js->spread == GJ_SPREAD_PARTITION;
+	const MatchList *from = phj_parts ? plain : ordered;
+	int64_t		k = 0;
+
+	out->nmatches = from->nmatches;
+	out->outer_rows = (GjRowId *) Alloc((size_t) from->nmatches * sizeof(GjRowId) + 1);
+	out->inner_rows = (GjRowId *) Alloc((size_t) from->nmatches * sizeof(GjRowId) + 1);
+	for (int d = 0; d < js->ndevices; d++)
+	{
+		int64_t		start = outer->nrows * d / js->ndevices;
+		int64_t		end = outer->nrows * (d + 1) / js->ndevices;
+		MatchList	mine;
+
+		memset(&mine, 0, sizeof(mine));
+		mine.outer_rows = (GjRowId *) Alloc((size_t) from->nmatches * sizeof(GjRowId) + 1);
+		mine.inner_rows = (GjRowId *) Alloc((size_t) from->nmatches * sizeof(GjRowId) + 1);
+		for (int64_t m = 0; m < from->nmatches; m++)
+		{
+			GjRowId		o = from->outer_rows[m];
+			bool		here = js->spread == GJ_SPREAD_BROADCAST ?
+				(o >= start && o < end) :
+				gj_spread_device(outer->keys[o], js->ndevices) == d;
+
+			if (here)
+			{
+				mine.outer_rows[mine.nmatches] = o;
+				mine.inner_rows[mine.nmatches] = from->inner_rows[m];
+				mine.nmatches++;
+			}
+		}
+		if (phj_parts)
+		{
+			GjBatch		device_inner = *inner;
+			MatchList	sorted;
+
+			device_inner.nrows = 0;
+			for (int64_t r = 0; r < inner->nrows; r++)
+				if (!IsNull(inner, r) && gj_spread_device(inner->keys[r], js->ndevices) == d)
+					device_inner.nrows++;
+			ReferencePhjOrder(&device_inner, outer, &mine, &sorted);
+			FreeMatches(&mine);
+			mine = sorted;
+		}
+		memcpy(out->outer_rows + k, mine.outer_rows, (size_t) mine.nmatches * sizeof(GjRowId));
+		memcpy(out->inner_rows + k, mine.inner_rows, (size_t) mine.nmatches * sizeof(GjRowId));
+		k += mine.nmatches;
+		FreeMatches(&mine);
+	}
+	if (k != from->nmatches)
+		Failf("the reference's matches fall on %lld device rows, not %lld",
+			  (long long) k, (long long) from->nmatches);
+}
+
+/* What a spread run's statistics must say */
+static void
+CheckSpreadStats(const GjStats *stats, const GjJoinSpec *js, const CaseData *data,
+				 const MatchList *want, bool rebuilt)
+{
+	int64_t		matches = 0;
+	int64_t		found = 0;
+	int64_t		rows = 0;
+	int64_t		least = data->inner.batch.nrows * (js->spread == GJ_SPREAD_BROADCAST ? js->ndevices : 0);
+
+	for (int c = 0; c < data->nchunks; c++)
+		matches += want[c].nmatches;
+	for (int d = 0; d < GJ_MAX_DEVICES; d++)
+	{
+		found += stats->device_matches[d];
+		rows += stats->device_rows[d];
+		if (d >= js->ndevices && (stats->device_matches[d] != 0 || stats->device_rows[d] != 0))
+			Failf("device %d of %d took rows", d, js->ndevices);
+	}
+	if (stats->ndevices != js->ndevices)
+		Failf("the statistics name %d devices, not %d", stats->ndevices, js->ndevices);
+	/* a case that rebuilds counted a decoy chunk first */
+	if (rebuilt ? found < matches : found != matches)
+		Failf("the devices found %lld matches, the reference has %lld",
+			  (long long) found, (long long) matches);
+	if (rows < least)
+		Failf("the devices took %lld rows, fewer than %lld", (long long) rows, (long long) least);
+	if (js->ndevices > 1 && data->inner.batch.nrows > 0 && stats->bytes_exchanged <= 0)
+		Failf("a spread over %d devices exchanged %lld bytes", js->ndevices,
+			  (long long) stats->bytes_exchanged);
+}
+
+/* The spreads every configuration runs in: odd and even, both kinds */
+static const struct
+{
+	int			ndevices;
+	GjSpread	spread;
+	const char *name;
+}			spreads[] = {
+	{2, GJ_SPREAD_BROADCAST, "broadcast over 2 devices"},
+	{3, GJ_SPREAD_PARTITION, "partitioned over 3 devices"},
+};
+
+/*
+ * A configuration spread over logical devices (gj_spread_kernels): the CPU
+ * twin's spread against the reference in the spread's order, with a shared
+ * build where the variant shares, and CUDA's spread against the CPU twin's
+ */
+static void
+RunSpread(const CaseSpec *spec, CaseData *data, const Config *one,
+		  const Expected *expected, const char *name)
+{
+	for (int i = 0; i < (int) (sizeof(spreads) / sizeof(spreads[0])); i++)
+	{
+		Config		config = *one;
+		GjJoinSpec	js;
+		MatchList	want[MAX_CHUNKS];
+		Output		cpu[MAX_CHUNKS];
+		GjStats		stats;
+		char		spread_name[240];
+		bool		cpu_ok;
+
+		if (spreads[i].spread == GJ_SPREAD_PARTITION &&
+			(one->variant == GJ_VARIANT_BAND || one->variant == GJ_VARIANT_NLJ))
+			continue;
+		config.ndevices = spreads[i].ndevices;
+		config.spread = spreads[i].spread;
+		js = MakeJoinSpec(spec, &config);
+		snprintf(spread_name, sizeof(spread_name), "%s, %s", name, spreads[i].name);
+		memset(want, 0, sizeof(want));
+		memset(cpu, 0, sizeof(cpu));
+		for (int c = 0; c < data->nchunks; c++)
+			ReferenceSpreadOrder(&js, &data->inner.batch, &data->outer[c].batch,
+								 &expected->matches[one->variant][c],
+								 expected->matches[GJ_VARIANT_NPHJ] != NULL ?
+								 &expected->matches[GJ_VARIANT_NPHJ][c] : NULL,
+								 &want[c]);
+		cpu_ok = RunKernels(gj_spread_kernels(&gj_cpu_kernels), spec, &config, data, cpu, &stats);
+		if (cpu_ok)
+		{
+			for (int c = 0; c < data->nchunks; c++)
+				CheckAgainstReference(c, &cpu[c], &want[c], &js,
+									  &data->outer[c], &data->inner);
+			CheckSpreadStats(&stats, &js, data, want, spec->rebuild);
+		}
+		Report("cpu", spread_name);
+
+		if (gj_variant_shares_build(config.variant))
+		{
+			Output		shared[MAX_CHUNKS];
+			char		shared_name[260];
+
+			memset(shared, 0, sizeof(shared));
+			snprintf(shared_name, sizeof(shared_name), "%s, shared build", spread_name);
+			if (RunShared(gj_spread_kernels(&gj_cpu_kernels), spec, &config, data, shared))
+			{
+				for (int c = 0; c < data->nchunks; c++)
+					CheckAgainstReference(c, &shared[c], &want[c], &js,
+										  &data->outer[c], &data->inner);
+			}
+			Report("cpu", shared_name);
+			for (int c = 0; c < MAX_CHUNKS; c++)
+				OutputFree(&shared[c], &js);
+		}
+
+#ifdef GPUJOIN_WITH_CUDA
+		if (have_cuda)
+		{
+			Output		gpu[MAX_CHUNKS];
+
+			memset(gpu, 0, sizeof(gpu));
+			if (CompareWithCpu(RunKernels(gj_spread_kernels(&gj_cuda_kernels), spec, &config,
+										  data, gpu, &stats),
+							   cpu_ok, gpu, cpu, data->nchunks, &js))
+				CheckSpreadStats(&stats, &js, data, want, spec->rebuild);
+			Report("cuda", spread_name);
+			for (int c = 0; c < MAX_CHUNKS; c++)
+				OutputFree(&gpu[c], &js);
+		}
+#endif
+		for (int c = 0; c < MAX_CHUNKS; c++)
+		{
+			OutputFree(&cpu[c], &js);
+			FreeMatches(&want[c]);
+		}
+	}
+}
+
 static void
 RunConfigs(const CaseSpec *spec, CaseData *data, const Config *list,
 		   int nconfigs, const Expected *expected)
@@ -1917,6 +2122,10 @@ RunConfigs(const CaseSpec *spec, CaseData *data, const Config *list,
 #endif
 		for (int c = 0; c < MAX_CHUNKS; c++)
 			OutputFree(&cpu[c], &js);
+
+		/* a case with a memory limit is about one device's memory */
+		if (spec->memory_limit == 0)
+			RunSpread(spec, data, config, expected, name);
 	}
 }
 

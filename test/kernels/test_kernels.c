@@ -89,6 +89,9 @@ static int	tests_passed = 0;
 static int	tests_failed = 0;
 static bool verbose = false;
 bool		have_cuda = false;
+
+/* CUDA devices: a spread join's logical devices go round them */
+static int	physical_devices = 1;
 static const char *config_filter = NULL;	/* GJ_TEST_CONFIGS */
 
 /* ----------------------------------------------------------------
@@ -1150,7 +1153,7 @@ MakeJoinSpec(const CaseSpec *spec, const Config *config)
 	js.ndevices = config->ndevices;
 	js.spread = (uint8_t) config->spread;
 	for (int d = 0; d < config->ndevices; d++)
-		js.devices[d] = 0;		/* logical devices of device 0 */
+		js.devices[d] = d % physical_devices;
 	return js;
 }
 
@@ -4274,10 +4277,11 @@ main(void)
 		GjDeviceInfo info;
 
 		memset(&err, 0, sizeof(err));
-		if (gj_cuda_device_count(&err) > 0 &&
+		if ((physical_devices = gj_cuda_device_count(&err)) > 0 &&
 			gj_cuda_device_info(0, &info, &err) == GJ_OK)
 		{
 			have_cuda = true;
+			printf("CUDA devices: %d (spread joins go round them)\n", physical_devices);
 			printf("CUDA device 0: %s, compute capability %d.%d, %d multiprocessors, %lld MB free, driver %d, runtime %d\n",
 				   info.name, info.cc_major, info.cc_minor, info.multiprocessors,
 				   (long long) (info.free_memory >> 20), info.driver_version,

@@ -435,6 +435,19 @@ GpuJoinPartitions(double inner_rows, int inner_bytes, double outer_rows,
 	return (int) parts;
 }
 
+/* The kernels a spread table runs on (gj_spread_kernels), else kernels */
+static const GjKernels *
+BaseKernels(const GjKernels *kernels)
+{
+	if (kernels != NULL && kernels == gj_spread_kernels(&gj_cpu_kernels))
+		return &gj_cpu_kernels;
+#ifdef GPUJOIN_WITH_CUDA
+	if (kernels != NULL && kernels == gj_spread_kernels(&gj_cuda_kernels))
+		return &gj_cuda_kernels;
+#endif
+	return kernels;
+}
+
 /*
  * Device bytes a join may use now, in the executor: gpujoin.device_memory_limit
  * when set, else the memory free on the GPU now (other sessions' joins
@@ -457,7 +470,7 @@ GpuJoinExecutorDeviceBudget(const GjKernels *kernels)
 		return 0.0;
 	}
 #ifdef GPUJOIN_WITH_CUDA
-	if (kernels != &gj_cpu_kernels && ProbeCuda())
+	if (BaseKernels(kernels) != &gj_cpu_kernels && ProbeCuda())
 	{
 		GjDeviceInfo info;
 		GjError		err;
@@ -573,7 +586,7 @@ GpuJoinDescribeDevice(const GjKernels *kernels)
 	}
 
 #ifdef GPUJOIN_WITH_CUDA
-	if (kernels == &gj_cuda_kernels)
+	if (BaseKernels(kernels) == &gj_cuda_kernels)
 		return psprintf("GPU 0 (%s)", cuda_device_name);
 #endif
 	return "CPU";
@@ -587,7 +600,181 @@ GpuJoinIsCpuTwin(const GjKernels *kernels)
 
 	if (GpuJoinIsServiceKernels(kernels, &service_gpu))
 		return !service_gpu;
-	return kernels == &gj_cpu_kernels;
+	return BaseKernels(kernels) == &gj_cpu_kernels;
+}
+
+/* ----------------------------------------------------------------
+ *		Several devices
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Parse gpujoin.devices: "all", or CUDA ordinals separated by commas;
+ * false for anything else.  ordinals gets up to GJ_MAX_DEVICES of them.
+ */
+static bool
+ParseDevices(const char *value, int32 *ordinals, int *n)
+{
+	const char *p = value;
+
+	*n = 0;
+	while (*p == ' ')
+		p++;
+	if (pg_strcasecmp(p, "all") == 0)
+		return true;
+	for (;;)
+	{
+		char	   *end;
+		long		ordinal;
+
+		while (*p == ' ')
+			p++;
+		if (*p < '0' || *p > '9')
+			return false;
+		ordinal = strtol(p, &end, 10);
+		if (ordinal > 1024 || *n >= GJ_MAX_DEVICES)
+			return false;
+		for (int i = 0; i < *n; i++)
+			if (ordinals[i] == ordinal)
+				return false;
+		ordinals[(*n)++] = (int32) ordinal;
+		p = end;
+		while (*p == ' ')
+			p++;
+		if (*p == '\0')
+			return true;
+		if (*p++ != ',')
+			return false;
+	}
+}
+
+/* gpujoin.devices' check hook */
+bool
+GpuJoinCheckDevices(char **newval, void **extra, GucSource source)
+{
+	int32		ordinals[GJ_MAX_DEVICES];
+	int			n;
+
+	if (*newval == NULL || !ParseDevices(*newval, ordinals, &n))
+	{
+		GUC_check_errdetail("gpujoin.devices is \"all\" or up to %d distinct CUDA ordinals separated by commas, such as \"0,1\".",
+							GJ_MAX_DEVICES);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The devices a join is spread over, in devices[] (GJ_MAX_DEVICES of room):
+ * each device gpujoin.devices names that there is (the CPU twin, one
+ * device, when joins run on the CPU), gpujoin.logical_devices times,
+ * round the devices.  Returns how many, at least 1.
+ */
+int
+GpuJoinSpreadDevices(int32 *devices)
+{
+	int32		physical[GJ_MAX_DEVICES];
+	int			nphysical = 0;
+	int			n;
+
+	if (gpujoin_device != GPUJOIN_DEVICE_CPU && PlannerSeesDevice())
+	{
+		int			count = CountDevices();
+		int32		named[GJ_MAX_DEVICES];
+		int			nnamed;
+
+		(void) ParseDevices(gpujoin_devices, named, &nnamed);
+		if (nnamed == 0)
+		{
+			for (int d = 0; d < count && d < GJ_MAX_DEVICES; d++)
+				physical[nphysical++] = d;
+		}
+		for (int i = 0; i < nnamed; i++)
+		{
+			if (named[i] >= count)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("gpujoin.devices names device %d, but there %s %d",
+								named[i], count == 1 ? "is" : "are", count),
+						 errhint("Name CUDA ordinals below %d, or set gpujoin.devices = 'all'.",
+								 count)));
+			physical[nphysical++] = named[i];
+		}
+	}
+	if (nphysical == 0)
+		physical[nphysical++] = 0;	/* the CPU twin, or the first GPU */
+
+	n = Min(nphysical * gpujoin_logical_devices, GJ_MAX_DEVICES);
+	for (int d = 0; d < n; d++)
+		devices[d] = physical[d % nphysical];
+	return n;
+}
+
+/*
+ * Spread a join's spec over the devices there are (GpuJoinSpreadDevices),
+ * as gpujoin.multi_device says; auto partitions an equi-join whose inner
+ * side (inner_bytes on the device, the planner's estimate) is larger than
+ * one device's budget, and broadcasts the others.  A join whose matches
+ * must come in key order (ordered), and every join with one device, keeps
+ * a spec of one device: the first one.
+ */
+void
+GpuJoinSpreadSpec(GjJoinSpec *spec, bool ordered, double inner_bytes)
+{
+	int32		devices[GJ_MAX_DEVICES];
+	int			n = GpuJoinSpreadDevices(devices);
+	bool		theta = spec->variant == GJ_VARIANT_BAND || spec->variant == GJ_VARIANT_NLJ;
+	double		budget;
+
+	spec->device = devices[0];
+	spec->ndevices = 0;
+	spec->spread = GJ_SPREAD_BROADCAST;
+	if (n < 2 || ordered || gpujoin_multi_device == GPUJOIN_MULTI_DEVICE_OFF)
+		return;
+
+	spec->ndevices = n;
+	memcpy(spec->devices, devices, sizeof(int32) * n);
+	if (gpujoin_multi_device == GJ_SPREAD_PARTITION)
+		spec->spread = GJ_SPREAD_PARTITION;
+	else if (gpujoin_multi_device == GPUJOIN_AUTO)
+	{
+		budget = GpuJoinPlannerDeviceBudget();
+		if (budget > 0.0 && inner_bytes > budget)
+			spec->spread = GJ_SPREAD_PARTITION;
+	}
+	/* a theta join has no key to partition by */
+	if (theta)
+		spec->spread = GJ_SPREAD_BROADCAST;
+	spec->device = 0;
+}
+
+/*
+ * The Spread line of EXPLAIN: how a spec spreads, over which devices of
+ * the kernels (NULL: what a join would use now); NULL for one device
+ */
+const char *
+GpuJoinDescribeSpread(const GjJoinSpec *spec, const GjKernels *kernels)
+{
+	StringInfoData buf;
+	bool		cpu;
+
+	if (spec->ndevices < 2)
+		return NULL;
+	cpu = kernels != NULL ? GpuJoinIsCpuTwin(kernels) :
+		(gpujoin_device == GPUJOIN_DEVICE_CPU || !PlannerSeesDevice());
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "%s over %d %sdevices (",
+					 spec->spread == GJ_SPREAD_PARTITION ? "partitioned by key" : "broadcast",
+					 spec->ndevices, gpujoin_logical_devices > 1 ? "logical " : "");
+	if (cpu)
+		appendStringInfoString(&buf, "CPU");
+	else
+	{
+		for (int d = 0; d < spec->ndevices; d++)
+			appendStringInfo(&buf, "%sGPU %d", d > 0 ? ", " : "", spec->devices[d]);
+	}
+	appendStringInfoChar(&buf, ')');
+	return buf.data;
 }
 
 /*
@@ -717,6 +904,10 @@ GpuJoinDeviceOpen(GpuJoinDeviceContext *dev, const GjKernels *kernels,
 	Assert(dev->ctx == NULL);
 	local.memory_limit = DeviceMemoryLimitBytes();
 	memset(&err, 0, sizeof(err));
+	/* a spread spec runs on the spread table of local kernels; the
+	 * service spreads it itself */
+	if (local.ndevices > 1 && gj_spread_kernels(kernels) != NULL)
+		kernels = gj_spread_kernels(kernels);
 	dev->kernels = kernels;
 	status = kernels->context_create(&dev->ctx, &local, &err);
 	status = GpuJoinInjectFault(GPUJOIN_FAULT_CREATE, false, status, &err, false);
@@ -774,6 +965,13 @@ GpuJoinAddStats(GjStats *sum, const GjStats *add)
 	sum->probe_ms += add->probe_ms;
 	sum->materialize_ms += add->materialize_ms;
 	sum->device_memory_peak = Max(sum->device_memory_peak, add->device_memory_peak);
+	sum->ndevices = Max(sum->ndevices, add->ndevices);
+	for (int d = 0; d < GJ_MAX_DEVICES; d++)
+	{
+		sum->device_rows[d] += add->device_rows[d];
+		sum->device_matches[d] += add->device_matches[d];
+	}
+	sum->bytes_exchanged += add->bytes_exchanged;
 	if (add->detail[0] != '\0')
 		memcpy(sum->detail, add->detail, sizeof(add->detail));
 }

@@ -445,6 +445,7 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	Index		inner_heap = HeapSideRti(inner_tlist, intVal(list_nth(priv, GpuJoinPrivateInnerHeap)));
 	PlanState  *outer_ps = NULL;
 	PlanState  *inner_ps = NULL;
+	int			inner_width;
 	TupleTableSlot *scanslot = css->ss.ss_ScanTupleSlot;
 	ListCell   *lc1;
 	ListCell   *lc2;
@@ -557,8 +558,17 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	node->gj_Spec.nterms = node->gj_Outer.nterms;
 	for (int t = 0; t < node->gj_Spec.nterms; t++)
 		node->gj_Spec.ops[t] = node->gj_ThetaOps[t];
-	/* unmatched outer rows in their place, where the matches' order allows */
+	/* several devices: a merge join's matches must stay in key order */
+	inner_width = 0;
+	for (int c = 0; c < node->gj_Spec.inner_ncolumns; c++)
+		inner_width += node->gj_Spec.inner_widths[c];
+	GpuJoinSpreadSpec(&node->gj_Spec, node->gj_Strategy == GPUJOIN_STRATEGY_MERGE,
+					  GpuJoinInnerDeviceBytes(floatVal(list_nth(priv, GpuJoinPrivateInnerRows)),
+											  inner_width));
+	/* unmatched outer rows in their place, where the matches' order allows
+	 * (spread by key over devices, it does not) */
 	node->gj_FillInOrder = GJ_FILL_OUTER_NEEDED(node) &&
+		(node->gj_Spec.ndevices < 2 || node->gj_Spec.spread == GJ_SPREAD_BROADCAST) &&
 		(node->gj_Strategy == GPUJOIN_STRATEGY_MERGE ||
 		 node->gj_Spec.variant == GJ_VARIANT_NPHJ ||
 		 node->gj_Spec.variant == GJ_VARIANT_BAND ||

@@ -109,6 +109,25 @@ GpuJoinCollectCounters(GpuJoinState *node, GpuJoinCounters *c)
 }
 
 /*
+ * ANALYZE of a join spread over devices: each device's rows (inner and
+ * outer) and matches, and the bytes the spread moved
+ */
+static void
+ShowPerDevice(const GjStats *stats, ExplainState *es)
+{
+	StringInfoData buf;
+	int64		kb = (stats->bytes_exchanged + 1023) / 1024;
+
+	initStringInfo(&buf);
+	for (int d = 0; d < stats->ndevices && d < GJ_MAX_DEVICES; d++)
+		appendStringInfo(&buf, "%s%d: rows=" INT64_FORMAT " matches=" INT64_FORMAT,
+						 d > 0 ? "  " : "", d, stats->device_rows[d],
+						 stats->device_matches[d]);
+	ExplainPropertyText("Per Device", buf.data, es);
+	ExplainPropertyInteger("Exchanged", "kB", kb, es);
+}
+
+/*
  * The Device line of one process's counters; for one whose node has not
  * opened a device, the device it would use (asked only here, in the leader,
  * which has probed it while planning: a worker must not open the GPU just
@@ -338,6 +357,9 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Device", node->gj_Workers != NIL ?
 							DescribeParticipants(&leader, node->gj_Workers) :
 							DeviceText(&leader), es);
+	if (gpujoin_explain_device && node->gj_Spec.ndevices > 1)
+		ExplainPropertyText("Spread", GpuJoinDescribeSpread(&node->gj_Spec,
+															node->gj_Device.kernels), es);
 
 	if (!es->analyze)
 		return;
@@ -379,6 +401,8 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 
 	if (total.stats.detail[0] != '\0')
 		ExplainPropertyText("Kernels", total.stats.detail, es);
+	if (gpujoin_explain_device && total.stats.ndevices > 1)
+		ShowPerDevice(&total.stats, es);
 
 	if (gpujoin_explain_device)
 	{

@@ -62,6 +62,9 @@ int			gpujoin_service_workers = 4;
 int			gpujoin_service_cached_memory = 1024;
 int			gpujoin_service_memory_limit = 0;
 int			gpujoin_max_gpu_backends = -1;
+char	   *gpujoin_devices = NULL;
+int			gpujoin_logical_devices = 1;
+int			gpujoin_multi_device = GPUJOIN_AUTO;
 GpuJoinModel gpujoin_model = {
 	.cost_per_ms = GPUJOIN_DEFAULT_COST_PER_MS,
 	.transfer_gbps = GPUJOIN_DEFAULT_TRANSFER_GBPS,
@@ -193,6 +196,14 @@ static const struct config_enum_entry gpujoin_join_variant_options[] = {
 	{"smj", GJ_VARIANT_SMJ, false},
 	{"band", GJ_VARIANT_BAND, false},
 	{"nlj", GJ_VARIANT_NLJ, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry gpujoin_multi_device_options[] = {
+	{"auto", GPUJOIN_AUTO, false},
+	{"off", GPUJOIN_MULTI_DEVICE_OFF, false},
+	{"broadcast", GJ_SPREAD_BROADCAST, false},
+	{"partition", GJ_SPREAD_PARTITION, false},
 	{NULL, 0, false}
 };
 
@@ -334,6 +345,42 @@ _PG_init(void)
 							 &gpujoin_join_variant,
 							 GPUJOIN_AUTO,
 							 gpujoin_join_variant_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomStringVariable("gpujoin.devices",
+							   "The GPUs a join may use: all, or a list of CUDA ordinals such as '0,1'.",
+							   "A join is spread over every device named here (gpujoin.multi_device "
+							   "says how); with one, it runs on that device.",
+							   &gpujoin_devices,
+							   "all",
+							   PGC_USERSET,
+							   0,
+							   GpuJoinCheckDevices, NULL, NULL);
+
+	DefineCustomIntVariable("gpujoin.logical_devices",
+							"Splits each device (or the CPU twin) into this many logical devices.",
+							"For tests: the spreading of joins over several devices then runs "
+							"with one GPU, or none.",
+							&gpujoin_logical_devices,
+							1,
+							1,
+							GJ_MAX_DEVICES,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("gpujoin.multi_device",
+							 "How a join uses several devices: auto, off, broadcast or partition.",
+							 "broadcast builds the whole inner side on every device and gives each "
+							 "a slice of the outer rows; partition sends the rows of both sides to "
+							 "the device their key hashes to (equi-joins); auto partitions an inner "
+							 "side larger than one device's memory and broadcasts the others; off "
+							 "uses the first device alone.",
+							 &gpujoin_multi_device,
+							 GPUJOIN_AUTO,
+							 gpujoin_multi_device_options,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

@@ -33,6 +33,7 @@
 #include "nodes/extensible.h"
 #include "nodes/pathnodes.h"
 #include "fmgr.h"
+#include "utils/guc.h"
 #include "utils/palloc.h"
 
 /* gpujoin.device */
@@ -64,6 +65,7 @@ typedef enum GpuJoinFault
 
 /* gpujoin.join_variant and gpujoin.materialize: auto, or a GjVariant / GjMaterialize */
 #define GPUJOIN_AUTO				(-1)
+#define GPUJOIN_MULTI_DEVICE_OFF	(-2)
 
 #define GPUJOIN_DEFAULT_CHUNK_ROWS		1048576
 
@@ -118,6 +120,9 @@ extern bool gpujoin_cost_as_gpu;
 extern int	gpujoin_inject_fault;
 extern int	gpujoin_preagg_table_matches;	/* 0: GJ_AGG_TABLE_MATCHES */
 extern int	gpujoin_max_gpu_backends;	/* -1: no limit */
+extern char *gpujoin_devices;	/* "all" or CUDA ordinals, "0,1" */
+extern int	gpujoin_logical_devices;
+extern int	gpujoin_multi_device;	/* GPUJOIN_AUTO, _OFF or a GjSpread */
 extern bool gpujoin_service;
 extern int	gpujoin_service_workers;
 extern int	gpujoin_service_cached_memory;
@@ -466,6 +471,10 @@ extern void GpuJoinServiceState(char **state, int64 *requests, int64 *contexts);
 extern bool GpuJoinIsCpuTwin(const GjKernels *kernels);
 extern bool GpuJoinPlannerHasDevice(bool *use_gpu);
 extern double GpuJoinPlannerDeviceBudget(void);
+extern bool GpuJoinCheckDevices(char **newval, void **extra, GucSource source);
+extern int	GpuJoinSpreadDevices(int32 *devices);
+extern void GpuJoinSpreadSpec(GjJoinSpec *spec, bool ordered, double inner_bytes);
+extern const char *GpuJoinDescribeSpread(const GjJoinSpec *spec, const GjKernels *kernels);
 extern double GpuJoinExecutorDeviceBudget(const GjKernels *kernels);
 extern double GpuJoinInnerDeviceBytes(double rows, int payload_bytes);
 extern double GpuJoinChunkDeviceBytes(double rows, int outer_bytes, int inner_bytes);

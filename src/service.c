@@ -601,6 +601,9 @@ PrepareCreate(Call *call)
 		GjServiceError(&call->req->err, GJ_ERROR_NO_DEVICE, "The gpujoin service has no such device.");
 		return false;
 	}
+	/* a join spread over several devices: each device's context is ours */
+	if (call->req->spec.ndevices > 1)
+		call->create_kernels = gj_spread_kernels(call->create_kernels);
 	NewContextNumber(call);
 	return true;
 }

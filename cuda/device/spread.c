@@ -97,8 +97,11 @@ typedef struct SpreadContext
 typedef enum SpreadOp
 {
 	SPREAD_BUILD,
-	SPREAD_COUNT
+	SPREAD_COUNT,
+	SPREAD_GATHER				/* PARTITION: a device's part of a side */
 } SpreadOp;
+
+struct SpreadPart;
 
 typedef struct SpreadTask
 {
@@ -107,10 +110,15 @@ typedef struct SpreadTask
 	SpreadOp	op;
 	GjBatch		batch;
 	GjColumn	columns[GJ_MAX_COLUMNS];
+	GjSide		side;			/* SPREAD_GATHER */
+	struct SpreadPart *part;
 	int64_t		nmatches;
 	GjStatus	status;
 	GjError		err;
 } SpreadTask;
+
+static GjStatus GatherPart(SpreadContext *sc, int d, GjSide side, const GjBatch *batch,
+						   struct SpreadPart *p, GjError *err);
 
 static void *
 TaskMain(void *arg)
@@ -123,8 +131,10 @@ TaskMain(void *arg)
 	t->nmatches = 0;
 	if (t->op == SPREAD_BUILD)
 		t->status = k->build(ctx, &t->batch, &t->err);
-	else
+	else if (t->op == SPREAD_COUNT)
 		t->status = k->count(ctx, &t->batch, &t->nmatches, &t->err);
+	else
+		t->status = GatherPart(t->sc, t->device, t->side, &t->batch, t->part, &t->err);
 	return NULL;
 }
 
@@ -270,85 +280,92 @@ oom:
 }
 
 /*
- * PARTITION: gather a side's rows with a non-NULL key into one part per
- * device, in their order, and make each part a batch
+ * PARTITION, device d's part of a side: its rows with a non-NULL key, in
+ * their order (a thread per device: each reads the whole side)
  */
 static GjStatus
-PartitionSide(SpreadContext *sc, GjSide side, const GjBatch *batch,
-			  SpreadPart *parts, GjBatch *out, GjError *err)
+GatherPart(SpreadContext *sc, int d, GjSide side, const GjBatch *batch,
+		   SpreadPart *p, GjError *err)
 {
 	const GjJoinSpec *spec = &sc->spec;
 	int			ncolumns = gj_side_ncolumns(spec, side);
 	const int32_t *widths = gj_side_widths(spec, side);
-	int64_t		counts[GJ_MAX_DEVICES];
-	uint8_t    *device;
-	int64_t		moved = 0;
+	int64_t		count = 0;
 
-	device = malloc((size_t) (batch->nrows > 0 ? batch->nrows : 1));
-	if (device == NULL)
-		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-							"Could not allocate host memory to partition %lld %s rows.",
-							(long long) batch->nrows, gj_side_name(side));
-	memset(counts, 0, sizeof(counts));
+	for (int64_t r = 0; r < batch->nrows; r++)
+		if (!RowHasNullKey(batch, r) && gj_spread_device(batch->keys[r], sc->n) == d)
+			count++;
+	GJ_TRY(ReservePart(p, spec, side, count, err));
+	p->nrows = 0;
 	for (int64_t r = 0; r < batch->nrows; r++)
 	{
-		if (RowHasNullKey(batch, r))
-		{
-			device[r] = UINT8_MAX;
-			continue;
-		}
-		device[r] = (uint8_t) gj_spread_device(batch->keys[r], sc->n);
-		counts[device[r]]++;
-	}
-	for (int d = 0; d < sc->n; d++)
-	{
-		GjStatus	status = ReservePart(&parts[d], spec, side, counts[d], err);
-
-		if (status != GJ_OK)
-		{
-			free(device);
-			return status;
-		}
-		parts[d].nrows = 0;
-	}
-	for (int64_t r = 0; r < batch->nrows; r++)
-	{
-		SpreadPart *p;
 		int64_t		i;
 
-		if (device[r] == UINT8_MAX)
+		if (RowHasNullKey(batch, r) || gj_spread_device(batch->keys[r], sc->n) != d)
 			continue;
-		p = &parts[device[r]];
 		i = p->nrows++;
 		p->keys[i] = batch->keys[r];
 		p->rows[i] = (GjRowId) r;
 		for (int c = 0; c < ncolumns; c++)
 		{
-			memcpy((char *) p->values[c] + i * widths[c],
-				   (const char *) batch->columns[c].values + r * widths[c],
-				   (size_t) widths[c]);
+			switch (widths[c])
+			{
+				case 8:
+					((uint64_t *) p->values[c])[i] = ((const uint64_t *) batch->columns[c].values)[r];
+					break;
+				case 4:
+					((uint32_t *) p->values[c])[i] = ((const uint32_t *) batch->columns[c].values)[r];
+					break;
+				case 2:
+					((uint16_t *) p->values[c])[i] = ((const uint16_t *) batch->columns[c].values)[r];
+					break;
+				default:
+					((uint8_t *) p->values[c])[i] = ((const uint8_t *) batch->columns[c].values)[r];
+					break;
+			}
 			if (batch->columns[c].nulls != NULL)
 				p->nulls[c][i] = batch->columns[c].nulls[r];
 		}
 	}
-	free(device);
+	for (int c = 0; c < ncolumns; c++)
+	{
+		p->columns[c].values = p->values[c];
+		p->columns[c].nulls = batch->columns[c].nulls != NULL ? p->nulls[c] : NULL;
+	}
+	return GJ_OK;
+}
 
+/*
+ * PARTITION: gather a side's rows with a non-NULL key into one part per
+ * device, each device's by a thread of its own, and make each part a batch
+ */
+static GjStatus
+PartitionSide(SpreadContext *sc, GjSide side, const GjBatch *batch,
+			  SpreadPart *parts, GjBatch *out, GjError *err)
+{
+	SpreadTask	tasks[GJ_MAX_DEVICES];
+	int64_t		moved = 0;
+
+	memset(tasks, 0, sizeof(tasks));
 	for (int d = 0; d < sc->n; d++)
 	{
-		SpreadPart *p = &parts[d];
-
-		memset(&out[d], 0, sizeof(GjBatch));
-		out[d].keys = p->keys;
-		out[d].nrows = p->nrows;
-		for (int c = 0; c < ncolumns; c++)
-		{
-			p->columns[c].values = p->values[c];
-			p->columns[c].nulls = batch->columns[c].nulls != NULL ? p->nulls[c] : NULL;
-		}
-		out[d].columns = p->columns;
-		moved += p->nrows;
+		tasks[d].sc = sc;
+		tasks[d].device = d;
+		tasks[d].op = SPREAD_GATHER;
+		tasks[d].side = side;
+		tasks[d].batch = *batch;
+		tasks[d].part = &parts[d];
 	}
-	sc->bytes_exchanged += moved * RowBytes(spec, side, batch);
+	GJ_TRY(RunTasks(sc, tasks, err));
+	for (int d = 0; d < sc->n; d++)
+	{
+		memset(&out[d], 0, sizeof(GjBatch));
+		out[d].keys = parts[d].keys;
+		out[d].nrows = parts[d].nrows;
+		out[d].columns = parts[d].columns;
+		moved += parts[d].nrows;
+	}
+	sc->bytes_exchanged += moved * RowBytes(&sc->spec, side, batch);
 	return GJ_OK;
 }
 

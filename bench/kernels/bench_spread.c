@@ -1,0 +1,302 @@
+/*-------------------------------------------------------------------------
+ *
+ * bench_spread.c
+ *	  One large equi-join on one device against the same join spread over
+ *	  several (gj_spread_kernels): broadcast and partitioned by key
+ *
+ * The join of the multi-GPU papers (Rui 2020, ch. 5; Paul et al. 2021):
+ * 2^R inner rows with unique 64-bit keys and an int32 payload, 2^R outer
+ * rows each matching one inner row (a foreign key) with an int32 payload,
+ * every match retrieved with both payloads.  For each number of devices
+ * given, the join runs on that many GPUs (round the physical ones; with
+ * --cpu, logical devices of the CPU twin), one device as it is, more
+ * broadcast and partitioned; each way the build, the counts and the
+ * retrieval of the outer chunks are timed apart, the best of --reps runs.
+ *
+ *   bench_spread [--log2-rows R] [--chunk-log2 C] [--devices 1,2,4]
+ *                [--variant nphj|phj] [--reps N] [--cpu] [--csv FILE]
+ *
+ * IDENTIFICATION
+ *	  bench/kernels/bench_spread.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench_util.h"
+
+#define PROGRAM "bench_spread"
+#define GEN_THREADS 16
+
+static double
+NowMs(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
+typedef struct Data
+{
+	int64_t		rows;
+	uint64_t   *inner_keys;
+	int32_t    *inner_values;
+	uint64_t   *outer_keys;
+	int32_t    *outer_values;
+} Data;
+
+typedef struct GenPart
+{
+	Data	   *data;
+	int64_t		start;
+	int64_t		end;
+} GenPart;
+
+/* rows start .. end - 1 of both sides */
+static void *
+GenMain(void *arg)
+{
+	GenPart    *g = (GenPart *) arg;
+	Data	   *d = g->data;
+
+	for (int64_t i = g->start; i < g->end; i++)
+	{
+		/* BenchMix is a bijection: unique inner keys */
+		d->inner_keys[i] = BenchMix((uint64_t) i);
+		d->inner_values[i] = (int32_t) i;
+		d->outer_keys[i] = BenchMix(BenchMix((uint64_t) i ^ 0x5bd1e995) % (uint64_t) d->rows);
+		d->outer_values[i] = (int32_t) (i * 7);
+	}
+	return NULL;
+}
+
+static void
+Generate(Data *d, int64_t rows)
+{
+	pthread_t	threads[GEN_THREADS];
+	GenPart		parts[GEN_THREADS];
+
+	d->rows = rows;
+	d->inner_keys = malloc(rows * sizeof(uint64_t));
+	d->inner_values = malloc(rows * sizeof(int32_t));
+	d->outer_keys = malloc(rows * sizeof(uint64_t));
+	d->outer_values = malloc(rows * sizeof(int32_t));
+	if (!d->inner_keys || !d->inner_values || !d->outer_keys || !d->outer_values)
+	{
+		fprintf(stderr, "%s: out of host memory for %lld rows\n", PROGRAM, (long long) rows);
+		exit(1);
+	}
+	for (int t = 0; t < GEN_THREADS; t++)
+	{
+		parts[t].data = d;
+		parts[t].start = rows * t / GEN_THREADS;
+		parts[t].end = rows * (t + 1) / GEN_THREADS;
+		pthread_create(&threads[t], NULL, GenMain, &parts[t]);
+	}
+	for (int t = 0; t < GEN_THREADS; t++)
+		pthread_join(threads[t], NULL);
+}
+
+typedef struct Result
+{
+	double		build_ms;
+	double		count_ms;
+	double		retrieve_ms;
+	int64_t		matches;
+	int64_t		exchanged;
+	int64_t		checksum;
+} Result;
+
+/* One run: build, then each outer chunk counted and retrieved */
+static Result
+RunOnce(const GjKernels *k, const GjJoinSpec *spec, const Data *d, int64_t chunk_rows)
+{
+	GjContext  *ctx = NULL;
+	GjError		err;
+	GjColumn	inner_col = {d->inner_values, NULL};
+	GjBatch		inner;
+	Result		r;
+	GjStats		stats;
+	double		t0;
+
+	memset(&r, 0, sizeof(r));
+	memset(&err, 0, sizeof(err));
+	memset(&inner, 0, sizeof(inner));
+	inner.keys = d->inner_keys;
+	inner.nrows = d->rows;
+	inner.columns = &inner_col;
+	BenchCheck(PROGRAM, k->context_create(&ctx, spec, &err), &err, "context_create");
+	t0 = NowMs();
+	BenchCheck(PROGRAM, k->build(ctx, &inner, &err), &err, "build");
+	r.build_ms = NowMs() - t0;
+	for (int64_t start = 0; start < d->rows; start += chunk_rows)
+	{
+		int64_t		n = d->rows - start < chunk_rows ? d->rows - start : chunk_rows;
+		GjColumn	outer_col = {d->outer_values + start, NULL};
+		GjBatch		outer;
+		int64_t		nmatches = 0;
+
+		memset(&outer, 0, sizeof(outer));
+		outer.keys = d->outer_keys + start;
+		outer.nrows = n;
+		outer.columns = &outer_col;
+		t0 = NowMs();
+		BenchCheck(PROGRAM, k->count(ctx, &outer, &nmatches, &err), &err, "count");
+		r.count_ms += NowMs() - t0;
+		t0 = NowMs();
+		for (int64_t first = 0; first < nmatches;)
+		{
+			GjMatchRound round;
+
+			BenchCheck(PROGRAM, k->retrieve(ctx, first, &round, &err), &err, "retrieve");
+			/* touch the round as a caller would: one value per match */
+			for (int64_t m = 0; m < round.nmatches; m += 4096)
+				r.checksum += ((const int32_t *) round.inner_values[0])[m] +
+					((const int32_t *) round.outer_values[0])[m];
+			first += round.nmatches;
+		}
+		r.retrieve_ms += NowMs() - t0;
+		r.matches += nmatches;
+	}
+	k->context_stats(ctx, &stats);
+	r.exchanged = stats.bytes_exchanged;
+	k->context_destroy(ctx);
+	return r;
+}
+
+int
+main(int argc, char **argv)
+{
+	int			log2_rows = 27;
+	int			chunk_log2 = 26;
+	int			reps = 3;
+	bool		cpu = false;
+	const char *devices_arg = "1,2";
+	const char *csv_path = NULL;
+	GjVariant	variant = GJ_VARIANT_PHJ;
+	int			physical = 1;
+	const GjKernels *base = &gj_cpu_kernels;
+	FILE	   *csv = NULL;
+	Data		d;
+	int64_t		rows;
+	double		single_total = 0.0;
+
+	for (int i = 1; i < argc; i++)
+	{
+		if (strcmp(argv[i], "--log2-rows") == 0 && i + 1 < argc)
+			log2_rows = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--chunk-log2") == 0 && i + 1 < argc)
+			chunk_log2 = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--devices") == 0 && i + 1 < argc)
+			devices_arg = argv[++i];
+		else if (strcmp(argv[i], "--variant") == 0 && i + 1 < argc)
+		{
+			i++;
+			variant = strcmp(argv[i], "nphj") == 0 ? GJ_VARIANT_NPHJ : GJ_VARIANT_PHJ;
+		}
+		else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+			reps = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--cpu") == 0)
+			cpu = true;
+		else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
+			csv_path = argv[++i];
+		else
+		{
+			fprintf(stderr, "usage: %s [--log2-rows R] [--chunk-log2 C] [--devices 1,2,4] [--variant nphj|phj] [--reps N] [--cpu] [--csv FILE]\n", PROGRAM);
+			return 2;
+		}
+	}
+	rows = (int64_t) 1 << log2_rows;
+#ifdef GPUJOIN_WITH_CUDA
+	if (!cpu)
+	{
+		GjError		err;
+
+		memset(&err, 0, sizeof(err));
+		physical = gj_cuda_device_count(&err);
+		if (physical <= 0)
+		{
+			fprintf(stderr, "%s: no CUDA device (%s); --cpu runs the CPU twin\n", PROGRAM, err.message);
+			return 1;
+		}
+		base = &gj_cuda_kernels;
+	}
+#else
+	cpu = true;
+#endif
+	printf("%s: 2^%d inner x 2^%d outer rows, chunks of 2^%d, %s, on %s (%d physical device%s)\n",
+		   PROGRAM, log2_rows, log2_rows, chunk_log2, variant == GJ_VARIANT_PHJ ? "PHJ" : "NPHJ",
+		   cpu ? "the CPU twin" : "CUDA", physical, physical == 1 ? "" : "s");
+	Generate(&d, rows);
+	if (csv_path != NULL && (csv = fopen(csv_path, "w")) != NULL)
+		fprintf(csv, "rows,devices,physical,spread,variant,build_ms,count_ms,retrieve_ms,total_ms,matches,exchanged_bytes,speedup\n");
+
+	for (const char *p = devices_arg; *p != '\0';)
+	{
+		int			n = atoi(p);
+
+		for (int s = 0; s < (n > 1 ? 2 : 1); s++)
+		{
+			GjJoinSpec	spec;
+			const GjKernels *k = n > 1 ? gj_spread_kernels(base) : base;
+			Result		best;
+			const char *spread = n == 1 ? "one device" : s == 0 ? "broadcast" : "partition";
+			double		total;
+
+			memset(&spec, 0, sizeof(spec));
+			spec.variant = variant;
+			spec.materialize = GJ_MATERIALIZE_GFUR;
+			spec.outer_ncolumns = 1;
+			spec.outer_widths[0] = 4;
+			spec.inner_ncolumns = 1;
+			spec.inner_widths[0] = 4;
+			spec.max_matches = (int64_t) 1 << 24;
+			if (n > 1)
+			{
+				spec.ndevices = n;
+				spec.spread = (uint8_t) (s == 0 ? GJ_SPREAD_BROADCAST : GJ_SPREAD_PARTITION);
+				for (int dev = 0; dev < n; dev++)
+					spec.devices[dev] = dev % physical;
+			}
+			memset(&best, 0, sizeof(best));
+			for (int rep = 0; rep < reps; rep++)
+			{
+				Result		r = RunOnce(k, &spec, &d, (int64_t) 1 << chunk_log2);
+
+				if (r.matches != rows)
+				{
+					fprintf(stderr, "%s: %lld matches, expected %lld\n", PROGRAM,
+							(long long) r.matches, (long long) rows);
+					return 1;
+				}
+				if (rep == 0 || r.build_ms + r.count_ms + r.retrieve_ms <
+					best.build_ms + best.count_ms + best.retrieve_ms)
+					best = r;
+			}
+			total = best.build_ms + best.count_ms + best.retrieve_ms;
+			if (n == 1)
+				single_total = total;
+			printf("  %2d device%s %-10s build %9.1f ms  count %9.1f ms  retrieve %9.1f ms  total %9.1f ms  exchanged %7.2f GB  %5.2fx\n",
+				   n, n == 1 ? " " : "s", spread, best.build_ms, best.count_ms, best.retrieve_ms,
+				   total, best.exchanged / 1e9, single_total > 0 ? single_total / total : 0.0);
+			if (csv != NULL)
+				fprintf(csv, "%lld,%d,%d,%s,%s,%.1f,%.1f,%.1f,%.1f,%lld,%lld,%.2f\n",
+						(long long) rows, n, n < physical ? n : physical, spread,
+						variant == GJ_VARIANT_PHJ ? "PHJ" : "NPHJ",
+						best.build_ms, best.count_ms, best.retrieve_ms, total,
+						(long long) best.matches, (long long) best.exchanged,
+						single_total > 0 ? single_total / total : 0.0);
+		}
+		while (*p != '\0' && *p != ',')
+			p++;
+		if (*p == ',')
+			p++;
+	}
+	if (csv != NULL)
+		fclose(csv);
+	return 0;
+}

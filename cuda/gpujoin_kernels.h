@@ -512,8 +512,10 @@ typedef struct GjKernels
  * outer row first) and PHJ's within each slice; PARTITION keeps no order
  * across devices.  Both bases number alike, so a spread join may move
  * from the GPUs to the CPU twin between calls as one of a single device
- * does.  A round is at most max_matches as ever; it may hold the matches
- * of several devices.  Aggregation folds each device's matches into its
+ * does.  A round holds the matches of one device: it ends at that
+ * device's last match (so it may be shorter than max_matches with matches
+ * left), and its arrays are that device's context's (so they move from
+ * one device's to the next's; each stays valid until the next call).  Aggregation folds each device's matches into its
  * own groups: agg_result hands out every device's groups one after
  * another, so a group key may come back once per device (a caller
  * combines them, as after a spill).  Heap pages are deformed on the

@@ -12,6 +12,7 @@
  * --cpu, logical devices of the CPU twin), one device as it is, more
  * broadcast and partitioned; each way the build, the counts and the
  * retrieval of the outer chunks are timed apart, the best of --reps runs.
+ * Both sides lie in page-locked host memory, as the executor's batches do.
  *
  *   bench_spread [--log2-rows R] [--chunk-log2 C] [--devices 1,2,4]
  *                [--variant nphj|phj] [--reps N] [--cpu] [--csv FILE]
@@ -74,17 +75,27 @@ GenMain(void *arg)
 	return NULL;
 }
 
+/* Host memory for the data: the base's staging memory (page-locked on a
+ * GPU, as the executor's batches are), else malloc's */
+static void *
+HostAlloc(const GjKernels *base, size_t bytes)
+{
+	void	   *p = base->stage_alloc(bytes);
+
+	return p != NULL ? p : malloc(bytes);
+}
+
 static void
-Generate(Data *d, int64_t rows)
+Generate(const GjKernels *base, Data *d, int64_t rows)
 {
 	pthread_t	threads[GEN_THREADS];
 	GenPart		parts[GEN_THREADS];
 
 	d->rows = rows;
-	d->inner_keys = malloc(rows * sizeof(uint64_t));
-	d->inner_values = malloc(rows * sizeof(int32_t));
-	d->outer_keys = malloc(rows * sizeof(uint64_t));
-	d->outer_values = malloc(rows * sizeof(int32_t));
+	d->inner_keys = HostAlloc(base, rows * sizeof(uint64_t));
+	d->inner_values = HostAlloc(base, rows * sizeof(int32_t));
+	d->outer_keys = HostAlloc(base, rows * sizeof(uint64_t));
+	d->outer_values = HostAlloc(base, rows * sizeof(int32_t));
 	if (!d->inner_keys || !d->inner_values || !d->outer_keys || !d->outer_values)
 	{
 		fprintf(stderr, "%s: out of host memory for %lld rows\n", PROGRAM, (long long) rows);
@@ -231,7 +242,7 @@ main(int argc, char **argv)
 	printf("%s: 2^%d inner x 2^%d outer rows, chunks of 2^%d, %s, on %s (%d physical device%s)\n",
 		   PROGRAM, log2_rows, log2_rows, chunk_log2, variant == GJ_VARIANT_PHJ ? "PHJ" : "NPHJ",
 		   cpu ? "the CPU twin" : "CUDA", physical, physical == 1 ? "" : "s");
-	Generate(&d, rows);
+	Generate(base, &d, rows);
 	if (csv_path != NULL && (csv = fopen(csv_path, "w")) != NULL)
 		fprintf(csv, "rows,devices,physical,spread,variant,build_ms,count_ms,retrieve_ms,total_ms,matches,exchanged_bytes,speedup\n");
 

@@ -8,11 +8,15 @@
  * CUDA) per device, each created for the join's spec with one device, and
  * hands each its share: BROADCAST gives every device the whole inner side
  * and a slice of each chunk; PARTITION gathers the rows of both sides on
- * the host into one side per device, by gj_spread_device of their keys
+ * the host into one side per device, by gj_spread_device of their keys,
+ * with threads over ranges of rows (as many as the cores, up to 16)
  * (the host is the exchange: a device-to-device exchange over peer links,
  * as MG-Join does (Paul et al. 2021, section 3), is not built yet).  The
  * devices build and count at once, each in a thread of its own (this
- * thread takes device 0); a round comes from one device at a time.
+ * thread takes device 0); a round comes from one device at a time, its
+ * values where that device's context put them (so a round's arrays move
+ * from one device's to the next's), its row numbers turned back into the
+ * whole sides' in arrays of the spread context.
  *
  * Nothing here knows whether the base runs on a GPU: the same code spreads
  * the CPU twin over logical devices, which is how the spreading is tested
@@ -32,11 +36,16 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "gpujoin_kernels.h"
 
 #define GJ_SPREAD_MAGIC		0x53505244	/* "SPRD" */
+
+/* Threads that gather a side's partitions, and the rows one takes at least */
+#define SPREAD_MAX_THREADS	16
+#define SPREAD_THREAD_ROWS	65536
 
 /* One device's rows of one side, gathered from the whole side (PARTITION) */
 typedef struct SpreadPart
@@ -71,10 +80,9 @@ typedef struct SpreadContext
 	int64_t		slice[GJ_MAX_DEVICES + 1];
 	int64_t		first[GJ_MAX_DEVICES + 1];
 
-	/* the round handed out: the device's values copied, rows turned back */
+	/* the round handed out: the device's own, its row numbers turned back
+	 * into the whole sides' here */
 	GjRowId    *round_rows[2];
-	void	   *round_values[2][GJ_MAX_COLUMNS];
-	uint8_t    *round_nulls[2][GJ_MAX_COLUMNS];
 
 	/* every device's groups, one after another */
 	int32_t		nkeys;
@@ -97,11 +105,8 @@ typedef struct SpreadContext
 typedef enum SpreadOp
 {
 	SPREAD_BUILD,
-	SPREAD_COUNT,
-	SPREAD_GATHER				/* PARTITION: a device's part of a side */
+	SPREAD_COUNT
 } SpreadOp;
-
-struct SpreadPart;
 
 typedef struct SpreadTask
 {
@@ -110,15 +115,10 @@ typedef struct SpreadTask
 	SpreadOp	op;
 	GjBatch		batch;
 	GjColumn	columns[GJ_MAX_COLUMNS];
-	GjSide		side;			/* SPREAD_GATHER */
-	struct SpreadPart *part;
 	int64_t		nmatches;
 	GjStatus	status;
 	GjError		err;
 } SpreadTask;
-
-static GjStatus GatherPart(SpreadContext *sc, int d, GjSide side, const GjBatch *batch,
-						   struct SpreadPart *p, GjError *err);
 
 static void *
 TaskMain(void *arg)
@@ -131,41 +131,46 @@ TaskMain(void *arg)
 	t->nmatches = 0;
 	if (t->op == SPREAD_BUILD)
 		t->status = k->build(ctx, &t->batch, &t->err);
-	else if (t->op == SPREAD_COUNT)
-		t->status = k->count(ctx, &t->batch, &t->nmatches, &t->err);
 	else
-		t->status = GatherPart(t->sc, t->device, t->side, &t->batch, t->part, &t->err);
+		t->status = k->count(ctx, &t->batch, &t->nmatches, &t->err);
 	return NULL;
 }
 
 /*
- * Run the tasks, one per device, at once: devices 1 .. n-1 in threads that
- * start with every signal blocked, device 0 here; a task whose thread
- * cannot start runs here after it.  The first failure (by device) is the
- * answer.
+ * Run fn on n arguments (args, stride bytes apart) at once: 1 .. n-1 in
+ * threads that start with every signal blocked, 0 here; one whose thread
+ * cannot start runs here after it
  */
-static GjStatus
-RunTasks(SpreadContext *sc, SpreadTask *tasks, GjError *err)
+static void
+RunThreads(void *(*fn) (void *), void *args, size_t stride, int n)
 {
-	pthread_t	threads[GJ_MAX_DEVICES];
-	bool		started[GJ_MAX_DEVICES];
+	pthread_t	threads[SPREAD_MAX_THREADS];
+	bool		started[SPREAD_MAX_THREADS];
 	sigset_t	all;
 	sigset_t	saved;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &saved);
-	for (int d = 1; d < sc->n; d++)
-		started[d] = pthread_create(&threads[d], NULL, TaskMain, &tasks[d]) == 0;
+	for (int i = 1; i < n; i++)
+		started[i] = pthread_create(&threads[i], NULL, fn, (char *) args + i * stride) == 0;
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 
-	TaskMain(&tasks[0]);
-	for (int d = 1; d < sc->n; d++)
+	fn(args);
+	for (int i = 1; i < n; i++)
 	{
-		if (started[d])
-			pthread_join(threads[d], NULL);
+		if (started[i])
+			pthread_join(threads[i], NULL);
 		else
-			TaskMain(&tasks[d]);
+			fn((char *) args + i * stride);
 	}
+}
+
+/* Run the tasks, one per device, at once; the first failure (by device) is
+ * the answer */
+static GjStatus
+RunTasks(SpreadContext *sc, SpreadTask *tasks, GjError *err)
+{
+	RunThreads(TaskMain, tasks, sizeof(SpreadTask), sc->n);
 	for (int d = 0; d < sc->n; d++)
 	{
 		if (tasks[d].status != GJ_OK)
@@ -279,31 +284,53 @@ oom:
 						(long long) nrows, gj_side_name(side));
 }
 
-/*
- * PARTITION, device d's part of a side: its rows with a non-NULL key, in
- * their order (a thread per device: each reads the whole side)
- */
-static GjStatus
-GatherPart(SpreadContext *sc, int d, GjSide side, const GjBatch *batch,
-		   SpreadPart *p, GjError *err)
+/* PARTITION: one thread's rows of a side, gathered into the devices' parts */
+typedef struct GatherRange
 {
-	const GjJoinSpec *spec = &sc->spec;
-	int			ncolumns = gj_side_ncolumns(spec, side);
-	const int32_t *widths = gj_side_widths(spec, side);
-	int64_t		count = 0;
+	const SpreadContext *sc;
+	GjSide		side;
+	const GjBatch *batch;
+	SpreadPart *parts;
+	uint8_t    *device;			/* per row of the side: its device, or
+								 * UINT8_MAX for a NULL key */
+	int64_t		start;
+	int64_t		end;
+	bool		scatter;		/* the second pass */
+	int64_t		next[GJ_MAX_DEVICES];	/* pass 1: the range's rows per
+										 * device; pass 2: where its next
+										 * row goes in each part */
+} GatherRange;
 
-	for (int64_t r = 0; r < batch->nrows; r++)
-		if (!RowHasNullKey(batch, r) && gj_spread_device(batch->keys[r], sc->n) == d)
-			count++;
-	GJ_TRY(ReservePart(p, spec, side, count, err));
-	p->nrows = 0;
-	for (int64_t r = 0; r < batch->nrows; r++)
+/*
+ * Pass 1: each row's device, and how many rows of the range go to each.
+ * Pass 2: each row's key, row number and payload into its device's part,
+ * at the range's place there (so each part keeps the side's order).
+ */
+static void *
+GatherMain(void *arg)
+{
+	GatherRange *g = (GatherRange *) arg;
+	const GjBatch *batch = g->batch;
+	int			ncolumns = gj_side_ncolumns(&g->sc->spec, g->side);
+	const int32_t *widths = gj_side_widths(&g->sc->spec, g->side);
+
+	for (int64_t r = g->start; r < g->end; r++)
 	{
+		SpreadPart *p;
 		int64_t		i;
 
-		if (RowHasNullKey(batch, r) || gj_spread_device(batch->keys[r], sc->n) != d)
+		if (!g->scatter)
+		{
+			g->device[r] = RowHasNullKey(batch, r) ? UINT8_MAX :
+				(uint8_t) gj_spread_device(batch->keys[r], g->sc->n);
+			if (g->device[r] != UINT8_MAX)
+				g->next[g->device[r]]++;
 			continue;
-		i = p->nrows++;
+		}
+		if (g->device[r] == UINT8_MAX)
+			continue;
+		p = &g->parts[g->device[r]];
+		i = g->next[g->device[r]]++;
 		p->keys[i] = batch->keys[r];
 		p->rows[i] = (GjRowId) r;
 		for (int c = 0; c < ncolumns; c++)
@@ -327,45 +354,93 @@ GatherPart(SpreadContext *sc, int d, GjSide side, const GjBatch *batch,
 				p->nulls[c][i] = batch->columns[c].nulls[r];
 		}
 	}
-	for (int c = 0; c < ncolumns; c++)
-	{
-		p->columns[c].values = p->values[c];
-		p->columns[c].nulls = batch->columns[c].nulls != NULL ? p->nulls[c] : NULL;
-	}
-	return GJ_OK;
+	return NULL;
 }
 
 /*
  * PARTITION: gather a side's rows with a non-NULL key into one part per
- * device, each device's by a thread of its own, and make each part a batch
+ * device, in their order, by threads over ranges of rows (two passes:
+ * count, then scatter), and make each part a batch
  */
 static GjStatus
 PartitionSide(SpreadContext *sc, GjSide side, const GjBatch *batch,
 			  SpreadPart *parts, GjBatch *out, GjError *err)
 {
-	SpreadTask	tasks[GJ_MAX_DEVICES];
+	const GjJoinSpec *spec = &sc->spec;
+	int			ncolumns = gj_side_ncolumns(spec, side);
+	GatherRange ranges[SPREAD_MAX_THREADS];
+	int64_t		totals[GJ_MAX_DEVICES];
+	long		cores = sysconf(_SC_NPROCESSORS_ONLN);
+	int			nthreads = (int) (batch->nrows / SPREAD_THREAD_ROWS);
+	uint8_t    *device;
 	int64_t		moved = 0;
 
-	memset(tasks, 0, sizeof(tasks));
-	for (int d = 0; d < sc->n; d++)
+	if (nthreads > cores)
+		nthreads = (int) cores;
+	if (nthreads > SPREAD_MAX_THREADS)
+		nthreads = SPREAD_MAX_THREADS;
+	if (nthreads < 1)
+		nthreads = 1;
+	device = malloc((size_t) (batch->nrows > 0 ? batch->nrows : 1));
+	if (device == NULL)
+		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+							"Could not allocate host memory to partition %lld %s rows.",
+							(long long) batch->nrows, gj_side_name(side));
+	memset(ranges, 0, sizeof(ranges));
+	for (int t = 0; t < nthreads; t++)
 	{
-		tasks[d].sc = sc;
-		tasks[d].device = d;
-		tasks[d].op = SPREAD_GATHER;
-		tasks[d].side = side;
-		tasks[d].batch = *batch;
-		tasks[d].part = &parts[d];
+		ranges[t].sc = sc;
+		ranges[t].side = side;
+		ranges[t].batch = batch;
+		ranges[t].parts = parts;
+		ranges[t].device = device;
+		ranges[t].start = batch->nrows * t / nthreads;
+		ranges[t].end = batch->nrows * (t + 1) / nthreads;
 	}
-	GJ_TRY(RunTasks(sc, tasks, err));
+	RunThreads(GatherMain, ranges, sizeof(GatherRange), nthreads);
+
+	/* each part's room, and each range's place in it */
+	memset(totals, 0, sizeof(totals));
+	for (int t = 0; t < nthreads; t++)
+		for (int d = 0; d < sc->n; d++)
+		{
+			int64_t		n = ranges[t].next[d];
+
+			ranges[t].next[d] = totals[d];
+			totals[d] += n;
+		}
 	for (int d = 0; d < sc->n; d++)
 	{
+		GjStatus	status = ReservePart(&parts[d], spec, side, totals[d], err);
+
+		if (status != GJ_OK)
+		{
+			free(device);
+			return status;
+		}
+		parts[d].nrows = totals[d];
+	}
+	for (int t = 0; t < nthreads; t++)
+		ranges[t].scatter = true;
+	RunThreads(GatherMain, ranges, sizeof(GatherRange), nthreads);
+	free(device);
+
+	for (int d = 0; d < sc->n; d++)
+	{
+		SpreadPart *p = &parts[d];
+
+		for (int c = 0; c < ncolumns; c++)
+		{
+			p->columns[c].values = p->values[c];
+			p->columns[c].nulls = batch->columns[c].nulls != NULL ? p->nulls[c] : NULL;
+		}
 		memset(&out[d], 0, sizeof(GjBatch));
-		out[d].keys = parts[d].keys;
-		out[d].nrows = parts[d].nrows;
-		out[d].columns = parts[d].columns;
-		moved += parts[d].nrows;
+		out[d].keys = p->keys;
+		out[d].nrows = p->nrows;
+		out[d].columns = p->columns;
+		moved += p->nrows;
 	}
-	sc->bytes_exchanged += moved * RowBytes(&sc->spec, side, batch);
+	sc->bytes_exchanged += moved * RowBytes(spec, side, batch);
 	return GJ_OK;
 }
 
@@ -402,14 +477,7 @@ SpreadDestroy(GjContext *ctx)
 		FreePart(&sc->outer[d]);
 	}
 	for (int s = 0; s < 2; s++)
-	{
 		free(sc->round_rows[s]);
-		for (int c = 0; c < GJ_MAX_COLUMNS; c++)
-		{
-			free(sc->round_values[s][c]);
-			free(sc->round_nulls[s][c]);
-		}
-	}
 	for (int k = 0; k < GJ_AGG_MAX_KEYS; k++)
 	{
 		free(sc->group_keys[k]);
@@ -468,21 +536,10 @@ SpreadAlloc(SpreadContext **out, const GjKernels *base, const GjJoinSpec *spec,
 	sc->base = base;
 	sc->spec = *spec;
 	sc->n = spec->ndevices;
-	for (int s = 0; s < 2; s++)
+	for (int s = 0; s < 2 && spec->row_ids; s++)
 	{
-		GjSide		side = s == 0 ? GJ_SIDE_OUTER : GJ_SIDE_INNER;
-		int			ncolumns = gj_side_ncolumns(spec, side);
-		const int32_t *widths = gj_side_widths(spec, side);
-
-		if (spec->row_ids && (sc->round_rows[s] = malloc(n * sizeof(GjRowId))) == NULL)
+		if ((sc->round_rows[s] = malloc(n * sizeof(GjRowId))) == NULL)
 			goto oom;
-		for (int c = 0; c < ncolumns; c++)
-		{
-			sc->round_values[s][c] = malloc(n * (size_t) widths[c]);
-			sc->round_nulls[s][c] = malloc(n);
-			if (sc->round_values[s][c] == NULL || sc->round_nulls[s][c] == NULL)
-				goto oom;
-		}
 	}
 	*out = sc;
 	return GJ_OK;
@@ -727,31 +784,11 @@ SpreadRetrieve(SpreadContext *sc, int64_t first, GjMatchRound *round, GjError *e
 		round->outer_rows = outer_rows;
 		round->inner_rows = inner_rows;
 	}
-	for (int s = 0; s < 2; s++)
-	{
-		GjSide		side = s == 0 ? GJ_SIDE_OUTER : GJ_SIDE_INNER;
-		int			ncolumns = gj_side_ncolumns(spec, side);
-		const int32_t *widths = gj_side_widths(spec, side);
-		const void *const *values = s == 0 ? one.outer_values : one.inner_values;
-		const uint8_t *const *nulls = s == 0 ? one.outer_nulls : one.inner_nulls;
-		const void **to_values = s == 0 ? round->outer_values : round->inner_values;
-		const uint8_t **to_nulls = s == 0 ? round->outer_nulls : round->inner_nulls;
-
-		for (int c = 0; c < ncolumns; c++)
-		{
-			if (values[c] != NULL)
-			{
-				memcpy(sc->round_values[s][c], values[c],
-					   (size_t) round->nmatches * (size_t) widths[c]);
-				to_values[c] = sc->round_values[s][c];
-			}
-			if (nulls[c] != NULL)
-			{
-				memcpy(sc->round_nulls[s][c], nulls[c], (size_t) round->nmatches);
-				to_nulls[c] = sc->round_nulls[s][c];
-			}
-		}
-	}
+	/* the values and NULL flags are the device's round's, as they are */
+	memcpy(round->outer_values, one.outer_values, sizeof(round->outer_values));
+	memcpy(round->outer_nulls, one.outer_nulls, sizeof(round->outer_nulls));
+	memcpy(round->inner_values, one.inner_values, sizeof(round->inner_values));
+	memcpy(round->inner_nulls, one.inner_nulls, sizeof(round->inner_nulls));
 	return GJ_OK;
 }
 

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# bench/multi_device.sh: one GPU join on one GPU and spread over two
+# (broadcast and partitioned by key), against PostgreSQL's parallel hash
+# join with 8 and 16 workers
+#
+#   bench/multi_device.sh > results.csv
+#
+# Against a running server with gpujoin (PGHOST/PGPORT/PGUSER/PGDATABASE as
+# psql takes them) on a host with two GPUs or more.
+#
+# For n in SIZES (default 5*10^7 rows a side; the tables and query of
+# bench/parallel.sh: every xs row matches one xr row), the query
+#	SELECT count(*), sum(xr.v + xs.v) FROM xr JOIN xs ON xr.k = xs.k
+# runs as:
+#	pg_parallel_W	PostgreSQL's parallel hash join, W workers (8, 16)
+#	gpu_1			gpujoin forced, serial, gpujoin.devices = '0'
+#	gpu_2_broadcast	likewise on devices 0 and 1, gpujoin.multi_device =
+#					broadcast
+#	gpu_2_partition	likewise, partitioned by key
+# SETTINGS="..." runs only the settings named.  Each setting in one
+# session: a warm-up, then the median of RUNS (3) of EXPLAIN ANALYZE's
+# Execution Time (TIMING OFF).  Every setting must return the row of
+# PostgreSQL's own plan.
+# Output: CSV on stdout: rows,setting,plan,spread,ms
+set -euo pipefail
+
+runs=${RUNS:-3}
+sizes=${SIZES:-50000000}
+psql_() { psql -X -q -At -v ON_ERROR_STOP=1 -c "LOAD 'gpujoin'" "$@"; }
+psql_ -c "CREATE EXTENSION IF NOT EXISTS gpujoin"
+
+q="SELECT count(*), sum(xr.v + xs.v) FROM xr JOIN xs ON xr.k = xs.k"
+base="SET jit = off; SET work_mem = '4GB';"
+forced="SET gpujoin.device = gpu; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off; SET gpujoin.enable_parallel = off; SET max_parallel_workers_per_gather = 0;"
+
+settings_of() {
+	case "$1" in
+	pg_parallel_*) echo "SET gpujoin.enabled = off; SET max_parallel_workers_per_gather = ${1#pg_parallel_}; SET max_parallel_workers = ${1#pg_parallel_};" ;;
+	gpu_1) echo "$forced SET gpujoin.devices = '0';" ;;
+	gpu_2_broadcast) echo "$forced SET gpujoin.devices = '0,1'; SET gpujoin.multi_device = broadcast;" ;;
+	gpu_2_partition) echo "$forced SET gpujoin.devices = '0,1'; SET gpujoin.multi_device = partition;" ;;
+	esac
+}
+
+measure() {
+	local args=(-c "$base $(settings_of "$1")") out plan spread ms
+	for i in $(seq 0 "$runs"); do
+		args+=(-c "EXPLAIN (ANALYZE, TIMING OFF) $q")
+	done
+	out=$(psql_ "${args[@]}")
+	plan=$(grep -oE 'Custom Scan \(Gpu[A-Za-z]+\)|Parallel Hash Join|Hash Join|Merge Join|Nested Loop' <<<"$out" | head -1)
+	spread=$(sed -n 's/^ *Spread: \(.*\)$/\1/p' <<<"$out" | head -1)
+	ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$out" | tail -n +2 |
+		sort -g | sed -n "$(((runs + 1) / 2))p")
+	printf '%s,"%s",%s\n' "$plan" "${spread:-one device}" "$ms"
+}
+
+echo "rows,setting,plan,spread,ms"
+for n in $sizes; do
+	psql_ -c "DROP TABLE IF EXISTS xr, xs" \
+		-c "CREATE UNLOGGED TABLE xr AS SELECT g AS k, g % 1000 AS v FROM generate_series(1, $n) g" \
+		-c "CREATE UNLOGGED TABLE xs AS SELECT (g::int8 * 7919) % $n + 1 AS k, g % 100 AS v FROM generate_series(1, $n) g" \
+		-c "VACUUM ANALYZE xr, xs" \
+		-c "ALTER TABLE xr SET (parallel_workers = 16)" -c "ALTER TABLE xs SET (parallel_workers = 16)"
+	want=$(psql_ -c "$base SET gpujoin.enabled = off;" -c "$q")
+	for s in ${SETTINGS:-pg_parallel_8 pg_parallel_16 gpu_1 gpu_2_broadcast gpu_2_partition}; do
+		got=$(psql_ -c "$base $(settings_of "$s")" -c "$q")
+		if [ "$got" != "$want" ]; then
+			echo "MISMATCH at $n rows: '$got' under $s, '$want' from PostgreSQL" >&2
+			exit 1
+		fi
+		printf '%s,%s,%s\n' "$n" "$s" "$(measure "$s")"
+	done
+done
+psql_ -c "DROP TABLE IF EXISTS xr, xs"

@@ -23,6 +23,8 @@ SET LOCAL client_min_messages = warning;
 SET LOCAL max_parallel_workers_per_gather = 0;
 SET LOCAL gpujoin.cost_as_gpu = on;
 SET LOCAL gpujoin.explain_device = on;
+-- one physical device, whatever the host has: the logical ones are the test's
+SET LOCAL gpujoin.devices = '0';
 
 SELECT current_setting('gpujoin.device') = 'gpu' AS on_gpu \gset
 

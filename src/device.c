@@ -712,11 +712,14 @@ GpuJoinSpreadDevices(int32 *devices)
 
 /*
  * Spread a join's spec over the devices there are (GpuJoinSpreadDevices),
- * as gpujoin.multi_device says; auto partitions an equi-join whose inner
+ * as gpujoin.multi_device says.  auto partitions an equi-join whose inner
  * side (inner_bytes on the device, the planner's estimate) is larger than
- * one device's budget, and broadcasts the others.  A join whose matches
- * must come in key order (ordered), and every join with one device, keeps
- * a spec of one device: the first one.
+ * one device's budget, and keeps the others on one device: on two H200
+ * (bench/results/spread_h200x2.md) broadcasting gained 7 % on the kernels
+ * of a 2^30-row join and lost 40 % in PostgreSQL, where reading the heap
+ * pages takes 95 % of the time.  A join whose matches must come in key
+ * order (ordered), and every join with one device, keeps a spec of one
+ * device: the first one.
  */
 void
 GpuJoinSpreadSpec(GjJoinSpec *spec, bool ordered, double inner_bytes)
@@ -732,20 +735,22 @@ GpuJoinSpreadSpec(GjJoinSpec *spec, bool ordered, double inner_bytes)
 	if (n < 2 || ordered || gpujoin_multi_device == GPUJOIN_MULTI_DEVICE_OFF)
 		return;
 
+	if (gpujoin_multi_device == GPUJOIN_AUTO)
+	{
+		/* only an inner side too large for one device is worth the spread,
+		 * and only partitioned: broadcast, each device would need it all */
+		budget = GpuJoinPlannerDeviceBudget();
+		if (theta || budget <= 0.0 || inner_bytes <= budget)
+			return;
+	}
 	spec->ndevices = n;
 	memcpy(spec->devices, devices, sizeof(int32) * n);
-	if (gpujoin_multi_device == GJ_SPREAD_PARTITION)
+	spec->device = 0;
+	if (gpujoin_multi_device == GJ_SPREAD_PARTITION || gpujoin_multi_device == GPUJOIN_AUTO)
 		spec->spread = GJ_SPREAD_PARTITION;
-	else if (gpujoin_multi_device == GPUJOIN_AUTO)
-	{
-		budget = GpuJoinPlannerDeviceBudget();
-		if (budget > 0.0 && inner_bytes > budget)
-			spec->spread = GJ_SPREAD_PARTITION;
-	}
 	/* a theta join has no key to partition by */
 	if (theta)
 		spec->spread = GJ_SPREAD_BROADCAST;
-	spec->device = 0;
 }
 
 /*

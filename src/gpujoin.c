@@ -376,8 +376,8 @@ _PG_init(void)
 							 "broadcast builds the whole inner side on every device and gives each "
 							 "a slice of the outer rows; partition sends the rows of both sides to "
 							 "the device their key hashes to (equi-joins); auto partitions an inner "
-							 "side larger than one device's memory and broadcasts the others; off "
-							 "uses the first device alone.",
+							 "side larger than one device's memory and keeps the others on the first "
+							 "device, as off does for all.",
 							 &gpujoin_multi_device,
 							 GPUJOIN_AUTO,
 							 gpujoin_multi_device_options,

@@ -15,7 +15,7 @@
 -- EXPLAIN shows the spread and, under ANALYZE, each device's rows and
 -- matches, which add up to the join's.
 BEGIN;
-SELECT plan(30);
+SELECT plan(33);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -135,6 +135,20 @@ SET LOCAL gpujoin.enable_hashjoin = on;
 SET LOCAL gpujoin.multi_device = 'off';
 SELECT ok(pg_temp.plan('SELECT r.id, s.id AS sid FROM r JOIN s ON r.k = s.k') !~ 'Spread:',
 	'gpujoin.multi_device = off: no spread');
+
+-- auto: an inner side that fits one device stays on one; one that does not
+-- is partitioned over the devices
+SET LOCAL gpujoin.multi_device = 'auto';
+SELECT ok(pg_temp.plan('SELECT r.id, s.id AS sid FROM r JOIN s ON r.k = s.k') !~ 'Spread:',
+	'gpujoin.multi_device = auto: an inner side that fits one device is not spread');
+SET LOCAL gpujoin.device_memory_limit = '512kB';
+SELECT matches(pg_temp.plan('SELECT r.id, s.id AS sid FROM r JOIN s ON r.k = s.k'),
+	'Spread: partitioned by key over 3 logical devices',
+	'gpujoin.multi_device = auto: an inner side larger than one device is partitioned');
+SELECT is(pg_temp.rows_digest('SELECT r.id, r.v, s.id AS sid, s.w FROM r LEFT JOIN s ON r.k8 = s.k8'),
+	(SELECT digest FROM ref WHERE name = 'left join on int8'),
+	'... and returns PostgreSQL''s rows');
+SET LOCAL gpujoin.device_memory_limit = 0;
 
 -- in host partitions (a small device memory limit), each spread again
 SET LOCAL gpujoin.device_memory_limit = '1MB';

@@ -4276,12 +4276,14 @@ main(void)
 	{
 		GjError		err;
 		GjDeviceInfo info;
+		int			count;
 
 		memset(&err, 0, sizeof(err));
-		if ((physical_devices = gj_cuda_device_count(&err)) > 0 &&
+		if ((count = gj_cuda_device_count(&err)) > 0 &&
 			gj_cuda_device_info(0, &info, &err) == GJ_OK)
 		{
 			have_cuda = true;
+			physical_devices = count;
 			printf("CUDA devices: %d (spread joins go round them)\n", physical_devices);
 			printf("CUDA device 0: %s, compute capability %d.%d, %d multiprocessors, %lld MB free, driver %d, runtime %d\n",
 				   info.name, info.cc_major, info.cc_minor, info.multiprocessors,

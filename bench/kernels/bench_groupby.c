@@ -41,15 +41,6 @@
 
 #define MAX_RUNS 15
 
-static double
-NowMs(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
-}
-
 static void *
 Alloc(size_t bytes)
 {
@@ -101,7 +92,7 @@ RunOnce(const GjKernels *k, GjContext *ctx, const GjAggSpec *spec, int64_t nmatc
 	double		ms;
 
 	memset(&err, 0, sizeof(err));
-	start = NowMs();
+	start = gj_clock_ms();
 	BenchCheck("bench_groupby", k->agg_begin(ctx, spec, &err), &err, "agg_begin");
 	for (int64_t first = 0; first < nmatches; first += round)
 	{
@@ -110,7 +101,7 @@ RunOnce(const GjKernels *k, GjContext *ctx, const GjAggSpec *spec, int64_t nmatc
 
 		BenchCheck("bench_groupby", k->aggregate(ctx, first, &n, &undecided, &err), &err, "aggregate");
 	}
-	ms = NowMs() - start;
+	ms = gj_clock_ms() - start;
 	BenchCheck("bench_groupby", k->agg_result(ctx, &r, &err), &err, "agg_result");
 	*ngroups = r.ngroups;
 	return ms;

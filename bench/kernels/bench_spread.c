@@ -28,18 +28,10 @@
 #include <time.h>
 
 #include "bench_util.h"
+#include "common.h"
 
 #define PROGRAM "bench_spread"
 #define GEN_THREADS 16
-
-static double
-NowMs(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
-}
 
 typedef struct Data
 {
@@ -141,9 +133,9 @@ RunOnce(const GjKernels *k, const GjJoinSpec *spec, const Data *d, int64_t chunk
 	inner.nrows = d->rows;
 	inner.columns = &inner_col;
 	BenchCheck(PROGRAM, k->context_create(&ctx, spec, &err), &err, "context_create");
-	t0 = NowMs();
+	t0 = gj_clock_ms();
 	BenchCheck(PROGRAM, k->build(ctx, &inner, &err), &err, "build");
-	r.build_ms = NowMs() - t0;
+	r.build_ms = gj_clock_ms() - t0;
 	for (int64_t start = 0; start < d->rows; start += chunk_rows)
 	{
 		int64_t		n = d->rows - start < chunk_rows ? d->rows - start : chunk_rows;
@@ -155,10 +147,10 @@ RunOnce(const GjKernels *k, const GjJoinSpec *spec, const Data *d, int64_t chunk
 		outer.keys = d->outer_keys + start;
 		outer.nrows = n;
 		outer.columns = &outer_col;
-		t0 = NowMs();
+		t0 = gj_clock_ms();
 		BenchCheck(PROGRAM, k->count(ctx, &outer, &nmatches, &err), &err, "count");
-		r.count_ms += NowMs() - t0;
-		t0 = NowMs();
+		r.count_ms += gj_clock_ms() - t0;
+		t0 = gj_clock_ms();
 		for (int64_t first = 0; first < nmatches;)
 		{
 			GjMatchRound round;
@@ -170,7 +162,7 @@ RunOnce(const GjKernels *k, const GjJoinSpec *spec, const Data *d, int64_t chunk
 					((const int32_t *) round.outer_values[0])[m];
 			first += round.nmatches;
 		}
-		r.retrieve_ms += NowMs() - t0;
+		r.retrieve_ms += gj_clock_ms() - t0;
 		r.matches += nmatches;
 	}
 	k->context_stats(ctx, &stats);

@@ -765,21 +765,25 @@ SpreadRetrieve(SpreadContext *sc, int64_t first, GjMatchRound *round, GjError *e
 		GjRowId    *outer_rows = sc->round_rows[0];
 		GjRowId    *inner_rows = sc->round_rows[1];
 
-		for (int64_t m = 0; m < round->nmatches; m++)
+		if (spec->spread == GJ_SPREAD_PARTITION)
 		{
-			if (spec->spread == GJ_SPREAD_PARTITION)
-			{
-				const SpreadPart *inner = sc->build_of != NULL ?
-					&sc->build_of->inner[d] : &sc->inner[d];
+			const GjRowId *outer_map = sc->outer[d].rows;
+			const GjRowId *inner_map = sc->build_of != NULL ?
+				sc->build_of->inner[d].rows : sc->inner[d].rows;
 
-				outer_rows[m] = sc->outer[d].rows[one.outer_rows[m]];
-				inner_rows[m] = inner->rows[one.inner_rows[m]];
-			}
-			else
+			for (int64_t m = 0; m < round->nmatches; m++)
 			{
-				outer_rows[m] = one.outer_rows[m] + (GjRowId) sc->slice[d];
-				inner_rows[m] = one.inner_rows[m];
+				outer_rows[m] = outer_map[one.outer_rows[m]];
+				inner_rows[m] = inner_map[one.inner_rows[m]];
 			}
+		}
+		else
+		{
+			GjRowId		offset = d < sc->n ? (GjRowId) sc->slice[d] : 0;
+
+			for (int64_t m = 0; m < round->nmatches; m++)
+				outer_rows[m] = one.outer_rows[m] + offset;
+			memcpy(inner_rows, one.inner_rows, (size_t) round->nmatches * sizeof(GjRowId));
 		}
 		round->outer_rows = outer_rows;
 		round->inner_rows = inner_rows;

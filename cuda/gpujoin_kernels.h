@@ -320,6 +320,10 @@ typedef struct GjBatch
 	const uint8_t *term_nulls[GJ_MAX_TERMS];	/* 1 = NULL value, never
 												 * matches; NULL pointer
 												 * when none is */
+	const GjRowId *row_numbers; /* per row, the number matches report for
+								 * it (GjMatchRound's rows); NULL: its
+								 * position in the batch.  Equi-joins only:
+								 * what a PARTITION spread hands a device */
 } GjBatch;
 
 /* What a context is created for */
@@ -397,6 +401,22 @@ typedef struct GjStats
 } GjStats;
 
 typedef struct GjContext GjContext;	/* opaque: buffers, streams, the table */
+
+/*
+ * PARTITION's exchange (SEVERAL DEVICES, below): what one device sent, or
+ * the part one device received.  The caller holds the struct; the base
+ * fills it and keeps its arrays behind impl until exchange_free.
+ */
+typedef struct GjExchange
+{
+	int32_t		ndevices;		/* sent: the devices the rows went to */
+	int64_t		rows[GJ_MAX_DEVICES];	/* sent: the rows for each device */
+	GjBatch		batch;			/* received: the part, on the receiver's
+								 * device (build and count take it as
+								 * they take a batch in host memory) */
+	GjColumn	columns[GJ_MAX_COLUMNS];	/* batch.columns */
+	void	   *impl;			/* the base's arrays; NULL once freed */
+} GjExchange;
 
 /* HEAP PAGES TO COLUMNS and GROUPED AGGREGATION, below */
 struct GjPageBatch;
@@ -485,6 +505,31 @@ typedef struct GjKernels
 	 * no build.
 	 */
 	GjStatus	(*context_share) (GjContext **ctx, GjContext *built, GjError *err);
+
+	/*
+	 * PARTITION's exchange, the device work of a spread (SEVERAL DEVICES,
+	 * below; gj_spread_kernels calls these on its devices' contexts):
+	 * exchange_send takes rows start .. end - 1 of a side (inner: the
+	 * build's; else a chunk's) onto ctx's device and sorts those with a
+	 * non-NULL key into ndevices runs by gj_spread_device, each in the
+	 * side's order; sent->rows[t] is the length of run t.  Once every
+	 * device has sent, exchange_receive gathers run "self" of each of
+	 * nsent sends, in their order, into part->batch on ctx's device: keys
+	 * (none NULL), payload columns (with NULL flags where the side has
+	 * them) and row_numbers, each row's number in the whole side.  The
+	 * runs move between devices over their peer links where the devices
+	 * have them, through the host where not.  exchange_free frees what
+	 * either made (a freed or zeroed exchange is accepted).  Sends must
+	 * stay until every receive is done, a part until the build or count
+	 * that takes it.
+	 */
+	GjStatus	(*exchange_send) (GjContext *ctx, const GjBatch *side, bool inner,
+								  int64_t start, int64_t end, int ndevices,
+								  GjExchange *sent, GjError *err);
+	GjStatus	(*exchange_receive) (GjContext *ctx, const GjExchange *sent,
+									 int nsent, int self, GjExchange *part,
+									 GjError *err);
+	void		(*exchange_free) (GjExchange *x);
 } GjKernels;
 
 /*

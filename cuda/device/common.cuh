@@ -104,6 +104,10 @@ typedef enum GjBufferId
 	GJ_BUFFER_OUTER_KEYS,		/* uint64_t[outer rows] */
 	GJ_BUFFER_OUTER_NULLS,		/* uint8_t[outer rows] */
 
+	/* A batch's GjBatch.row_numbers, when it has them (context.cu) */
+	GJ_BUFFER_INNER_ROW_NUMBERS,	/* GjRowId[inner rows] */
+	GJ_BUFFER_OUTER_ROW_NUMBERS,	/* GjRowId[outer rows] */
+
 	/* The heap deform's (scan/heap_deform.cu) */
 	GJ_BUFFER_SCAN_INPUT,		/* its plan, the tuple offsets, the pages */
 	GJ_BUFFER_SCAN_OUTPUT,		/* what it found, and the rows */
@@ -241,6 +245,10 @@ typedef struct GjCudaContext
 	int64_t		outer_rows;
 	uint64_t	nmatches;
 	bool		has_nulls[GJ_NUM_SIDES][GJ_MAX_COLUMNS];
+	bool		has_row_numbers[GJ_NUM_SIDES];	/* the build's (inner) or
+												 * the chunk's (outer) batch
+												 * had row_numbers, kept in
+												 * GJ_BUFFER_*_ROW_NUMBERS */
 
 	/* the heap deform started and not yet finished (scan/heap_deform.cu),
 	 * malloc'ed there at the first start, freed with the context */
@@ -287,6 +295,14 @@ extern "C"
 	GjStatus	gj_cuda_aggregate(GjContext *ctx, int64_t first, int64_t *nmatches,
 								  int64_t *undecided, GjError *err);
 	GjStatus	gj_cuda_agg_result(GjContext *ctx, GjAggResult *out, GjError *err);
+	/* exchange.cu */
+	GjStatus	gj_cuda_exchange_send(GjContext *ctx, const GjBatch *side, bool inner,
+									  int64_t start, int64_t end, int ndevices,
+									  GjExchange *sent, GjError *err);
+	GjStatus	gj_cuda_exchange_receive(GjContext *ctx, const GjExchange *sent,
+										 int nsent, int self, GjExchange *part,
+										 GjError *err);
+	void		gj_cuda_exchange_free(GjExchange *x);
 }
 
 /* agg/group_agg.cu: frees the aggregation's state with the context */

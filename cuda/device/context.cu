@@ -505,6 +505,28 @@ AddElapsed(GjCudaContext *ctx, double *timer, double start,
 	*timer += (gj_clock_ms() - start) - (ctx->stats.transfer_ms - transfer_start);
 }
 
+/*
+ * Keep a side's row numbers (GjBatch.row_numbers) on the device for the
+ * rounds to report, or note that the batch has none
+ */
+static GjStatus
+KeepRowNumbers(GjCudaContext *ctx, GjSide side, const GjBatch *batch, GjError *err)
+{
+	GjBufferId	id = side == GJ_SIDE_INNER ? GJ_BUFFER_INNER_ROW_NUMBERS : GJ_BUFFER_OUTER_ROW_NUMBERS;
+	size_t		bytes = (size_t) batch->nrows * sizeof(GjRowId);
+
+	ctx->has_row_numbers[side] = false;
+	if (batch->row_numbers == NULL)
+	{
+		gj_cuda_buffer_release(ctx, id);
+		return GJ_OK;
+	}
+	GJ_TRY(gj_cuda_buffer_reserve(ctx, id, bytes, err));
+	GJ_TRY(gj_cuda_copy_to_device(ctx, ctx->buffers[id].ptr, batch->row_numbers, bytes, err));
+	ctx->has_row_numbers[side] = true;
+	return GJ_OK;
+}
+
 /* Remember which of a batch's payload columns came with NULL flags */
 static void
 RecordNulls(GjCudaContext *ctx, GjSide side, const GjBatch *batch)
@@ -544,6 +566,8 @@ gj_cuda_build(GjContext *ctx, const GjBatch *inner, GjError *err)
 	transfer_start = cuda->stats.transfer_ms;
 	RecordNulls(cuda, GJ_SIDE_INNER, inner);
 	status = cuda->variant->build(cuda, inner, err);
+	if (status == GJ_OK)
+		status = KeepRowNumbers(cuda, GJ_SIDE_INNER, inner, err);
 	cuda->has_build = (status == GJ_OK);
 	AddElapsed(cuda, &cuda->stats.build_ms, start, transfer_start);
 	return status;
@@ -583,6 +607,8 @@ gj_cuda_count(GjContext *ctx, const GjBatch *outer, int64_t *nmatches,
 	cuda->outer_rows = outer->nrows;
 	cuda->nmatches = 0;
 	status = cuda->variant->count(cuda, outer, &total, err);
+	if (status == GJ_OK)
+		status = KeepRowNumbers(cuda, GJ_SIDE_OUTER, outer, err);
 	if (status == GJ_OK)
 	{
 		cuda->nmatches = total;
@@ -678,6 +704,10 @@ BufferName(GjBufferId id)
 			return "the outer chunk's keys";
 		case GJ_BUFFER_OUTER_NULLS:
 			return "the outer chunk's NULL flags";
+		case GJ_BUFFER_INNER_ROW_NUMBERS:
+			return "the inner row numbers";
+		case GJ_BUFFER_OUTER_ROW_NUMBERS:
+			return "the outer chunk's row numbers";
 		case GJ_BUFFER_SCAN_INPUT:
 			return "the heap pages";
 		case GJ_BUFFER_SCAN_OUTPUT:
@@ -953,7 +983,10 @@ CopyCounted(GjCudaContext *ctx, void *dst, const void *src, size_t bytes,
 		return GJ_OK;
 	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
 	start = gj_clock_ms();
-	GJ_CUDA_TRY(err, cudaMemcpyAsync(dst, src, bytes, kind, ctx->stream));
+	/* the kind counts the bytes; the copy goes by the pointers (unified
+	 * addressing), so that a batch may also lie on a device: an exchanged
+	 * part (device/exchange.cu) */
+	GJ_CUDA_TRY(err, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, ctx->stream));
 	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
 	ctx->stats.transfer_ms += gj_clock_ms() - start;
 	if (kind == cudaMemcpyHostToDevice)
@@ -984,7 +1017,7 @@ gj_cuda_copy_to_device_async(GjCudaContext *ctx, void *d_dst, const void *h_src,
 {
 	if (bytes == 0)
 		return GJ_OK;
-	GJ_CUDA_TRY(err, cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyHostToDevice,
+	GJ_CUDA_TRY(err, cudaMemcpyAsync(d_dst, h_src, bytes, cudaMemcpyDefault,
 									 ctx->stream));
 	ctx->stats.bytes_to_device += (int64_t) bytes;
 	return GJ_OK;
@@ -1104,6 +1137,9 @@ const GjKernels gj_cuda_kernels = {
 	gj_cuda_aggregate,
 	gj_cuda_agg_result,
 	gj_cuda_context_share,
+	gj_cuda_exchange_send,
+	gj_cuda_exchange_receive,
+	gj_cuda_exchange_free,
 };
 
 /* Page-locked host memory for staging (GjKernels.stage_alloc), or NULL */

@@ -221,6 +221,28 @@ gj_cpu_context_get(GjContext *ctx, GjError *err)
 	return cpu;
 }
 
+/*
+ * Keep a side's row numbers (GjBatch.row_numbers) for the rounds to
+ * report, or note that the batch has none
+ */
+GjStatus
+gj_cpu_keep_row_numbers(GjCpuContext *ctx, GjSide side, const GjBatch *batch,
+						GjError *err)
+{
+	size_t		bytes = (size_t) batch->nrows * sizeof(GjRowId);
+
+	ctx->has_row_numbers[side] = false;
+	if (batch->row_numbers == NULL)
+		return GJ_OK;
+	GJ_TRY(gj_cpu_buffer_reserve(&ctx->row_numbers[side], bytes,
+								 side == GJ_SIDE_INNER ? "the inner row numbers" : "the outer row numbers",
+								 err));
+	if (bytes > 0)
+		memcpy(ctx->row_numbers[side].ptr, batch->row_numbers, bytes);
+	ctx->has_row_numbers[side] = true;
+	return GJ_OK;
+}
+
 /* Milliseconds since start, added to one of the phase timers */
 static void
 AddElapsed(double *timer, double start)
@@ -265,6 +287,8 @@ gj_cpu_build(GjContext *ctx, const GjBatch *inner, GjError *err)
 
 	RecordNulls(cpu, GJ_SIDE_INNER, inner);
 	status = cpu->variant->build(cpu, inner, err);
+	if (status == GJ_OK)
+		status = gj_cpu_keep_row_numbers(cpu, GJ_SIDE_INNER, inner, err);
 	cpu->has_build = (status == GJ_OK);
 	AddElapsed(&cpu->stats.build_ms, start);
 	return status;
@@ -304,6 +328,8 @@ gj_cpu_count(GjContext *ctx, const GjBatch *outer, int64_t *nmatches,
 	cpu->outer_rows = outer->nrows;
 	cpu->nmatches = 0;
 	status = cpu->variant->count(cpu, outer, &total, err);
+	if (status == GJ_OK)
+		status = gj_cpu_keep_row_numbers(cpu, GJ_SIDE_OUTER, outer, err);
 	if (status == GJ_OK)
 	{
 		cpu->nmatches = total;
@@ -496,4 +522,7 @@ const GjKernels gj_cpu_kernels = {
 	.aggregate = gj_cpu_aggregate,
 	.agg_result = gj_cpu_agg_result,
 	.context_share = gj_cpu_context_share,
+	.exchange_send = gj_cpu_exchange_send,
+	.exchange_receive = gj_cpu_exchange_receive,
+	.exchange_free = gj_cpu_exchange_free,
 };

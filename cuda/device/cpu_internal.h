@@ -86,6 +86,9 @@ typedef struct GjCpuVariant
  *	build_of		the context whose build this one probes (context_share),
  *					or NULL: its own; GJ_CPU_BUILD(ctx) is the one to read
  *					the table and the inner payload columns from
+ *	row_numbers		row_numbers[side]: the side's GjBatch.row_numbers, copied
+ *					(the build's, the counted chunk's); has_row_numbers[side]
+ *					says whether the batch had them
  *
  * The state every variant shares, kept by context_cpu.c:
  *	has_build, has_chunk, outer_rows, nmatches, has_nulls
@@ -102,6 +105,8 @@ typedef struct GjCpuContext
 	GjHostBuffer round_maps[GJ_NUM_ROUND_MAPS];
 	GjHostBuffer round_rows[GJ_NUM_SIDES];
 	const struct GjCpuContext *build_of;
+	GjHostBuffer row_numbers[GJ_NUM_SIDES];
+	bool		has_row_numbers[GJ_NUM_SIDES];
 
 	bool		has_build;
 	bool		has_chunk;
@@ -160,6 +165,19 @@ extern void gj_cpu_key_range(const uint64_t *keys, const uint8_t *nulls,
 							 int64_t nrows, bool *has_keys, uint64_t *min_key,
 							 uint64_t *max_key);
 extern uint64_t gj_cpu_count_offsets(uint64_t *counts, int64_t nrows);
+
+/* context_cpu.c: keep a batch's row numbers, or forget the last ones */
+extern GjStatus gj_cpu_keep_row_numbers(GjCpuContext *ctx, GjSide side,
+										const GjBatch *batch, GjError *err);
+
+/* exchange_cpu.c: PARTITION's exchange (GjKernels.exchange_send ..) */
+extern GjStatus gj_cpu_exchange_send(GjContext *ctx, const GjBatch *side, bool inner,
+									 int64_t start, int64_t end, int ndevices,
+									 GjExchange *sent, GjError *err);
+extern GjStatus gj_cpu_exchange_receive(GjContext *ctx, const GjExchange *sent,
+										int nsent, int self, GjExchange *part,
+										GjError *err);
+extern void gj_cpu_exchange_free(GjExchange *x);
 
 /* agg/group_agg_cpu.c */
 extern GjStatus gj_cpu_agg_begin(GjContext *ctx, const GjAggSpec *spec, GjError *err);

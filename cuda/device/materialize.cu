@@ -453,6 +453,15 @@ gj_cuda_round_gather(GjCudaContext *ctx, const GjRoundSources *sources, int64_t 
 	return GJ_OK;
 }
 
+/* rows[i] = numbers[rows[i]]: a round's row positions as the batch numbers them */
+static __global__ void
+number_rows_kernel(GjRowId *__restrict__ rows, const GjRowId *__restrict__ numbers,
+				   int64_t n)
+{
+	for (int64_t i = gj_thread_index(); i < n; i += gj_grid_stride())
+		rows[i] = numbers[rows[i]];
+}
+
 /*
  * Materialize a round of n matches whose maps the variant has written:
  * gather it (gj_cuda_round_gather), then copy the ROUND sets, and the row
@@ -476,9 +485,24 @@ gj_cuda_round_materialize(GjCudaContext *ctx, const GjRoundSources *sources,
 		const int32_t *widths = gj_side_widths(&ctx->spec, side);
 
 		if (ctx->spec.row_ids)
-			GJ_TRY(gj_cuda_copy_from_device(ctx, ctx->pinned.rows[side],
-											GJ_ROUND_MAP(ctx, row_maps[s]),
+		{
+			const GjCudaContext *of = side == GJ_SIDE_INNER ? GJ_CUDA_BUILD(ctx) : ctx;
+			GjRowId    *rows = GJ_ROUND_MAP(ctx, row_maps[s]);
+
+			/* the batch's own numbers for its rows, where it had them (the
+			 * gathers above are done with the map) */
+			if (of->has_row_numbers[side] && n > 0)
+			{
+				GjBufferId	id = side == GJ_SIDE_INNER ?
+					GJ_BUFFER_INNER_ROW_NUMBERS : GJ_BUFFER_OUTER_ROW_NUMBERS;
+
+				number_rows_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>
+					(rows, (const GjRowId *) of->buffers[id].ptr, n);
+				GJ_CUDA_TRY(err, cudaGetLastError());
+			}
+			GJ_TRY(gj_cuda_copy_from_device(ctx, ctx->pinned.rows[side], rows,
 											(size_t) n * sizeof(GjRowId), err));
+		}
 		for (int c = 0; c < ncolumns; c++)
 		{
 			/* a variant that gathered from a set of another batch */

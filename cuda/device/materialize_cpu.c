@@ -371,8 +371,22 @@ gj_cpu_round_materialize(GjCpuContext *ctx, const GjRoundSources *sources,
 		int			ncolumns = gj_side_ncolumns(&ctx->spec, side);
 
 		if (ctx->spec.row_ids)
-			memcpy(ctx->round_rows[side].ptr, GJ_CPU_ROUND_MAP(ctx, row_maps[s]),
-				   (size_t) n * sizeof(GjRowId));
+		{
+			const GjCpuContext *of = side == GJ_SIDE_INNER ? GJ_CPU_BUILD(ctx) : ctx;
+			const GjRowId *map = GJ_CPU_ROUND_MAP(ctx, row_maps[s]);
+			GjRowId    *rows = (GjRowId *) ctx->round_rows[side].ptr;
+
+			/* the batch's own numbers for its rows, where it had them */
+			if (of->has_row_numbers[side])
+			{
+				const GjRowId *numbers = (const GjRowId *) of->row_numbers[side].ptr;
+
+				for (int64_t m = 0; m < n; m++)
+					rows[m] = numbers[map[m]];
+			}
+			else
+				memcpy(rows, map, (size_t) n * sizeof(GjRowId));
+		}
 		for (int c = 0; c < ncolumns; c++)
 		{
 			/* a variant that gathered from a set of another batch */
@@ -426,5 +440,8 @@ gj_cpu_materialize_release(GjCpuContext *ctx)
 	for (int map = 0; map < GJ_NUM_ROUND_MAPS; map++)
 		gj_cpu_buffer_release(&ctx->round_maps[map]);
 	for (int s = 0; s < GJ_NUM_SIDES; s++)
+	{
 		gj_cpu_buffer_release(&ctx->round_rows[s]);
+		gj_cpu_buffer_release(&ctx->row_numbers[s]);
+	}
 }

@@ -6,18 +6,24 @@
  *
  * A spread context holds one context of the base kernels (the CPU twin or
  * CUDA) per device, each created for the join's spec with one device, and
- * hands each its share: BROADCAST gives every device the whole inner side
- * and a slice of each chunk; PARTITION gathers the rows of both sides on
- * the host into one side per device, by gj_spread_device of their keys,
- * with threads over ranges of rows (as many as the cores, up to 16)
- * (the host is the exchange: a device-to-device exchange over peer links,
- * as MG-Join does (Paul et al. 2021, section 3), is not built yet).  The
- * devices build and count at once, each in a thread of its own (this
- * thread takes device 0); a round comes from one device at a time, its
- * values where that device's context put them (so a round's arrays move
- * from one device's to the next's), its row numbers turned back into the
- * whole sides' in arrays of the spread context.
+ * hands each its share.  BROADCAST gives every device the whole inner side
+ * and a slice of each chunk.  PARTITION exchanges the rows among the
+ * devices (as MG-Join does: Paul et al. 2021, section 3): each device takes
+ * a slice of the side, sorts it into one run per device by
+ * gj_spread_device of the keys, and each gathers its runs from all of them
+ * (the base's exchange_send and exchange_receive: peer copies between
+ * GPUs).  The devices build and count at once, each in a thread of its own
+ * (this thread takes device 0).
  *
+ * A round comes from one device, its values where that device's context
+ * put them (so a round's arrays move from one device's to the next's).
+ * BROADCAST numbers the matches device by device, so that the order of a
+ * variant over the outer rows holds; its row numbers are turned back into
+ * the whole chunk's here.  PARTITION numbers them round by round: round j
+ * of each device in turn, then round j + 1, so that the devices copy a
+ * round each at once (RetrieveAhead), each over its own link; its parts
+ * carry each row's number in the whole side, which the base reports.
+
  * Nothing here knows whether the base runs on a GPU: the same code spreads
  * the CPU twin over logical devices, which is how the spreading is tested
  * without several GPUs, and how a spread join falls back to the CPU with
@@ -43,23 +49,8 @@
 
 #define GJ_SPREAD_MAGIC		0x53505244	/* "SPRD" */
 
-/* Threads that gather a side's partitions, and the rows one takes at least */
-#define SPREAD_MAX_THREADS	16
-#define SPREAD_THREAD_ROWS	65536
-
-/* One device's rows of one side, gathered from the whole side (PARTITION) */
-typedef struct SpreadPart
-{
-	int64_t		nrows;
-	int64_t		capacity;
-	uint64_t   *keys;
-	GjRowId    *rows;			/* per row, its row in the whole side */
-	void	   *values[GJ_MAX_COLUMNS];
-	uint8_t    *nulls[GJ_MAX_COLUMNS];	/* allocated for every column; given
-										 * to the device only where the side
-										 * had NULL flags */
-	GjColumn	columns[GJ_MAX_COLUMNS];
-} SpreadPart;
+/* Threads at most (devices) */
+#define SPREAD_MAX_THREADS	GJ_MAX_DEVICES
 
 typedef struct SpreadContext
 {
@@ -68,20 +59,29 @@ typedef struct SpreadContext
 	GjJoinSpec	spec;
 	int			n;				/* devices */
 	GjContext  *sub[GJ_MAX_DEVICES];
-	const struct SpreadContext *build_of;	/* whose inner parts (shared) */
+	const struct SpreadContext *build_of;	/* whose build (shared) */
 
 	bool		has_build;
-	SpreadPart	inner[GJ_MAX_DEVICES];	/* PARTITION */
-	SpreadPart	outer[GJ_MAX_DEVICES];
 
-	/* the counted chunk: BROADCAST's slices, and each device's matches
-	 * numbered from first[d] */
+	/* PARTITION: what each device sent, and the part each received */
+	GjExchange	sent[GJ_MAX_DEVICES];
+	GjExchange	part[GJ_MAX_DEVICES];
+
+	/* the counted chunk: BROADCAST's slices, each device's matches, and
+	 * the length of the runs of a device's matches that rounds number in
+	 * turn (PARTITION: max_matches; BROADCAST: all of them) */
 	bool		counted;
 	int64_t		slice[GJ_MAX_DEVICES + 1];
-	int64_t		first[GJ_MAX_DEVICES + 1];
+	int64_t		matches[GJ_MAX_DEVICES];
+	int64_t		total;
+	int64_t		block;
 
-	/* the round handed out: the device's own, its row numbers turned back
-	 * into the whole sides' here */
+	/* rounds fetched ahead (RetrieveAhead): ahead[d] is the block of device
+	 * d's matches that ahead_round[d] holds, or -1 */
+	int64_t		ahead[GJ_MAX_DEVICES];
+	GjMatchRound ahead_round[GJ_MAX_DEVICES];
+
+	/* BROADCAST: the round's row numbers turned back into the whole sides' */
 	GjRowId    *round_rows[2];
 
 	/* every device's groups, one after another */
@@ -104,8 +104,10 @@ typedef struct SpreadContext
 
 typedef enum SpreadOp
 {
-	SPREAD_BUILD,
-	SPREAD_COUNT
+	SPREAD_SEND,				/* exchange_send a slice of batch */
+	SPREAD_BUILD,				/* build on batch, or on the part received */
+	SPREAD_COUNT,				/* count batch, or the part received */
+	SPREAD_RETRIEVE				/* retrieve from first into round */
 } SpreadOp;
 
 typedef struct SpreadTask
@@ -113,9 +115,17 @@ typedef struct SpreadTask
 	SpreadContext *sc;
 	int			device;
 	SpreadOp	op;
-	GjBatch		batch;
+	bool		skip;			/* nothing for this device to do */
+	bool		receive;		/* BUILD, COUNT: take the exchanged part */
+	const GjBatch *side;		/* SEND: the whole side */
+	bool		inner;			/* SEND: it is the inner side */
+	int64_t		first;			/* SEND: the slice; RETRIEVE: the match */
+	int64_t		end;
+	GjBatch		batch;			/* BUILD, COUNT without receive */
 	GjColumn	columns[GJ_MAX_COLUMNS];
-	int64_t		nmatches;
+	GjMatchRound *round;		/* RETRIEVE */
+	int64_t		nmatches;		/* COUNT */
+	int64_t		nrows;			/* BUILD, COUNT: the rows it took */
 	GjStatus	status;
 	GjError		err;
 } SpreadTask;
@@ -124,15 +134,47 @@ static void *
 TaskMain(void *arg)
 {
 	SpreadTask *t = (SpreadTask *) arg;
-	const GjKernels *k = t->sc->base;
-	GjContext  *ctx = t->sc->sub[t->device];
+	SpreadContext *sc = t->sc;
+	const GjKernels *k = sc->base;
+	GjContext  *ctx = sc->sub[t->device];
+	const GjBatch *batch = &t->batch;
 
 	memset(&t->err, 0, sizeof(t->err));
 	t->nmatches = 0;
+	t->status = GJ_OK;
+	if (t->skip)
+		return NULL;
+	switch (t->op)
+	{
+		case SPREAD_SEND:
+			t->status = k->exchange_send(ctx, t->side, t->inner, t->first, t->end, sc->n,
+										 &sc->sent[t->device], &t->err);
+			return NULL;
+		case SPREAD_RETRIEVE:
+			t->status = k->retrieve(ctx, t->first, t->round, &t->err);
+			return NULL;
+		case SPREAD_BUILD:
+		case SPREAD_COUNT:
+			break;
+	}
+	if (t->receive)
+	{
+		t->status = k->exchange_receive(ctx, sc->sent, sc->n, t->device,
+										&sc->part[t->device], &t->err);
+		if (t->status != GJ_OK)
+		{
+			k->exchange_free(&sc->part[t->device]);
+			return NULL;
+		}
+		batch = &sc->part[t->device].batch;
+	}
+	t->nrows = batch->nrows;
 	if (t->op == SPREAD_BUILD)
-		t->status = k->build(ctx, &t->batch, &t->err);
+		t->status = k->build(ctx, batch, &t->err);
 	else
-		t->status = k->count(ctx, &t->batch, &t->nmatches, &t->err);
+		t->status = k->count(ctx, batch, &t->nmatches, &t->err);
+	if (t->receive)
+		k->exchange_free(&sc->part[t->device]);
 	return NULL;
 }
 
@@ -188,12 +230,6 @@ RunTasks(SpreadContext *sc, SpreadTask *tasks, GjError *err)
  * ----------------------------------------------------------------
  */
 
-static bool
-RowHasNullKey(const GjBatch *batch, int64_t row)
-{
-	return batch->nulls != NULL && batch->nulls[row] != 0;
-}
-
 /* Bytes of one row of a side the devices get: key(s), values, NULL flags */
 static int64_t
 RowBytes(const GjJoinSpec *spec, GjSide side, const GjBatch *batch)
@@ -237,210 +273,49 @@ SliceBatch(const GjJoinSpec *spec, GjSide side, const GjBatch *batch,
 	out->columns = columns;
 }
 
+/* Forget what the devices sent */
 static void
-FreePart(SpreadPart *part)
+FreeSent(SpreadContext *sc)
 {
-	free(part->keys);
-	free(part->rows);
-	for (int c = 0; c < GJ_MAX_COLUMNS; c++)
-	{
-		free(part->values[c]);
-		free(part->nulls[c]);
-	}
-	memset(part, 0, sizeof(*part));
-}
-
-/* Room for nrows rows in part, its arrays grow-only */
-static GjStatus
-ReservePart(SpreadPart *part, const GjJoinSpec *spec, GjSide side,
-			int64_t nrows, GjError *err)
-{
-	int			ncolumns = gj_side_ncolumns(spec, side);
-	const int32_t *widths = gj_side_widths(spec, side);
-	size_t		n;
-
-	if (nrows <= part->capacity && part->keys != NULL)
-		return GJ_OK;
-	n = (size_t) (nrows > 0 ? nrows : 1);
-	FreePart(part);
-	part->keys = malloc(n * sizeof(uint64_t));
-	part->rows = malloc(n * sizeof(GjRowId));
-	if (part->keys == NULL || part->rows == NULL)
-		goto oom;
-	for (int c = 0; c < ncolumns; c++)
-	{
-		part->values[c] = malloc(n * (size_t) widths[c]);
-		part->nulls[c] = malloc(n);
-		if (part->values[c] == NULL || part->nulls[c] == NULL)
-			goto oom;
-	}
-	part->capacity = (int64_t) n;
-	return GJ_OK;
-
-oom:
-	FreePart(part);
-	return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-						"Could not allocate host memory for %lld %s rows of one device.",
-						(long long) nrows, gj_side_name(side));
-}
-
-/* PARTITION: one thread's rows of a side, gathered into the devices' parts */
-typedef struct GatherRange
-{
-	const SpreadContext *sc;
-	GjSide		side;
-	const GjBatch *batch;
-	SpreadPart *parts;
-	uint8_t    *device;			/* per row of the side: its device, or
-								 * UINT8_MAX for a NULL key */
-	int64_t		start;
-	int64_t		end;
-	bool		scatter;		/* the second pass */
-	int64_t		next[GJ_MAX_DEVICES];	/* pass 1: the range's rows per
-										 * device; pass 2: where its next
-										 * row goes in each part */
-} GatherRange;
-
-/*
- * Pass 1: each row's device, and how many rows of the range go to each.
- * Pass 2: each row's key, row number and payload into its device's part,
- * at the range's place there (so each part keeps the side's order).
- */
-static void *
-GatherMain(void *arg)
-{
-	GatherRange *g = (GatherRange *) arg;
-	const GjBatch *batch = g->batch;
-	int			ncolumns = gj_side_ncolumns(&g->sc->spec, g->side);
-	const int32_t *widths = gj_side_widths(&g->sc->spec, g->side);
-
-	for (int64_t r = g->start; r < g->end; r++)
-	{
-		SpreadPart *p;
-		int64_t		i;
-
-		if (!g->scatter)
-		{
-			g->device[r] = RowHasNullKey(batch, r) ? UINT8_MAX :
-				(uint8_t) gj_spread_device(batch->keys[r], g->sc->n);
-			if (g->device[r] != UINT8_MAX)
-				g->next[g->device[r]]++;
-			continue;
-		}
-		if (g->device[r] == UINT8_MAX)
-			continue;
-		p = &g->parts[g->device[r]];
-		i = g->next[g->device[r]]++;
-		p->keys[i] = batch->keys[r];
-		p->rows[i] = (GjRowId) r;
-		for (int c = 0; c < ncolumns; c++)
-		{
-			switch (widths[c])
-			{
-				case 8:
-					((uint64_t *) p->values[c])[i] = ((const uint64_t *) batch->columns[c].values)[r];
-					break;
-				case 4:
-					((uint32_t *) p->values[c])[i] = ((const uint32_t *) batch->columns[c].values)[r];
-					break;
-				case 2:
-					((uint16_t *) p->values[c])[i] = ((const uint16_t *) batch->columns[c].values)[r];
-					break;
-				default:
-					((uint8_t *) p->values[c])[i] = ((const uint8_t *) batch->columns[c].values)[r];
-					break;
-			}
-			if (batch->columns[c].nulls != NULL)
-				p->nulls[c][i] = batch->columns[c].nulls[r];
-		}
-	}
-	return NULL;
+	for (int d = 0; d < sc->n; d++)
+		sc->base->exchange_free(&sc->sent[d]);
 }
 
 /*
- * PARTITION: gather a side's rows with a non-NULL key into one part per
- * device, in their order, by threads over ranges of rows (two passes:
- * count, then scatter), and make each part a batch
+ * PARTITION, the first half of an exchange: each device sends its slice of
+ * a side, sorted into one run per device.  The rows that will move from
+ * one device to another count as exchanged.
  */
 static GjStatus
-PartitionSide(SpreadContext *sc, GjSide side, const GjBatch *batch,
-			  SpreadPart *parts, GjBatch *out, GjError *err)
+SendSide(SpreadContext *sc, const GjBatch *batch, bool inner, GjError *err)
 {
-	const GjJoinSpec *spec = &sc->spec;
-	int			ncolumns = gj_side_ncolumns(spec, side);
-	GatherRange ranges[SPREAD_MAX_THREADS];
-	int64_t		totals[GJ_MAX_DEVICES];
-	long		cores = sysconf(_SC_NPROCESSORS_ONLN);
-	int			nthreads = (int) (batch->nrows / SPREAD_THREAD_ROWS);
-	uint8_t    *device;
+	SpreadTask	tasks[GJ_MAX_DEVICES];
 	int64_t		moved = 0;
+	GjStatus	status;
 
-	if (nthreads > cores)
-		nthreads = (int) cores;
-	if (nthreads > SPREAD_MAX_THREADS)
-		nthreads = SPREAD_MAX_THREADS;
-	if (nthreads < 1)
-		nthreads = 1;
-	device = malloc((size_t) (batch->nrows > 0 ? batch->nrows : 1));
-	if (device == NULL)
-		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-							"Could not allocate host memory to partition %lld %s rows.",
-							(long long) batch->nrows, gj_side_name(side));
-	memset(ranges, 0, sizeof(ranges));
-	for (int t = 0; t < nthreads; t++)
-	{
-		ranges[t].sc = sc;
-		ranges[t].side = side;
-		ranges[t].batch = batch;
-		ranges[t].parts = parts;
-		ranges[t].device = device;
-		ranges[t].start = batch->nrows * t / nthreads;
-		ranges[t].end = batch->nrows * (t + 1) / nthreads;
-	}
-	RunThreads(GatherMain, ranges, sizeof(GatherRange), nthreads);
-
-	/* each part's room, and each range's place in it */
-	memset(totals, 0, sizeof(totals));
-	for (int t = 0; t < nthreads; t++)
-		for (int d = 0; d < sc->n; d++)
-		{
-			int64_t		n = ranges[t].next[d];
-
-			ranges[t].next[d] = totals[d];
-			totals[d] += n;
-		}
+	memset(tasks, 0, sizeof(tasks));
 	for (int d = 0; d < sc->n; d++)
 	{
-		GjStatus	status = ReservePart(&parts[d], spec, side, totals[d], err);
-
-		if (status != GJ_OK)
-		{
-			free(device);
-			return status;
-		}
-		parts[d].nrows = totals[d];
+		tasks[d].sc = sc;
+		tasks[d].device = d;
+		tasks[d].op = SPREAD_SEND;
+		tasks[d].side = batch;
+		tasks[d].inner = inner;
+		tasks[d].first = batch->nrows * d / sc->n;
+		tasks[d].end = batch->nrows * (d + 1) / sc->n;
 	}
-	for (int t = 0; t < nthreads; t++)
-		ranges[t].scatter = true;
-	RunThreads(GatherMain, ranges, sizeof(GatherRange), nthreads);
-	free(device);
-
-	for (int d = 0; d < sc->n; d++)
+	status = RunTasks(sc, tasks, err);
+	if (status != GJ_OK)
 	{
-		SpreadPart *p = &parts[d];
-
-		for (int c = 0; c < ncolumns; c++)
-		{
-			p->columns[c].values = p->values[c];
-			p->columns[c].nulls = batch->columns[c].nulls != NULL ? p->nulls[c] : NULL;
-		}
-		memset(&out[d], 0, sizeof(GjBatch));
-		out[d].keys = p->keys;
-		out[d].nrows = p->nrows;
-		out[d].columns = p->columns;
-		moved += p->nrows;
+		FreeSent(sc);
+		return status;
 	}
-	sc->bytes_exchanged += moved * RowBytes(spec, side, batch);
+	for (int from = 0; from < sc->n; from++)
+		for (int to = 0; to < sc->n; to++)
+			if (to != from)
+				moved += sc->sent[from].rows[to];
+	sc->bytes_exchanged += moved *
+		RowBytes(&sc->spec, inner ? GJ_SIDE_INNER : GJ_SIDE_OUTER, batch);
 	return GJ_OK;
 }
 
@@ -472,10 +347,11 @@ SpreadDestroy(GjContext *ctx)
 		return;
 	for (int d = 0; d < sc->n; d++)
 	{
-		sc->base->context_destroy(sc->sub[d]);
-		FreePart(&sc->inner[d]);
-		FreePart(&sc->outer[d]);
+		sc->base->exchange_free(&sc->sent[d]);
+		sc->base->exchange_free(&sc->part[d]);
 	}
+	for (int d = 0; d < sc->n; d++)
+		sc->base->context_destroy(sc->sub[d]);
 	for (int s = 0; s < 2; s++)
 		free(sc->round_rows[s]);
 	for (int k = 0; k < GJ_AGG_MAX_KEYS; k++)
@@ -536,7 +412,9 @@ SpreadAlloc(SpreadContext **out, const GjKernels *base, const GjJoinSpec *spec,
 	sc->base = base;
 	sc->spec = *spec;
 	sc->n = spec->ndevices;
-	for (int s = 0; s < 2 && spec->row_ids; s++)
+	for (int d = 0; d < GJ_MAX_DEVICES; d++)
+		sc->ahead[d] = -1;
+	for (int s = 0; s < 2 && spec->row_ids && spec->spread == GJ_SPREAD_BROADCAST; s++)
 	{
 		if ((sc->round_rows[s] = malloc(n * sizeof(GjRowId))) == NULL)
 			goto oom;
@@ -578,6 +456,10 @@ SpreadCreate(const GjKernels *base, GjContext **ctx, const GjJoinSpec *spec,
 	if (spec != NULL && spec->ndevices <= 1)
 		return base->context_create(ctx, spec, err);	/* one device */
 	GJ_TRY(CheckSpread(spec, err));
+	if (spec->spread == GJ_SPREAD_PARTITION && base->exchange_send == NULL)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"The \"%s\" kernels cannot exchange rows between devices.",
+							base->name);
 	GJ_TRY(SpreadAlloc(&sc, base, spec, err));
 	for (int d = 0; d < sc->n; d++)
 	{
@@ -636,11 +518,20 @@ SpreadStats(const SpreadContext *sc, GjStats *stats)
 	stats->bytes_exchanged = sc->bytes_exchanged;
 }
 
+/* Forget the rounds fetched ahead: a call on a device's context overwrites
+ * its round */
+static void
+ForgetAhead(SpreadContext *sc)
+{
+	for (int d = 0; d < GJ_MAX_DEVICES; d++)
+		sc->ahead[d] = -1;
+}
+
 static GjStatus
 SpreadBuild(SpreadContext *sc, const GjBatch *inner, GjError *err)
 {
 	SpreadTask	tasks[GJ_MAX_DEVICES];
-	GjBatch		parts[GJ_MAX_DEVICES];
+	bool		partition = sc->spec.spread == GJ_SPREAD_PARTITION;
 	GjStatus	status;
 
 	if (sc->build_of != NULL)
@@ -650,8 +541,9 @@ SpreadBuild(SpreadContext *sc, const GjBatch *inner, GjError *err)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT, "No inner side was given.");
 	sc->has_build = false;
 	sc->counted = false;
-	if (sc->spec.spread == GJ_SPREAD_PARTITION)
-		GJ_TRY(PartitionSide(sc, GJ_SIDE_INNER, inner, sc->inner, parts, err));
+	ForgetAhead(sc);
+	if (partition)
+		GJ_TRY(SendSide(sc, inner, true, err));
 	else
 		sc->bytes_exchanged += (sc->n - 1) * inner->nrows *
 			RowBytes(&sc->spec, GJ_SIDE_INNER, inner);
@@ -662,10 +554,15 @@ SpreadBuild(SpreadContext *sc, const GjBatch *inner, GjError *err)
 		tasks[d].sc = sc;
 		tasks[d].device = d;
 		tasks[d].op = SPREAD_BUILD;
-		tasks[d].batch = sc->spec.spread == GJ_SPREAD_PARTITION ? parts[d] : *inner;
-		sc->device_rows[d] += tasks[d].batch.nrows;
+		tasks[d].receive = partition;
+		if (!partition)
+			tasks[d].batch = *inner;
 	}
 	status = RunTasks(sc, tasks, err);
+	if (partition)
+		FreeSent(sc);
+	for (int d = 0; d < sc->n; d++)
+		sc->device_rows[d] += tasks[d].nrows;
 	if (status == GJ_OK)
 		sc->has_build = true;
 	return status;
@@ -676,18 +573,19 @@ SpreadCount(SpreadContext *sc, const GjBatch *outer, int64_t *nmatches,
 			GjError *err)
 {
 	SpreadTask	tasks[GJ_MAX_DEVICES];
-	GjBatch		parts[GJ_MAX_DEVICES];
+	bool		partition = sc->spec.spread == GJ_SPREAD_PARTITION;
 	GjStatus	status;
 
 	sc->counted = false;
+	ForgetAhead(sc);
 	if (outer == NULL || nmatches == NULL)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"No outer chunk or no place for its count was given.");
 	if (!sc->has_build)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"count was called before a build.");
-	if (sc->spec.spread == GJ_SPREAD_PARTITION)
-		GJ_TRY(PartitionSide(sc, GJ_SIDE_OUTER, outer, sc->outer, parts, err));
+	if (partition)
+		GJ_TRY(SendSide(sc, outer, false, err));
 
 	memset(tasks, 0, sizeof(tasks));
 	for (int d = 0; d < sc->n; d++)
@@ -695,44 +593,166 @@ SpreadCount(SpreadContext *sc, const GjBatch *outer, int64_t *nmatches,
 		tasks[d].sc = sc;
 		tasks[d].device = d;
 		tasks[d].op = SPREAD_COUNT;
+		tasks[d].receive = partition;
 		sc->slice[d] = outer->nrows * d / sc->n;
 		sc->slice[d + 1] = outer->nrows * (d + 1) / sc->n;
-		if (sc->spec.spread == GJ_SPREAD_PARTITION)
-			tasks[d].batch = parts[d];
-		else
+		if (!partition)
 			SliceBatch(&sc->spec, GJ_SIDE_OUTER, outer, sc->slice[d], sc->slice[d + 1],
 					   &tasks[d].batch, tasks[d].columns);
 	}
 	status = RunTasks(sc, tasks, err);
+	if (partition)
+		FreeSent(sc);
+	for (int d = 0; d < sc->n; d++)
+		sc->device_rows[d] += tasks[d].nrows;
 	if (status != GJ_OK)
 		return status;
-	sc->first[0] = 0;
+	sc->total = 0;
 	for (int d = 0; d < sc->n; d++)
 	{
-		sc->first[d + 1] = sc->first[d] + tasks[d].nmatches;
-		sc->device_rows[d] += tasks[d].batch.nrows;
+		sc->matches[d] = tasks[d].nmatches;
+		sc->total += tasks[d].nmatches;
 		sc->device_matches[d] += tasks[d].nmatches;
 	}
+	sc->block = partition ? sc->spec.max_matches : INT64_MAX;
 	sc->counted = true;
-	*nmatches = sc->first[sc->n];
+	*nmatches = sc->total;
 	return GJ_OK;
 }
 
-/* The device whose matches match "first" is among, or n past the end */
-static int
-DeviceOfMatch(const SpreadContext *sc, int64_t first)
+/* ----------------------------------------------------------------
+ *		Numbering: blocks of each device's matches in turn
+ * ----------------------------------------------------------------
+ *
+ * Block j of device d is its matches j * block .. (j + 1) * block - 1 (as
+ * many of them as it has); the chunk's matches are block 0 of each device
+ * in turn, then block 1 of each, and so on.  PARTITION's block is a round
+ * (max_matches), BROADCAST's every match of a device (one block each: the
+ * matches go device by device).
+ */
+
+/* The matches of device d in block j */
+static int64_t
+BlockLength(const SpreadContext *sc, int d, int64_t j)
 {
+	int64_t		start = j == 0 ? 0 : j * sc->block;	/* no overflow for
+														 * BROADCAST's one */
+
+	if (sc->matches[d] <= start)
+		return 0;
+	return sc->matches[d] - start < sc->block ? sc->matches[d] - start : sc->block;
+}
+
+/* The matches numbered before block j: each device's first j blocks */
+static int64_t
+BlocksBefore(const SpreadContext *sc, int64_t j)
+{
+	int64_t		n = 0;
+
 	for (int d = 0; d < sc->n; d++)
 	{
-		if (first < sc->first[d + 1])
-			return d;
+		if (j == 0)
+			break;
+		n += sc->matches[d] < j * sc->block ? sc->matches[d] : j * sc->block;
 	}
-	return sc->n;
+	return n;
 }
 
 /*
- * Matches first .. of the counted chunk, from the one device they lie on:
- * the round ends at that device's last match
+ * Where match "first" (< the total) lies: device *d, its match *local, and
+ * the block *j, which the round from there may not leave; *left is what is
+ * left of the block from there
+ */
+static void
+LocateMatch(const SpreadContext *sc, int64_t first, int *d, int64_t *local,
+			int64_t *j, int64_t *left)
+{
+	int64_t		most = 0;
+	int64_t		lo = 0;
+	int64_t		hi;
+	int64_t		pos;
+
+	for (int k = 0; k < sc->n; k++)
+		if (sc->matches[k] > most)
+			most = sc->matches[k];
+	/* the last block j with BlocksBefore(j) <= first */
+	hi = sc->block == INT64_MAX ? 0 : (most - 1) / sc->block;
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo + 1) / 2;
+
+		if (BlocksBefore(sc, mid) <= first)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	*j = lo;
+	pos = first - BlocksBefore(sc, lo);
+	for (int k = 0; k < sc->n; k++)
+	{
+		int64_t		len = BlockLength(sc, k, lo);
+
+		if (pos < len)
+		{
+			*d = k;
+			*local = (lo == 0 ? 0 : lo * sc->block) + pos;
+			*left = len - pos;
+			return;
+		}
+		pos -= len;
+	}
+	/* not reached for first < the total */
+	*d = sc->n - 1;
+	*local = sc->matches[sc->n - 1];
+	*left = 0;
+}
+
+/*
+ * The first round of block j of device d and of every later device with
+ * matches in that block, fetched at once (each device copies its round
+ * over its own link); the later ones wait in ahead_round
+ */
+static GjStatus
+RetrieveAhead(SpreadContext *sc, int d, int64_t j, GjError *err)
+{
+	SpreadTask	tasks[GJ_MAX_DEVICES];
+	int			n = sc->n - d;
+	GjStatus	status = GJ_OK;
+
+	memset(tasks, 0, sizeof(tasks));
+	for (int i = 0; i < n; i++)
+	{
+		int			k = d + i;
+
+		tasks[i].sc = sc;
+		tasks[i].device = k;
+		tasks[i].op = SPREAD_RETRIEVE;
+		tasks[i].first = j == 0 ? 0 : j * sc->block;
+		tasks[i].round = &sc->ahead_round[k];
+		tasks[i].skip = BlockLength(sc, k, j) == 0 || (i > 0 && sc->ahead[k] == j);
+		if (!tasks[i].skip)
+			sc->ahead[k] = -1;
+	}
+	RunThreads(TaskMain, tasks, sizeof(SpreadTask), n);
+	for (int i = n - 1; i >= 0; i--)
+	{
+		if (tasks[i].skip)
+			continue;
+		if (tasks[i].status != GJ_OK)
+		{
+			if (err != NULL)
+				*err = tasks[i].err;
+			status = tasks[i].status;
+		}
+		else
+			sc->ahead[d + i] = j;
+	}
+	return status;
+}
+
+/*
+ * Matches first .. of the counted chunk, from the one device and block
+ * they lie in: the round ends where that block does
  */
 static GjStatus
 SpreadRetrieve(SpreadContext *sc, int64_t first, GjMatchRound *round, GjError *err)
@@ -740,53 +760,67 @@ SpreadRetrieve(SpreadContext *sc, int64_t first, GjMatchRound *round, GjError *e
 	const GjJoinSpec *spec = &sc->spec;
 	GjMatchRound one;
 	int			d;
+	int64_t		local;
+	int64_t		j;
+	int64_t		left;
 
 	if (round == NULL)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT, "No round was given.");
 	if (!sc->counted)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"retrieve was called before a count.");
-	if (first < 0 || first > sc->first[sc->n])
+	if (first < 0 || first > sc->total)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"The first match %lld is outside the chunk's %lld.",
-							(long long) first, (long long) sc->first[sc->n]);
-	d = DeviceOfMatch(sc, first);
+							(long long) first, (long long) sc->total);
 	memset(&one, 0, sizeof(one));
-	if (d < sc->n)
-		GJ_TRY(sc->base->retrieve(sc->sub[d], first - sc->first[d], &one, err));
-	else
-		GJ_TRY(sc->base->retrieve(sc->sub[sc->n - 1],
-								  sc->first[sc->n] - sc->first[sc->n - 1], &one, err));
-
-	memset(round, 0, sizeof(*round));
-	round->nmatches = d < sc->n ? one.nmatches : 0;
-	if (spec->row_ids)
+	if (first == sc->total)
 	{
-		GjRowId    *outer_rows = sc->round_rows[0];
-		GjRowId    *inner_rows = sc->round_rows[1];
-
-		if (spec->spread == GJ_SPREAD_PARTITION)
+		/* past the end: the last device says so, with its arrays */
+		ForgetAhead(sc);
+		GJ_TRY(sc->base->retrieve(sc->sub[sc->n - 1], sc->matches[sc->n - 1], &one, err));
+		d = sc->n - 1;
+		left = 0;
+	}
+	else
+	{
+		LocateMatch(sc, first, &d, &local, &j, &left);
+		if (local == (j == 0 ? 0 : j * sc->block))
 		{
-			const GjRowId *outer_map = sc->outer[d].rows;
-			const GjRowId *inner_map = sc->build_of != NULL ?
-				sc->build_of->inner[d].rows : sc->inner[d].rows;
-
-			for (int64_t m = 0; m < round->nmatches; m++)
-			{
-				outer_rows[m] = outer_map[one.outer_rows[m]];
-				inner_rows[m] = inner_map[one.inner_rows[m]];
-			}
+			/* a block's first round: fetched ahead, or fetch it with the
+			 * later devices' */
+			if (sc->ahead[d] != j)
+				GJ_TRY(RetrieveAhead(sc, d, j, err));
+			one = sc->ahead_round[d];
+			sc->ahead[d] = -1;
 		}
 		else
 		{
-			GjRowId		offset = d < sc->n ? (GjRowId) sc->slice[d] : 0;
-
-			for (int64_t m = 0; m < round->nmatches; m++)
-				outer_rows[m] = one.outer_rows[m] + offset;
-			memcpy(inner_rows, one.inner_rows, (size_t) round->nmatches * sizeof(GjRowId));
+			sc->ahead[d] = -1;
+			GJ_TRY(sc->base->retrieve(sc->sub[d], local, &one, err));
 		}
+	}
+
+	memset(round, 0, sizeof(*round));
+	round->nmatches = one.nmatches < left ? one.nmatches : left;
+	if (spec->row_ids && spec->spread == GJ_SPREAD_BROADCAST)
+	{
+		/* the slice's row numbers turned back into the whole chunk's */
+		GjRowId    *outer_rows = sc->round_rows[0];
+		GjRowId    *inner_rows = sc->round_rows[1];
+		GjRowId		offset = (GjRowId) sc->slice[d];
+
+		for (int64_t m = 0; m < round->nmatches; m++)
+			outer_rows[m] = one.outer_rows[m] + offset;
+		memcpy(inner_rows, one.inner_rows, (size_t) round->nmatches * sizeof(GjRowId));
 		round->outer_rows = outer_rows;
 		round->inner_rows = inner_rows;
+	}
+	else
+	{
+		/* PARTITION: the parts' row numbers are the whole sides' already */
+		round->outer_rows = one.outer_rows;
+		round->inner_rows = one.inner_rows;
 	}
 	/* the values and NULL flags are the device's round's, as they are */
 	memcpy(round->outer_values, one.outer_values, sizeof(round->outer_values));
@@ -806,6 +840,7 @@ SpreadAggBegin(SpreadContext *sc, const GjAggSpec *spec, GjError *err)
 {
 	if (spec == NULL)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT, "No aggregation spec was given.");
+	ForgetAhead(sc);
 	for (int d = 0; d < sc->n; d++)
 		GJ_TRY(sc->base->agg_begin(sc->sub[d], spec, err));
 	sc->nkeys = spec->nkeys;
@@ -813,19 +848,37 @@ SpreadAggBegin(SpreadContext *sc, const GjAggSpec *spec, GjError *err)
 	return GJ_OK;
 }
 
+/*
+ * Fold the round from first into its device's groups: first is where a
+ * round starts (the device folds a whole round from there, so its block
+ * must not end sooner)
+ */
 static GjStatus
 SpreadAggregate(SpreadContext *sc, int64_t first, int64_t *nmatches,
 				int64_t *undecided, GjError *err)
 {
 	int			d;
+	int64_t		local;
+	int64_t		j;
+	int64_t		left;
 
 	if (!sc->counted)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"aggregate was called before a count.");
-	d = DeviceOfMatch(sc, first);
-	if (d >= sc->n)
-		d = sc->n - 1;			/* past the end: that device says so */
-	return sc->base->aggregate(sc->sub[d], first - sc->first[d], nmatches, undecided, err);
+	if (first < 0 || first > sc->total)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"The first match %lld is outside the chunk's %lld.",
+							(long long) first, (long long) sc->total);
+	ForgetAhead(sc);
+	if (first == sc->total)		/* past the end: that device says so */
+		return sc->base->aggregate(sc->sub[sc->n - 1], sc->matches[sc->n - 1],
+								   nmatches, undecided, err);
+	LocateMatch(sc, first, &d, &local, &j, &left);
+	if (left < sc->spec.max_matches && local + left < sc->matches[d])
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"aggregate was asked to start at match %lld, inside a round of a device.",
+							(long long) first);
+	return sc->base->aggregate(sc->sub[d], local, nmatches, undecided, err);
 }
 
 /* Room for ngroups groups in the result's arrays, grow-only */
@@ -1070,6 +1123,29 @@ prefix##_share(GjContext **ctx, GjContext *built, GjError *err) \
 	SPREAD_OR_BASE(basetable, built, err, SpreadShare(ctx, sc_, err), \
 				   basetable.context_share(ctx, built, err)); \
 } \
+static GjStatus \
+prefix##_exchange_send(GjContext *ctx, const GjBatch *side, bool inner, int64_t start, \
+					   int64_t end, int ndevices, GjExchange *sent, GjError *err) \
+{ \
+	if (IsSpread(ctx)) \
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT, \
+							"A join spread over devices does not exchange rows itself."); \
+	return basetable.exchange_send(ctx, side, inner, start, end, ndevices, sent, err); \
+} \
+static GjStatus \
+prefix##_exchange_receive(GjContext *ctx, const GjExchange *sent, int nsent, int self, \
+						  GjExchange *part, GjError *err) \
+{ \
+	if (IsSpread(ctx)) \
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT, \
+							"A join spread over devices does not exchange rows itself."); \
+	return basetable.exchange_receive(ctx, sent, nsent, self, part, err); \
+} \
+static void \
+prefix##_exchange_free(GjExchange *x) \
+{ \
+	basetable.exchange_free(x); \
+} \
 static const GjKernels tablename = { \
 	"spread " #prefix, \
 	prefix##_create, \
@@ -1087,6 +1163,9 @@ static const GjKernels tablename = { \
 	prefix##_aggregate, \
 	prefix##_agg_result, \
 	prefix##_share, \
+	prefix##_exchange_send, \
+	prefix##_exchange_receive, \
+	prefix##_exchange_free, \
 }
 
 SPREAD_TABLE(cpu, gj_cpu_kernels, spread_cpu_kernels);

@@ -1845,11 +1845,13 @@ CompareWithCpu(bool ran, bool cpu_ok, const Output *got, const Output *cpu,
 /*
  * SEVERAL DEVICES: the matches a spread context must hand out, in its order
  * (gpujoin_kernels.h): the reference's in the variant's order, device by
- * device.  A match's device is its outer row's slice (BROADCAST) or its
- * key's gj_spread_device (PARTITION).  Within a device the variant's order
- * over the device's rows is the whole side's order kept (rows are gathered
- * in order), but for PHJ partitioned: its radix bits follow the device's
- * own inner rows, so its order is made afresh from the plain (NPHJ) order.
+ * device (BROADCAST), or in blocks of max_matches of each device in turn
+ * (PARTITION).  A match's device is its outer row's slice (BROADCAST) or
+ * its key's gj_spread_device (PARTITION).  Within a device the variant's
+ * order over the device's rows is the whole side's order kept (the
+ * exchange keeps it), but for PHJ partitioned: its radix bits follow the
+ * device's own inner rows, so its order is made afresh from the plain
+ * (NPHJ) order.
  */
 static void
 ReferenceSpreadOrder(const GjJoinSpec *js, const GjBatch *inner,
@@ -1859,6 +1861,8 @@ ReferenceSpreadOrder(const GjJoinSpec *js, const GjBatch *inner,
 	bool		phj_parts = js->variant == GJ_VARIANT_PHJ &&
 		js->spread == GJ_SPREAD_PARTITION;
 	const MatchList *from = phj_parts ? plain : ordered;
+	MatchList	per_device[GJ_MAX_DEVICES];
+	int64_t		block = js->spread == GJ_SPREAD_PARTITION ? js->max_matches : INT64_MAX;
 	int64_t		k = 0;
 
 	out->nmatches = from->nmatches;
@@ -1900,11 +1904,28 @@ ReferenceSpreadOrder(const GjJoinSpec *js, const GjBatch *inner,
 			FreeMatches(&mine);
 			mine = sorted;
 		}
-		memcpy(out->outer_rows + k, mine.outer_rows, (size_t) mine.nmatches * sizeof(GjRowId));
-		memcpy(out->inner_rows + k, mine.inner_rows, (size_t) mine.nmatches * sizeof(GjRowId));
-		k += mine.nmatches;
-		FreeMatches(&mine);
+		per_device[d] = mine;
 	}
+	/* block j of each device in turn */
+	for (int64_t start = 0; k < from->nmatches; start += block)
+	{
+		for (int d = 0; d < js->ndevices; d++)
+		{
+			int64_t		n = per_device[d].nmatches - start;
+
+			if (n <= 0)
+				continue;
+			if (n > block)
+				n = block;
+			memcpy(out->outer_rows + k, per_device[d].outer_rows + start, (size_t) n * sizeof(GjRowId));
+			memcpy(out->inner_rows + k, per_device[d].inner_rows + start, (size_t) n * sizeof(GjRowId));
+			k += n;
+		}
+		if (block == INT64_MAX)
+			break;
+	}
+	for (int d = 0; d < js->ndevices; d++)
+		FreeMatches(&per_device[d]);
 	if (k != from->nmatches)
 		Failf("the reference's matches fall on %lld device rows, not %lld",
 			  (long long) k, (long long) from->nmatches);
@@ -1937,9 +1958,26 @@ CheckSpreadStats(const GjStats *stats, const GjJoinSpec *js, const CaseData *dat
 			  (long long) found, (long long) matches);
 	if (rows < least)
 		Failf("the devices took %lld rows, fewer than %lld", (long long) rows, (long long) least);
-	if (js->ndevices > 1 && data->inner.batch.nrows > 0 && stats->bytes_exchanged <= 0)
-		Failf("a spread over %d devices exchanged %lld bytes", js->ndevices,
-			  (long long) stats->bytes_exchanged);
+	if (js->ndevices > 1 && stats->bytes_exchanged < 0)
+		Failf("a spread exchanged %lld bytes", (long long) stats->bytes_exchanged);
+	/* BROADCAST copies the inner side; PARTITION moves a row whose key's
+	 * device is not the one whose slice it is in */
+	for (int64_t r = 0; r < data->inner.batch.nrows && js->ndevices > 1; r++)
+	{
+		const GjBatch *inner = &data->inner.batch;
+		int			slice = 0;
+
+		while (r >= inner->nrows * (slice + 1) / js->ndevices)
+			slice++;
+		if (js->spread == GJ_SPREAD_BROADCAST ||
+			(!IsNull(inner, r) && gj_spread_device(inner->keys[r], js->ndevices) != slice))
+		{
+			if (stats->bytes_exchanged <= 0)
+				Failf("a spread over %d devices moved inner row %lld but exchanged %lld bytes",
+					  js->ndevices, (long long) r, (long long) stats->bytes_exchanged);
+			break;
+		}
+	}
 }
 
 /* The spreads every configuration runs in: odd and even, both kinds */

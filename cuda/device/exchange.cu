@@ -1,0 +1,602 @@
+/*-------------------------------------------------------------------------
+ *
+ * exchange.cu
+ *	  PARTITION's exchange on the GPUs: each device sorts its slice of a
+ *	  side into one run per device, and each device copies its runs from
+ *	  the others over their peer links (GjKernels.exchange_send,
+ *	  exchange_receive, exchange_free)
+ *
+ * As MG-Join does (Paul et al. 2021, section 3), the host copies each row
+ * to one device only, the one whose slice it is in (each device over its
+ * own link, at once); the devices partition on their own and send each
+ * partition to its owner device to device.  The CPU twin is exchange_cpu.c.
+ *
+ *	send		the slice's keys, NULL flags, payload columns (and row
+ *				numbers, when the side has them) are copied to the device;
+ *				each row's device (gj_spread_device, a NULL key past the
+ *				last) and its position are sorted by device with
+ *				cub::DeviceRadixSort, which is stable, so each run keeps
+ *				the side's order; the rows are gathered into the runs
+ *	receive		run "self" of each send, in the senders' order, is copied
+ *				into the part on the receiver's device: cudaMemcpyPeerAsync
+ *				between two GPUs (direct where peer access is possible,
+ *				else the driver stages it through the host), a copy within
+ *				one device for a logical device of the same GPU
+ *
+ * Every buffer is reserved through the context (gj_cuda_device_reserve), so
+ * that it counts against the join's memory limit and fails with
+ * GJ_ERROR_DEVICE_MEMORY, never worse.  Buffers come from the device's
+ * default memory pool; a pool's memory is readable by another device only
+ * once the pool grants it (cudaMemPoolSetAccess), which GrantPeerAccess
+ * does, once per pair of devices per process.
+ *
+ * IDENTIFICATION
+ *	  cuda/device/exchange.cu
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cub/cub.cuh>
+
+#include "common.cuh"
+
+/*
+ * Rows sorted into runs on one device: what it sent (one run per device)
+ * or the part it received (one run).  offset[t] .. offset[t + 1] - 1 is
+ * run t.  The buffers are ctx's (its device, its limit).
+ */
+typedef struct CudaRuns
+{
+	GjCudaContext *ctx;
+	GjSide		side;
+	int			nruns;
+	int64_t		offset[GJ_MAX_DEVICES + 1];
+	int			ncolumns;
+	int32_t		widths[GJ_MAX_COLUMNS];
+	bool		has_nulls[GJ_MAX_COLUMNS];
+	GjDeviceBuffer keys;
+	GjDeviceBuffer numbers;
+	GjDeviceBuffer values[GJ_MAX_COLUMNS];
+	GjDeviceBuffer nulls[GJ_MAX_COLUMNS];
+} CudaRuns;
+
+/* The arrays of a slice as copied to the device, and its sort */
+typedef struct SliceBuffers
+{
+	GjDeviceBuffer keys;
+	GjDeviceBuffer key_nulls;
+	GjDeviceBuffer numbers;
+	GjDeviceBuffer values[GJ_MAX_COLUMNS];
+	GjDeviceBuffer nulls[GJ_MAX_COLUMNS];
+	GjDeviceBuffer devices[2];	/* uint8_t: each row's device, sorted */
+	GjDeviceBuffer rows[2];		/* GjRowId: its position, sorted */
+	GjDeviceBuffer counts;		/* unsigned long long[GJ_MAX_DEVICES + 1] */
+} SliceBuffers;
+
+static void
+ReleaseSlice(GjCudaContext *ctx, SliceBuffers *b)
+{
+	gj_cuda_device_release(ctx, &b->keys);
+	gj_cuda_device_release(ctx, &b->key_nulls);
+	gj_cuda_device_release(ctx, &b->numbers);
+	for (int c = 0; c < GJ_MAX_COLUMNS; c++)
+	{
+		gj_cuda_device_release(ctx, &b->values[c]);
+		gj_cuda_device_release(ctx, &b->nulls[c]);
+	}
+	for (int i = 0; i < 2; i++)
+	{
+		gj_cuda_device_release(ctx, &b->devices[i]);
+		gj_cuda_device_release(ctx, &b->rows[i]);
+	}
+	gj_cuda_device_release(ctx, &b->counts);
+}
+
+static void
+ReleaseRuns(CudaRuns *runs)
+{
+	GjCudaContext *ctx = runs->ctx;
+	GjError		err;
+
+	memset(&err, 0, sizeof(err));
+	if (gj_cuda_context_get((GjContext *) ctx, &err) == NULL)
+		return;
+	gj_cuda_device_release(ctx, &runs->keys);
+	gj_cuda_device_release(ctx, &runs->numbers);
+	for (int c = 0; c < GJ_MAX_COLUMNS; c++)
+	{
+		gj_cuda_device_release(ctx, &runs->values[c]);
+		gj_cuda_device_release(ctx, &runs->nulls[c]);
+	}
+}
+
+/* Room for nrows rows in runs' arrays on its context's device */
+static GjStatus
+ReserveRuns(CudaRuns *runs, int64_t nrows, GjError *err)
+{
+	GjCudaContext *ctx = runs->ctx;
+	size_t		n = (size_t) nrows;
+
+	GJ_TRY(gj_cuda_device_reserve(ctx, &runs->keys, n * sizeof(uint64_t),
+								  "the exchanged keys", err));
+	GJ_TRY(gj_cuda_device_reserve(ctx, &runs->numbers, n * sizeof(GjRowId),
+								  "the exchanged row numbers", err));
+	for (int c = 0; c < runs->ncolumns; c++)
+	{
+		GJ_TRY(gj_cuda_device_reserve(ctx, &runs->values[c], n * (size_t) runs->widths[c],
+									  "the exchanged payload", err));
+		if (runs->has_nulls[c])
+			GJ_TRY(gj_cuda_device_reserve(ctx, &runs->nulls[c], n,
+										  "the exchanged NULL flags", err));
+	}
+	return GJ_OK;
+}
+
+/* Each row's device (ndevices for a NULL key: sorted past the others), and
+ * its position */
+static __global__ void
+spread_device_kernel(const uint64_t *__restrict__ keys, const uint8_t *__restrict__ nulls,
+					 int64_t n, int ndevices, uint8_t *__restrict__ devices,
+					 GjRowId *__restrict__ rows)
+{
+	for (int64_t i = gj_thread_index(); i < n; i += gj_grid_stride())
+	{
+		devices[i] = (nulls != NULL && nulls[i] != 0) ? (uint8_t) ndevices :
+			(uint8_t) gj_spread_device(keys[i], ndevices);
+		rows[i] = (GjRowId) i;
+	}
+}
+
+/* How many rows go to each device (and how many have a NULL key) */
+static __global__ void
+device_counts_kernel(const uint8_t *__restrict__ devices, int64_t n, int nbins,
+					 unsigned long long *__restrict__ counts)
+{
+	__shared__ unsigned long long block_counts[GJ_MAX_DEVICES + 1];
+
+	for (int b = threadIdx.x; b < nbins; b += blockDim.x)
+		block_counts[b] = 0;
+	__syncthreads();
+	for (int64_t i = gj_thread_index(); i < n; i += gj_grid_stride())
+		atomicAdd(&block_counts[devices[i]], 1ULL);
+	__syncthreads();
+	for (int b = threadIdx.x; b < nbins; b += blockDim.x)
+		if (block_counts[b] != 0)
+			atomicAdd(&counts[b], block_counts[b]);
+}
+
+/* The runs' keys and row numbers: the sorted positions' (numbers, or
+ * first + position when the side has none) */
+static __global__ void
+gather_keys_kernel(const GjRowId *__restrict__ order, int64_t n,
+				   const uint64_t *__restrict__ keys, const GjRowId *__restrict__ numbers,
+				   GjRowId first, uint64_t *__restrict__ out_keys,
+				   GjRowId *__restrict__ out_numbers)
+{
+	for (int64_t i = gj_thread_index(); i < n; i += gj_grid_stride())
+	{
+		GjRowId		r = order[i];
+
+		out_keys[i] = keys[r];
+		out_numbers[i] = numbers != NULL ? numbers[r] : first + r;
+	}
+}
+
+/* A payload column of width sizeof(T) (and its NULL flags) in the runs' order */
+template <typename T>
+static __global__ void
+gather_column_kernel(const GjRowId *__restrict__ order, int64_t n,
+					 const T *__restrict__ values, const uint8_t *__restrict__ nulls,
+					 T *__restrict__ out_values, uint8_t *__restrict__ out_nulls)
+{
+	for (int64_t i = gj_thread_index(); i < n; i += gj_grid_stride())
+	{
+		GjRowId		r = order[i];
+
+		out_values[i] = values[r];
+		if (nulls != NULL)
+			out_nulls[i] = nulls[r];
+	}
+}
+
+static GjStatus
+GatherColumn(GjCudaContext *ctx, int width, const GjRowId *order, int64_t n,
+			 const void *values, const uint8_t *nulls, void *out_values,
+			 uint8_t *out_nulls, GjError *err)
+{
+	int			grid = gj_cuda_grid_size(ctx, n);
+
+	switch (width)
+	{
+		case 8:
+			gather_column_kernel<uint64_t><<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>
+				(order, n, (const uint64_t *) values, nulls, (uint64_t *) out_values, out_nulls);
+			break;
+		case 4:
+			gather_column_kernel<uint32_t><<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>
+				(order, n, (const uint32_t *) values, nulls, (uint32_t *) out_values, out_nulls);
+			break;
+		case 2:
+			gather_column_kernel<uint16_t><<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>
+				(order, n, (const uint16_t *) values, nulls, (uint16_t *) out_values, out_nulls);
+			break;
+		default:
+			gather_column_kernel<uint8_t><<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>
+				(order, n, (const uint8_t *) values, nulls, (uint8_t *) out_values, out_nulls);
+			break;
+	}
+	GJ_CUDA_TRY(err, cudaGetLastError());
+	return GJ_OK;
+}
+
+/* Bits that hold 0 .. ndevices (the NULL keys' bin included) */
+static int
+DeviceBits(int ndevices)
+{
+	int			bits = 1;
+
+	while ((1 << bits) <= ndevices)
+		bits++;
+	return bits;
+}
+
+/* The slice copied to the device, each row's device sorted with its
+ * position, and the runs' lengths; *order is the sorted positions */
+static GjStatus
+SortSlice(GjCudaContext *ctx, const GjBatch *batch, GjSide side, int64_t start,
+		  int64_t n, int ndevices, SliceBuffers *b, const GjRowId **order,
+		  int64_t *run_rows, GjError *err)
+{
+	int			ncolumns = gj_side_ncolumns(&ctx->spec, side);
+	const int32_t *widths = gj_side_widths(&ctx->spec, side);
+	unsigned long long counts[GJ_MAX_DEVICES + 1];
+	size_t		temp_bytes = 0;
+	double		clock;
+
+	/* the slice, each row over the host's link once */
+	GJ_TRY(gj_cuda_device_reserve(ctx, &b->keys, (size_t) n * sizeof(uint64_t),
+								  "the keys to exchange", err));
+	GJ_TRY(gj_cuda_device_reserve(ctx, &b->devices[0], (size_t) n, "the rows' devices", err));
+	GJ_TRY(gj_cuda_device_reserve(ctx, &b->devices[1], (size_t) n, "the rows' devices", err));
+	GJ_TRY(gj_cuda_device_reserve(ctx, &b->rows[0], (size_t) n * sizeof(GjRowId),
+								  "the rows to exchange", err));
+	GJ_TRY(gj_cuda_device_reserve(ctx, &b->rows[1], (size_t) n * sizeof(GjRowId),
+								  "the rows to exchange", err));
+	GJ_TRY(gj_cuda_device_reserve(ctx, &b->counts, sizeof(counts), "the runs' lengths", err));
+	if (batch->nulls != NULL)
+		GJ_TRY(gj_cuda_device_reserve(ctx, &b->key_nulls, (size_t) n,
+									  "the NULL flags of the keys to exchange", err));
+	if (batch->row_numbers != NULL)
+		GJ_TRY(gj_cuda_device_reserve(ctx, &b->numbers, (size_t) n * sizeof(GjRowId),
+									  "the row numbers to exchange", err));
+	for (int c = 0; c < ncolumns; c++)
+	{
+		GJ_TRY(gj_cuda_device_reserve(ctx, &b->values[c], (size_t) n * (size_t) widths[c],
+									  "the payload to exchange", err));
+		if (batch->columns[c].nulls != NULL)
+			GJ_TRY(gj_cuda_device_reserve(ctx, &b->nulls[c], (size_t) n,
+										  "the NULL flags to exchange", err));
+	}
+
+	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
+	clock = gj_clock_ms();
+	GJ_TRY(gj_cuda_copy_to_device_async(ctx, b->keys.ptr, batch->keys + start,
+										(size_t) n * sizeof(uint64_t), err));
+	if (batch->nulls != NULL)
+		GJ_TRY(gj_cuda_copy_to_device_async(ctx, b->key_nulls.ptr, batch->nulls + start,
+											(size_t) n, err));
+	if (batch->row_numbers != NULL)
+		GJ_TRY(gj_cuda_copy_to_device_async(ctx, b->numbers.ptr, batch->row_numbers + start,
+											(size_t) n * sizeof(GjRowId), err));
+	for (int c = 0; c < ncolumns; c++)
+	{
+		GJ_TRY(gj_cuda_copy_to_device_async(ctx, b->values[c].ptr,
+											(const char *) batch->columns[c].values +
+											start * widths[c],
+											(size_t) n * (size_t) widths[c], err));
+		if (batch->columns[c].nulls != NULL)
+			GJ_TRY(gj_cuda_copy_to_device_async(ctx, b->nulls[c].ptr,
+												batch->columns[c].nulls + start,
+												(size_t) n, err));
+	}
+	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
+	ctx->stats.transfer_ms += gj_clock_ms() - clock;
+
+	/* each row's device, sorted (stable: each run in the side's order) */
+	spread_device_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>
+		((const uint64_t *) b->keys.ptr, (const uint8_t *) b->key_nulls.ptr, n, ndevices,
+		 (uint8_t *) b->devices[0].ptr, (GjRowId *) b->rows[0].ptr);
+	GJ_CUDA_TRY(err, cudaGetLastError());
+	{
+		cub::DoubleBuffer<uint8_t> sort_devices((uint8_t *) b->devices[0].ptr,
+												(uint8_t *) b->devices[1].ptr);
+		cub::DoubleBuffer<GjRowId> sort_rows((GjRowId *) b->rows[0].ptr,
+											 (GjRowId *) b->rows[1].ptr);
+
+		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, sort_devices,
+														 sort_rows, n, 0, DeviceBits(ndevices),
+														 ctx->stream));
+		GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err));
+		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
+														 temp_bytes, sort_devices, sort_rows,
+														 n, 0, DeviceBits(ndevices),
+														 ctx->stream));
+		*order = sort_rows.Current();
+
+		GJ_CUDA_TRY(err, cudaMemsetAsync(b->counts.ptr, 0, sizeof(counts), ctx->stream));
+		device_counts_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>
+			(sort_devices.Current(), n, ndevices + 1, (unsigned long long *) b->counts.ptr);
+		GJ_CUDA_TRY(err, cudaGetLastError());
+	}
+	GJ_TRY(gj_cuda_copy_from_device(ctx, counts, b->counts.ptr, sizeof(counts), err));
+	for (int t = 0; t < ndevices; t++)
+		run_rows[t] = (int64_t) counts[t];
+	return GJ_OK;
+}
+
+extern "C" GjStatus
+gj_cuda_exchange_send(GjContext *context, const GjBatch *batch, bool inner,
+					  int64_t start, int64_t end, int ndevices, GjExchange *sent,
+					  GjError *err)
+{
+	GjCudaContext *ctx = gj_cuda_context_get(context, err);
+	GjSide		side = inner ? GJ_SIDE_INNER : GJ_SIDE_OUTER;
+	int			ncolumns;
+	const int32_t *widths;
+	int64_t		n = end - start;
+	SliceBuffers b;
+	CudaRuns   *runs;
+	const GjRowId *order = NULL;
+	int64_t		m = 0;
+	GjStatus	status;
+
+	if (ctx == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	if (sent == NULL || batch == NULL || ndevices < 1 || ndevices > GJ_MAX_DEVICES ||
+		start < 0 || end < start || end > batch->nrows)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"An exchange was asked to send rows %lld .. %lld of %lld to %d devices.",
+							(long long) start, (long long) end,
+							(long long) (batch != NULL ? batch->nrows : 0), ndevices);
+	memset(sent, 0, sizeof(*sent));
+	ncolumns = gj_side_ncolumns(&ctx->spec, side);
+	widths = gj_side_widths(&ctx->spec, side);
+	runs = (CudaRuns *) calloc(1, sizeof(CudaRuns));
+	if (runs == NULL)
+		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+							"Could not allocate host memory to exchange %s rows.",
+							gj_side_name(side));
+	runs->ctx = ctx;
+	runs->side = side;
+	runs->nruns = ndevices;
+	runs->ncolumns = ncolumns;
+	memcpy(runs->widths, widths, (size_t) ncolumns * sizeof(int32_t));
+	for (int c = 0; c < ncolumns; c++)
+		runs->has_nulls[c] = batch->columns[c].nulls != NULL;
+	sent->ndevices = ndevices;
+	sent->impl = runs;
+
+	memset(&b, 0, sizeof(b));
+	if (n > 0)
+	{
+		status = SortSlice(ctx, batch, side, start, n, ndevices, &b, &order, sent->rows, err);
+		if (status != GJ_OK)
+			goto done;
+	}
+	for (int t = 0; t < ndevices; t++)
+	{
+		runs->offset[t + 1] = runs->offset[t] + sent->rows[t];
+		m += sent->rows[t];
+	}
+
+	/* the rows with a key, in the runs' order */
+	status = ReserveRuns(runs, m, err);
+	if (status != GJ_OK || m == 0)
+		goto done;
+	gather_keys_kernel<<<gj_cuda_grid_size(ctx, m), GJ_BLOCK_SIZE, 0, ctx->stream>>>
+		(order, m, (const uint64_t *) b.keys.ptr, (const GjRowId *) b.numbers.ptr,
+		 (GjRowId) start, (uint64_t *) runs->keys.ptr, (GjRowId *) runs->numbers.ptr);
+	if (cudaPeekAtLastError() != cudaSuccess)
+	{
+		status = gj_cuda_fail(err, cudaGetLastError(), __FILE__, __LINE__);
+		goto done;
+	}
+	for (int c = 0; c < ncolumns && status == GJ_OK; c++)
+		status = GatherColumn(ctx, widths[c], order, m, b.values[c].ptr,
+							  runs->has_nulls[c] ? (const uint8_t *) b.nulls[c].ptr : NULL,
+							  runs->values[c].ptr, (uint8_t *) runs->nulls[c].ptr, err);
+	/* the other devices read the runs once this returns */
+	if (status == GJ_OK && cudaStreamSynchronize(ctx->stream) != cudaSuccess)
+		status = gj_cuda_fail(err, cudaGetLastError(), __FILE__, __LINE__);
+
+done:
+	ReleaseSlice(ctx, &b);
+	return status;
+}
+
+/* ----------------------------------------------------------------
+ *		Peer access
+ * ----------------------------------------------------------------
+ */
+
+static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
+static int8_t peer_state[GJ_MAX_DEVICES][GJ_MAX_DEVICES];	/* 0 not tried,
+															 * 1 granted,
+															 * -1 not possible */
+
+/*
+ * Let device "to" reach device "from"'s memory directly, where the two
+ * can: peer access for to (memory from cudaMalloc) and from's default
+ * pool's grant (memory from cudaMallocAsync); once per pair and process.
+ * The caller holds peer_lock.
+ */
+static void
+GrantOneWay(int to, int from)
+{
+	int			can = 0;
+
+	if (peer_state[to][from] != 0)
+		return;
+	peer_state[to][from] = -1;
+	if (cudaDeviceCanAccessPeer(&can, to, from) == cudaSuccess && can)
+	{
+		cudaMemPool_t pool;
+		cudaError_t rc;
+
+		(void) cudaSetDevice(to);
+		rc = cudaDeviceEnablePeerAccess(from, 0);
+		if (rc == cudaSuccess || rc == cudaErrorPeerAccessAlreadyEnabled)
+			peer_state[to][from] = 1;
+		if (cudaDeviceGetDefaultMemPool(&pool, from) == cudaSuccess)
+		{
+			cudaMemAccessDesc desc;
+
+			memset(&desc, 0, sizeof(desc));
+			desc.location.type = cudaMemLocationTypeDevice;
+			desc.location.id = to;
+			desc.flags = cudaMemAccessFlagsProtReadWrite;
+			if (cudaMemPoolSetAccess(pool, &desc, 1) != cudaSuccess)
+				peer_state[to][from] = -1;
+		}
+	}
+	(void) cudaGetLastError();
+}
+
+/*
+ * Let devices a and b reach each other's memory, both ways: a copy between
+ * them may run on either's copy engines, reading the one and writing the
+ * other, so both grants come before the first copy.  Without them the
+ * copies still work, through the host.  Leaves a the current device.
+ */
+static void
+GrantPeerAccess(int a, int b)
+{
+	if (a == b || a >= GJ_MAX_DEVICES || b >= GJ_MAX_DEVICES)
+		return;
+	pthread_mutex_lock(&peer_lock);
+	GrantOneWay(a, b);
+	GrantOneWay(b, a);
+	pthread_mutex_unlock(&peer_lock);
+	(void) cudaSetDevice(a);
+}
+
+/* ----------------------------------------------------------------
+ *		Receive
+ * ----------------------------------------------------------------
+ */
+
+/* Copy bytes from device "from" to ctx's device on ctx's stream */
+static GjStatus
+CopyFrom(GjCudaContext *ctx, void *dst, const void *src, int from, size_t bytes,
+		 GjError *err)
+{
+	if (bytes == 0)
+		return GJ_OK;
+	if (from == ctx->device)
+		GJ_CUDA_TRY(err, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, ctx->stream));
+	else
+		GJ_CUDA_TRY(err, cudaMemcpyPeerAsync(dst, ctx->device, src, from, bytes, ctx->stream));
+	return GJ_OK;
+}
+
+extern "C" GjStatus
+gj_cuda_exchange_receive(GjContext *context, const GjExchange *sent, int nsent,
+						 int self, GjExchange *part, GjError *err)
+{
+	GjCudaContext *ctx = gj_cuda_context_get(context, err);
+	const CudaRuns *first;
+	CudaRuns   *runs;
+	int64_t		total = 0;
+	int64_t		at = 0;
+	double		clock;
+
+	if (ctx == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	if (part == NULL || sent == NULL || nsent < 1 || self < 0 ||
+		self >= sent[0].ndevices || sent[0].impl == NULL)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"An exchange was asked to receive run %d of %d sends.",
+							self, nsent);
+	memset(part, 0, sizeof(*part));
+	first = (const CudaRuns *) sent[0].impl;
+	runs = (CudaRuns *) calloc(1, sizeof(CudaRuns));
+	if (runs == NULL)
+		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+							"Could not allocate host memory to exchange %s rows.",
+							gj_side_name(first->side));
+	runs->ctx = ctx;
+	runs->side = first->side;
+	runs->nruns = 1;
+	runs->ncolumns = first->ncolumns;
+	memcpy(runs->widths, first->widths, sizeof(runs->widths));
+	memcpy(runs->has_nulls, first->has_nulls, sizeof(runs->has_nulls));
+	part->impl = runs;
+	for (int s = 0; s < nsent; s++)
+		total += sent[s].rows[self];
+	runs->offset[1] = total;
+	GJ_TRY(ReserveRuns(runs, total, err));
+
+	for (int s = 0; s < nsent; s++)
+		GrantPeerAccess(ctx->device, ((const CudaRuns *) sent[s].impl)->ctx->device);
+	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
+	clock = gj_clock_ms();
+
+	/* run "self" of each send, in the senders' order */
+	for (int s = 0; s < nsent; s++)
+	{
+		const CudaRuns *from = (const CudaRuns *) sent[s].impl;
+		int			device = from->ctx->device;
+		int64_t		off = from->offset[self];
+		size_t		n = (size_t) sent[s].rows[self];
+
+		GJ_TRY(CopyFrom(ctx, (uint64_t *) runs->keys.ptr + at,
+						(const uint64_t *) from->keys.ptr + off, device,
+						n * sizeof(uint64_t), err));
+		GJ_TRY(CopyFrom(ctx, (GjRowId *) runs->numbers.ptr + at,
+						(const GjRowId *) from->numbers.ptr + off, device,
+						n * sizeof(GjRowId), err));
+		for (int c = 0; c < runs->ncolumns; c++)
+		{
+			size_t		w = (size_t) runs->widths[c];
+
+			GJ_TRY(CopyFrom(ctx, (char *) runs->values[c].ptr + at * w,
+							(const char *) from->values[c].ptr + off * w, device,
+							n * w, err));
+			if (runs->has_nulls[c])
+				GJ_TRY(CopyFrom(ctx, (uint8_t *) runs->nulls[c].ptr + at,
+								(const uint8_t *) from->nulls[c].ptr + off, device,
+								n, err));
+		}
+		at += (int64_t) n;
+	}
+	/* the senders may free their runs once every receiver returns */
+	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
+	ctx->stats.transfer_ms += gj_clock_ms() - clock;
+
+	part->batch.keys = (const uint64_t *) runs->keys.ptr;
+	part->batch.nrows = total;
+	part->batch.row_numbers = (const GjRowId *) runs->numbers.ptr;
+	for (int c = 0; c < runs->ncolumns; c++)
+	{
+		part->columns[c].values = runs->values[c].ptr;
+		part->columns[c].nulls = runs->has_nulls[c] ? (const uint8_t *) runs->nulls[c].ptr : NULL;
+	}
+	part->batch.columns = part->columns;
+	return GJ_OK;
+}
+
+extern "C" void
+gj_cuda_exchange_free(GjExchange *x)
+{
+	CudaRuns   *runs;
+
+	if (x == NULL || x->impl == NULL)
+		return;
+	runs = (CudaRuns *) x->impl;
+	ReleaseRuns(runs);
+	free(runs);
+	x->impl = NULL;
+}

@@ -256,6 +256,9 @@ typedef struct GjCudaContext
 
 	/* the grouped aggregation's groups (agg/group_agg.cu), or NULL */
 	void	   *agg_state;
+
+	/* PARTITION's exchange arrays (device/exchange.cu), or NULL */
+	void	   *exchange_state;
 } GjCudaContext;
 
 /* The context that holds ctx's build: its own, or the one it shares */
@@ -307,6 +310,9 @@ extern "C"
 
 /* agg/group_agg.cu: frees the aggregation's state with the context */
 extern void gj_cuda_agg_destroy(GjCudaContext *ctx);
+
+/* device/exchange.cu: frees the exchange's arrays with the context */
+extern void gj_cuda_exchange_destroy(GjCudaContext *ctx);
 
 /* Helpers, context.cu */
 extern GjCudaContext *gj_cuda_context_get(GjContext *ctx, GjError *err);

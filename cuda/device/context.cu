@@ -138,7 +138,8 @@ static pthread_mutex_t pool_mutex = PTHREAD_MUTEX_INITIALIZER;
 static size_t pool_device_keep = 0;
 static size_t pool_host_keep = 0;
 static uint64_t pool_generation = 1;	/* bumped by gj_cuda_pool_keep */
-static uint64_t pool_applied = 0;		/* the generation device 0 has */
+static uint64_t pool_applied[GJ_MAX_DEVICES];	/* the generation each
+												 * device's pool has */
 static PinnedBlock *pinned_free = NULL;
 static size_t pinned_free_bytes = 0;
 static int	pools_supported = -1;	/* device 0 has cudaMallocAsync; -1 unknown */
@@ -206,7 +207,8 @@ ApplyPoolKeep(int device)
 			value = 0;
 		pools_supported = value != 0;
 	}
-	if (pools_supported && pool_applied != pool_generation)
+	if (pools_supported && device >= 0 && device < GJ_MAX_DEVICES &&
+		pool_applied[device] != pool_generation)
 	{
 		cudaMemPool_t pool;
 		uint64_t	threshold = pool_device_keep;
@@ -214,7 +216,7 @@ ApplyPoolKeep(int device)
 		if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess)
 			(void) cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold,
 										   &threshold);
-		pool_applied = pool_generation;
+		pool_applied[device] = pool_generation;
 	}
 	(void) cudaGetLastError();
 	pthread_mutex_unlock(&pool_mutex);
@@ -320,6 +322,7 @@ ReleaseAll(GjCudaContext *ctx)
 		ctx->variant->destroy_state(ctx);
 	ctx->variant_state = NULL;
 	gj_cuda_agg_destroy(ctx);
+	gj_cuda_exchange_destroy(ctx);
 	for (int id = 0; id < GJ_NUM_BUFFERS; id++)
 		gj_cuda_buffer_release(ctx, (GjBufferId) id);
 	gj_cuda_materialize_release(ctx);

@@ -25,7 +25,8 @@
  *
  * Every buffer is reserved through the context (gj_cuda_device_reserve), so
  * that it counts against the join's memory limit and fails with
- * GJ_ERROR_DEVICE_MEMORY, never worse.  Buffers come from the device's
+ * GJ_ERROR_DEVICE_MEMORY, never worse; they stay with the context from one
+ * exchange to the next (ExchangeState).  Buffers come from the device's
  * default memory pool; a pool's memory is readable by another device only
  * once the pool grants it (cudaMemPoolSetAccess), which GrantPeerAccess
  * does, once per pair of devices per process.
@@ -76,6 +77,19 @@ typedef struct SliceBuffers
 	GjDeviceBuffer counts;		/* unsigned long long[GJ_MAX_DEVICES + 1] */
 } SliceBuffers;
 
+/*
+ * A context's exchange arrays (ctx->exchange_state): grow-only, kept from
+ * one exchange to the next, so that a spread join's chunks reuse them (an
+ * allocation of a few GB costs more than the copies into it); freed with
+ * the context (gj_cuda_exchange_destroy)
+ */
+typedef struct ExchangeState
+{
+	SliceBuffers slice;
+	CudaRuns	sent;			/* what this device sent last */
+	CudaRuns	part;			/* what it received last */
+} ExchangeState;
+
 static void
 ReleaseSlice(GjCudaContext *ctx, SliceBuffers *b)
 {
@@ -96,14 +110,8 @@ ReleaseSlice(GjCudaContext *ctx, SliceBuffers *b)
 }
 
 static void
-ReleaseRuns(CudaRuns *runs)
+ReleaseRuns(GjCudaContext *ctx, CudaRuns *runs)
 {
-	GjCudaContext *ctx = runs->ctx;
-	GjError		err;
-
-	memset(&err, 0, sizeof(err));
-	if (gj_cuda_context_get((GjContext *) ctx, &err) == NULL)
-		return;
 	gj_cuda_device_release(ctx, &runs->keys);
 	gj_cuda_device_release(ctx, &runs->numbers);
 	for (int c = 0; c < GJ_MAX_COLUMNS; c++)
@@ -133,6 +141,33 @@ ReserveRuns(CudaRuns *runs, int64_t nrows, GjError *err)
 										  "the exchanged NULL flags", err));
 	}
 	return GJ_OK;
+}
+
+/* ctx's exchange arrays, allocated (zeroed) by its first exchange; NULL
+ * with err filled when the host has no memory for them */
+static ExchangeState *
+GetState(GjCudaContext *ctx, GjError *err)
+{
+	if (ctx->exchange_state == NULL &&
+		(ctx->exchange_state = calloc(1, sizeof(ExchangeState))) == NULL)
+		gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+					 "Could not allocate host memory for an exchange.");
+	return (ExchangeState *) ctx->exchange_state;
+}
+
+/* Free ctx's exchange arrays; for context_destroy */
+void
+gj_cuda_exchange_destroy(GjCudaContext *ctx)
+{
+	ExchangeState *state = (ExchangeState *) ctx->exchange_state;
+
+	if (state == NULL)
+		return;
+	ReleaseSlice(ctx, &state->slice);
+	ReleaseRuns(ctx, &state->sent);
+	ReleaseRuns(ctx, &state->part);
+	free(state);
+	ctx->exchange_state = NULL;
 }
 
 /* Each row's device (ndevices for a NULL key: sorted past the others), and
@@ -307,7 +342,8 @@ SortSlice(GjCudaContext *ctx, const GjBatch *batch, GjSide side, int64_t start,
 
 	/* each row's device, sorted (stable: each run in the side's order) */
 	spread_device_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>
-		((const uint64_t *) b->keys.ptr, (const uint8_t *) b->key_nulls.ptr, n, ndevices,
+		((const uint64_t *) b->keys.ptr,
+		 batch->nulls != NULL ? (const uint8_t *) b->key_nulls.ptr : NULL, n, ndevices,
 		 (uint8_t *) b->devices[0].ptr, (GjRowId *) b->rows[0].ptr);
 	GJ_CUDA_TRY(err, cudaGetLastError());
 	{
@@ -347,11 +383,12 @@ gj_cuda_exchange_send(GjContext *context, const GjBatch *batch, bool inner,
 	int			ncolumns;
 	const int32_t *widths;
 	int64_t		n = end - start;
-	SliceBuffers b;
+	ExchangeState *state;
+	SliceBuffers *b;
 	CudaRuns   *runs;
 	const GjRowId *order = NULL;
 	int64_t		m = 0;
-	GjStatus	status;
+	GjStatus	status = GJ_OK;
 
 	if (ctx == NULL)
 		return GJ_ERROR_INVALID_ARGUMENT;
@@ -364,11 +401,12 @@ gj_cuda_exchange_send(GjContext *context, const GjBatch *batch, bool inner,
 	memset(sent, 0, sizeof(*sent));
 	ncolumns = gj_side_ncolumns(&ctx->spec, side);
 	widths = gj_side_widths(&ctx->spec, side);
-	runs = (CudaRuns *) calloc(1, sizeof(CudaRuns));
-	if (runs == NULL)
-		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-							"Could not allocate host memory to exchange %s rows.",
-							gj_side_name(side));
+	if ((state = GetState(ctx, err)) == NULL)
+		return GJ_ERROR_HOST_MEMORY;
+	b = &state->slice;
+	runs = &state->sent;
+	memset(runs->offset, 0, sizeof(runs->offset));
+	memset(runs->has_nulls, 0, sizeof(runs->has_nulls));
 	runs->ctx = ctx;
 	runs->side = side;
 	runs->nruns = ndevices;
@@ -379,13 +417,8 @@ gj_cuda_exchange_send(GjContext *context, const GjBatch *batch, bool inner,
 	sent->ndevices = ndevices;
 	sent->impl = runs;
 
-	memset(&b, 0, sizeof(b));
 	if (n > 0)
-	{
-		status = SortSlice(ctx, batch, side, start, n, ndevices, &b, &order, sent->rows, err);
-		if (status != GJ_OK)
-			goto done;
-	}
+		GJ_TRY(SortSlice(ctx, batch, side, start, n, ndevices, b, &order, sent->rows, err));
 	for (int t = 0; t < ndevices; t++)
 	{
 		runs->offset[t + 1] = runs->offset[t] + sent->rows[t];
@@ -393,28 +426,22 @@ gj_cuda_exchange_send(GjContext *context, const GjBatch *batch, bool inner,
 	}
 
 	/* the rows with a key, in the runs' order */
-	status = ReserveRuns(runs, m, err);
-	if (status != GJ_OK || m == 0)
-		goto done;
+	GJ_TRY(ReserveRuns(runs, m, err));
+	if (m == 0)
+		return GJ_OK;
 	gather_keys_kernel<<<gj_cuda_grid_size(ctx, m), GJ_BLOCK_SIZE, 0, ctx->stream>>>
-		(order, m, (const uint64_t *) b.keys.ptr, (const GjRowId *) b.numbers.ptr,
+		(order, m, (const uint64_t *) b->keys.ptr,
+		 batch->row_numbers != NULL ? (const GjRowId *) b->numbers.ptr : NULL,
 		 (GjRowId) start, (uint64_t *) runs->keys.ptr, (GjRowId *) runs->numbers.ptr);
-	if (cudaPeekAtLastError() != cudaSuccess)
-	{
-		status = gj_cuda_fail(err, cudaGetLastError(), __FILE__, __LINE__);
-		goto done;
-	}
+	GJ_CUDA_TRY(err, cudaGetLastError());
 	for (int c = 0; c < ncolumns && status == GJ_OK; c++)
-		status = GatherColumn(ctx, widths[c], order, m, b.values[c].ptr,
-							  runs->has_nulls[c] ? (const uint8_t *) b.nulls[c].ptr : NULL,
+		status = GatherColumn(ctx, widths[c], order, m, b->values[c].ptr,
+							  runs->has_nulls[c] ? (const uint8_t *) b->nulls[c].ptr : NULL,
 							  runs->values[c].ptr, (uint8_t *) runs->nulls[c].ptr, err);
+	GJ_TRY(status);
 	/* the other devices read the runs once this returns */
-	if (status == GJ_OK && cudaStreamSynchronize(ctx->stream) != cudaSuccess)
-		status = gj_cuda_fail(err, cudaGetLastError(), __FILE__, __LINE__);
-
-done:
-	ReleaseSlice(ctx, &b);
-	return status;
+	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
+	return GJ_OK;
 }
 
 /* ----------------------------------------------------------------
@@ -508,6 +535,7 @@ gj_cuda_exchange_receive(GjContext *context, const GjExchange *sent, int nsent,
 {
 	GjCudaContext *ctx = gj_cuda_context_get(context, err);
 	const CudaRuns *first;
+	ExchangeState *state;
 	CudaRuns   *runs;
 	int64_t		total = 0;
 	int64_t		at = 0;
@@ -522,11 +550,9 @@ gj_cuda_exchange_receive(GjContext *context, const GjExchange *sent, int nsent,
 							self, nsent);
 	memset(part, 0, sizeof(*part));
 	first = (const CudaRuns *) sent[0].impl;
-	runs = (CudaRuns *) calloc(1, sizeof(CudaRuns));
-	if (runs == NULL)
-		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-							"Could not allocate host memory to exchange %s rows.",
-							gj_side_name(first->side));
+	if ((state = GetState(ctx, err)) == NULL)
+		return GJ_ERROR_HOST_MEMORY;
+	runs = &state->part;
 	runs->ctx = ctx;
 	runs->side = first->side;
 	runs->nruns = 1;
@@ -591,12 +617,7 @@ gj_cuda_exchange_receive(GjContext *context, const GjExchange *sent, int nsent,
 extern "C" void
 gj_cuda_exchange_free(GjExchange *x)
 {
-	CudaRuns   *runs;
-
-	if (x == NULL || x->impl == NULL)
-		return;
-	runs = (CudaRuns *) x->impl;
-	ReleaseRuns(runs);
-	free(runs);
-	x->impl = NULL;
+	/* the arrays stay with their context for its next exchange */
+	if (x != NULL)
+		x->impl = NULL;
 }

@@ -322,8 +322,8 @@ typedef struct GjBatch
 												 * when none is */
 	const GjRowId *row_numbers; /* per row, the number matches report for
 								 * it (GjMatchRound's rows); NULL: its
-								 * position in the batch.  Equi-joins only:
-								 * what a PARTITION spread hands a device */
+								 * position in the batch (a PARTITION
+								 * spread's parts have them) */
 } GjBatch;
 
 /* What a context is created for */
@@ -547,20 +547,29 @@ typedef struct GjKernels
  *				slice i
  *	PARTITION	a row with a non-NULL key goes to device
  *				gj_spread_device(key, ndevices) (rows with a NULL key
- *				match nothing and go nowhere), gathered on the host into
- *				that device's inner side or chunk, in their order; NPHJ,
- *				PHJ and SMJ only
+ *				match nothing and go nowhere): device i takes slice i of
+ *				the side and sorts it into one run per device
+ *				(exchange_send), then each device gathers its runs from
+ *				all of them, device by device (exchange_receive: peer
+ *				copies between GPUs), so each part keeps the side's order
+ *				and carries each row's number in the whole side
+ *				(GjBatch.row_numbers); NPHJ, PHJ and SMJ only
  *
- * The matches of a chunk are numbered device by device, each device's in
- * its variant's order over its rows, its row numbers turned back into the
- * whole side's.  So BROADCAST keeps the order of NPHJ, BAND and NLJ (by
- * outer row first) and PHJ's within each slice; PARTITION keeps no order
- * across devices.  Both bases number alike, so a spread join may move
- * from the GPUs to the CPU twin between calls as one of a single device
- * does.  A round holds the matches of one device: it ends at that
- * device's last match (so it may be shorter than max_matches with matches
- * left), and its arrays are that device's context's (so they move from
- * one device's to the next's; each stays valid until the next call).  Aggregation folds each device's matches into its
+ * Each device's matches come in its variant's order over its rows, with
+ * the whole side's row numbers.  BROADCAST numbers the chunk's matches
+ * device by device, so it keeps the order of NPHJ, BAND and NLJ (by outer
+ * row first) and PHJ's within each slice; a round ends at its device's
+ * last match.  PARTITION keeps no order across devices and numbers them
+ * in blocks of max_matches: block 0 of each device in turn, then block 1,
+ * and so on; a round holds one block (or what is left of it), and the
+ * first round of a block is fetched at once with the same block of the
+ * later devices, each device copying its own over its own link.  So a
+ * round may be shorter than max_matches with matches left, and a spread
+ * aggregate must start where a round does.  A round's arrays are its
+ * device's context's (so they move from one device's to the next's; each
+ * stays valid until the next call).  Both bases number alike, so a spread
+ * join may move from the GPUs to the CPU twin between calls as one of a
+ * single device does.  Aggregation folds each device's matches into its
  * own groups: agg_result hands out every device's groups one after
  * another, so a group key may come back once per device (a caller
  * combines them, as after a spill).  Heap pages are deformed on the

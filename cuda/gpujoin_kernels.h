@@ -1099,6 +1099,15 @@ extern int	gj_cuda_device_count(GjError *err);
 extern void gj_cuda_pool_keep(size_t device_bytes, size_t host_bytes);
 
 /*
+ * Copy bandwidth from device "from" to device "to" in GB/s (the best of a
+ * few copies of bytes, peer to peer where the two can reach each other,
+ * else as the driver stages it), for gpujoin_calibrate(); -1 with err
+ * filled when it cannot be measured.  Makes both devices' contexts in the
+ * calling process.
+ */
+extern double gj_cuda_peer_gbps(int from, int to, size_t bytes, GjError *err);
+
+/*
  * The most device bytes the contexts of this process may hold together
  * (0: no limit, the default); a context that would pass it gets
  * GJ_ERROR_DEVICE_MEMORY, as at its own spec.memory_limit.  The gpujoin

@@ -979,6 +979,41 @@ MeasureSetupCost(int64 n)
 }
 
 /*
+ * The copy bandwidth between the first two GPUs gpujoin.devices names (a
+ * join partitioned over them exchanges rows at it), or -1: one GPU, the
+ * CPU twin, or the gpujoin service in use (a backend then makes no CUDA
+ * context of its own; measure in a session without it)
+ */
+static double
+MeasurePeerGbps(const GjKernels *kernels)
+{
+#ifdef GPUJOIN_WITH_CUDA
+	int32		devices[GJ_MAX_DEVICES];
+	int			n;
+	GjError		err;
+	double		gbps;
+
+	if (GpuJoinIsCpuTwin(kernels) || GpuJoinServiceInUse())
+		return -1.0;
+	n = GpuJoinSpreadDevices(devices);
+	for (int d = 1; d < n; d++)
+	{
+		if (devices[d] == devices[0])
+			continue;
+		memset(&err, 0, sizeof(err));
+		gbps = gj_cuda_peer_gbps(devices[0], devices[d], (size_t) 256 << 20, &err);
+		if (gbps <= 0.0)
+			ereport(NOTICE,
+					(errmsg("gpujoin_calibrate: the bandwidth from GPU %d to GPU %d could not be measured",
+							devices[0], devices[d]),
+					 errdetail_internal("%s", err.message)));
+		return gbps;
+	}
+#endif
+	return -1.0;
+}
+
+/*
  * gpujoin_calibrate(rows int) RETURNS TABLE (setting text, value float8,
  * unit text, measured_on text)
  */
@@ -1010,6 +1045,7 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 	double		preagg_flush_ns;
 	double		preagg_sort_row_ns;
 	double		preagg_sort_run_ns;
+	double		peer_gbps;
 	CalibrateRun run;
 
 	if (!superuser())
@@ -1095,6 +1131,7 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 	heap = MeasureHeapCosts(Max(Min(rows, 2 * 1024 * 1024), 262144), host.scan_units_per_ms);
 	units_per_ms = cost_per_ms > 0.0 ? cost_per_ms : gpujoin_model.cost_per_ms;
 	setup_cost = MeasureSetupCost(4096);
+	peer_gbps = MeasurePeerGbps(kernels);
 
 	InitMaterializedSRF(fcinfo, 0);
 	{
@@ -1128,6 +1165,7 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 			{"gpujoin.scan_cost_scale", host.scan_units_per_ms > 0.0 ?
 			 units_per_ms / host.scan_units_per_ms : -1.0, "ratio"},
 			{"gpujoin.setup_cost", setup_cost, "cost units"},
+			{"gpujoin.peer_gbps", peer_gbps, "GB/s"},
 		};
 
 		for (int i = 0; i < lengthof(results); i++)

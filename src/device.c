@@ -712,23 +712,25 @@ GpuJoinSpreadDevices(int32 *devices)
 
 /*
  * Spread a join's spec over the devices there are (GpuJoinSpreadDevices),
- * as gpujoin.multi_device says.  auto partitions an equi-join whose inner
- * side (inner_bytes on the device, the planner's estimate) is larger than
- * one device's budget, and keeps the others on one device: on two H200
- * (bench/results/spread_h200x2.md) broadcasting gained 7 % on the kernels
- * of a 2^30-row join and lost 40 % in PostgreSQL, where reading the heap
- * pages takes 95 % of the time.  A join whose matches must come in key
- * order (ordered), and every join with one device, keeps a spec of one
- * device: the first one.
+ * as gpujoin.multi_device says.  auto takes the cheapest way by the cost
+ * model (GpuJoinChooseSpread, from the planner's row estimates: inner_rows,
+ * outer_rows, matches), which partitions an equi-join whose inner side is
+ * larger than one device's budget whatever the estimates; *considered gets
+ * the estimates for EXPLAIN (VERBOSE), or NULL when nothing was priced.  A
+ * join whose matches must come in key order (ordered), and every join with
+ * one device, keeps a spec of one device: the first one.
  */
 void
-GpuJoinSpreadSpec(GjJoinSpec *spec, bool ordered, double inner_bytes)
+GpuJoinSpreadSpec(GjJoinSpec *spec, bool ordered, double inner_rows,
+				  double outer_rows, double matches, char **considered)
 {
 	int32		devices[GJ_MAX_DEVICES];
 	int			n = GpuJoinSpreadDevices(devices);
 	bool		theta = spec->variant == GJ_VARIANT_BAND || spec->variant == GJ_VARIANT_NLJ;
-	double		budget;
+	int			inner_width = 0;
+	GpuJoinSpreadWay way;
 
+	*considered = NULL;
 	spec->device = devices[0];
 	spec->ndevices = 0;
 	spec->spread = GJ_SPREAD_BROADCAST;
@@ -737,17 +739,23 @@ GpuJoinSpreadSpec(GjJoinSpec *spec, bool ordered, double inner_bytes)
 
 	if (gpujoin_multi_device == GPUJOIN_AUTO)
 	{
-		/* only an inner side too large for one device is worth the spread,
-		 * and only partitioned: broadcast, each device would need it all */
-		budget = GpuJoinPlannerDeviceBudget();
-		if (theta || budget <= 0.0 || inner_bytes <= budget)
+		double		budget = GpuJoinPlannerDeviceBudget();
+
+		for (int c = 0; c < spec->inner_ncolumns; c++)
+			inner_width += spec->inner_widths[c];
+		way = GpuJoinChooseSpread(spec, inner_rows, outer_rows, matches, n,
+								  budget <= 0.0 ||
+								  GpuJoinInnerDeviceBytes(inner_rows, inner_width) <= budget,
+								  considered);
+		if (way == GPUJOIN_SPREAD_ONE)
 			return;
+		spec->spread = way == GPUJOIN_SPREAD_PARTITION ? GJ_SPREAD_PARTITION : GJ_SPREAD_BROADCAST;
 	}
+	else
+		spec->spread = (uint8) gpujoin_multi_device;
 	spec->ndevices = n;
 	memcpy(spec->devices, devices, sizeof(int32) * n);
 	spec->device = 0;
-	if (gpujoin_multi_device == GJ_SPREAD_PARTITION || gpujoin_multi_device == GPUJOIN_AUTO)
-		spec->spread = GJ_SPREAD_PARTITION;
 	/* a theta join has no key to partition by */
 	if (theta)
 		spec->spread = GJ_SPREAD_BROADCAST;

@@ -445,7 +445,6 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	Index		inner_heap = HeapSideRti(inner_tlist, intVal(list_nth(priv, GpuJoinPrivateInnerHeap)));
 	PlanState  *outer_ps = NULL;
 	PlanState  *inner_ps = NULL;
-	int			inner_width;
 	TupleTableSlot *scanslot = css->ss.ss_ScanTupleSlot;
 	ListCell   *lc1;
 	ListCell   *lc2;
@@ -559,12 +558,10 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	for (int t = 0; t < node->gj_Spec.nterms; t++)
 		node->gj_Spec.ops[t] = node->gj_ThetaOps[t];
 	/* several devices: a merge join's matches must stay in key order */
-	inner_width = 0;
-	for (int c = 0; c < node->gj_Spec.inner_ncolumns; c++)
-		inner_width += node->gj_Spec.inner_widths[c];
 	GpuJoinSpreadSpec(&node->gj_Spec, node->gj_Strategy == GPUJOIN_STRATEGY_MERGE,
-					  GpuJoinInnerDeviceBytes(floatVal(list_nth(priv, GpuJoinPrivateInnerRows)),
-											  inner_width));
+					  floatVal(list_nth(priv, GpuJoinPrivateInnerRows)),
+					  node->gj_OuterPlanRows, cscan->scan.plan.plan_rows,
+					  &node->gj_SpreadConsidered);
 	/* unmatched outer rows in their place, where the matches' order allows
 	 * (spread by key over devices, it does not) */
 	node->gj_FillInOrder = GJ_FILL_OUTER_NEEDED(node) &&

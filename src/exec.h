@@ -482,6 +482,8 @@ typedef struct GpuJoinState
 	int64	   *gj_OuterOrder;
 	int64		gj_OrderPos;
 	GjJoinSpec	gj_Spec;
+	char	   *gj_SpreadConsidered;	/* the ways priced, for EXPLAIN
+										 * VERBOSE; NULL: none was */
 	GpuJoinDeviceContext gj_Device;
 	bool		gj_TableBuilt;
 	Bitmapset  *gj_InnerParams;

@@ -360,6 +360,8 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	if (gpujoin_explain_device && node->gj_Spec.ndevices > 1)
 		ExplainPropertyText("Spread", GpuJoinDescribeSpread(&node->gj_Spec,
 															node->gj_Device.kernels), es);
+	if (gpujoin_explain_device && es->verbose && node->gj_SpreadConsidered != NULL)
+		ExplainPropertyText("Spread Considered", node->gj_SpreadConsidered, es);
 
 	if (!es->analyze)
 		return;

@@ -85,6 +85,9 @@ GpuJoinModel gpujoin_model = {
 	.preagg_flush_ns = GPUJOIN_DEFAULT_PREAGG_FLUSH_NS,
 	.preagg_sort_row_ns = GPUJOIN_DEFAULT_PREAGG_SORT_ROW_NS,
 	.preagg_sort_run_ns = GPUJOIN_DEFAULT_PREAGG_SORT_RUN_NS,
+	.peer_gbps = GPUJOIN_DEFAULT_PEER_GBPS,
+	.exchange_row_ns = GPUJOIN_DEFAULT_EXCHANGE_ROW_NS,
+	.spread_device_ms = GPUJOIN_DEFAULT_SPREAD_DEVICE_MS,
 };
 
 /*
@@ -180,6 +183,15 @@ static const struct
 	&gpujoin_model.preagg_sort_row_ns, GPUJOIN_DEFAULT_PREAGG_SORT_ROW_NS, 0.0},
 	{"gpujoin.preagg_sort_run_ns", "GpuPreAgg, sort-based group-by: device time per run of one group's sorted matches and aggregate added to the table, in nanoseconds.", NULL,
 	&gpujoin_model.preagg_sort_run_ns, GPUJOIN_DEFAULT_PREAGG_SORT_RUN_NS, 0.0},
+	{"gpujoin.peer_gbps", "Device-to-device bandwidth between two GPUs, in GB/s, as the planner assumes it for a join partitioned over several.", NULL,
+	&gpujoin_model.peer_gbps, GPUJOIN_DEFAULT_PEER_GBPS, 0.001},
+	{"gpujoin.exchange_row_ns", "Device time per row a GPU sorts and sends to the others when a join is partitioned over several, in nanoseconds.",
+		"Measured on two H200 (the partitioned join's time beyond its copies and kernels); gpujoin_calibrate() does not measure it.",
+	&gpujoin_model.exchange_row_ns, GPUJOIN_DEFAULT_EXCHANGE_ROW_NS, 0.0},
+	{"gpujoin.spread_device_ms", "Milliseconds a join spread over several GPUs is charged for each GPU past the first.",
+		"What a second GPU cost a join in PostgreSQL on two H200 (its context, threads and build); "
+		"lower it where the gpujoin service keeps every GPU's context open. gpujoin_calibrate() does not measure it.",
+	&gpujoin_model.spread_device_ms, GPUJOIN_DEFAULT_SPREAD_DEVICE_MS, 0.0},
 };
 
 static const struct config_enum_entry gpujoin_device_options[] = {

@@ -150,6 +150,10 @@ typedef struct GpuJoinModel
 	double		preagg_flush_ns;	/* SHARED: per group and aggregate, all blocks */
 	double		preagg_sort_row_ns; /* SORT: per match sorted and read again */
 	double		preagg_sort_run_ns; /* SORT: per run of a group and aggregate */
+	/* a join spread over several devices (device.c, GpuJoinSpreadSpec) */
+	double		peer_gbps;		/* device <-> device, GB/s */
+	double		exchange_row_ns;	/* PARTITION: per row a device sends */
+	double		spread_device_ms;	/* per device past the first, per join */
 } GpuJoinModel;
 
 #define GPUJOIN_DEFAULT_COST_PER_MS			80.0
@@ -200,8 +204,30 @@ typedef struct GpuJoinModel
 #define GPUJOIN_DEFAULT_PREAGG_SORT_ROW_NS	0.186
 #define GPUJOIN_DEFAULT_PREAGG_SORT_RUN_NS	2.02
 #define GPUJOIN_DEFAULT_GFTR_GATHER_NS		0.012
+/*
+ * Spread joins, two H200 of one host with NVLink between them, 2026-11-27
+ * (bench/results/spread_h200x2.md): peer_gbps is gpujoin_calibrate()'s
+ * copy from one GPU to the other; exchange_row_ns the partitioned 2^30
+ * join's time beyond its copies and kernels (121 ms on the slowest GPU for
+ * its 2^30 rows: the exchange's sort, gathers and hand-offs);
+ * spread_device_ms what a second GPU added to a join that fits one in
+ * PostgreSQL (859 against 599 ms, broadcast: a backend's context on the
+ * second GPU, its threads and its build)
+ */
+#define GPUJOIN_DEFAULT_PEER_GBPS			100.0
+#define GPUJOIN_DEFAULT_EXCHANGE_ROW_NS		0.11
+#define GPUJOIN_DEFAULT_SPREAD_DEVICE_MS	260.0
 
 extern GpuJoinModel gpujoin_model;
+
+/* The ways a join may run on several devices, as GpuJoinChooseSpread prices them */
+typedef enum GpuJoinSpreadWay
+{
+	GPUJOIN_SPREAD_ONE,			/* on one device */
+	GPUJOIN_SPREAD_BROADCAST,	/* every device builds the whole inner side */
+	GPUJOIN_SPREAD_PARTITION,	/* each device builds its key range */
+	GPUJOIN_NUM_SPREAD_WAYS
+} GpuJoinSpreadWay;
 
 /*
  * Join strategies: the plan node (EXPLAIN's Custom Scan name) and what its
@@ -473,7 +499,11 @@ extern bool GpuJoinPlannerHasDevice(bool *use_gpu);
 extern double GpuJoinPlannerDeviceBudget(void);
 extern bool GpuJoinCheckDevices(char **newval, void **extra, GucSource source);
 extern int	GpuJoinSpreadDevices(int32 *devices);
-extern void GpuJoinSpreadSpec(GjJoinSpec *spec, bool ordered, double inner_bytes);
+extern void GpuJoinSpreadSpec(GjJoinSpec *spec, bool ordered, double inner_rows,
+							  double outer_rows, double matches, char **considered);
+extern GpuJoinSpreadWay GpuJoinChooseSpread(const GjJoinSpec *spec, double inner_rows,
+											double outer_rows, double matches, int ndevices,
+											bool fits_one, char **considered);
 extern const char *GpuJoinDescribeSpread(const GjJoinSpec *spec, const GjKernels *kernels);
 extern double GpuJoinExecutorDeviceBudget(const GjKernels *kernels);
 extern double GpuJoinInnerDeviceBytes(double rows, int payload_bytes);

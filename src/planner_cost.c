@@ -168,6 +168,94 @@ AppendMs(StringInfo buf, double ms)
 }
 
 /*
+ * SEVERAL DEVICES: how a join of the spec runs on ndevices devices (>= 2),
+ * the cheapest way by the model: on one device (ModelDeviceMs); broadcast
+ * (every device copies and builds the whole inner side, each probes a
+ * slice of the outer side: one device's work on 1/n of the outer rows and
+ * matches); partitioned (each device holds 1/n of both sides, and sorts
+ * and sends its slice of each: exchange_row_ns per row, and the (n - 1)/n
+ * of its rows that go to the other devices at peer_gbps).  Either spread
+ * pays spread_device_ms per device past the first.  Theta joins are not
+ * partitioned (no key); an inner side that does not fit one device
+ * (fits_one false) is partitioned if it can be, whatever the estimates.
+ * *considered gets the estimates for EXPLAIN (VERBOSE): "one device 1.204
+ * ms (chosen), broadcast over 2 201.031 ms, partitioned over 2 200.902 ms".
+ */
+GpuJoinSpreadWay
+GpuJoinChooseSpread(const GjJoinSpec *spec, double inner_rows, double outer_rows,
+					double matches, int ndevices, bool fits_one, char **considered)
+{
+	const GpuJoinModel *m = &gpujoin_model;
+	bool		theta = spec->variant == GJ_VARIANT_BAND || spec->variant == GJ_VARIANT_NLJ;
+	int			inner_bytes = 0;
+	int			outer_bytes = 0;
+	double		n = Max(ndevices, 2);
+	double		ms[GPUJOIN_NUM_SPREAD_WAYS];
+	double		moved_bytes;
+	GpuJoinSpreadWay best = GPUJOIN_SPREAD_ONE;
+	StringInfoData buf;
+	static const char *const names[GPUJOIN_NUM_SPREAD_WAYS] = {
+		"one device", "broadcast over", "partitioned over"
+	};
+
+	for (int c = 0; c < spec->inner_ncolumns; c++)
+		inner_bytes += spec->inner_widths[c];
+	for (int c = 0; c < spec->outer_ncolumns; c++)
+		outer_bytes += spec->outer_widths[c];
+
+#define SPREAD_MODEL(inner, outer, found) \
+	ModelDeviceMs(spec->variant, spec->materialize, (inner), (outer), (found), \
+				  spec->inner_ncolumns, spec->outer_ncolumns, inner_bytes, outer_bytes, \
+				  spec->nterms)
+	ms[GPUJOIN_SPREAD_ONE] = SPREAD_MODEL(inner_rows, outer_rows, matches);
+	ms[GPUJOIN_SPREAD_BROADCAST] = SPREAD_MODEL(inner_rows, outer_rows / n, matches / n) +
+		(n - 1) * m->spread_device_ms;
+	moved_bytes = (n - 1) / n *
+		(inner_rows / n * (GPUJOIN_KEY_BYTES + sizeof(GjRowId) + inner_bytes) +
+		 outer_rows / n * (GPUJOIN_KEY_BYTES + sizeof(GjRowId) + outer_bytes));
+	ms[GPUJOIN_SPREAD_PARTITION] = SPREAD_MODEL(inner_rows / n, outer_rows / n, matches / n) +
+		(inner_rows + outer_rows) / n * m->exchange_row_ns / 1e6 +
+		moved_bytes / (m->peer_gbps * 1e6) + (n - 1) * m->spread_device_ms;
+#undef SPREAD_MODEL
+
+	if (!fits_one && !theta)
+		best = GPUJOIN_SPREAD_PARTITION;
+	else if (fits_one)
+	{
+		for (int w = GPUJOIN_SPREAD_BROADCAST; w < GPUJOIN_NUM_SPREAD_WAYS; w++)
+		{
+			if (w == GPUJOIN_SPREAD_PARTITION && theta)
+				continue;
+			if (ms[w] < ms[best])
+				best = (GpuJoinSpreadWay) w;
+		}
+	}
+
+	if (considered != NULL)
+	{
+		initStringInfo(&buf);
+		for (int w = 0; w < GPUJOIN_NUM_SPREAD_WAYS; w++)
+		{
+			if (w == GPUJOIN_SPREAD_PARTITION && theta)
+				continue;
+			if (w > 0)
+				appendStringInfoString(&buf, ", ");
+			appendStringInfoString(&buf, names[w]);
+			if (w != GPUJOIN_SPREAD_ONE)
+				appendStringInfo(&buf, " %d", ndevices);
+			appendStringInfoChar(&buf, ' ');
+			AppendMs(&buf, ms[w]);
+			appendStringInfoString(&buf, " ms");
+			if (w == (int) best)
+				appendStringInfoString(&buf, fits_one ? " (chosen)" :
+									   " (chosen: the inner side does not fit one device)");
+		}
+		*considered = buf.data;
+	}
+	return best;
+}
+
+/*
  * Choose the variant and the materialization of a GPU join
  *
  * The settings may force either.  Otherwise every candidate the strategy

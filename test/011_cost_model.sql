@@ -11,7 +11,7 @@
 -- payload columns the way the model says; a join that will not fit the
 -- device memory is priced as the CPU twin it falls back to.
 BEGIN;
-SELECT plan(44);
+SELECT plan(45);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -23,7 +23,7 @@ SELECT is(current_setting('gpujoin.cost_per_ms'), '80', 'gpujoin.cost_per_ms def
 
 -- calibration: every constant measured, positive
 CREATE TEMP TABLE calib AS SELECT * FROM gpujoin_calibrate(4096);
-SELECT is((SELECT count(*) FROM calib), 23::bigint, 'gpujoin_calibrate() returns one row per constant');
+SELECT is((SELECT count(*) FROM calib), 24::bigint, 'gpujoin_calibrate() returns one row per constant');
 SELECT is((SELECT string_agg(setting, ', ' ORDER BY setting) FROM calib
 	WHERE setting NOT IN (SELECT name FROM pg_settings)), NULL,
 	'every row names a gpujoin.* setting');
@@ -47,6 +47,11 @@ SELECT is((SELECT count(*) FROM pg_class WHERE relname LIKE 'gpujoin\_calibrate\
 	'calibration leaves none of its tables behind');
 SELECT ok((SELECT value > 0 FROM calib WHERE setting = 'gpujoin.setup_cost'),
 	'the fixed cost of a GPU join is measured and positive');
+-- the link between two GPUs: measured where gpujoin.devices names two
+-- (and no service holds the GPUs), NULL otherwise
+SELECT ok((SELECT CASE WHEN value IS NULL THEN true ELSE value > 0 END
+	FROM calib WHERE setting = 'gpujoin.peer_gbps'),
+	'the bandwidth between two GPUs is positive where it is measured');
 SELECT is(current_setting('enable_hashjoin'), 'on', 'calibration leaves the session''s settings as they were');
 SELECT ok((SELECT bool_and(value >= 0 OR value IS NULL) FROM calib), 'no constant is negative');
 SELECT throws_ok('SELECT * FROM gpujoin_calibrate(10)', '22023', NULL,

@@ -15,7 +15,7 @@
 -- EXPLAIN shows the spread and, under ANALYZE, each device's rows and
 -- matches, which add up to the join's.
 BEGIN;
-SELECT plan(33);
+SELECT plan(38);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -149,6 +149,29 @@ SELECT is(pg_temp.rows_digest('SELECT r.id, r.v, s.id AS sid, s.w FROM r LEFT JO
 	(SELECT digest FROM ref WHERE name = 'left join on int8'),
 	'... and returns PostgreSQL''s rows');
 SET LOCAL gpujoin.device_memory_limit = 0;
+
+-- auto prices the three ways (EXPLAIN VERBOSE shows them) and takes the
+-- cheapest: with the default charge per extra device, one device; with
+-- none, the model's partitioned way (a third of both sides a device);
+-- with a costly exchange, broadcast
+SELECT matches(pg_temp.plan_verbose('SELECT r.id, s.id AS sid FROM r JOIN s ON r.k = s.k'),
+	'Spread Considered: one device [0-9.]+ ms \(chosen\), broadcast over 3 [0-9.]+ ms, partitioned over 3 [0-9.]+ ms',
+	'auto: EXPLAIN VERBOSE shows the three ways priced, one device chosen');
+SET LOCAL gpujoin.spread_device_ms = 0;
+SELECT matches(pg_temp.plan_verbose('SELECT r.id, s.id AS sid FROM r JOIN s ON r.k = s.k'),
+	'Spread: partitioned by key over 3 logical devices.*partitioned over 3 [0-9.]+ ms \(chosen\)',
+	'auto, no charge per extra device: partitioned, the cheapest by the model');
+SET LOCAL gpujoin.exchange_row_ns = 1000000;
+SELECT matches(pg_temp.plan_verbose('SELECT r.id, s.id AS sid FROM r JOIN s ON r.k = s.k'),
+	'Spread: broadcast over 3 logical devices.*broadcast over 3 [0-9.]+ ms \(chosen\)',
+	'auto, a costly exchange: broadcast');
+SELECT is(pg_temp.rows_digest('SELECT r.id, r.v, s.id AS sid, s.w FROM r LEFT JOIN s ON r.k8 = s.k8'),
+	(SELECT digest FROM ref WHERE name = 'left join on int8'),
+	'... and returns PostgreSQL''s rows');
+SELECT ok(pg_temp.plan_verbose('SELECT r.id, s.id AS sid FROM r JOIN s ON r.k < s.k + 1 AND r.k > s.k - 1') !~ 'partitioned over',
+	'auto: a theta join is never priced partitioned');
+RESET gpujoin.exchange_row_ns;
+RESET gpujoin.spread_device_ms;
 
 -- in host partitions (a small device memory limit), each spread again
 SET LOCAL gpujoin.device_memory_limit = '1MB';

@@ -621,3 +621,65 @@ gj_cuda_exchange_free(GjExchange *x)
 	if (x != NULL)
 		x->impl = NULL;
 }
+
+/* ----------------------------------------------------------------
+ *		The link's bandwidth, for gpujoin_calibrate()
+ * ----------------------------------------------------------------
+ */
+
+extern "C" double
+gj_cuda_peer_gbps(int from, int to, size_t bytes, GjError *err)
+{
+	void	   *src = NULL;
+	void	   *dst = NULL;
+	cudaStream_t stream = NULL;
+	double		best = -1.0;
+	cudaError_t rc;
+
+	if (from < 0 || to < 0 || from == to || bytes == 0)
+	{
+		gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+					 "The bandwidth between devices %d and %d cannot be measured.", from, to);
+		return -1.0;
+	}
+	GrantPeerAccess(to, from);
+	if ((rc = cudaSetDevice(from)) != cudaSuccess ||
+		(rc = cudaMalloc(&src, bytes)) != cudaSuccess ||
+		(rc = cudaMemset(src, 1, bytes)) != cudaSuccess ||
+		(rc = cudaSetDevice(to)) != cudaSuccess ||
+		(rc = cudaMalloc(&dst, bytes)) != cudaSuccess ||
+		(rc = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)) != cudaSuccess)
+		goto fail;
+	for (int i = 0; i < 4; i++)
+	{
+		double		start = gj_clock_ms();
+		double		ms;
+
+		if ((rc = cudaMemcpyPeerAsync(dst, to, src, from, bytes, stream)) != cudaSuccess ||
+			(rc = cudaStreamSynchronize(stream)) != cudaSuccess)
+			goto fail;
+		ms = gj_clock_ms() - start;
+		/* the first copy maps the buffers: not counted */
+		if (i > 0 && ms > 0.0 && (best < 0.0 || bytes / (ms * 1e6) > best))
+			best = bytes / (ms * 1e6);
+	}
+	(void) cudaStreamDestroy(stream);
+	(void) cudaFree(dst);
+	(void) cudaSetDevice(from);
+	(void) cudaFree(src);
+	return best;
+
+fail:
+	gj_cuda_fail(err, rc, __FILE__, __LINE__);
+	if (stream != NULL)
+		(void) cudaStreamDestroy(stream);
+	if (dst != NULL)
+		(void) cudaFree(dst);
+	if (src != NULL)
+	{
+		(void) cudaSetDevice(from);
+		(void) cudaFree(src);
+	}
+	(void) cudaGetLastError();
+	return -1.0;
+}

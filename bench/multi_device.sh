@@ -17,6 +17,7 @@
 #	gpu_2_broadcast	likewise on devices 0 and 1, gpujoin.multi_device =
 #					broadcast
 #	gpu_2_partition	likewise, partitioned by key
+#	gpu_2_auto		likewise, the way the cost model prices lowest
 # SETTINGS="..." runs only the settings named.  Each setting in one
 # session: a warm-up, then the median of RUNS (3) of EXPLAIN ANALYZE's
 # Execution Time (TIMING OFF).  Every setting must return the row of
@@ -39,6 +40,7 @@ settings_of() {
 	gpu_1) echo "$forced SET gpujoin.devices = '0';" ;;
 	gpu_2_broadcast) echo "$forced SET gpujoin.devices = '0,1'; SET gpujoin.multi_device = broadcast;" ;;
 	gpu_2_partition) echo "$forced SET gpujoin.devices = '0,1'; SET gpujoin.multi_device = partition;" ;;
+	gpu_2_auto) echo "$forced SET gpujoin.devices = '0,1'; SET gpujoin.multi_device = auto;" ;;
 	esac
 }
 
@@ -72,4 +74,5 @@ for n in $sizes; do
 		printf '%s,%s,%s\n' "$n" "$s" "$(measure "$s")"
 	done
 done
-psql_ -c "DROP TABLE IF EXISTS xr, xs"
+# KEEP_TABLES=1 leaves xr and xs (the last size) for a look afterwards
+[ -n "${KEEP_TABLES:-}" ] || psql_ -c "DROP TABLE IF EXISTS xr, xs"

@@ -560,6 +560,28 @@ GpuJoinChooseKernels(void)
 	return &gj_cpu_kernels;
 }
 
+static bool ParseDevices(const char *value, int32 *ordinals, int *n);
+
+/*
+ * "GPU n (its name)" for the GPU a join of one device runs on: the first
+ * that gpujoin.devices names (GpuJoinSpreadSpec's spec.device), GPU 0 for
+ * "all".  The name is the one probed, device 0's; another GPU's is left
+ * out rather than guessed.
+ */
+static char *
+DescribeGpu(const char *suffix)
+{
+	int32		ordinals[GJ_MAX_DEVICES];
+	int			n = 0;
+	int			ordinal = 0;
+
+	if (gpujoin_devices != NULL && ParseDevices(gpujoin_devices, ordinals, &n) && n > 0)
+		ordinal = ordinals[0];
+	if (ordinal == 0)
+		return psprintf("GPU 0 (%s)%s", cuda_device_name, suffix);
+	return psprintf("GPU %d%s", (int) ordinal, suffix);
+}
+
 /*
  * The device a kernel table runs on, for EXPLAIN; NULL kernels means "what
  * a join would use now", and never fails
@@ -573,8 +595,7 @@ GpuJoinDescribeDevice(const GjKernels *kernels)
 		kernels = GpuJoinServiceKernels(gpujoin_device != GPUJOIN_DEVICE_CPU &&
 										PlannerSeesDevice());
 	if (kernels != NULL && GpuJoinIsServiceKernels(kernels, &service_gpu))
-		return service_gpu ? psprintf("GPU 0 (%s), gpujoin service", cuda_device_name) :
-			"CPU, gpujoin service";
+		return service_gpu ? DescribeGpu(", gpujoin service") : "CPU, gpujoin service";
 	if (kernels == NULL)
 	{
 		if (gpujoin_device == GPUJOIN_DEVICE_CPU || !PlannerSeesDevice())
@@ -587,7 +608,7 @@ GpuJoinDescribeDevice(const GjKernels *kernels)
 
 #ifdef GPUJOIN_WITH_CUDA
 	if (BaseKernels(kernels) == &gj_cuda_kernels)
-		return psprintf("GPU 0 (%s)", cuda_device_name);
+		return DescribeGpu("");
 #endif
 	return "CPU";
 }

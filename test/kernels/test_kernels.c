@@ -2076,6 +2076,88 @@ RunSpread(const CaseSpec *spec, CaseData *data, const Config *one,
 	}
 }
 
+/* Rows 0 .. n - 1 numbered n - 1 .. 0 (GjBatch.row_numbers) */
+static GjRowId *
+ReversedNumbers(int64_t n)
+{
+	GjRowId    *numbers = (GjRowId *) Alloc((size_t) n * sizeof(GjRowId) + 1);
+
+	for (int64_t r = 0; r < n; r++)
+		numbers[r] = (GjRowId) (n - 1 - r);
+	return numbers;
+}
+
+/* A numbered run's rows turned back into positions: the same reversal */
+static void
+Unnumber(Output *out, int64_t outer_rows, int64_t inner_rows)
+{
+	for (int64_t m = 0; m < out->nmatches; m++)
+	{
+		GjRowId    *o = (GjRowId *) out->shape.outer_rows;
+		GjRowId    *i = (GjRowId *) out->shape.inner_rows;
+
+		o[m] = (GjRowId) (outer_rows - 1 - o[m]);
+		i[m] = (GjRowId) (inner_rows - 1 - i[m]);
+	}
+}
+
+/*
+ * A configuration whose rounds carry row numbers, run again with every
+ * batch numbering its rows backwards (GjBatch.row_numbers): the rounds
+ * must report those numbers, so turned back they are the reference's
+ * rows (CPU twin), and CUDA's must be the CPU twin's
+ */
+static void
+RunNumbered(const CaseSpec *spec, CaseData *data, const Config *config,
+			const MatchList *matches, const GjJoinSpec *js, const char *name)
+{
+	CaseData	numbered = *data;
+	GjRowId    *numbers[MAX_CHUNKS + 1];
+	Output		cpu[MAX_CHUNKS];
+	GjStats		stats;
+	char		numbered_name[200];
+	bool		cpu_ok;
+
+	snprintf(numbered_name, sizeof(numbered_name), "%s, rows numbered backwards", name);
+	numbers[MAX_CHUNKS] = ReversedNumbers(data->inner.batch.nrows);
+	numbered.inner.batch.row_numbers = numbers[MAX_CHUNKS];
+	for (int c = 0; c < data->nchunks; c++)
+	{
+		numbers[c] = ReversedNumbers(data->outer[c].batch.nrows);
+		numbered.outer[c].batch.row_numbers = numbers[c];
+	}
+	memset(cpu, 0, sizeof(cpu));
+	cpu_ok = RunKernels(&gj_cpu_kernels, spec, config, &numbered, cpu, &stats);
+#ifdef GPUJOIN_WITH_CUDA
+	if (have_cuda)
+	{
+		Output		gpu[MAX_CHUNKS];
+
+		memset(gpu, 0, sizeof(gpu));
+		(void) CompareWithCpu(RunKernels(&gj_cuda_kernels, spec, config, &numbered, gpu, &stats),
+							  cpu_ok, gpu, cpu, data->nchunks, js);
+		Report("cuda", numbered_name);
+		for (int c = 0; c < MAX_CHUNKS; c++)
+			OutputFree(&gpu[c], js);
+	}
+#endif
+	if (cpu_ok)
+	{
+		/* CheckAgainstReference reads positions: the numbers turned back */
+		for (int c = 0; c < data->nchunks; c++)
+		{
+			Unnumber(&cpu[c], data->outer[c].batch.nrows, data->inner.batch.nrows);
+			CheckAgainstReference(c, &cpu[c], &matches[c], js, &data->outer[c], &data->inner);
+		}
+	}
+	Report("cpu", numbered_name);
+	for (int c = 0; c < MAX_CHUNKS; c++)
+		OutputFree(&cpu[c], js);
+	for (int c = 0; c < data->nchunks; c++)
+		free(numbers[c]);
+	free(numbers[MAX_CHUNKS]);
+}
+
 static void
 RunConfigs(const CaseSpec *spec, CaseData *data, const Config *list,
 		   int nconfigs, const Expected *expected)
@@ -2139,6 +2221,9 @@ RunConfigs(const CaseSpec *spec, CaseData *data, const Config *list,
 			for (int c = 0; c < MAX_CHUNKS; c++)
 				OutputFree(&shared[c], &js);
 		}
+
+		if (js.row_ids)
+			RunNumbered(spec, data, config, matches, &js, name);
 
 #ifdef GPUJOIN_WITH_CUDA
 		if (have_cuda)

@@ -570,10 +570,11 @@ typedef struct GjKernels
  * stays valid until the next call).  Both bases number alike, so a spread
  * join may move from the GPUs to the CPU twin between calls as one of a
  * single device does.  Aggregation folds each device's matches into its
- * own groups: agg_result hands out every device's groups one after
- * another, so a group key may come back once per device (a caller
- * combines them, as after a spill).  Heap pages are deformed on the
- * first device; context_share shares each device's build.
+ * own groups; agg_result combines the devices' groups on the host, so
+ * that a group key comes back once (gj_agg_combine, the words a device
+ * combines with; a float sum in another order than one device's).  Heap
+ * pages are deformed on the first device; context_share shares each
+ * device's build.
  */
 extern const GjKernels *gj_spread_kernels(const GjKernels *base);
 

@@ -42,7 +42,9 @@ INSERT INTO q VALUES
 	('groups of a join',
 	 'SELECT s.k8 % 100 AS g, count(*), sum(r.k), min(r.v), max(s.w) FROM r JOIN s ON r.k = s.k GROUP BY 1'),
 	('one group of a join',
-	 'SELECT count(*), sum(r.k8), avg(r.k) FROM r JOIN s ON r.k8 = s.k8');
+	 'SELECT count(*), sum(r.k8), avg(r.k) FROM r JOIN s ON r.k8 = s.k8'),
+	('one group, every match on one device when partitioned',
+	 'SELECT count(*), min(r.v), min(r.id), max(-r.id), sum(s.k8) FROM r JOIN s ON r.k = s.k WHERE r.id % 50 = 0');
 
 -- PostgreSQL's rows
 :postgres_join

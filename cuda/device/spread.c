@@ -46,6 +46,7 @@
 
 #include "common.h"
 #include "gpujoin_kernels.h"
+#include "group_agg.h"
 
 #define GJ_SPREAD_MAGIC		0x53505244	/* "SPRD" */
 
@@ -84,9 +85,12 @@ typedef struct SpreadContext
 	/* BROADCAST: the round's row numbers turned back into the whole sides' */
 	GjRowId    *round_rows[2];
 
-	/* every device's groups, one after another */
+	/* the groups of every device, a key once (SpreadAggResult) */
 	int32_t		nkeys;
 	int32_t		naggs;
+	GjAgg		aggs[GJ_AGG_MAX_AGGS];
+	int64_t    *group_slots;	/* open addressing: a group's number, or -1 */
+	int64_t		slots_capacity;
 	int64_t		groups_capacity;
 	int64_t    *group_keys[GJ_AGG_MAX_KEYS];
 	uint8_t    *group_key_nulls[GJ_AGG_MAX_KEYS];
@@ -362,6 +366,7 @@ SpreadDestroy(GjContext *ctx)
 	for (int w = 0; w < 3; w++)
 		for (int a = 0; a < GJ_AGG_MAX_AGGS; a++)
 			free(sc->group_words[w][a]);
+	free(sc->group_slots);
 	sc->magic = 0;
 	free(sc);
 }
@@ -845,6 +850,7 @@ SpreadAggBegin(SpreadContext *sc, const GjAggSpec *spec, GjError *err)
 		GJ_TRY(sc->base->agg_begin(sc->sub[d], spec, err));
 	sc->nkeys = spec->nkeys;
 	sc->naggs = spec->naggs;
+	memcpy(sc->aggs, spec->aggs, sizeof(sc->aggs));
 	return GJ_OK;
 }
 
@@ -920,12 +926,52 @@ oom:
 						(long long) ngroups);
 }
 
+/* Group g of device result r's key, hashed */
+static uint64_t
+GroupHash(const SpreadContext *sc, const GjAggResult *r, int64_t g)
+{
+	uint64_t	h = 0;
+
+	for (int k = 0; k < sc->nkeys; k++)
+	{
+		bool		null = r->key_nulls[k] != NULL && r->key_nulls[k][g];
+
+		h = gj_hash64(h ^ (null ? UINT64_C(0x9E3779B97F4A7C15) : (uint64_t) r->keys[k][g]) ^
+					  (uint64_t) k);
+	}
+	return h;
+}
+
+/* Is group g of device result r's key that of gathered group i? */
+static bool
+SameGroup(const SpreadContext *sc, const GjAggResult *r, int64_t g, int64_t i)
+{
+	for (int k = 0; k < sc->nkeys; k++)
+	{
+		bool		null = r->key_nulls[k] != NULL && r->key_nulls[k][g];
+
+		if (null != (sc->group_key_nulls[k][i] != 0))
+			return false;
+		if (!null && r->keys[k][g] != sc->group_keys[k][i])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Every device's groups, a key once: a key that several devices have
+ * (each folded the matches it found; PARTITION spreads by the join key,
+ * not the group's) comes back with their words combined, as a device
+ * combines its own (gj_agg_combine); so are the groups of one key that a
+ * device's spills (GjAggResult) handed out more than once.
+ */
 static GjStatus
 SpreadAggResult(SpreadContext *sc, GjAggResult *out, GjError *err)
 {
 	GjAggResult one[GJ_MAX_DEVICES];
 	int64_t		total = 0;
-	int64_t		g = 0;
+	int64_t		ngroups = 0;
+	int64_t		mask = 0;
 
 	if (out == NULL)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT, "No place for the groups was given.");
@@ -936,29 +982,75 @@ SpreadAggResult(SpreadContext *sc, GjAggResult *out, GjError *err)
 		total += one[d].ngroups;
 	}
 	GJ_TRY(ReserveGroups(sc, total > 0 ? total : 1, err));
+	if (sc->nkeys > 0)
+	{
+		int64_t		slots = 16;
+
+		while (slots < 2 * total)
+			slots *= 2;
+		if (slots > sc->slots_capacity)
+		{
+			int64_t    *grown = realloc(sc->group_slots, (size_t) slots * sizeof(int64_t));
+
+			if (grown == NULL)
+				return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+									"Could not allocate host memory for %lld groups.",
+									(long long) total);
+			sc->group_slots = grown;
+			sc->slots_capacity = slots;
+		}
+		memset(sc->group_slots, 0xFF, (size_t) slots * sizeof(int64_t));	/* -1 */
+		mask = slots - 1;
+	}
+
 	memset(out, 0, sizeof(*out));
 	for (int d = 0; d < sc->n; d++)
 	{
-		int64_t		n = one[d].ngroups;
+		const GjAggResult *r = &one[d];
 
-		for (int k = 0; k < sc->nkeys; k++)
+		for (int64_t g = 0; g < r->ngroups; g++)
 		{
-			memcpy(sc->group_keys[k] + g, one[d].keys[k], (size_t) n * sizeof(int64_t));
-			if (one[d].key_nulls[k] != NULL)
-				memcpy(sc->group_key_nulls[k] + g, one[d].key_nulls[k], (size_t) n);
+			int64_t		i = -1;
+
+			if (sc->nkeys == 0)
+				i = ngroups > 0 ? 0 : -1;	/* one group, whatever the rows */
 			else
-				memset(sc->group_key_nulls[k] + g, 0, (size_t) n);
+			{
+				int64_t		slot = (int64_t) (GroupHash(sc, r, g) & (uint64_t) mask);
+
+				while (sc->group_slots[slot] >= 0 && !SameGroup(sc, r, g, sc->group_slots[slot]))
+					slot = (slot + 1) & mask;
+				i = sc->group_slots[slot];
+				if (i < 0)
+					sc->group_slots[slot] = ngroups;
+			}
+			if (i >= 0)
+			{
+				/* a group no row reached has the words of none
+				 * (gj_agg_init_words): combining them changes nothing */
+				for (int a = 0; a < sc->naggs; a++)
+					gj_agg_combine(&sc->aggs[a], &sc->group_words[0][a][i],
+								   &sc->group_words[1][a][i], &sc->group_words[2][a][i],
+								   r->n[a][g], r->a[a][g], r->b[a][g]);
+				continue;
+			}
+			/* a key not met yet */
+			i = ngroups++;
+			for (int k = 0; k < sc->nkeys; k++)
+			{
+				sc->group_keys[k][i] = r->keys[k][g];
+				sc->group_key_nulls[k][i] = r->key_nulls[k] != NULL ? r->key_nulls[k][g] : 0;
+			}
+			for (int a = 0; a < sc->naggs; a++)
+			{
+				sc->group_words[0][a][i] = r->n[a][g];
+				sc->group_words[1][a][i] = r->a[a][g];
+				sc->group_words[2][a][i] = r->b[a][g];
+			}
 		}
-		for (int a = 0; a < sc->naggs; a++)
-		{
-			memcpy(sc->group_words[0][a] + g, one[d].n[a], (size_t) n * sizeof(int64_t));
-			memcpy(sc->group_words[1][a] + g, one[d].a[a], (size_t) n * sizeof(int64_t));
-			memcpy(sc->group_words[2][a] + g, one[d].b[a], (size_t) n * sizeof(int64_t));
-		}
-		g += n;
-		out->spills += one[d].spills;
+		out->spills += r->spills;
 	}
-	out->ngroups = total;
+	out->ngroups = ngroups;
 	for (int k = 0; k < sc->nkeys; k++)
 	{
 		out->keys[k] = sc->group_keys[k];

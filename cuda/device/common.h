@@ -889,6 +889,35 @@ gj_check_batch(const GjBatch *batch, const GjJoinSpec *spec, GjSide side,
 }
 
 /*
+ * Check the arguments of PARTITION's exchange (GjKernels.exchange_send,
+ * exchange_receive), as both implementations do
+ */
+static inline GjStatus
+gj_check_exchange_send(const GjBatch *batch, int64_t start, int64_t end,
+					   int ndevices, const GjExchange *sent, GjError *err)
+{
+	if (sent == NULL || batch == NULL || ndevices < 1 || ndevices > GJ_MAX_DEVICES ||
+		start < 0 || end < start || end > batch->nrows)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"An exchange was asked to send rows %lld .. %lld of %lld to %d devices.",
+							(long long) start, (long long) end,
+							(long long) (batch != NULL ? batch->nrows : 0), ndevices);
+	return GJ_OK;
+}
+
+static inline GjStatus
+gj_check_exchange_receive(const GjExchange *sent, int nsent, int self,
+						  const GjExchange *part, GjError *err)
+{
+	if (part == NULL || sent == NULL || nsent < 1 || self < 0 ||
+		self >= sent[0].ndevices || sent[0].impl == NULL)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"An exchange was asked to receive run %d of %d sends.",
+							self, nsent);
+	return GJ_OK;
+}
+
+/*
  * Check retrieve's arguments and size its round
  *
  * has_chunk: a chunk has been counted; nmatches: its matches; max_matches:

@@ -392,12 +392,7 @@ gj_cuda_exchange_send(GjContext *context, const GjBatch *batch, bool inner,
 
 	if (ctx == NULL)
 		return GJ_ERROR_INVALID_ARGUMENT;
-	if (sent == NULL || batch == NULL || ndevices < 1 || ndevices > GJ_MAX_DEVICES ||
-		start < 0 || end < start || end > batch->nrows)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"An exchange was asked to send rows %lld .. %lld of %lld to %d devices.",
-							(long long) start, (long long) end,
-							(long long) (batch != NULL ? batch->nrows : 0), ndevices);
+	GJ_TRY(gj_check_exchange_send(batch, start, end, ndevices, sent, err));
 	memset(sent, 0, sizeof(*sent));
 	ncolumns = gj_side_ncolumns(&ctx->spec, side);
 	widths = gj_side_widths(&ctx->spec, side);
@@ -543,11 +538,7 @@ gj_cuda_exchange_receive(GjContext *context, const GjExchange *sent, int nsent,
 
 	if (ctx == NULL)
 		return GJ_ERROR_INVALID_ARGUMENT;
-	if (part == NULL || sent == NULL || nsent < 1 || self < 0 ||
-		self >= sent[0].ndevices || sent[0].impl == NULL)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"An exchange was asked to receive run %d of %d sends.",
-							self, nsent);
+	GJ_TRY(gj_check_exchange_receive(sent, nsent, self, part, err));
 	memset(part, 0, sizeof(*part));
 	first = (const CudaRuns *) sent[0].impl;
 	if ((state = GetState(ctx, err)) == NULL)

@@ -105,12 +105,7 @@ gj_cpu_exchange_send(GjContext *ctx, const GjBatch *batch, bool inner,
 
 	if (cpu == NULL)
 		return GJ_ERROR_INVALID_ARGUMENT;
-	if (sent == NULL || batch == NULL || ndevices < 1 || ndevices > GJ_MAX_DEVICES ||
-		start < 0 || end < start || end > batch->nrows)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"An exchange was asked to send rows %lld .. %lld of %lld to %d devices.",
-							(long long) start, (long long) end,
-							(long long) (batch != NULL ? batch->nrows : 0), ndevices);
+	GJ_TRY(gj_check_exchange_send(batch, start, end, ndevices, sent, err));
 	memset(sent, 0, sizeof(*sent));
 	memset(has_nulls, 0, sizeof(has_nulls));
 	for (int c = 0; c < gj_side_ncolumns(&cpu->spec, side); c++)
@@ -183,11 +178,7 @@ gj_cpu_exchange_receive(GjContext *ctx, const GjExchange *sent, int nsent,
 
 	if (cpu == NULL)
 		return GJ_ERROR_INVALID_ARGUMENT;
-	if (part == NULL || sent == NULL || nsent < 1 || self < 0 ||
-		self >= sent[0].ndevices || sent[0].impl == NULL)
-		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"An exchange was asked to receive run %d of %d sends.",
-							self, nsent);
+	GJ_TRY(gj_check_exchange_receive(sent, nsent, self, part, err));
 	memset(part, 0, sizeof(*part));
 	for (int s = 0; s < nsent; s++)
 		total += sent[s].rows[self];

@@ -619,6 +619,8 @@ ExecGpuJoin(CustomScanState *css)
 	{
 		node->gj_Ran = true;
 		node->gj_Runs++;
+		/* a parallel right or full join: counted in before any outer row */
+		GpuJoinFillAttach(node);
 	}
 
 	for (;;)
@@ -638,6 +640,7 @@ ExecGpuJoin(CustomScanState *css)
 				if (node->gj_Timing)
 					INSTR_TIME_SET_CURRENT(start);
 				GpuJoinLoadInner(node);
+				GpuJoinFillLoaded(node);
 				if (node->gj_Timing)
 					node->gj_LoadMs += GpuJoinElapsedMs(start);
 				if (node->gj_Inner.nrows == 0 && !GJ_FILL_OUTER_NEEDED(node))
@@ -753,7 +756,15 @@ ExecGpuJoin(CustomScanState *css)
 
 			case GJ_FILL_INNER:
 				{
-					TupleTableSlot *slot = GpuJoinEmitNextUnmatched(node, false, -1);
+					TupleTableSlot *slot;
+
+					/* in parallel, the last participant to get here emits them */
+					if (node->gj_FillAttached && !GpuJoinFillDetach(node))
+					{
+						node->gj_JoinState = GJ_DONE;
+						continue;
+					}
+					slot = GpuJoinEmitNextUnmatched(node, false, -1);
 
 					if (slot != NULL)
 						return slot;
@@ -762,6 +773,9 @@ ExecGpuJoin(CustomScanState *css)
 				}
 
 			case GJ_DONE:
+				/* no inner row to emit (none read): counted out all the same */
+				if (node->gj_FillAttached)
+					(void) GpuJoinFillDetach(node);
 				if (node->gj_Agg)
 				{
 					TupleTableSlot *slot;
@@ -844,6 +858,7 @@ ReScanGpuJoin(CustomScanState *css)
 	PlanState  *inner_ps = node->gj_Inner.ps;
 
 	node->gj_Ran = false;
+	node->gj_FillAttached = false;	/* the launch's count starts over */
 	if (node->gj_Agg)
 		GpuJoinAggRescan(node);
 	if (css->ss.ps.chgParam != NULL)

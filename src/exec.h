@@ -38,6 +38,7 @@
 #include "utils/snapshot.h"
 #include "storage/condition_variable.h"
 #include "storage/spin.h"
+#include "utils/dsa.h"
 #include "utils/tuplestore.h"
 
 /*
@@ -364,6 +365,19 @@ typedef struct GpuJoinCounters
  *					the inner side after all (out of device memory) reads it
  *					as the builder did
  *	build_cv		signalled when the state leaves BUILDING
+ *
+ * and, for a right or full join, the inner rows that some participant
+ * matched (exec_parallel.c, GpuJoinFillDetach), all under mutex but the
+ * flags themselves:
+ *
+ *	fill_attached	participants running the join in this launch
+ *	fill_done		one of them has emitted the unmatched inner rows
+ *	fill_flags		a byte per inner row, in the order the inner side is
+ *					read, 1 where a participant matched it (in the
+ *					query's DSA), or InvalidDsaPointer until the first
+ *					participant finishes; fill_rows and fill_digest
+ *					describe its inner side, as build_rows and
+ *					build_digest do, for the others to check theirs
  */
 typedef struct GpuJoinParallelState
 {
@@ -376,6 +390,11 @@ typedef struct GpuJoinParallelState
 	int64		build_rows;
 	uint64		build_digest;
 	ConditionVariable build_cv;
+	int			fill_attached;
+	bool		fill_done;
+	dsa_pointer fill_flags;
+	int64		fill_rows;
+	uint64		fill_digest;
 	GpuJoinCounters workers[FLEXIBLE_ARRAY_MEMBER];
 } GpuJoinParallelState;
 
@@ -459,6 +478,12 @@ typedef struct GpuJoinParallelState
  *						build: this process has not read the inner side;
  *						gj_BorrowedRows and gj_BorrowedDigest describe it
  *	gj_SharedBuilds		runs that probed another participant's build
+ *	gj_FillAttached		a parallel right or full join: this process runs
+ *						the join and has not yet merged its inner rows'
+ *						matched flags into the shared ones
+ *	gj_InnerDigest		... the digest of its inner side as read
+ *	gj_InnerPerm		... partitioned: inner row i of the batch is row
+ *						gj_InnerPerm[i] as read (PartitionInner), or NULL
  *	gj_Workers			the leader: the counters the workers left there,
  *						a List of GpuJoinCounters
  */
@@ -522,6 +547,9 @@ typedef struct GpuJoinState
 	int64		gj_BorrowedRows;
 	uint64		gj_BorrowedDigest;
 	int64		gj_SharedBuilds;
+	bool		gj_FillAttached;
+	uint64		gj_InnerDigest;
+	int64	   *gj_InnerPerm;
 	List	   *gj_Workers;
 	struct GpuJoinAgg *gj_Agg;	/* GpuPreAgg (exec_agg.c), or NULL */
 } GpuJoinState;
@@ -626,5 +654,8 @@ extern void ShutdownGpuJoin(CustomScanState *css);
 extern bool GpuJoinShareBuild(GpuJoinState *node);
 extern void GpuJoinPublishBuild(GpuJoinState *node, bool built);
 extern void GpuJoinReadBorrowedInner(GpuJoinState *node);
+extern void GpuJoinFillAttach(GpuJoinState *node);
+extern void GpuJoinFillLoaded(GpuJoinState *node);
+extern bool GpuJoinFillDetach(GpuJoinState *node);
 
 #endif							/* GPUJOIN_EXEC_H */

@@ -796,6 +796,7 @@ GpuJoinForgetInner(GpuJoinState *node)
 	GpuJoinResetSide(&node->gj_Inner);
 	node->gj_TableBuilt = false;
 	node->gj_InnerMatched = NULL;
+	node->gj_InnerPerm = NULL;
 	node->gj_PartStart = NULL;
 	node->gj_NumParts = 1;
 }

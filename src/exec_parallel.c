@@ -24,10 +24,28 @@
  * context_share) and never read their inner child.  A participant that
  * needs nothing of the inner side but its device columns qualifies: no
  * host column of the inner side, no qual rechecked on the host, no inner
- * rows to fill (right and full joins are not parallel anyway).  Whatever
+ * rows to fill (a right or full join emits them from the inner side on the
+ * host, below).  Whatever
  * keeps the builder from a build to share (an empty inner side, partitions,
  * the CPU twin after the device ran out of memory) makes every participant
  * build its own, as without the service.
+ *
+ * A right or full join emits, besides each participant's matches, the inner
+ * rows no participant matched, once.  Every participant reads the whole
+ * inner side in the same order (the planner offers such a path only where
+ * the join reads it as heap pages: blocks in order, under the query's
+ * snapshot) and keeps its own matched flags by inner row; when its outer
+ * side is done it ORs them into one set of flags in the query's DSA, and
+ * the last participant to finish takes the merged flags and emits the rows
+ * they leave unmatched, as PostgreSQL 16's parallel full hash join does.
+ * Nobody waits: a participant counts itself in (fill_attached) before it
+ * reads an outer row and out when it has read its last, and once one has
+ * seen the outer side's end every outer row is in the hands of the
+ * participants counted in, so the last one out has every match behind it;
+ * one that comes later finds no outer row left and emits nothing
+ * (fill_done).  The flags are by the inner side's row numbers as read
+ * (gj_InnerPerm maps a partitioned batch's), checked by rows and a digest
+ * of the keys, as a shared build is.
  *
  * IDENTIFICATION
  *	  src/exec_parallel.c
@@ -124,6 +142,9 @@ InitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordina
 	shared->nworkers = pcxt->nworkers;
 	shared->build_state = GJ_SHARED_BUILD_NONE;
 	ConditionVariableInit(&shared->build_cv);
+	shared->fill_attached = 0;
+	shared->fill_done = false;
+	shared->fill_flags = InvalidDsaPointer;
 	memset(shared->workers, 0, pcxt->nworkers * sizeof(GpuJoinCounters));
 	shared->pscan_offset = 0;
 	if (OuterHeap(node) != NULL)
@@ -149,6 +170,13 @@ ReInitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordi
 	CollectWorkerCounters(node);
 	/* the new workers build again (the leader may keep its table) */
 	node->gj_Shared->build_state = GJ_SHARED_BUILD_NONE;
+	/* and mark the inner rows they match afresh */
+	node->gj_Shared->fill_attached = 0;
+	node->gj_Shared->fill_done = false;
+	if (DsaPointerIsValid(node->gj_Shared->fill_flags) &&
+		css->ss.ps.state->es_query_dsa != NULL)
+		dsa_free(css->ss.ps.state->es_query_dsa, node->gj_Shared->fill_flags);
+	node->gj_Shared->fill_flags = InvalidDsaPointer;
 	if (OuterHeap(node) != NULL)
 	{
 		table_parallelscan_reinitialize(OuterHeap(node)->rel, SharedScan(node->gj_Shared));
@@ -357,4 +385,121 @@ GpuJoinReadBorrowedInner(GpuJoinState *node)
 				 errdetail("One read " INT64_FORMAT " rows, another " INT64_FORMAT " (or the same number in another order).",
 						   node->gj_BorrowedRows, node->gj_Inner.nrows),
 				 errhint("Set gpujoin.parallel_shared_build = off to have each participant build its own.")));
+}
+
+/* Does this process share the inner rows' matched flags with others? */
+static bool
+FillShared(GpuJoinState *node)
+{
+	return node->gj_Shared != NULL && GJ_FILL_INNER_NEEDED(node);
+}
+
+/*
+ * A participant of a parallel right or full join, before it reads its
+ * first outer row: count it in
+ */
+void
+GpuJoinFillAttach(GpuJoinState *node)
+{
+	GpuJoinParallelState *shared = node->gj_Shared;
+
+	if (!FillShared(node) || node->gj_FillAttached)
+		return;
+	SpinLockAcquire(&shared->mutex);
+	shared->fill_attached++;
+	SpinLockRelease(&shared->mutex);
+	node->gj_FillAttached = true;
+}
+
+/* ... with its inner side read: the digest the others check theirs by */
+void
+GpuJoinFillLoaded(GpuJoinState *node)
+{
+	if (FillShared(node))
+		node->gj_InnerDigest = GpuJoinSideDigest(&node->gj_Inner);
+}
+
+/*
+ * ... with its outer side done: OR its inner rows' matched flags into the
+ * shared ones and count it out.  true: it was the last of the participants
+ * counted in, its flags are now everyone's, and it emits the inner rows
+ * left unmatched; false: another does (or did), and it emits none.  A join
+ * in one process (no shared memory) is its own last participant.
+ */
+bool
+GpuJoinFillDetach(GpuJoinState *node)
+{
+	GpuJoinParallelState *shared = node->gj_Shared;
+	dsa_area   *area = node->css.ss.ps.state->es_query_dsa;
+	int64		n = node->gj_Inner.nrows;
+	const int64 *perm = node->gj_InnerPerm;
+	bool	   *matched = node->gj_InnerMatched;
+	dsa_pointer flags;
+	int64		rows;
+	uint64		digest;
+	char	   *all;
+	bool		last;
+
+	if (!node->gj_FillAttached)
+		return !FillShared(node);
+	node->gj_FillAttached = false;
+	if (area == NULL)
+	{
+		/* no shared memory area: the Gather runs no worker, only us */
+		if (shared->nworkers > 0)
+			elog(ERROR, "gpujoin: a parallel right or full join has no shared memory area");
+		return true;
+	}
+
+	SpinLockAcquire(&shared->mutex);
+	flags = shared->fill_flags;
+	rows = shared->fill_rows;
+	digest = shared->fill_digest;
+	SpinLockRelease(&shared->mutex);
+	if (!DsaPointerIsValid(flags))
+	{
+		/* the first to finish: flags for everyone (or another's, if faster) */
+		dsa_pointer mine = dsa_allocate_extended(area, Max(n, 1),
+												 DSA_ALLOC_HUGE | DSA_ALLOC_ZERO);
+
+		SpinLockAcquire(&shared->mutex);
+		if (!DsaPointerIsValid(shared->fill_flags))
+		{
+			shared->fill_flags = mine;
+			shared->fill_rows = n;
+			shared->fill_digest = node->gj_InnerDigest;
+			mine = InvalidDsaPointer;
+		}
+		flags = shared->fill_flags;
+		rows = shared->fill_rows;
+		digest = shared->fill_digest;
+		SpinLockRelease(&shared->mutex);
+		if (DsaPointerIsValid(mine))
+			dsa_free(area, mine);
+	}
+	if (rows != n || digest != node->gj_InnerDigest)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("gpujoin: two participants of a parallel GPU join read different inner sides"),
+				 errdetail("One read " INT64_FORMAT " rows, another " INT64_FORMAT " (or the same number in another order).",
+						   rows, n)));
+
+	/* concurrent ORs store the same byte: none can undo another's */
+	all = dsa_get_address(area, flags);
+	for (int64 i = 0; i < n; i++)
+		if (matched[i])
+			all[perm != NULL ? perm[i] : i] = 1;
+
+	/* the lock orders our stores before the last one's loads */
+	SpinLockAcquire(&shared->mutex);
+	shared->fill_attached--;
+	last = shared->fill_attached == 0 && !shared->fill_done;
+	if (last)
+		shared->fill_done = true;
+	SpinLockRelease(&shared->mutex);
+
+	if (last)
+		for (int64 i = 0; i < n; i++)
+			matched[i] = all[perm != NULL ? perm[i] : i] != 0;
+	return last;
 }

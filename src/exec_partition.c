@@ -27,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "executor/executor.h"
 #include "exec.h"
 #include "miscadmin.h"
@@ -102,7 +103,8 @@ PermuteArray(GpuJoinSide *side, bool host, void *array, Size width, const int64 
 /*
  * Split the inner batch into nparts partitions by key (KeyPartition): its
  * rows reordered so that each partition's are contiguous, gj_PartStart[p]
- * the first of partition p, and the rows with a NULL key last
+ * the first of partition p, and the rows with a NULL key last (a parallel
+ * right or full join keeps the permutation in gj_InnerPerm)
  */
 static void
 PartitionInner(GpuJoinState *node, int nparts)
@@ -113,13 +115,15 @@ PartitionInner(GpuJoinState *node, int nparts)
 	int64	   *next;
 	int32	   *part;
 	int64	   *perm;
+	bool		keep_perm = node->gj_Shared != NULL && GJ_FILL_INNER_NEEDED(node);
 
 	start = MemoryContextAllocZero(inner->cxt, sizeof(int64) * (nparts + 2));
 	next = palloc(sizeof(int64) * (nparts + 1));
 	part = MemoryContextAllocExtended(CurrentMemoryContext, sizeof(int32) * Max(n, 1),
 									  MCXT_ALLOC_HUGE);
-	perm = MemoryContextAllocExtended(CurrentMemoryContext, sizeof(int64) * Max(n, 1),
-									  MCXT_ALLOC_HUGE);
+	/* kept with the batch where a parallel join's flags need it (GpuJoinFillDetach) */
+	perm = MemoryContextAllocExtended(keep_perm ? inner->cxt : CurrentMemoryContext,
+									  sizeof(int64) * Max(n, 1), MCXT_ALLOC_HUGE);
 
 	/* a counting sort by partition, NULL keys as partition nparts */
 	for (int64 i = 0; i < n; i++)
@@ -161,7 +165,10 @@ PartitionInner(GpuJoinState *node, int nparts)
 							 perm, n, inner->capacity);
 		}
 	}
-	pfree(perm);
+	if (keep_perm)
+		node->gj_InnerPerm = perm;
+	else
+		pfree(perm);
 	node->gj_PartStart = start;
 }
 
@@ -182,6 +189,10 @@ GpuJoinPlanPartitions(GpuJoinState *node)
 	if (node->gj_Strategy == GPUJOIN_STRATEGY_HASH)
 	{
 		double		budget = GpuJoinExecutorDeviceBudget(GpuJoinNodeKernels(node));
+
+		/* a test aid: workers partition unlike the leader (test/030) */
+		if (gpujoin_inject_fault == GPUJOIN_FAULT_WORKER_MEMORY && IsParallelWorker())
+			budget /= 4;
 
 		nparts = GpuJoinPartitions((double) inner->nrows, SideDeviceBytes(inner),
 								   node->gj_OuterPlanRows, SideDeviceBytes(outer),

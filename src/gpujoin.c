@@ -244,6 +244,7 @@ static const struct config_enum_entry gpujoin_inject_fault_options[] = {
 	{"count_oom", GPUJOIN_FAULT_COUNT_OOM, false},
 	{"retrieve_oom", GPUJOIN_FAULT_RETRIEVE_OOM, false},
 	{"shared_count_oom", GPUJOIN_FAULT_SHARED_COUNT_OOM, false},
+	{"worker_memory", GPUJOIN_FAULT_WORKER_MEMORY, false},
 	{NULL, 0, false}
 };
 

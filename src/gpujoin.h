@@ -59,6 +59,10 @@ typedef enum GpuJoinFault
 	GPUJOIN_FAULT_SHARED_COUNT_OOM, /* count, in a participant of a parallel
 									 * join that probes another's build: out
 									 * of device memory */
+	GPUJOIN_FAULT_WORKER_MEMORY,	/* not a failure: parallel workers see a
+									 * quarter of the device memory budget,
+									 * so their partitions differ from the
+									 * leader's */
 	GPUJOIN_FAULT_SHARED_COUNT	/* the step of that count (not a setting):
 								 * a count for every other fault */
 } GpuJoinFault;

@@ -221,8 +221,10 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 		considered = psprintf("%s; run by %d processes on one build of the inner rows (gpujoin service)",
 							  considered, GpuJoinParallelProcesses(&cpath->path));
 	else if (partial)
-		considered = psprintf("%s; run by each of %d processes on all inner rows",
-							  considered, GpuJoinParallelProcesses(&cpath->path));
+		considered = psprintf("%s; run by each of %d processes on all inner rows%s",
+							  considered, GpuJoinParallelProcesses(&cpath->path),
+							  clauses->fill_inner ?
+							  ", the last to finish emitting those none matched" : "");
 	/* a merge join emitting unmatched outer rows sorts them on the host */
 	if (strategy == GPUJOIN_STRATEGY_MERGE &&
 		(jointype == JOIN_LEFT || jointype == JOIN_ANTI))
@@ -331,6 +333,21 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	if (inner_paths[1] != NULL && partial && !inner_paths[1]->parallel_safe)
 		inner_paths[1] = NULL;
 
+	/*
+	 * A parallel right or full join: the participants mark the inner rows
+	 * they matched in one set of flags, by row number (exec_parallel.c), so
+	 * every one must read the inner side in the same order, as the join's
+	 * own heap-page reader does (blocks in order, under the query's
+	 * snapshot); a Seq Scan child may start in mid-table (synchronized
+	 * scans), any other child promises no order at all
+	 */
+	if (partial && (jointype == JOIN_RIGHT || jointype == JOIN_FULL))
+		for (int i = 0; i < 2; i++)
+			if (inner_paths[i] != NULL &&
+				!GpuJoinHeapSide(root, inner_paths[i], strategy, clauses->key_clauses,
+								 clauses->outer_is_left, false))
+				inner_paths[i] = NULL;
+
 	for (int o = 0; o < 2; o++)
 		for (int i = 0; i < 2; i++)
 			if (outer_paths[o] != NULL && inner_paths[i] != NULL)
@@ -339,16 +356,17 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 }
 
 /*
- * Can a partial GPU join path be offered?  Each process emits only what its
- * own outer rows produce, so no join type that emits unmatched inner rows
- * (PostgreSQL's hash join without Parallel Hash has the same rule).
+ * Can a partial GPU join path be offered?  Each process emits what its own
+ * outer rows produce; the unmatched inner rows of a right or full join, the
+ * last process to finish (exec_parallel.c), which needs the inner side read
+ * as heap pages (TryGpuJoinPath)
  */
 static bool
 CanJoinInParallel(RelOptInfo *joinrel, RelOptInfo *outerrel, JoinType jointype)
 {
 	return gpujoin_enable_parallel && joinrel->consider_parallel &&
 		outerrel->partial_pathlist != NIL &&
-		jointype != JOIN_RIGHT && jointype != JOIN_FULL;
+		(gpujoin_enable_heapscan || (jointype != JOIN_RIGHT && jointype != JOIN_FULL));
 }
 
 /*

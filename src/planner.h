@@ -40,6 +40,8 @@ typedef struct GpuJoinClauses
 								 * decide which rows match */
 	List	   *other_quals;	/* outer joins: pushed-down clauses, which
 								 * filter the joined (or NULL-extended) rows */
+	bool		fill_inner;		/* right and full joins: the unmatched inner
+								 * rows come out too */
 } GpuJoinClauses;
 
 /* planner_clauses.c */

@@ -238,6 +238,7 @@ GpuJoinExtractJoinClauses(List *restrictlist, RelOptInfo *joinrel, JoinType join
 	ListCell   *lc;
 
 	memset(clauses, 0, sizeof(*clauses));
+	clauses->fill_inner = (jointype == JOIN_RIGHT || jointype == JOIN_FULL);
 	foreach(lc, restrictlist)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
@@ -436,6 +437,7 @@ GpuJoinExtractThetaClauses(PlannerInfo *root, List *restrictlist, RelOptInfo *jo
 	int			i;
 
 	memset(clauses, 0, sizeof(*clauses));
+	clauses->fill_inner = (jointype == JOIN_RIGHT || jointype == JOIN_FULL);
 	foreach(lc, restrictlist)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);

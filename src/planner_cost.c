@@ -688,7 +688,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 
 		*shared_build = processes > 1 && GpuJoinServiceInUse() &&
 			gpujoin_parallel_shared_build && strategy == GPUJOIN_STRATEGY_HASH &&
-			gj_variant_shares_build(*variant) && !*partitioned &&
+			gj_variant_shares_build(*variant) && !*partitioned && !clauses->fill_inner &&
 			inner_payloads == inner_cols && HostKeys(clauses->codings, false) == 0 &&
 			clauses->join_quals == NIL;
 		startup_cost += gpujoin_setup_cost +

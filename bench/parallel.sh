@@ -29,6 +29,8 @@
 # gpu_parallel_W less gpu_serial is about what that costs (the
 # gpujoin.worker_setup_cost to set is that many ms times
 # gpujoin.cost_per_ms).
+# QUERY="..." runs another query over xr and xs instead (a full join, say:
+# PostgreSQL 15 runs those in one process only).
 # Output: CSV on stdout: rows,setting,plan,workers_launched,ms
 set -euo pipefail
 
@@ -39,7 +41,7 @@ workers=${WORKERS:-"2 4 8"}
 psql_() { psql -X -q -At -v ON_ERROR_STOP=1 -c "LOAD 'gpujoin'" "$@"; }
 psql_ -c "CREATE EXTENSION IF NOT EXISTS gpujoin"
 
-q="SELECT count(*), sum(xr.v + xs.v) FROM xr JOIN xs ON xr.k = xs.k"
+q=${QUERY:-"SELECT count(*), sum(xr.v + xs.v) FROM xr JOIN xs ON xr.k = xs.k"}
 base="SET jit = off; SET work_mem = '1GB';"
 forced="SET gpujoin.device = $dev; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off;"
 
@@ -61,7 +63,7 @@ measure() {
 		args+=(-c "EXPLAIN (ANALYZE, TIMING OFF) $q")
 	done
 	out=$(psql_ "${args[@]}")
-	plan=$(grep -oE 'Parallel Custom Scan \(Gpu[A-Za-z]+Join\)|Custom Scan \(Gpu[A-Za-z]+Join\)|Parallel Hash Join|Hash Join|Merge Join|Nested Loop' <<<"$out" | head -1)
+	plan=$(grep -oE 'Parallel Custom Scan \(Gpu[A-Za-z]+Join\)|Custom Scan \(Gpu[A-Za-z]+Join\)|Parallel Hash( [A-Z][a-z]+)? Join|Hash( [A-Z][a-z]+)? Join|Merge( [A-Z][a-z]+)? Join|Nested Loop' <<<"$out" | head -1)
 	launched=$(sed -n 's/^ *Workers Launched: \([0-9]*\)$/\1/p' <<<"$out" | tail -1)
 	ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$out" | tail -n +2 |
 		sort -g | sed -n "$(((runs + 1) / 2))p")

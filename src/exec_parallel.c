@@ -364,6 +364,21 @@ GpuJoinPublishBuild(GpuJoinState *node, bool built)
 }
 
 /*
+ * Two participants read different inner sides (rows, or the keys' digest),
+ * so their inner row numbers do not name the same rows: an internal error
+ */
+static void
+DifferentInnerSides(int64 theirs, int64 ours, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INTERNAL_ERROR),
+			 errmsg("gpujoin: two participants of a parallel GPU join read different inner sides"),
+			 errdetail("One read " INT64_FORMAT " rows, another " INT64_FORMAT " (or the same number in another order).",
+					   theirs, ours),
+			 errhint("%s", hint)));
+}
+
+/*
  * A participant that probed another's build and now has to build itself
  * (on the CPU twin: the device ran out of memory): read the inner side
  * after all, and check that it read the very rows the builder did, in its
@@ -379,12 +394,8 @@ GpuJoinReadBorrowedInner(GpuJoinState *node)
 	GpuJoinLoadInner(node);
 	if (node->gj_Inner.nrows != node->gj_BorrowedRows ||
 		GpuJoinSideDigest(&node->gj_Inner) != node->gj_BorrowedDigest)
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("gpujoin: two participants of a parallel GPU join read different inner sides"),
-				 errdetail("One read " INT64_FORMAT " rows, another " INT64_FORMAT " (or the same number in another order).",
-						   node->gj_BorrowedRows, node->gj_Inner.nrows),
-				 errhint("Set gpujoin.parallel_shared_build = off to have each participant build its own.")));
+		DifferentInnerSides(node->gj_BorrowedRows, node->gj_Inner.nrows,
+							"Set gpujoin.parallel_shared_build = off to have each participant build its own.");
 }
 
 /* Does this process share the inner rows' matched flags with others? */
@@ -478,11 +489,8 @@ GpuJoinFillDetach(GpuJoinState *node)
 			dsa_free(area, mine);
 	}
 	if (rows != n || digest != node->gj_InnerDigest)
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("gpujoin: two participants of a parallel GPU join read different inner sides"),
-				 errdetail("One read " INT64_FORMAT " rows, another " INT64_FORMAT " (or the same number in another order).",
-						   rows, n)));
+		DifferentInnerSides(rows, n,
+							"Set gpujoin.enable_parallel = off to run the join in one process.");
 
 	/* concurrent ORs store the same byte: none can undo another's */
 	all = dsa_get_address(area, flags);

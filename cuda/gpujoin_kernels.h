@@ -1019,11 +1019,25 @@ typedef struct GjAggSpec
 	GjAgg		aggs[GJ_AGG_MAX_AGGS];
 	int64_t		groups_hint;	/* groups expected: the table's first size */
 	uint8_t		variant;		/* GjAggVariant, with keys */
+
+	/*
+	 * The order agg_result returns the groups in: by key sort_keys[0]'s
+	 * value, then sort_keys[1]'s ... (signed 64-bit words; sort_desc:
+	 * greatest first; a NULL before every value where sort_nulls_first,
+	 * else after, in either direction); nsort 0: no particular order
+	 */
+	int32_t		nsort;			/* 0 .. nkeys */
+	int8_t		sort_keys[GJ_AGG_MAX_KEYS];
+	bool		sort_desc[GJ_AGG_MAX_KEYS];
+	bool		sort_nulls_first[GJ_AGG_MAX_KEYS];
 } GjAggSpec;
 
 /*
- * The groups, in no particular order; the arrays are the context's and
- * stay valid until its next call.  With no key there is one group, its
+ * The groups, in the spec's order (nsort), else in no particular order
+ * (the device sorts them there: CUB radix sorts of the table's live
+ * groups, one per sort key and its NULL flags, least significant first;
+ * the CPU twin, and the device after a spill, the same on the host); the
+ * arrays are the context's and stay valid until its next call.  With no key there is one group, its
  * words zero (and MIN/MAX's n zero) when no row came.
  *
  * The groups may outgrow the room they have (the device's memory, or

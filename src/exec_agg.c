@@ -86,6 +86,7 @@ typedef struct GpuJoinAggSaved
 {
 	GjAggResult result;
 	Datum	   *states[GJ_AGG_MAX_AGGS];
+	bool		sorted;			/* in the spec's order (agg_result's) */
 } GpuJoinAggSaved;
 
 typedef struct GpuJoinAgg
@@ -119,8 +120,10 @@ typedef struct GpuJoinAgg
 	/*
 	 * Rows in the order of the group keys (the plan's pathkeys; planner_agg.c
 	 * GroupOrdering), or nsort = 0: for each sort column the key, its
-	 * direction and where NULL goes.  Every set of groups is gathered first
-	 * (sets), then emitted through one sorted index (order).
+	 * direction and where NULL goes (the spec's too: agg_result returns a
+	 * context's groups in that order).  Every set of groups is gathered
+	 * first (sets); one set that came back sorted is emitted as it is
+	 * (order NULL), several through one index sorted on the host (order).
 	 */
 	int			nsort;
 	int			sort_keys[GJ_AGG_MAX_KEYS];
@@ -130,6 +133,7 @@ typedef struct GpuJoinAgg
 	GpuJoinAggSaved **sets;
 	struct GpuJoinAggRow *order;
 	int64		norder;			/* rows in order; -1: not gathered yet */
+	int64		host_sorted;	/* EXPLAIN ANALYZE: groups sorted on the host */
 } GpuJoinAgg;
 
 /* A row of the sorted output: group g of set "set" */
@@ -401,6 +405,13 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 	}
 	spec->nkeys = agg->nkeys;
 	InitOrdering(agg, list_length(agg_private) > 4 ? (List *) list_nth(agg_private, 4) : NIL);
+	spec->nsort = agg->nsort;
+	for (int i = 0; i < agg->nsort; i++)
+	{
+		spec->sort_keys[i] = (int8) agg->sort_keys[i];
+		spec->sort_desc[i] = agg->sort_desc[i];
+		spec->sort_nulls_first[i] = agg->sort_nulls_first[i];
+	}
 
 	/* the partial Aggrefs the plan appended */
 	pos = 0;
@@ -535,9 +546,10 @@ CompareRows(const void *a, const void *b, void *arg)
 
 /*
  * Ordered output: every set of groups (those of closed contexts and of the
- * host, then the context's own), and one index of their rows sorted by the
- * sort columns.  Rows of one group in several sets come out next to each
- * other, which is all Finalize GroupAggregate needs.
+ * host, then the context's own).  One set that agg_result sorted comes out
+ * as it is; several, through one index of their rows sorted on the host by
+ * the sort columns, so that the rows of one group in several sets come out
+ * next to each other, which is all Finalize GroupAggregate needs.
  */
 static void
 GatherOrdered(GpuJoinState *node)
@@ -556,9 +568,18 @@ GatherOrdered(GpuJoinState *node)
 	/* the context's arrays, valid until its next call: none comes */
 	agg->sets[n] = palloc0(sizeof(GpuJoinAggSaved));
 	if (ReadContextGroups(node, &agg->sets[n]->result))
-		n++;
+		agg->sets[n++]->sorted = true;
 	for (int i = 0; i < n; i++)
 		rows += agg->sets[i]->result.ngroups;
+	agg->pos = 0;
+	if (n == 0 || (n == 1 && agg->sets[0]->sorted))
+	{
+		agg->order = NULL;
+		agg->norder = rows;
+		MemoryContextSwitchTo(old);
+		return;
+	}
+	agg->host_sorted += rows;
 	agg->order = palloc_extended(sizeof(GpuJoinAggRow) * Max(rows, 1), MCXT_ALLOC_HUGE);
 	agg->norder = 0;
 	for (int i = 0; i < n; i++)
@@ -690,6 +711,7 @@ SaveGroups(GpuJoinState *node)
 		return;
 	saved = palloc0(sizeof(GpuJoinAggSaved));
 	saved->result = CopyResult(&r, agg->spec->nkeys, agg->spec->naggs);
+	saved->sorted = true;
 	agg->saved = lappend(agg->saved, saved);
 }
 
@@ -1145,6 +1167,8 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 			GatherOrdered(node);
 		if (agg->pos >= agg->norder)
 			return NULL;
+		if (agg->order == NULL)
+			return EmitGroup(node, &agg->sets[0]->result, agg->sets[0]->states, agg->pos++);
 		row = &agg->order[agg->pos++];
 		return EmitGroup(node, &agg->sets[row->set]->result, agg->sets[row->set]->states,
 						 row->g);
@@ -1273,12 +1297,14 @@ GpuJoinAggExplain(GpuJoinState *node, int64 groups, int64 spills, ExplainState *
 	what = psprintf("%s, %d aggregate%s", agg->variant, agg->nitems, agg->nitems == 1 ? "" : "s");
 	ExplainPropertyText("Device Aggregation", what, es);
 	if (agg->nsort > 0)
-		ExplainPropertyText("Output Order", "by the group keys, sorted on the host", es);
+		ExplainPropertyText("Output Order", "by the group keys, sorted on the device", es);
 	if (es->verbose)
 		ExplainPropertyText("Group-By Variants Considered", agg->considered, es);
 	if (es->analyze)
 	{
 		ExplainPropertyInteger("Groups Returned", NULL, groups, es);
+		if (agg->host_sorted > 0)
+			ExplainPropertyInteger("Groups Sorted on the Host", NULL, agg->host_sorted, es);
 		if (spills > 0)
 			ExplainPropertyInteger("Group Spills", NULL, spills, es);
 		if (agg->undecided_rounds > 0)

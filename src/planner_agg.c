@@ -17,10 +17,10 @@
  * each group's partial aggregates in the format the aggregate's combine
  * (and deserialize) functions take, as a Partial Aggregate would.  The
  * cheapest plan wins, as for joins.  A serial GpuPreAgg is also offered
- * with its rows in the order of the group keys (GroupOrdering: the keys'
- * words sorted on the host once every group is in, cheaper than sorting
- * the rows), under a Finalize GroupAggregate with no Sort, whose order an
- * ORDER BY of the same keys then takes as it is.
+ * with its rows in the order of the group keys (GroupOrdering: the groups
+ * sorted by their keys' words on the device once every group is in, the
+ * kernels' agg_result), under a Finalize GroupAggregate with no Sort, whose
+ * order an ORDER BY of the same keys then takes as it is.
  *
  * The join path is remembered when it is made (GpuJoinRememberAggJoin):
  * add_path may drop it from the join relation, and frees what it drops, so
@@ -646,15 +646,20 @@ EstimateGroups(PlannerInfo *root, List *keys, double rows)
 
 /*
  * A GpuPreAgg path whose groups come out in the order of the grouping's
- * pathkeys (GroupOrdering gave ordering): sorted on the host at the end,
- * a comparison of key words per group and level, as a Sort prices its
+ * pathkeys (GroupOrdering gave ordering): sorted where they are at the end
+ * (the kernels' agg_result: per sort column a radix sort of the groups by
+ * its 64-bit words and one by its NULL flags), priced as the SORT
+ * group-by variant prices its radix sort of 32-bit hashes,
+ * gpujoin.preagg_sort_row_ns per element and 32 bits
  */
 static CustomPath *
 SortedPreAggPath(PlannerInfo *root, RelOptInfo *input_rel, CustomPath *join,
 				 PathTarget *partial, int nkeys, int naggs, double groups, List *ordering)
 {
 	CustomPath *sorted = PreAggPath(input_rel, join, partial, nkeys, naggs, groups);
-	Cost		sort = 2.0 * cpu_operator_cost * groups * log2(Max(groups, 2.0));
+	int			columns = list_length(ordering) / 3;
+	Cost		sort = groups * columns * (64.0 + 8.0) / 32.0 * gpujoin_model.preagg_sort_row_ns /
+		1e6 * gpujoin_model.cost_per_ms;
 
 	sorted->path.pathkeys = root->group_pathkeys;
 	sorted->path.startup_cost += sort;

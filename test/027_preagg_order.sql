@@ -3,17 +3,20 @@
 -- A GpuPreAgg that returns its groups in the order of the group keys
 -- (planner_agg.c GroupOrdering, exec_agg.c GatherOrdered): with GROUP BY
 -- and an ORDER BY of the same keys, the plan is a Finalize GroupAggregate
--- straight over the GpuPreAgg (EXPLAIN says "Output Order"), no Sort, and
+-- straight over the GpuPreAgg (EXPLAIN says "Output Order"; the kernels'
+-- agg_result sorts the groups, and only several sets of them are merged on
+-- the host), no Sort, and
 -- the rows come in PostgreSQL's order, row by row: ascending and
 -- descending, NULLs first and last, one key and two, int4, int8 (negative
 -- and past 2^32), date, bool and numeric keys (NaN the largest), groups
 -- spilled under a small gpujoin.device_memory_limit and matches in chunks
--- (the same group in several sets of rows), an empty join, and a rescanned
+-- (the same group in several sets of rows), three logical devices (their
+-- groups combined, then sorted), an empty join, and a rescanned
 -- GpuPreAgg under a SubPlan, and a parallel plan (a Gather Merge of each
 -- process's ordered groups).  An ORDER BY of something else, or a float
 -- key, gets no ordered GpuPreAgg, and the same rows.
 BEGIN;
-SELECT plan(15);
+SELECT plan(17);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -109,9 +112,12 @@ SELECT matches(pg_temp.plan((SELECT sql FROM oq WHERE name = 'int4 key, ascendin
 SELECT doesnt_match(pg_temp.plan((SELECT sql FROM oq WHERE name = 'int4 key, ascending')),
 	'Sort', 'GROUP BY g ORDER BY g: no Sort');
 SELECT is(pg_temp.order_failures(true), '', 'default settings: every query, its plan and its rows in order');
-SELECT matches(pg_temp.plan_analyze((SELECT sql FROM oq WHERE name = 'two keys, mixed directions')),
-	'Output Order: by the group keys[\s\S]*Groups Returned: \d+',
+SELECT pg_temp.plan_analyze((SELECT sql FROM oq WHERE name = 'two keys, mixed directions')) AS mixed_plan \gset
+SELECT matches(:'mixed_plan'::text,
+	'Output Order: by the group keys, sorted on the device[\s\S]*Groups Returned: \d+',
 	'EXPLAIN ANALYZE shows the ordered GpuPreAgg and its groups');
+SELECT doesnt_match(:'mixed_plan'::text, 'Groups Sorted on the Host',
+	'one set of groups: in order as the kernels returned them, nothing sorted on the host');
 
 -- the same group in several sets of rows: chunks, and spills under a limit
 SET LOCAL gpujoin.chunk_rows = 3000;
@@ -120,8 +126,8 @@ SET LOCAL gpujoin.device_memory_limit = '256kB';
 SET LOCAL gpujoin.preagg_table_matches = 700;
 SELECT is(pg_temp.order_failures(), '', 'a 256 kB device limit, tables of 700 matches: every query in order');
 SELECT matches(pg_temp.plan_analyze((SELECT sql FROM oq WHERE name = 'int4 key, ascending')),
-	'Groups Returned: \d+',
-	'a 256 kB device limit: the ordered GpuPreAgg runs');
+	'Groups Returned: \d+\s+Groups Sorted on the Host: \d+',
+	'a 256 kB device limit, tables of 700 matches: several sets of groups, merged on the host');
 RESET gpujoin.device_memory_limit;
 RESET gpujoin.preagg_table_matches;
 RESET gpujoin.chunk_rows;
@@ -134,6 +140,16 @@ SELECT is(pg_temp.order_failures(), '', 'group-by shared: every query in order')
 SET LOCAL gpujoin.groupby_variant = 'sort';
 SELECT is(pg_temp.order_failures(), '', 'group-by sort: every query in order');
 RESET gpujoin.groupby_variant;
+
+-- spread over three logical devices, partitioned: the devices' groups
+-- combined and sorted on the host by the spread's kernels
+SET LOCAL gpujoin.devices = '0';
+SET LOCAL gpujoin.logical_devices = 3;
+SET LOCAL gpujoin.multi_device = 'partition';
+SELECT is(pg_temp.order_failures(), '', 'three logical devices, partitioned: every query in order');
+RESET gpujoin.multi_device;
+RESET gpujoin.logical_devices;
+RESET gpujoin.devices;
 
 -- a parallel plan: each process's groups in key order, merged by a Gather
 -- Merge under the Finalize GroupAggregate

@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include <cub/cub.cuh>
+#include <thrust/iterator/counting_iterator.h>
 
 #include "common.cuh"
 #include "group_agg.h"
@@ -108,6 +109,10 @@ typedef struct CudaAggState
 	GjDeviceBuffer lists[2];	/* matches the groups had no room for */
 	GjDeviceBuffer sort_hashes[2];	/* SORT: the round's (hash, match) pairs */
 	GjDeviceBuffer sort_rows[2];
+	GjDeviceBuffer order_words[2];	/* agg_result in key order: a key's */
+	GjDeviceBuffer order_groups[2];	/* words and the live groups by them */
+	GjDeviceBuffer order_count;
+	GjDeviceBuffer order_out;	/* one array of the groups, in that order */
 	AggTable	tables[2];
 	int			cur;			/* tables[cur] holds the groups */
 	AggCounters *h_counters;	/* page-locked */
@@ -667,7 +672,11 @@ gj_cuda_agg_destroy(GjCudaContext *ctx)
 		gj_cuda_device_release(ctx, &agg->lists[i]);
 		gj_cuda_device_release(ctx, &agg->sort_hashes[i]);
 		gj_cuda_device_release(ctx, &agg->sort_rows[i]);
+		gj_cuda_device_release(ctx, &agg->order_words[i]);
+		gj_cuda_device_release(ctx, &agg->order_groups[i]);
 	}
+	gj_cuda_device_release(ctx, &agg->order_count);
+	gj_cuda_device_release(ctx, &agg->order_out);
 	gj_cuda_pinned_free(agg->h_counters);
 	FreeResults(agg);
 	free(agg);
@@ -1098,6 +1107,164 @@ gj_cuda_aggregate(GjContext *ctx, int64_t first, int64_t *nmatches, int64_t *und
 	return status;
 }
 
+/* Sort key i's words of the groups in order: its values, or its NULL flags */
+__global__ static void
+agg_order_words_kernel(const GjAggSpec *spec, int i, const int64_t *keys, const uint8_t *nulls,
+					   const uint32_t *groups, int64_t n, bool null_pass,
+					   unsigned long long *words)
+{
+	for (int64_t j = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; j < n;
+		 j += (int64_t) gridDim.x * blockDim.x)
+	{
+		uint32_t	g = groups[j];
+
+		words[j] = null_pass ? gj_agg_sort_null_bit(spec, i, nulls[g] != 0) :
+			gj_agg_sort_word(spec, i, keys[g]);
+	}
+}
+
+/* One array of the groups (width 1 or 8 bytes) in order */
+__global__ static void
+agg_order_gather_kernel(const void *from, int width, const uint32_t *groups, int64_t n,
+						void *to)
+{
+	for (int64_t j = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; j < n;
+		 j += (int64_t) gridDim.x * blockDim.x)
+	{
+		if (width == 8)
+			((int64_t *) to)[j] = ((const int64_t *) from)[groups[j]];
+		else
+			((uint8_t *) to)[j] = ((const uint8_t *) from)[groups[j]];
+	}
+}
+
+/*
+ * agg_result with sort keys and no spill: the table's live groups listed
+ * (cub::DeviceSelect), then per sort key, least significant first, a
+ * stable radix sort of them by its values and one by its NULL flags
+ * (cub::DeviceRadixSort), and each array gathered in that order and copied
+ * back into result.  *done false where the device has no room for the
+ * sort's arrays (or the table is too large for 32-bit group numbers): the
+ * caller sorts on the host.
+ */
+static GjStatus
+SortOnDevice(GjCudaContext *ctx, CudaAggState *agg, bool *done, GjError *err)
+{
+	const char *what = "the groups of an aggregation, sorted";
+	AggTable   *t = &agg->tables[agg->cur];
+	const GjAggSpec *d_spec = (const GjAggSpec *) agg->d_spec.ptr;
+	int64_t		cap = t->capacity;
+	size_t		select_bytes = 0;
+	size_t		sort_bytes = 0;
+	size_t		temp_bytes = 0;
+	int			n = 0;
+	GjStatus	status = GJ_OK;
+
+	*done = false;
+	GJ_TRY(ReadCounters(ctx, agg, err));
+	if ((int64_t) agg->h_counters->ngroups < cap)
+		cap = (int64_t) agg->h_counters->ngroups;
+	if (cap >= INT32_MAX)
+		return GJ_OK;
+	for (int i = 0; i < 2 && status == GJ_OK; i++)
+	{
+		status = gj_cuda_device_reserve(ctx, &agg->order_words[i],
+										(size_t) (cap > 0 ? cap : 1) * sizeof(uint64_t), what, err);
+		if (status == GJ_OK)
+			status = gj_cuda_device_reserve(ctx, &agg->order_groups[i],
+											(size_t) (cap > 0 ? cap : 1) * sizeof(uint32_t), what, err);
+	}
+	if (status == GJ_OK)
+		status = gj_cuda_device_reserve(ctx, &agg->order_count, sizeof(int), what, err);
+	if (status == GJ_OK)
+		status = gj_cuda_device_reserve(ctx, &agg->order_out,
+										(size_t) (cap > 0 ? cap : 1) * sizeof(int64_t), what, err);
+	if (status == GJ_OK)
+	{
+		cub::DoubleBuffer<unsigned long long> words((unsigned long long *) agg->order_words[0].ptr,
+													(unsigned long long *) agg->order_words[1].ptr);
+		cub::DoubleBuffer<uint32_t> groups((uint32_t *) agg->order_groups[0].ptr,
+										   (uint32_t *) agg->order_groups[1].ptr);
+
+		GJ_CUDA_TRY(err, cub::DeviceSelect::Flagged(NULL, select_bytes,
+													thrust::counting_iterator<uint32_t>(0),
+													(const uint8_t *) t->live.ptr,
+													groups.Current(), (int *) agg->order_count.ptr,
+													(int) cap, ctx->stream));
+		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, words, groups,
+														 (int) cap, 0, 64, ctx->stream));
+		temp_bytes = select_bytes > sort_bytes ? select_bytes : sort_bytes;
+		status = gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err);
+	}
+	if (status == GJ_ERROR_DEVICE_MEMORY)
+	{
+		memset(err, 0, sizeof(*err));
+		return GJ_OK;
+	}
+	GJ_TRY(status);
+
+	{
+		void	   *temp = GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void);
+		cub::DoubleBuffer<unsigned long long> words((unsigned long long *) agg->order_words[0].ptr,
+													(unsigned long long *) agg->order_words[1].ptr);
+		cub::DoubleBuffer<uint32_t> groups((uint32_t *) agg->order_groups[0].ptr,
+										   (uint32_t *) agg->order_groups[1].ptr);
+		int			grid;
+
+		if (cap > 0)
+		{
+			GJ_CUDA_TRY(err, cub::DeviceSelect::Flagged(temp, temp_bytes,
+														thrust::counting_iterator<uint32_t>(0),
+														(const uint8_t *) t->live.ptr,
+														groups.Current(),
+														(int *) agg->order_count.ptr,
+														(int) cap, ctx->stream));
+			GJ_TRY(gj_cuda_copy_from_device(ctx, &n, agg->order_count.ptr, sizeof(int), err));
+		}
+		grid = gj_cuda_grid_size(ctx, n > 0 ? n : 1);
+		for (int i = agg->spec.nsort - 1; i >= 0 && n > 1; i--)
+		{
+			int			k = agg->spec.sort_keys[i];
+
+			for (int pass = 0; pass < 2; pass++)
+			{
+				agg_order_words_kernel<<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+					d_spec, i, (const int64_t *) t->keys[k].ptr,
+					(const uint8_t *) t->key_nulls[k].ptr, groups.Current(), n, pass == 1,
+					words.Current());
+				GJ_CUDA_TRY(err, cudaGetLastError());
+				GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(temp, temp_bytes, words, groups,
+																 n, 0, pass == 1 ? 1 : 64,
+																 ctx->stream));
+			}
+		}
+
+		agg->result.n = 0;
+		if (!gj_agg_groups_reserve(&agg->result, &agg->spec, n > 0 ? n : 1))
+			return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+								"Could not allocate host memory for the groups of an aggregation.");
+		for (int a = 0; a < 2 * agg->spec.nkeys + 3 * agg->spec.naggs && n > 0; a++)
+		{
+			bool		key = a < 2 * agg->spec.nkeys;
+			bool		nulls = key && (a & 1);
+			const GjDeviceBuffer *from = key ? (nulls ? &t->key_nulls[a / 2] : &t->keys[a / 2]) :
+				&t->words[a - 2 * agg->spec.nkeys];
+			void	   *to = key ? (nulls ? (void *) agg->result.key_nulls[a / 2] :
+									(void *) agg->result.keys[a / 2]) :
+				(void *) agg->result.words[a - 2 * agg->spec.nkeys];
+			int			width = nulls ? 1 : 8;
+
+			agg_order_gather_kernel<<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+				from->ptr, width, groups.Current(), n, agg->order_out.ptr);
+			GJ_CUDA_TRY(err, cudaGetLastError());
+			GJ_TRY(gj_cuda_copy_from_device(ctx, to, agg->order_out.ptr, (size_t) n * width, err));
+		}
+		agg->result.n = n;
+	}
+	*done = true;
+	return GJ_OK;
+}
+
 extern "C" GjStatus
 gj_cuda_agg_result(GjContext *ctx, GjAggResult *out, GjError *err)
 {
@@ -1110,11 +1277,24 @@ gj_cuda_agg_result(GjContext *ctx, GjAggResult *out, GjError *err)
 	if (agg == NULL || out == NULL)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"agg_result was called before agg_begin.");
+	/* in key order, sorted on the device where nothing was spilled */
+	if (agg->spec.nsort > 0 && agg->spilled.n == 0)
+	{
+		bool		done;
+
+		GJ_TRY(SortOnDevice(cuda, agg, &done, err));
+		if (done)
+		{
+			gj_agg_groups_result(&agg->result, &agg->spec, agg->spills, out);
+			return GJ_OK;
+		}
+	}
 	/* the spilled groups, then the live ones of the table (holes skipped) */
 	GJ_TRY(CopyBack(cuda, agg, err));
 	agg->result.n = 0;
 	if (!gj_agg_groups_append(&agg->result, &agg->spec, &agg->spilled, NULL) ||
-		!gj_agg_groups_append(&agg->result, &agg->spec, &agg->raw, agg->raw_live))
+		!gj_agg_groups_append(&agg->result, &agg->spec, &agg->raw, agg->raw_live) ||
+		!gj_agg_groups_sort(&agg->result, &agg->spec))
 		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
 							"Could not allocate host memory for the groups of an aggregation.");
 	gj_agg_groups_result(&agg->result, &agg->spec, agg->spills, out);

@@ -272,6 +272,44 @@ extern bool gj_agg_groups_append(GjAggGroups *to, const GjAggSpec *spec,
 								 const GjAggGroups *from, const uint8_t *live);
 extern void gj_agg_groups_free(GjAggGroups *groups);
 
+/* Make room for capacity groups; false when the host has no memory */
+extern bool gj_agg_groups_reserve(GjAggGroups *groups, const GjAggSpec *spec,
+								  int64_t capacity);
+
+/*
+ * The spec's order of groups 0 .. n - 1 (GjAggSpec.nsort), whose key k has
+ * the values keys[k] and NULL flags key_nulls[k]: perm[i] is the group
+ * that comes i-th.  A stable radix sort on the host, least significant key
+ * first; false when the host has no memory.
+ */
+extern bool gj_agg_sort_order(const GjAggSpec *spec, int64_t n, int64_t *const *keys,
+							  uint8_t *const *key_nulls, int64_t *perm);
+
+/* Put n entries of width bytes (1 or 8) in the order perm; false: no memory */
+extern bool gj_agg_permute(void *array, int width, const int64_t *perm, int64_t n);
+
+/* groups in the spec's order (a no-op without sort keys); false: no memory */
+extern bool gj_agg_groups_sort(GjAggGroups *groups, const GjAggSpec *spec);
+
+/*
+ * A key value as an unsigned word that orders as the spec's sort key i
+ * does (the sign bit flipped; every bit too where descending)
+ */
+static inline GJ_HOST_DEVICE uint64_t
+gj_agg_sort_word(const GjAggSpec *spec, int i, int64_t value)
+{
+	uint64_t	u = (uint64_t) value ^ (UINT64_C(1) << 63);
+
+	return spec->sort_desc[i] ? ~u : u;
+}
+
+/* ... and a NULL flag as a bit that puts NULLs first or last */
+static inline GJ_HOST_DEVICE uint64_t
+gj_agg_sort_null_bit(const GjAggSpec *spec, int i, bool isnull)
+{
+	return (isnull != 0) != (spec->sort_nulls_first[i] != 0) ? 1 : 0;
+}
+
 /* A GjAggResult that shows groups' arrays */
 extern void gj_agg_groups_result(const GjAggGroups *groups, const GjAggSpec *spec,
 								 int64_t spills, GjAggResult *out);

@@ -119,6 +119,15 @@ gj_agg_check(const GjAggSpec *spec, const GjJoinSpec *join, GjError *err)
 	if (spec->variant > GJ_AGG_SORT)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"An aggregation asks for group-by variant %d.", (int) spec->variant);
+	if (spec->nsort < 0 || spec->nsort > spec->nkeys)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"An aggregation with %d keys is sorted by %d.",
+							(int) spec->nkeys, (int) spec->nsort);
+	for (int i = 0; i < spec->nsort; i++)
+		if (spec->sort_keys[i] < 0 || spec->sort_keys[i] >= spec->nkeys)
+			return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+								"An aggregation is sorted by key %d of %d.",
+								(int) spec->sort_keys[i], (int) spec->nkeys);
 	for (int a = 0; a < spec->naggs; a++)
 	{
 		const GjAgg *agg = &spec->aggs[a];
@@ -133,6 +142,35 @@ gj_agg_check(const GjAggSpec *spec, const GjJoinSpec *join, GjError *err)
 }
 
 bool
+gj_agg_groups_reserve(GjAggGroups *groups, const GjAggSpec *spec, int64_t capacity)
+{
+	if (capacity <= groups->capacity)
+		return true;
+	for (int k = 0; k < spec->nkeys; k++)
+	{
+		int64_t    *keys = realloc(groups->keys[k], capacity * sizeof(int64_t));
+		uint8_t    *nulls;
+
+		if (keys == NULL)
+			return false;
+		groups->keys[k] = keys;
+		if ((nulls = realloc(groups->key_nulls[k], capacity)) == NULL)
+			return false;
+		groups->key_nulls[k] = nulls;
+	}
+	for (int w = 0; w < 3 * spec->naggs; w++)
+	{
+		int64_t    *words = realloc(groups->words[w], capacity * sizeof(int64_t));
+
+		if (words == NULL)
+			return false;
+		groups->words[w] = words;
+	}
+	groups->capacity = capacity;
+	return true;
+}
+
+bool
 gj_agg_groups_append(GjAggGroups *to, const GjAggSpec *spec, const GjAggGroups *from,
 					 const uint8_t *live)
 {
@@ -144,27 +182,8 @@ gj_agg_groups_append(GjAggGroups *to, const GjAggSpec *spec, const GjAggGroups *
 
 		while (capacity < need)
 			capacity *= 2;
-		for (int k = 0; k < spec->nkeys; k++)
-		{
-			int64_t    *keys = realloc(to->keys[k], capacity * sizeof(int64_t));
-			uint8_t    *nulls;
-
-			if (keys == NULL)
-				return false;
-			to->keys[k] = keys;
-			if ((nulls = realloc(to->key_nulls[k], capacity)) == NULL)
-				return false;
-			to->key_nulls[k] = nulls;
-		}
-		for (int w = 0; w < 3 * spec->naggs; w++)
-		{
-			int64_t    *words = realloc(to->words[w], capacity * sizeof(int64_t));
-
-			if (words == NULL)
-				return false;
-			to->words[w] = words;
-		}
-		to->capacity = capacity;
+		if (!gj_agg_groups_reserve(to, spec, capacity))
+			return false;
 	}
 	for (int64_t g = 0; g < from->n; g++)
 	{
@@ -215,35 +234,107 @@ gj_agg_groups_result(const GjAggGroups *groups, const GjAggSpec *spec, int64_t s
 	}
 }
 
-/* Make room for capacity groups; false when the host has no memory */
-static bool
-GrowGroups(CpuAggState *agg, int64_t capacity)
+/*
+ * One stable pass of a radix sort of perm by words[perm[i]], byte by byte
+ * from the lowest, skipping the bytes all words share; tmp has room for n
+ */
+static void
+SortByWords(const uint64_t *words, int64_t *perm, int64_t *tmp, int64_t n, int bits)
 {
-	GjAggGroups *groups = &agg->groups;
-
-	for (int k = 0; k < agg->spec.nkeys; k++)
+	for (int shift = 0; shift < bits; shift += 8)
 	{
-		int64_t    *keys = realloc(groups->keys[k], capacity * sizeof(int64_t));
-		uint8_t    *nulls;
+		int64_t		count[257];
+		bool		one_bucket = false;
 
-		if (keys == NULL)
-			return false;
-		groups->keys[k] = keys;
-		nulls = realloc(groups->key_nulls[k], capacity);
-		if (nulls == NULL)
-			return false;
-		groups->key_nulls[k] = nulls;
+		memset(count, 0, sizeof(count));
+		for (int64_t i = 0; i < n; i++)
+			count[((words[perm[i]] >> shift) & 0xFF) + 1]++;
+		for (int d = 0; d < 256; d++)
+		{
+			if (count[d + 1] == n)
+				one_bucket = true;
+			count[d + 1] += count[d];
+		}
+		if (one_bucket)
+			continue;
+		for (int64_t i = 0; i < n; i++)
+			tmp[count[(words[perm[i]] >> shift) & 0xFF]++] = perm[i];
+		memcpy(perm, tmp, n * sizeof(int64_t));
 	}
-	for (int w = 0; w < 3 * agg->spec.naggs; w++)
+}
+
+bool
+gj_agg_sort_order(const GjAggSpec *spec, int64_t n, int64_t *const *keys,
+				  uint8_t *const *key_nulls, int64_t *perm)
+{
+	uint64_t   *words;
+	int64_t    *tmp;
+
+	for (int64_t i = 0; i < n; i++)
+		perm[i] = i;
+	if (spec->nsort == 0 || n < 2)
+		return true;
+	words = malloc(n * sizeof(uint64_t));
+	tmp = malloc(n * sizeof(int64_t));
+	if (words == NULL || tmp == NULL)
 	{
-		int64_t    *words = realloc(groups->words[w], capacity * sizeof(int64_t));
-
-		if (words == NULL)
-			return false;
-		groups->words[w] = words;
+		free(words);
+		free(tmp);
+		return false;
 	}
-	groups->capacity = capacity;
+	/* least significant first: the last key's values, then its NULLs ... */
+	for (int i = spec->nsort - 1; i >= 0; i--)
+	{
+		int			k = spec->sort_keys[i];
+
+		for (int64_t g = 0; g < n; g++)
+			words[g] = gj_agg_sort_word(spec, i, keys[k][g]);
+		SortByWords(words, perm, tmp, n, 64);
+		for (int64_t g = 0; g < n; g++)
+			words[g] = gj_agg_sort_null_bit(spec, i, key_nulls[k][g] != 0);
+		SortByWords(words, perm, tmp, n, 8);
+	}
+	free(words);
+	free(tmp);
 	return true;
+}
+
+bool
+gj_agg_permute(void *array, int width, const int64_t *perm, int64_t n)
+{
+	char	   *copy = malloc(n > 0 ? n * width : 1);
+
+	if (copy == NULL)
+		return false;
+	memcpy(copy, array, n * width);
+	if (width == 8)
+		for (int64_t i = 0; i < n; i++)
+			((int64_t *) array)[i] = ((const int64_t *) copy)[perm[i]];
+	else
+		for (int64_t i = 0; i < n; i++)
+			((uint8_t *) array)[i] = ((const uint8_t *) copy)[perm[i]];
+	free(copy);
+	return true;
+}
+
+bool
+gj_agg_groups_sort(GjAggGroups *groups, const GjAggSpec *spec)
+{
+	int64_t    *perm;
+	bool		ok;
+
+	if (spec->nsort == 0 || groups->n < 2)
+		return true;
+	if ((perm = malloc(groups->n * sizeof(int64_t))) == NULL)
+		return false;
+	ok = gj_agg_sort_order(spec, groups->n, groups->keys, groups->key_nulls, perm);
+	for (int k = 0; ok && k < spec->nkeys; k++)
+		ok = gj_agg_permute(groups->keys[k], 8, perm, groups->n) &&
+			gj_agg_permute(groups->key_nulls[k], 1, perm, groups->n);
+	for (int w = 0; ok && w < 3 * spec->naggs; w++)
+		ok = gj_agg_permute(groups->words[w], 8, perm, groups->n);
+	free(perm);
+	return ok;
 }
 
 /* Put group g, of hash h, into the slots */
@@ -270,7 +361,7 @@ Grow(CpuAggState *agg)
 	uint64_t   *old_hashes = agg->hashes;
 	int64_t    *old_groups = agg->groups_of;
 
-	if (hashes == NULL || groups_of == NULL || !GrowGroups(agg, nslots / 2))
+	if (hashes == NULL || groups_of == NULL || !gj_agg_groups_reserve(&agg->groups, &agg->spec, nslots / 2))
 	{
 		free(hashes);
 		free(groups_of);
@@ -412,7 +503,7 @@ gj_cpu_agg_begin(GjContext *ctx, const GjAggSpec *spec, GjError *err)
 		agg->nslots *= 2;
 	agg->hashes = malloc(agg->nslots * sizeof(uint64_t));
 	agg->groups_of = malloc(agg->nslots * sizeof(int64_t));
-	if (agg->hashes == NULL || agg->groups_of == NULL || !GrowGroups(agg, agg->nslots / 2))
+	if (agg->hashes == NULL || agg->groups_of == NULL || !gj_agg_groups_reserve(&agg->groups, &agg->spec, agg->nslots / 2))
 		return OutOfMemory(err);
 	for (int64_t s = 0; s < agg->nslots; s++)
 		agg->groups_of[s] = -1;
@@ -514,15 +605,16 @@ gj_cpu_agg_result(GjContext *ctx, GjAggResult *out, GjError *err)
 	if (agg == NULL || out == NULL)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"agg_result was called before agg_begin.");
-	if (agg->spills == 0)
+	if (agg->spills == 0 && agg->spec.nsort == 0)
 	{
 		gj_agg_groups_result(&agg->groups, &agg->spec, 0, out);
 		return GJ_OK;
 	}
-	/* the spilled groups, then the table's */
+	/* the spilled groups, then the table's (a copy: the table goes on), sorted */
 	agg->result.n = 0;
 	if (!gj_agg_groups_append(&agg->result, &agg->spec, &agg->spilled, NULL) ||
-		!gj_agg_groups_append(&agg->result, &agg->spec, &agg->groups, NULL))
+		!gj_agg_groups_append(&agg->result, &agg->spec, &agg->groups, NULL) ||
+		!gj_agg_groups_sort(&agg->result, &agg->spec))
 		return OutOfMemory(err);
 	gj_agg_groups_result(&agg->result, &agg->spec, agg->spills, out);
 	return GJ_OK;

@@ -89,6 +89,7 @@ typedef struct SpreadContext
 	int32_t		nkeys;
 	int32_t		naggs;
 	GjAgg		aggs[GJ_AGG_MAX_AGGS];
+	GjAggSpec	order;			/* the aggregation's spec, for its sort keys */
 	int64_t    *group_slots;	/* open addressing: a group's number, or -1 */
 	int64_t		slots_capacity;
 	int64_t		groups_capacity;
@@ -846,8 +847,12 @@ SpreadAggBegin(SpreadContext *sc, const GjAggSpec *spec, GjError *err)
 	if (spec == NULL)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT, "No aggregation spec was given.");
 	ForgetAhead(sc);
+	/* the devices' groups unsorted: the combined ones are sorted here */
+	sc->order = *spec;
+	sc->order.nsort = 0;
 	for (int d = 0; d < sc->n; d++)
-		GJ_TRY(sc->base->agg_begin(sc->sub[d], spec, err));
+		GJ_TRY(sc->base->agg_begin(sc->sub[d], &sc->order, err));
+	sc->order.nsort = spec->nsort;
 	sc->nkeys = spec->nkeys;
 	sc->naggs = spec->naggs;
 	memcpy(sc->aggs, spec->aggs, sizeof(sc->aggs));
@@ -1049,6 +1054,25 @@ SpreadAggResult(SpreadContext *sc, GjAggResult *out, GjError *err)
 			}
 		}
 		out->spills += r->spills;
+	}
+	if (sc->order.nsort > 0 && ngroups > 1)
+	{
+		/* in the spec's order, as one device returns them */
+		int64_t    *perm = malloc((size_t) ngroups * sizeof(int64_t));
+		bool		ok = perm != NULL &&
+			gj_agg_sort_order(&sc->order, ngroups, sc->group_keys, sc->group_key_nulls, perm);
+
+		for (int k = 0; ok && k < sc->nkeys; k++)
+			ok = gj_agg_permute(sc->group_keys[k], 8, perm, ngroups) &&
+				gj_agg_permute(sc->group_key_nulls[k], 1, perm, ngroups);
+		for (int w = 0; ok && w < 3; w++)
+			for (int a = 0; ok && a < sc->naggs; a++)
+				ok = gj_agg_permute(sc->group_words[w][a], 8, perm, ngroups);
+		free(perm);
+		if (!ok)
+			return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+								"Could not allocate host memory to sort %lld groups.",
+								(long long) ngroups);
 	}
 	out->ngroups = ngroups;
 	for (int k = 0; k < sc->nkeys; k++)

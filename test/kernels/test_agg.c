@@ -501,6 +501,57 @@ CompareWithReference(const char *impl, const char *name, const GjAggSpec *spec,
 	TestReport(impl, name);
 }
 
+/*
+ * Groups g and h of a result by the spec's sort keys, as PostgreSQL orders
+ * them: negative, 0 or positive (written here, not with the library's
+ * sort words, so that a wrong word fails)
+ */
+static int
+CompareGroups(const GjAggSpec *spec, const GjAggResult *r, int64_t g, int64_t h)
+{
+	for (int i = 0; i < spec->nsort; i++)
+	{
+		int			k = spec->sort_keys[i];
+		bool		ng = r->key_nulls[k][g] != 0;
+		bool		nh = r->key_nulls[k][h] != 0;
+		int64_t		vg = r->keys[k][g];
+		int64_t		vh = r->keys[k][h];
+
+		if (ng || nh)
+		{
+			if (ng && nh)
+				continue;
+			return (ng == spec->sort_nulls_first[i]) ? -1 : 1;
+		}
+		if (vg != vh)
+			return ((vg < vh) != spec->sort_desc[i]) ? -1 : 1;
+	}
+	return 0;
+}
+
+/* With sort keys: the groups in their order (strictly, each key once) */
+static void
+CheckOrder(const char *impl, const char *name, const GjAggSpec *spec, const GjAggResult *r,
+		   bool strict)
+{
+	char		what[200];
+
+	if (spec->nsort == 0)
+		return;
+	for (int64_t g = 1; g < r->ngroups; g++)
+	{
+		int			c = CompareGroups(spec, r, g - 1, g);
+
+		if (c > 0 || (strict && c == 0 && spec->nsort == spec->nkeys))
+		{
+			Failf("groups %lld and %lld are out of order", (long long) g - 1, (long long) g);
+			break;
+		}
+	}
+	snprintf(what, sizeof(what), "%s: in key order", name);
+	TestReport(impl, what);
+}
+
 static void
 RunCase(const char *name, const AggJoin *j, const GjAggSpec *spec, GjVariant variant,
 		int64_t round, bool with_reference)
@@ -516,6 +567,7 @@ RunCase(const char *name, const AggJoin *j, const GjAggSpec *spec, GjVariant var
 		ref = Reference(j, spec, &nref, &ref_undecided);
 	if (RunAgg(&gj_cpu_kernels, j, spec, variant, round, &cpu, &cpu_undecided, &cpu_ctx))
 	{
+		CheckOrder("cpu", name, spec, &cpu, true);
 		if (with_reference)
 			CompareWithReference("cpu", name, spec, &cpu, ref, nref, cpu_undecided,
 								 ref_undecided, 0.0);
@@ -533,6 +585,7 @@ RunCase(const char *name, const AggJoin *j, const GjAggSpec *spec, GjVariant var
 
 		if (RunAgg(&gj_cuda_kernels, j, spec, variant, round, &cuda, &cuda_undecided, &cuda_ctx))
 		{
+			CheckOrder("cuda", name, spec, &cuda, true);
 			/* the CPU twin's groups as the reference of the device's */
 			RefGroup   *twin = TestAlloc((cpu.ngroups + 1) * sizeof(RefGroup));
 
@@ -664,6 +717,8 @@ RunSpillCase(const char *name, const AggJoin *j, const GjAggSpec *spec, int64_t 
 			}
 			if (r.spills > 0)
 				spilled++;
+			/* a key may come back more than once, each time in its place */
+			CheckOrder(names[i], what, spec, &r, r.spills == 0);
 			Combine(spec, &r, &merged, &combined);
 			CompareWithReference(names[i], what, spec, &combined, ref, nref, undecided,
 								 ref_undecided, 1e-12);
@@ -763,6 +818,41 @@ TestAgg(void)
 	spec->nkeys = 1;
 	spec->variant = GJ_AGG_HASH;
 	RunCase("aggregate: large, one key", &large, spec, GJ_VARIANT_NPHJ, 1 << 20, false);
+
+	/*
+	 * In key order (agg_result sorts): the second key descending, NULLs
+	 * first, then the first ascending, NULLs last; every variant, a spill,
+	 * large (the device's sort against the twin's), one key of two
+	 */
+	spec->nkeys = 2;
+	spec->nsort = 2;
+	spec->sort_keys[0] = 1;
+	spec->sort_desc[0] = true;
+	spec->sort_nulls_first[0] = true;
+	spec->sort_keys[1] = 0;
+	spec->sort_desc[1] = false;
+	spec->sort_nulls_first[1] = false;
+	for (int v = GJ_AGG_HASH; v <= GJ_AGG_SORT; v++)
+	{
+		char		what[100];
+
+		spec->variant = (uint8_t) v;
+		snprintf(what, sizeof(what), "aggregate: two keys in key order, variant %d", v);
+		RunCase(what, &small, spec, GJ_VARIANT_NPHJ, 1500, true);
+	}
+	spec->variant = GJ_AGG_HASH;
+	RunSpillCase("aggregate: in key order, groups outgrow memory_limit", &small, spec, 1500);
+	RunCase("aggregate: large, two keys in key order", &large, spec, GJ_VARIANT_NPHJ, 1 << 20,
+			false);
+	spec->nsort = 1;
+	spec->sort_keys[0] = 0;
+	spec->sort_desc[0] = false;
+	spec->sort_nulls_first[0] = false;
+	RunCase("aggregate: two keys in the first's order", &small, spec, GJ_VARIANT_NPHJ, 1500, true);
+	spec->nkeys = 1;
+	spec->sort_desc[0] = true;
+	RunCase("aggregate: large, one key descending", &large, spec, GJ_VARIANT_NPHJ, 1 << 20, false);
+	spec->nsort = 0;
 	spec->nkeys = 0;
 	RunCase("aggregate: large, one group", &large, spec, GJ_VARIANT_NPHJ, 1 << 20, false);
 

@@ -341,6 +341,7 @@ typedef struct GpuJoinCounters
 								 * participant instead of building */
 	int64		agg_groups;		/* GpuPreAgg: rows of partial aggregates returned */
 	int64		agg_spills;		/* GpuPreAgg: group tables emptied to the host */
+	int64		agg_host_sorted;	/* GpuPreAgg: groups merged in order on the host */
 	GjStats		stats;
 	char		device[160];
 } GpuJoinCounters;
@@ -619,9 +620,10 @@ extern void GpuJoinAggregateChunk(GpuJoinState *node);
 extern TupleTableSlot *GpuJoinAggEmitNext(GpuJoinState *node);
 extern void GpuJoinCloseDevice(GpuJoinState *node);
 extern void GpuJoinAggRescan(GpuJoinState *node);
-extern void GpuJoinAggCounts(GpuJoinState *node, int64 *groups, int64 *spills);
+extern void GpuJoinAggCounts(GpuJoinState *node, int64 *groups, int64 *spills,
+							 int64 *host_sorted);
 extern void GpuJoinAggExplain(GpuJoinState *node, int64 groups, int64 spills,
-							  ExplainState *es);
+							  int64 host_sorted, ExplainState *es);
 
 /* exec_emit.c */
 extern void GpuJoinFillScanSlot(GpuJoinState *node, TupleTableSlot *slot, int64 i);

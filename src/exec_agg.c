@@ -1275,19 +1275,22 @@ GpuJoinAggRescan(GpuJoinState *node)
  * their group tables were emptied to the host (0: no GpuPreAgg)
  */
 void
-GpuJoinAggCounts(GpuJoinState *node, int64 *groups, int64 *spills)
+GpuJoinAggCounts(GpuJoinState *node, int64 *groups, int64 *spills, int64 *host_sorted)
 {
 	*groups = node->gj_Agg ? node->gj_Agg->groups : 0;
 	*spills = node->gj_Agg ? node->gj_Agg->spills : 0;
+	*host_sorted = node->gj_Agg ? node->gj_Agg->host_sorted : 0;
 }
 
 /*
  * EXPLAIN: the aggregation's lines; groups: the rows of partial aggregates
- * returned, spills: the group tables emptied to the host, both summed over
- * the processes of a parallel plan
+ * returned, spills: the group tables emptied to the host, host_sorted: the
+ * groups merged in key order on the host, each summed over the processes
+ * of a parallel plan
  */
 void
-GpuJoinAggExplain(GpuJoinState *node, int64 groups, int64 spills, ExplainState *es)
+GpuJoinAggExplain(GpuJoinState *node, int64 groups, int64 spills, int64 host_sorted,
+				  ExplainState *es)
 {
 	GpuJoinAgg *agg = node->gj_Agg;
 	char	   *what;
@@ -1303,8 +1306,8 @@ GpuJoinAggExplain(GpuJoinState *node, int64 groups, int64 spills, ExplainState *
 	if (es->analyze)
 	{
 		ExplainPropertyInteger("Groups Returned", NULL, groups, es);
-		if (agg->host_sorted > 0)
-			ExplainPropertyInteger("Groups Sorted on the Host", NULL, agg->host_sorted, es);
+		if (host_sorted > 0)
+			ExplainPropertyInteger("Groups Sorted on the Host", NULL, host_sorted, es);
 		if (spills > 0)
 			ExplainPropertyInteger("Group Spills", NULL, spills, es);
 		if (agg->undecided_rounds > 0)

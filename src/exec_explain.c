@@ -76,7 +76,7 @@ GpuJoinCollectCounters(GpuJoinState *node, GpuJoinCounters *c)
 	c->shared_builds = node->gj_SharedBuilds;
 	c->load_ms = node->gj_LoadMs;
 	c->emit_ms = node->gj_EmitMs;
-	GpuJoinAggCounts(node, &c->agg_groups, &c->agg_spills);
+	GpuJoinAggCounts(node, &c->agg_groups, &c->agg_spills, &c->agg_host_sorted);
 	for (int i = 0; i < 2; i++)
 	{
 		const GpuJoinHeapReader *reader = (i == 0 ? node->gj_Outer : node->gj_Inner).heap;
@@ -154,6 +154,7 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
 	sum->emit_ms += add->emit_ms;
 	sum->agg_groups += add->agg_groups;
 	sum->agg_spills += add->agg_spills;
+	sum->agg_host_sorted += add->agg_host_sorted;
 	for (int i = 0; i < 2; i++)
 	{
 		sum->heap_pages[i] += add->heap_pages[i];
@@ -351,7 +352,7 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	ShowExprs("Join Filter", join_quals, context, useprefix, es);
 	if (join_quals != NIL && es->analyze)
 		ShowRowsRemoved("Rows Removed by Join Filter", css, es);
-	GpuJoinAggExplain(node, total.agg_groups, total.agg_spills, es);
+	GpuJoinAggExplain(node, total.agg_groups, total.agg_spills, total.agg_host_sorted, es);
 
 	if (gpujoin_explain_device)
 		ExplainPropertyText("Device", node->gj_Workers != NIL ?

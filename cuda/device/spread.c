@@ -92,10 +92,7 @@ typedef struct SpreadContext
 	GjAggSpec	order;			/* the aggregation's spec, for its sort keys */
 	int64_t    *group_slots;	/* open addressing: a group's number, or -1 */
 	int64_t		slots_capacity;
-	int64_t		groups_capacity;
-	int64_t    *group_keys[GJ_AGG_MAX_KEYS];
-	uint8_t    *group_key_nulls[GJ_AGG_MAX_KEYS];
-	int64_t    *group_words[3][GJ_AGG_MAX_AGGS];
+	GjAggGroups groups;			/* the devices' groups, combined */
 
 	int64_t		device_rows[GJ_MAX_DEVICES];
 	int64_t		device_matches[GJ_MAX_DEVICES];
@@ -359,14 +356,7 @@ SpreadDestroy(GjContext *ctx)
 		sc->base->context_destroy(sc->sub[d]);
 	for (int s = 0; s < 2; s++)
 		free(sc->round_rows[s]);
-	for (int k = 0; k < GJ_AGG_MAX_KEYS; k++)
-	{
-		free(sc->group_keys[k]);
-		free(sc->group_key_nulls[k]);
-	}
-	for (int w = 0; w < 3; w++)
-		for (int a = 0; a < GJ_AGG_MAX_AGGS; a++)
-			free(sc->group_words[w][a]);
+	gj_agg_groups_free(&sc->groups);
 	free(sc->group_slots);
 	sc->magic = 0;
 	free(sc);
@@ -850,6 +840,7 @@ SpreadAggBegin(SpreadContext *sc, const GjAggSpec *spec, GjError *err)
 	/* the devices' groups unsorted: the combined ones are sorted here */
 	sc->order = *spec;
 	sc->order.nsort = 0;
+	gj_agg_groups_free(&sc->groups);	/* arrays for this spec's keys and aggregates */
 	for (int d = 0; d < sc->n; d++)
 		GJ_TRY(sc->base->agg_begin(sc->sub[d], &sc->order, err));
 	sc->order.nsort = spec->nsort;
@@ -892,45 +883,6 @@ SpreadAggregate(SpreadContext *sc, int64_t first, int64_t *nmatches,
 	return sc->base->aggregate(sc->sub[d], local, nmatches, undecided, err);
 }
 
-/* Room for ngroups groups in the result's arrays, grow-only */
-static GjStatus
-ReserveGroups(SpreadContext *sc, int64_t ngroups, GjError *err)
-{
-	size_t		n;
-
-	if (ngroups <= sc->groups_capacity)
-		return GJ_OK;
-	n = (size_t) ngroups;
-	for (int k = 0; k < sc->nkeys; k++)
-	{
-		int64_t    *keys = realloc(sc->group_keys[k], n * sizeof(int64_t));
-		uint8_t    *nulls;
-
-		if (keys == NULL)
-			goto oom;
-		sc->group_keys[k] = keys;
-		if ((nulls = realloc(sc->group_key_nulls[k], n)) == NULL)
-			goto oom;
-		sc->group_key_nulls[k] = nulls;
-	}
-	for (int w = 0; w < 3; w++)
-		for (int a = 0; a < sc->naggs; a++)
-		{
-			int64_t    *words = realloc(sc->group_words[w][a], n * sizeof(int64_t));
-
-			if (words == NULL)
-				goto oom;
-			sc->group_words[w][a] = words;
-		}
-	sc->groups_capacity = ngroups;
-	return GJ_OK;
-
-oom:
-	return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-						"Could not allocate host memory for %lld groups.",
-						(long long) ngroups);
-}
-
 /* Group g of device result r's key, hashed */
 static uint64_t
 GroupHash(const SpreadContext *sc, const GjAggResult *r, int64_t g)
@@ -955,9 +907,9 @@ SameGroup(const SpreadContext *sc, const GjAggResult *r, int64_t g, int64_t i)
 	{
 		bool		null = r->key_nulls[k] != NULL && r->key_nulls[k][g];
 
-		if (null != (sc->group_key_nulls[k][i] != 0))
+		if (null != (sc->groups.key_nulls[k][i] != 0))
 			return false;
-		if (!null && r->keys[k][g] != sc->group_keys[k][i])
+		if (!null && r->keys[k][g] != sc->groups.keys[k][i])
 			return false;
 	}
 	return true;
@@ -977,6 +929,7 @@ SpreadAggResult(SpreadContext *sc, GjAggResult *out, GjError *err)
 	int64_t		total = 0;
 	int64_t		ngroups = 0;
 	int64_t		mask = 0;
+	int64_t		spills;
 
 	if (out == NULL)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT, "No place for the groups was given.");
@@ -986,7 +939,9 @@ SpreadAggResult(SpreadContext *sc, GjAggResult *out, GjError *err)
 		GJ_TRY(sc->base->agg_result(sc->sub[d], &one[d], err));
 		total += one[d].ngroups;
 	}
-	GJ_TRY(ReserveGroups(sc, total > 0 ? total : 1, err));
+	if (!gj_agg_groups_reserve(&sc->groups, &sc->order, total > 0 ? total : 1))
+		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+							"Could not allocate host memory for %lld groups.", (long long) total);
 	if (sc->nkeys > 0)
 	{
 		int64_t		slots = 16;
@@ -1034,8 +989,8 @@ SpreadAggResult(SpreadContext *sc, GjAggResult *out, GjError *err)
 				/* a group no row reached has the words of none
 				 * (gj_agg_init_words): combining them changes nothing */
 				for (int a = 0; a < sc->naggs; a++)
-					gj_agg_combine(&sc->aggs[a], &sc->group_words[0][a][i],
-								   &sc->group_words[1][a][i], &sc->group_words[2][a][i],
+					gj_agg_combine(&sc->aggs[a], &sc->groups.words[3 * a][i],
+								   &sc->groups.words[3 * a + 1][i], &sc->groups.words[3 * a + 2][i],
 								   r->n[a][g], r->a[a][g], r->b[a][g]);
 				continue;
 			}
@@ -1043,49 +998,26 @@ SpreadAggResult(SpreadContext *sc, GjAggResult *out, GjError *err)
 			i = ngroups++;
 			for (int k = 0; k < sc->nkeys; k++)
 			{
-				sc->group_keys[k][i] = r->keys[k][g];
-				sc->group_key_nulls[k][i] = r->key_nulls[k] != NULL ? r->key_nulls[k][g] : 0;
+				sc->groups.keys[k][i] = r->keys[k][g];
+				sc->groups.key_nulls[k][i] = r->key_nulls[k] != NULL ? r->key_nulls[k][g] : 0;
 			}
 			for (int a = 0; a < sc->naggs; a++)
 			{
-				sc->group_words[0][a][i] = r->n[a][g];
-				sc->group_words[1][a][i] = r->a[a][g];
-				sc->group_words[2][a][i] = r->b[a][g];
+				sc->groups.words[3 * a][i] = r->n[a][g];
+				sc->groups.words[3 * a + 1][i] = r->a[a][g];
+				sc->groups.words[3 * a + 2][i] = r->b[a][g];
 			}
 		}
 		out->spills += r->spills;
 	}
-	if (sc->order.nsort > 0 && ngroups > 1)
-	{
-		/* in the spec's order, as one device returns them */
-		int64_t    *perm = malloc((size_t) ngroups * sizeof(int64_t));
-		bool		ok = perm != NULL &&
-			gj_agg_sort_order(&sc->order, ngroups, sc->group_keys, sc->group_key_nulls, perm);
-
-		for (int k = 0; ok && k < sc->nkeys; k++)
-			ok = gj_agg_permute(sc->group_keys[k], 8, perm, ngroups) &&
-				gj_agg_permute(sc->group_key_nulls[k], 1, perm, ngroups);
-		for (int w = 0; ok && w < 3; w++)
-			for (int a = 0; ok && a < sc->naggs; a++)
-				ok = gj_agg_permute(sc->group_words[w][a], 8, perm, ngroups);
-		free(perm);
-		if (!ok)
-			return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-								"Could not allocate host memory to sort %lld groups.",
-								(long long) ngroups);
-	}
-	out->ngroups = ngroups;
-	for (int k = 0; k < sc->nkeys; k++)
-	{
-		out->keys[k] = sc->group_keys[k];
-		out->key_nulls[k] = sc->group_key_nulls[k];
-	}
-	for (int a = 0; a < sc->naggs; a++)
-	{
-		out->n[a] = sc->group_words[0][a];
-		out->a[a] = sc->group_words[1][a];
-		out->b[a] = sc->group_words[2][a];
-	}
+	/* in the spec's order, as one device returns them */
+	sc->groups.n = ngroups;
+	if (!gj_agg_groups_sort(&sc->groups, &sc->order))
+		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+							"Could not allocate host memory to sort %lld groups.",
+							(long long) ngroups);
+	spills = out->spills;
+	gj_agg_groups_result(&sc->groups, &sc->order, spills, out);
 	return GJ_OK;
 }
 

@@ -119,16 +119,12 @@ typedef struct GpuJoinAgg
 
 	/*
 	 * Rows in the order of the group keys (the plan's pathkeys; planner_agg.c
-	 * GroupOrdering), or nsort = 0: for each sort column the key, its
-	 * direction and where NULL goes (the spec's too: agg_result returns a
+	 * GroupOrdering), where the spec has sort columns (nsort, and per column
+	 * the key, its direction and where NULL goes: agg_result returns a
 	 * context's groups in that order).  Every set of groups is gathered
 	 * first (sets); one set that came back sorted is emitted as it is
 	 * (order NULL), several through one index sorted on the host (order).
 	 */
-	int			nsort;
-	int			sort_keys[GJ_AGG_MAX_KEYS];
-	bool		sort_desc[GJ_AGG_MAX_KEYS];
-	bool		sort_nulls_first[GJ_AGG_MAX_KEYS];
 	int		   *key_refs;		/* per key, its ressortgroupref */
 	GpuJoinAggSaved **sets;
 	struct GpuJoinAggRow *order;
@@ -143,7 +139,7 @@ typedef struct GpuJoinAggRow
 	int64		g;
 } GpuJoinAggRow;
 
-static void InitOrdering(GpuJoinAgg *agg, List *ordering);
+static void InitOrdering(GpuJoinAgg *agg, GjAggSpec *spec, List *ordering);
 static bool ReadContextGroups(GpuJoinState *node, GjAggResult *r);
 static TupleTableSlot *EmitGroup(GpuJoinState *node, const GjAggResult *r, Datum **states,
 								 int64 g);
@@ -404,14 +400,7 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 		agg->nkeys++;
 	}
 	spec->nkeys = agg->nkeys;
-	InitOrdering(agg, list_length(agg_private) > 4 ? (List *) list_nth(agg_private, 4) : NIL);
-	spec->nsort = agg->nsort;
-	for (int i = 0; i < agg->nsort; i++)
-	{
-		spec->sort_keys[i] = (int8) agg->sort_keys[i];
-		spec->sort_desc[i] = agg->sort_desc[i];
-		spec->sort_nulls_first[i] = agg->sort_nulls_first[i];
-	}
+	InitOrdering(agg, spec, list_length(agg_private) > 4 ? (List *) list_nth(agg_private, 4) : NIL);
 
 	/* the partial Aggrefs the plan appended */
 	pos = 0;
@@ -484,11 +473,12 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 }
 
 /*
- * The output order the plan promised: (sortgroupref, descending,
- * nulls_first) for each sort column, or NIL for none
+ * The output order the plan promised, (sortgroupref, descending,
+ * nulls_first) for each sort column, or NIL for none, as the spec's sort
+ * columns
  */
 static void
-InitOrdering(GpuJoinAgg *agg, List *ordering)
+InitOrdering(GpuJoinAgg *agg, GjAggSpec *spec, List *ordering)
 {
 	for (int i = 0; i + 2 < list_length(ordering); i += 3)
 	{
@@ -500,10 +490,10 @@ InitOrdering(GpuJoinAgg *agg, List *ordering)
 				break;
 		if (k == agg->nkeys)
 			elog(ERROR, "gpujoin: a sort column of a GpuPreAgg is not one of its group keys");
-		agg->sort_keys[agg->nsort] = k;
-		agg->sort_desc[agg->nsort] = boolVal(list_nth(ordering, i + 1));
-		agg->sort_nulls_first[agg->nsort] = boolVal(list_nth(ordering, i + 2));
-		agg->nsort++;
+		spec->sort_keys[spec->nsort] = (int8) k;
+		spec->sort_desc[spec->nsort] = boolVal(list_nth(ordering, i + 1));
+		spec->sort_nulls_first[spec->nsort] = boolVal(list_nth(ordering, i + 2));
+		spec->nsort++;
 	}
 }
 
@@ -520,10 +510,11 @@ CompareRows(const void *a, const void *b, void *arg)
 	const GpuJoinAggRow *y = b;
 	const GjAggResult *rx = &agg->sets[x->set]->result;
 	const GjAggResult *ry = &agg->sets[y->set]->result;
+	const GjAggSpec *spec = agg->spec;
 
-	for (int i = 0; i < agg->nsort; i++)
+	for (int i = 0; i < spec->nsort; i++)
 	{
-		int			k = agg->sort_keys[i];
+		int			k = spec->sort_keys[i];
 		bool		nx = rx->key_nulls[k][x->g] != 0;
 		bool		ny = ry->key_nulls[k][y->g] != 0;
 		int64		vx = rx->keys[k][x->g];
@@ -535,11 +526,11 @@ CompareRows(const void *a, const void *b, void *arg)
 			if (nx && ny)
 				continue;
 			/* NULL first or last, whatever the direction */
-			return (nx == agg->sort_nulls_first[i]) ? -1 : 1;
+			return (nx == spec->sort_nulls_first[i]) ? -1 : 1;
 		}
 		c = (vx > vy) - (vx < vy);
 		if (c != 0)
-			return agg->sort_desc[i] ? -c : c;
+			return spec->sort_desc[i] ? -c : c;
 	}
 	return 0;
 }
@@ -1159,7 +1150,7 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 	GpuJoinAgg *agg = node->gj_Agg;
 	GjAggResult *r = &agg->result;
 
-	if (agg->nsort > 0)
+	if (agg->spec->nsort > 0)
 	{
 		const GpuJoinAggRow *row;
 
@@ -1299,7 +1290,7 @@ GpuJoinAggExplain(GpuJoinState *node, int64 groups, int64 spills, int64 host_sor
 		return;
 	what = psprintf("%s, %d aggregate%s", agg->variant, agg->nitems, agg->nitems == 1 ? "" : "s");
 	ExplainPropertyText("Device Aggregation", what, es);
-	if (agg->nsort > 0)
+	if (agg->spec->nsort > 0)
 		ExplainPropertyText("Output Order", "by the group keys, sorted on the device", es);
 	if (es->verbose)
 		ExplainPropertyText("Group-By Variants Considered", agg->considered, es);

@@ -341,7 +341,7 @@ TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 	 * snapshot); a Seq Scan child may start in mid-table (synchronized
 	 * scans), any other child promises no order at all
 	 */
-	if (partial && (jointype == JOIN_RIGHT || jointype == JOIN_FULL))
+	if (partial && clauses->fill_inner)
 		for (int i = 0; i < 2; i++)
 			if (inner_paths[i] != NULL &&
 				!GpuJoinHeapSide(root, inner_paths[i], strategy, clauses->key_clauses,

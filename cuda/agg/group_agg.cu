@@ -929,6 +929,19 @@ gj_cuda_agg_begin(GjContext *ctx, const GjAggSpec *spec, GjError *err)
 }
 
 /*
+ * Where the device has no room for an optional pass's arrays: no error,
+ * the caller goes another way (true); any other status is the caller's
+ */
+static bool
+NoRoom(GjStatus status, GjError *err)
+{
+	if (status != GJ_ERROR_DEVICE_MEMORY)
+		return false;
+	memset(err, 0, sizeof(*err));
+	return true;
+}
+
+/*
  * SORT: the first pass over a round's n matches (agg_sort_hash_kernel, the
  * sort, agg_sorted_kernel), listing into overflow_rows the matches whose
  * group the table had no room for.  *done false where the device has no
@@ -953,11 +966,8 @@ SortedPass(GjCudaContext *ctx, CudaAggState *agg, const GjAggSpec *d_spec,
 			status = gj_cuda_device_reserve(ctx, &agg->sort_rows[i],
 											(size_t) n * sizeof(uint32_t), what, err);
 	}
-	if (status == GJ_ERROR_DEVICE_MEMORY)
-	{
-		memset(err, 0, sizeof(*err));
+	if (NoRoom(status, err))
 		return GJ_OK;
-	}
 	GJ_TRY(status);
 
 	agg_sort_hash_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
@@ -974,10 +984,9 @@ SortedPass(GjCudaContext *ctx, CudaAggState *agg, const GjAggSpec *d_spec,
 		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, keys, rows, n,
 														 0, 32, ctx->stream));
 		status = gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err);
-		if (status == GJ_ERROR_DEVICE_MEMORY)
+		if (NoRoom(status, err))
 		{
 			/* the hashes' undecided count is recounted by the HASH pass */
-			memset(err, 0, sizeof(*err));
 			GJ_CUDA_TRY(err, cudaMemsetAsync(&d_counters->undecided, 0,
 											 sizeof(unsigned long long), ctx->stream));
 			return GJ_OK;
@@ -1138,6 +1147,17 @@ agg_order_gather_kernel(const void *from, int width, const uint32_t *groups, int
 	}
 }
 
+/* One array of the groups gathered in order on the device, then copied to host */
+static GjStatus
+GatherBack(GjCudaContext *ctx, CudaAggState *agg, const GjDeviceBuffer *from, int width,
+		   const uint32_t *groups, int n, void *to, GjError *err)
+{
+	agg_order_gather_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+		from->ptr, width, groups, n, agg->order_out.ptr);
+	GJ_CUDA_TRY(err, cudaGetLastError());
+	return gj_cuda_copy_from_device(ctx, to, agg->order_out.ptr, (size_t) n * width, err);
+}
+
 /*
  * agg_result with sort keys and no spill: the table's live groups listed
  * (cub::DeviceSelect), then per sort key, least significant first, a
@@ -1156,7 +1176,8 @@ SortOnDevice(GjCudaContext *ctx, CudaAggState *agg, bool *done, GjError *err)
 	int64_t		cap = t->capacity;
 	size_t		select_bytes = 0;
 	size_t		sort_bytes = 0;
-	size_t		temp_bytes = 0;
+	size_t		temp_bytes;
+	void	   *temp;
 	int			n = 0;
 	GjStatus	status = GJ_OK;
 
@@ -1179,88 +1200,71 @@ SortOnDevice(GjCudaContext *ctx, CudaAggState *agg, bool *done, GjError *err)
 	if (status == GJ_OK)
 		status = gj_cuda_device_reserve(ctx, &agg->order_out,
 										(size_t) (cap > 0 ? cap : 1) * sizeof(int64_t), what, err);
-	if (status == GJ_OK)
-	{
-		cub::DoubleBuffer<unsigned long long> words((unsigned long long *) agg->order_words[0].ptr,
-													(unsigned long long *) agg->order_words[1].ptr);
-		cub::DoubleBuffer<uint32_t> groups((uint32_t *) agg->order_groups[0].ptr,
-										   (uint32_t *) agg->order_groups[1].ptr);
-
-		GJ_CUDA_TRY(err, cub::DeviceSelect::Flagged(NULL, select_bytes,
-													thrust::counting_iterator<uint32_t>(0),
-													(const uint8_t *) t->live.ptr,
-													groups.Current(), (int *) agg->order_count.ptr,
-													(int) cap, ctx->stream));
-		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, words, groups,
-														 (int) cap, 0, 64, ctx->stream));
-		temp_bytes = select_bytes > sort_bytes ? select_bytes : sort_bytes;
-		status = gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err);
-	}
-	if (status == GJ_ERROR_DEVICE_MEMORY)
-	{
-		memset(err, 0, sizeof(*err));
+	if (NoRoom(status, err))
 		return GJ_OK;
-	}
 	GJ_TRY(status);
 
+	cub::DoubleBuffer<unsigned long long> words((unsigned long long *) agg->order_words[0].ptr,
+												(unsigned long long *) agg->order_words[1].ptr);
+	cub::DoubleBuffer<uint32_t> groups((uint32_t *) agg->order_groups[0].ptr,
+									   (uint32_t *) agg->order_groups[1].ptr);
+
+	/* the temporary storage both CUB calls need */
+	GJ_CUDA_TRY(err, cub::DeviceSelect::Flagged(NULL, select_bytes,
+												thrust::counting_iterator<uint32_t>(0),
+												(const uint8_t *) t->live.ptr, groups.Current(),
+												(int *) agg->order_count.ptr, (int) cap,
+												ctx->stream));
+	GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(NULL, sort_bytes, words, groups, (int) cap,
+													 0, 64, ctx->stream));
+	temp_bytes = select_bytes > sort_bytes ? select_bytes : sort_bytes;
+	status = gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err);
+	if (NoRoom(status, err))
+		return GJ_OK;
+	GJ_TRY(status);
+	temp = GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void);
+
+	if (cap > 0)
 	{
-		void	   *temp = GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void);
-		cub::DoubleBuffer<unsigned long long> words((unsigned long long *) agg->order_words[0].ptr,
-													(unsigned long long *) agg->order_words[1].ptr);
-		cub::DoubleBuffer<uint32_t> groups((uint32_t *) agg->order_groups[0].ptr,
-										   (uint32_t *) agg->order_groups[1].ptr);
-		int			grid;
-
-		if (cap > 0)
-		{
-			GJ_CUDA_TRY(err, cub::DeviceSelect::Flagged(temp, temp_bytes,
-														thrust::counting_iterator<uint32_t>(0),
-														(const uint8_t *) t->live.ptr,
-														groups.Current(),
-														(int *) agg->order_count.ptr,
-														(int) cap, ctx->stream));
-			GJ_TRY(gj_cuda_copy_from_device(ctx, &n, agg->order_count.ptr, sizeof(int), err));
-		}
-		grid = gj_cuda_grid_size(ctx, n > 0 ? n : 1);
-		for (int i = agg->spec.nsort - 1; i >= 0 && n > 1; i--)
-		{
-			int			k = agg->spec.sort_keys[i];
-
-			for (int pass = 0; pass < 2; pass++)
-			{
-				agg_order_words_kernel<<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-					d_spec, i, (const int64_t *) t->keys[k].ptr,
-					(const uint8_t *) t->key_nulls[k].ptr, groups.Current(), n, pass == 1,
-					words.Current());
-				GJ_CUDA_TRY(err, cudaGetLastError());
-				GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(temp, temp_bytes, words, groups,
-																 n, 0, pass == 1 ? 1 : 64,
-																 ctx->stream));
-			}
-		}
-
-		agg->result.n = 0;
-		if (!gj_agg_groups_reserve(&agg->result, &agg->spec, n > 0 ? n : 1))
-			return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
-								"Could not allocate host memory for the groups of an aggregation.");
-		for (int a = 0; a < 2 * agg->spec.nkeys + 3 * agg->spec.naggs && n > 0; a++)
-		{
-			bool		key = a < 2 * agg->spec.nkeys;
-			bool		nulls = key && (a & 1);
-			const GjDeviceBuffer *from = key ? (nulls ? &t->key_nulls[a / 2] : &t->keys[a / 2]) :
-				&t->words[a - 2 * agg->spec.nkeys];
-			void	   *to = key ? (nulls ? (void *) agg->result.key_nulls[a / 2] :
-									(void *) agg->result.keys[a / 2]) :
-				(void *) agg->result.words[a - 2 * agg->spec.nkeys];
-			int			width = nulls ? 1 : 8;
-
-			agg_order_gather_kernel<<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-				from->ptr, width, groups.Current(), n, agg->order_out.ptr);
-			GJ_CUDA_TRY(err, cudaGetLastError());
-			GJ_TRY(gj_cuda_copy_from_device(ctx, to, agg->order_out.ptr, (size_t) n * width, err));
-		}
-		agg->result.n = n;
+		GJ_CUDA_TRY(err, cub::DeviceSelect::Flagged(temp, temp_bytes,
+													thrust::counting_iterator<uint32_t>(0),
+													(const uint8_t *) t->live.ptr,
+													groups.Current(),
+													(int *) agg->order_count.ptr, (int) cap,
+													ctx->stream));
+		GJ_TRY(gj_cuda_copy_from_device(ctx, &n, agg->order_count.ptr, sizeof(int), err));
 	}
+	for (int i = agg->spec.nsort - 1; i >= 0 && n > 1; i--)
+	{
+		int			k = agg->spec.sort_keys[i];
+
+		for (int pass = 0; pass < 2; pass++)
+		{
+			agg_order_words_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+				d_spec, i, (const int64_t *) t->keys[k].ptr,
+				(const uint8_t *) t->key_nulls[k].ptr, groups.Current(), n, pass == 1,
+				words.Current());
+			GJ_CUDA_TRY(err, cudaGetLastError());
+			GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(temp, temp_bytes, words, groups, n,
+															 0, pass == 1 ? 1 : 64,
+															 ctx->stream));
+		}
+	}
+
+	agg->result.n = 0;
+	if (!gj_agg_groups_reserve(&agg->result, &agg->spec, n > 0 ? n : 1))
+		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+							"Could not allocate host memory for the groups of an aggregation.");
+	for (int k = 0; k < agg->spec.nkeys && n > 0; k++)
+	{
+		GJ_TRY(GatherBack(ctx, agg, &t->keys[k], 8, groups.Current(), n, agg->result.keys[k], err));
+		GJ_TRY(GatherBack(ctx, agg, &t->key_nulls[k], 1, groups.Current(), n,
+						  agg->result.key_nulls[k], err));
+	}
+	for (int w = 0; w < 3 * agg->spec.naggs && n > 0; w++)
+		GJ_TRY(GatherBack(ctx, agg, &t->words[w], 8, groups.Current(), n, agg->result.words[w],
+						  err));
+	agg->result.n = n;
 	*done = true;
 	return GJ_OK;
 }

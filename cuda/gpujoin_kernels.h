@@ -530,6 +530,19 @@ typedef struct GjKernels
 									 int nsent, int self, GjExchange *part,
 									 GjError *err);
 	void		(*exchange_free) (GjExchange *x);
+
+	/*
+	 * retrieve, with the round's arrays left where the kernels keep them
+	 * (CUDA: the context's device memory; the CPU twin: its host arrays),
+	 * valid until the next call on ctx: not for the host to read, only to
+	 * hand to build or count of a context of the same table, which copy
+	 * them as they copy a batch in host memory.  A chain of joins (CHAINS
+	 * OF JOINS, below) hands a level's matches to the next level so.
+	 * Tables whose rounds come through the host (the gpujoin service's)
+	 * give retrieve here.
+	 */
+	GjStatus	(*retrieve_device) (GjContext *ctx, int64_t first,
+									GjMatchRound *round, GjError *err);
 } GjKernels;
 
 /*
@@ -586,6 +599,92 @@ gj_spread_device(uint64_t key, int ndevices)
 {
 	return (int) (((gj_hash64(key) & UINT64_C(0xFFFFFFFF)) * (uint64_t) ndevices) >> 32);
 }
+
+/*
+ * CHAINS OF JOINS (cuda/device/chain.c)
+ *
+ * A chain joins each outer chunk to the inner sides of several levels in
+ * turn (a star or snowflake query's fact table to its dimensions, Shanbhag
+ * et al. 2020), without a level's matches leaving the device: level 0
+ * counts the chunk; each round of its matches, left where the kernels keep
+ * them (retrieve_device), is a chunk that level 1 counts; and so on.  The
+ * last level's counted chunks are the chain's: the caller retrieves or
+ * aggregates them on that level's context as on any other.
+ *
+ * A level is a context of the one GjKernels table that has built on its
+ * inner side (NPHJ, PHJ or SMJ, either materialization; its variant and
+ * round size its own), made with row_ids (the last one: as the caller
+ * wants).  The rows a level counts carry every column the levels above
+ * them gave: level 0's outer columns are the chunk's payload columns;
+ * level k + 1's are, in this order, level k's outer columns, level k's
+ * inner columns, and level k's inner row numbers (a column of width 4,
+ * never NULL), so level k + 1's spec gives its outer side
+ * gj_chain_columns(k + 1) = outer_ncolumns(k) + inner_ncolumns(k) + 1
+ * columns of those widths.  Level 0 probes with the chunk's keys; level
+ * k + 1 with the column key_columns[k + 1] of its outer columns, a
+ * normalized key (width 8; its NULL flags are the key's): a column of the
+ * chunk (a star) or of an earlier level's inner side (a snowflake).  A
+ * level's outer row numbers are the chunk's (GjBatch.row_numbers carries
+ * them down), so the last level's rounds give for each match the chunk's
+ * row (outer_rows), the row of each earlier level (its row-number column)
+ * and the last level's row (inner_rows).
+ *
+ * Inner joins only: a row that finds no match at a level is dropped there.
+ * Matches come level by level: the chain's matches are those of the last
+ * level's chunks in turn, which follow level 0's rounds, then each round's
+ * matches at level 1, and so on, each in its level's variant's order.
+ *
+ * The caller holds the GjChain (gj_chain_init fills it); its levels stay
+ * the caller's.  gj_chain_count starts a chunk (level 0 counts it; the
+ * chunk's arrays need not outlive the call), and each gj_chain_next leaves
+ * the next chunk of the last level counted, with *nmatches > 0 matches, or
+ * returns 0 matches when the chunk is done; the caller takes those matches
+ * before calling gj_chain_next again.  on_host (a test and benchmark aid)
+ * hands the rounds between levels through the host (retrieve), as
+ * separate joins stacked one on another would.
+ */
+#define GJ_MAX_LEVELS		8
+
+typedef struct GjChain
+{
+	const GjKernels *kernels;
+	int32_t		nlevels;		/* 1 .. GJ_MAX_LEVELS */
+	GjContext  *levels[GJ_MAX_LEVELS];
+	int32_t		key_columns[GJ_MAX_LEVELS]; /* level 0's unused */
+	int32_t		ncolumns[GJ_MAX_LEVELS];	/* outer columns of each level */
+	int32_t		inner_ncolumns[GJ_MAX_LEVELS];
+	bool		on_host;
+
+	/* per level, the rows it counted and the matches it found, summed over
+	 * the chunks since gj_chain_init (EXPLAIN ANALYZE's rows in and out) */
+	int64_t		rows_in[GJ_MAX_LEVELS];
+	int64_t		rows_out[GJ_MAX_LEVELS];
+
+	/* the walk over the levels' rounds (chain.c) */
+	int64_t		nmatches[GJ_MAX_LEVELS];	/* of the chunk each level counted */
+	int64_t		next[GJ_MAX_LEVELS];	/* its first match not handed down */
+	int32_t		depth;			/* the deepest level with a counted chunk */
+	bool		last_taken;		/* one level: its chunk was handed out */
+	GjColumn	columns[GJ_MAX_COLUMNS];	/* the chunk handed down */
+} GjChain;
+
+/* Outer columns of level "level" of a chain whose levels have the given
+ * inner columns, level 0 having chunk_ncolumns */
+static inline int
+gj_chain_columns(int chunk_ncolumns, const int32_t *inner_ncolumns, int level)
+{
+	int			n = chunk_ncolumns;
+
+	for (int k = 0; k < level; k++)
+		n += inner_ncolumns[k] + 1;
+	return n;
+}
+
+extern GjStatus gj_chain_init(GjChain *chain, const GjKernels *kernels, int nlevels,
+							  GjContext *const *levels, const GjJoinSpec *specs,
+							  const int32_t *key_columns, GjError *err);
+extern GjStatus gj_chain_count(GjChain *chain, const GjBatch *chunk, GjError *err);
+extern GjStatus gj_chain_next(GjChain *chain, int64_t *nmatches, GjError *err);
 
 /* Can contexts of this variant share one build (GjKernels.context_share)? */
 static inline bool

@@ -1283,6 +1283,7 @@ AggResult(GjContext *ctx, GjAggResult *out, GjError *err)
 		.aggregate = Aggregate, \
 		.agg_result = AggResult, \
 		.context_share = ContextShare, \
+		.retrieve_device = Retrieve, \
 	}
 
 static const GjKernels service_cpu_kernels = SERVICE_KERNELS("cpu", ContextCreateCpu);

@@ -285,6 +285,8 @@ extern "C"
 							  int64_t *nmatches, GjError *err);
 	GjStatus	gj_cuda_retrieve(GjContext *ctx, int64_t first,
 								 GjMatchRound *round, GjError *err);
+	GjStatus	gj_cuda_retrieve_device(GjContext *ctx, int64_t first,
+										GjMatchRound *round, GjError *err);
 	GjStatus	gj_cuda_heap_deform(GjContext *ctx, const GjPageBatch *pages,
 									const GjDeformSpec *spec, int64_t first,
 									int64_t n, GjDeformOut *out, GjError *err);
@@ -408,7 +410,8 @@ extern GjStatus gj_cuda_round_gather(GjCudaContext *ctx, const GjRoundSources *s
 									 int64_t n, GjError *err);
 extern GjStatus gj_cuda_round_materialize(GjCudaContext *ctx,
 										  const GjRoundSources *sources,
-										  int64_t n, GjError *err);
+										  int64_t n, GjMatchRound *on_device,
+										  GjError *err);
 extern void gj_cuda_round_fill(const GjCudaContext *ctx, GjMatchRound *round);
 extern void gj_cuda_materialize_release(GjCudaContext *ctx);
 

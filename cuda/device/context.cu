@@ -630,9 +630,9 @@ gj_cuda_count(GjContext *ctx, const GjBatch *outer, int64_t *nmatches,
  * array is there when the column came with NULL flags (in the build for
  * the inner side, in the counted chunk for the outer side).
  */
-extern "C" GjStatus
-gj_cuda_retrieve(GjContext *ctx, int64_t first, GjMatchRound *round,
-				 GjError *err)
+static GjStatus
+Retrieve(GjContext *ctx, int64_t first, GjMatchRound *round, bool on_device,
+		 GjError *err)
 {
 	GjCudaContext *cuda = gj_cuda_context_get(ctx, err);
 	double		start = gj_clock_ms();
@@ -660,12 +660,32 @@ gj_cuda_retrieve(GjContext *ctx, int64_t first, GjMatchRound *round,
 		status = cuda->variant->retrieve(cuda, (uint64_t) first, round_size,
 										 &sources, err);
 		if (status == GJ_OK)
-			status = gj_cuda_round_materialize(cuda, &sources, round_size, err);
+			status = gj_cuda_round_materialize(cuda, &sources, round_size,
+											   on_device ? round : NULL, err);
 		if (status == GJ_OK)
 			round->nmatches = round_size;
 	}
 	AddElapsed(cuda, &cuda->stats.materialize_ms, start, transfer_start);
 	return status;
+}
+
+extern "C" GjStatus
+gj_cuda_retrieve(GjContext *ctx, int64_t first, GjMatchRound *round,
+				 GjError *err)
+{
+	return Retrieve(ctx, first, round, false, err);
+}
+
+/*
+ * retrieve, the round left in the context's device memory
+ * (GjKernels.retrieve_device): for the count of another context, which
+ * copies it on its own stream, so this one's work is done on return
+ */
+extern "C" GjStatus
+gj_cuda_retrieve_device(GjContext *ctx, int64_t first, GjMatchRound *round,
+						GjError *err)
+{
+	return Retrieve(ctx, first, round, true, err);
 }
 
 /*
@@ -969,6 +989,20 @@ gj_cuda_count_offsets(GjCudaContext *ctx, uint64_t *d_counts, int64_t nrows,
 									sizeof(uint64_t), err);
 }
 
+/* Is ptr device memory, not the host's? */
+static bool
+OnDevice(const void *ptr)
+{
+	cudaPointerAttributes attributes;
+
+	if (cudaPointerGetAttributes(&attributes, ptr) != cudaSuccess)
+	{
+		(void) cudaGetLastError();
+		return false;
+	}
+	return attributes.type == cudaMemoryTypeDevice;
+}
+
 /*
  * Copy bytes between host and device, counted in the statistics
  *
@@ -992,6 +1026,10 @@ CopyCounted(GjCudaContext *ctx, void *dst, const void *src, size_t bytes,
 	GJ_CUDA_TRY(err, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, ctx->stream));
 	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
 	ctx->stats.transfer_ms += gj_clock_ms() - start;
+	/* only what crossed the bus: not a batch that lay on a device already
+	 * (a chain's round, an exchanged part) */
+	if (OnDevice(kind == cudaMemcpyHostToDevice ? src : dst))
+		return GJ_OK;
 	if (kind == cudaMemcpyHostToDevice)
 		ctx->stats.bytes_to_device += (int64_t) bytes;
 	else
@@ -1143,6 +1181,7 @@ const GjKernels gj_cuda_kernels = {
 	gj_cuda_exchange_send,
 	gj_cuda_exchange_receive,
 	gj_cuda_exchange_free,
+	gj_cuda_retrieve_device,
 };
 
 /* Page-locked host memory for staging (GjKernels.stage_alloc), or NULL */

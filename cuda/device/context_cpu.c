@@ -525,4 +525,5 @@ const GjKernels gj_cpu_kernels = {
 	.exchange_send = gj_cpu_exchange_send,
 	.exchange_receive = gj_cpu_exchange_receive,
 	.exchange_free = gj_cpu_exchange_free,
+	.retrieve_device = gj_cpu_retrieve,	/* its rounds are host memory */
 };

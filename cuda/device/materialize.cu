@@ -53,7 +53,10 @@
  *					context; NULL arrays when a column first comes with
  *					NULL flags.  gj_cuda_round_materialize gathers both sides
  *					and copies them out; gj_cuda_round_fill points a
- *					GjMatchRound at them.
+ *					GjMatchRound at them.  A round retrieved for another
+ *					context's count (retrieve_device) is not copied out:
+ *					the GjMatchRound points at the ROUND sets and the row
+ *					maps on the device.
  *
  * COSTS
  *
@@ -465,11 +468,13 @@ number_rows_kernel(GjRowId *__restrict__ rows, const GjRowId *__restrict__ numbe
 /*
  * Materialize a round of n matches whose maps the variant has written:
  * gather it (gj_cuda_round_gather), then copy the ROUND sets, and the row
- * numbers when spec.row_ids, into the page-locked arrays
+ * numbers when spec.row_ids, into the page-locked arrays; or, with
+ * on_device, point on_device at them where they are, once the stream is
+ * done with them
  */
 GjStatus
 gj_cuda_round_materialize(GjCudaContext *ctx, const GjRoundSources *sources,
-						  int64_t n, GjError *err)
+						  int64_t n, GjMatchRound *on_device, GjError *err)
 {
 	static const GjRoundMap row_maps[GJ_NUM_SIDES] = {
 		GJ_ROUND_OUTER_ROWS, GJ_ROUND_INNER_ROWS
@@ -500,8 +505,11 @@ gj_cuda_round_materialize(GjCudaContext *ctx, const GjRoundSources *sources,
 					(rows, (const GjRowId *) of->buffers[id].ptr, n);
 				GJ_CUDA_TRY(err, cudaGetLastError());
 			}
-			GJ_TRY(gj_cuda_copy_from_device(ctx, ctx->pinned.rows[side], rows,
-											(size_t) n * sizeof(GjRowId), err));
+			if (on_device != NULL)
+				*(side == GJ_SIDE_INNER ? &on_device->inner_rows : &on_device->outer_rows) = rows;
+			else
+				GJ_TRY(gj_cuda_copy_from_device(ctx, ctx->pinned.rows[side], rows,
+												(size_t) n * sizeof(GjRowId), err));
 		}
 		for (int c = 0; c < ncolumns; c++)
 		{
@@ -510,6 +518,23 @@ gj_cuda_round_materialize(GjCudaContext *ctx, const GjRoundSources *sources,
 				return gj_error_set(err, GJ_ERROR_KERNEL,
 									"The %s payload column %d of a round was gathered from columns of another batch.",
 									gj_side_name(side), c);
+			if (on_device != NULL)
+			{
+				const uint8_t *nulls = ctx->has_nulls[side][c] ?
+					(const uint8_t *) cols->nulls[c].ptr : NULL;
+
+				if (side == GJ_SIDE_INNER)
+				{
+					on_device->inner_values[c] = cols->values[c].ptr;
+					on_device->inner_nulls[c] = nulls;
+				}
+				else
+				{
+					on_device->outer_values[c] = cols->values[c].ptr;
+					on_device->outer_nulls[c] = nulls;
+				}
+				continue;
+			}
 			GJ_TRY(gj_cuda_copy_from_device(ctx, ctx->pinned.values[side][c],
 											cols->values[c].ptr,
 											(size_t) n * (size_t) widths[c], err));
@@ -519,6 +544,8 @@ gj_cuda_round_materialize(GjCudaContext *ctx, const GjRoundSources *sources,
 												err));
 		}
 	}
+	if (on_device != NULL)
+		GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
 	return GJ_OK;
 }
 

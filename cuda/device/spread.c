@@ -1214,6 +1214,7 @@ static const GjKernels tablename = { \
 	prefix##_exchange_send, \
 	prefix##_exchange_receive, \
 	prefix##_exchange_free, \
+	prefix##_retrieve,			/* rounds in the host: retrieve_device */ \
 }
 
 SPREAD_TABLE(cpu, gj_cpu_kernels, spread_cpu_kernels);

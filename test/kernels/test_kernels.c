@@ -4464,6 +4464,7 @@ main(void)
 	TestHeapDeform();
 	TestExpr();
 	TestAgg();
+	TestChain();
 
 	if (verbose)
 		printf("%.1f s\n", (gj_clock_ms() - start) / 1000.0);

@@ -40,6 +40,9 @@ extern void TestExpr(void);
 /* test_agg.c */
 extern void TestAgg(void);
 
+/* test_chain.c */
+extern void TestChain(void);
+
 /*
  * A qual with the inputs of one row and the verdict (GJ_QUAL_FAILS,
  * _PASSES or _UNDECIDED, expr.h) it must have there, known by hand

@@ -1,0 +1,730 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_chain.c
+ *	  Kernel tests of chains of joins (cuda/device/chain.c): the CPU twin
+ *	  against every combination of rows worked out here by nested loops,
+ *	  and the CUDA kernels, with the rounds left on the device, against the
+ *	  CPU twin and against the same chain with the rounds through the host
+ *
+ * A chunk of outer rows carries a key for each level (some NULL, some with
+ * no inner row) and a 4-byte value; each level's inner side has keys
+ * (unique, as a dimension's primary key, or repeated, so that a row
+ * matches several), a 2-byte value with NULLs, and an 8-byte column that
+ * a snowflake level below probes with.  The reference lists every
+ * combination (chunk row, row of level 0, ..., row of the last level)
+ * whose keys are equal at every level; the chain's matches, taken from
+ * the last level's rounds with the row-number columns the levels carried
+ * down, must be exactly those (sorted, since a level's variant orders its
+ * round), and each carried value must be its row's.  Cases: a star of
+ * three NPHJ levels; a star of four with repeated keys, every variant and
+ * both materializations, rounds much smaller than the matches, and chunk
+ * row numbers of its own; a snowflake (a level probing with the level
+ * above's column); an empty level; a chain of one level; and the
+ * arguments gj_chain_init must refuse.
+ *
+ * IDENTIFICATION
+ *	  test/kernels/test_chain.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "gpujoin_kernels.h"
+#include "test_kernels.h"
+
+#define MAX_LEVELS		5
+
+/* One level's inner side: key, a 2-byte value (NULLs), an 8-byte key for below */
+typedef struct ChainInner
+{
+	int64_t		nrows;
+	uint64_t   *keys;
+	uint8_t    *key_nulls;
+	int16_t    *value;
+	uint8_t    *value_nulls;
+	uint64_t   *down;
+	GjColumn	columns[2];
+} ChainInner;
+
+/* A case: the chunk, the levels and how each is joined */
+typedef struct ChainCase
+{
+	char		name[96];
+	int			nlevels;
+	int64_t		nrows;			/* the chunk's */
+	int64_t		inner_rows[MAX_LEVELS];
+	bool		repeated[MAX_LEVELS];	/* keys repeat in the inner side */
+	int			from_above[MAX_LEVELS];	/* level k probes with level k-1's
+										 * down column (snowflake), else the
+										 * chunk's key column */
+	GjVariant	variants[MAX_LEVELS];
+	GjMaterialize materialize[MAX_LEVELS];
+	int64_t		max_matches;
+	bool		numbered;		/* the chunk brings row numbers */
+} ChainCase;
+
+typedef struct ChainData
+{
+	/* chunk: keys of level 0, then payload: a key per level 1.., a value */
+	int64_t		nrows;
+	uint64_t   *keys[MAX_LEVELS];
+	uint8_t    *key_nulls[MAX_LEVELS];
+	int32_t    *value;
+	GjRowId    *numbers;
+	GjColumn	columns[MAX_LEVELS + 1];
+	ChainInner	inner[MAX_LEVELS];
+} ChainData;
+
+/* A combination: chunk row, then each level's inner row */
+typedef struct Combo
+{
+	uint32_t	rows[MAX_LEVELS + 1];
+} Combo;
+
+typedef struct ComboList
+{
+	int64_t		n;
+	int64_t		cap;
+	Combo	   *items;
+	int			width;			/* levels + 1 */
+	bool		values_ok;		/* every carried value was its row's */
+	char		why[160];
+} ComboList;
+
+static uint64_t
+Next(uint64_t *state)
+{
+	uint64_t	z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+static void
+ComboAdd(ComboList *list, const Combo *c)
+{
+	if (list->n == list->cap)
+	{
+		Combo	   *grown;
+
+		list->cap = list->cap > 0 ? 2 * list->cap : 1024;
+		grown = TestAlloc((size_t) list->cap * sizeof(Combo));
+		if (list->n > 0)
+			memcpy(grown, list->items, (size_t) list->n * sizeof(Combo));
+		free(list->items);
+		list->items = grown;
+	}
+	list->items[list->n++] = *c;
+}
+
+static int	combo_width;
+
+static int
+CompareCombo(const void *a, const void *b)
+{
+	const Combo *x = a;
+	const Combo *y = b;
+
+	for (int i = 0; i < combo_width; i++)
+	{
+		if (x->rows[i] != y->rows[i])
+			return x->rows[i] < y->rows[i] ? -1 : 1;
+	}
+	return 0;
+}
+
+static void
+SortCombos(ComboList *list)
+{
+	combo_width = list->width;
+	if (list->n > 1)
+		qsort(list->items, (size_t) list->n, sizeof(Combo), CompareCombo);
+}
+
+/* The key level "level" probes with for chunk row r and the rows above */
+static bool
+ProbeKey(const ChainCase *cc, const ChainData *d, int level, int64_t r,
+		 const Combo *above, uint64_t *key)
+{
+	if (level > 0 && cc->from_above[level])
+	{
+		*key = d->inner[level - 1].down[above->rows[level]];
+		return true;			/* down is never NULL */
+	}
+	if (d->key_nulls[level] != NULL && d->key_nulls[level][r])
+		return false;
+	*key = d->keys[level][r];
+	return true;
+}
+
+/* Every combination, level by level, by nested loops */
+static void
+Reference(const ChainCase *cc, const ChainData *d, int level, Combo *c,
+		  ComboList *out)
+{
+	const ChainInner *in = &d->inner[level];
+	uint64_t	key;
+
+	if (!ProbeKey(cc, d, level, c->rows[0], c, &key))
+		return;
+	for (int64_t i = 0; i < in->nrows; i++)
+	{
+		if (in->key_nulls[i] || in->keys[i] != key)
+			continue;
+		c->rows[level + 1] = (uint32_t) i;
+		if (level + 1 == cc->nlevels)
+			ComboAdd(out, c);
+		else
+			Reference(cc, d, level + 1, c, out);
+	}
+}
+
+static void
+MakeData(const ChainCase *cc, ChainData *d)
+{
+	uint64_t	state = 0x5eed0000 + (uint64_t) cc->nrows * 31 + (uint64_t) cc->nlevels;
+
+	memset(d, 0, sizeof(*d));
+	d->nrows = cc->nrows;
+	for (int k = 0; k < cc->nlevels; k++)
+	{
+		ChainInner *in = &d->inner[k];
+		int64_t		m = cc->inner_rows[k];
+		int64_t		domain = cc->repeated[k] ? (m / 3 + 1) : (m + 1);
+
+		in->nrows = m;
+		in->keys = TestAlloc((size_t) m * sizeof(uint64_t));
+		in->key_nulls = TestAlloc((size_t) m);
+		in->value = TestAlloc((size_t) m * sizeof(int16_t));
+		in->value_nulls = TestAlloc((size_t) m);
+		in->down = TestAlloc((size_t) m * sizeof(uint64_t));
+		for (int64_t i = 0; i < m; i++)
+		{
+			/* unique keys: a permutation of 0 .. m-1 (i * odd mod m when
+			 * coprime is enough here: m is not a multiple of 7919) */
+			in->keys[i] = cc->repeated[k] ? Next(&state) % (uint64_t) domain
+				: (uint64_t) ((i * 7919) % m);
+			in->key_nulls[i] = Next(&state) % 50 == 0;
+			in->value[i] = (int16_t) (Next(&state) % 30000);
+			in->value_nulls[i] = Next(&state) % 10 == 0;
+			in->down[i] = k + 1 < cc->nlevels ?
+				Next(&state) % (uint64_t) (cc->inner_rows[k + 1] + cc->inner_rows[k + 1] / 5 + 1) : 0;
+		}
+		in->columns[0].values = in->value;
+		in->columns[0].nulls = in->value_nulls;
+		in->columns[1].values = in->down;
+		in->columns[1].nulls = NULL;
+
+		d->keys[k] = TestAlloc((size_t) cc->nrows * sizeof(uint64_t));
+		d->key_nulls[k] = TestAlloc((size_t) cc->nrows);
+		for (int64_t r = 0; r < cc->nrows; r++)
+		{
+			/* some keys miss: a fifth past the inner side's domain */
+			d->keys[k][r] = Next(&state) % (uint64_t) (domain + domain / 5 + 1);
+			d->key_nulls[k][r] = Next(&state) % 20 == 0;
+		}
+	}
+	d->value = TestAlloc((size_t) cc->nrows * sizeof(int32_t));
+	for (int64_t r = 0; r < cc->nrows; r++)
+		d->value[r] = (int32_t) (Next(&state) % 1000000);
+	if (cc->numbered)
+	{
+		d->numbers = TestAlloc((size_t) cc->nrows * sizeof(GjRowId));
+		for (int64_t r = 0; r < cc->nrows; r++)
+			d->numbers[r] = (GjRowId) (cc->nrows - 1 - r);
+	}
+	/* payload of the chunk: the keys of levels 1.., then the value */
+	for (int k = 1; k < cc->nlevels; k++)
+	{
+		d->columns[k - 1].values = d->keys[k];
+		d->columns[k - 1].nulls = d->key_nulls[k];
+	}
+	d->columns[cc->nlevels - 1].values = d->value;
+	d->columns[cc->nlevels - 1].nulls = NULL;
+}
+
+static void
+FreeData(const ChainCase *cc, ChainData *d)
+{
+	for (int k = 0; k < cc->nlevels; k++)
+	{
+		free(d->inner[k].keys);
+		free(d->inner[k].key_nulls);
+		free(d->inner[k].value);
+		free(d->inner[k].value_nulls);
+		free(d->inner[k].down);
+		free(d->keys[k]);
+		free(d->key_nulls[k]);
+	}
+	free(d->value);
+	free(d->numbers);
+}
+
+/*
+ * The specs of the levels: level 0's outer columns are the chunk's
+ * payload (nlevels - 1 keys of 8 bytes, a value of 4); each level's inner
+ * columns its value (2) and its down key (8); a level's outer columns
+ * what the one above hands down.  key_columns[k]: the chunk's key column
+ * of level k (a star), or the down column of level k - 1 (a snowflake).
+ */
+static void
+MakeSpecs(const ChainCase *cc, GjJoinSpec *specs, int32_t *key_columns)
+{
+	int32_t		inner_ncolumns[MAX_LEVELS];
+
+	for (int k = 0; k < cc->nlevels; k++)
+	{
+		GjJoinSpec *s = &specs[k];
+
+		memset(s, 0, sizeof(*s));
+		s->variant = cc->variants[k];
+		s->materialize = cc->materialize[k];
+		s->row_ids = true;
+		s->max_matches = cc->max_matches;
+		s->inner_ncolumns = 2;
+		s->inner_widths[0] = 2;
+		s->inner_widths[1] = 8;
+		inner_ncolumns[k] = 2;
+		if (k == 0)
+		{
+			s->outer_ncolumns = cc->nlevels;
+			for (int c = 0; c < cc->nlevels - 1; c++)
+				s->outer_widths[c] = 8;
+			s->outer_widths[cc->nlevels - 1] = 4;
+			key_columns[0] = 0;
+			continue;
+		}
+		s->outer_ncolumns = gj_chain_columns(cc->nlevels, inner_ncolumns, k);
+		memcpy(s->outer_widths, specs[k - 1].outer_widths,
+			   (size_t) specs[k - 1].outer_ncolumns * sizeof(int32_t));
+		s->outer_widths[specs[k - 1].outer_ncolumns] = 2;
+		s->outer_widths[specs[k - 1].outer_ncolumns + 1] = 8;
+		s->outer_widths[specs[k - 1].outer_ncolumns + 2] = 4;
+		key_columns[k] = cc->from_above[k] ?
+			specs[k - 1].outer_ncolumns + 1 :
+			k - 1;				/* the chunk's key of level k */
+	}
+}
+
+/*
+ * Check one match of the last level's round against its rows' values,
+ * and add its combination
+ */
+static void
+TakeMatch(const ChainCase *cc, const ChainData *d, const GjJoinSpec *last,
+		  const GjMatchRound *round, int64_t i, ComboList *out)
+{
+	int32_t		inner_ncolumns[MAX_LEVELS] = {2, 2, 2, 2, 2};
+	Combo		c;
+	int			L = cc->nlevels;
+	uint32_t	number = round->outer_rows[i];
+	int64_t		r = cc->numbered ? (int64_t) (cc->nrows - 1 - number) : (int64_t) number;
+
+	memset(&c, 0, sizeof(c));
+	c.rows[0] = (uint32_t) r;
+	for (int k = 0; k + 1 < L; k++)
+	{
+		int			base = gj_chain_columns(L, inner_ncolumns, k) ;
+		const int16_t *value = round->outer_values[base];
+		const uint8_t *vnull = round->outer_nulls[base];
+		const GjRowId *rows = round->outer_values[base + 2];
+		uint32_t	row = rows[i];
+		const ChainInner *in = &d->inner[k];
+
+		c.rows[k + 1] = row;
+		if (row >= in->nrows ||
+			(vnull != NULL ? vnull[i] : 0) != in->value_nulls[row] ||
+			(!in->value_nulls[row] && value[i] != in->value[row]) ||
+			((const uint64_t *) round->outer_values[base + 1])[i] != in->down[row])
+		{
+			if (out->values_ok)
+				snprintf(out->why, sizeof(out->why),
+						 "match %lld carries the wrong values of level %d's row %u",
+						 (long long) i, k, row);
+			out->values_ok = false;
+		}
+	}
+	c.rows[L] = round->inner_rows[i];
+	if (c.rows[L] >= d->inner[L - 1].nrows || r < 0 || r >= cc->nrows ||
+		((const int32_t *) round->outer_values[L - 1])[i] != d->value[r] ||
+		(round->inner_nulls[0] != NULL ? round->inner_nulls[0][i] : 0) !=
+		d->inner[L - 1].value_nulls[c.rows[L]])
+	{
+		if (out->values_ok)
+			snprintf(out->why, sizeof(out->why),
+					 "match %lld carries the wrong chunk value or last level's flags", (long long) i);
+		out->values_ok = false;
+	}
+	(void) last;
+	ComboAdd(out, &c);
+}
+
+/*
+ * Run the chain on kernels k: create and build every level, count the
+ * chunk, and take every match of every chunk of the last level; false when
+ * a call failed (the reason in the test's failure)
+ */
+static bool
+RunChain(const GjKernels *k, const ChainCase *cc, const ChainData *d, bool on_host,
+		 ComboList *out, int64_t *rows_out)
+{
+	GjJoinSpec	specs[MAX_LEVELS];
+	int32_t		key_columns[MAX_LEVELS];
+	GjContext  *levels[MAX_LEVELS] = {0};
+	GjChain		chain;
+	GjError		err;
+	GjBatch		chunk;
+	bool		ok = false;
+	int			L = cc->nlevels;
+
+	memset(&err, 0, sizeof(err));
+	memset(out, 0, sizeof(*out));
+	out->width = L + 1;
+	out->values_ok = true;
+	MakeSpecs(cc, specs, key_columns);
+	for (int l = 0; l < L; l++)
+	{
+		GjBatch		inner;
+
+		memset(&inner, 0, sizeof(inner));
+		inner.keys = d->inner[l].keys;
+		inner.nulls = d->inner[l].key_nulls;
+		inner.nrows = d->inner[l].nrows;
+		inner.columns = d->inner[l].columns;
+		if (k->context_create(&levels[l], &specs[l], &err) != GJ_OK ||
+			k->build(levels[l], &inner, &err) != GJ_OK)
+		{
+			Failf("level %d: %s", l, err.message);
+			goto done;
+		}
+	}
+	if (gj_chain_init(&chain, k, L, levels, specs, key_columns, &err) != GJ_OK)
+	{
+		Failf("gj_chain_init: %s", err.message);
+		goto done;
+	}
+	chain.on_host = on_host;
+
+	memset(&chunk, 0, sizeof(chunk));
+	chunk.keys = d->keys[0];
+	chunk.nulls = d->key_nulls[0];
+	chunk.nrows = d->nrows;
+	chunk.columns = d->columns;
+	chunk.row_numbers = d->numbers;
+	if (gj_chain_count(&chain, &chunk, &err) != GJ_OK)
+	{
+		Failf("gj_chain_count: %s", err.message);
+		goto done;
+	}
+	for (;;)
+	{
+		int64_t		nmatches;
+
+		if (gj_chain_next(&chain, &nmatches, &err) != GJ_OK)
+		{
+			Failf("gj_chain_next: %s", err.message);
+			goto done;
+		}
+		if (nmatches == 0)
+			break;
+		for (int64_t first = 0; first < nmatches;)
+		{
+			GjMatchRound round;
+
+			if (k->retrieve(levels[L - 1], first, &round, &err) != GJ_OK)
+			{
+				Failf("retrieve: %s", err.message);
+				goto done;
+			}
+			if (round.nmatches <= 0)
+			{
+				Failf("retrieve gave no matches at %lld of %lld",
+					  (long long) first, (long long) nmatches);
+				goto done;
+			}
+			for (int64_t i = 0; i < round.nmatches; i++)
+				TakeMatch(cc, d, &specs[L - 1], &round, i, out);
+			first += round.nmatches;
+		}
+	}
+	/* a second gj_chain_next after the end stays at the end */
+	{
+		int64_t		more = -1;
+
+		if (gj_chain_next(&chain, &more, &err) != GJ_OK || more != 0)
+		{
+			Failf("gj_chain_next after the end gave %lld matches", (long long) more);
+			goto done;
+		}
+	}
+	if (rows_out != NULL)
+		memcpy(rows_out, chain.rows_out, sizeof(chain.rows_out[0]) * (size_t) L);
+	if (chain.rows_out[L - 1] != out->n)
+	{
+		Failf("the last level counted %lld matches, %lld were retrieved",
+			  (long long) chain.rows_out[L - 1], (long long) out->n);
+		goto done;
+	}
+	ok = true;
+done:
+	for (int l = 0; l < L; l++)
+		k->context_destroy(levels[l]);
+	return ok;
+}
+
+/* got (sorted here) holds exactly want's combinations */
+static void
+CheckSame(ComboList *got, const ComboList *want, const char *what)
+{
+	if (!got->values_ok)
+	{
+		Failf("%s: %s", what, got->why);
+		return;
+	}
+	SortCombos(got);
+	if (got->n != want->n)
+	{
+		Failf("%s: %lld matches, the reference has %lld",
+			  what, (long long) got->n, (long long) want->n);
+		return;
+	}
+	for (int64_t i = 0; i < got->n; i++)
+	{
+		if (CompareCombo(&got->items[i], &want->items[i]) != 0)
+		{
+			Failf("%s: sorted match %lld differs from the reference", what, (long long) i);
+			return;
+		}
+	}
+}
+
+/* a and b identical, in the same order */
+static void
+CheckIdentical(const ComboList *a, const ComboList *b, const char *what)
+{
+	if (a->n != b->n)
+	{
+		Failf("%s: %lld matches against %lld", what, (long long) a->n, (long long) b->n);
+		return;
+	}
+	if (a->n > 0 && memcmp(a->items, b->items, (size_t) a->n * sizeof(Combo)) != 0)
+		Failf("%s: same matches, not in the same order", what);
+}
+
+static void
+RunCase(const ChainCase *cc)
+{
+	ChainData	d;
+	ComboList	want;
+	ComboList	cpu;
+	Combo		c;
+	char		name[256];
+	bool		cpu_ran;
+
+	MakeData(cc, &d);
+	memset(&want, 0, sizeof(want));
+	want.width = cc->nlevels + 1;
+	for (int64_t r = 0; r < cc->nrows; r++)
+	{
+		memset(&c, 0, sizeof(c));
+		c.rows[0] = (uint32_t) r;
+		Reference(cc, &d, 0, &c, &want);
+	}
+	SortCombos(&want);
+
+	snprintf(name, sizeof(name), "chain %.96s (%lld combinations)", cc->name, (long long) want.n);
+	cpu_ran = RunChain(&gj_cpu_kernels, cc, &d, false, &cpu, NULL);
+	if (cpu_ran)
+		CheckSame(&cpu, &want, "cpu");
+	TestReport("cpu", name);
+
+#ifdef GPUJOIN_WITH_CUDA
+	if (have_cuda)
+	{
+		ComboList	dev;
+		ComboList	host;
+		int64_t		dev_rows[MAX_LEVELS];
+		int64_t		host_rows[MAX_LEVELS];
+
+		/* the device's rounds, in the twin's order (both number alike) */
+		if (RunChain(&gj_cuda_kernels, cc, &d, false, &dev, dev_rows))
+		{
+			if (!dev.values_ok)
+				Failf("cuda: %s", dev.why);
+			else if (cpu_ran)
+				CheckIdentical(&dev, &cpu, "cuda (rounds on the device) against cpu");
+		}
+		TestReport("cuda", name);
+		/* and through the host, as stacked joins would hand them */
+		if (RunChain(&gj_cuda_kernels, cc, &d, true, &host, host_rows))
+		{
+			CheckIdentical(&host, &dev, "cuda through the host against on the device");
+			if (memcmp(dev_rows, host_rows, sizeof(int64_t) * (size_t) cc->nlevels) != 0)
+				Failf("the levels' matches differ through the host");
+		}
+		TestReport("cuda", "chain through the host, same matches");
+		free(dev.items);
+		free(host.items);
+	}
+#endif
+	free(cpu.items);
+	free(want.items);
+	FreeData(cc, &d);
+}
+
+/* gj_chain_init must refuse what a chain cannot be */
+static void
+TestInvalid(void)
+{
+	ChainCase	cc;
+	GjJoinSpec	specs[MAX_LEVELS];
+	int32_t		key_columns[MAX_LEVELS];
+	GjContext  *fake[MAX_LEVELS] = {(GjContext *) 1, (GjContext *) 1, (GjContext *) 1};
+	GjChain		chain;
+	GjError		err;
+	struct
+	{
+		const char *what;
+		int			level;
+		int			field;		/* 0 variant, 1 row_ids, 2 width, 3 key, 4 columns */
+	}			bad[] = {
+		{"a BAND level", 1, 0},
+		{"a level above the last without row_ids", 0, 1},
+		{"an outer column of the wrong width", 2, 2},
+		{"a key column of 4 bytes", 1, 3},
+		{"one outer column too many", 2, 4},
+	};
+
+	memset(&cc, 0, sizeof(cc));
+	cc.nlevels = 3;
+	cc.max_matches = 100;
+	MakeSpecs(&cc, specs, key_columns);
+	if (gj_chain_init(&chain, &gj_cpu_kernels, 3, fake, specs, key_columns, &err) != GJ_OK)
+		Failf("a good chain was refused: %s", err.message);
+	TestReport("cpu", "chain: gj_chain_init takes a good chain");
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	{
+		char		name[128];
+		GjStatus	status;
+
+		MakeSpecs(&cc, specs, key_columns);
+		switch (bad[i].field)
+		{
+			case 0:
+				specs[bad[i].level].variant = GJ_VARIANT_BAND;
+				break;
+			case 1:
+				specs[bad[i].level].row_ids = false;
+				break;
+			case 2:
+				specs[bad[i].level].outer_widths[1] = 4;
+				break;
+			case 3:
+				key_columns[bad[i].level] = specs[bad[i].level].outer_ncolumns - 1;
+				break;
+			case 4:
+				specs[bad[i].level].outer_ncolumns++;
+				break;
+		}
+		memset(&err, 0, sizeof(err));
+		status = gj_chain_init(&chain, &gj_cpu_kernels, 3, fake, specs, key_columns, &err);
+		if (status != GJ_ERROR_INVALID_ARGUMENT || err.message[0] == '\0')
+			Failf("gj_chain_init took %s", bad[i].what);
+		snprintf(name, sizeof(name), "chain: gj_chain_init refuses %s", bad[i].what);
+		TestReport("cpu", name);
+	}
+	memset(&err, 0, sizeof(err));
+	if (gj_chain_init(&chain, &gj_cpu_kernels, GJ_MAX_LEVELS + 1, fake, specs,
+					  key_columns, &err) != GJ_ERROR_INVALID_ARGUMENT)
+		Failf("gj_chain_init took %d levels", GJ_MAX_LEVELS + 1);
+	TestReport("cpu", "chain: gj_chain_init refuses too many levels");
+}
+
+void
+TestChain(void)
+{
+	ChainCase	cases[6];
+	int			n = 0;
+	ChainCase  *c;
+
+	memset(cases, 0, sizeof(cases));
+
+	c = &cases[n++];
+	snprintf(c->name, sizeof(c->name), "star of 3 NPHJ levels, unique keys");
+	c->nlevels = 3;
+	c->nrows = 20000;
+	c->inner_rows[0] = 1000;
+	c->inner_rows[1] = 3001;
+	c->inner_rows[2] = 50;
+	c->max_matches = 4096;
+
+	c = &cases[n++];
+	snprintf(c->name, sizeof(c->name), "star of 4, repeated keys, every variant, small rounds, numbered chunk");
+	c->nlevels = 4;
+	c->nrows = 5000;
+	c->inner_rows[0] = 600;
+	c->inner_rows[1] = 900;
+	c->inner_rows[2] = 1200;
+	c->inner_rows[3] = 300;
+	c->repeated[0] = c->repeated[2] = c->repeated[3] = true;
+	c->variants[0] = GJ_VARIANT_PHJ;
+	c->variants[1] = GJ_VARIANT_SMJ;
+	c->variants[2] = GJ_VARIANT_NPHJ;
+	c->variants[3] = GJ_VARIANT_PHJ;
+	c->materialize[1] = c->materialize[3] = GJ_MATERIALIZE_GFTR;
+	c->max_matches = 333;
+	c->numbered = true;
+
+	c = &cases[n++];
+	snprintf(c->name, sizeof(c->name), "snowflake: levels 1 and 2 probe with the level above's column");
+	c->nlevels = 3;
+	c->nrows = 8000;
+	c->inner_rows[0] = 2000;
+	c->inner_rows[1] = 700;
+	c->inner_rows[2] = 90;
+	c->repeated[2] = true;
+	c->from_above[1] = c->from_above[2] = 1;
+	c->variants[1] = GJ_VARIANT_SMJ;
+	c->max_matches = 1000;
+
+	c = &cases[n++];
+	snprintf(c->name, sizeof(c->name), "an empty middle level");
+	c->nlevels = 3;
+	c->nrows = 3000;
+	c->inner_rows[0] = 100;
+	c->inner_rows[1] = 0;
+	c->inner_rows[2] = 100;
+	c->max_matches = 512;
+
+	c = &cases[n++];
+	snprintf(c->name, sizeof(c->name), "one level");
+	c->nlevels = 1;
+	c->nrows = 4000;
+	c->inner_rows[0] = 500;
+	c->repeated[0] = true;
+	c->max_matches = 700;
+
+	c = &cases[n++];
+	snprintf(c->name, sizeof(c->name), "five levels, GFTR, rounds of 64");
+	c->nlevels = 5;
+	c->nrows = 2000;
+	for (int k = 0; k < 5; k++)
+	{
+		c->inner_rows[k] = 40 + 37 * k;
+		c->materialize[k] = GJ_MATERIALIZE_GFTR;
+		c->variants[k] = (GjVariant) (k % 3);
+	}
+	c->repeated[1] = true;
+	c->max_matches = 64;
+
+	for (int i = 0; i < n; i++)
+		RunCase(&cases[i]);
+	TestInvalid();
+}

@@ -29,6 +29,7 @@ OBJS = \
 	src/exec_emit.o \
 	src/exec_explain.o \
 	src/exec_parallel.o \
+	src/exec_chain.o \
 	src/exec_heap.o \
 	src/pinned.o \
 	src/keys.o \
@@ -49,7 +50,8 @@ OBJS = \
 	cuda/scan/heap_deform_cpu.o \
 	cuda/expr/expr_cpu.o \
 	cuda/agg/group_agg_cpu.o \
-	cuda/device/spread.o
+	cuda/device/spread.o \
+	cuda/device/chain.o
 
 REGRESS = create_extension hash_join rescan settings variants theta join_types heap_in_place
 REGRESS_OPTS = --inputdir=. --load-extension=gpujoin

@@ -655,8 +655,9 @@ typedef struct GjChain
 	int32_t		inner_ncolumns[GJ_MAX_LEVELS];
 	bool		on_host;
 
-	/* per level, the rows it counted and the matches it found, summed over
-	 * the chunks since gj_chain_init (EXPLAIN ANALYZE's rows in and out) */
+	/* per level, the chunks it counted, their rows and the matches it
+	 * found, summed since gj_chain_init (EXPLAIN ANALYZE's) */
+	int64_t		chunks[GJ_MAX_LEVELS];
 	int64_t		rows_in[GJ_MAX_LEVELS];
 	int64_t		rows_out[GJ_MAX_LEVELS];
 

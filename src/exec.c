@@ -600,6 +600,11 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 
 	/* the device context is created on first use, and cleaned up by this */
 	GpuJoinDeviceInit(&node->gj_Device, CurrentMemoryContext);
+
+	/* GPU joins under this one that it can run as one chain (exec_chain.c) */
+	node->gj_Chain = NULL;
+	node->gj_ChainedInto = NULL;
+	GpuJoinChainInit(node);
 }
 
 /*
@@ -622,6 +627,8 @@ ExecGpuJoin(CustomScanState *css)
 		/* a parallel right or full join: counted in before any outer row */
 		GpuJoinFillAttach(node);
 	}
+	if (node->gj_Chain != NULL)
+		return GpuJoinChainExec(node);
 
 	for (;;)
 	{
@@ -905,6 +912,8 @@ ReScanGpuJoin(CustomScanState *css)
 		GpuJoinHeapRescan(node->gj_Outer.heap);
 	else if (outer_ps->chgParam == NULL)
 		ExecReScan(outer_ps);
+	if (node->gj_Chain != NULL)
+		GpuJoinChainRescan(node);
 }
 
 /*

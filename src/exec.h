@@ -488,6 +488,35 @@ typedef struct GpuJoinParallelState
  *	gj_Workers			the leader: the counters the workers left there,
  *						a List of GpuJoinCounters
  */
+/*
+ * Where a column of a chain's scan tuple comes from (exec_chain.c): the
+ * side that holds it, and where the last level's rounds carry its values
+ * or its side's row numbers
+ *
+ *	side, col		the side holding it, and its column there
+ *	scan_att		the top node's scan tuple column it fills
+ *	in_inner		device values: in the round's inner arrays (the top
+ *					node's own inner side), else in its outer ones
+ *	values			their index there, or -1 for a host column
+ *	rows			a host column's row numbers: GJ_CHAIN_OUTER_ROWS (the
+ *					round's outer_rows: the chain's outer side),
+ *					GJ_CHAIN_INNER_ROWS (its inner_rows: the top's inner
+ *					side), else the outer column carrying that level's
+ *					row numbers
+ */
+#define GJ_CHAIN_OUTER_ROWS	(-1)
+#define GJ_CHAIN_INNER_ROWS	(-2)
+
+typedef struct GpuJoinChainColumn
+{
+	GpuJoinSide *side;
+	const GpuJoinColumn *col;
+	int			scan_att;		/* the top's scan tuple column it fills */
+	bool		in_inner;
+	int			values;
+	int			rows;
+} GpuJoinChainColumn;
+
 typedef struct GpuJoinState
 {
 	CustomScanState css;
@@ -553,6 +582,10 @@ typedef struct GpuJoinState
 	int64	   *gj_InnerPerm;
 	List	   *gj_Workers;
 	struct GpuJoinAgg *gj_Agg;	/* GpuPreAgg (exec_agg.c), or NULL */
+	struct GpuJoinChain *gj_Chain;	/* the chain of joins this node runs
+									 * as its top (exec_chain.c), or NULL */
+	struct GpuJoinState *gj_ChainedInto;	/* the top of the chain that runs
+											 * this node as a level, or NULL */
 } GpuJoinState;
 
 /* Milliseconds since start */
@@ -589,6 +622,10 @@ extern bool GpuJoinRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot 
 						  uint64 *key);
 extern bool GpuJoinStoreRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot,
 							   int64 row);
+extern bool GpuJoinEncodeKey(GpuJoinState *node, GpuJoinSide *side, Datum value,
+							 uint64 *key);
+extern Datum GpuJoinSideDatum(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
+							  bool *isnull);
 extern GjBatch GpuJoinSideBatch(const GpuJoinSide *side, GjColumn *columns, int64 first,
 								int64 nrows);
 extern void GpuJoinForgetInner(GpuJoinState *node);
@@ -627,6 +664,15 @@ extern void GpuJoinAggExplain(GpuJoinState *node, int64 groups, int64 spills,
 
 /* exec_emit.c */
 extern void GpuJoinFillScanSlot(GpuJoinState *node, TupleTableSlot *slot, int64 i);
+extern TupleTableSlot *GpuJoinChainEmitNext(GpuJoinState *top, const GjMatchRound *round,
+											int64 *pos, const GpuJoinChainColumn *cols,
+											int ncols);
+
+/* exec_chain.c */
+extern void GpuJoinChainInit(GpuJoinState *node);
+extern TupleTableSlot *GpuJoinChainExec(GpuJoinState *node);
+extern void GpuJoinChainRescan(GpuJoinState *node);
+extern void GpuJoinChainExplain(GpuJoinState *node, ExplainState *es);
 
 /* exec_partition.c */
 extern void GpuJoinPlanPartitions(GpuJoinState *node);

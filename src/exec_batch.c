@@ -520,6 +520,40 @@ KeyValue(GpuJoinState *node, GpuJoinSide *side, int k, Datum value, int64 *resul
 	return ok;
 }
 
+/*
+ * The key of a join of one key clause, from that clause's value on a side,
+ * as the side's rows encode and pack it (GpuJoinRowKey) into *key; false
+ * when the value can match nothing.  In the node's per-tuple memory, which
+ * the caller resets.
+ */
+bool
+GpuJoinEncodeKey(GpuJoinState *node, GpuJoinSide *side, Datum value, uint64 *key)
+{
+	int64		result;
+
+	Assert(node->gj_NumKeys == 1);
+	if (!KeyValue(node, side, 0, value, &result))
+		return false;
+	*key = GpuJoinPackKeys(&result, node->gj_KeyBits, 1, node->gj_KeyExact);
+	return true;
+}
+
+/* The value of a column of row "row" of a side's batch */
+Datum
+GpuJoinSideDatum(GpuJoinSide *side, const GpuJoinColumn *col, int64 row, bool *isnull)
+{
+	if (col->device >= 0)
+	{
+		const uint8 *null = side->device_nulls[col->device];
+
+		*isnull = (null != NULL && null[row] != 0);
+		return *isnull ? (Datum) 0 :
+			fetch_att(side->device_values[col->device] + row * col->typlen, true, col->typlen);
+	}
+	*isnull = side->host_isnull[col->host][row];
+	return side->host_values[col->host][row];
+}
+
 /* Mark row's value NULL in a lazily allocated flag array */
 static inline void
 SetNullFlag(GpuJoinSide *side, uint8 **flags, int64 row)

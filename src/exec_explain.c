@@ -326,6 +326,7 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	}
 	ExplainPropertyText("Variant", GpuJoinVariantName(node->gj_Spec.variant,
 													  node->gj_Spec.materialize), es);
+	GpuJoinChainExplain(node, es);
 	for (int i = 0; i < 2; i++)
 	{
 		const GpuJoinHeapReader *reader = (i == 0 ? node->gj_Outer : node->gj_Inner).heap;

@@ -35,6 +35,7 @@ bool		gpujoin_enable_parallel = true;
 bool		gpujoin_parallel_shared_build = true;
 bool		gpujoin_enable_heapscan = true;
 bool		gpujoin_enable_preagg = true;
+bool		gpujoin_enable_chain = true;
 int			gpujoin_join_variant = GPUJOIN_AUTO;
 int			gpujoin_groupby_variant = GPUJOIN_AUTO;
 int			gpujoin_materialize = GPUJOIN_AUTO;
@@ -336,6 +337,18 @@ _PG_init(void)
 							 "partial aggregates per group goes to PostgreSQL's Finalize Aggregate, "
 							 "instead of every joined row to an Aggregate.",
 							 &gpujoin_enable_preagg,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.enable_chain",
+							 "Lets GPU hash joins stacked one on another run as one chain on the device.",
+							 "Where the outer side of an inner GPU hash join is another inner GPU hash "
+							 "join, the top one runs both: every level's table is built, the outer side "
+							 "is read once, and each level's matches go to the next on the device, not "
+							 "back to the host as rows.",
+							 &gpujoin_enable_chain,
 							 true,
 							 PGC_USERSET,
 							 0,

@@ -124,6 +124,7 @@ gj_chain_count(GjChain *chain, const GjBatch *chunk, GjError *err)
 	chain->next[0] = 0;
 	chain->depth = 0;
 	chain->last_taken = false;
+	chain->chunks[0]++;
 	chain->rows_in[0] += chunk->nrows;
 	chain->rows_out[0] += nmatches;
 	return GJ_OK;
@@ -174,6 +175,7 @@ HandDown(GjChain *chain, int k, GjError *err)
 	chain->nmatches[k + 1] = nmatches;
 	chain->next[k + 1] = 0;
 	chain->depth = k + 1;
+	chain->chunks[k + 1]++;
 	chain->rows_in[k + 1] += batch.nrows;
 	chain->rows_out[k + 1] += nmatches;
 	return GJ_OK;

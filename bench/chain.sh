@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# bench/chain.sh: a star join of one fact table and 1-4 dimensions, the GPU
+# joins run as one chain (gpujoin.enable_chain) against the same joins as
+# stacked nodes and against PostgreSQL serial and with 8 workers
+#
+#   bench/chain.sh > results.csv 2> plans.txt
+#
+# Against a running server with gpujoin (PGHOST/PGPORT/PGUSER/PGDATABASE as
+# psql takes them).  Tables (made if missing): sf (ROWS rows, 10^7 by
+# default: id, a foreign key per dimension, uniform over 1.25 times the
+# dimension's rows so that 80 % of the probes of each find a row, a value),
+# sd1 .. sd4 (DIM_ROWS rows each, 10^5 by default: a unique key and a value).
+# For each number of dimensions L in LEVELS (default 2 3 4):
+#	rows:	SELECT sf.id, sd1.a, .. FROM sf JOIN sd1 ON .. JOIN sdL ON ..
+#			(every joined row comes out of the join, counted by an
+#			Aggregate above a subquery the planner cannot flatten)
+#	sum:	SELECT count(*), sum(sf.v + sd1.a + ..) FROM sf JOIN .. (the
+#			aggregate the planner may compute on the device, GpuPreAgg,
+#			over the lower joins' chain)
+# run as:
+#	pg_serial		PostgreSQL, no workers
+#	pg_parallel_8	PostgreSQL, 8 workers
+#	gpu_chain		gpujoin forced (GPU joins only), serial, chains on
+#	gpu_stacked		the same, gpujoin.enable_chain = off
+# Each setting in one session: a warm-up, then the median of RUNS (3) of
+# EXPLAIN ANALYZE's Execution Time (TIMING OFF); every setting must return
+# PostgreSQL's rows (compared as an md5 of the sorted rows, against the
+# 8 workers').  On stderr, EXPLAIN ANALYZE of gpu_chain for each query.
+# Output: CSV on stdout: rows,dim_rows,levels,query,setting,plan,ms
+set -euo pipefail
+
+runs=${RUNS:-3}
+dev=${GJ_DEVICE:-gpu}
+n=${ROWS:-10000000}
+dim=${DIM_ROWS:-100000}
+levels=${LEVELS:-"2 3 4"}
+queries=${QUERIES:-"rows sum"}
+settings=${SETTINGS:-pg_serial pg_parallel_8 gpu_chain gpu_stacked}
+psql_() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+psql_ -c "CREATE EXTENSION IF NOT EXISTS gpujoin" >/dev/null
+
+base="SET jit = off; SET work_mem = '1GB';"
+forced="SET gpujoin.device = $dev; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off; SET gpujoin.enable_mergejoin = off; SET gpujoin.enable_parallel = off; SET max_parallel_workers_per_gather = 0;"
+settings_of() {
+	case "$1" in
+	pg_serial) echo "SET gpujoin.enabled = off; SET max_parallel_workers_per_gather = 0;" ;;
+	pg_parallel_8) echo "SET gpujoin.enabled = off; SET max_parallel_workers_per_gather = 8;" ;;
+	gpu_chain) echo "$forced" ;;
+	gpu_stacked) echo "$forced SET gpujoin.enable_chain = off;" ;;
+	esac
+}
+query_of() {
+	local joins="" cols="" sum="sf.v"
+	for l in $(seq 1 "$2"); do
+		joins="$joins JOIN sd$l ON sf.k$l = sd$l.k"
+		cols="$cols, sd$l.a AS a$l"
+		sum="$sum + sd$l.a"
+	done
+	case "$1" in
+	rows) echo "SELECT count(*), sum(x.id) FROM (SELECT sf.id$cols FROM sf$joins OFFSET 0) x" ;;
+	sum) echo "SELECT count(*), sum($sum) FROM sf$joins" ;;
+	esac
+}
+digest() { psql_ -c "$base $(settings_of "$1")" -c "SELECT count(*) || ':' || md5(string_agg(t::text, ',' ORDER BY t::text)) FROM ($2) t"; }
+measure() {
+	local args=(-c "$base $(settings_of "$1")") out plan ms
+	for i in $(seq 0 "$runs"); do
+		args+=(-c "EXPLAIN (ANALYZE, TIMING OFF) $2")
+	done
+	out=$(psql_ "${args[@]}")
+	plan=$(grep -oE 'Custom Scan \(Gpu[A-Za-z]+\)|Parallel Hash Join|Hash Join|Merge Join|Nested Loop' <<<"$out" | head -1)
+	ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$out" | tail -n +2 |
+		sort -g | sed -n "$(((runs + 1) / 2))p")
+	printf '%s,%s\n' "$plan" "$ms"
+}
+
+have=
+if [ "$(psql_ -c "SELECT to_regclass('sf') IS NOT NULL AND to_regclass('sd4') IS NOT NULL")" = t ]; then
+	have=$(psql_ -c "SELECT (SELECT count(*) FROM sf) || ' ' || (SELECT count(*) FROM sd4)")
+fi
+if [ "$have" != "$n $dim" ]; then
+	psql_ -c "DROP TABLE IF EXISTS sf, sd1, sd2, sd3, sd4"
+	for l in 1 2 3 4; do
+		psql_ -c "CREATE TABLE sd$l AS SELECT g AS k, (g * $l) % 1000 AS a FROM generate_series(1, $dim) g" \
+			-c "VACUUM ANALYZE sd$l"
+	done
+	range=$((dim + dim / 4))
+	psql_ -c "CREATE TABLE sf AS SELECT g AS id,
+			(g::int8 * 7919) % $range + 1 AS k1, (g::int8 * 104729) % $range + 1 AS k2,
+			(g::int8 * 1299709) % $range + 1 AS k3, (g::int8 * 15485863) % $range + 1 AS k4,
+			g % 100 AS v
+			FROM generate_series(1, $n) g" \
+		-c "VACUUM ANALYZE sf"
+fi
+echo "rows,dim_rows,levels,query,setting,plan,ms"
+for l in $levels; do
+	for qn in $queries; do
+		q=$(query_of "$qn" "$l")
+		want=$(digest pg_parallel_8 "$q")
+		for s in $settings; do
+			if [ "$s" != pg_parallel_8 ]; then
+				got=$(digest "$s" "$q")
+				if [ "$got" != "$want" ]; then
+					echo "chain.sh: $s returned $got, PostgreSQL $want ($q)" >&2
+					exit 1
+				fi
+			fi
+			printf '%s,%s,%s,%s,%s,%s\n' "$n" "$dim" "$l" "$qn" "$s" "$(measure "$s" "$q")"
+		done
+		printf '\n== %s rows, %s dimensions, %s: gpu_chain EXPLAIN ANALYZE\n' "$n" "$l" "$qn" >&2
+		psql_ -c "$base $(settings_of gpu_chain) SET gpujoin.explain_device = on;" \
+			-c "EXPLAIN (ANALYZE) $q" >&2
+	done
+done

@@ -1,0 +1,810 @@
+/*-------------------------------------------------------------------------
+ *
+ * exec_chain.c
+ *	  GPU hash joins stacked one on another, run by the top one as one
+ *	  chain of joins on the device (gpujoin.enable_chain)
+ *
+ * A star query's plan is a stack of inner hash joins: fact ⋈ dim1 is the
+ * outer side of (fact ⋈ dim1) ⋈ dim2, and so on.  Run as separate nodes,
+ * each level's matches come back to the host as tuples and the level above
+ * reads them into a new batch and sends them to the device again.  Where
+ * every level is an inner GPU hash join, the top node runs them all as the
+ * levels of one chain (cuda/device/chain.c): it reads every level's inner
+ * side through that level's node (its child or heap pages, as the node
+ * would), builds each level's table in the level's own device context,
+ * reads the bottom level's outer side in chunks, and hands each chunk to
+ * gj_chain_count; every level's matches go to the next level on the
+ * device, and only the last level's come back, with the row numbers of
+ * every side and every device column of every side, from which the top
+ * fills its scan tuple (GpuJoinChainEmitNext).  The lower nodes are never
+ * run themselves: the top calls their loading functions and keeps their
+ * counters for EXPLAIN.
+ *
+ * Level k + 1 probes with the key of its one key clause, a column of the
+ * level below's output: GpuJoinChainInit follows it through the lower
+ * nodes' target lists to the side that holds it (the bottom's outer side
+ * for a star, a lower level's inner side for a snowflake), and that side's
+ * batch carries the key, encoded on the host as the level's own outer rows
+ * would be (GpuJoinEncodeKey), as an 8-byte column after its own device
+ * columns.  The top's scan tuple columns are followed the same way.
+ *
+ * What a chain takes: every level an inner GPU hash join (NPHJ or PHJ) on
+ * one device, serial, not under a GpuPreAgg; the levels above the bottom
+ * with one key clause whose outer argument is a plain column; the levels
+ * below the top with no join filter, no qual and a target list of plain
+ * columns (the top keeps its join filter and qual).  Anything else runs as
+ * stacked nodes.  Partitioning is not planned for a chain: the levels'
+ * tables must fit the device together; when they do not, or a step runs
+ * out of device memory, the whole chain moves to the CPU twin, recounts
+ * the chunk and goes on after the matches it had taken (the twin numbers
+ * them alike).
+ *
+ * IDENTIFICATION
+ *	  src/exec_chain.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "executor/executor.h"
+#include "executor/instrument.h"
+#include "exec.h"
+#include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/memutils.h"
+
+/* The sides of a chain: the bottom level's outer side, then each level's inner */
+#define CHAIN_SIDES		(GJ_MAX_LEVELS + 1)
+#define CHAIN_OUTER		0
+#define CHAIN_INNER(k)	(1 + (k))
+
+/* The states of GpuJoinChainExec */
+#define CHAIN_START		0			/* read and build every level's inner side */
+#define CHAIN_LOAD		1			/* read the next chunk of the outer side */
+#define CHAIN_COUNT		2			/* count it at level 0 */
+#define CHAIN_NEXT		3			/* the last level's next counted chunk */
+#define CHAIN_ROUND		4			/* its next round */
+#define CHAIN_EMIT		5			/* the round's rows */
+#define CHAIN_DONE		6
+
+/* An 8-byte key column a side's batch carries for a later level */
+typedef struct ChainExtra
+{
+	int			level;			/* the level that probes with it */
+	const GpuJoinColumn *col;	/* the side's column it is encoded from */
+	uint64	   *keys;			/* per row of the batch */
+	uint8	   *nulls;
+	int64		capacity;
+} ChainExtra;
+
+typedef struct ChainSide
+{
+	GpuJoinSide *side;
+	int			nextra;
+	ChainExtra	extra[GJ_MAX_LEVELS];
+} ChainSide;
+
+typedef struct GpuJoinChain
+{
+	int			nlevels;
+	GpuJoinState *levels[GJ_MAX_LEVELS];	/* level 0 the bottom, the last
+											 * the top */
+	ChainSide	sides[CHAIN_SIDES];
+	GjJoinSpec	specs[GJ_MAX_LEVELS];
+	int32		key_columns[GJ_MAX_LEVELS];
+	GpuJoinChainColumn *cols;	/* the top's scan tuple */
+	int			ncols;
+	MemoryContext cxt;			/* the extra key columns */
+
+	int			state;
+	const GjKernels *kernels;
+	bool		on_fallback;
+	GjChain		gj;
+	GjBatch		chunk;			/* the outer chunk gj_chain_count took */
+	GjColumn	chunk_columns[GJ_MAX_COLUMNS];
+	int64		last_matches;	/* of the last level's counted chunk */
+	int64		next_match;		/* its next one to retrieve */
+	int64		taken;			/* last-level matches of the outer chunk
+								 * taken into rounds so far */
+	GjMatchRound round;
+	int64		round_pos;
+
+	/*
+	 * Chunks each level counted, their rows and its matches: base_* over
+	 * the outer chunks done (and earlier runs), gj's over the outer chunk
+	 * being joined (zeroed at its start; counted again after a switch to
+	 * the CPU twin); run_out the matches at the run's start (the levels'
+	 * rows in EXPLAIN ANALYZE)
+	 */
+	int64		base_chunks[GJ_MAX_LEVELS];
+	int64		base_in[GJ_MAX_LEVELS];
+	int64		base_out[GJ_MAX_LEVELS];
+	int64		run_out[GJ_MAX_LEVELS];
+} GpuJoinChain;
+
+/* ----------------------------------------------------------------
+ *		Which stacks are chains
+ * ----------------------------------------------------------------
+ */
+
+/* What every level of a chain must be */
+static bool
+ChainableLevel(GpuJoinState *node)
+{
+	CustomScan *cscan = (CustomScan *) node->css.ss.ps.plan;
+
+	return cscan->methods == &gpujoin_hash_scan_methods &&
+		node->gj_Strategy == GPUJOIN_STRATEGY_HASH &&
+		node->gj_JoinType == JOIN_INNER &&
+		(node->gj_Spec.variant == GJ_VARIANT_NPHJ || node->gj_Spec.variant == GJ_VARIANT_PHJ) &&
+		node->gj_Spec.ndevices < 2 &&
+		!cscan->scan.plan.parallel_aware &&
+		node->gj_Agg == NULL;
+}
+
+/* A level below the top: what it hands up is its scan tuple's columns */
+static bool
+ChainableLower(GpuJoinState *node)
+{
+	ListCell   *lc;
+
+	if (!ChainableLevel(node) || node->gj_JoinQual != NULL || node->css.ss.ps.qual != NULL)
+		return false;
+	foreach(lc, node->css.ss.ps.plan->targetlist)
+	{
+		Var		   *var = (Var *) lfirst_node(TargetEntry, lc)->expr;
+
+		if (!IsA(var, Var) || var->varno != INDEX_VAR)
+			return false;
+	}
+	return true;
+}
+
+/* The level's child on its outer side, if it is a GPU join node */
+static GpuJoinState *
+OuterGpuJoin(GpuJoinState *node)
+{
+	PlanState  *ps = node->gj_Outer.ps;
+
+	if (ps == NULL || !IsA(ps, CustomScanState) ||
+		((CustomScanState *) ps)->methods->ExecCustomScan !=
+		node->css.methods->ExecCustomScan)
+		return NULL;
+	return (GpuJoinState *) ps;
+}
+
+/* A side's column that fills scan tuple column scan_att, or NULL */
+static const GpuJoinColumn *
+SideColumn(const GpuJoinSide *side, int scan_att)
+{
+	for (int c = 0; c < side->ncolumns; c++)
+		if (side->columns[c].scan_att == scan_att)
+			return &side->columns[c];
+	return NULL;
+}
+
+/*
+ * The side of the chain and its column that give column attno of level
+ * k's output; false when it cannot be followed
+ */
+static bool
+Follow(GpuJoinChain *chain, int k, AttrNumber attno, int *side, const GpuJoinColumn **col)
+{
+	GpuJoinState *node = chain->levels[k];
+	List	   *tlist = node->css.ss.ps.plan->targetlist;
+	Var		   *var;
+	int			scan_att;
+
+	if (attno < 1 || attno > list_length(tlist))
+		return false;
+	var = (Var *) list_nth_node(TargetEntry, tlist, attno - 1)->expr;
+	scan_att = var->varattno - 1;
+	if ((*col = SideColumn(&node->gj_Inner, scan_att)) != NULL)
+	{
+		*side = CHAIN_INNER(k);
+		return true;
+	}
+	if ((*col = SideColumn(&node->gj_Outer, scan_att)) == NULL)
+		return false;
+	if (k == 0)
+	{
+		*side = CHAIN_OUTER;
+		return true;
+	}
+	return Follow(chain, k - 1, (*col)->attno, side, col);
+}
+
+/* The widths of a side's device columns and its extra keys */
+static int
+SideWidths(const ChainSide *cs, int32 *widths)
+{
+	int32		n;
+
+	GpuJoinSpecColumns(cs->side, &n, widths);
+	for (int e = 0; e < cs->nextra; e++)
+		widths[n + e] = sizeof(uint64);
+	return n + cs->nextra;
+}
+
+/*
+ * Make node the top of a chain if it and the GPU joins stacked under it
+ * can be one (see the file's head); called at the end of BeginGpuJoin, so
+ * the nodes below have begun, and may have made themselves tops already
+ */
+void
+GpuJoinChainInit(GpuJoinState *node)
+{
+	GpuJoinChain *chain;
+	GpuJoinState *stack[GJ_MAX_LEVELS];
+	GpuJoinState *lower;
+	int			n = 1;
+	int			c;
+
+	if (!gpujoin_enable_chain || !ChainableLevel(node) || node->gj_NumKeys != 1 ||
+		node->gj_Outer.key_attnos[0] == 0)
+		return;
+	stack[0] = node;
+	for (lower = OuterGpuJoin(node); lower != NULL && n < GJ_MAX_LEVELS;
+		 lower = OuterGpuJoin(lower))
+	{
+		if (!ChainableLower(lower))
+			break;
+		stack[n++] = lower;
+		/* a level above the bottom probes with one plain column */
+		if (lower->gj_NumKeys != 1 || lower->gj_Outer.key_attnos[0] == 0)
+			break;
+	}
+	if (n < 2)
+		return;
+
+	chain = palloc0(sizeof(GpuJoinChain));
+	chain->nlevels = n;
+	for (int k = 0; k < n; k++)
+		chain->levels[k] = stack[n - 1 - k];
+	chain->sides[CHAIN_OUTER].side = &chain->levels[0]->gj_Outer;
+	for (int k = 0; k < n; k++)
+		chain->sides[CHAIN_INNER(k)].side = &chain->levels[k]->gj_Inner;
+
+	/* each level's key: a column of a side below it, carried as a key */
+	for (int k = 1; k < n; k++)
+	{
+		GpuJoinState *level = chain->levels[k];
+		const GpuJoinColumn *col;
+		int			side;
+		ChainSide  *cs;
+
+		if (!Follow(chain, k - 1, level->gj_Outer.key_attnos[0], &side, &col))
+			return;
+		cs = &chain->sides[side];
+		/* a host column of a side fetched by tid is not in its batch */
+		if (col->device < 0 && cs->side->host_by_tid)
+			return;
+		cs->extra[cs->nextra].level = k;
+		cs->extra[cs->nextra].col = col;
+		cs->nextra++;
+	}
+
+	/* the levels' specs: each level's outer columns what the one below hands down */
+	for (int k = 0; k < n; k++)
+	{
+		GjJoinSpec *spec = &chain->specs[k];
+
+		*spec = chain->levels[k]->gj_Spec;
+		spec->row_ids = true;
+		spec->inner_ncolumns = SideWidths(&chain->sides[CHAIN_INNER(k)], spec->inner_widths);
+		if (k == 0)
+			spec->outer_ncolumns = SideWidths(&chain->sides[CHAIN_OUTER], spec->outer_widths);
+		else
+		{
+			const GjJoinSpec *below = &chain->specs[k - 1];
+			int			m = below->outer_ncolumns + below->inner_ncolumns + 1;
+
+			if (m > GJ_MAX_COLUMNS)
+				return;
+			spec->outer_ncolumns = m;
+			memcpy(spec->outer_widths, below->outer_widths,
+				   sizeof(int32) * below->outer_ncolumns);
+			memcpy(spec->outer_widths + below->outer_ncolumns, below->inner_widths,
+				   sizeof(int32) * below->inner_ncolumns);
+			spec->outer_widths[m - 1] = sizeof(GjRowId);
+		}
+		if (spec->inner_ncolumns > GJ_MAX_COLUMNS || spec->outer_ncolumns > GJ_MAX_COLUMNS)
+			return;
+	}
+	/* where each level's key lies among its outer columns */
+	for (int s = 0; s < CHAIN_SIDES; s++)
+	{
+		ChainSide  *cs = &chain->sides[s];
+
+		for (int e = 0; e < cs->nextra; e++)
+		{
+			int			k = cs->extra[e].level;
+
+			chain->key_columns[k] = (s == CHAIN_OUTER ? 0 : chain->specs[s - 1].outer_ncolumns) +
+				cs->side->ndevice + e;
+		}
+	}
+
+	/* the top's scan tuple: its own inner side, and what its outer columns follow to */
+	chain->ncols = node->gj_Outer.ncolumns + node->gj_Inner.ncolumns;
+	chain->cols = palloc0(sizeof(GpuJoinChainColumn) * Max(chain->ncols, 1));
+	c = 0;
+	for (int i = 0; i < node->gj_Outer.ncolumns; i++)
+	{
+		GpuJoinChainColumn *cc = &chain->cols[c++];
+		int			side;
+		const GpuJoinColumn *col;
+
+		if (!Follow(chain, n - 2, node->gj_Outer.columns[i].attno, &side, &col))
+			return;
+		cc->side = chain->sides[side].side;
+		cc->col = col;
+		cc->scan_att = node->gj_Outer.columns[i].scan_att;
+		cc->in_inner = false;
+		if (side == CHAIN_OUTER)
+		{
+			cc->values = col->device;
+			cc->rows = GJ_CHAIN_OUTER_ROWS;
+		}
+		else
+		{
+			int			base = chain->specs[side - 1].outer_ncolumns;
+
+			cc->values = col->device >= 0 ? base + col->device : -1;
+			cc->rows = base + chain->specs[side - 1].inner_ncolumns;
+		}
+		if (cc->values < 0 && cc->side->host_by_tid && side != CHAIN_OUTER)
+			return;
+	}
+	for (int i = 0; i < node->gj_Inner.ncolumns; i++)
+	{
+		GpuJoinChainColumn *cc = &chain->cols[c++];
+		const GpuJoinColumn *col = &node->gj_Inner.columns[i];
+
+		cc->side = &node->gj_Inner;
+		cc->col = col;
+		cc->scan_att = col->scan_att;
+		cc->in_inner = true;
+		cc->values = col->device;
+		cc->rows = GJ_CHAIN_INNER_ROWS;
+	}
+
+	chain->cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuJoin chain",
+									   ALLOCSET_DEFAULT_SIZES);
+	chain->state = CHAIN_START;
+	/* the levels below: run by this node now, not by themselves or a chain of their own */
+	for (int k = 0; k < n - 1; k++)
+	{
+		chain->levels[k]->gj_Chain = NULL;
+		chain->levels[k]->gj_ChainedInto = node;
+	}
+	node->gj_Chain = chain;
+}
+
+/* ----------------------------------------------------------------
+ *		Running a chain
+ * ----------------------------------------------------------------
+ */
+
+/* Encode the extra key columns of a side for its rows now in the batch */
+static void
+EncodeExtras(GpuJoinChain *chain, ChainSide *cs)
+{
+	GpuJoinSide *side = cs->side;
+
+	for (int e = 0; e < cs->nextra; e++)
+	{
+		ChainExtra *x = &cs->extra[e];
+		GpuJoinState *level = chain->levels[x->level];
+		ExprContext *econtext = level->css.ss.ps.ps_ExprContext;
+
+		if (x->capacity < Max(side->nrows, 1))
+		{
+			if (x->keys != NULL)
+			{
+				pfree(x->keys);
+				pfree(x->nulls);
+			}
+			x->capacity = Max(side->nrows, 1024);
+			x->keys = MemoryContextAllocHuge(chain->cxt, sizeof(uint64) * x->capacity);
+			x->nulls = MemoryContextAllocHuge(chain->cxt, x->capacity);
+		}
+		for (int64 row = 0; row < side->nrows; row++)
+		{
+			bool		isnull;
+			Datum		value = GpuJoinSideDatum(side, x->col, row, &isnull);
+
+			if ((row & 1023) == 0)
+				ResetExprContext(econtext);
+			x->nulls[row] = isnull ||
+				!GpuJoinEncodeKey(level, &level->gj_Outer, value, &x->keys[row]);
+			if (x->nulls[row])
+				x->keys[row] = 0;
+		}
+		ResetExprContext(econtext);
+	}
+}
+
+/* A side's batch with its extra key columns after its device columns */
+static GjBatch
+ChainBatch(ChainSide *cs, GjColumn *columns)
+{
+	GjBatch		batch = GpuJoinSideBatch(cs->side, columns, 0, cs->side->nrows);
+
+	for (int e = 0; e < cs->nextra; e++)
+	{
+		columns[cs->side->ndevice + e].values = cs->extra[e].keys;
+		columns[cs->side->ndevice + e].nulls = cs->extra[e].nulls;
+	}
+	return batch;
+}
+
+/* Publish the levels' rows in and out to their nodes' counters */
+static void
+ShowRows(GpuJoinChain *chain)
+{
+	for (int k = 0; k < chain->nlevels; k++)
+	{
+		GpuJoinState *level = chain->levels[k];
+
+		if (k > 0)
+		{
+			level->gj_Chunks = chain->base_chunks[k] + chain->gj.chunks[k];
+			level->gj_OuterRows = chain->base_in[k] + chain->gj.rows_in[k];
+		}
+		level->gj_Matches = chain->base_out[k] + chain->gj.rows_out[k];
+	}
+}
+
+/* Open every level's context on kernels and build its table; false on an
+ * out-of-memory failure (err), for the caller's switch to the CPU twin */
+static bool
+OpenAndBuild(GpuJoinChain *chain, const GjKernels *kernels, GjError *err)
+{
+	chain->kernels = kernels;
+	for (int k = 0; k < chain->nlevels; k++)
+	{
+		GpuJoinState *level = chain->levels[k];
+		GjColumn	columns[GJ_MAX_COLUMNS];
+		GjBatch		inner = ChainBatch(&chain->sides[CHAIN_INNER(k)], columns);
+		GjStatus	status;
+
+		GpuJoinDeviceClose(&level->gj_Device);
+		GpuJoinDeviceOpen(&level->gj_Device, kernels, &chain->specs[k]);
+		level->gj_Spec = chain->specs[k];
+		memset(err, 0, sizeof(*err));
+		status = kernels->build(level->gj_Device.ctx, &inner, err);
+		status = GpuJoinInjectFault(GPUJOIN_FAULT_BUILD, chain->on_fallback, status, err, false);
+		if (status == GJ_ERROR_DEVICE_MEMORY && !chain->on_fallback)
+			return false;
+		GpuJoinCheckStatus(status, err, "could not build the inner side of a chain of GPU joins");
+	}
+	{
+		GjContext  *contexts[GJ_MAX_LEVELS];
+		GjStatus	status;
+
+		for (int k = 0; k < chain->nlevels; k++)
+			contexts[k] = chain->levels[k]->gj_Device.ctx;
+		memset(err, 0, sizeof(*err));
+		status = gj_chain_init(&chain->gj, kernels, chain->nlevels, contexts,
+							   chain->specs, chain->key_columns, err);
+		GpuJoinCheckStatus(status, err, "could not chain GPU joins");
+	}
+	return true;
+}
+
+/*
+ * Out of device memory: the whole chain goes on on the CPU twin.  Every
+ * level is built again; a chunk being joined is counted again and its
+ * matches up to those taken already are skipped, the twin numbering them
+ * as the device did.  One NOTICE per chain.
+ */
+static void
+SwitchToCpu(GpuJoinChain *chain, const GjError *cause)
+{
+	GpuJoinState *top = chain->levels[chain->nlevels - 1];
+	GjError		err;
+	bool		chunk_open = chain->state > CHAIN_COUNT ||
+		(chain->state == CHAIN_COUNT && chain->chunk.nrows > 0);
+
+	ereport(NOTICE,
+			(errmsg("gpujoin: the chain of GPU joins ran out of device memory and continues on the CPU"),
+			 errdetail("%s", cause->message),
+			 errhint("Raise gpujoin.device_memory_limit, or set gpujoin.enable_chain = off to run the joins one by one.")));
+	top->gj_FellBackFrom = GpuJoinIsCpuTwin(chain->kernels) ?
+		"the CPU twin, gpujoin.inject_fault" : "the GPU";
+	for (int k = 0; k < chain->nlevels; k++)
+	{
+		chain->levels[k]->gj_CpuParts++;
+		chain->levels[k]->gj_FellBackFrom = top->gj_FellBackFrom;
+	}
+
+	/* the chunk's counts go (gj_chain_init): it is counted again */
+	chain->on_fallback = true;
+	if (!OpenAndBuild(chain, &gj_cpu_kernels, &err))
+		GpuJoinCheckStatus(err.status, &err, "could not build a chain of GPU joins on the CPU");
+	if (!chunk_open)
+	{
+		chain->state = CHAIN_LOAD;
+		return;
+	}
+
+	GpuJoinCheckStatus(gj_chain_count(&chain->gj, &chain->chunk, &err), &err,
+					   "could not match an outer chunk of a chain of GPU joins");
+	for (int64 skipped = 0;;)
+	{
+		int64		n;
+
+		GpuJoinCheckStatus(gj_chain_next(&chain->gj, &n, &err), &err,
+						   "could not match an outer chunk of a chain of GPU joins");
+		if (n == 0)
+		{
+			chain->state = CHAIN_LOAD;
+			return;
+		}
+		if (skipped + n <= chain->taken)
+		{
+			skipped += n;
+			continue;
+		}
+		chain->last_matches = n;
+		chain->next_match = chain->taken - skipped;
+		chain->state = CHAIN_ROUND;
+		return;
+	}
+}
+
+/* Count rows and loops of the levels below, which never run themselves */
+static void
+InstrumentLower(GpuJoinChain *chain)
+{
+	for (int k = 0; k < chain->nlevels - 1; k++)
+	{
+		GpuJoinState *level = chain->levels[k];
+		Instrumentation *instr = level->css.ss.ps.instrument;
+
+		level->gj_Ran = true;
+		level->gj_Runs++;
+		if (instr != NULL)
+		{
+			/* its rows: the matches it handed up on the device in this run */
+			InstrStartNode(instr);
+			InstrStopNode(instr, (double) (chain->base_out[k] + chain->gj.rows_out[k] -
+										   chain->run_out[k]));
+		}
+	}
+}
+
+/*
+ * ExecGpuJoin of a chain's top: the next joined row, or NULL when the
+ * chain is done
+ */
+TupleTableSlot *
+GpuJoinChainExec(GpuJoinState *node)
+{
+	GpuJoinChain *chain = node->gj_Chain;
+	GpuJoinState *bottom = chain->levels[0];
+	GpuJoinState *top = node;
+
+	for (;;)
+	{
+		GjError		err;
+		GjStatus	status;
+
+		CHECK_FOR_INTERRUPTS();
+		memset(&err, 0, sizeof(err));
+		switch (chain->state)
+		{
+			case CHAIN_START:
+				{
+					instr_time	start;
+
+					if (top->gj_Timing)
+						INSTR_TIME_SET_CURRENT(start);
+					chain->on_fallback = false;
+					chain->chunk.nrows = 0;
+					for (int k = 0; k < chain->nlevels; k++)
+						chain->run_out[k] = chain->base_out[k] + chain->gj.rows_out[k];
+					for (int k = 0; k < chain->nlevels; k++)
+					{
+						GpuJoinLoadInner(chain->levels[k]);
+						if (chain->levels[k]->gj_Inner.nrows == 0)
+							chain->state = CHAIN_DONE;	/* no row can come out */
+					}
+					if (top->gj_Timing)
+						top->gj_LoadMs += GpuJoinElapsedMs(start);
+					if (chain->state == CHAIN_DONE)
+						continue;
+					for (int k = 0; k < chain->nlevels; k++)
+						EncodeExtras(chain, &chain->sides[CHAIN_INNER(k)]);
+					chain->state = CHAIN_LOAD;
+					if (!OpenAndBuild(chain, GpuJoinChooseKernels(), &err))
+						SwitchToCpu(chain, &err);
+					continue;
+				}
+
+			case CHAIN_LOAD:
+				{
+					instr_time	start;
+					bool		loaded;
+
+					if (top->gj_Timing)
+						INSTR_TIME_SET_CURRENT(start);
+					ShowRows(chain);
+					chain->chunk.nrows = 0;
+					loaded = GpuJoinLoadOuterChunk(bottom);
+					if (loaded)
+					{
+						EncodeExtras(chain, &chain->sides[CHAIN_OUTER]);
+						chain->chunk = ChainBatch(&chain->sides[CHAIN_OUTER],
+												  chain->chunk_columns);
+					}
+					if (top->gj_Timing)
+						top->gj_LoadMs += GpuJoinElapsedMs(start);
+					if (!loaded)
+					{
+						chain->state = CHAIN_DONE;
+						continue;
+					}
+					chain->taken = 0;
+					chain->state = CHAIN_COUNT;
+					continue;
+				}
+
+			case CHAIN_COUNT:
+				/* gj's counters from here are this chunk's */
+				memset(chain->gj.chunks, 0, sizeof(chain->gj.chunks));
+				memset(chain->gj.rows_in, 0, sizeof(chain->gj.rows_in));
+				memset(chain->gj.rows_out, 0, sizeof(chain->gj.rows_out));
+				status = gj_chain_count(&chain->gj, &chain->chunk, &err);
+				status = GpuJoinInjectFault(GPUJOIN_FAULT_COUNT, chain->on_fallback, status,
+											&err, false);
+				if (status == GJ_ERROR_DEVICE_MEMORY && !chain->on_fallback)
+				{
+					SwitchToCpu(chain, &err);
+					continue;
+				}
+				GpuJoinCheckStatus(status, &err, "could not match an outer chunk of a chain of GPU joins");
+				chain->state = CHAIN_NEXT;
+				continue;
+
+			case CHAIN_NEXT:
+				{
+					int64		n;
+
+					status = gj_chain_next(&chain->gj, &n, &err);
+					if (status == GJ_ERROR_DEVICE_MEMORY && !chain->on_fallback)
+					{
+						SwitchToCpu(chain, &err);
+						continue;
+					}
+					GpuJoinCheckStatus(status, &err, "could not match an outer chunk of a chain of GPU joins");
+					if (n == 0)
+					{
+						/* the chunk is done: its counts into the totals */
+						for (int k = 0; k < chain->nlevels; k++)
+						{
+							chain->base_chunks[k] += chain->gj.chunks[k];
+							chain->base_in[k] += chain->gj.rows_in[k];
+							chain->base_out[k] += chain->gj.rows_out[k];
+						}
+						memset(chain->gj.chunks, 0, sizeof(chain->gj.chunks));
+						memset(chain->gj.rows_in, 0, sizeof(chain->gj.rows_in));
+						memset(chain->gj.rows_out, 0, sizeof(chain->gj.rows_out));
+						chain->state = CHAIN_LOAD;
+						continue;
+					}
+					chain->last_matches = n;
+					chain->next_match = 0;
+					chain->state = CHAIN_ROUND;
+					continue;
+				}
+
+			case CHAIN_ROUND:
+				{
+					GjContext  *ctx = top->gj_Device.ctx;
+
+					if (chain->next_match >= chain->last_matches)
+					{
+						chain->state = CHAIN_NEXT;
+						continue;
+					}
+					status = chain->kernels->retrieve(ctx, chain->next_match, &chain->round, &err);
+					status = GpuJoinInjectFault(GPUJOIN_FAULT_RETRIEVE, chain->on_fallback, status,
+												&err, chain->taken > 0);
+					if (status == GJ_ERROR_DEVICE_MEMORY && !chain->on_fallback)
+					{
+						SwitchToCpu(chain, &err);
+						continue;
+					}
+					GpuJoinCheckStatus(status, &err, "could not fetch the matches of a chain of GPU joins");
+					if (chain->round.nmatches <= 0 ||
+						chain->round.nmatches > chain->last_matches - chain->next_match)
+						elog(ERROR, "gpujoin: a chain of joins returned " INT64_FORMAT " matches where " INT64_FORMAT " were left",
+							 chain->round.nmatches, chain->last_matches - chain->next_match);
+					chain->next_match += chain->round.nmatches;
+					chain->taken += chain->round.nmatches;
+					chain->round_pos = 0;
+					chain->state = CHAIN_EMIT;
+				}
+				/* FALL THRU */
+
+			case CHAIN_EMIT:
+				{
+					instr_time	start;
+					TupleTableSlot *slot;
+
+					if (top->gj_Timing)
+						INSTR_TIME_SET_CURRENT(start);
+					slot = GpuJoinChainEmitNext(top, &chain->round, &chain->round_pos,
+												chain->cols, chain->ncols);
+					if (top->gj_Timing)
+						top->gj_EmitMs += GpuJoinElapsedMs(start);
+					if (slot != NULL)
+						return slot;
+					chain->state = CHAIN_ROUND;
+					continue;
+				}
+
+			case CHAIN_DONE:
+				ShowRows(chain);
+				InstrumentLower(chain);
+				return NULL;
+
+			default:
+				elog(ERROR, "unrecognized state of a chain of GPU joins: %d", chain->state);
+		}
+	}
+}
+
+/*
+ * A rescan of the chain's top: everything is read and built again (the
+ * children of every level are rescanned by ReScanGpuJoin; a level whose
+ * parameters changed is rescanned here, since it never runs itself)
+ */
+void
+GpuJoinChainRescan(GpuJoinState *node)
+{
+	GpuJoinChain *chain = node->gj_Chain;
+
+	for (int k = 0; k < chain->nlevels; k++)
+	{
+		chain->base_chunks[k] += chain->gj.chunks[k];
+		chain->base_in[k] += chain->gj.rows_in[k];
+		chain->base_out[k] += chain->gj.rows_out[k];
+		GpuJoinDeviceClose(&chain->levels[k]->gj_Device);
+	}
+	memset(chain->gj.chunks, 0, sizeof(chain->gj.chunks));
+	memset(chain->gj.rows_in, 0, sizeof(chain->gj.rows_in));
+	memset(chain->gj.rows_out, 0, sizeof(chain->gj.rows_out));
+	chain->state = CHAIN_START;
+	chain->chunk.nrows = 0;
+	for (int k = chain->nlevels - 2; k >= 0; k--)
+	{
+		PlanState  *ps = &chain->levels[k]->css.ss.ps;
+
+		if (ps->chgParam != NULL)
+			ExecReScan(ps);
+	}
+}
+
+/*
+ * EXPLAIN: on the top, the levels it runs; on a level, the top that runs
+ * it
+ */
+void
+GpuJoinChainExplain(GpuJoinState *node, ExplainState *es)
+{
+	if (node->gj_Chain != NULL)
+	{
+		GpuJoinChain *chain = node->gj_Chain;
+
+		ExplainPropertyText("Chain",
+							psprintf("%d joins in one pass over the outer side of the lowest, each one's matches handed to the next on the device",
+									 chain->nlevels),
+							es);
+	}
+	else if (node->gj_ChainedInto != NULL)
+		ExplainPropertyText("Chain", "a level of the chain run by the GPU join above: its matches go up on the device",
+							es);
+}

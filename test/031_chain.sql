@@ -1,0 +1,181 @@
+-- test/031_chain.sql
+--
+-- GPU hash joins stacked one on another run as one chain (src/exec_chain.c,
+-- gpujoin.enable_chain): the top node builds every level's table, reads the
+-- lowest level's outer side once, and each level's matches go to the next
+-- on the device; only the last level's come back, with the row numbers of
+-- every side.  EXPLAIN says "Chain: N joins ..." on the top and "Chain: a
+-- level ..." on the others.  The rows must be PostgreSQL's: stars of 2 to 5
+-- dimensions over int4, int8 and date keys, NULL and missing foreign keys,
+-- repeated dimension keys (a row matching several), text and numeric
+-- columns from every side (host columns through each side's row number),
+-- an empty dimension, a join with a filter or a hashed text key (which
+-- recheck their rows on the host: the planner puts them lowest, and the
+-- chain starts above them), a snowflake (a level keyed by the level below's column); the same with
+-- the chain off (stacked nodes, no "Chain:"); the levels' rows in EXPLAIN
+-- ANALYZE; the chain running out of device memory in its build, count or
+-- retrieve (gpujoin.inject_fault) and going on on the CPU twin after the
+-- matches it had taken; a chain rescanned for each row of a correlated
+-- subquery; and a chain cut short by a LIMIT.
+BEGIN;
+SELECT plan(38);
+CREATE EXTENSION IF NOT EXISTS gpujoin;
+LOAD 'gpujoin';
+\ir helpers.psql
+SET LOCAL client_min_messages = warning;
+SET LOCAL max_parallel_workers_per_gather = 0;
+SET LOCAL gpujoin.enable_mergejoin = off;
+
+-- the fact table: a key per dimension (NULL in some rows, missing in others)
+CREATE TABLE f (id int, k1 int4, k2 int8, k3 int4, k4 date, k5 int4, v int4, t text, n numeric);
+INSERT INTO f SELECT g,
+	CASE WHEN g % 101 = 0 THEN NULL ELSE (g * 7) % 1300 END,
+	CASE WHEN g % 103 = 0 THEN NULL ELSE (g * 13) % 950 END,
+	(g * 31) % 520,
+	date '2020-01-01' + (g * 17) % 400,
+	g % 60,
+	g % 97,
+	'f' || (g % 1000),
+	g * 0.5
+	FROM generate_series(1, 30000) g;
+-- dimensions: d1 (int4, unique), d2 (int8, keys repeated: up to 3 rows a
+-- key), d3 (int4, unique), d4 (date, unique), d5 (int4, two rows a key)
+CREATE TABLE d1 (k int4, a int4, name text);
+INSERT INTO d1 SELECT g, g % 10, 'd1_' || g FROM generate_series(1, 1200) g;
+CREATE TABLE d2 (k int8, b int8, name text);
+INSERT INTO d2 SELECT g % 700, g, 'd2_' || g FROM generate_series(1, 1800) g;
+CREATE TABLE d3 (k int4, c int4);
+INSERT INTO d3 SELECT g, CASE WHEN g % 9 = 0 THEN NULL ELSE g % 5 END FROM generate_series(1, 500) g;
+CREATE TABLE d4 (k date, w float8);
+INSERT INTO d4 SELECT date '2020-01-01' + g, g * 0.25 FROM generate_series(0, 360) g;
+CREATE TABLE d5 (k int4, z int4);
+INSERT INTO d5 SELECT g % 50, g FROM generate_series(1, 100) g;
+-- snowflake: d1s's k2 keys d2
+CREATE TABLE d1s (k int4, k2 int8, name text);
+INSERT INTO d1s SELECT g, CASE WHEN g % 40 = 0 THEN NULL ELSE (g * 3) % 800 END, 'd1s_' || g
+	FROM generate_series(1, 1300) g;
+-- text-keyed dimension
+CREATE TABLE dt (t text, x int4);
+INSERT INTO dt SELECT 'f' || g, g FROM generate_series(0, 999, 3) g;
+CREATE TABLE e (k int4, y int4);
+ANALYZE f, d1, d2, d3, d4, d5, d1s, dt, e;
+
+CREATE TEMP TABLE q (name text PRIMARY KEY, levels int, sql text);
+INSERT INTO q VALUES
+	('star of 2', 2, 'SELECT f.id, f.t, d1.name, d3.c FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k'),
+	('star of 3, repeated int8 keys', 3,
+	 'SELECT f.id, f.v, f.n, d1.a, d2.b, d2.name, d3.c FROM f JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k JOIN d3 ON f.k3 = d3.k'),
+	('star of 4, date key', 4,
+	 'SELECT f.id, d1.name, d2.b, d3.c, d4.w FROM f JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k JOIN d3 ON f.k3 = d3.k JOIN d4 ON f.k4 = d4.k'),
+	('star of 5', 5,
+	 'SELECT f.id, f.t, d1.a, d2.b, d3.c, d4.k, d5.z FROM f JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k JOIN d3 ON f.k3 = d3.k JOIN d4 ON f.k4 = d4.k JOIN d5 ON f.k5 = d5.k'),
+	('an empty dimension', 3,
+	 'SELECT f.id, d1.a, e.y FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k JOIN e ON f.k5 = e.k'),
+	('a join filter', 2,
+	 'SELECT f.id, d1.a, d3.c FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k JOIN d5 ON f.k5 = d5.k AND f.v < d5.z'),
+	('a text key', 2,
+	 'SELECT f.id, d1.a, dt.x FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k JOIN dt ON f.t = dt.t'),
+	('only the aggregate', 3,
+	 'SELECT count(*), sum(f.v + d1.a + d3.c), string_agg(DISTINCT d2.name, '','' ORDER BY d2.name) FROM f JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k JOIN d3 ON f.k3 = d3.k');
+
+-- more queries, whose plans are looked at one by one
+CREATE TEMP TABLE q2 (name text PRIMARY KEY, sql text);
+INSERT INTO q2 VALUES
+	('snowflake', 'SELECT f.id, d1s.name, d2.b FROM (f JOIN d1s ON f.k1 = d1s.k) JOIN d2 ON d1s.k2 = d2.k'),
+	('correlated', 'SELECT x, (SELECT string_agg(f.id::text || '':'' || d3.c, '','' ORDER BY f.id, d3.c) FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k WHERE f.k5 = x) FROM generate_series(0, 4) x'),
+	('left on top', 'SELECT f.id, d1.a, d3.c FROM f JOIN d1 ON f.k1 = d1.k LEFT JOIN d3 ON f.k3 = d3.k');
+
+-- PostgreSQL's rows
+:postgres_join
+SET LOCAL join_collapse_limit = 1;
+CREATE TEMP TABLE ref AS
+SELECT name, pg_temp.rows_digest(sql) AS digest FROM q UNION ALL
+SELECT name, pg_temp.rows_digest(sql) FROM q2;
+RESET join_collapse_limit;
+CREATE TEMP TABLE counts AS SELECT
+	(SELECT count(*) FROM f JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k JOIN d3 ON f.k3 = d3.k) AS three;
+
+-- the chains
+:gpu_join
+CREATE TEMP TABLE got AS
+SELECT name, levels, pg_temp.rows_digest(sql) AS digest, pg_temp.plan(sql) AS plan FROM q;
+SELECT is(got.digest, ref.digest, got.name || ': the same rows as PostgreSQL')
+FROM got JOIN ref USING (name) ORDER BY name;
+SELECT ok(plan ~ ('Chain: ' || levels || ' joins in one pass'),
+	name || ': one chain of ' || levels || ' GPU joins')
+FROM got ORDER BY name;
+
+-- stacked nodes: the same rows, no chain
+SET LOCAL gpujoin.enable_chain = off;
+SELECT is(pg_temp.rows_digest(sql), ref.digest, q.name || ': the same rows without the chain')
+FROM q JOIN ref USING (name) WHERE q.name IN ('star of 3, repeated int8 keys', 'star of 5');
+SELECT is(count(*), 0::bigint, 'no chain with gpujoin.enable_chain = off')
+FROM q WHERE pg_temp.plan(sql) ~ 'Chain:';
+RESET gpujoin.enable_chain;
+
+-- a snowflake: the second level probes with d1s.k2, a column of the level
+-- below (the join order fixed so that the stack goes through it)
+SET LOCAL join_collapse_limit = 1;
+SELECT is(pg_temp.rows_digest(sql), ref.digest, 'a snowflake: the same rows as PostgreSQL')
+FROM q2 JOIN ref USING (name) WHERE name = 'snowflake';
+SELECT ok(pg_temp.plan(sql) ~ 'Chain: 2 joins in one pass', 'a snowflake: one chain of 2 GPU joins')
+FROM q2 WHERE name = 'snowflake';
+RESET join_collapse_limit;
+
+-- EXPLAIN ANALYZE: each level's rows are the matches it handed up
+CREATE TEMP TABLE an AS
+SELECT pg_temp.plan_analyze(sql) AS plan FROM q WHERE name = 'star of 3, repeated int8 keys';
+SELECT is(count(*) FILTER (WHERE substring(b FROM '^ \(actual rows=(\d+)') =
+							 substring(b FROM 'Matches: (\d+)')), 3::bigint,
+	'EXPLAIN ANALYZE: each level''s rows are its matches')
+FROM an, regexp_split_to_table(plan, 'Custom Scan \(GpuHashJoin\)') b WHERE b ~ 'Matches:';
+SELECT is((regexp_match(plan, 'Outer Rows: (\d+)  Matches: \d+[^>]*$'))[1]::bigint, 30000::bigint,
+	'EXPLAIN ANALYZE: the lowest level read the fact table once')
+FROM an;
+SELECT ok(plan ~ 'Chain: a level of the chain run by the GPU join above', 'EXPLAIN ANALYZE: the levels below the top say they are')
+FROM an;
+SELECT is(pg_temp.plan_number(plan, 'Matches'), (SELECT three FROM counts),
+	'EXPLAIN ANALYZE: the top''s matches are the join''s rows')
+FROM an;
+
+-- out of device memory in the chain's build, count or retrieve: on the CPU
+-- twin, every row once (small chunks and rounds, so that a chunk's matches
+-- come in several rounds and the retrieve fails after some were taken)
+SET LOCAL gpujoin.chunk_rows = 700;
+SET LOCAL gpujoin.inject_fault = 'build_oom';
+SELECT is(pg_temp.rows_digest(q.sql), ref.digest, q.name || ', out of memory in the build: the same rows')
+FROM q JOIN ref USING (name) WHERE q.name IN ('star of 3, repeated int8 keys', 'star of 5') ORDER BY q.name;
+SET LOCAL gpujoin.inject_fault = 'count_oom';
+SELECT is(pg_temp.rows_digest(q.sql), ref.digest, q.name || ', out of memory in the count: the same rows')
+FROM q JOIN ref USING (name) WHERE q.name IN ('star of 3, repeated int8 keys', 'star of 5') ORDER BY q.name;
+SELECT ok(pg_temp.plan_analyze(sql) ~ 'Device: CPU \(fell back from',
+	'EXPLAIN ANALYZE says the chain fell back to the CPU')
+FROM q WHERE name = 'star of 3, repeated int8 keys';
+SET LOCAL gpujoin.inject_fault = 'retrieve_oom';
+SELECT is(pg_temp.rows_digest(q.sql), ref.digest, q.name || ', out of memory in a retrieve: the same rows')
+FROM q JOIN ref USING (name) WHERE q.name IN ('star of 3, repeated int8 keys', 'star of 5') ORDER BY q.name;
+SELECT ok(pg_temp.plan_analyze(sql) ~ 'Device: CPU \(fell back from',
+	'EXPLAIN ANALYZE: a retrieve failed after matches were taken')
+FROM q WHERE name = 'star of 3, repeated int8 keys';
+RESET gpujoin.inject_fault;
+RESET gpujoin.chunk_rows;
+
+-- a chain rescanned: once per row of a correlated subquery (the string_agg
+-- keeps PostgreSQL's Aggregate on top, so the joins stay a chain)
+SELECT ok(pg_temp.plan(sql) ~ 'Chain: 2 joins', 'a correlated subquery over a chain')
+FROM q2 WHERE name = 'correlated';
+SELECT is(pg_temp.rows_digest(sql), ref.digest, 'a chain rescanned once per outer row: the same rows as PostgreSQL')
+FROM q2 JOIN ref USING (name) WHERE name = 'correlated';
+
+-- a LIMIT stops the chain early
+SELECT is((SELECT count(*) FROM (SELECT f.id FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k LIMIT 10) l),
+	10::bigint, 'a chain under a LIMIT of 10 gives 10 rows');
+
+-- what is not a chain: a left join on top of an inner one
+SELECT ok(pg_temp.plan(sql) !~ 'Chain: 2', 'a left join on top of an inner one is not chained')
+FROM q2 WHERE name = 'left on top';
+SELECT is(pg_temp.rows_digest(sql), ref.digest, 'a left join on top: the same rows as PostgreSQL')
+FROM q2 JOIN ref USING (name) WHERE name = 'left on top';
+
+SELECT * FROM finish();
+ROLLBACK;

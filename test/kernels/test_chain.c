@@ -96,16 +96,6 @@ typedef struct ComboList
 	char		why[160];
 } ComboList;
 
-static uint64_t
-Next(uint64_t *state)
-{
-	uint64_t	z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
-
 static void
 ComboAdd(ComboList *list, const Combo *c)
 {
@@ -208,13 +198,13 @@ MakeData(const ChainCase *cc, ChainData *d)
 		{
 			/* unique keys: a permutation of 0 .. m-1 (i * odd mod m when
 			 * coprime is enough here: m is not a multiple of 7919) */
-			in->keys[i] = cc->repeated[k] ? Next(&state) % (uint64_t) domain
+			in->keys[i] = cc->repeated[k] ? TestRandom(&state) % (uint64_t) domain
 				: (uint64_t) ((i * 7919) % m);
-			in->key_nulls[i] = Next(&state) % 50 == 0;
-			in->value[i] = (int16_t) (Next(&state) % 30000);
-			in->value_nulls[i] = Next(&state) % 10 == 0;
+			in->key_nulls[i] = TestRandom(&state) % 50 == 0;
+			in->value[i] = (int16_t) (TestRandom(&state) % 30000);
+			in->value_nulls[i] = TestRandom(&state) % 10 == 0;
 			in->down[i] = k + 1 < cc->nlevels ?
-				Next(&state) % (uint64_t) (cc->inner_rows[k + 1] + cc->inner_rows[k + 1] / 5 + 1) : 0;
+				TestRandom(&state) % (uint64_t) (cc->inner_rows[k + 1] + cc->inner_rows[k + 1] / 5 + 1) : 0;
 		}
 		in->columns[0].values = in->value;
 		in->columns[0].nulls = in->value_nulls;
@@ -226,13 +216,13 @@ MakeData(const ChainCase *cc, ChainData *d)
 		for (int64_t r = 0; r < cc->nrows; r++)
 		{
 			/* some keys miss: a fifth past the inner side's domain */
-			d->keys[k][r] = Next(&state) % (uint64_t) (domain + domain / 5 + 1);
-			d->key_nulls[k][r] = Next(&state) % 20 == 0;
+			d->keys[k][r] = TestRandom(&state) % (uint64_t) (domain + domain / 5 + 1);
+			d->key_nulls[k][r] = TestRandom(&state) % 20 == 0;
 		}
 	}
 	d->value = TestAlloc((size_t) cc->nrows * sizeof(int32_t));
 	for (int64_t r = 0; r < cc->nrows; r++)
-		d->value[r] = (int32_t) (Next(&state) % 1000000);
+		d->value[r] = (int32_t) (TestRandom(&state) % 1000000);
 	if (cc->numbered)
 	{
 		d->numbers = TestAlloc((size_t) cc->nrows * sizeof(GjRowId));

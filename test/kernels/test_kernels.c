@@ -176,6 +176,13 @@ NextRandom(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
+/* NextRandom for the other test files (test_kernels.h) */
+uint64_t
+TestRandom(uint64_t *state)
+{
+	return NextRandom(state);
+}
+
 /* Uniform in [0, 1) */
 static double
 RandomUnit(uint64_t *state)

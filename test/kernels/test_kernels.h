@@ -31,6 +31,9 @@ extern void TestReport(const char *impl, const char *name);
 /* malloc, or exit: the test itself out of memory */
 extern void *TestAlloc(size_t bytes);
 
+/* The tests' fixed-seed generator (splitmix64): the next value of *state */
+extern uint64_t TestRandom(uint64_t *state);
+
 /* test_heap_deform.c */
 extern void TestHeapDeform(void);
 

@@ -341,6 +341,9 @@ ResolveBatch(Client *c, const GjServiceBatch *in, int ncolumns, const int32 *wid
 	if (!Resolve(c, &in->keys_hi, n * sizeof(uint64), &p, err))
 		return false;
 	batch->keys_hi = p;
+	if (!Resolve(c, &in->row_numbers, n * sizeof(GjRowId), &p, err))
+		return false;
+	batch->row_numbers = p;
 	for (int i = 0; i < ncolumns; i++)
 	{
 		if (!Resolve(c, &in->values[i], n * widths[i], &p, err))

@@ -106,6 +106,7 @@ typedef struct GjServiceBatch
 	GjServiceRef keys;
 	GjServiceRef nulls;
 	GjServiceRef keys_hi;
+	GjServiceRef row_numbers;	/* GjBatch.row_numbers (a chain's levels) */
 	GjServiceRef values[GJ_MAX_COLUMNS];
 	GjServiceRef value_nulls[GJ_MAX_COLUMNS];
 	GjServiceRef terms[GJ_MAX_TERMS];

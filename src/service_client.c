@@ -651,6 +651,7 @@ BatchScratch(const GjBatch *b, int ncolumns, const int32 *widths, int nterms)
 	need += ScratchNeed(b->keys, n * sizeof(uint64));
 	need += ScratchNeed(b->nulls, n);
 	need += ScratchNeed(b->keys_hi, n * sizeof(uint64));
+	need += ScratchNeed(b->row_numbers, n * sizeof(GjRowId));
 	for (int i = 0; i < ncolumns; i++)
 	{
 		need += ScratchNeed(b->columns[i].values, n * widths[i]);
@@ -675,6 +676,7 @@ RefBatch(const GjBatch *b, int ncolumns, const int32 *widths, int nterms, GjServ
 	out->keys = Ref(b->keys, n * sizeof(uint64));
 	out->nulls = Ref(b->nulls, n);
 	out->keys_hi = Ref(b->keys_hi, n * sizeof(uint64));
+	out->row_numbers = Ref(b->row_numbers, n * sizeof(GjRowId));
 	for (int i = 0; i < GJ_MAX_COLUMNS; i++)
 	{
 		out->values[i].handle = DSM_HANDLE_INVALID;

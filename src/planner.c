@@ -138,6 +138,47 @@ MergeJoinPathKeys(PlannerInfo *root, RelOptInfo *joinrel, JoinType jointype,
 }
 
 /*
+ * What running this join as the top of a chain with the GPU hash join
+ * below it saves (src/exec_chain.c), or 0 when the two cannot be one
+ * chain: the lower join's emission of its rows and this one's copying of
+ * them into a batch, less the encoding of this join's key on the host.
+ * The executor decides again, on the nodes; these are its rules as the
+ * paths show them.
+ */
+static Cost
+ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool partial,
+			GpuJoinClauses *clauses, GjVariant variant, bool partitioned)
+{
+	CustomPath *lower = (CustomPath *) outer_path;
+	List	   *priv;
+	OpExpr	   *op;
+	Node	   *outer_arg;
+	GjVariant	lower_variant;
+
+	if (!gpujoin_enable_chain || strategy != GPUJOIN_STRATEGY_HASH || jointype != JOIN_INNER ||
+		partial || partitioned || (variant != GJ_VARIANT_NPHJ && variant != GJ_VARIANT_PHJ) ||
+		list_length(clauses->key_clauses) != 1 || !IsA(outer_path, CustomPath) ||
+		lower->methods != &gpujoin_hash_path_methods || outer_path->parallel_aware)
+		return 0.0;
+	op = linitial_node(OpExpr, clauses->key_clauses);
+	outer_arg = linitial_int(clauses->outer_is_left) ? linitial(op->args) : lsecond(op->args);
+	while (IsA(outer_arg, RelabelType))
+		outer_arg = (Node *) ((RelabelType *) outer_arg)->arg;
+	priv = lower->custom_private;
+	lower_variant = (GjVariant) intVal(list_nth(priv, GpuJoinPathVariant));
+	if (!IsA(outer_arg, Var) ||
+		(JoinType) intVal(list_nth(priv, GpuJoinPathJoinType)) != JOIN_INNER ||
+		list_nth(priv, GpuJoinPathJoinQuals) != NIL ||
+		list_nth(priv, GpuJoinPathOtherQuals) != NIL ||
+		boolVal(list_nth(priv, GpuJoinPathPartitioned)) ||
+		(lower_variant != GJ_VARIANT_NPHJ && lower_variant != GJ_VARIANT_PHJ))
+		return 0.0;
+	return (gpujoin_emit_cost + outer_path->pathtarget->cost.per_tuple) * outer_path->rows +
+		outer_path->rows * (list_length(outer_path->pathtarget->exprs) + 1) * gpujoin_extract_cost -
+		outer_path->rows * cpu_operator_cost;
+}
+
+/*
  * Add a GPU join path of the given strategy over these two paths, if it
  * can run
  */
@@ -225,6 +266,18 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 							  considered, GpuJoinParallelProcesses(&cpath->path),
 							  clauses->fill_inner ?
 							  ", the last to finish emitting those none matched" : "");
+	/* the top of a chain with the GPU hash join below: no rows between them */
+	{
+		Cost		saved = ChainSaving(outer_path, jointype, strategy, partial, clauses,
+										variant, partitioned);
+
+		if (saved > 0.0)
+		{
+			cpath->path.total_cost -= Min(saved, cpath->path.total_cost - cpath->path.startup_cost);
+			considered = psprintf("%s; a chain with the GPU join below (%.2f saved)",
+								  considered, saved);
+		}
+	}
 	/* a merge join emitting unmatched outer rows sorts them on the host */
 	if (strategy == GPUJOIN_STRATEGY_MERGE &&
 		(jointype == JOIN_LEFT || jointype == JOIN_ANTI))

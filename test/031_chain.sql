@@ -18,7 +18,7 @@
 -- matches it had taken; a chain rescanned for each row of a correlated
 -- subquery; and a chain cut short by a LIMIT.
 BEGIN;
-SELECT plan(38);
+SELECT plan(40);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -170,6 +170,27 @@ FROM q2 JOIN ref USING (name) WHERE name = 'correlated';
 -- a LIMIT stops the chain early
 SELECT is((SELECT count(*) FROM (SELECT f.id FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k LIMIT 10) l),
 	10::bigint, 'a chain under a LIMIT of 10 gives 10 rows');
+
+-- the planner prices the top of a chain without the rows between the
+-- levels (EXPLAIN VERBOSE's Variants Considered says what it saved), and
+-- the stacked plan is cheaper with chains than without
+SELECT ok(pg_temp.plan_verbose(sql) ~ 'a chain with the GPU join below \(\d+\.\d+ saved\)',
+	'EXPLAIN VERBOSE: the top of a chain priced as one')
+FROM q WHERE name = 'star of 3, repeated int8 keys';
+CREATE FUNCTION pg_temp.total_cost(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+	j json;
+BEGIN
+	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+	RETURN (j->0->'Plan'->>'Total Cost')::float8;
+END $$;
+CREATE TEMP TABLE costs AS
+SELECT pg_temp.total_cost(sql) AS chained FROM q WHERE name = 'star of 3, repeated int8 keys';
+SET LOCAL gpujoin.enable_chain = off;
+UPDATE costs SET chained = chained - (SELECT pg_temp.total_cost(sql) FROM q
+	WHERE name = 'star of 3, repeated int8 keys');
+RESET gpujoin.enable_chain;
+SELECT cmp_ok(chained, '<', 0::float8, 'the chained plan costs less than the stacked one') FROM costs;
 
 -- what is not a chain: a left join on top of an inner one
 SELECT ok(pg_temp.plan(sql) !~ 'Chain: 2', 'a left join on top of an inner one is not chained')

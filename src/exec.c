@@ -628,7 +628,13 @@ ExecGpuJoin(CustomScanState *css)
 		GpuJoinFillAttach(node);
 	}
 	if (node->gj_Chain != NULL)
-		return GpuJoinChainExec(node);
+	{
+		bool		handled;
+		TupleTableSlot *slot = GpuJoinChainExec(node, &handled);
+
+		if (handled)
+			return slot;		/* else its levels run as stacked nodes */
+	}
 
 	for (;;)
 	{

@@ -670,7 +670,7 @@ extern TupleTableSlot *GpuJoinChainEmitNext(GpuJoinState *top, const GjMatchRoun
 
 /* exec_chain.c */
 extern void GpuJoinChainInit(GpuJoinState *node);
-extern TupleTableSlot *GpuJoinChainExec(GpuJoinState *node);
+extern TupleTableSlot *GpuJoinChainExec(GpuJoinState *node, bool *handled);
 extern void GpuJoinChainRescan(GpuJoinState *node);
 extern void GpuJoinChainExplain(GpuJoinState *node, ExplainState *es);
 

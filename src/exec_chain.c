@@ -33,11 +33,13 @@
  * with one key clause whose outer argument is a plain column; the levels
  * below the top with no join filter, no qual and a target list of plain
  * columns (the top keeps its join filter and qual).  Anything else runs as
- * stacked nodes.  Partitioning is not planned for a chain: the levels'
- * tables must fit the device together; when they do not, or a step runs
- * out of device memory, the whole chain moves to the CPU twin, recounts
- * the chunk and goes on after the matches it had taken (the twin numbers
- * them alike).
+ * stacked nodes.  A chain is not partitioned: the levels' tables must fit
+ * the device together.  When a level would be partitioned on its own, or
+ * the builds run out of device memory, the chain comes apart before any
+ * row: its levels run as the stacked nodes they are (Unchain).  When a
+ * chunk's count or retrieve runs out of device memory, the whole chain
+ * moves to the CPU twin, recounts the chunk and goes on after the matches
+ * it had taken (the twin numbers them alike).
  *
  * IDENTIFICATION
  *	  src/exec_chain.c
@@ -99,6 +101,7 @@ typedef struct GpuJoinChain
 	int			state;
 	const GjKernels *kernels;
 	bool		on_fallback;
+	bool		unchained;		/* run as the stacked nodes it was made of */
 	GjChain		gj;
 	GjBatch		chunk;			/* the outer chunk gj_chain_count took */
 	GjColumn	chunk_columns[GJ_MAX_COLUMNS];
@@ -471,7 +474,6 @@ OpenAndBuild(GpuJoinChain *chain, const GjKernels *kernels, GjError *err)
 
 		GpuJoinDeviceClose(&level->gj_Device);
 		GpuJoinDeviceOpen(&level->gj_Device, kernels, &chain->specs[k]);
-		level->gj_Spec = chain->specs[k];
 		memset(err, 0, sizeof(*err));
 		status = kernels->build(level->gj_Device.ctx, &inner, err);
 		status = GpuJoinInjectFault(GPUJOIN_FAULT_BUILD, chain->on_fallback, status, err, false);
@@ -576,16 +578,43 @@ InstrumentLower(GpuJoinChain *chain)
 }
 
 /*
+ * The levels' tables do not fit the device together: each level runs as
+ * the node it is, from where its inner side was loaded, with the
+ * partitions its own planning chose (GpuJoinPlanPartitions), the top
+ * pulling its rows from the level below as stacked joins do.  For the rest
+ * of the query, rescans too.
+ */
+static void
+Unchain(GpuJoinChain *chain)
+{
+	for (int k = 0; k < chain->nlevels; k++)
+	{
+		GpuJoinState *level = chain->levels[k];
+
+		GpuJoinDeviceClose(&level->gj_Device);
+		level->gj_TableBuilt = false;
+		level->gj_JoinState = level->gj_NumParts > 1 ? GJ_PARTITION_OUTER : GJ_BUILD;
+		if (k < chain->nlevels - 1)
+			level->gj_ChainedInto = NULL;
+	}
+	chain->unchained = true;
+}
+
+/*
  * ExecGpuJoin of a chain's top: the next joined row, or NULL when the
- * chain is done
+ * chain is done; *handled false when the chain runs as stacked nodes
+ * (Unchain), which the caller then runs
  */
 TupleTableSlot *
-GpuJoinChainExec(GpuJoinState *node)
+GpuJoinChainExec(GpuJoinState *node, bool *handled)
 {
 	GpuJoinChain *chain = node->gj_Chain;
 	GpuJoinState *bottom = chain->levels[0];
 	GpuJoinState *top = node;
 
+	*handled = !chain->unchained;
+	if (chain->unchained)
+		return NULL;
 	for (;;)
 	{
 		GjError		err;
@@ -615,11 +644,36 @@ GpuJoinChainExec(GpuJoinState *node)
 						top->gj_LoadMs += GpuJoinElapsedMs(start);
 					if (chain->state == CHAIN_DONE)
 						continue;
+
+					/*
+					 * A level whose table would not fit the device alone
+					 * runs partitioned, as the node it is: the chain comes
+					 * apart.  Its chunks and rounds are those its planning
+					 * chose.
+					 */
+					for (int k = 0; k < chain->nlevels; k++)
+					{
+						GpuJoinPlanPartitions(chain->levels[k]);
+						if (chain->levels[k]->gj_NumParts > 1)
+							chain->unchained = true;
+						chain->specs[k].max_matches = chain->levels[k]->gj_Spec.max_matches;
+					}
+					if (chain->unchained)
+					{
+						Unchain(chain);
+						*handled = false;
+						return NULL;
+					}
 					for (int k = 0; k < chain->nlevels; k++)
 						EncodeExtras(chain, &chain->sides[CHAIN_INNER(k)]);
 					chain->state = CHAIN_LOAD;
+					/* the tables do not fit together: the same */
 					if (!OpenAndBuild(chain, GpuJoinChooseKernels(), &err))
-						SwitchToCpu(chain, &err);
+					{
+						Unchain(chain);
+						*handled = false;
+						return NULL;
+					}
 					continue;
 				}
 
@@ -767,6 +821,9 @@ GpuJoinChainRescan(GpuJoinState *node)
 {
 	GpuJoinChain *chain = node->gj_Chain;
 
+	if (chain->unchained)
+		return;					/* its nodes rescan themselves */
+
 	for (int k = 0; k < chain->nlevels; k++)
 	{
 		chain->base_chunks[k] += chain->gj.chunks[k];
@@ -795,15 +852,16 @@ GpuJoinChainRescan(GpuJoinState *node)
 void
 GpuJoinChainExplain(GpuJoinState *node, ExplainState *es)
 {
-	if (node->gj_Chain != NULL)
-	{
-		GpuJoinChain *chain = node->gj_Chain;
-
+	if (node->gj_Chain != NULL && node->gj_Chain->unchained)
+		ExplainPropertyText("Chain",
+							psprintf("%d joins run one by one: their tables did not fit the device together",
+									 node->gj_Chain->nlevels),
+							es);
+	else if (node->gj_Chain != NULL)
 		ExplainPropertyText("Chain",
 							psprintf("%d joins in one pass over the outer side of the lowest, each one's matches handed to the next on the device",
-									 chain->nlevels),
+									 node->gj_Chain->nlevels),
 							es);
-	}
 	else if (node->gj_ChainedInto != NULL)
 		ExplainPropertyText("Chain", "a level of the chain run by the GPU join above: its matches go up on the device",
 							es);

@@ -5,20 +5,24 @@
 -- lowest level's outer side once, and each level's matches go to the next
 -- on the device; only the last level's come back, with the row numbers of
 -- every side.  EXPLAIN says "Chain: N joins ..." on the top and "Chain: a
--- level ..." on the others.  The rows must be PostgreSQL's: stars of 2 to 5
--- dimensions over int4, int8 and date keys, NULL and missing foreign keys,
--- repeated dimension keys (a row matching several), text and numeric
--- columns from every side (host columns through each side's row number),
--- an empty dimension, a join with a filter or a hashed text key (which
--- recheck their rows on the host: the planner puts them lowest, and the
--- chain starts above them), a snowflake (a level keyed by the level below's column); the same with
--- the chain off (stacked nodes, no "Chain:"); the levels' rows in EXPLAIN
--- ANALYZE; the chain running out of device memory in its build, count or
--- retrieve (gpujoin.inject_fault) and going on on the CPU twin after the
--- matches it had taken; a chain rescanned for each row of a correlated
--- subquery; and a chain cut short by a LIMIT.
+-- level ..." on the others.  The rows must be PostgreSQL's: stars of 2 to
+-- 5 dimensions over int4, int8 and date keys, NULL and missing foreign
+-- keys, repeated dimension keys (a row matching several), text and
+-- numeric columns from every side (host columns through each side's row
+-- number), an empty dimension, a join with a filter or a hashed text key
+-- (which recheck their rows on the host: the planner puts them lowest, and
+-- the chain starts above them), a snowflake (a level keyed by the level
+-- below's column); the same with the chain off (stacked nodes, no
+-- "Chain:"); the levels' rows in EXPLAIN ANALYZE; the chain running out of
+-- device memory in its build (it comes apart into its joins) or in its
+-- count or retrieve (gpujoin.inject_fault: it goes on on the CPU twin
+-- after the matches it had taken); tables that do not fit the device
+-- together (gpujoin.device_memory_limit: one level partitioned, the joins
+-- one by one); the planner's price of a chain (EXPLAIN VERBOSE, cheaper
+-- than the stacked plan); a chain rescanned for each row of a correlated
+-- subquery; a chain cut short by a LIMIT; a left join on top (no chain).
 BEGIN;
-SELECT plan(40);
+SELECT plan(43);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -138,13 +142,18 @@ SELECT is(pg_temp.plan_number(plan, 'Matches'), (SELECT three FROM counts),
 	'EXPLAIN ANALYZE: the top''s matches are the join''s rows')
 FROM an;
 
--- out of device memory in the chain's build, count or retrieve: on the CPU
--- twin, every row once (small chunks and rounds, so that a chunk's matches
--- come in several rounds and the retrieve fails after some were taken)
+-- out of device memory in the chain's build: the chain comes apart into
+-- its joins (each then falls back on its own); in its count or retrieve:
+-- the chain goes on on the CPU twin, every row once (small chunks and
+-- rounds, so that a chunk's matches come in several rounds and the
+-- retrieve fails after some were taken)
 SET LOCAL gpujoin.chunk_rows = 700;
 SET LOCAL gpujoin.inject_fault = 'build_oom';
 SELECT is(pg_temp.rows_digest(q.sql), ref.digest, q.name || ', out of memory in the build: the same rows')
 FROM q JOIN ref USING (name) WHERE q.name IN ('star of 3, repeated int8 keys', 'star of 5') ORDER BY q.name;
+SELECT ok(pg_temp.plan_analyze(sql) ~ 'Chain: 3 joins run one by one: their tables did not fit the device together',
+	'EXPLAIN ANALYZE: out of memory in the build, the chain came apart into its joins')
+FROM q WHERE name = 'star of 3, repeated int8 keys';
 SET LOCAL gpujoin.inject_fault = 'count_oom';
 SELECT is(pg_temp.rows_digest(q.sql), ref.digest, q.name || ', out of memory in the count: the same rows')
 FROM q JOIN ref USING (name) WHERE q.name IN ('star of 3, repeated int8 keys', 'star of 5') ORDER BY q.name;
@@ -159,6 +168,21 @@ SELECT ok(pg_temp.plan_analyze(sql) ~ 'Device: CPU \(fell back from',
 FROM q WHERE name = 'star of 3, repeated int8 keys';
 RESET gpujoin.inject_fault;
 RESET gpujoin.chunk_rows;
+
+-- a level whose table would not fit the device alone runs partitioned:
+-- the chain comes apart before any row and its joins run one by one, each
+-- as the node it is (the d2 level: 1800 rows; 64 kB of device memory)
+SET LOCAL gpujoin.device_memory_limit = '64kB';
+CREATE TEMP TABLE apart AS
+SELECT pg_temp.rows_digest(sql) AS digest, pg_temp.plan_analyze(sql) AS plan
+FROM q WHERE name = 'star of 3, repeated int8 keys';
+SELECT is(apart.digest, ref.digest, 'tables that do not fit together: the same rows, one join at a time')
+FROM apart, ref WHERE ref.name = 'star of 3, repeated int8 keys';
+SELECT ok(plan ~ 'Chain: 3 joins run one by one: their tables did not fit the device together'
+		  AND plan ~ 'Partitions: [2-9]' AND plan !~ 'Chain: a level',
+	'EXPLAIN ANALYZE: the chain came apart, a level partitioned')
+FROM apart;
+RESET gpujoin.device_memory_limit;
 
 -- a chain rescanned: once per row of a correlated subquery (the string_agg
 -- keeps PostgreSQL's Aggregate on top, so the joins stay a chain)

@@ -3,7 +3,7 @@
  * exec.h
  *	  The GpuJoin custom scan's executor state, shared by the src/exec*.c files
  *
- * The node is in six files, each with its own part of the node's state
+ * The node is in these files, each with its own part of the node's state
  * (GpuJoinState, exec.h):
  *
  *   exec.c            the node's callbacks, the state machine, rescans, and
@@ -17,6 +17,9 @@
  *   exec_explain.c    EXPLAIN, and the counters it shows
  *   exec_parallel.c   parallel GPU joins: the counters the workers leave in
  *                     the node's dynamic shared memory
+ *   exec_chain.c      the top of a stack of GPU hash joins running them all
+ *                     as one chain on the device
+ *   exec_agg.c, exec_heap.c  GpuPreAgg's groups; sides read as heap pages
  *
  * IDENTIFICATION
  *	  src/exec.h

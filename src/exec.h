@@ -675,6 +675,7 @@ extern TupleTableSlot *GpuJoinChainEmitNext(GpuJoinState *top, const GjMatchRoun
 extern void GpuJoinChainInit(GpuJoinState *node);
 extern TupleTableSlot *GpuJoinChainExec(GpuJoinState *node, bool *handled);
 extern void GpuJoinChainRescan(GpuJoinState *node);
+extern void GpuJoinChainShutdown(GpuJoinState *node);
 extern void GpuJoinChainExplain(GpuJoinState *node, ExplainState *es);
 
 /* exec_partition.c */

@@ -102,6 +102,7 @@ typedef struct GpuJoinChain
 	const GjKernels *kernels;
 	bool		on_fallback;
 	bool		unchained;		/* run as the stacked nodes it was made of */
+	bool		instrumented;	/* this run's rows given to the levels below */
 	GjChain		gj;
 	GjBatch		chunk;			/* the outer chunk gj_chain_count took */
 	GjColumn	chunk_columns[GJ_MAX_COLUMNS];
@@ -556,10 +557,16 @@ SwitchToCpu(GpuJoinChain *chain, const GjError *cause)
 	}
 }
 
-/* Count rows and loops of the levels below, which never run themselves */
+/*
+ * Count rows and loops of the levels below, which never run themselves:
+ * once per run, when it ends or is shut down early (a LIMIT above)
+ */
 static void
 InstrumentLower(GpuJoinChain *chain)
 {
+	if (chain->instrumented || chain->unchained)
+		return;
+	chain->instrumented = true;
 	for (int k = 0; k < chain->nlevels - 1; k++)
 	{
 		GpuJoinState *level = chain->levels[k];
@@ -631,6 +638,7 @@ GpuJoinChainExec(GpuJoinState *node, bool *handled)
 					if (top->gj_Timing)
 						INSTR_TIME_SET_CURRENT(start);
 					chain->on_fallback = false;
+					chain->instrumented = false;
 					chain->chunk.nrows = 0;
 					for (int k = 0; k < chain->nlevels; k++)
 						chain->run_out[k] = chain->base_out[k] + chain->gj.rows_out[k];
@@ -843,6 +851,17 @@ GpuJoinChainRescan(GpuJoinState *node)
 		if (ps->chgParam != NULL)
 			ExecReScan(ps);
 	}
+}
+
+/*
+ * ShutdownCustomScan of a chain's top (the levels below are shut down
+ * before it): a run stopped early still counts for them
+ */
+void
+GpuJoinChainShutdown(GpuJoinState *node)
+{
+	if (node->gj_Chain->state != CHAIN_START)
+		InstrumentLower(node->gj_Chain);
 }
 
 /*

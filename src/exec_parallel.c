@@ -198,7 +198,8 @@ InitializeGpuJoinWorker(CustomScanState *css, shm_toc *toc, void *coordinate)
 }
 
 /*
- * ShutdownCustomScan callback: a worker leaves its counters in its slot; the
+ * ShutdownCustomScan callback: a chain's top counts the run for the levels
+ * below (GpuJoinChainShutdown); a worker leaves its counters in its slot; the
  * leader collects what the workers left before the Gather, which shuts its
  * children down first, destroys the shared memory.  The workers that have
  * finished have all reported: each shuts its plan down before it tells the
@@ -211,6 +212,8 @@ ShutdownGpuJoin(CustomScanState *css)
 {
 	GpuJoinState *node = (GpuJoinState *) css;
 
+	if (node->gj_Chain != NULL)
+		GpuJoinChainShutdown(node);
 	if (node->gj_Shared == NULL)
 		return;
 	if (IsParallelWorker())

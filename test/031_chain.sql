@@ -22,7 +22,7 @@
 -- than the stacked plan); a chain rescanned for each row of a correlated
 -- subquery; a chain cut short by a LIMIT; a left join on top (no chain).
 BEGIN;
-SELECT plan(43);
+SELECT plan(44);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -191,9 +191,12 @@ FROM q2 WHERE name = 'correlated';
 SELECT is(pg_temp.rows_digest(sql), ref.digest, 'a chain rescanned once per outer row: the same rows as PostgreSQL')
 FROM q2 JOIN ref USING (name) WHERE name = 'correlated';
 
--- a LIMIT stops the chain early
+-- a LIMIT stops the chain early; the level below still shows its run
 SELECT is((SELECT count(*) FROM (SELECT f.id FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k LIMIT 10) l),
 	10::bigint, 'a chain under a LIMIT of 10 gives 10 rows');
+SELECT ok(p !~ 'never executed' AND p ~ 'GpuHashJoin\) \(actual rows=\d+ loops=1\)\s+Hash Cond[^\n]*\n[^\n]*\n\s+Chain: a level',
+	'EXPLAIN ANALYZE under a LIMIT: the level below counts its run')
+FROM (SELECT pg_temp.plan_analyze($$SELECT f.id FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k LIMIT 10$$) AS p) s;
 
 -- the planner prices the top of a chain without the rows between the
 -- levels (EXPLAIN VERBOSE's Variants Considered says what it saved), and

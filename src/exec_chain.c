@@ -831,6 +831,8 @@ GpuJoinChainRescan(GpuJoinState *node)
 
 	if (chain->unchained)
 		return;					/* its nodes rescan themselves */
+	if (chain->state != CHAIN_START)
+		InstrumentLower(chain); /* a run stopped early */
 
 	for (int k = 0; k < chain->nlevels; k++)
 	{

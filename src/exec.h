@@ -627,8 +627,6 @@ extern bool GpuJoinStoreRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTable
 							   int64 row);
 extern bool GpuJoinEncodeKey(GpuJoinState *node, GpuJoinSide *side, Datum value,
 							 uint64 *key);
-extern Datum GpuJoinSideDatum(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
-							  bool *isnull);
 extern GjBatch GpuJoinSideBatch(const GpuJoinSide *side, GjColumn *columns, int64 first,
 								int64 nrows);
 extern void GpuJoinForgetInner(GpuJoinState *node);
@@ -667,6 +665,8 @@ extern void GpuJoinAggExplain(GpuJoinState *node, int64 groups, int64 spills,
 
 /* exec_emit.c */
 extern void GpuJoinFillScanSlot(GpuJoinState *node, TupleTableSlot *slot, int64 i);
+extern Datum GpuJoinSideDatum(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
+							  bool *isnull);
 extern TupleTableSlot *GpuJoinChainEmitNext(GpuJoinState *top, const GjMatchRound *round,
 											int64 *pos, const GpuJoinChainColumn *cols,
 											int ncols);

@@ -538,22 +538,6 @@ GpuJoinEncodeKey(GpuJoinState *node, GpuJoinSide *side, Datum value, uint64 *key
 	return true;
 }
 
-/* The value of a column of row "row" of a side's batch */
-Datum
-GpuJoinSideDatum(GpuJoinSide *side, const GpuJoinColumn *col, int64 row, bool *isnull)
-{
-	if (col->device >= 0)
-	{
-		const uint8 *null = side->device_nulls[col->device];
-
-		*isnull = (null != NULL && null[row] != 0);
-		return *isnull ? (Datum) 0 :
-			fetch_att(side->device_values[col->device] + row * col->typlen, true, col->typlen);
-	}
-	*isnull = side->host_isnull[col->host][row];
-	return side->host_values[col->host][row];
-}
-
 /* Mark row's value NULL in a lazily allocated flag array */
 static inline void
 SetNullFlag(GpuJoinSide *side, uint8 **flags, int64 row)

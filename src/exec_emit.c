@@ -88,6 +88,22 @@ FillSide(GpuJoinSide *side, TupleTableSlot *slot, int64 i,
 	}
 }
 
+/* The value of a column of row "row" of a side's batch */
+Datum
+GpuJoinSideDatum(GpuJoinSide *side, const GpuJoinColumn *col, int64 row, bool *isnull)
+{
+	if (col->device >= 0)
+	{
+		const uint8 *null = side->device_nulls[col->device];
+
+		*isnull = (null != NULL && null[row] != 0);
+		return *isnull ? (Datum) 0 :
+			DeviceDatum(col, side->device_values[col->device] + row * col->typlen);
+	}
+	*isnull = side->host_isnull[col->host][row];
+	return side->host_values[col->host][row];
+}
+
 /*
  * Fill the scan tuple's columns of one side from row "row" of its batch,
  * or with NULLs when row is -1 (a NULL-extended row)
@@ -107,25 +123,14 @@ FillSideFromBatch(GpuJoinSide *side, TupleTableSlot *slot, int64 row)
 			slot->tts_values[col->scan_att] = (Datum) 0;
 			slot->tts_isnull[col->scan_att] = true;
 		}
-		else if (col->device >= 0)
-		{
-			const uint8 *null = side->device_nulls[col->device];
-
-			slot->tts_isnull[col->scan_att] = (null != NULL && null[row] != 0);
-			slot->tts_values[col->scan_att] =
-				slot->tts_isnull[col->scan_att] ? (Datum) 0 :
-				DeviceDatum(col, side->device_values[col->device] + row * col->typlen);
-		}
-		else if (fetched != NULL)
+		else if (col->device < 0 && fetched != NULL)
 		{
 			slot->tts_values[col->scan_att] = fetched->tts_values[col->attno - 1];
 			slot->tts_isnull[col->scan_att] = fetched->tts_isnull[col->attno - 1];
 		}
 		else
-		{
-			slot->tts_values[col->scan_att] = side->host_values[col->host][row];
-			slot->tts_isnull[col->scan_att] = side->host_isnull[col->host][row];
-		}
+			slot->tts_values[col->scan_att] =
+				GpuJoinSideDatum(side, col, row, &slot->tts_isnull[col->scan_att]);
 	}
 }
 

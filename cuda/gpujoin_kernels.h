@@ -138,7 +138,9 @@ gj_hash64(uint64_t key)
  * IEEE bits mapped the usual way (flip all bits of a negative number, the
  * sign bit of a positive one), which keeps -Infinity and Infinity at the
  * ends, and then shifted into the signed range.  src/keys.c codes float
- * keys with it, and the heap deform (cuda/scan/) does on the device.
+ * join keys with it, and the heap deform (cuda/scan/) does on the device;
+ * the grouped aggregation keys float groups by it (cuda/agg/, exec_agg.c),
+ * whose words gj_agg_float_from_order turns back into floats (-0 as 0).
  */
 static inline GJ_HOST_DEVICE int64_t
 gj_float_key(double value)
@@ -982,7 +984,8 @@ extern GjStatus gj_cpu_heap_deform(GjContext *ctx, const GjPageBatch *pages,
  *			gj_agg_float_order's integers (NaN above everything, -0 below 0)
  *
  * Rows with a NULL group key value group together (NULL is its own group
- * value).  A FILTER is a qual program: the aggregate skips rows where it
+ * value); a float key groups by gj_float_key's word (-0 with 0, every NaN
+ * together), which agg_result returns as the key.  A FILTER is a qual program: the aggregate skips rows where it
  * is not true.  A row where any program is undecided (an error PostgreSQL
  * may raise) is folded into nothing and counted in *undecided: the caller
  * evaluates PostgreSQL's expressions for that round, to raise the error.
@@ -1114,7 +1117,14 @@ typedef struct GjAggSpec
 	int32_t		ninputs;
 	GjAggInput	inputs[GJ_AGG_MAX_INPUTS];
 	int32_t		nkeys;			/* 0: one group, whatever the rows */
-	GjAggExpr	keys[GJ_AGG_MAX_KEYS];	/* integer-valued programs */
+	GjAggExpr	keys[GJ_AGG_MAX_KEYS];
+
+	/*
+	 * Per key, the GjExprType of its program's value: integer-valued ones
+	 * (0, GJ_EXPR_BOOL, for any of them) group by the value, floats by
+	 * gj_float_key's word
+	 */
+	uint8_t		key_types[GJ_AGG_MAX_KEYS];
 	int32_t		naggs;			/* 1 .. GJ_AGG_MAX_AGGS */
 	GjAgg		aggs[GJ_AGG_MAX_AGGS];
 	int64_t		groups_hint;	/* groups expected: the table's first size */

@@ -60,8 +60,15 @@
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 
-/* int8 = int8 (pg_operator.dat has no symbol for it) */
+/* int8 = int8 and float8 * float8 (pg_operator.dat has no symbol for them) */
 #define GJ_INT8_EQ_OPERATOR		410
+#define GJ_FLOAT8_MUL_OPERATOR	594
+
+/*
+ * An avg(float8) argument above DBL_MAX / GJ_AVG_GUARD_SCALE (1.8e108) in
+ * magnitude is folded on the host (AddOverflowGuards)
+ */
+#define GJ_AVG_GUARD_SCALE		1e200
 
 /* A partial Aggref of the scan tuple */
 typedef struct GpuJoinAggItem
@@ -72,6 +79,8 @@ typedef struct GpuJoinAggItem
 	int			scale;			/* a numeric argument's declared scale, or -1 */
 	int			nan_agg;		/* a numeric sum: the device aggregate counting
 								 * its NaNs, else -1 */
+	int			guard_agg;		/* an avg(float8): its guard's device
+								 * aggregate (AddOverflowGuards), else -1 */
 	ExprState  *arg;			/* PostgreSQL's own, over the scan tuple */
 	ExprState  *filter;
 } GpuJoinAggItem;
@@ -339,6 +348,65 @@ AddNaNCounts(GpuJoinState *node, GpuJoinAgg *agg, List *join_tlist)
 }
 
 /*
+ * An avg(float8)'s guard.  PostgreSQL's float8_accum keeps, beside the
+ * count and the sum, the sum of squared deviations, and raises an overflow
+ * error where that becomes infinite from finite values; the device keeps
+ * none (the state carries 0: avg's final function never reads it).  Values
+ * under 1.8e108 in magnitude cannot overflow it in a group of fewer than
+ * 10^45 rows, so the device folds those; a larger one is left undecided by
+ * one more device aggregate, count(x * 1e200) [FILTER (its FILTER)], whose
+ * product overflows just there.  FoldUndecided folds such a match on the
+ * host into a state of its own, and Finalize Aggregate's float8_combine
+ * then raises the overflow error where the deviations overflow, as in
+ * PostgreSQL's own parallel aggregation.  avg(float4) needs none: a float4
+ * is at most 3.4e38.
+ */
+static void
+AddOverflowGuards(GpuJoinState *node, GpuJoinAgg *agg, List *join_tlist)
+{
+	GjAggSpec  *spec = agg->spec;
+	CustomScan *cscan = (CustomScan *) node->css.ss.ps.plan;
+
+	for (int a = 0; a < agg->nitems; a++)
+	{
+		GpuJoinAggItem *item = &agg->items[a];
+		Aggref	   *aggref;
+		Expr	   *scaled;
+		GjAgg	   *dev;
+		GpuJoinDeviceExpr expr;
+		GjExprType	type;
+
+		if (item->func != GPUJOIN_AGG_AVG_FLOAT || item->type != FLOAT8OID)
+			continue;
+		if (spec->naggs >= GJ_AGG_MAX_AGGS)
+			elog(ERROR, "gpujoin: more than %d aggregates", GJ_AGG_MAX_AGGS);
+		aggref = (Aggref *) list_nth_node(TargetEntry, cscan->custom_scan_tlist,
+										  item->scan_att)->expr;
+		scaled = make_opclause(GJ_FLOAT8_MUL_OPERATOR, FLOAT8OID, false,
+							   copyObject(linitial_node(TargetEntry, aggref->args)->expr),
+							   (Expr *) makeConst(FLOAT8OID, -1, InvalidOid, sizeof(float8),
+												  Float8GetDatum(GJ_AVG_GUARD_SCALE), false,
+												  FLOAT8PASSBYVAL),
+							   InvalidOid, InvalidOid);
+		((OpExpr *) scaled)->opfuncid = F_FLOAT8MUL;
+
+		item->guard_agg = spec->naggs;
+		dev = &spec->aggs[spec->naggs++];
+		dev->kind = GJ_AGG_COUNT;
+		dev->type = GJ_EXPR_FLOAT8;
+		dev->has_arg = true;
+		Compile((Node *) scaled, join_tlist, false, &expr, &type);
+		SetProgram(node, spec, &expr, &dev->arg);
+		dev->has_filter = (aggref->aggfilter != NULL);
+		if (dev->has_filter)
+		{
+			Compile((Node *) aggref->aggfilter, join_tlist, true, &expr, NULL);
+			SetProgram(node, spec, &expr, &dev->filter);
+		}
+	}
+}
+
+/*
  * Set up the aggregation of a GpuPreAgg node, after its sides: the spec,
  * the items, PostgreSQL's own expressions for undecided rounds
  */
@@ -391,6 +459,7 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 		key = (Node *) scan_tle->expr;
 		Compile(key, join_tlist, false, &expr, &type);
 		SetProgram(node, spec, &expr, &spec->keys[agg->nkeys]);
+		spec->key_types[agg->nkeys] = (uint8) type;
 		agg->key_exprs[agg->nkeys] = ExecInitExpr((Expr *) ScanVars(key, join_tlist),
 												  &node->css.ss.ps);
 		agg->key_atts[agg->nkeys] = ref->varattno - 1;
@@ -427,6 +496,7 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 		item->scan_att = pos - 1;
 		item->scale = -1;
 		item->nan_agg = -1;
+		item->guard_agg = -1;
 		if (aggref->aggfilter != NULL)
 		{
 			Compile((Node *) aggref->aggfilter, join_tlist, true, &expr, NULL);
@@ -469,6 +539,7 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 	if (agg->nitems == 0)
 		elog(ERROR, "gpujoin: a GpuPreAgg without aggregates");
 	AddNaNCounts(node, agg, join_tlist);
+	AddOverflowGuards(node, agg, join_tlist);
 	node->gj_Agg = agg;
 }
 
@@ -708,7 +779,7 @@ SaveGroups(GpuJoinState *node)
 
 /*
  * A group key's value as the device holds it (IntDatum's inverse): a
- * numeric column's value times 10^scale
+ * numeric column's value times 10^scale, a float's gj_float_key word
  */
 static int64
 KeyWord(Oid type, int scale, Datum value)
@@ -718,6 +789,8 @@ KeyWord(Oid type, int scale, Datum value)
 	if (type == NUMERICOID)
 		return GpuJoinNumericScaled(value, scale);
 	GpuJoinDeviceExprDatum(type, value, false, &d);
+	if (type == FLOAT8OID || type == FLOAT4OID)
+		return gj_float_key(d.v.f);
 	return d.v.i;
 }
 
@@ -833,6 +906,9 @@ HostItemWords(GpuJoinAgg *agg, int a, int64 g, Datum value, bool isnull)
 		agg->host->states[a][g] = isnull ? (Datum) 0 : SerializeNumericValue(value);
 		return;
 	}
+	if (item->guard_agg >= 0)
+		*(int64 *) &r->n[item->guard_agg][g] = *(int64 *) &r->a[item->guard_agg][g] =
+			*(int64 *) &r->b[item->guard_agg][g] = 0;
 	memset(&v, 0, sizeof(v));
 	v.isnull = isnull;
 	if (!isnull && item->type == NUMERICOID)
@@ -1042,7 +1118,8 @@ SendNumericCounts(StringInfo buf, int max_scale, int64 max_scale_count, int64 na
 
 /*
  * A signed 64-bit value as a Datum of type; a numeric's is its value times
- * 10^scale (NaN PG_INT64_MAX)
+ * 10^scale (NaN PG_INT64_MAX), a float's gj_agg_float_order integer (a
+ * group key's, or a min's or max's)
  */
 static Datum
 IntDatum(Oid type, int scale, int64 v)
@@ -1051,6 +1128,10 @@ IntDatum(Oid type, int scale, int64 v)
 	{
 		case NUMERICOID:
 			return GpuJoinNumericDatum(v, scale, v == PG_INT64_MAX);
+		case FLOAT8OID:
+			return Float8GetDatum(gj_agg_float_from_order(v));
+		case FLOAT4OID:
+			return Float4GetDatum((float4) gj_agg_float_from_order(v));
 		case BOOLOID:
 			return BoolGetDatum(v != 0);
 		case INT2OID:
@@ -1123,17 +1204,27 @@ PartialState(const GpuJoinAggItem *item, const GjAggResult *r, int a, int64 g, b
 					float_overflow_error();
 				return Float4GetDatum((float4) sum);
 			}
+		case GPUJOIN_AGG_AVG_FLOAT:
+			{
+				/* float8_accum's {N, Sx, Sxx}, Sxx 0 (AddOverflowGuards) */
+				Datum		elems[3];
+				double		sum;
+
+				memcpy(&sum, &r->a[a][g], sizeof(double));
+				/* float8_accum: an infinite Sx from finite inputs */
+				if (isinf(sum) && r->b[a][g] == 0)
+					float_overflow_error();
+				elems[0] = Float8GetDatum((double) n);
+				elems[1] = Float8GetDatum(n == 0 ? 0.0 : sum);
+				elems[2] = Float8GetDatum(0.0);
+				return PointerGetDatum(construct_array(elems, 3, FLOAT8OID, 8, FLOAT8PASSBYVAL,
+													   TYPALIGN_DOUBLE));
+			}
 		case GPUJOIN_AGG_MIN:
 		case GPUJOIN_AGG_MAX:
 			*isnull = (n == 0);
 			if (n == 0)
 				return (Datum) 0;
-			if (item->type == FLOAT8OID || item->type == FLOAT4OID)
-			{
-				double		d = gj_agg_float_from_order(r->a[a][g]);
-
-				return item->type == FLOAT8OID ? Float8GetDatum(d) : Float4GetDatum((float4) d);
-			}
 			return IntDatum(item->type, item->scale, r->a[a][g]);
 	}
 	elog(ERROR, "gpujoin: unrecognized aggregate %d", (int) item->func);

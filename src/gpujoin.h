@@ -330,6 +330,7 @@ typedef enum GpuJoinAggFunc
 	GPUJOIN_AGG_AVG_INT8,		/* avg(int8): as sum(int8) */
 	GPUJOIN_AGG_SUM_FLOAT4,		/* sum(float4): float4, NULL for no row */
 	GPUJOIN_AGG_SUM_FLOAT8,		/* sum(float8): float8, NULL for no row */
+	GPUJOIN_AGG_AVG_FLOAT,		/* avg(float4/float8): float8[3] {N, Sx, 0} */
 	GPUJOIN_AGG_SUM_NUMERIC,	/* sum/avg(numeric of declared scale):
 								 * numeric_avg_serialize's bytea */
 	GPUJOIN_AGG_MIN,			/* the argument's type, NULL for no row */

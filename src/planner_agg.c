@@ -37,11 +37,11 @@
  *				exec_agg.c); not DISTINCT, no
  *				ORDER BY, a FILTER and arguments the device expression
  *				compiler takes over the join's columns (planner_expr.c)
- *	grouping	none, or keys that compile to integer-valued programs (bool,
- *				int2/4/8, date, time, timestamp(tz), oid, a numeric column
- *				of declared scale; not floats, whose
- *				-0 and NaN groups would need their own representative, and
- *				not text); no grouping sets
+ *	grouping	none, or keys that compile to programs of fixed-width
+ *				values (bool, int2/4/8, float4/8, date, time, timestamp(tz),
+ *				oid, a numeric column of declared scale; not text); a float
+ *				key's -0 and 0 are one group, shown as 0, and its NaNs one
+ *				(gj_float_key); no grouping sets
  *	the join	a GpuHashJoin, inner, whose keys decide the matches alone
  *				(no recheck, no pushed-down quals); serial, or partial (one
  *				GpuPreAgg per process under a Gather)
@@ -121,10 +121,9 @@ GpuJoinAggFuncOf(Oid aggfnoid)
 		case F_SUM_NUMERIC:
 		case F_AVG_NUMERIC:
 			return GPUJOIN_AGG_SUM_NUMERIC;
-		/*
-		 * avg(float4/float8) not: its state's sum of squared deviations
-		 * overflows into PostgreSQL's error where the device keeps none
-		 */
+		case F_AVG_FLOAT4:
+		case F_AVG_FLOAT8:
+			return GPUJOIN_AGG_AVG_FLOAT;
 		case F_MIN_INT2:
 		case F_MIN_INT4:
 		case F_MIN_INT8:
@@ -199,9 +198,7 @@ GpuJoinGroupKeySupported(Expr *expr, List *tlist)
 	/* a numeric: a column of declared scale, whose values group as they are */
 	if (exprType((Node *) expr) == NUMERICOID && GpuJoinNumericScale((Node *) expr) < 0)
 		return false;
-	if (!GpuJoinCompileTlistExpr((Node *) expr, tlist, false, &dexpr, &type))
-		return false;
-	return !(type == GJ_EXPR_FLOAT4 || type == GJ_EXPR_FLOAT8);
+	return GpuJoinCompileTlistExpr((Node *) expr, tlist, false, &dexpr, &type);
 }
 
 /*

@@ -5,7 +5,7 @@
 -- per group under PostgreSQL's Finalize Aggregate.  Differential: every
 -- query returns PostgreSQL's own rows; the plan has a GpuPreAgg where the
 -- device computes every aggregate and key, and none where it does not
--- (DISTINCT, string_agg, avg of floats, a text key, a left join), which
+-- (DISTINCT, string_agg, a text key, a left join), which
 -- still returns PostgreSQL's rows.  Over NULL arguments and NULL group
 -- keys, empty inputs (one row with count 0 and NULL sums; no group),
 -- int8 sums past 2^63, floats with NaN and -0 (min and max of floats where
@@ -18,11 +18,12 @@
 -- declared scale (NaN, NULL, 18 digits, negative scales), sums and
 -- averages of numeric arithmetic (+ - *, comparisons in FILTER, integers
 -- cast to numeric; NaN and values past 64 bits folded on the host),
--- parallel plans (a GpuPreAgg per process under a Gather),
--- and the errors PostgreSQL raises (int4 overflow in an argument, a float
--- sum that overflows).
+-- parallel plans (a GpuPreAgg per process under a Gather), averages of
+-- floats and float keys (NaN its own group, -0 with 0), and the errors
+-- PostgreSQL raises (int4 overflow in an argument, a float sum that
+-- overflows, an average of floats whose squared deviations overflow).
 BEGIN;
-SELECT plan(41);
+SELECT plan(51);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -79,15 +80,17 @@ INSERT INTO aq VALUES
 	('HAVING', 'SELECT ps.g, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g HAVING sum(pr.v) > 0', true),
 	('ORDER BY and LIMIT above', 'SELECT pr.v2, sum(pr.v) FROM pr JOIN ps ON pr.k = ps.k GROUP BY pr.v2 ORDER BY 2 DESC NULLS LAST, 1 LIMIT 7', true),
 	('scan quals on the device', 'SELECT ps.g, count(*), sum(pr.w) FROM pr JOIN ps ON pr.k = ps.k WHERE pr.v < 300 AND ps.g2 % 4 = 1 GROUP BY ps.g', true),
-	('no match: one row', 'SELECT count(*), sum(pr.v), avg(pr.w), min(pr.f), max(pr.d) FROM pr JOIN ps ON pr.k = ps.k WHERE pr.v > 5000', true),
+	('no match: one row', 'SELECT count(*), sum(pr.v), avg(pr.w), min(pr.f), max(pr.d), avg(pr.f), avg(pr.f4) FROM pr JOIN ps ON pr.k = ps.k WHERE pr.v > 5000', true),
 	('no match: no group (the planner''s choice)', 'SELECT ps.g, count(*) FROM pr JOIN ps ON pr.k = ps.k WHERE pr.v > 5000 GROUP BY ps.g', NULL),
 	('an empty side', 'SELECT count(*), sum(pr.v) FROM pr JOIN pe ON pr.k = pe.k', true),
 	('group key not output', 'SELECT count(*), sum(pr.v) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g2', true),
 	('count(DISTINCT) stays on the CPU', 'SELECT count(DISTINCT pr.v) FROM pr JOIN ps ON pr.k = ps.k', false),
 	('string_agg stays on the CPU', 'SELECT ps.g, string_agg(ps.name, '','' ORDER BY ps.name) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g', false),
-	('avg of floats stays on the CPU', 'SELECT avg(pr.f) FROM pr JOIN ps ON pr.k = ps.k WHERE pr.f < 100', false),
+	('averages of floats', 'SELECT ps.g, avg(pr.f), avg(pr.f4), avg(pr.f) FILTER (WHERE pr.v > 0), avg(pr.f4 * 2) FROM pr JOIN ps ON pr.k = ps.k WHERE pr.f < 100 GROUP BY ps.g', true),
+	('averages of floats with NaN, -0 and NULL', 'SELECT ps.g2 % 7, avg(pr.f), avg(pr.f4) FROM pr JOIN ps ON pr.k = ps.k GROUP BY 1', true),
 	('a text key stays on the CPU', 'SELECT ps.name, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.name', false),
-	('a float key stays on the CPU', 'SELECT pr.f4, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY pr.f4', false),
+	('a float4 key', 'SELECT pr.f4, count(*), avg(pr.f) FILTER (WHERE pr.f < 100), max(pr.v) FROM pr JOIN ps ON pr.k = ps.k GROUP BY pr.f4', true),
+	('a float key expression and an integer key', 'SELECT pr.f4 * 2 - 1, ps.g, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY 1, 2', true),
 	('a left join stays on the CPU', 'SELECT count(*), sum(ps.g) FROM pr LEFT JOIN ps ON pr.k = ps.k', false),
 	('a column outside the aggregates', 'SELECT ps.g, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g, ps.k', true),
 	('numerics of declared scale, one group', 'SELECT sum(pr.n), avg(pr.n), min(pr.n), max(pr.n), sum(pr.n4), avg(pr.n4), min(pr.n4), max(pr.n4), count(pr.n) FROM pr JOIN ps ON pr.k = ps.k', true),
@@ -260,6 +263,38 @@ SELECT throws_ok('SELECT sum(pbig.f) FROM pbig JOIN ps ON pbig.k = ps.k', '22003
 	'a float sum that overflows: PostgreSQL''s error');
 SELECT is((SELECT max(pbig.f) FROM pbig JOIN ps ON pbig.k = ps.k), 1e308::float8,
 	'max of the same values: no error');
+SELECT throws_ok('SELECT avg(pbig.f) FROM pbig JOIN ps ON pbig.k = ps.k', '22003', 'value out of range: overflow',
+	'an average of floats whose sum overflows: PostgreSQL''s error');
+-- avg(float8) past 1.8e108: folded on the host, where Finalize Aggregate
+-- raises PostgreSQL's error when the squared deviations overflow
+CREATE TABLE pavg (k int4, f float8);
+INSERT INTO pavg SELECT g, CASE WHEN g % 2 = 0 THEN 2::float8 ^ 665 ELSE -(2::float8 ^ 665) END
+	FROM generate_series(1, 10) g;
+ANALYZE pavg;
+SELECT throws_ok('SELECT avg(pavg.f) FROM pavg JOIN ps ON pavg.k = ps.k', '22003', 'value out of range: overflow',
+	'an average of +-2^665: the squared deviations overflow, PostgreSQL''s error');
+SELECT is((SELECT avg(pavg.f) FROM pavg JOIN ps ON pavg.k = ps.k WHERE pavg.f > 0), 2::float8 ^ 665,
+	'an average of equal values past 1.8e108: no error');
+SELECT matches(pg_temp.plan_analyze('SELECT avg(pavg.f) FROM pavg JOIN ps ON pavg.k = ps.k WHERE pavg.f > 0'),
+	'GpuPreAgg[\s\S]*Matches Folded on the Host: [1-9]', 'values past 1.8e108 are folded on the host');
+SELECT is((SELECT avg(pavg.f / 2::float8 ^ 333) FROM pavg JOIN ps ON pavg.k = ps.k), 0::float8,
+	'an average of +-2^332: on the device, no error');
+SELECT matches(pg_temp.plan_analyze('SELECT avg(pavg.f / 2::float8 ^ 333) FROM pavg JOIN ps ON pavg.k = ps.k'),
+	'GpuPreAgg', 'an average of +-2^332 runs as a GpuPreAgg');
+
+-- a float8 key: NaN its own group, -0 and 0 one (PostgreSQL shows the
+-- first it met, GpuPreAgg 0: compared by equality), NULL its own
+\set q 'SELECT pr.f, count(*), sum(pr.v), avg(pr.f4) FROM pr JOIN ps ON pr.k = ps.k GROUP BY pr.f'
+:postgres_join
+CREATE TEMP TABLE fkey_expected AS :q;
+:gpu_join
+SELECT matches(pg_temp.plan(:'q'), 'GpuPreAgg', 'a float8 key: a GpuPreAgg');
+SELECT bag_eq(:'q', 'SELECT * FROM fkey_expected', 'a float8 key with NaN, -0, 0 and NULL: PostgreSQL''s groups');
+SELECT results_eq(:'q' || ' ORDER BY 1 DESC', 'SELECT * FROM fkey_expected ORDER BY 1 DESC',
+	'a float8 key in descending order: NaN first, NULL first');
+SET LOCAL gpujoin.groupby_variant = 'sort';
+SELECT bag_eq(:'q', 'SELECT * FROM fkey_expected', 'a float8 key, the sort-based group-by');
+RESET gpujoin.groupby_variant;
 
 -- numeric arithmetic: the device computes within 64 bits; a NaN or a
 -- value past them is folded on the host from PostgreSQL's value

@@ -8,13 +8,13 @@
 -- the host), no Sort, and
 -- the rows come in PostgreSQL's order, row by row: ascending and
 -- descending, NULLs first and last, one key and two, int4, int8 (negative
--- and past 2^32), date, bool and numeric keys (NaN the largest), groups
+-- and past 2^32), date, bool, numeric and float keys (NaN the largest), groups
 -- spilled under a small gpujoin.device_memory_limit and matches in chunks
 -- (the same group in several sets of rows), three logical devices (their
 -- groups combined, then sorted), an empty join, and a rescanned
 -- GpuPreAgg under a SubPlan, and a parallel plan (a Gather Merge of each
--- process's ordered groups).  An ORDER BY of something else, or a float
--- key, gets no ordered GpuPreAgg, and the same rows.
+-- process's ordered groups).  An ORDER BY of something else gets the
+-- same rows, an ordered GpuPreAgg or not as the costs decide.
 BEGIN;
 SELECT plan(17);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
@@ -31,7 +31,7 @@ INSERT INTO po SELECT i % 2500,
 	CASE WHEN i % 29 = 0 THEN NULL ELSE date '2020-02-28' + (i % 40) - 20 END,
 	CASE WHEN i % 31 = 0 THEN NULL ELSE i % 3 = 0 END,
 	CASE WHEN i % 37 = 0 THEN NULL WHEN i % 41 = 0 THEN 'NaN' ELSE ((i % 201) - 100) / 4.0 END,
-	(i % 50) / 3.0,
+	CASE WHEN i % 43 = 0 THEN 'NaN' WHEN i % 47 = 0 THEN NULL ELSE ((i % 50) - 25) / 3.0 END,
 	i % 1000
 FROM generate_series(1, 20000) i;
 CREATE TABLE pi (k int4, w int4);
@@ -56,7 +56,8 @@ INSERT INTO oq VALUES
 	('a key expression', 'SELECT po.v % 7, count(*) FROM po JOIN pi ON po.k = pi.k GROUP BY po.v % 7 ORDER BY po.v % 7', true),
 	('an empty join', 'SELECT po.g, count(*) FROM po JOIN pempty ON po.k = pempty.k GROUP BY po.g ORDER BY po.g', true),
 	('ordered by an aggregate', 'SELECT po.g, count(*) AS c FROM po JOIN pi ON po.k = pi.k GROUP BY po.g ORDER BY c, po.g', NULL),
-	('a float key', 'SELECT po.f, count(*) FROM po JOIN pi ON po.k = pi.k GROUP BY po.f ORDER BY po.f', false);
+	('float8 key, NaN the largest', 'SELECT po.f, count(*) FROM po JOIN pi ON po.k = pi.k GROUP BY po.f ORDER BY po.f', true),
+	('float4 key expression, descending', 'SELECT po.f::float4 * 2, sum(pi.w) FROM po JOIN pi ON po.k = pi.k GROUP BY 1 ORDER BY 1 DESC', true);
 
 CREATE TEMP TABLE oq_expected (name text, rn bigint, r text);
 CREATE FUNCTION pg_temp.numbered(q text) RETURNS TABLE (rn bigint, r text)

@@ -78,7 +78,12 @@ gj_agg_eval_match(const GjAggSpec *spec, const GjExprDatum *inputs, GjAggMatch *
 
 		if (gj_agg_eval(&spec->keys[k], inputs, &d) != GJ_EXPR_DONE)
 			return false;
-		m->keys[k] = d.isnull ? 0 : d.v.i;
+		if (d.isnull)
+			m->keys[k] = 0;
+		else if (gj_expr_is_float(spec->key_types[k]))
+			m->keys[k] = gj_float_key(d.v.f);
+		else
+			m->keys[k] = d.v.i;
 		if (d.isnull)
 			m->key_nulls |= UINT32_C(1) << k;
 	}

@@ -113,6 +113,7 @@ MakeJoin(int64_t ninner, int64_t nouter, uint64_t seed)
 		j.f[i] = ((double) (NEXT() % 1000001) - 500000.0) / 8.0;	/* exact sums */
 	}
 	j.f[0] = -0.0;
+	j.f[1] = 0.0;				/* one group with -0 where f is a key */
 	for (int64_t i = 0; i < nouter; i++)
 	{
 		j.okeys[i] = NEXT() % (uint64_t) (ninner + 1);
@@ -275,7 +276,10 @@ Reference(const AggJoin *j, const GjAggSpec *spec, int64_t *ngroups, int64_t *un
 				keys[0] = j->gnull[o] ? 0 : j->g[o];
 				nulls |= j->gnull[o] ? 1 : 0;
 			}
-			if (spec->nkeys >= 2)
+			/* the second key x, or f where the spec says it is a float */
+			if (spec->nkeys >= 2 && spec->key_types[1] == GJ_EXPR_FLOAT8)
+				keys[1] = gj_agg_float_order(j->f[i] == 0.0 ? 0.0 : j->f[i]);	/* -0 is 0 */
+			else if (spec->nkeys >= 2)
 				keys[1] = j->x[o];
 			for (int64_t k = 0; k < *ngroups && grp == NULL; k++)
 				if (spec->nkeys == 0 ||
@@ -853,6 +857,31 @@ TestAgg(void)
 	spec->sort_desc[0] = true;
 	RunCase("aggregate: large, one key descending", &large, spec, GJ_VARIANT_NPHJ, 1 << 20, false);
 	spec->nsort = 0;
+
+	/*
+	 * A float key (g, f): -0 and 0 one group, every variant, in key order
+	 * (f descending), large
+	 */
+	spec->nkeys = 2;
+	InputProgram(&spec->keys[1], 2, GJ_EXPR_FLOAT8);
+	spec->key_types[1] = GJ_EXPR_FLOAT8;
+	for (int v = GJ_AGG_HASH; v <= GJ_AGG_SORT; v++)
+	{
+		char		what[100];
+
+		spec->variant = (uint8_t) v;
+		snprintf(what, sizeof(what), "aggregate: a float key, variant %d", v);
+		RunCase(what, &small, spec, GJ_VARIANT_NPHJ, 1500, true);
+	}
+	spec->variant = GJ_AGG_HASH;
+	spec->nsort = 1;
+	spec->sort_keys[0] = 1;
+	spec->sort_desc[0] = true;
+	RunCase("aggregate: a float key in key order", &small, spec, GJ_VARIANT_NPHJ, 1500, true);
+	RunCase("aggregate: large, a float key in key order", &large, spec, GJ_VARIANT_NPHJ, 1 << 20,
+			false);
+	spec->nsort = 0;
+	spec->key_types[1] = 0;
 	spec->nkeys = 0;
 	RunCase("aggregate: large, one group", &large, spec, GJ_VARIANT_NPHJ, 1 << 20, false);
 

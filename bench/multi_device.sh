@@ -6,7 +6,9 @@
 #   bench/multi_device.sh > results.csv
 #
 # Against a running server with gpujoin (PGHOST/PGPORT/PGUSER/PGDATABASE as
-# psql takes them) on a host with two GPUs or more.
+# psql takes them) on a host with two GPUs or more.  REUSE_TABLES=1 keeps
+# xr and xs where they already hold n rows each (loaded by an earlier run
+# with KEEP_TABLES=1, or LOAD_ONLY=1, which loads the tables and stops).
 #
 # For n in SIZES (default 5*10^7 rows a side; the tables and query of
 # bench/parallel.sh: every xs row matches one xr row), the query
@@ -59,12 +61,20 @@ measure() {
 
 echo "rows,setting,plan,spread,ms"
 for n in $sizes; do
-	psql_ -c "DROP TABLE IF EXISTS xr, xs" \
-		-c "CREATE UNLOGGED TABLE xr AS SELECT g AS k, g % 1000 AS v FROM generate_series(1, $n) g" \
-		-c "CREATE UNLOGGED TABLE xs AS SELECT (g::int8 * 7919) % $n + 1 AS k, g % 100 AS v FROM generate_series(1, $n) g" \
-		-c "VACUUM ANALYZE xr, xs" \
-		-c "ALTER TABLE xr SET (parallel_workers = 16)" -c "ALTER TABLE xs SET (parallel_workers = 16)"
-	want=$(psql_ -c "$base SET gpujoin.enabled = off;" -c "$q")
+	have=$(psql_ -c "SELECT coalesce(sum(reltuples)::int8, 0) FROM pg_class WHERE relname IN ('xr', 'xs')")
+	if [ -z "${REUSE_TABLES:-}" ] || [ "$have" != "$((2 * n))" ]; then
+		# the two tables at once, each in a session of its own
+		psql_ -c "DROP TABLE IF EXISTS xr, xs"
+		psql_ -c "CREATE UNLOGGED TABLE xr AS SELECT g AS k, g % 1000 AS v FROM generate_series(1, $n) g" \
+			-c "VACUUM ANALYZE xr" -c "ALTER TABLE xr SET (parallel_workers = 16)" &
+		r=$!
+		psql_ -c "CREATE UNLOGGED TABLE xs AS SELECT (g::int8 * 7919) % $n + 1 AS k, g % 100 AS v FROM generate_series(1, $n) g" \
+			-c "VACUUM ANALYZE xs" -c "ALTER TABLE xs SET (parallel_workers = 16)" &
+		wait "$r" && wait $!
+	fi
+	[ -z "${LOAD_ONLY:-}" ] || exit 0
+	# PostgreSQL's own answer, from its plan with 16 workers
+	want=$(psql_ -c "$base $(settings_of pg_parallel_16)" -c "$q")
 	for s in ${SETTINGS:-pg_parallel_8 pg_parallel_16 gpu_1 gpu_2_broadcast gpu_2_partition}; do
 		got=$(psql_ -c "$base $(settings_of "$s")" -c "$q")
 		if [ "$got" != "$want" ]; then

@@ -400,6 +400,18 @@ typedef struct GjStats
 	int64_t		device_rows[GJ_MAX_DEVICES];
 	int64_t		device_matches[GJ_MAX_DEVICES];
 	int64_t		bytes_exchanged;
+
+	/*
+	 * PARTITION's exchange (a spread reports the slowest device's times and
+	 * the sum of the bytes): exchange_ms is the time a device spent finding
+	 * each row's device, sorting and gathering the runs it sends (after
+	 * their copy from the host) and copying in the runs it receives;
+	 * exchange_copy_ms those copies alone (also in transfer_ms), which
+	 * brought bytes_received from the other devices' runs
+	 */
+	double		exchange_ms;
+	double		exchange_copy_ms;
+	int64_t		bytes_received;
 } GjStats;
 
 typedef struct GjContext GjContext;	/* opaque: buffers, streams, the table */

@@ -239,6 +239,17 @@ main(int argc, char **argv)
 	printf("%s: 2^%d inner x 2^%d outer rows, chunks of 2^%d, %s, on %s (%d physical device%s)\n",
 		   PROGRAM, log2_rows, log2_rows, chunk_log2, variant == GJ_VARIANT_PHJ ? "PHJ" : "NPHJ",
 		   cpu ? "the CPU twin" : "CUDA", physical, physical == 1 ? "" : "s");
+#ifdef GPUJOIN_WITH_CUDA
+	/* the links' peak, for the exchange's bandwidth below: one copy at a time */
+	for (int dev = 1; !cpu && dev < physical; dev++)
+	{
+		GjError		err;
+		double		gbps = gj_cuda_peer_gbps(0, dev, (size_t) 1 << 30, &err);
+
+		if (gbps > 0)
+			printf("  one 1 GB copy from device 0 to device %d alone: %.1f GB/s\n", dev, gbps);
+	}
+#endif
 	Generate(base, &d, rows);
 	if (csv_path != NULL && (csv = fopen(csv_path, "w")) != NULL)
 		fprintf(csv, "rows,devices,physical,spread,variant,build_ms,count_ms,retrieve_ms,total_ms,matches,exchanged_bytes,speedup\n");
@@ -295,6 +306,12 @@ main(int argc, char **argv)
 				   best.stats.transfer_ms, best.stats.build_ms, best.stats.probe_ms,
 				   best.stats.materialize_ms, best.stats.bytes_to_device / 1e9,
 				   best.stats.bytes_from_device / 1e9);
+			if (best.stats.exchange_ms > 0)
+				printf("     (exchange, slowest device: %.1f ms, of which copies between devices %.1f ms; %.2f GB received in all, %.1f GB/s over the devices at once)\n",
+					   best.stats.exchange_ms, best.stats.exchange_copy_ms,
+					   best.stats.bytes_received / 1e9,
+					   best.stats.exchange_copy_ms > 0 ?
+					   best.stats.bytes_received / 1e6 / best.stats.exchange_copy_ms : 0.0);
 			if (csv != NULL)
 				fprintf(csv, "%lld,%d,%d,%s,%s,%.1f,%.1f,%.1f,%.1f,%lld,%lld,%.2f\n",
 						(long long) rows, n, n < physical ? n : physical, spread,

@@ -918,6 +918,20 @@ gj_check_exchange_receive(const GjExchange *sent, int nsent, int self,
 }
 
 /*
+ * The bytes one exchanged row carries: its key, its row number, and per
+ * column its value and, where the column has them, its NULL flag
+ */
+static inline size_t
+gj_exchange_row_bytes(int ncolumns, const int32_t *widths, const bool *has_nulls)
+{
+	size_t		bytes = sizeof(uint64_t) + sizeof(GjRowId);
+
+	for (int c = 0; c < ncolumns; c++)
+		bytes += (size_t) widths[c] + (has_nulls[c] ? 1 : 0);
+	return bytes;
+}
+
+/*
  * Check retrieve's arguments and size its round
  *
  * has_chunk: a chunk has been counted; nmatches: its matches; max_matches:

@@ -283,7 +283,7 @@ DeviceBits(int ndevices)
 static GjStatus
 SortSlice(GjCudaContext *ctx, const GjBatch *batch, GjSide side, int64_t start,
 		  int64_t n, int ndevices, SliceBuffers *b, const GjRowId **order,
-		  int64_t *run_rows, GjError *err)
+		  int64_t *run_rows, double *sort_started, GjError *err)
 {
 	int			ncolumns = gj_side_ncolumns(&ctx->spec, side);
 	const int32_t *widths = gj_side_widths(&ctx->spec, side);
@@ -339,6 +339,7 @@ SortSlice(GjCudaContext *ctx, const GjBatch *batch, GjSide side, int64_t start,
 	}
 	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
 	ctx->stats.transfer_ms += gj_clock_ms() - clock;
+	*sort_started = gj_clock_ms();
 
 	/* each row's device, sorted (stable: each run in the side's order) */
 	spread_device_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>
@@ -389,6 +390,7 @@ gj_cuda_exchange_send(GjContext *context, const GjBatch *batch, bool inner,
 	const GjRowId *order = NULL;
 	int64_t		m = 0;
 	GjStatus	status = GJ_OK;
+	double		clock = gj_clock_ms();
 
 	if (ctx == NULL)
 		return GJ_ERROR_INVALID_ARGUMENT;
@@ -413,7 +415,8 @@ gj_cuda_exchange_send(GjContext *context, const GjBatch *batch, bool inner,
 	sent->impl = runs;
 
 	if (n > 0)
-		GJ_TRY(SortSlice(ctx, batch, side, start, n, ndevices, b, &order, sent->rows, err));
+		GJ_TRY(SortSlice(ctx, batch, side, start, n, ndevices, b, &order, sent->rows, &clock,
+						 err));
 	for (int t = 0; t < ndevices; t++)
 	{
 		runs->offset[t + 1] = runs->offset[t] + sent->rows[t];
@@ -423,7 +426,10 @@ gj_cuda_exchange_send(GjContext *context, const GjBatch *batch, bool inner,
 	/* the rows with a key, in the runs' order */
 	GJ_TRY(ReserveRuns(runs, m, err));
 	if (m == 0)
+	{
+		ctx->stats.exchange_ms += gj_clock_ms() - clock;
 		return GJ_OK;
+	}
 	gather_keys_kernel<<<gj_cuda_grid_size(ctx, m), GJ_BLOCK_SIZE, 0, ctx->stream>>>
 		(order, m, (const uint64_t *) b->keys.ptr,
 		 batch->row_numbers != NULL ? (const GjRowId *) b->numbers.ptr : NULL,
@@ -436,6 +442,7 @@ gj_cuda_exchange_send(GjContext *context, const GjBatch *batch, bool inner,
 	GJ_TRY(status);
 	/* the other devices read the runs once this returns */
 	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
+	ctx->stats.exchange_ms += gj_clock_ms() - clock;
 	return GJ_OK;
 }
 
@@ -534,7 +541,9 @@ gj_cuda_exchange_receive(GjContext *context, const GjExchange *sent, int nsent,
 	CudaRuns   *runs;
 	int64_t		total = 0;
 	int64_t		at = 0;
+	int64_t		received = 0;
 	double		clock;
+	double		ms;
 
 	if (ctx == NULL)
 		return GJ_ERROR_INVALID_ARGUMENT;
@@ -588,10 +597,17 @@ gj_cuda_exchange_receive(GjContext *context, const GjExchange *sent, int nsent,
 								n, err));
 		}
 		at += (int64_t) n;
+		if (s != self)
+			received += (int64_t) gj_exchange_row_bytes(runs->ncolumns, runs->widths,
+														runs->has_nulls) * (int64_t) n;
 	}
 	/* the senders may free their runs once every receiver returns */
 	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
-	ctx->stats.transfer_ms += gj_clock_ms() - clock;
+	ms = gj_clock_ms() - clock;
+	ctx->stats.transfer_ms += ms;
+	ctx->stats.exchange_ms += ms;
+	ctx->stats.exchange_copy_ms += ms;
+	ctx->stats.bytes_received += received;
 
 	part->batch.keys = (const uint64_t *) runs->keys.ptr;
 	part->batch.nrows = total;

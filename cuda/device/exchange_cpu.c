@@ -102,6 +102,7 @@ gj_cpu_exchange_send(GjContext *ctx, const GjBatch *batch, bool inner,
 	int64_t		next[GJ_MAX_DEVICES];
 	CpuRuns    *runs;
 	uint8_t    *device;
+	double		clock = gj_clock_ms();
 
 	if (cpu == NULL)
 		return GJ_ERROR_INVALID_ARGUMENT;
@@ -163,6 +164,7 @@ gj_cpu_exchange_send(GjContext *ctx, const GjBatch *batch, bool inner,
 	free(device);
 	sent->ndevices = ndevices;
 	sent->impl = runs;
+	cpu->stats.exchange_ms += gj_clock_ms() - clock;
 	return GJ_OK;
 }
 
@@ -175,6 +177,9 @@ gj_cpu_exchange_receive(GjContext *ctx, const GjExchange *sent, int nsent,
 	CpuRuns    *runs;
 	int64_t		total = 0;
 	int64_t		at = 0;
+	int64_t		received = 0;
+	double		clock = gj_clock_ms();
+	double		ms;
 
 	if (cpu == NULL)
 		return GJ_ERROR_INVALID_ARGUMENT;
@@ -209,7 +214,14 @@ gj_cpu_exchange_receive(GjContext *ctx, const GjExchange *sent, int nsent,
 				memcpy(runs->nulls[c] + at, from->nulls[c] + off, (size_t) n);
 		}
 		at += n;
+		if (s != self)
+			received += (int64_t) gj_exchange_row_bytes(runs->ncolumns, runs->widths,
+														runs->has_nulls) * n;
 	}
+	ms = gj_clock_ms() - clock;
+	cpu->stats.exchange_ms += ms;
+	cpu->stats.exchange_copy_ms += ms;
+	cpu->stats.bytes_received += received;
 
 	part->impl = runs;
 	part->batch.keys = runs->keys;

@@ -504,7 +504,10 @@ SpreadStats(const SpreadContext *sc, GjStats *stats)
 		SLOWEST(build_ms);
 		SLOWEST(probe_ms);
 		SLOWEST(materialize_ms);
+		SLOWEST(exchange_ms);
+		SLOWEST(exchange_copy_ms);
 #undef SLOWEST
+		stats->bytes_received += one.bytes_received;
 		if (d == 0)
 			memcpy(stats->detail, one.detail, sizeof(stats->detail));
 	}

@@ -1967,6 +1967,15 @@ CheckSpreadStats(const GjStats *stats, const GjJoinSpec *js, const CaseData *dat
 		Failf("the devices took %lld rows, fewer than %lld", (long long) rows, (long long) least);
 	if (js->ndevices > 1 && stats->bytes_exchanged < 0)
 		Failf("a spread exchanged %lld bytes", (long long) stats->bytes_exchanged);
+	/* PARTITION's receivers count what came from another device's runs */
+	if (js->spread == GJ_SPREAD_PARTITION &&
+		(stats->bytes_received > 0) != (stats->bytes_exchanged > 0))
+		Failf("a partitioned spread exchanged %lld bytes, its devices received %lld",
+			  (long long) stats->bytes_exchanged, (long long) stats->bytes_received);
+	if (js->spread == GJ_SPREAD_PARTITION && stats->bytes_received > 0 &&
+		stats->exchange_copy_ms <= 0.0)
+		Failf("a partitioned spread received %lld bytes in no time",
+			  (long long) stats->bytes_received);
 	/* BROADCAST copies the inner side; PARTITION moves a row whose key's
 	 * device is not the one whose slice it is in */
 	for (int64_t r = 0; r < data->inner.batch.nrows && js->ndevices > 1; r++)

@@ -83,7 +83,12 @@
  *	scale			a GpuPreAgg's numeric column of declared scale: that
  *					scale, the column a device column of its values times
  *					10^scale (int8, typlen 8); else -1
+ *	dict			a GpuPreAgg's text column (a group key): the column a
+ *					device column of the codes GpuJoinDictCode gives its
+ *					values (int8, typlen 8); else NULL
  */
+typedef struct GpuJoinDict GpuJoinDict;
+
 typedef struct GpuJoinColumn
 {
 	AttrNumber	attno;
@@ -93,7 +98,15 @@ typedef struct GpuJoinColumn
 	int			device;
 	int			host;
 	int			scale;
+	GpuJoinDict *dict;
 } GpuJoinColumn;
+
+/* A device column whose values the host converts (a numeric's, a text's) */
+static inline bool
+GpuJoinColumnConverted(const GpuJoinColumn *col)
+{
+	return col->scale >= 0 || col->dict != NULL;
+}
 
 /*
  * One side of the join: its child plan, how its rows are read, and the
@@ -105,7 +118,9 @@ typedef struct GpuJoinColumn
  *	columns			... one GpuJoinColumn each
  *	ndevice			device columns among them (at most GJ_MAX_COLUMNS)
  *	nscaled			the last of them converted on the host (a numeric's
- *					scaled values, GpuJoinColumn.scale), not raw bytes
+ *					scaled values, GpuJoinColumn.scale; a text's codes,
+ *					GpuJoinColumn.dict), not raw bytes
+ *	ndict			of those, the texts' (codes of this process alone)
  *	nhost			host columns among them
  *	maxattno		highest attribute to deform from the child's slot
  *	key_exprs		per join key, the expression over the child's tuple, or
@@ -152,6 +167,7 @@ typedef struct GpuJoinSide
 	GpuJoinColumn *columns;
 	int			ndevice;
 	int			nscaled;
+	int			ndict;
 	int			nhost;
 	AttrNumber	maxattno;
 	ExprState **key_exprs;
@@ -621,6 +637,8 @@ extern void GpuJoinStoreHostValue(GpuJoinSide *side, const GpuJoinColumn *col, i
 extern void GpuJoinStoreDeviceValue(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
 									Datum value, bool isnull);
 extern void GpuJoinReserveSide(GpuJoinSide *side, int64 newcap);
+extern int64 GpuJoinDictCode(GpuJoinDict *dict, Datum value);
+extern Datum GpuJoinDictValue(const GpuJoinDict *dict, int64 code);
 extern bool GpuJoinRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot,
 						  uint64 *key);
 extern bool GpuJoinStoreRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot,

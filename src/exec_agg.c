@@ -109,6 +109,8 @@ typedef struct GpuJoinAgg
 	int		   *key_atts;		/* per key, its position in the scan tuple */
 	Oid		   *key_types;
 	int		   *key_scales;		/* per key, a numeric's declared scale, or -1 */
+	GpuJoinDict **key_dicts;	/* per key, a text's codes (GpuJoinDict), or
+								 * NULL */
 	const char *variant;		/* GpuJoinGroupByVariantName's, or "one group" */
 	const char *considered;		/* the variants priced, for EXPLAIN VERBOSE */
 	double		groups_planned;
@@ -243,6 +245,41 @@ Compile(Node *expr, List *join_tlist, bool is_qual, GpuJoinDeviceExpr *out, GjEx
 {
 	if (!GpuJoinCompileTlistExpr(expr, join_tlist, is_qual, out, type))
 		elog(ERROR, "gpujoin: an aggregate's expression the planner compiled does not compile");
+}
+
+/*
+ * A text group key, a join column its side codes (GpuJoinDict): a program
+ * reading the codes, which are the group's key words; the codes' *dict
+ */
+static void
+TextKeyProgram(GpuJoinState *node, Node *key, List *join_tlist, GpuJoinDeviceExpr *out,
+			   GpuJoinDict **dict)
+{
+	Var		   *ref;
+
+	if (!IsA(key, Var))
+		elog(ERROR, "gpujoin: a text group key of a GpuPreAgg is not a column");
+	ref = (Var *) ScanVars(key, join_tlist);
+	*dict = NULL;
+	for (int s = 0; s < 2 && *dict == NULL; s++)
+	{
+		GpuJoinSide *side = s == 0 ? &node->gj_Outer : &node->gj_Inner;
+
+		for (int c = 0; c < side->ncolumns; c++)
+			if (side->columns[c].scan_att == ref->varattno - 1)
+				*dict = side->columns[c].dict;
+	}
+	if (*dict == NULL)
+		elog(ERROR, "gpujoin: a text group key of a GpuPreAgg is not coded on its side");
+	memset(out, 0, sizeof(*out));
+	out->program.nsteps = 1;
+	out->program.ninputs = 1;
+	out->program.input_types[0] = GJ_EXPR_INT8;
+	out->program.steps[0].op = GJ_EXPR_INPUT;
+	out->program.steps[0].type = GJ_EXPR_INT8;
+	out->program.steps[0].arg = 0;
+	out->input_attnos[0] = ref->varattno;
+	out->input_kinds[0] = GJ_KEY_SIGNED;
 }
 
 /*
@@ -431,6 +468,7 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 	agg->key_atts = palloc0(sizeof(int) * GJ_AGG_MAX_KEYS);
 	agg->key_types = palloc0(sizeof(Oid) * GJ_AGG_MAX_KEYS);
 	agg->key_scales = palloc0(sizeof(int) * GJ_AGG_MAX_KEYS);
+	agg->key_dicts = palloc0(sizeof(GpuJoinDict *) * GJ_AGG_MAX_KEYS);
 	agg->key_refs = palloc0(sizeof(int) * GJ_AGG_MAX_KEYS);
 	agg->norder = -1;
 	spec->groups_hint = (int64) Min(agg->groups_planned, (double) (INT64CONST(1) << 30));
@@ -457,7 +495,13 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 			elog(ERROR, "gpujoin: more than %d group keys", GJ_AGG_MAX_KEYS);
 		scan_tle = list_nth_node(TargetEntry, cscan->custom_scan_tlist, ref->varattno - 1);
 		key = (Node *) scan_tle->expr;
-		Compile(key, join_tlist, false, &expr, &type);
+		if (GpuJoinDictType(exprType(key)))
+		{
+			TextKeyProgram(node, key, join_tlist, &expr, &agg->key_dicts[agg->nkeys]);
+			type = GJ_EXPR_INT8;
+		}
+		else
+			Compile(key, join_tlist, false, &expr, &type);
 		SetProgram(node, spec, &expr, &spec->keys[agg->nkeys]);
 		spec->key_types[agg->nkeys] = (uint8) type;
 		agg->key_exprs[agg->nkeys] = ExecInitExpr((Expr *) ScanVars(key, join_tlist),
@@ -778,16 +822,19 @@ SaveGroups(GpuJoinState *node)
 }
 
 /*
- * A group key's value as the device holds it (IntDatum's inverse): a
- * numeric column's value times 10^scale, a float's gj_float_key word
+ * Key k's value as the device holds it (KeyDatum's inverse): a numeric
+ * column's value times 10^scale, a float's gj_float_key word, a text's code
  */
 static int64
-KeyWord(Oid type, int scale, Datum value)
+KeyWord(const GpuJoinAgg *agg, int k, Datum value)
 {
+	Oid			type = agg->key_types[k];
 	GjExprDatum d;
 
+	if (agg->key_dicts[k] != NULL)
+		return GpuJoinDictCode(agg->key_dicts[k], value);
 	if (type == NUMERICOID)
-		return GpuJoinNumericScaled(value, scale);
+		return GpuJoinNumericScaled(value, agg->key_scales[k]);
 	GpuJoinDeviceExprDatum(type, value, false, &d);
 	if (type == FLOAT8OID || type == FLOAT4OID)
 		return gj_float_key(d.v.f);
@@ -959,7 +1006,7 @@ FoldUndecided(GpuJoinState *node, int64 first)
 
 			((uint8 *) r->key_nulls[k])[g] = isnull ? 1 : 0;
 			((int64 *) r->keys[k])[g] = isnull ? 0 :
-				KeyWord(agg->key_types[k], agg->key_scales[k], d);
+				KeyWord(agg, k, d);
 		}
 		for (int a = 0; a < agg->nitems; a++)
 		{
@@ -1301,7 +1348,8 @@ EmitGroup(GpuJoinState *node, const GjAggResult *r, Datum **states, int64 g)
 
 			scanslot->tts_isnull[agg->key_atts[k]] = isnull;
 			scanslot->tts_values[agg->key_atts[k]] = isnull ? (Datum) 0 :
-				IntDatum(agg->key_types[k], agg->key_scales[k], r->keys[k][g]);
+				(agg->key_dicts[k] != NULL ? GpuJoinDictValue(agg->key_dicts[k], r->keys[k][g]) :
+				 IntDatum(agg->key_types[k], agg->key_scales[k], r->keys[k][g]));
 		}
 		for (int a = 0; a < agg->nitems; a++)
 		{

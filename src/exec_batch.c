@@ -27,6 +27,8 @@
 #include "postgres.h"
 
 #include "access/tupmacs.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "executor/executor.h"
 #include "exec.h"
 #include "nodes/nodeFuncs.h"
@@ -83,6 +85,8 @@ ToSideVarsMutator(Node *node, SideVarsContext *context)
  * needed holds the scan tuple columns referenced above the join, offset by
  * FirstLowInvalidHeapAttributeNumber as pull_varattnos leaves them.
  */
+static GpuJoinDict *DictCreate(MemoryContext parent);
+
 void
 GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, List *tlist,
 				bool heap, int scan_offset, Bitmapset *needed, List *key_args,
@@ -100,6 +104,7 @@ GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, List *tlis
 	side->ncolumns = 0;
 	side->ndevice = 0;
 	side->nscaled = 0;
+	side->ndict = 0;
 	side->nhost = 0;
 	side->maxattno = 0;
 
@@ -115,21 +120,28 @@ GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, List *tlis
 		col->scan_att = scan_offset + i - 1;
 		get_typlenbyval(exprType((Node *) tle->expr), &col->typlen, &col->typbyval);
 		col->scale = scaled_numeric ? GpuJoinNumericScale((Node *) tle->expr) : -1;
+		col->dict = NULL;
 		col->host = -1;
 
 		/*
 		 * Fixed-width pass-by-value columns go to the device, as raw bytes;
 		 * a GpuPreAgg's numeric columns of declared scale, which its
 		 * aggregates and group keys read (planner_expr.c), as their values
-		 * times 10^scale, numbered below
+		 * times 10^scale, and its text columns, which only its group keys
+		 * read (planner_agg.c), as codes of their values: both numbered
+		 * below
 		 */
+		if (scaled_numeric && GpuJoinDictType(exprType((Node *) tle->expr)))
+			col->dict = DictCreate(node->css.ss.ps.state->es_query_cxt);
 		if (GpuJoinIsDeviceType(col->typlen, col->typbyval) && side->ndevice < GJ_MAX_COLUMNS)
 			col->device = side->ndevice++;
-		else if (col->scale >= 0)
+		else if (GpuJoinColumnConverted(col))
 		{
 			col->typlen = sizeof(int64);
 			col->typbyval = true;
 			side->nscaled++;
+			if (col->dict != NULL)
+				side->ndict++;
 		}
 		else
 		{
@@ -151,7 +163,7 @@ GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, List *tlis
 						GJ_MAX_COLUMNS),
 				 errhint("Set gpujoin.enable_preagg = off for this query.")));
 	for (i = 0; i < side->ncolumns; i++)
-		if (side->columns[i].scale >= 0)
+		if (GpuJoinColumnConverted(&side->columns[i]))
 			side->columns[i].device = side->ndevice++;
 
 	context.scan_offset = scan_offset;
@@ -706,9 +718,124 @@ GpuJoinStoreHostValue(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
 	side->host_isnull[col->host][row] = isnull;
 }
 
+/* ----------------------------------------------------------------
+ *		Text group keys as codes
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * A GpuPreAgg's text column goes to the device as a number per distinct
+ * value: the values met so far, each once, and an open-addressing table
+ * from a value's bytes to its number.  Values that are the same bytes
+ * (detoasted) share a code, and are equal for every collation; values that
+ * differ in bytes but compare equal (char(n)'s trailing blanks, a
+ * nondeterministic collation) get codes of their own, so their groups come
+ * out as separate rows of partial aggregates, which Finalize Aggregate
+ * groups as PostgreSQL compares them.  The codes are this process's alone.
+ */
+struct GpuJoinDict
+{
+	MemoryContext cxt;
+	int64		nvalues;
+	int64		capacity;		/* of values */
+	Datum	   *values;			/* by code: the value, detoasted, copied */
+	uint32	   *hashes;			/* by code */
+	int64		nslots;			/* a power of 2, at least twice nvalues */
+	int64	   *slots;			/* a code + 1, or 0 for an empty slot */
+};
+
+static GpuJoinDict *
+DictCreate(MemoryContext parent)
+{
+	MemoryContext cxt = AllocSetContextCreate(parent, "GpuJoin text codes",
+											  ALLOCSET_DEFAULT_SIZES);
+	GpuJoinDict *dict = MemoryContextAllocZero(cxt, sizeof(GpuJoinDict));
+
+	dict->cxt = cxt;
+	dict->capacity = 256;
+	dict->values = MemoryContextAlloc(cxt, sizeof(Datum) * dict->capacity);
+	dict->hashes = MemoryContextAlloc(cxt, sizeof(uint32) * dict->capacity);
+	dict->nslots = 512;
+	dict->slots = MemoryContextAllocZero(cxt, sizeof(int64) * dict->nslots);
+	return dict;
+}
+
+/* The slot of bytes p (len, hash h): its code's, or the empty one it would take */
+static int64
+DictSlot(const GpuJoinDict *dict, const char *p, Size len, uint32 h)
+{
+	int64		mask = dict->nslots - 1;
+
+	for (int64 s = h & mask;; s = (s + 1) & mask)
+	{
+		int64		code = dict->slots[s] - 1;
+		const struct varlena *v;
+
+		if (code < 0)
+			return s;
+		v = (const struct varlena *) DatumGetPointer(dict->values[code]);
+		if (dict->hashes[code] == h && VARSIZE_ANY_EXHDR(v) == len &&
+			memcmp(VARDATA_ANY(v), p, len) == 0)
+			return s;
+	}
+}
+
+/* A text value's code, the value taken in when new */
+int64
+GpuJoinDictCode(GpuJoinDict *dict, Datum value)
+{
+	struct varlena *v = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(value));
+	const char *p = VARDATA_ANY(v);
+	Size		len = VARSIZE_ANY_EXHDR(v);
+	uint32		h = DatumGetUInt32(hash_any((const unsigned char *) p, (int) len));
+	int64		s = DictSlot(dict, p, len, h);
+	int64		code;
+
+	if (dict->slots[s] != 0)
+		return dict->slots[s] - 1;
+	if (dict->nvalues == dict->capacity)
+	{
+		dict->capacity *= 2;
+		dict->values = repalloc_huge(dict->values, sizeof(Datum) * dict->capacity);
+		dict->hashes = repalloc_huge(dict->hashes, sizeof(uint32) * dict->capacity);
+	}
+	code = dict->nvalues++;
+	dict->values[code] = datumCopy(PointerGetDatum(v), false, -1);
+	dict->hashes[code] = h;
+	dict->slots[s] = code + 1;
+	if (dict->nvalues * 2 > dict->nslots)
+	{
+		/* twice the slots, every code placed again */
+		pfree(dict->slots);
+		dict->nslots *= 2;
+		dict->slots = MemoryContextAllocExtended(dict->cxt, sizeof(int64) * dict->nslots,
+												  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		for (int64 c = 0; c < dict->nvalues; c++)
+		{
+			const struct varlena *cv = (const struct varlena *) DatumGetPointer(dict->values[c]);
+
+			dict->slots[DictSlot(dict, VARDATA_ANY(cv), VARSIZE_ANY_EXHDR(cv),
+								 dict->hashes[c])] = c + 1;
+		}
+	}
+	if ((Pointer) v != DatumGetPointer(value))
+		pfree(v);
+	return code;
+}
+
+/* The value of a code GpuJoinDictCode gave */
+Datum
+GpuJoinDictValue(const GpuJoinDict *dict, int64 code)
+{
+	if (code < 0 || code >= dict->nvalues)
+		elog(ERROR, "gpujoin: text code " INT64_FORMAT " of " INT64_FORMAT, code, dict->nvalues);
+	return dict->values[code];
+}
+
 /*
  * A device column's value in row row of the side's batch: the bytes of the
- * value, as heap tuples store it (tupmacs.h), or a numeric's scaled integer
+ * value, as heap tuples store it (tupmacs.h), a numeric's scaled integer or
+ * a text's code
  */
 void
 GpuJoinStoreDeviceValue(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
@@ -729,6 +856,12 @@ GpuJoinStoreDeviceValue(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
 		int64		scaled = GpuJoinNumericScaled(value, col->scale);
 
 		memcpy(side->device_values[d] + row * sizeof(int64), &scaled, sizeof(int64));
+	}
+	else if (col->dict != NULL)
+	{
+		int64		code = GpuJoinDictCode(col->dict, value);
+
+		memcpy(side->device_values[d] + row * sizeof(int64), &code, sizeof(int64));
 	}
 	else
 		store_att_byval(side->device_values[d] + row * col->typlen, value, col->typlen);

@@ -29,16 +29,21 @@
 #include "exec.h"
 #include "utils/memutils.h"
 
-/* A device column's value from its bytes: raw, or a numeric's scaled integer */
+/*
+ * A device column's value from its bytes: raw, a numeric's scaled integer,
+ * or a text's code
+ */
 static inline Datum
 DeviceDatum(const GpuJoinColumn *col, const char *bytes)
 {
-	int64		scaled;
+	int64		word;
 
-	if (col->scale < 0)
+	if (!GpuJoinColumnConverted(col))
 		return fetch_att(bytes, true, col->typlen);
-	memcpy(&scaled, bytes, sizeof(scaled));
-	return GpuJoinNumericDatum(scaled, col->scale, scaled == PG_INT64_MAX);
+	memcpy(&word, bytes, sizeof(word));
+	if (col->dict != NULL)
+		return GpuJoinDictValue(col->dict, word);
+	return GpuJoinNumericDatum(word, col->scale, word == PG_INT64_MAX);
 }
 
 /*

@@ -242,12 +242,12 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
 	{
 		const GpuJoinColumn *col = &side->columns[c];
 
-		if (col->device >= 0 && col->scale < 0)
+		if (col->device >= 0 && !GpuJoinColumnConverted(col))
 			column_attnos[col->device] = col->attno;
 		else
 			reader->host_maxattno = Max(reader->host_maxattno, col->attno);
 	}
-	/* a GpuPreAgg's scaled numerics, numbered last, are converted on the host */
+	/* a GpuPreAgg's scaled numerics and text codes, numbered last, are converted on the host */
 	spec->ncolumns = side->ndevice - side->nscaled;
 	spec->column_attnos = column_attnos;
 
@@ -915,7 +915,7 @@ TakeHostColumns(GpuJoinState *node, GpuJoinSide *side, GpuJoinHeapReader *reader
 			Datum		value;
 			bool		isnull;
 
-			if (col->device >= 0 && col->scale < 0)
+			if (col->device >= 0 && !GpuJoinColumnConverted(col))
 				continue;		/* deformed on the device */
 			value = slot->tts_values[col->attno - 1];
 			isnull = slot->tts_isnull[col->attno - 1];
@@ -923,7 +923,7 @@ TakeHostColumns(GpuJoinState *node, GpuJoinSide *side, GpuJoinHeapReader *reader
 				GpuJoinStoreHostValue(side, col, row, value, isnull);
 			else
 			{
-				/* a GpuPreAgg's scaled numeric */
+				/* a GpuPreAgg's scaled numeric or text code */
 				GpuJoinStoreDeviceValue(side, col, row, value, isnull);
 				if (isnull)
 					side->heap_null_columns |= UINT32_C(1) << col->device;
@@ -1036,8 +1036,8 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		{
 			const GpuJoinColumn *col = &side->columns[c];
 
-			if (col->device < 0 || col->scale >= 0)
-				continue;		/* a host column or scaled numeric: TakeHostColumns */
+			if (col->device < 0 || GpuJoinColumnConverted(col))
+				continue;		/* a host column, scaled numeric or text code: TakeHostColumns */
 			values[col->device] = side->device_values[col->device] + side->nrows * col->typlen;
 			nulls[col->device] = side->device_nulls[col->device] + side->nrows;
 		}

@@ -238,7 +238,8 @@ ShutdownGpuJoin(CustomScanState *css)
 /*
  * May this run of the node share one build with the other participants?
  * The service's kernels (every context in one process), a variant whose
- * build can be shared, and nothing of the inner side needed on the host.
+ * build can be shared, and nothing of the inner side needed on the host,
+ * nor text codes, which are each process's own.
  */
 static bool
 ShareEligible(GpuJoinState *node)
@@ -249,6 +250,7 @@ ShareEligible(GpuJoinState *node)
 		node->gj_Strategy == GPUJOIN_STRATEGY_HASH &&
 		gj_variant_shares_build(node->gj_Spec.variant) &&
 		!GJ_FILL_INNER_NEEDED(node) && node->gj_Inner.nhost == 0 &&
+		node->gj_Inner.ndict == 0 &&
 		node->gj_JoinQual == NULL &&
 		GpuJoinIsServiceKernels(GpuJoinNodeKernels(node), &gpu);
 }

@@ -340,6 +340,7 @@ typedef enum GpuJoinAggFunc
 extern int	GpuJoinAggFuncOf(Oid aggfnoid);
 extern bool GpuJoinAggSupported(Aggref *aggref, List *tlist);
 extern bool GpuJoinGroupKeySupported(Expr *expr, List *tlist);
+extern bool GpuJoinDictType(Oid type);
 extern void GpuJoinInitPlannerAgg(void);
 
 /* setup.c */

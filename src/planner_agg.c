@@ -39,9 +39,11 @@
  *				compiler takes over the join's columns (planner_expr.c)
  *	grouping	none, or keys that compile to programs of fixed-width
  *				values (bool, int2/4/8, float4/8, date, time, timestamp(tz),
- *				oid, a numeric column of declared scale; not text); a float
- *				key's -0 and 0 are one group, shown as 0, and its NaNs one
- *				(gj_float_key); no grouping sets
+ *				oid, a numeric column of declared scale), or text, varchar
+ *				and char(n) columns, which their side codes on the host, a
+ *				number per distinct value (exec_batch.c, GpuJoinDict); a
+ *				float key's -0 and 0 are one group, shown as 0, and its NaNs
+ *				one (gj_float_key); no grouping sets
  *	the join	a GpuHashJoin, inner, whose keys decide the matches alone
  *				(no recheck, no pushed-down quals); serial, or partial (one
  *				GpuPreAgg per process under a Gather)
@@ -188,12 +190,41 @@ GpuJoinAggSupported(Aggref *aggref, List *tlist)
 	return GpuJoinCompileTlistExpr(arg, tlist, false, &expr, &type);
 }
 
-/* Whether the device groups by expr over the columns in tlist */
+/* The types whose group keys a GpuPreAgg codes on the host: text, varchar, char(n) */
+bool
+GpuJoinDictType(Oid type)
+{
+	return type == TEXTOID || type == VARCHAROID || type == BPCHAROID;
+}
+
+/*
+ * Whether the device groups by expr over the columns in tlist (a List of
+ * TargetEntry or of expressions); a text key only as one of those columns,
+ * which its side codes (exec_batch.c, GpuJoinDict)
+ */
 bool
 GpuJoinGroupKeySupported(Expr *expr, List *tlist)
 {
 	GpuJoinDeviceExpr dexpr;
 	GjExprType	type;
+	ListCell   *lc;
+
+	if (GpuJoinDictType(exprType((Node *) expr)))
+	{
+		if (!IsA(expr, Var) || ((Var *) expr)->varlevelsup != 0)
+			return false;
+		foreach(lc, tlist)
+		{
+			Node	   *e = lfirst(lc);
+
+			if (IsA(e, TargetEntry))
+				e = (Node *) ((TargetEntry *) e)->expr;
+			if (IsA(e, Var) && ((Var *) e)->varno == ((Var *) expr)->varno &&
+				((Var *) e)->varattno == ((Var *) expr)->varattno)
+				return true;
+		}
+		return false;
+	}
 
 	/* a numeric: a column of declared scale, whose values group as they are */
 	if (exprType((Node *) expr) == NUMERICOID && GpuJoinNumericScale((Node *) expr) < 0)
@@ -510,7 +541,9 @@ GroupOrdering(PlannerInfo *root)
 			if (found != NULL)
 				break;
 		}
-		if (found == NULL)
+		/* a text key's words are codes, in no collation's order */
+		if (found == NULL ||
+			GpuJoinDictType(exprType((Node *) get_sortgroupclause_expr(found, parse->targetList))))
 			return NIL;
 		ordering = lappend(ordering, makeInteger((int) found->tleSortGroupRef));
 		ordering = lappend(ordering, makeBoolean(GpuJoinPathKeyDescending(pk)));
@@ -666,6 +699,25 @@ SortedPreAggPath(PlannerInfo *root, RelOptInfo *input_rel, CustomPath *join,
 }
 
 /*
+ * Text keys are coded on the host as their side's rows load (exec_batch.c,
+ * GpuJoinDict): a hash and a comparison per row and key, charged per
+ * joined row (the side's rows are not known here; each joined row has
+ * one of each side's)
+ */
+static void
+ChargeTextKeys(CustomPath *cpath, List *keys, double rows)
+{
+	ListCell   *lc;
+	Cost		cost = 0.0;
+
+	foreach(lc, keys)
+		if (GpuJoinDictType(exprType(lfirst(lc))))
+			cost += 2.0 * cpu_operator_cost * rows;
+	cpath->path.startup_cost += cost;
+	cpath->path.total_cost += cost;
+}
+
+/*
  * create_upper_paths_hook: offer the GpuPreAgg plans for a grouping whose
  * input is a join we have a GPU path for: the serial one, and in a parallel
  * plan one per process under a Gather (each process folds its share of the
@@ -726,10 +778,12 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 	{
 		List	   *ordering = GroupOrdering(root);
 
+		CustomPath *cpath;
+
 		groups = EstimateGroups(root, keys, join->path.rows);
-		AddFinalizePaths(root, output_rel,
-						 &PreAggPath(input_rel, join, partial, list_length(keys),
-									 naggs, groups)->path, groups, false);
+		cpath = PreAggPath(input_rel, join, partial, list_length(keys), naggs, groups);
+		ChargeTextKeys(cpath, keys, join->path.rows);
+		AddFinalizePaths(root, output_rel, &cpath->path, groups, false);
 		if (ordering != NIL)
 			AddFinalizePaths(root, output_rel,
 							 &SortedPreAggPath(root, input_rel, join, partial, list_length(keys),
@@ -746,6 +800,7 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 		/* each process may meet every group */
 		groups = EstimateGroups(root, keys, partial_join->path.rows);
 		cpath = PreAggPath(input_rel, partial_join, partial, list_length(keys), naggs, groups);
+		ChargeTextKeys(cpath, keys, partial_join->path.rows);
 		total = groups * processes;
 		gather = (Path *) create_gather_path(root, input_rel, &cpath->path, partial, NULL, &total);
 		AddFinalizePaths(root, output_rel, gather, groups, false);

@@ -5,7 +5,7 @@
 -- per group under PostgreSQL's Finalize Aggregate.  Differential: every
 -- query returns PostgreSQL's own rows; the plan has a GpuPreAgg where the
 -- device computes every aggregate and key, and none where it does not
--- (DISTINCT, string_agg, a text key, a left join), which
+-- (DISTINCT, string_agg, a text expression as a key, a left join), which
 -- still returns PostgreSQL's rows.  Over NULL arguments and NULL group
 -- keys, empty inputs (one row with count 0 and NULL sums; no group),
 -- int8 sums past 2^63, floats with NaN and -0 (min and max of floats where
@@ -19,11 +19,12 @@
 -- averages of numeric arithmetic (+ - *, comparisons in FILTER, integers
 -- cast to numeric; NaN and values past 64 bits folded on the host),
 -- parallel plans (a GpuPreAgg per process under a Gather), averages of
--- floats and float keys (NaN its own group, -0 with 0), and the errors
+-- floats and float keys (NaN its own group, -0 with 0), text keys (coded
+-- on the host; NULL, empty, varchar, char(n), compressed values), and the errors
 -- PostgreSQL raises (int4 overflow in an argument, a float sum that
 -- overflows, an average of floats whose squared deviations overflow).
 BEGIN;
-SELECT plan(51);
+SELECT plan(53);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -50,14 +51,20 @@ INSERT INTO pr SELECT g % 3000,
 	g * 3,
 	g / 3.0
 FROM generate_series(1, 12000) g;
-CREATE TABLE ps (k int4, g int4, g2 int2, b bool, name text, big int4, nk numeric(6,1));
+CREATE TABLE ps (k int4, g int4, g2 int2, b bool, name text, big int4, nk numeric(6,1),
+	tn text, vc varchar(12), ch char(6), long text);
 INSERT INTO ps SELECT g % 3500,
 	CASE WHEN g % 13 = 0 THEN NULL ELSE g % 7 END,
 	(g % 5000)::int2,
 	g % 3 = 0,
 	'n' || g % 11,
 	CASE WHEN g = 4242 THEN 2147483640 ELSE g END,
-	CASE WHEN g % 13 = 0 THEN NULL WHEN g % 17 = 0 THEN 'NaN' ELSE (g % 9) / 2.0 END
+	CASE WHEN g % 13 = 0 THEN NULL WHEN g % 17 = 0 THEN 'NaN' ELSE (g % 9) / 2.0 END,
+	CASE WHEN g % 19 = 0 THEN NULL WHEN g % 23 = 0 THEN '' ELSE 'city ' || g % 37 END,
+	'v' || g % 5,
+	CASE WHEN g % 29 = 0 THEN NULL ELSE 'c' || g % 3 END,
+	-- a few kB, compressed in the heap: detoasted before they are coded
+	repeat('long text ', 300 + g % 4) || g % 4
 FROM generate_series(1, 9000) g;
 CREATE TABLE pe (k int4, v int4);
 ANALYZE pr, ps, pe;
@@ -88,7 +95,10 @@ INSERT INTO aq VALUES
 	('string_agg stays on the CPU', 'SELECT ps.g, string_agg(ps.name, '','' ORDER BY ps.name) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g', false),
 	('averages of floats', 'SELECT ps.g, avg(pr.f), avg(pr.f4), avg(pr.f) FILTER (WHERE pr.v > 0), avg(pr.f4 * 2) FROM pr JOIN ps ON pr.k = ps.k WHERE pr.f < 100 GROUP BY ps.g', true),
 	('averages of floats with NaN, -0 and NULL', 'SELECT ps.g2 % 7, avg(pr.f), avg(pr.f4) FROM pr JOIN ps ON pr.k = ps.k GROUP BY 1', true),
-	('a text key stays on the CPU', 'SELECT ps.name, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.name', false),
+	('a text key', 'SELECT ps.name, count(*), sum(pr.v) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.name', true),
+	('text keys: NULL, empty, varchar, char(n), with an integer key', 'SELECT ps.tn, ps.vc, ps.ch, pr.v2 % 3, count(*), max(pr.w) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.tn, ps.vc, ps.ch, pr.v2 % 3', true),
+	('a compressed text key', 'SELECT md5(ps.long), count(*), sum(pr.v) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.long', true),
+	('a text key expression stays on the CPU', 'SELECT upper(ps.name), count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY upper(ps.name)', false),
 	('a float4 key', 'SELECT pr.f4, count(*), avg(pr.f) FILTER (WHERE pr.f < 100), max(pr.v) FROM pr JOIN ps ON pr.k = ps.k GROUP BY pr.f4', true),
 	('a float key expression and an integer key', 'SELECT pr.f4 * 2 - 1, ps.g, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY 1, 2', true),
 	('a left join stays on the CPU', 'SELECT count(*), sum(ps.g) FROM pr LEFT JOIN ps ON pr.k = ps.k', false),
@@ -304,6 +314,12 @@ SELECT matches(pg_temp.plan_analyze(sql), 'Undecided Rounds: [1-9][\s\S]*Matches
 SELECT matches(pg_temp.plan(sql), 'GpuPreAgg[\s\S]*Device Aggregation: [a-z ,]+, 4 aggregates',
 	'TPC-H''s revenue, sum(price * (1 - discount)), aggregated on the device')
 	FROM aq WHERE name = 'numeric arithmetic: revenue, NaN and NULL';
+
+-- a text key: its codes follow no collation, so no ordered GpuPreAgg
+SELECT matches(pg_temp.plan('SELECT ps.name, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.name ORDER BY ps.name'),
+	'Sort[\s\S]*GpuPreAgg', 'a text key in order: sorted above the GpuPreAgg');
+SELECT matches(pg_temp.plan_analyze('SELECT ps.name, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.name'),
+	'Device Aggregation: [a-z ,]+, 1 aggregate[\s\S]*Groups Returned: 11', 'a text key: one group per value on the device');
 
 SELECT * FROM finish();
 ROLLBACK;

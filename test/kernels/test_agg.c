@@ -860,7 +860,7 @@ TestAgg(void)
 
 	/*
 	 * A float key (g, f): -0 and 0 one group, every variant, in key order
-	 * (f descending), large
+	 * (f descending)
 	 */
 	spec->nkeys = 2;
 	InputProgram(&spec->keys[1], 2, GJ_EXPR_FLOAT8);
@@ -877,9 +877,9 @@ TestAgg(void)
 	spec->nsort = 1;
 	spec->sort_keys[0] = 1;
 	spec->sort_desc[0] = true;
+	/* (not large: the comparison with the twin is quadratic in the groups,
+	 * and (g, f) makes nearly one per match) */
 	RunCase("aggregate: a float key in key order", &small, spec, GJ_VARIANT_NPHJ, 1500, true);
-	RunCase("aggregate: large, a float key in key order", &large, spec, GJ_VARIANT_NPHJ, 1 << 20,
-			false);
 	spec->nsort = 0;
 	spec->key_types[1] = 0;
 	spec->nkeys = 0;

@@ -310,6 +310,39 @@ GpuJoinAggNeeded(CustomScan *cscan, List *join_tlist, Bitmapset **needed)
 }
 
 /*
+ * One more device aggregate, which no scan tuple column shows: a count of
+ * arg (NULL: of the matches) where filter holds (NULL: every match); its
+ * index in the spec
+ */
+static int
+HiddenCount(GpuJoinState *node, GjAggSpec *spec, List *join_tlist, Expr *arg, Expr *filter)
+{
+	GjAgg	   *dev;
+	GpuJoinDeviceExpr expr;
+	GjExprType	type = GJ_EXPR_INT8;
+
+	if (spec->naggs >= GJ_AGG_MAX_AGGS)
+		elog(ERROR, "gpujoin: more than %d aggregates", GJ_AGG_MAX_AGGS);
+	dev = &spec->aggs[spec->naggs];
+	memset(dev, 0, sizeof(*dev));
+	dev->kind = GJ_AGG_COUNT;
+	if (arg != NULL)
+	{
+		Compile((Node *) arg, join_tlist, false, &expr, &type);
+		dev->has_arg = true;
+		SetProgram(node, spec, &expr, &dev->arg);
+	}
+	dev->type = (uint8) type;
+	if (filter != NULL)
+	{
+		Compile((Node *) filter, join_tlist, true, &expr, NULL);
+		dev->has_filter = true;
+		SetProgram(node, spec, &expr, &dev->filter);
+	}
+	return spec->naggs++;
+}
+
+/*
  * A numeric sum's NaNs: a numeric column reaches the device as its values
  * times 10^scale and NaN as PG_INT64_MAX (GpuJoinNumericScaled), which the
  * sum adds as any value; one more device aggregate per numeric sum counts
@@ -331,14 +364,9 @@ AddNaNCounts(GpuJoinState *node, GpuJoinAgg *agg, List *join_tlist)
 		Var		   *as_int8;
 		Expr	   *is_nan;
 		Expr	   *filter;
-		GjAgg	   *dev;
-		GpuJoinDeviceExpr expr;
-		GjExprType	type;
 
 		if (item->func != GPUJOIN_AGG_SUM_NUMERIC)
 			continue;
-		if (spec->naggs >= GJ_AGG_MAX_AGGS)
-			elog(ERROR, "gpujoin: more than %d aggregates", GJ_AGG_MAX_AGGS);
 		aggref = (Aggref *) list_nth_node(TargetEntry, cscan->custom_scan_tlist,
 										  item->scan_att)->expr;
 		column = (Var *) linitial_node(TargetEntry, aggref->args)->expr;
@@ -351,14 +379,8 @@ AddNaNCounts(GpuJoinState *node, GpuJoinAgg *agg, List *join_tlist)
 			 * so only the host counts NaNs (FoldUndecided); the device's
 			 * count is FILTER (WHERE false)
 			 */
-			item->nan_agg = spec->naggs;
-			dev = &spec->aggs[spec->naggs++];
-			dev->kind = GJ_AGG_COUNT;
-			dev->type = GJ_EXPR_INT8;
-			dev->has_arg = false;
-			dev->has_filter = true;
-			Compile((Node *) makeBoolConst(false, false), join_tlist, true, &expr, NULL);
-			SetProgram(node, spec, &expr, &dev->filter);
+			item->nan_agg = HiddenCount(node, spec, join_tlist, NULL,
+										(Expr *) makeBoolConst(false, false));
 			continue;
 		}
 		as_int8 = makeVar(column->varno, column->varattno, INT8OID, -1, InvalidOid, 0);
@@ -371,16 +393,7 @@ AddNaNCounts(GpuJoinState *node, GpuJoinAgg *agg, List *join_tlist)
 		filter = aggref->aggfilter == NULL ? is_nan :
 			make_andclause(list_make2(copyObject(aggref->aggfilter), is_nan));
 
-		item->nan_agg = spec->naggs;
-		dev = &spec->aggs[spec->naggs++];
-		dev->kind = GJ_AGG_COUNT;
-		dev->type = GJ_EXPR_INT8;
-		dev->has_arg = true;
-		Compile((Node *) as_int8, join_tlist, false, &expr, &type);
-		SetProgram(node, spec, &expr, &dev->arg);
-		dev->has_filter = true;
-		Compile((Node *) filter, join_tlist, true, &expr, NULL);
-		SetProgram(node, spec, &expr, &dev->filter);
+		item->nan_agg = HiddenCount(node, spec, join_tlist, (Expr *) as_int8, filter);
 	}
 }
 
@@ -409,14 +422,9 @@ AddOverflowGuards(GpuJoinState *node, GpuJoinAgg *agg, List *join_tlist)
 		GpuJoinAggItem *item = &agg->items[a];
 		Aggref	   *aggref;
 		Expr	   *scaled;
-		GjAgg	   *dev;
-		GpuJoinDeviceExpr expr;
-		GjExprType	type;
 
 		if (item->func != GPUJOIN_AGG_AVG_FLOAT || item->type != FLOAT8OID)
 			continue;
-		if (spec->naggs >= GJ_AGG_MAX_AGGS)
-			elog(ERROR, "gpujoin: more than %d aggregates", GJ_AGG_MAX_AGGS);
 		aggref = (Aggref *) list_nth_node(TargetEntry, cscan->custom_scan_tlist,
 										  item->scan_att)->expr;
 		scaled = make_opclause(GJ_FLOAT8_MUL_OPERATOR, FLOAT8OID, false,
@@ -427,19 +435,7 @@ AddOverflowGuards(GpuJoinState *node, GpuJoinAgg *agg, List *join_tlist)
 							   InvalidOid, InvalidOid);
 		((OpExpr *) scaled)->opfuncid = F_FLOAT8MUL;
 
-		item->guard_agg = spec->naggs;
-		dev = &spec->aggs[spec->naggs++];
-		dev->kind = GJ_AGG_COUNT;
-		dev->type = GJ_EXPR_FLOAT8;
-		dev->has_arg = true;
-		Compile((Node *) scaled, join_tlist, false, &expr, &type);
-		SetProgram(node, spec, &expr, &dev->arg);
-		dev->has_filter = (aggref->aggfilter != NULL);
-		if (dev->has_filter)
-		{
-			Compile((Node *) aggref->aggfilter, join_tlist, true, &expr, NULL);
-			SetProgram(node, spec, &expr, &dev->filter);
-		}
+		item->guard_agg = HiddenCount(node, spec, join_tlist, scaled, aggref->aggfilter);
 	}
 }
 

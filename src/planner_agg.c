@@ -700,19 +700,26 @@ SortedPreAggPath(PlannerInfo *root, RelOptInfo *input_rel, CustomPath *join,
 
 /*
  * Text keys are coded on the host as their side's rows load (exec_batch.c,
- * GpuJoinDict): a hash and a comparison per row and key, charged per
- * joined row (the side's rows are not known here; each joined row has
- * one of each side's)
+ * GpuJoinDict): a hash and a comparison per row of that side and key
  */
 static void
-ChargeTextKeys(CustomPath *cpath, List *keys, double rows)
+ChargeTextKeys(CustomPath *cpath, List *keys)
 {
+	Path	   *outer = linitial(cpath->custom_paths);
+	Path	   *inner = lsecond(cpath->custom_paths);
 	ListCell   *lc;
 	Cost		cost = 0.0;
 
 	foreach(lc, keys)
-		if (GpuJoinDictType(exprType(lfirst(lc))))
-			cost += 2.0 * cpu_operator_cost * rows;
+	{
+		Var		   *var = lfirst(lc);
+
+		if (!GpuJoinDictType(exprType((Node *) var)))
+			continue;
+		cost += 2.0 * cpu_operator_cost *
+			(IsA(var, Var) && bms_is_member(var->varno, inner->parent->relids) ?
+			 inner->rows : outer->rows);
+	}
 	cpath->path.startup_cost += cost;
 	cpath->path.total_cost += cost;
 }
@@ -782,7 +789,7 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 
 		groups = EstimateGroups(root, keys, join->path.rows);
 		cpath = PreAggPath(input_rel, join, partial, list_length(keys), naggs, groups);
-		ChargeTextKeys(cpath, keys, join->path.rows);
+		ChargeTextKeys(cpath, keys);
 		AddFinalizePaths(root, output_rel, &cpath->path, groups, false);
 		if (ordering != NIL)
 			AddFinalizePaths(root, output_rel,
@@ -800,7 +807,7 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 		/* each process may meet every group */
 		groups = EstimateGroups(root, keys, partial_join->path.rows);
 		cpath = PreAggPath(input_rel, partial_join, partial, list_length(keys), naggs, groups);
-		ChargeTextKeys(cpath, keys, partial_join->path.rows);
+		ChargeTextKeys(cpath, keys);
 		total = groups * processes;
 		gather = (Path *) create_gather_path(root, input_rel, &cpath->path, partial, NULL, &total);
 		AddFinalizePaths(root, output_rel, gather, groups, false);

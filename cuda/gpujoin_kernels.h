@@ -356,6 +356,14 @@ typedef struct GjJoinSpec
 	int32_t		ndevices;
 	int32_t		devices[GJ_MAX_DEVICES];
 	uint8_t		spread;			/* GjSpread */
+
+	/*
+	 * A test aid of a spread: 1 + the device whose first count fails with
+	 * fault_status (GJ_ERROR_KERNEL or GJ_ERROR_DEVICE_MEMORY), once; 0 for
+	 * none
+	 */
+	uint8_t		fault_device;
+	int8_t		fault_status;
 } GjJoinSpec;
 
 /*
@@ -604,6 +612,13 @@ typedef struct GjKernels
  * device's build.
  */
 extern const GjKernels *gj_spread_kernels(const GjKernels *base);
+
+/*
+ * A device of a spread that fails: each call of a spread table reports the
+ * first failing device's error, its message saying which device it was,
+ * once every device's thread has returned (nothing waits on a device that
+ * failed).  The tests make one fail with the spec's fault_device.
+ */
 
 /* The device (0 .. ndevices - 1) a PARTITION spread sends a key to: the
  * low 32 bits of its hash, scaled, so that the top bits PHJ partitions

@@ -780,6 +780,14 @@ GpuJoinSpreadSpec(GjJoinSpec *spec, bool ordered, double inner_rows,
 	/* a theta join has no key to partition by */
 	if (theta)
 		spec->spread = GJ_SPREAD_BROADCAST;
+	/* gpujoin.inject_fault: the last device fails its first count */
+	if (gpujoin_inject_fault == GPUJOIN_FAULT_DEVICE_COUNT ||
+		gpujoin_inject_fault == GPUJOIN_FAULT_DEVICE_COUNT_OOM)
+	{
+		spec->fault_device = (uint8) n;
+		spec->fault_status = (int8) (gpujoin_inject_fault == GPUJOIN_FAULT_DEVICE_COUNT ?
+									 GJ_ERROR_KERNEL : GJ_ERROR_DEVICE_MEMORY);
+	}
 }
 
 /*

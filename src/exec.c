@@ -261,6 +261,7 @@ GpuJoinSwitchToCpu(GpuJoinState *node, const GjError *cause)
 	node->gj_FellBackFrom = GpuJoinIsCpuTwin(node->gj_Device.kernels) ?
 		"the CPU twin, gpujoin.inject_fault" : "the GPU";
 	GpuJoinCloseDevice(node);	/* a GpuPreAgg's groups kept */
+	node->gj_Spec.fault_device = 0; /* an injected device failure is done */
 	GpuJoinDeviceOpen(&node->gj_Device, &gj_cpu_kernels, &node->gj_Spec);
 	node->gj_OnFallback = true;
 	node->gj_CpuParts++;

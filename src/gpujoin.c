@@ -246,6 +246,8 @@ static const struct config_enum_entry gpujoin_inject_fault_options[] = {
 	{"retrieve_oom", GPUJOIN_FAULT_RETRIEVE_OOM, false},
 	{"shared_count_oom", GPUJOIN_FAULT_SHARED_COUNT_OOM, false},
 	{"worker_memory", GPUJOIN_FAULT_WORKER_MEMORY, false},
+	{"one_device_count", GPUJOIN_FAULT_DEVICE_COUNT, false},
+	{"one_device_count_oom", GPUJOIN_FAULT_DEVICE_COUNT_OOM, false},
 	{NULL, 0, false}
 };
 
@@ -566,7 +568,9 @@ _PG_init(void)
 							 "create, build, count, retrieve (a GpuPreAgg's aggregate step too): the step fails as a failed kernel would (an ERROR); "
 							 "build_oom, count_oom: the join's first context (GPU or CPU twin) runs out of device memory, "
 							 "and the join falls back to a CPU twin context; shared_count_oom: likewise the count "
-							 "of a parallel join's participant that probes another's build (gpujoin.parallel_shared_build).",
+							 "of a parallel join's participant that probes another's build (gpujoin.parallel_shared_build); "
+							 "one_device_count, one_device_count_oom: the last device of a join spread over several "
+							 "fails its first count, as a kernel failure or out of device memory.",
 							 &gpujoin_inject_fault,
 							 GPUJOIN_FAULT_NONE,
 							 gpujoin_inject_fault_options,

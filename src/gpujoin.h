@@ -63,6 +63,9 @@ typedef enum GpuJoinFault
 									 * quarter of the device memory budget,
 									 * so their partitions differ from the
 									 * leader's */
+	GPUJOIN_FAULT_DEVICE_COUNT,	/* a spread join's last device fails its
+								 * first count (GjJoinSpec.fault_device) */
+	GPUJOIN_FAULT_DEVICE_COUNT_OOM,	/* likewise, out of device memory */
 	GPUJOIN_FAULT_SHARED_COUNT	/* the step of that count (not a setting):
 								 * a count for every other fault */
 } GpuJoinFault;

@@ -12,10 +12,13 @@
 -- payloads, plus a join filter, an empty inner side, a band join, a merge
 -- join, joins in host partitions, GpuPreAgg groups and a fall back to the
 -- CPU twin in the middle of a join, each way, must return PostgreSQL's rows.
+-- One device that fails its count fails the query with 58000 naming the
+-- device (or, out of device memory, the join goes on on the CPU twin), and
+-- the next query runs.
 -- EXPLAIN shows the spread and, under ANALYZE, each device's rows and
 -- matches, which add up to the join's.
 BEGIN;
-SELECT plan(38);
+SELECT plan(44);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -202,6 +205,46 @@ SELECT ok(pg_temp.plan_analyze('SELECT r.id, s.id AS sid FROM r JOIN s ON r.k = 
 	'... and the join fell back');
 SET LOCAL gpujoin.inject_fault = 'none';
 RESET gpujoin.chunk_rows;
+
+-- one device of the spread fails its count: the query fails with 58000,
+-- naming the device, after every device is done (nothing waits on the one
+-- that failed), and the next query runs; out of device memory there, the
+-- join goes on on the CPU twin
+CREATE FUNCTION pg_temp.error_of(q text) RETURNS text
+LANGUAGE plpgsql AS $f$
+DECLARE
+	state text;
+	detail text;
+BEGIN
+	EXECUTE q;
+	RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, detail = PG_EXCEPTION_DETAIL;
+	RETURN state || ': ' || detail;
+END $f$;
+SET LOCAL gpujoin.logical_devices = 3;
+SET LOCAL gpujoin.multi_device = 'partition';
+SET LOCAL gpujoin.inject_fault = 'one_device_count';
+SELECT matches(pg_temp.error_of('SELECT count(*) FROM r JOIN s ON r.k = s.k'),
+	'^58000: .*Device 2 of 3 \(ordinal 0\): A failure injected',
+	'partitioned over 3, the last device fails its count: ERROR 58000 naming it');
+SET LOCAL gpujoin.multi_device = 'broadcast';
+SELECT matches(pg_temp.error_of('SELECT count(*) FROM r JOIN s ON r.k = s.k'),
+	'^58000: .*Device 2 of 3', 'broadcast over 3: likewise');
+SET LOCAL gpujoin.inject_fault = 'one_device_count_oom';
+SELECT is(pg_temp.rows_digest('SELECT r.id, r.v, s.id AS sid, s.w FROM r LEFT JOIN s ON r.k = s.k'),
+	(SELECT digest FROM ref WHERE name = 'left join on int4'),
+	'broadcast, one device out of memory in its count: the CPU twin goes on, PostgreSQL''s rows');
+SET LOCAL gpujoin.multi_device = 'partition';
+SELECT is(pg_temp.rows_digest('SELECT r.id, r.v, s.id AS sid, s.w FROM r LEFT JOIN s ON r.k = s.k'),
+	(SELECT digest FROM ref WHERE name = 'left join on int4'),
+	'partitioned, likewise');
+SELECT ok(pg_temp.plan_analyze('SELECT r.id, s.id AS sid FROM r JOIN s ON r.k = s.k') ~ 'fell back',
+	'... and the join fell back');
+SET LOCAL gpujoin.inject_fault = 'none';
+SELECT is(pg_temp.rows_digest('SELECT r.id, r.v, s.id AS sid, s.w FROM r LEFT JOIN s ON r.k = s.k'),
+	(SELECT digest FROM ref WHERE name = 'left join on int4'),
+	'after the failures, the spread join runs again: PostgreSQL''s rows');
 
 -- gpujoin.devices: all, or distinct ordinals
 SELECT lives_ok($$SET LOCAL gpujoin.devices = '0'$$, 'gpujoin.devices takes an ordinal');

@@ -63,6 +63,7 @@ typedef struct SpreadContext
 	const struct SpreadContext *build_of;	/* whose build (shared) */
 
 	bool		has_build;
+	bool		fault_taken;	/* spec.fault_device's count has failed */
 
 	/* PARTITION: what each device sent, and the part each received */
 	GjExchange	sent[GJ_MAX_DEVICES];
@@ -132,6 +133,21 @@ typedef struct SpreadTask
 	GjError		err;
 } SpreadTask;
 
+/*
+ * Whether this count on device d is the one the spec's fault_device makes
+ * fail (its first; only d's thread reads and sets fault_taken)
+ */
+static bool
+TakeFault(SpreadContext *sc, int d, GjStatus *status, GjError *err)
+{
+	if (sc->spec.fault_device != d + 1 || sc->fault_taken)
+		return false;
+	sc->fault_taken = true;
+	*status = gj_error_set(err, (GjStatus) sc->spec.fault_status,
+						   "A failure injected into this device's count (a test).");
+	return true;
+}
+
 static void *
 TaskMain(void *arg)
 {
@@ -173,7 +189,7 @@ TaskMain(void *arg)
 	t->nrows = batch->nrows;
 	if (t->op == SPREAD_BUILD)
 		t->status = k->build(ctx, batch, &t->err);
-	else
+	else if (!TakeFault(sc, t->device, &t->status, &t->err))
 		t->status = k->count(ctx, batch, &t->nmatches, &t->err);
 	if (t->receive)
 		k->exchange_free(&sc->part[t->device]);
@@ -211,19 +227,37 @@ RunThreads(void *(*fn) (void *), void *args, size_t stride, int n)
 
 /* Run the tasks, one per device, at once; the first failure (by device) is
  * the answer */
+/* A failed task's error as the spread's, saying which device it was */
+static GjStatus
+TaskError(const SpreadContext *sc, const SpreadTask *t, GjError *err)
+{
+	if (err != NULL)
+	{
+		int			len;
+		size_t		rest;
+
+		*err = t->err;
+		len = snprintf(err->message, sizeof(err->message), "Device %d of %d (ordinal %d): ",
+					   t->device, sc->n, sc->spec.devices[t->device]);
+		if (len > 0 && (size_t) len < sizeof(err->message))
+		{
+			rest = strlen(t->err.message);
+			if (rest > sizeof(err->message) - 1 - (size_t) len)
+				rest = sizeof(err->message) - 1 - (size_t) len;
+			memcpy(err->message + len, t->err.message, rest);
+			err->message[len + rest] = '\0';
+		}
+	}
+	return t->status;
+}
+
 static GjStatus
 RunTasks(SpreadContext *sc, SpreadTask *tasks, GjError *err)
 {
 	RunThreads(TaskMain, tasks, sizeof(SpreadTask), sc->n);
 	for (int d = 0; d < sc->n; d++)
-	{
 		if (tasks[d].status != GJ_OK)
-		{
-			if (err != NULL)
-				*err = tasks[d].err;
-			return tasks[d].status;
-		}
-	}
+			return TaskError(sc, &tasks[d], err);
 	return GJ_OK;
 }
 
@@ -738,11 +772,7 @@ RetrieveAhead(SpreadContext *sc, int d, int64_t j, GjError *err)
 		if (tasks[i].skip)
 			continue;
 		if (tasks[i].status != GJ_OK)
-		{
-			if (err != NULL)
-				*err = tasks[i].err;
-			status = tasks[i].status;
-		}
+			status = TaskError(sc, &tasks[i], err);
 		else
 			sc->ahead[d + i] = j;
 	}

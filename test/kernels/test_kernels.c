@@ -1996,6 +1996,78 @@ CheckSpreadStats(const GjStats *stats, const GjJoinSpec *js, const CaseData *dat
 	}
 }
 
+/*
+ * One device of a spread fails its count (the spec's fault_device): the
+ * count returns that error, naming the device, after every device's
+ * thread is done; the next count of the same context (the fault is taken
+ * once) counts every match, so nothing was left half done
+ */
+static void
+TestSpreadDeviceFault(const GjKernels *base, const char *impl, GjSpread spread, int ndevices)
+{
+	const int64_t nrows = 20000;
+	char		name[160];
+	char		device[40];
+	uint64_t   *keys;
+	int64_t    *values;
+	GjColumn	column = {NULL, NULL};
+	GjBatch		batch = {.nrows = nrows, .columns = &column};
+	GjJoinSpec	spec;
+	GjContext  *ctx = NULL;
+	GjError		err;
+	GjStatus	status;
+	int64_t		nmatches = 0;
+
+	snprintf(name, sizeof(name), "%s: device %d of %d fails its count, %s", impl,
+			 ndevices - 1, ndevices, spread == GJ_SPREAD_PARTITION ? "partitioned" : "broadcast");
+	if (!Selected(name))
+		return;
+	keys = (uint64_t *) Alloc((size_t) nrows * sizeof(uint64_t));
+	values = (int64_t *) Alloc((size_t) nrows * sizeof(int64_t));
+	for (int64_t i = 0; i < nrows; i++)
+	{
+		keys[i] = (uint64_t) (i * 7919 % nrows);
+		values[i] = i;
+	}
+	batch.keys = keys;
+	column.values = values;
+	memset(&err, 0, sizeof(err));
+	memset(&spec, 0, sizeof(spec));
+	spec.variant = GJ_VARIANT_NPHJ;
+	spec.materialize = GJ_MATERIALIZE_GFUR;
+	spec.outer_ncolumns = 1;
+	spec.outer_widths[0] = 8;
+	spec.inner_ncolumns = 1;
+	spec.inner_widths[0] = 8;
+	spec.max_matches = 4096;
+	spec.ndevices = ndevices;
+	spec.spread = (uint8_t) spread;
+	for (int d = 0; d < ndevices; d++)
+		spec.devices[d] = d % physical_devices;
+	spec.fault_device = (uint8_t) ndevices;	/* the last */
+	spec.fault_status = (int8_t) GJ_ERROR_KERNEL;
+	snprintf(device, sizeof(device), "Device %d of %d", ndevices - 1, ndevices);
+	if (Expect(gj_spread_kernels(base)->context_create(&ctx, &spec, &err), GJ_OK, &err,
+			   "context_create") &&
+		Expect(gj_spread_kernels(base)->build(ctx, &batch, &err), GJ_OK, &err, "build"))
+	{
+		status = gj_spread_kernels(base)->count(ctx, &batch, &nmatches, &err);
+		if (status != GJ_ERROR_KERNEL)
+			Failf("the count returned %d, not the failing device's GJ_ERROR_KERNEL", (int) status);
+		else if (strstr(err.message, device) == NULL)
+			Failf("the failing device's error said \"%s\", not which device", err.message);
+		else if (Expect(gj_spread_kernels(base)->count(ctx, &batch, &nmatches, &err), GJ_OK, &err,
+						"the count after the failure") && nmatches != nrows)
+			Failf("the count after the failure found %lld matches, not %lld",
+				  (long long) nmatches, (long long) nrows);
+	}
+	if (ctx != NULL)
+		gj_spread_kernels(base)->context_destroy(ctx);
+	free(keys);
+	free(values);
+	Report(impl, name);
+}
+
 /* The spreads every configuration runs in: odd and even, both kinds */
 static const struct
 {
@@ -4472,6 +4544,15 @@ main(void)
 		 * frees, device memory and page-locked rounds, is the next one's
 		 */
 		gj_cuda_pool_keep((size_t) 1 << 30, (size_t) 256 << 20);
+	}
+#endif
+	TestSpreadDeviceFault(&gj_cpu_kernels, "cpu", GJ_SPREAD_PARTITION, 3);
+	TestSpreadDeviceFault(&gj_cpu_kernels, "cpu", GJ_SPREAD_BROADCAST, 2);
+#ifdef GPUJOIN_WITH_CUDA
+	if (have_cuda)
+	{
+		TestSpreadDeviceFault(&gj_cuda_kernels, "cuda", GJ_SPREAD_PARTITION, 3);
+		TestSpreadDeviceFault(&gj_cuda_kernels, "cuda", GJ_SPREAD_BROADCAST, 2);
 	}
 #endif
 	TestGenerated(large_rows);

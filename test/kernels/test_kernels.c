@@ -1996,6 +1996,20 @@ CheckSpreadStats(const GjStats *stats, const GjJoinSpec *js, const CaseData *dat
 	}
 }
 
+/* An NPHJ, GFUR, of one 8-byte column a side, rounds of max_matches */
+static void
+OneColumnSpec(GjJoinSpec *spec, int64_t max_matches)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->variant = GJ_VARIANT_NPHJ;
+	spec->materialize = GJ_MATERIALIZE_GFUR;
+	spec->outer_ncolumns = 1;
+	spec->outer_widths[0] = 8;
+	spec->inner_ncolumns = 1;
+	spec->inner_widths[0] = 8;
+	spec->max_matches = max_matches;
+}
+
 /*
  * One device of a spread fails its count (the spec's fault_device): the
  * count returns that error, naming the device, after every device's
@@ -2032,14 +2046,7 @@ TestSpreadDeviceFault(const GjKernels *base, const char *impl, GjSpread spread, 
 	batch.keys = keys;
 	column.values = values;
 	memset(&err, 0, sizeof(err));
-	memset(&spec, 0, sizeof(spec));
-	spec.variant = GJ_VARIANT_NPHJ;
-	spec.materialize = GJ_MATERIALIZE_GFUR;
-	spec.outer_ncolumns = 1;
-	spec.outer_widths[0] = 8;
-	spec.inner_ncolumns = 1;
-	spec.inner_widths[0] = 8;
-	spec.max_matches = 4096;
+	OneColumnSpec(&spec, 4096);
 	spec.ndevices = ndevices;
 	spec.spread = (uint8_t) spread;
 	for (int d = 0; d < ndevices; d++)
@@ -2999,14 +3006,7 @@ TestPoolLimit(void)
 		values[i] = i;
 	}
 	memset(&err, 0, sizeof(err));
-	memset(&spec, 0, sizeof(spec));
-	spec.variant = GJ_VARIANT_NPHJ;
-	spec.materialize = GJ_MATERIALIZE_GFUR;
-	spec.outer_ncolumns = 1;
-	spec.outer_widths[0] = 8;
-	spec.inner_ncolumns = 1;
-	spec.inner_widths[0] = 8;
-	spec.max_matches = 1000;
+	OneColumnSpec(&spec, 1000);
 
 	if (gj_cuda_pool_held() != 0)
 		Failf("the pool holds %zu bytes before any context", gj_cuda_pool_held());

@@ -609,16 +609,12 @@ typedef struct GjKernels
  * that a group key comes back once (gj_agg_combine, the words a device
  * combines with; a float sum in another order than one device's).  Heap
  * pages are deformed on the first device; context_share shares each
- * device's build.
+ * device's build.  A device that fails: each call reports the first
+ * failing device's error, its message saying which device it was, once
+ * every device's thread has returned (nothing waits on a device that
+ * failed); the tests make one fail with the spec's fault_device.
  */
 extern const GjKernels *gj_spread_kernels(const GjKernels *base);
-
-/*
- * A device of a spread that fails: each call of a spread table reports the
- * first failing device's error, its message saying which device it was,
- * once every device's thread has returned (nothing waits on a device that
- * failed).  The tests make one fail with the spec's fault_device.
- */
 
 /* The device (0 .. ndevices - 1) a PARTITION spread sends a key to: the
  * low 32 bits of its hash, scaled, so that the top bits PHJ partitions
@@ -1012,8 +1008,8 @@ extern GjStatus gj_cpu_heap_deform(GjContext *ctx, const GjPageBatch *pages,
  *
  * Rows with a NULL group key value group together (NULL is its own group
  * value); a float key groups by gj_float_key's word (-0 with 0, every NaN
- * together), which agg_result returns as the key.  A FILTER is a qual program: the aggregate skips rows where it
- * is not true.  A row where any program is undecided (an error PostgreSQL
+ * together), which agg_result returns as the key.  A FILTER is a qual
+ * program: the aggregate skips rows where it is not true.  A row where any program is undecided (an error PostgreSQL
  * may raise) is folded into nothing and counted in *undecided: the caller
  * evaluates PostgreSQL's expressions for that round, to raise the error.
  * Groups are found in a hash table of the keys' exact values; float sums

@@ -187,30 +187,40 @@ ScanVars(Node *node, List *tlist)
 	return expression_tree_mutator(node, ScanVars, tlist);
 }
 
+/*
+ * The side column of the join column at 1-based position pos, its side in
+ * *s (0 outer, 1 inner)
+ */
+static const GpuJoinColumn *
+SideColumnAt(GpuJoinState *node, int pos, int *s)
+{
+	for (*s = 0; *s < 2; (*s)++)
+	{
+		GpuJoinSide *side = *s == 0 ? &node->gj_Outer : &node->gj_Inner;
+
+		for (int c = 0; c < side->ncolumns; c++)
+			if (side->columns[c].scan_att == pos - 1)
+				return &side->columns[c];
+	}
+	elog(ERROR, "gpujoin: an aggregate reads join column %d, which the join does not load", pos);
+	return NULL;				/* keep compiler quiet */
+}
+
 /* Side and device column of the join column at 1-based position pos */
 static GjAggInput
 InputAt(GpuJoinState *node, int pos, uint8 kind, uint8 type)
 {
 	GjAggInput	in;
+	int			s;
+	const GpuJoinColumn *col = SideColumnAt(node, pos, &s);
 
-	for (int s = 0; s < 2; s++)
-	{
-		GpuJoinSide *side = s == 0 ? &node->gj_Outer : &node->gj_Inner;
-
-		for (int c = 0; c < side->ncolumns; c++)
-			if (side->columns[c].scan_att == pos - 1)
-			{
-				if (side->columns[c].device < 0)
-					elog(ERROR, "gpujoin: an aggregate reads a column that is not on the device");
-				in.side = (int8) (s == 0 ? 0 : 1);
-				in.column = (int8) side->columns[c].device;
-				in.kind = kind;
-				in.type = type;
-				return in;
-			}
-	}
-	elog(ERROR, "gpujoin: an aggregate reads join column %d, which the join does not load", pos);
-	return in;					/* keep compiler quiet */
+	if (col->device < 0)
+		elog(ERROR, "gpujoin: an aggregate reads a column that is not on the device");
+	in.side = (int8) s;
+	in.column = (int8) col->device;
+	in.kind = kind;
+	in.type = type;
+	return in;
 }
 
 /*
@@ -256,28 +266,18 @@ TextKeyProgram(GpuJoinState *node, Node *key, List *join_tlist, GpuJoinDeviceExp
 			   GpuJoinDict **dict)
 {
 	Var		   *ref;
+	GjAggExpr	input;
+	int			s;
 
 	if (!IsA(key, Var))
 		elog(ERROR, "gpujoin: a text group key of a GpuPreAgg is not a column");
 	ref = (Var *) ScanVars(key, join_tlist);
-	*dict = NULL;
-	for (int s = 0; s < 2 && *dict == NULL; s++)
-	{
-		GpuJoinSide *side = s == 0 ? &node->gj_Outer : &node->gj_Inner;
-
-		for (int c = 0; c < side->ncolumns; c++)
-			if (side->columns[c].scan_att == ref->varattno - 1)
-				*dict = side->columns[c].dict;
-	}
+	*dict = SideColumnAt(node, ref->varattno, &s)->dict;
 	if (*dict == NULL)
 		elog(ERROR, "gpujoin: a text group key of a GpuPreAgg is not coded on its side");
+	gj_agg_expr_input(&input, 0, GJ_EXPR_INT8);
 	memset(out, 0, sizeof(*out));
-	out->program.nsteps = 1;
-	out->program.ninputs = 1;
-	out->program.input_types[0] = GJ_EXPR_INT8;
-	out->program.steps[0].op = GJ_EXPR_INPUT;
-	out->program.steps[0].type = GJ_EXPR_INT8;
-	out->program.steps[0].arg = 0;
+	out->program = input.program;
 	out->input_attnos[0] = ref->varattno;
 	out->input_kinds[0] = GJ_KEY_SIGNED;
 }
@@ -1189,6 +1189,15 @@ IntDatum(Oid type, int scale, int64 v)
 	}
 }
 
+/* Key k's value from the device's word (KeyWord's inverse) */
+static Datum
+KeyDatum(const GpuJoinAgg *agg, int k, int64 word)
+{
+	if (agg->key_dicts[k] != NULL)
+		return GpuJoinDictValue(agg->key_dicts[k], word);
+	return IntDatum(agg->key_types[k], agg->key_scales[k], word);
+}
+
 /* Item a's partial state in group g of r; *isnull for none */
 static Datum
 PartialState(const GpuJoinAggItem *item, const GjAggResult *r, int a, int64 g, bool *isnull)
@@ -1344,8 +1353,7 @@ EmitGroup(GpuJoinState *node, const GjAggResult *r, Datum **states, int64 g)
 
 			scanslot->tts_isnull[agg->key_atts[k]] = isnull;
 			scanslot->tts_values[agg->key_atts[k]] = isnull ? (Datum) 0 :
-				(agg->key_dicts[k] != NULL ? GpuJoinDictValue(agg->key_dicts[k], r->keys[k][g]) :
-				 IntDatum(agg->key_types[k], agg->key_scales[k], r->keys[k][g]));
+				KeyDatum(agg, k, r->keys[k][g]);
 		}
 		for (int a = 0; a < agg->nitems; a++)
 		{

@@ -78,6 +78,8 @@ ToSideVarsMutator(Node *node, SideVarsContext *context)
 	return expression_tree_mutator(node, ToSideVarsMutator, (void *) context);
 }
 
+static GpuJoinDict *DictCreate(MemoryContext parent);
+
 /*
  * Set up one side: which of its columns to keep and where, how to compute
  * its keys
@@ -85,8 +87,6 @@ ToSideVarsMutator(Node *node, SideVarsContext *context)
  * needed holds the scan tuple columns referenced above the join, offset by
  * FirstLowInvalidHeapAttributeNumber as pull_varattnos leaves them.
  */
-static GpuJoinDict *DictCreate(MemoryContext parent);
-
 void
 GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, List *tlist,
 				bool heap, int scan_offset, Bitmapset *needed, List *key_args,

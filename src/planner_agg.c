@@ -207,24 +207,10 @@ GpuJoinGroupKeySupported(Expr *expr, List *tlist)
 {
 	GpuJoinDeviceExpr dexpr;
 	GjExprType	type;
-	ListCell   *lc;
 
 	if (GpuJoinDictType(exprType((Node *) expr)))
-	{
-		if (!IsA(expr, Var) || ((Var *) expr)->varlevelsup != 0)
-			return false;
-		foreach(lc, tlist)
-		{
-			Node	   *e = lfirst(lc);
-
-			if (IsA(e, TargetEntry))
-				e = (Node *) ((TargetEntry *) e)->expr;
-			if (IsA(e, Var) && ((Var *) e)->varno == ((Var *) expr)->varno &&
-				((Var *) e)->varattno == ((Var *) expr)->varattno)
-				return true;
-		}
-		return false;
-	}
+		return IsA(expr, Var) && ((Var *) expr)->varlevelsup == 0 &&
+			GpuJoinTlistPosition(tlist, (Var *) expr) > 0;
 
 	/* a numeric: a column of declared scale, whose values group as they are */
 	if (exprType((Node *) expr) == NUMERICOID && GpuJoinNumericScale((Node *) expr) < 0)

@@ -349,14 +349,17 @@ typedef struct Compiler
 	List	   *tlist;
 } Compiler;
 
-/* The 1-based position of var among the compiler's tlist's Vars, or 0 */
-static int
-TlistPosition(Compiler *c, Var *var)
+/*
+ * The 1-based position of var among the plain Vars of tlist (a List of
+ * TargetEntry or of expressions), or 0
+ */
+int
+GpuJoinTlistPosition(List *tlist, Var *var)
 {
 	int			pos = 0;
 	ListCell   *lc;
 
-	foreach(lc, c->tlist)
+	foreach(lc, tlist)
 	{
 		Node	   *node = lfirst(lc);
 		Var		   *v;
@@ -726,7 +729,7 @@ CompileNode(Compiler *c, Node *node, GjExprType *type)
 
 				if (c->tlist != NIL)
 				{
-					attno = (var->varlevelsup == 0) ? TlistPosition(c, var) : 0;
+					attno = (var->varlevelsup == 0) ? GpuJoinTlistPosition(c->tlist, var) : 0;
 					if (attno <= 0 || attno > PG_INT16_MAX)
 						return false;
 					/*

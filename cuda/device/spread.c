@@ -225,8 +225,6 @@ RunThreads(void *(*fn) (void *), void *args, size_t stride, int n)
 	}
 }
 
-/* Run the tasks, one per device, at once; the first failure (by device) is
- * the answer */
 /* A failed task's error as the spread's, saying which device it was */
 static GjStatus
 TaskError(const SpreadContext *sc, const SpreadTask *t, GjError *err)
@@ -251,6 +249,8 @@ TaskError(const SpreadContext *sc, const SpreadTask *t, GjError *err)
 	return t->status;
 }
 
+/* Run the tasks, one per device, at once; the first failure (by device) is
+ * the answer */
 static GjStatus
 RunTasks(SpreadContext *sc, SpreadTask *tasks, GjError *err)
 {

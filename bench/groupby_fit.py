@@ -5,7 +5,7 @@
 
 reads bench_groupby's CSV (make -C cuda bench-groupby) and fits, by least
 squares on relative error, the device time of each group-by variant as
-src/planner_agg.c prices it, plus a per-match time both variants share (the
+src/planner_agg.c prices it, plus a per-match time every variant shares (the
 round's gather and the key's expression, which the planner charges to the
 join):
 
@@ -13,10 +13,12 @@ join):
     shared: rows * (base + aggs * shared_row_ns)
             + min(groups, cap) * aggs * flush_ns      (groups <= cap only)
     sort:   rows * (base + sort_row_ns) + runs * aggs * sort_run_ns
+    sort_tr: rows * (base + (2 + aggs) * sort_word_ns) + runs * aggs * sort_run_ns
 
 cap = the groups a block's shared memory holds (48 kB / (24 B * aggs));
 runs = min(rows, rows / 16 + groups), the runs of one group that threads of
-16 sorted matches each add to the table.
+16 sorted matches each add to the table; sort_tr's words are the match's
+number, its key and one per aggregate (the grid's keys are one column).
 Then, with the fitted constants, the variant the model picks for each case
 against the faster one measured: the cases where the pick is within 10 %
 of the fastest.  Prints the constants as gpujoin settings and the summary.
@@ -49,7 +51,8 @@ def solve(a, b):
 
 
 SORT_ITEMS = 16
-NAMES = ["base", "row_ns", "row_c", "shared_ns", "flush_ns", "sort_row_ns", "sort_run_ns"]
+NAMES = ["base", "row_ns", "row_c", "shared_ns", "flush_ns", "sort_row_ns", "sort_run_ns",
+         "sort_word_ns"]
 
 
 def runs(rows, groups):
@@ -58,12 +61,14 @@ def runs(rows, groups):
 
 def features(variant, rows, groups, aggs):
     # unknowns: base, row_ns, row_ns * contention_groups, shared_row_ns,
-    # flush_ns, sort_row_ns, sort_run_ns
+    # flush_ns, sort_row_ns, sort_run_ns, sort_word_ns
     if variant == "hash":
-        return [rows, rows * aggs, rows * aggs / groups, 0.0, 0.0, 0.0, 0.0]
+        return [rows, rows * aggs, rows * aggs / groups, 0.0, 0.0, 0.0, 0.0, 0.0]
     if variant == "sort":
-        return [rows, 0.0, 0.0, 0.0, 0.0, rows, runs(rows, groups) * aggs]
-    return [rows, 0.0, 0.0, rows * aggs, min(groups, cap(aggs)) * aggs, 0.0, 0.0]
+        return [rows, 0.0, 0.0, 0.0, 0.0, rows, runs(rows, groups) * aggs, 0.0]
+    if variant == "sort_tr":
+        return [rows, 0.0, 0.0, 0.0, 0.0, 0.0, runs(rows, groups) * aggs, rows * (2 + aggs)]
+    return [rows, 0.0, 0.0, rows * aggs, min(groups, cap(aggs)) * aggs, 0.0, 0.0, 0.0]
 
 
 def main():
@@ -94,15 +99,16 @@ def main():
     consts = [0.0] * n
     for i, c in zip(used, sub):
         consts[i] = c
-    base, row_ns, row_c, shared_ns, flush_ns, sort_row_ns, sort_run_ns = consts
+    base, row_ns, row_c, shared_ns, flush_ns, sort_row_ns, sort_run_ns, sort_word_ns = consts
     contention = row_c / row_ns if row_ns > 0 else 0.0
-    print(f"per match, both variants (gather, key): {base:.4f} ns")
+    print(f"per match, every variant (gather, key): {base:.4f} ns")
     print(f"gpujoin.preagg_row_ns = {row_ns:.4f}")
     print(f"gpujoin.preagg_contention_groups = {contention:.1f}")
     print(f"gpujoin.preagg_shared_row_ns = {shared_ns:.4f}")
     print(f"gpujoin.preagg_flush_ns = {flush_ns:.3f}")
     print(f"gpujoin.preagg_sort_row_ns = {sort_row_ns:.4f}")
     print(f"gpujoin.preagg_sort_run_ns = {sort_run_ns:.4f}")
+    print(f"gpujoin.preagg_sort_word_ns = {sort_word_ns:.4f}")
 
     def model(variant, rows, groups, aggs):
         x = features(variant, rows, groups, aggs)
@@ -114,7 +120,7 @@ def main():
         if "hash" not in t or "shared" not in t:
             continue
         # as src/planner_agg.c picks: shared only where the groups fit it
-        options = [v for v in ("hash", "shared", "sort")
+        options = [v for v in ("hash", "shared", "sort", "sort_tr")
                    if v in t and (v != "shared" or groups <= cap(aggs))]
         pick = min(options, key=lambda v: model(v, rows, groups, aggs))
         best = min(t.values())

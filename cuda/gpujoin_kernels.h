@@ -1047,15 +1047,24 @@ typedef enum GjAggKind
  *			table's accesses follow the hash order (the sort-based
  *			group-by of Wu et al. 2025, section 3.2.2, reading the
  *			payloads through the match numbers: their GFUR)
+ *	SORT_TR	as SORT, but each match's keys and values are computed once,
+ *			before the sort, and sorted along with the hashes (one radix
+ *			sort of (hash, word) pairs per word, stable, so every word
+ *			lands where its match does): the runs are then folded from
+ *			words read in order, with no second read of the inputs (Wu et
+ *			al. 2025, section 4.1.3's GFTR)
  */
 typedef enum GjAggVariant
 {
 	GJ_AGG_HASH = 0,
 	GJ_AGG_SHARED,
-	GJ_AGG_SORT
+	GJ_AGG_SORT,
+	GJ_AGG_SORT_TR
 } GjAggVariant;
 
-/* SORT: the consecutive sorted matches one thread folds into runs */
+#define GJ_AGG_NUM_VARIANTS		(GJ_AGG_SORT_TR + 1)
+
+/* SORT, SORT_TR: the consecutive sorted matches one thread folds into runs */
 #define GJ_AGG_SORT_RUN_ITEMS	16
 
 /*

@@ -31,11 +31,12 @@
  *	- an NLJ of min(rows, 65536)^2 pairs on one comparison (count phase):
  *	  nlj_compare_ns;
  *	- the grouped aggregation of the PK-FK join's matches by "outer column
- *	  % G" (RunGroupBy, the aggregate step's materialize time), HASH and
- *	  SORT over 1 .. 65536 groups and SHARED over 1 .. 512, one and two
- *	  sums, at rows and rows / 64: preagg_row_ns, preagg_contention_groups,
- *	  preagg_shared_row_ns, preagg_flush_ns, preagg_sort_row_ns and
- *	  preagg_sort_run_ns fitted by least squares (MeasureGroupBy);
+ *	  % G" (RunGroupBy, the aggregate step's materialize time), HASH, SORT
+ *	  and SORT_TR over 1 .. 65536 groups and SHARED over 1 .. 512, one and
+ *	  two sums, at rows and rows / 64: preagg_row_ns,
+ *	  preagg_contention_groups, preagg_shared_row_ns, preagg_flush_ns,
+ *	  preagg_sort_row_ns, preagg_sort_run_ns and preagg_sort_word_ns fitted
+ *	  by least squares (MeasureGroupBy);
  *	- every copy of all of the above: transfer_gbps = bytes / copy time.
  *
  * And the host's part:
@@ -403,16 +404,18 @@ typedef struct GroupByFit
 	double		flush_ns;
 	double		sort_row_ns;
 	double		sort_run_ns;
+	double		sort_word_ns;
 } GroupByFit;
 
 /*
  * The model's terms of a case, in ns, per unknown: a per-match time both
  * variants share (the gather, the key), HASH's per match and sum, its
  * contention (per match and sum over the groups), SHARED's per match and
- * sum, its adding up per group and sum, SORT's per match, and its runs'
- * adding up per run and sum
+ * sum, its adding up per group and sum, SORT's per match, the runs' adding
+ * up per run and sum (SORT's and SORT_TR's), and SORT_TR's per match and
+ * word (the match's number, its key, a sum's argument)
  */
-#define GROUPBY_UNKNOWNS	7
+#define GROUPBY_UNKNOWNS	8
 
 static void
 GroupByTerms(const GroupByCase *c, int64 rows, double *x)
@@ -433,15 +436,19 @@ GroupByTerms(const GroupByCase *c, int64 rows, double *x)
 	}
 	else
 	{
-		x[5] = rows;
+		if (c->variant == GJ_AGG_SORT)
+			x[5] = rows;
+		else
+			x[7] = (double) rows * (2 + c->naggs);
 		x[6] = gj_agg_sort_runs((double) rows, groups) * c->naggs;
 	}
 }
 
 /*
- * The group-by constants: HASH and SORT over 1 .. 65536 groups and SHARED
- * over 1 .. 512 (within its bound), one and two sums, on the synthetic join's
- * matches at rows and at rows / 64 (where the blocks' adding up shows), by
+ * The group-by constants: HASH, SORT and SORT_TR over 1 .. 65536 groups
+ * and SHARED over 1 .. 512 (within its bound), one and two sums, on the
+ * synthetic join's matches at rows and at rows / 64 (where the blocks'
+ * adding up shows), by
  * least squares on relative error (the normal equations, solved by
  * elimination), as bench/groupby_fit.py fits the group-by grid.  Terms a
  * device cannot tell apart (the CPU twin: both variants are one) come out
@@ -460,7 +467,7 @@ MeasureGroupBy(const GjKernels *kernels, const CalibrateData *data, int64 rows)
 	memset(ata, 0, sizeof(ata));
 	for (int z = 0; z < 2; z++)
 	{
-		GroupByCase cases[2 * (2 * lengthof(hash_groups) + lengthof(shared_groups))];
+		GroupByCase cases[2 * (3 * lengthof(hash_groups) + lengthof(shared_groups))];
 		int			n = 0;
 
 		for (int naggs = 1; naggs <= 2; naggs++)
@@ -469,6 +476,7 @@ MeasureGroupBy(const GjKernels *kernels, const CalibrateData *data, int64 rows)
 			{
 				cases[n++] = (GroupByCase) {GJ_AGG_HASH, hash_groups[i], naggs, 0.0};
 				cases[n++] = (GroupByCase) {GJ_AGG_SORT, hash_groups[i], naggs, 0.0};
+				cases[n++] = (GroupByCase) {GJ_AGG_SORT_TR, hash_groups[i], naggs, 0.0};
 			}
 			for (int i = 0; i < lengthof(shared_groups); i++)
 				cases[n++] = (GroupByCase) {GJ_AGG_SHARED, shared_groups[i], naggs, 0.0};
@@ -532,14 +540,15 @@ MeasureGroupBy(const GjKernels *kernels, const CalibrateData *data, int64 rows)
 	}
 	for (int c = 0; c < GROUPBY_UNKNOWNS; c++)
 		sol[c] = fabs(ata[c][c]) < 1e-300 ? 0.0 : Max(ata[c][GROUPBY_UNKNOWNS] / ata[c][c], 0.0);
-	elog(DEBUG1, "gpujoin_calibrate: group-by fit %g %g %g %g %g %g %g",
-		 sol[0], sol[1], sol[2], sol[3], sol[4], sol[5], sol[6]);
+	elog(DEBUG1, "gpujoin_calibrate: group-by fit %g %g %g %g %g %g %g %g",
+		 sol[0], sol[1], sol[2], sol[3], sol[4], sol[5], sol[6], sol[7]);
 	fit.row_ns = sol[1];
 	fit.contention_groups = sol[1] > 0.0 ? sol[2] / sol[1] : 0.0;
 	fit.shared_row_ns = sol[3];
 	fit.flush_ns = sol[4];
 	fit.sort_row_ns = sol[5];
 	fit.sort_run_ns = sol[6];
+	fit.sort_word_ns = sol[7];
 	return fit;
 }
 
@@ -1045,6 +1054,7 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 	double		preagg_flush_ns;
 	double		preagg_sort_row_ns;
 	double		preagg_sort_run_ns;
+	double		preagg_sort_word_ns;
 	double		peer_gbps;
 	CalibrateRun run;
 
@@ -1120,6 +1130,7 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 		preagg_flush_ns = fit.flush_ns;
 		preagg_sort_row_ns = fit.sort_row_ns;
 		preagg_sort_run_ns = fit.sort_run_ns;
+		preagg_sort_word_ns = fit.sort_word_ns;
 	}
 
 	cost_per_ms = MeasureCostPerMs(Min(rows, 2 * 1024 * 1024));
@@ -1157,6 +1168,7 @@ gpujoin_calibrate(PG_FUNCTION_ARGS)
 			{"gpujoin.preagg_flush_ns", preagg_flush_ns, "ns"},
 			{"gpujoin.preagg_sort_row_ns", preagg_sort_row_ns, "ns"},
 			{"gpujoin.preagg_sort_run_ns", preagg_sort_run_ns, "ns"},
+			{"gpujoin.preagg_sort_word_ns", preagg_sort_word_ns, "ns"},
 			{"gpujoin.cost_per_ms", cost_per_ms, "units/ms"},
 			{"gpujoin.extract_cost", host.extract_ns * units_per_ms / 1e6, "cost units"},
 			{"gpujoin.heap_page_cost", heap.page_ns * units_per_ms / 1e6, "cost units"},

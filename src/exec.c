@@ -180,6 +180,7 @@ static const char *const groupby_variant_names[] = {
 	[GJ_AGG_HASH] = "hash",
 	[GJ_AGG_SHARED] = "hash, shared memory",
 	[GJ_AGG_SORT] = "sort",
+	[GJ_AGG_SORT_TR] = "sort, values sorted along",
 };
 
 const char *

@@ -86,6 +86,7 @@ GpuJoinModel gpujoin_model = {
 	.preagg_flush_ns = GPUJOIN_DEFAULT_PREAGG_FLUSH_NS,
 	.preagg_sort_row_ns = GPUJOIN_DEFAULT_PREAGG_SORT_ROW_NS,
 	.preagg_sort_run_ns = GPUJOIN_DEFAULT_PREAGG_SORT_RUN_NS,
+	.preagg_sort_word_ns = GPUJOIN_DEFAULT_PREAGG_SORT_WORD_NS,
 	.peer_gbps = GPUJOIN_DEFAULT_PEER_GBPS,
 	.exchange_row_ns = GPUJOIN_DEFAULT_EXCHANGE_ROW_NS,
 	.spread_device_ms = GPUJOIN_DEFAULT_SPREAD_DEVICE_MS,
@@ -184,6 +185,8 @@ static const struct
 	&gpujoin_model.preagg_sort_row_ns, GPUJOIN_DEFAULT_PREAGG_SORT_ROW_NS, 0.0},
 	{"gpujoin.preagg_sort_run_ns", "GpuPreAgg, sort-based group-by: device time per run of one group's sorted matches and aggregate added to the table, in nanoseconds.", NULL,
 	&gpujoin_model.preagg_sort_run_ns, GPUJOIN_DEFAULT_PREAGG_SORT_RUN_NS, 0.0},
+	{"gpujoin.preagg_sort_word_ns", "GpuPreAgg, sort-based group-by with the values sorted along: device time per match and word (its number, each key, each aggregate's argument) computed and sorted with its group's hash, in nanoseconds.", NULL,
+	&gpujoin_model.preagg_sort_word_ns, GPUJOIN_DEFAULT_PREAGG_SORT_WORD_NS, 0.0},
 	{"gpujoin.peer_gbps", "Device-to-device bandwidth between two GPUs, in GB/s, as the planner assumes it for a join partitioned over several.", NULL,
 	&gpujoin_model.peer_gbps, GPUJOIN_DEFAULT_PEER_GBPS, 0.001},
 	{"gpujoin.exchange_row_ns", "Device time per row a GPU sorts and sends to the others when a join is partitioned over several, in nanoseconds.",
@@ -225,6 +228,7 @@ static const struct config_enum_entry gpujoin_groupby_variant_options[] = {
 	{"hash", GJ_AGG_HASH, false},
 	{"shared", GJ_AGG_SHARED, false},
 	{"sort", GJ_AGG_SORT, false},
+	{"sort_tr", GJ_AGG_SORT_TR, false},
 	{NULL, 0, false}
 };
 
@@ -414,12 +418,13 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("gpujoin.groupby_variant",
-							 "Forces the device group-by of GpuPreAgg nodes with group keys: auto, hash, shared or sort.",
+							 "Forces the device group-by of GpuPreAgg nodes with group keys: auto, hash, shared, sort or sort_tr.",
 							 "hash folds every match into a table of groups in device memory; shared "
 							 "folds into per-block words in shared memory first (few groups); sort "
 							 "sorts each round's matches by group and adds each run of a group to the "
-							 "table once (skewed keys, many groups). auto lets the planner choose; the "
-							 "others are for tests and benchmarks.",
+							 "table once, reading the matches' inputs again (GFUR); sort_tr computes "
+							 "each match's keys and values once and sorts them along (GFTR). auto lets "
+							 "the planner choose; the others are for tests and benchmarks.",
 							 &gpujoin_groupby_variant,
 							 GPUJOIN_AUTO,
 							 gpujoin_groupby_variant_options,

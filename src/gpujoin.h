@@ -158,6 +158,7 @@ typedef struct GpuJoinModel
 	double		preagg_flush_ns;	/* SHARED: per group and aggregate, all blocks */
 	double		preagg_sort_row_ns; /* SORT: per match sorted and read again */
 	double		preagg_sort_run_ns; /* SORT: per run of a group and aggregate */
+	double		preagg_sort_word_ns;	/* SORT_TR: per match and word sorted */
 	/* a join spread over several devices (device.c, GpuJoinSpreadSpec) */
 	double		peer_gbps;		/* device <-> device, GB/s */
 	double		exchange_row_ns;	/* PARTITION: per row a device sends */
@@ -211,6 +212,7 @@ typedef struct GpuJoinModel
 #define GPUJOIN_DEFAULT_PREAGG_FLUSH_NS		163.0
 #define GPUJOIN_DEFAULT_PREAGG_SORT_ROW_NS	0.186
 #define GPUJOIN_DEFAULT_PREAGG_SORT_RUN_NS	2.02
+#define GPUJOIN_DEFAULT_PREAGG_SORT_WORD_NS	0.05
 #define GPUJOIN_DEFAULT_GFTR_GATHER_NS		0.012
 /*
  * Spread joins, two H200 of one host with NVLink between them, 2026-11-27

@@ -379,10 +379,12 @@ RememberedPath(PlannerInfo *root, RelOptInfo *rel, bool partial)
  * of each group added to the table at the end; sort: per match (sorted by
  * its group, read again), and per run of one group's matches that a
  * thread adds to the table (a thread takes GJ_AGG_SORT_RUN_ITEMS sorted
- * matches: a run ends at its last one or at the next group).
+ * matches: a run ends at its last one or at the next group); sort with
+ * the values sorted along: per match and word sorted (its number, its
+ * nkeys keys, an argument per aggregate), and its runs as sort's.
  */
 static double
-GroupByMs(int variant, double rows, int naggs, double groups)
+GroupByMs(int variant, double rows, int nkeys, int naggs, double groups)
 {
 	const GpuJoinModel *m = &gpujoin_model;
 
@@ -397,6 +399,10 @@ GroupByMs(int variant, double rows, int naggs, double groups)
 					Min(groups, GJ_AGG_SHARED_GROUPS(naggs)) * naggs * m->preagg_flush_ns) / 1e6;
 		case GJ_AGG_SORT:
 			return (rows * m->preagg_sort_row_ns +
+					gj_agg_sort_runs(rows, groups) * naggs * m->preagg_sort_run_ns) / 1e6;
+		case GJ_AGG_SORT_TR:
+			/* words: the match's number, its keys, its aggregates' values */
+			return (rows * (1 + nkeys + naggs) * m->preagg_sort_word_ns +
 					gj_agg_sort_runs(rows, groups) * naggs * m->preagg_sort_run_ns) / 1e6;
 		default:
 			return rows * naggs * m->preagg_row_ns / 1e6;
@@ -438,39 +444,38 @@ PreAggPath(RelOptInfo *input_rel, CustomPath *join, PathTarget *partial, int nke
 	emit = (gpujoin_emit_cost + join->path.pathtarget->cost.per_tuple) * rows;
 	if (nkeys == 0)
 	{
-		device = GroupByMs(-1, rows, naggs, groups);
+		device = GroupByMs(-1, rows, 0, naggs, groups);
 		considered = psprintf("one group (warp sums, one atomic per warp and word) %.3f ms (chosen)",
 							  device);
 		variant = "one group";
 	}
 	else
 	{
-		double		ms[3];
+		double		ms[GJ_AGG_NUM_VARIANTS];
 		bool		fits = groups <= GJ_AGG_SHARED_GROUPS(naggs);
 		int			chosen = GJ_AGG_HASH;
 
-		for (int v = GJ_AGG_HASH; v <= GJ_AGG_SORT; v++)
-			ms[v] = GroupByMs(v, rows, naggs, groups);
+		for (int v = 0; v < GJ_AGG_NUM_VARIANTS; v++)
+			ms[v] = GroupByMs(v, rows, nkeys, naggs, groups);
 		/* the cheapest; shared memory only where the groups expected fit it */
 		if (gpujoin_groupby_variant != GPUJOIN_AUTO)
 			chosen = gpujoin_groupby_variant;
 		else
-		{
-			if (fits && ms[GJ_AGG_SHARED] < ms[chosen])
-				chosen = GJ_AGG_SHARED;
-			if (ms[GJ_AGG_SORT] < ms[chosen])
-				chosen = GJ_AGG_SORT;
-		}
+			for (int v = 0; v < GJ_AGG_NUM_VARIANTS; v++)
+				if (ms[v] < ms[chosen] && (v != GJ_AGG_SHARED || fits))
+					chosen = v;
 		device = ms[chosen];
 		variant = GpuJoinGroupByVariantName(chosen);
 		considered = psprintf("hash (device table of exact keys, grown as needed) %.3f ms%s, "
 							  "shared memory (per-block words for up to %d groups) %.3f ms%s, "
-							  "sort (runs of matches sorted by group) %.3f ms%s",
+							  "sort (runs of matches sorted by group) %.3f ms%s, "
+							  "sort, values sorted along %.3f ms%s",
 							  ms[GJ_AGG_HASH], chosen == GJ_AGG_HASH ? " (chosen)" : "",
 							  GJ_AGG_SHARED_GROUPS(naggs), ms[GJ_AGG_SHARED],
 							  chosen == GJ_AGG_SHARED ? " (chosen)" :
 							  (fits ? "" : " (the groups do not fit)"),
-							  ms[GJ_AGG_SORT], chosen == GJ_AGG_SORT ? " (chosen)" : "");
+							  ms[GJ_AGG_SORT], chosen == GJ_AGG_SORT ? " (chosen)" : "",
+							  ms[GJ_AGG_SORT_TR], chosen == GJ_AGG_SORT_TR ? " (chosen)" : "");
 	}
 	device *= gpujoin_model.cost_per_ms;
 	cpath->path.startup_cost = join->path.total_cost - emit + device;

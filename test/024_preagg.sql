@@ -24,7 +24,7 @@
 -- PostgreSQL raises (int4 overflow in an argument, a float sum that
 -- overflows, an average of floats whose squared deviations overflow).
 BEGIN;
-SELECT plan(53);
+SELECT plan(59);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -155,7 +155,7 @@ SELECT matches(pg_temp.plan(sql), 'Device Aggregation: hash, 2 aggregates',
 	'many groups expected: the hash group-by')
 	FROM aq WHERE name = 'two keys';
 SELECT is(pg_temp.agg_failures(), '', 'gpujoin.groupby_variant = ' || v || ': every query')
-	FROM unnest(ARRAY['hash', 'shared', 'sort']) v, LATERAL (SELECT set_config('gpujoin.groupby_variant', v, true)) c;
+	FROM unnest(ARRAY['hash', 'shared', 'sort', 'sort_tr']) v, LATERAL (SELECT set_config('gpujoin.groupby_variant', v, true)) c;
 RESET gpujoin.groupby_variant;
 -- sorting made cheap: the planner picks the sort-based group-by
 SET LOCAL gpujoin.preagg_sort_row_ns = 0;
@@ -164,6 +164,12 @@ SELECT matches(pg_temp.plan_verbose(sql), 'Device Aggregation: sort, 2 aggregate
 	'sorting priced cheap: the sort-based group-by, priced beside the others')
 	FROM aq WHERE name = 'two keys';
 RESET gpujoin.preagg_sort_row_ns;
+-- sorting the values along made cheap: the planner picks it
+SET LOCAL gpujoin.preagg_sort_word_ns = 0;
+SELECT matches(pg_temp.plan_verbose(sql), 'Device Aggregation: sort, values sorted along, 2 aggregates[\s\S]*Group-By Variants Considered: .*, sort \(runs of matches sorted by group\) \d+\.\d+ ms, sort, values sorted along \d+\.\d+ ms \(chosen\)',
+	'sorting the values along priced cheap: that group-by, priced beside the others')
+	FROM aq WHERE name = 'two keys';
+RESET gpujoin.preagg_sort_word_ns;
 RESET gpujoin.preagg_sort_run_ns;
 -- the groups a GpuPreAgg expects: no more than its keys' values can make
 -- (PostgreSQL's own estimate takes "k % 3" to have as many values as k)
@@ -203,7 +209,9 @@ LANGUAGE plpgsql AS $$
 BEGIN
 	PERFORM set_config('gpujoin.groupby_variant', variant, true);
 	RETURN NEXT ok((SELECT bool_or(pg_temp.plan_analyze(sql) ~
-							('Device Aggregation: ' || CASE variant WHEN 'auto' THEN '' ELSE variant END ||
+							('Device Aggregation: ' ||
+							 CASE variant WHEN 'auto' THEN '' WHEN 'sort_tr' THEN 'sort, values sorted along'
+							 ELSE variant END ||
 							 '[\s\S]*Group Spills: [1-9]'))
 					FROM aq, unnest(ARRAY[64, 128, 256, 512, 1024, 2048]) l,
 						LATERAL (SELECT set_config('gpujoin.device_memory_limit', l::text, true)) c
@@ -217,6 +225,7 @@ BEGIN
 END $$;
 SELECT * FROM pg_temp.spill_tests('auto');
 SELECT * FROM pg_temp.spill_tests('sort');
+SELECT * FROM pg_temp.spill_tests('sort_tr');
 RESET gpujoin.groupby_variant;
 RESET gpujoin.device_memory_limit;
 -- a table's integer sums are exact for 2^32 matches: past its limit (here
@@ -304,6 +313,8 @@ SELECT results_eq(:'q' || ' ORDER BY 1 DESC', 'SELECT * FROM fkey_expected ORDER
 	'a float8 key in descending order: NaN first, NULL first');
 SET LOCAL gpujoin.groupby_variant = 'sort';
 SELECT bag_eq(:'q', 'SELECT * FROM fkey_expected', 'a float8 key, the sort-based group-by');
+SET LOCAL gpujoin.groupby_variant = 'sort_tr';
+SELECT bag_eq(:'q', 'SELECT * FROM fkey_expected', 'a float8 key, the sort-based group-by, values sorted along');
 RESET gpujoin.groupby_variant;
 
 -- numeric arithmetic: the device computes within 64 bits; a NaN or a

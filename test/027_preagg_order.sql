@@ -16,7 +16,7 @@
 -- process's ordered groups).  An ORDER BY of something else gets the
 -- same rows, an ordered GpuPreAgg or not as the costs decide.
 BEGIN;
-SELECT plan(17);
+SELECT plan(18);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -140,6 +140,8 @@ SET LOCAL gpujoin.groupby_variant = 'shared';
 SELECT is(pg_temp.order_failures(), '', 'group-by shared: every query in order');
 SET LOCAL gpujoin.groupby_variant = 'sort';
 SELECT is(pg_temp.order_failures(), '', 'group-by sort: every query in order');
+SET LOCAL gpujoin.groupby_variant = 'sort_tr';
+SELECT is(pg_temp.order_failures(), '', 'group-by sort_tr: every query in order');
 RESET gpujoin.groupby_variant;
 
 -- spread over three logical devices, partitioned: the devices' groups

@@ -2,23 +2,24 @@
  *
  * bench_groupby.c
  *	  The group-by grid: device time of the grouped aggregation of a join's
- *	  matches with each group-by variant (HASH, SHARED, SORT), over rows, groups,
- *	  aggregates and key skew (make -C cuda bench-groupby)
+ *	  matches with each group-by variant (HASH, SHARED, SORT, SORT_TR), over
+ *	  rows, groups, aggregates and key skew (make -C cuda bench-groupby)
  *
- * One join per size: an inner side of N rows (N = 10^5 .. 10^LOG10_MAX,
- * --max-log10, 8 by default) with unique keys 0 .. N - 1 and the payload
- * columns u (int8, uniform random), z (int8, log-uniform over 1 .. N, a
- * Zipf-like law of exponent 1) and four int4 values; an outer side of the
+ * One join per size: an inner side of N rows (N = 10^5 .. 10^L, --max-log10
+ * L, 8 by default; --min-log10 starts past 10^5) with unique keys 0 .. N - 1
+ * and the payload columns u (int8, uniform random), z (int8, log-uniform
+ * over 1 .. N, a Zipf-like law of exponent 1) and four int4 values; an
+ * outer side of the
  * same keys, so N matches.  For each number of groups G (1, 10, .. up to
  * N) and each skew, the group key is "u % G" or "z % G" (a device
  * expression); 1, 2 or 4 aggregates sum the int4 values.  Per case and
  * variant: a warm-up, then the median of --runs (3) runs of agg_begin and
- * every round's aggregate (the round's gather included, the same for both
- * variants), as wall time on the host (each aggregate call waits for the
+ * every round's aggregate (the round's gather included, the same for every
+ * variant), as wall time on the host (each aggregate call waits for the
  * device).  Every variant must find the same number of groups, or the
  * program says MISMATCH and exits 1.
  *
- * --variant hash, shared or sort runs that one alone.
+ * --variant hash, shared, sort or sort_tr runs that one alone.
  *
  * Output: CSV on stdout, one line per case and variant:
  *	rows,groups,aggs,skew,variant,ms
@@ -112,6 +113,7 @@ main(int argc, char **argv)
 {
 	const GjKernels *k = &gj_cpu_kernels;
 	int			runs = 3;
+	int			min_log10 = 5;
 	int			max_log10 = 8;
 	int			naggs_list[] = {1, 2, 4};
 	int			only = -1;		/* --variant: that one alone */
@@ -122,21 +124,24 @@ main(int argc, char **argv)
 			runs = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--max-log10") == 0 && i + 1 < argc)
 			max_log10 = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--min-log10") == 0 && i + 1 < argc)
+			min_log10 = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--variant") == 0 && i + 1 < argc)
 		{
 			i++;
 			only = strcmp(argv[i], "hash") == 0 ? GJ_AGG_HASH :
 				strcmp(argv[i], "shared") == 0 ? GJ_AGG_SHARED :
-				strcmp(argv[i], "sort") == 0 ? GJ_AGG_SORT : -2;
+				strcmp(argv[i], "sort") == 0 ? GJ_AGG_SORT :
+				strcmp(argv[i], "sort_tr") == 0 ? GJ_AGG_SORT_TR : -2;
 			if (only == -2)
 			{
-				fprintf(stderr, "bench_groupby: --variant is hash, shared or sort\n");
+				fprintf(stderr, "bench_groupby: --variant is hash, shared, sort or sort_tr\n");
 				return 2;
 			}
 		}
 		else
 		{
-			fprintf(stderr, "usage: bench_groupby [--runs N] [--max-log10 L] [--variant V]\n");
+			fprintf(stderr, "usage: bench_groupby [--runs N] [--min-log10 L] [--max-log10 L] [--variant V]\n");
 			return 2;
 		}
 	}
@@ -154,7 +159,7 @@ main(int argc, char **argv)
 	}
 #endif
 	printf("rows,groups,aggs,skew,variant,ms\n");
-	for (int l = 5; l <= max_log10; l++)
+	for (int l = min_log10; l <= max_log10; l++)
 	{
 		int64_t		n = 1;
 		int64_t		round;
@@ -219,10 +224,13 @@ main(int argc, char **argv)
 			for (int skew = 0; skew < 2; skew++)
 				for (int ai = 0; ai < 3; ai++)
 				{
-					int64_t		found[3] = {0, 0, 0};
-					static const char *const names[3] = {"hash", "shared", "sort"};
+					int64_t		found[GJ_AGG_NUM_VARIANTS] = {0};
+					static const char *const names[GJ_AGG_NUM_VARIANTS] = {
+						"hash", "shared", "sort", "sort_tr"
+					};
+					int			first = -1;
 
-					for (int variant = GJ_AGG_HASH; variant <= GJ_AGG_SORT; variant++)
+					for (int variant = 0; variant < GJ_AGG_NUM_VARIANTS; variant++)
 					{
 						if (only >= 0 && variant != only)
 						{
@@ -242,13 +250,19 @@ main(int argc, char **argv)
 							   names[variant], ms[runs / 2]);
 						fflush(stdout);
 					}
-					if ((found[0] >= 0 && found[1] >= 0 && found[0] != found[1]) ||
-						(found[0] >= 0 && found[2] >= 0 && found[0] != found[2]) ||
-						(found[1] >= 0 && found[2] >= 0 && found[1] != found[2]))
+					/* every variant run finds the same number of groups */
+					for (int variant = 0; variant < GJ_AGG_NUM_VARIANTS; variant++)
 					{
-						printf("MISMATCH: %lld groups by hash, %lld by shared, %lld by sort\n",
-							   (long long) found[0], (long long) found[1], (long long) found[2]);
-						return 1;
+						if (found[variant] < 0)
+							continue;
+						if (first >= 0 && found[variant] != found[first])
+						{
+							printf("MISMATCH: %lld groups by %s, %lld by %s\n",
+								   (long long) found[first], names[first],
+								   (long long) found[variant], names[variant]);
+							return 1;
+						}
+						first = variant;
 					}
 				}
 		k->context_destroy(ctx);

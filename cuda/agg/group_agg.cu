@@ -28,6 +28,13 @@
  *			   inputs are read again through their numbers (GFUR, Wu et
  *			   al. 2025, sections 3.2.2 and 4.1.3: the payloads are not
  *			   sorted along).
+ *	  SORT_TR: agg_sort_hash_kernel also writes each match's keys and
+ *			   values, computed once, as words in match order; one radix
+ *			   sort per word orders (hash, word) pairs, each sort stable
+ *			   on the same hashes, so that every word lands where its
+ *			   match does (GFTR: the payloads sorted along), and
+ *			   agg_sorted_kernel folds the runs from the sorted words,
+ *			   read in order, with no second read of the inputs.
  *
  * THE TABLE.  Groups lie densely, group g's words at [g] of each array;
  * slots (twice the groups' capacity, a power of two) hold a hash, claimed
@@ -57,6 +64,15 @@
 
 /* The most groups a table starts with, whatever the planner expects */
 #define GJ_AGG_FIRST_GROUPS		(INT64_C(1) << 16)
+
+/*
+ * SORT_TR: the words a match carries through the sort: first its number
+ * with its NULL flags (bits 32 .. 39 the keys', 40 .. 55 the values'),
+ * then its keys, then the values of the aggregates that have an argument
+ */
+#define AGG_SORT_WORDS			(1 + GJ_AGG_MAX_KEYS + GJ_AGG_MAX_AGGS)
+#define AGG_SORT_KEY_NULLS		32
+#define AGG_SORT_VALUE_NULLS	40
 
 /* The counters a round's kernels keep on the device */
 typedef struct AggCounters
@@ -93,6 +109,13 @@ typedef struct AggTable
 	GjDeviceBuffer words[3 * GJ_AGG_MAX_AGGS];
 } AggTable;
 
+/* SORT_TR: a round's words, one array each (device pointers), by value */
+typedef struct AggSortWords
+{
+	int			nwords;			/* 0: SORT, which reads the inputs again */
+	int64_t    *w[AGG_SORT_WORDS];
+} AggSortWords;
+
 /* A round's columns (device pointers), by value */
 typedef struct AggColumns
 {
@@ -109,6 +132,9 @@ typedef struct CudaAggState
 	GjDeviceBuffer lists[2];	/* matches the groups had no room for */
 	GjDeviceBuffer sort_hashes[2];	/* SORT: the round's (hash, match) pairs */
 	GjDeviceBuffer sort_rows[2];
+	GjDeviceBuffer sort_first_hashes;	/* SORT_TR: the hashes in match order */
+	GjDeviceBuffer sort_words[2][AGG_SORT_WORDS];	/* SORT_TR: in match order,
+													 * and sorted */
 	GjDeviceBuffer order_words[2];	/* agg_result in key order: a key's */
 	GjDeviceBuffer order_groups[2];	/* words and the live groups by them */
 	GjDeviceBuffer order_count;
@@ -380,16 +406,59 @@ agg_groups_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n, const uint3
 		}
 }
 
+/* SORT_TR: the words of match i (AGG_SORT_WORDS), at [i] of each array */
+static __device__ void
+PutWords(const GjAggSpec *spec, const AggSortWords *words, int64_t i, const GjAggMatch *m)
+{
+	uint64_t	flags = (uint64_t) (uint32_t) i | (uint64_t) m->key_nulls << AGG_SORT_KEY_NULLS;
+	int			w = 1 + spec->nkeys;
+
+	for (int k = 0; k < spec->nkeys; k++)
+		words->w[1 + k][i] = m->keys[k];
+	for (int a = 0; a < spec->naggs; a++)
+	{
+		if (m->values[a].isnull)
+			flags |= UINT64_C(1) << (AGG_SORT_VALUE_NULLS + a);
+		if (spec->aggs[a].has_arg)
+			words->w[w++][i] = m->values[a].v.i;
+	}
+	words->w[0][i] = (int64_t) flags;
+}
+
+/* SORT_TR: the match whose words are at [p], as gj_agg_eval_match made it */
+static __device__ void
+GetWords(const GjAggSpec *spec, const AggSortWords *words, int64_t p, GjAggMatch *m)
+{
+	uint64_t	flags = (uint64_t) words->w[0][p];
+	int			w = 1 + spec->nkeys;
+
+	m->key_nulls = (uint32_t) (flags >> AGG_SORT_KEY_NULLS) & 0xff;
+	for (int k = 0; k < spec->nkeys; k++)
+		m->keys[k] = words->w[1 + k][p];
+	for (int a = 0; a < spec->naggs; a++)
+	{
+		m->values[a].isnull = ((flags >> (AGG_SORT_VALUE_NULLS + a)) & 1) != 0;
+		m->values[a].v.i = spec->aggs[a].has_arg ? words->w[w++][p] : 0;
+	}
+}
+
+/* SORT, SORT_TR: the number of the match at sorted position p */
+static __device__ uint32_t
+SortedRow(const uint32_t *sorted, const AggSortWords *words, int64_t p)
+{
+	return words->nwords > 0 ? (uint32_t) words->w[0][p] : sorted[p];
+}
+
 /*
  * SORT, first: each match's sort key, the high 32 bits of its group's hash
  * with the lowest set (0, which sorts first, for an undecided match), and
- * its number.  32 bits are enough to bring a group's matches together (the
- * radix sort then takes 4 passes, not 8): groups that share them are told
- * apart by their keys.
+ * its number (rows; SORT_TR: its words instead).  32 bits are enough to
+ * bring a group's matches together (the radix sort then takes 4 passes,
+ * not 8): groups that share them are told apart by their keys.
  */
 __global__ static void
 agg_sort_hash_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n,
-					 AggCounters *counters, uint32_t *hashes, uint32_t *rows)
+					 AggCounters *counters, uint32_t *hashes, uint32_t *rows, AggSortWords words)
 {
 	int64_t		stride = (int64_t) gridDim.x * blockDim.x;
 	unsigned long long undecided = 0;
@@ -401,13 +470,18 @@ agg_sort_hash_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n,
 
 		ReadInputs(spec, &cols, i, inputs);
 		if (gj_agg_eval_match(spec, inputs, &m))
+		{
 			hashes[i] = (uint32_t) (gj_agg_hash(&m, spec->nkeys) >> 32) | 1;
+			if (words.nwords > 0)
+				PutWords(spec, &words, i, &m);
+		}
 		else
 		{
-			hashes[i] = 0;
+			hashes[i] = 0;		/* its words are never read */
 			undecided++;
 		}
-		rows[i] = (uint32_t) i;
+		if (rows != NULL)
+			rows[i] = (uint32_t) i;
 	}
 	if (undecided > 0)
 		atomicAdd(&counters->undecided, undecided);
@@ -422,7 +496,8 @@ agg_sort_hash_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n,
 static __device__ void
 FlushRun(const GjAggSpec *spec, AggTableArgs *t, AggCounters *counters,
 		 const GjAggMatch *m, const int64_t *words, const uint32_t *sorted,
-		 int64_t first, int64_t end, uint32_t *overflow_rows)
+		 const AggSortWords *sorted_words, int64_t first, int64_t end,
+		 uint32_t *overflow_rows)
 {
 	long long	g = FindGroup(t, counters, spec->nkeys, m);
 
@@ -432,7 +507,7 @@ FlushRun(const GjAggSpec *spec, AggTableArgs *t, AggCounters *counters,
 										  (unsigned long long) (end - first));
 
 		for (int64_t p = first; p < end; p++)
-			overflow_rows[at++] = sorted[p];
+			overflow_rows[at++] = SortedRow(sorted, sorted_words, p);
 		return;
 	}
 	for (int a = 0; a < spec->naggs; a++)
@@ -443,7 +518,8 @@ FlushRun(const GjAggSpec *spec, AggTableArgs *t, AggCounters *counters,
 }
 
 /*
- * SORT, last: the n matches in sort key order (hashes[p], sorted[p]), each
+ * SORT, last: the n matches in sort key order (hashes[p], sorted[p], whose
+ * inputs are read again; SORT_TR: words, whose words are the match), each
  * thread GJ_AGG_SORT_RUN_ITEMS consecutive ones, folded run by run.  Matches
  * of one group are consecutive unless another group has the same sort key,
  * in which case a run ends at each change of keys: the group is found
@@ -451,8 +527,8 @@ FlushRun(const GjAggSpec *spec, AggTableArgs *t, AggCounters *counters,
  */
 __global__ static void
 agg_sorted_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n, const uint32_t *hashes,
-				  const uint32_t *sorted, AggTableArgs t, AggCounters *counters,
-				  uint32_t *overflow_rows)
+				  const uint32_t *sorted, AggSortWords words, AggTableArgs t,
+				  AggCounters *counters, uint32_t *overflow_rows)
 {
 	int64_t		stride = (int64_t) gridDim.x * blockDim.x * GJ_AGG_SORT_RUN_ITEMS;
 	int			naggs = spec->naggs;
@@ -461,7 +537,7 @@ agg_sorted_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n, const uint3
 		 start < n; start += stride)
 	{
 		int64_t		end = start + GJ_AGG_SORT_RUN_ITEMS < n ? start + GJ_AGG_SORT_RUN_ITEMS : n;
-		int64_t		words[3 * GJ_AGG_MAX_AGGS];
+		int64_t		run_words[3 * GJ_AGG_MAX_AGGS];
 		GjAggMatch	run;
 		uint32_t	run_hash = 0;
 		int64_t		run_first = start;
@@ -475,28 +551,34 @@ agg_sorted_kernel(const GjAggSpec *spec, AggColumns cols, int64_t n, const uint3
 
 			if (h == 0)
 				continue;		/* undecided, counted already */
-			ReadInputs(spec, &cols, sorted[p], inputs);
-			if (!gj_agg_eval_match(spec, inputs, &m))
-				continue;		/* cannot be: the same programs decided it */
+			if (words.nwords > 0)
+				GetWords(spec, &words, p, &m);
+			else
+			{
+				ReadInputs(spec, &cols, sorted[p], inputs);
+				if (!gj_agg_eval_match(spec, inputs, &m))
+					continue;	/* cannot be: the same programs decided it */
+			}
 			same = h == run_hash && SameMatchKeys(spec->nkeys, &m, &run);
 			if (!same)
 			{
 				if (run_hash != 0)
-					FlushRun(spec, &t, counters, &run, words, sorted, run_first, p,
-							 overflow_rows);
+					FlushRun(spec, &t, counters, &run, run_words, sorted, &words, run_first,
+							 p, overflow_rows);
 				run = m;
 				run_hash = h;
 				run_first = p;
 				for (int a = 0; a < naggs; a++)
-					gj_agg_init_words(&spec->aggs[a], &words[3 * a], &words[3 * a + 1],
-									  &words[3 * a + 2]);
+					gj_agg_init_words(&spec->aggs[a], &run_words[3 * a], &run_words[3 * a + 1],
+									  &run_words[3 * a + 2]);
 			}
 			for (int a = 0; a < naggs; a++)
-				gj_agg_fold(&spec->aggs[a], &m.values[a], &words[3 * a], &words[3 * a + 1],
-							&words[3 * a + 2]);
+				gj_agg_fold(&spec->aggs[a], &m.values[a], &run_words[3 * a], &run_words[3 * a + 1],
+							&run_words[3 * a + 2]);
 		}
 		if (run_hash != 0)
-			FlushRun(spec, &t, counters, &run, words, sorted, run_first, end, overflow_rows);
+			FlushRun(spec, &t, counters, &run, run_words, sorted, &words, run_first, end,
+					 overflow_rows);
 	}
 }
 
@@ -672,9 +754,12 @@ gj_cuda_agg_destroy(GjCudaContext *ctx)
 		gj_cuda_device_release(ctx, &agg->lists[i]);
 		gj_cuda_device_release(ctx, &agg->sort_hashes[i]);
 		gj_cuda_device_release(ctx, &agg->sort_rows[i]);
+		for (int j = 0; j < AGG_SORT_WORDS; j++)
+			gj_cuda_device_release(ctx, &agg->sort_words[i][j]);
 		gj_cuda_device_release(ctx, &agg->order_words[i]);
 		gj_cuda_device_release(ctx, &agg->order_groups[i]);
 	}
+	gj_cuda_device_release(ctx, &agg->sort_first_hashes);
 	gj_cuda_device_release(ctx, &agg->order_count);
 	gj_cuda_device_release(ctx, &agg->order_out);
 	gj_cuda_pinned_free(agg->h_counters);
@@ -941,11 +1026,23 @@ NoRoom(GjStatus status, GjError *err)
 	return true;
 }
 
+/* SORT_TR: how many words a match carries (AGG_SORT_WORDS) */
+static int
+SortWords(const GjAggSpec *spec)
+{
+	int			nwords = 1 + spec->nkeys;
+
+	for (int a = 0; a < spec->naggs; a++)
+		nwords += spec->aggs[a].has_arg ? 1 : 0;
+	return nwords;
+}
+
 /*
- * SORT: the first pass over a round's n matches (agg_sort_hash_kernel, the
- * sort, agg_sorted_kernel), listing into overflow_rows the matches whose
- * group the table had no room for.  *done false where the device has no
- * room for the sort's arrays: the round then goes as in HASH.
+ * SORT and SORT_TR: the first pass over a round's n matches
+ * (agg_sort_hash_kernel, the sorts, agg_sorted_kernel), listing into
+ * overflow_rows the matches whose group the table had no room for.  *done
+ * false where the device has no room for the sorts' arrays: the round then
+ * goes as in HASH.
  */
 static GjStatus
 SortedPass(GjCudaContext *ctx, CudaAggState *agg, const GjAggSpec *d_spec,
@@ -954,52 +1051,112 @@ SortedPass(GjCudaContext *ctx, CudaAggState *agg, const GjAggSpec *d_spec,
 {
 	const char *what = "an aggregation's sorted matches";
 	AggCounters *d_counters = (AggCounters *) agg->counters.ptr;
+	bool		along = agg->spec.variant == GJ_AGG_SORT_TR;
+	AggSortWords words;
+	AggSortWords sorted_words;
+	uint32_t   *hashes;
+	uint32_t   *rows = NULL;
+	const uint32_t *sorted_hashes;
+	const uint32_t *sorted_rows = NULL;
 	size_t		temp_bytes = 0;
 	GjStatus	status = GJ_OK;
 
 	*done = false;
+	memset(&words, 0, sizeof(words));
+	memset(&sorted_words, 0, sizeof(sorted_words));
 	for (int i = 0; i < 2 && status == GJ_OK; i++)
-	{
 		status = gj_cuda_device_reserve(ctx, &agg->sort_hashes[i], (size_t) n * sizeof(uint32_t),
 										what, err);
-		if (status == GJ_OK)
+	if (!along)
+		for (int i = 0; i < 2 && status == GJ_OK; i++)
 			status = gj_cuda_device_reserve(ctx, &agg->sort_rows[i],
 											(size_t) n * sizeof(uint32_t), what, err);
+	else
+	{
+		words.nwords = sorted_words.nwords = SortWords(&agg->spec);
+		if (status == GJ_OK)
+			status = gj_cuda_device_reserve(ctx, &agg->sort_first_hashes,
+											(size_t) n * sizeof(uint32_t), what, err);
+		for (int j = 0; j < words.nwords && status == GJ_OK; j++)
+			for (int i = 0; i < 2 && status == GJ_OK; i++)
+				status = gj_cuda_device_reserve(ctx, &agg->sort_words[i][j],
+												(size_t) n * sizeof(int64_t), what, err);
 	}
 	if (NoRoom(status, err))
 		return GJ_OK;
 	GJ_TRY(status);
 
-	agg_sort_hash_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-		d_spec, *cols, n, d_counters, (uint32_t *) agg->sort_hashes[0].ptr,
-		(uint32_t *) agg->sort_rows[0].ptr);
-	GJ_CUDA_TRY(err, cudaGetLastError());
+	if (along)
 	{
-		cub::DoubleBuffer<uint32_t> keys((uint32_t *) agg->sort_hashes[0].ptr,
-										 (uint32_t *) agg->sort_hashes[1].ptr);
-		cub::DoubleBuffer<uint32_t> rows((uint32_t *) agg->sort_rows[0].ptr,
-										 (uint32_t *) agg->sort_rows[1].ptr);
-		int64_t		threads = (n + GJ_AGG_SORT_RUN_ITEMS - 1) / GJ_AGG_SORT_RUN_ITEMS;
+		hashes = (uint32_t *) agg->sort_first_hashes.ptr;
+		for (int j = 0; j < words.nwords; j++)
+			words.w[j] = (int64_t *) agg->sort_words[0][j].ptr;
+		cub::DoubleBuffer<uint32_t> keys;
+		cub::DoubleBuffer<int64_t> values;
 
-		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, keys, rows, n,
-														 0, 32, ctx->stream));
-		status = gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err);
-		if (NoRoom(status, err))
-		{
-			/* the hashes' undecided count is recounted by the HASH pass */
-			GJ_CUDA_TRY(err, cudaMemsetAsync(&d_counters->undecided, 0,
-											 sizeof(unsigned long long), ctx->stream));
-			return GJ_OK;
-		}
-		GJ_TRY(status);
-		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
-														 temp_bytes, keys, rows, n, 0, 32,
+		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, keys, values, n, 0, 32,
 														 ctx->stream));
-		agg_sorted_kernel<<<gj_cuda_grid_size(ctx, threads), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-			d_spec, *cols, n, keys.Current(), rows.Current(),
-			TableArgs(agg, &agg->tables[agg->cur]), d_counters, overflow_rows);
-		GJ_CUDA_TRY(err, cudaGetLastError());
 	}
+	else
+	{
+		hashes = (uint32_t *) agg->sort_hashes[0].ptr;
+		rows = (uint32_t *) agg->sort_rows[0].ptr;
+		cub::DoubleBuffer<uint32_t> keys;
+		cub::DoubleBuffer<uint32_t> values;
+
+		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, keys, values, n, 0, 32,
+														 ctx->stream));
+	}
+	agg_sort_hash_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+		d_spec, *cols, n, d_counters, hashes, rows, words);
+	GJ_CUDA_TRY(err, cudaGetLastError());
+	status = gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err);
+	if (NoRoom(status, err))
+	{
+		/* the hashes' undecided count is recounted by the HASH pass */
+		GJ_CUDA_TRY(err, cudaMemsetAsync(&d_counters->undecided, 0,
+										 sizeof(unsigned long long), ctx->stream));
+		return GJ_OK;
+	}
+	GJ_TRY(status);
+	if (along)
+	{
+		/*
+		 * One sort of (hash, word) pairs per word, each of the same hashes:
+		 * a stable sort moves every word where its match goes
+		 */
+		for (int j = 0; j < words.nwords; j++)
+		{
+			cub::DoubleBuffer<uint32_t> keys((uint32_t *) agg->sort_hashes[0].ptr,
+											 (uint32_t *) agg->sort_hashes[1].ptr);
+			cub::DoubleBuffer<int64_t> values((int64_t *) agg->sort_words[0][j].ptr,
+											  (int64_t *) agg->sort_words[1][j].ptr);
+
+			GJ_CUDA_TRY(err, cudaMemcpyAsync(keys.Current(), hashes, (size_t) n * sizeof(uint32_t),
+											 cudaMemcpyDeviceToDevice, ctx->stream));
+			GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
+															 temp_bytes, keys, values, n, 0, 32,
+															 ctx->stream));
+			sorted_hashes = keys.Current();
+			sorted_words.w[j] = values.Current();
+		}
+	}
+	else
+	{
+		cub::DoubleBuffer<uint32_t> keys(hashes, (uint32_t *) agg->sort_hashes[1].ptr);
+		cub::DoubleBuffer<uint32_t> values(rows, (uint32_t *) agg->sort_rows[1].ptr);
+
+		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
+														 temp_bytes, keys, values, n, 0, 32,
+														 ctx->stream));
+		sorted_hashes = keys.Current();
+		sorted_rows = values.Current();
+	}
+	agg_sorted_kernel<<<gj_cuda_grid_size(ctx, (n + GJ_AGG_SORT_RUN_ITEMS - 1) / GJ_AGG_SORT_RUN_ITEMS),
+		GJ_BLOCK_SIZE, 0, ctx->stream>>>(
+		d_spec, *cols, n, sorted_hashes, sorted_rows, sorted_words,
+		TableArgs(agg, &agg->tables[agg->cur]), d_counters, overflow_rows);
+	GJ_CUDA_TRY(err, cudaGetLastError());
 	*done = true;
 	return GJ_OK;
 }
@@ -1076,7 +1233,8 @@ gj_cuda_aggregate(GjContext *ctx, int64_t first, int64_t *nmatches, int64_t *und
 			bool		sorted = false;
 
 			/* SORT's first pass; matches it lists go one by one, as in HASH */
-			if (rows == NULL && agg->spec.variant == GJ_AGG_SORT)
+			if (rows == NULL && (agg->spec.variant == GJ_AGG_SORT ||
+								 agg->spec.variant == GJ_AGG_SORT_TR))
 				GJ_TRY(SortedPass(cuda, agg, d_spec, &cols, n, (uint32_t *) agg->lists[out].ptr,
 								  &sorted, err));
 			/* fewer blocks with shared words: each adds its groups once */

@@ -116,7 +116,7 @@ gj_agg_check(const GjAggSpec *spec, const GjJoinSpec *join, GjError *err)
 									"An aggregation program reads input %d, which is not one of its %d, or of another type.",
 									(int) expr->inputs[i], (int) spec->ninputs);
 	}
-	if (spec->variant > GJ_AGG_SORT)
+	if (spec->variant >= GJ_AGG_NUM_VARIANTS)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"An aggregation asks for group-by variant %d.", (int) spec->variant);
 	if (spec->nsort < 0 || spec->nsort > spec->nkeys)

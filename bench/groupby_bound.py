@@ -14,7 +14,8 @@ int4 value per aggregate (4 bytes each); the bound is those bytes over the
 device's copy bandwidth (BANDWIDTH_GBS, 4295.9 GB/s by default: the H200
 host's cudaMemcpy device to device, bench/results/kernels.md, counting the
 bytes read and written).  The variants read more than that: the round's
-gather (the values by row number), and HASH and SORT a second pass.
+gather (the values by row number), SORT a second pass over the inputs,
+SORT_TR its sorts of each match's words.
 """
 import csv
 import sys
@@ -30,7 +31,7 @@ for r in csv.DictReader(open(path)):
     key = (int(r["groups"]), int(r["aggs"]), r["skew"])
     cases.setdefault(key, {})[r["variant"]] = float(r["ms"])
 
-variants = ["hash", "shared", "sort"]
+variants = ["hash", "shared", "sort", "sort_tr"]
 print("| groups | aggregates | keys | bound (ms) | " +
       " | ".join(f"{v} ms (% of bound)" for v in variants) + " | fastest |")
 print("| ---: | ---: | --- | ---: | " + " | ".join("---:" for _ in variants) + " | --- |")

@@ -202,17 +202,17 @@ typedef struct GpuJoinModel
 #define GPUJOIN_DEFAULT_GATHER_NS			0.018
 /*
  * The group-by constants: fitted to the group-by kernel grid on the H200
- * host, 2026-11-27, three variants (bench/groupby_fit.py,
+ * host, 2026-11-28, four variants (bench/groupby_fit.py,
  * bench/results/groupby_h200.csv and _fit.txt); gpujoin_calibrate() fits
  * them to fewer cases (calibrate.c)
  */
-#define GPUJOIN_DEFAULT_PREAGG_ROW_NS		0.128
-#define GPUJOIN_DEFAULT_PREAGG_CONTENTION_GROUPS	2.0
-#define GPUJOIN_DEFAULT_PREAGG_SHARED_ROW_NS	0.0123
-#define GPUJOIN_DEFAULT_PREAGG_FLUSH_NS		163.0
-#define GPUJOIN_DEFAULT_PREAGG_SORT_ROW_NS	0.186
-#define GPUJOIN_DEFAULT_PREAGG_SORT_RUN_NS	2.02
-#define GPUJOIN_DEFAULT_PREAGG_SORT_WORD_NS	0.05
+#define GPUJOIN_DEFAULT_PREAGG_ROW_NS		0.122
+#define GPUJOIN_DEFAULT_PREAGG_CONTENTION_GROUPS	1.9
+#define GPUJOIN_DEFAULT_PREAGG_SHARED_ROW_NS	0.0089
+#define GPUJOIN_DEFAULT_PREAGG_FLUSH_NS		225.0
+#define GPUJOIN_DEFAULT_PREAGG_SORT_ROW_NS	0.126
+#define GPUJOIN_DEFAULT_PREAGG_SORT_RUN_NS	2.47
+#define GPUJOIN_DEFAULT_PREAGG_SORT_WORD_NS	0.0286
 #define GPUJOIN_DEFAULT_GFTR_GATHER_NS		0.012
 /*
  * Spread joins, two H200 of one host with NVLink between them, 2026-11-27

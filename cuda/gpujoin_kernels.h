@@ -252,11 +252,17 @@ typedef enum GjVariant
 	GJ_VARIANT_SMJ,				/* sort-merge join: matches in key order */
 	GJ_VARIANT_BAND,			/* range join: sorted inner keys, both
 								 * bounds searched per outer row */
-	GJ_VARIANT_NLJ				/* theta join: tiled nested loop over
+	GJ_VARIANT_NLJ,				/* theta join: tiled nested loop over
 								 * comparison terms */
+	GJ_VARIANT_SCAN				/* no join: every outer row is one match,
+								 * of no inner row (a GpuPreAgg over a
+								 * scan); the inner side has no payload
+								 * columns and is not read, no batch needs
+								 * keys, and a round's inner maps are not
+								 * written */
 } GjVariant;
 
-#define GJ_NUM_VARIANTS		5
+#define GJ_NUM_VARIANTS		6
 
 /* Comparisons of an NLJ term: inner value OP outer value, unsigned */
 typedef enum GjThetaOp
@@ -375,7 +381,9 @@ typedef struct GjMatchRound
 	int64_t		nmatches;		/* matches in this round */
 	const GjRowId *outer_rows;	/* row within the outer chunk; NULL unless
 								 * spec.row_ids */
-	const GjRowId *inner_rows;	/* row within the inner side; likewise */
+	const GjRowId *inner_rows;	/* row within the inner side; likewise
+								 * (and NULL for SCAN, whose matches have
+								 * no inner row) */
 	const void *outer_values[GJ_MAX_COLUMNS];	/* nmatches values of each
 												 * outer payload column */
 	const uint8_t *outer_nulls[GJ_MAX_COLUMNS]; /* and their NULL flags;

@@ -164,6 +164,7 @@ GpuJoinVariantName(GjVariant variant, GjMaterialize materialize)
 		[GJ_VARIANT_SMJ] = {[GJ_MATERIALIZE_GFUR] = "SMJ-UR", [GJ_MATERIALIZE_GFTR] = "SMJ-TR"},
 		[GJ_VARIANT_BAND] = {[GJ_MATERIALIZE_GFUR] = "BAND", [GJ_MATERIALIZE_GFTR] = "BAND-TR"},
 		[GJ_VARIANT_NLJ] = {[GJ_MATERIALIZE_GFUR] = "NLJ", [GJ_MATERIALIZE_GFTR] = "NLJ"},
+		[GJ_VARIANT_SCAN] = {[GJ_MATERIALIZE_GFUR] = "SCAN", [GJ_MATERIALIZE_GFTR] = "SCAN"},
 	};
 
 	if ((int) variant < 0 || variant >= GJ_NUM_VARIANTS ||

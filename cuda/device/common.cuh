@@ -270,6 +270,7 @@ extern const GjCudaVariant gj_cuda_phj;	/* partitioned_join.cu */
 extern const GjCudaVariant gj_cuda_smj;	/* sort_merge.cu */
 extern const GjCudaVariant gj_cuda_band;	/* band_join.cu */
 extern const GjCudaVariant gj_cuda_nlj;	/* theta_nlj.cu */
+extern const GjCudaVariant gj_cuda_scan;	/* scan.cu */
 
 /* The kernel table's entry points; context.cu collects them in gj_cuda_kernels */
 extern "C"

@@ -625,6 +625,13 @@ typedef struct GjRoundSources
  * position map to gather its payload by position, and neither when the
  * side has no payload and no row ids are asked for.
  */
+/* Has a match a row of this side?  (every join's: SCAN's has no inner row) */
+static inline bool
+gj_side_matched(const GjJoinSpec *spec, GjSide side)
+{
+	return side == GJ_SIDE_OUTER || spec->variant != GJ_VARIANT_SCAN;
+}
+
 static inline void
 gj_round_plan(const GjJoinSpec *spec, bool outer_transformed,
 			  GjRoundSources *sources, bool need[GJ_NUM_ROUND_MAPS])
@@ -649,10 +656,12 @@ gj_round_plan(const GjJoinSpec *spec, bool outer_transformed,
 		sources->map[side] = transformed ? positions : rows;
 		need[rows] = spec->row_ids || (!transformed && payload);
 		need[positions] = transformed && payload;
+		if (!gj_side_matched(spec, side))
+			need[rows] = need[positions] = false;
 	}
 }
 
-/* "NPHJ", "PHJ", "SMJ", "BAND", "NLJ", for messages */
+/* "NPHJ", "PHJ", "SMJ", "BAND", "NLJ", "SCAN", for messages */
 static inline const char *
 gj_variant_name(GjVariant variant)
 {
@@ -668,6 +677,8 @@ gj_variant_name(GjVariant variant)
 			return "BAND";
 		case GJ_VARIANT_NLJ:
 			return "NLJ";
+		case GJ_VARIANT_SCAN:
+			return "SCAN";
 	}
 	return "unknown";
 }
@@ -746,7 +757,7 @@ gj_check_spec(const GjJoinSpec *spec, bool (*implemented) (GjVariant),
 							"No join spec was given.");
 	if ((int) spec->variant < 0 || (int) spec->variant >= GJ_NUM_VARIANTS)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"The join variant %d is not one of NPHJ, PHJ, SMJ, BAND and NLJ.",
+							"The join variant %d is not one of NPHJ, PHJ, SMJ, BAND, NLJ and SCAN.",
 							(int) spec->variant);
 	if (spec->materialize != GJ_MATERIALIZE_GFUR &&
 		spec->materialize != GJ_MATERIALIZE_GFTR)
@@ -772,6 +783,10 @@ gj_check_spec(const GjJoinSpec *spec, bool (*implemented) (GjVariant),
 									gj_side_name(side), c, (int) widths[c]);
 		}
 	}
+	if (spec->variant == GJ_VARIANT_SCAN && spec->inner_ncolumns != 0)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"A SCAN has no inner side, but the join spec gives it %d payload columns.",
+							(int) spec->inner_ncolumns);
 	if (spec->ndevices > 1)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"A join spread over %d devices runs through gj_spread_kernels, not one device's kernels.",
@@ -839,7 +854,7 @@ gj_check_share(const GjJoinSpec *spec, const char *variant_name, bool has_build,
  * payload columns of that side, each with its values (NULL flags are
  * optional).  What a variant matches on: the keys, and for BAND's outer
  * side the upper bounds too (keys_hi); for NLJ the values of each of the
- * spec's terms, and no keys.
+ * spec's terms, and no keys; for SCAN nothing.
  */
 static inline GjStatus
 gj_check_batch(const GjBatch *batch, const GjJoinSpec *spec, GjSide side,
@@ -857,7 +872,7 @@ gj_check_batch(const GjBatch *batch, const GjJoinSpec *spec, GjSide side,
 							name, (long long) batch->nrows,
 							(long long) GJ_MAX_ROWS);
 	if (batch->nrows > 0 && spec->variant != GJ_VARIANT_NLJ &&
-		batch->keys == NULL)
+		spec->variant != GJ_VARIANT_SCAN && batch->keys == NULL)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"The %s batch has %lld rows but no key array.",
 							name, (long long) batch->nrows);

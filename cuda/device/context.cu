@@ -112,6 +112,7 @@ static const GjCudaVariant *const variants[GJ_NUM_VARIANTS] = {
 	&gj_cuda_smj,				/* GJ_VARIANT_SMJ: sort_merge.cu */
 	&gj_cuda_band,				/* GJ_VARIANT_BAND: band_join.cu */
 	&gj_cuda_nlj,				/* GJ_VARIANT_NLJ: theta_nlj.cu */
+	&gj_cuda_scan,				/* GJ_VARIANT_SCAN: scan.cu */
 };
 
 /*

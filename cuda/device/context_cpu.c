@@ -67,6 +67,7 @@ static const GjCpuVariant *const variants[GJ_NUM_VARIANTS] = {
 	&gj_cpu_smj,				/* GJ_VARIANT_SMJ: sort_merge_cpu.c */
 	&gj_cpu_band,				/* GJ_VARIANT_BAND: band_join_cpu.c */
 	&gj_cpu_nlj,				/* GJ_VARIANT_NLJ: theta_nlj_cpu.c */
+	&gj_cpu_scan,				/* GJ_VARIANT_SCAN: scan_cpu.c */
 };
 
 /* Does this table implement the variant?  (for gj_check_spec) */

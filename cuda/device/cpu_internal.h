@@ -127,6 +127,7 @@ extern const GjCpuVariant gj_cpu_phj;	/* partitioned_join_cpu.c */
 extern const GjCpuVariant gj_cpu_smj;	/* sort_merge_cpu.c */
 extern const GjCpuVariant gj_cpu_band;	/* band_join_cpu.c */
 extern const GjCpuVariant gj_cpu_nlj;	/* theta_nlj_cpu.c */
+extern const GjCpuVariant gj_cpu_scan;	/* scan_cpu.c */
 
 /*
  * The arrays of one sort of (key, row) pairs (key_sort_cpu.c), held by the

@@ -489,7 +489,7 @@ gj_cuda_round_materialize(GjCudaContext *ctx, const GjRoundSources *sources,
 		int			ncolumns = gj_side_ncolumns(&ctx->spec, side);
 		const int32_t *widths = gj_side_widths(&ctx->spec, side);
 
-		if (ctx->spec.row_ids)
+		if (ctx->spec.row_ids && gj_side_matched(&ctx->spec, side))
 		{
 			const GjCudaContext *of = side == GJ_SIDE_INNER ? GJ_CUDA_BUILD(ctx) : ctx;
 			GjRowId    *rows = GJ_ROUND_MAP(ctx, row_maps[s]);
@@ -564,7 +564,8 @@ gj_cuda_round_fill(const GjCudaContext *ctx, GjMatchRound *round)
 	if (ctx->spec.row_ids)
 	{
 		round->outer_rows = pinned->rows[GJ_SIDE_OUTER];
-		round->inner_rows = pinned->rows[GJ_SIDE_INNER];
+		if (gj_side_matched(&ctx->spec, GJ_SIDE_INNER))
+			round->inner_rows = pinned->rows[GJ_SIDE_INNER];
 	}
 	for (int c = 0; c < ctx->spec.outer_ncolumns; c++)
 	{

@@ -370,7 +370,7 @@ gj_cpu_round_materialize(GjCpuContext *ctx, const GjRoundSources *sources,
 		const GjHostColumns *cols = &ctx->columns[round_sets[s]];
 		int			ncolumns = gj_side_ncolumns(&ctx->spec, side);
 
-		if (ctx->spec.row_ids)
+		if (ctx->spec.row_ids && gj_side_matched(&ctx->spec, side))
 		{
 			const GjCpuContext *of = side == GJ_SIDE_INNER ? GJ_CPU_BUILD(ctx) : ctx;
 			const GjRowId *map = GJ_CPU_ROUND_MAP(ctx, row_maps[s]);
@@ -415,7 +415,8 @@ gj_cpu_round_fill(const GjCpuContext *ctx, GjMatchRound *round)
 	if (ctx->spec.row_ids)
 	{
 		round->outer_rows = (const GjRowId *) ctx->round_rows[GJ_SIDE_OUTER].ptr;
-		round->inner_rows = (const GjRowId *) ctx->round_rows[GJ_SIDE_INNER].ptr;
+		if (gj_side_matched(&ctx->spec, GJ_SIDE_INNER))
+			round->inner_rows = (const GjRowId *) ctx->round_rows[GJ_SIDE_INNER].ptr;
 	}
 	for (int c = 0; c < ctx->spec.outer_ncolumns; c++)
 	{

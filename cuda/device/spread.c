@@ -273,7 +273,8 @@ RowBytes(const GjJoinSpec *spec, GjSide side, const GjBatch *batch)
 	int			ncolumns = gj_side_ncolumns(spec, side);
 	const int32_t *widths = gj_side_widths(spec, side);
 	int64_t		bytes = spec->variant == GJ_VARIANT_NLJ ?
-		(int64_t) sizeof(uint64_t) * spec->nterms : (int64_t) sizeof(uint64_t);
+		(int64_t) sizeof(uint64_t) * spec->nterms :
+		spec->variant == GJ_VARIANT_SCAN ? 0 : (int64_t) sizeof(uint64_t);
 
 	if (batch->keys_hi != NULL)
 		bytes += sizeof(uint64_t);
@@ -421,6 +422,9 @@ CheckSpread(const GjJoinSpec *spec, GjError *err)
 		(spec->variant == GJ_VARIANT_BAND || spec->variant == GJ_VARIANT_NLJ))
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"A theta join cannot be partitioned by key over devices; it is broadcast.");
+	if (spec->spread == GJ_SPREAD_PARTITION && spec->variant == GJ_VARIANT_SCAN)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"A SCAN has no key to partition by over devices; it is broadcast.");
 	return GJ_OK;
 }
 
@@ -841,9 +845,12 @@ SpreadRetrieve(SpreadContext *sc, int64_t first, GjMatchRound *round, GjError *e
 
 		for (int64_t m = 0; m < round->nmatches; m++)
 			outer_rows[m] = one.outer_rows[m] + offset;
-		memcpy(inner_rows, one.inner_rows, (size_t) round->nmatches * sizeof(GjRowId));
 		round->outer_rows = outer_rows;
-		round->inner_rows = inner_rows;
+		if (one.inner_rows != NULL)		/* SCAN's matches have none */
+		{
+			memcpy(inner_rows, one.inner_rows, (size_t) round->nmatches * sizeof(GjRowId));
+			round->inner_rows = inner_rows;
+		}
 	}
 	else
 	{

@@ -4527,7 +4527,7 @@ main(void)
 	{
 		TestInvalidArguments(&gj_cuda_kernels, &gj_cpu_kernels);
 		TestThetaInvalid(&gj_cuda_kernels);
-		for (int v = 0; v < GJ_NUM_VARIANTS; v++)
+		for (int v = 0; v <= GJ_VARIANT_NLJ; v++)
 			TestDeviceMemoryLimit((GjVariant) v);
 		/*
 		 * NLJ: 4.5 * 10^10 matches by default (150000 x 300000), whose
@@ -4561,6 +4561,7 @@ main(void)
 	TestHeapDeform();
 	TestExpr();
 	TestAgg();
+	TestScan();
 	TestChain();
 
 	if (verbose)

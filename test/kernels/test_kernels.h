@@ -46,6 +46,9 @@ extern void TestAgg(void);
 /* test_chain.c */
 extern void TestChain(void);
 
+/* test_scan.c */
+extern void TestScan(void);
+
 /*
  * A qual with the inputs of one row and the verdict (GJ_QUAL_FAILS,
  * _PASSES or _UNDECIDED, expr.h) it must have there, known by hand

@@ -46,6 +46,7 @@ OBJS = \
 	cuda/device/key_sort_cpu.o \
 	cuda/join/band_join_cpu.o \
 	cuda/join/theta_nlj_cpu.o \
+	cuda/join/scan_cpu.o \
 	cuda/device/exchange_cpu.o \
 	cuda/scan/heap_deform_cpu.o \
 	cuda/expr/expr_cpu.o \

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/groupby_fit.py: the group-by cost model's constants from the grid
 
-    python3 bench/groupby_fit.py results.csv
+    python3 bench/groupby_fit.py results.csv [judged.csv]
 
 reads bench_groupby's CSV (make -C cuda bench-groupby) and fits, by least
 squares on relative error, the device time of each group-by variant as
@@ -21,7 +21,9 @@ runs = min(rows, rows / 16 + groups), the runs of one group that threads of
 number, its key and one per aggregate (the grid's keys are one column).
 Then, with the fitted constants, the variant the model picks for each case
 against the faster one measured: the cases where the pick is within 10 %
-of the fastest.  Prints the constants as gpujoin settings and the summary.
+of the fastest, on the fitted grid or, where a second is given, on that
+one (fitted on one run, judged on another; a variant the first lacks is
+not offered).  Prints the constants as gpujoin settings and the summary.
 Pure Python (no numpy): the normal equations, solved by elimination.
 """
 import csv
@@ -71,10 +73,11 @@ def features(variant, rows, groups, aggs):
     return [rows, 0.0, 0.0, rows * aggs, min(groups, cap(aggs)) * aggs, 0.0, 0.0, 0.0]
 
 
-def main():
+def read_grid(path):
+    """The grid's cases (variant -> ns per case) and the rows to fit."""
     cases = {}
     fit_rows = []
-    with open(sys.argv[1]) as f:
+    with open(path) as f:
         for r in csv.DictReader(f):
             rows, groups, aggs = int(r["rows"]), int(r["groups"]), int(r["aggs"])
             ns = float(r["ms"]) * 1e6
@@ -83,6 +86,14 @@ def main():
             if r["variant"] == "shared" and groups > cap(aggs):
                 continue        # past the bound: a hybrid the model does not price
             fit_rows.append((features(r["variant"], rows, groups, aggs), ns))
+    return cases, fit_rows
+
+
+def main():
+    fit_cases, fit_rows = read_grid(sys.argv[1])
+    # judged on another grid (another run, another machine) where one is given
+    cases = read_grid(sys.argv[2])[0] if len(sys.argv) > 2 else fit_cases
+    fitted = set(v for t in fit_cases.values() for v in t)
     # least squares on relative error: each row weighted by 1 / measured
     n = len(NAMES)
     ata = [[0.0] * n for _ in range(n)]
@@ -120,8 +131,9 @@ def main():
         if "hash" not in t or "shared" not in t:
             continue
         # as src/planner_agg.c picks: shared only where the groups fit it
+        # (a variant the fitted grid lacks has no constants: not offered)
         options = [v for v in ("hash", "shared", "sort", "sort_tr")
-                   if v in t and (v != "shared" or groups <= cap(aggs))]
+                   if v in t and v in fitted and (v != "shared" or groups <= cap(aggs))]
         pick = min(options, key=lambda v: model(v, rows, groups, aggs))
         best = min(t.values())
         total += 1

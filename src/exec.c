@@ -607,6 +607,7 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	/* GPU joins under this one that it can run as one chain (exec_chain.c) */
 	node->gj_Chain = NULL;
 	node->gj_ChainedInto = NULL;
+	node->gj_ChainBelow = boolVal(list_nth(priv, GpuJoinPrivateChainBelow));
 	GpuJoinChainInit(node);
 }
 

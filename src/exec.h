@@ -605,6 +605,8 @@ typedef struct GpuJoinState
 									 * as its top (exec_chain.c), or NULL */
 	struct GpuJoinState *gj_ChainedInto;	/* the top of the chain that runs
 											 * this node as a level, or NULL */
+	bool		gj_ChainBelow;	/* planned as a chain with the GPU join below
+								 * (GpuJoinPrivateChainBelow) */
 } GpuJoinState;
 
 /* Milliseconds since start */

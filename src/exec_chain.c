@@ -251,7 +251,8 @@ GpuJoinChainInit(GpuJoinState *node)
 	for (lower = OuterGpuJoin(node); lower != NULL && n < GJ_MAX_LEVELS;
 		 lower = OuterGpuJoin(lower))
 	{
-		if (!ChainableLower(lower))
+		/* only where the planner priced the pair as one chain */
+		if (!stack[n - 1]->gj_ChainBelow || !ChainableLower(lower))
 			break;
 		stack[n++] = lower;
 		/* a level above the bottom probes with one plain column */

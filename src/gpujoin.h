@@ -303,6 +303,9 @@ typedef enum GpuJoinPrivateIndex
 	GpuJoinPrivateOuterQuals,
 	/* List: likewise for the inner side */
 	GpuJoinPrivateInnerQuals,
+	/* Boolean: the planner priced this join as the top of a chain with the
+	 * GPU hash join below it (exec_chain.c chains only such pairs) */
+	GpuJoinPrivateChainBelow,
 } GpuJoinPrivateIndex;
 
 /*

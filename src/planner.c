@@ -82,6 +82,8 @@ typedef enum GpuJoinPathPrivateIndex
 	GpuJoinPathPartitioned,		/* Boolean: a hash join costed as partitioned */
 	GpuJoinPathOuterByTid,		/* Boolean: an outer heap side's host columns
 								 * fetched by tid for each match */
+	GpuJoinPathChainBelow,		/* Boolean: priced as the top of a chain with
+								 * the GPU join below (ChainSaving) */
 } GpuJoinPathPrivateIndex;
 
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
@@ -138,12 +140,37 @@ MergeJoinPathKeys(PlannerInfo *root, RelOptInfo *joinrel, JoinType jointype,
 }
 
 /*
+ * The rows whose key of a level a chain encodes on the host (exec_chain.c's
+ * extra key columns): those of the side below that holds the key's column,
+ * the lowest outer side for a star, a lower level's inner side for a
+ * snowflake.  Every row of that side is encoded, not only those that reach
+ * the level, so a selective join below makes the encoding cost more than
+ * the rows it spares.
+ */
+static double
+ChainKeyRows(Path *lower, Var *key)
+{
+	Path	   *p = lower;
+
+	while (IsA(p, CustomPath) && ((CustomPath *) p)->methods == &gpujoin_hash_path_methods)
+	{
+		Path	   *inner = lsecond(((CustomPath *) p)->custom_paths);
+
+		if (bms_is_member(key->varno, inner->parent->relids))
+			return inner->rows;
+		p = linitial(((CustomPath *) p)->custom_paths);
+	}
+	return p->rows;
+}
+
+/*
  * What running this join as the top of a chain with the GPU hash join
  * below it saves (src/exec_chain.c), or 0 when the two cannot be one
  * chain: the lower join's emission of its rows and this one's copying of
- * them into a batch, less the encoding of this join's key on the host.
- * The executor decides again, on the nodes; these are its rules as the
- * paths show them.
+ * them into a batch, less the encoding of this join's key on the host, a
+ * value's extraction for each row of the side that holds it
+ * (ChainKeyRows).  Not positive: the two stay apart (the plan says so,
+ * GpuJoinPrivateChainBelow, and the executor chains only where it does).
  */
 static Cost
 ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool partial,
@@ -175,7 +202,7 @@ ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool 
 		return 0.0;
 	return (gpujoin_emit_cost + outer_path->pathtarget->cost.per_tuple) * outer_path->rows +
 		outer_path->rows * (list_length(outer_path->pathtarget->exprs) + 1) * gpujoin_extract_cost -
-		outer_path->rows * cpu_operator_cost;
+		ChainKeyRows(outer_path, (Var *) outer_arg) * gpujoin_extract_cost;
 }
 
 /*
@@ -195,6 +222,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	bool		partitioned;
 	bool		outer_by_tid;
 	bool		shared_build;
+	Cost		saved;
 
 	/* the children are run to completion once per scan: no parameters */
 	if (outer_path == NULL || inner_path == NULL ||
@@ -267,16 +295,12 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 							  clauses->fill_inner ?
 							  ", the last to finish emitting those none matched" : "");
 	/* the top of a chain with the GPU hash join below: no rows between them */
+	saved = ChainSaving(outer_path, jointype, strategy, partial, clauses, variant, partitioned);
+	if (saved > 0.0)
 	{
-		Cost		saved = ChainSaving(outer_path, jointype, strategy, partial, clauses,
-										variant, partitioned);
-
-		if (saved > 0.0)
-		{
-			cpath->path.total_cost -= Min(saved, cpath->path.total_cost - cpath->path.startup_cost);
-			considered = psprintf("%s; a chain with the GPU join below (%.2f saved)",
-								  considered, saved);
-		}
+		cpath->path.total_cost -= Min(saved, cpath->path.total_cost - cpath->path.startup_cost);
+		considered = psprintf("%s; a chain with the GPU join below (%.2f saved)",
+							  considered, saved);
 	}
 	/* a merge join emitting unmatched outer rows sorts them on the host */
 	if (strategy == GPUJOIN_STRATEGY_MERGE &&
@@ -304,6 +328,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	cpath->custom_private = lappend(cpath->custom_private, makeString(considered));
 	cpath->custom_private = lappend(cpath->custom_private, makeBoolean(partitioned));
 	cpath->custom_private = lappend(cpath->custom_private, makeBoolean(outer_by_tid));
+	cpath->custom_private = lappend(cpath->custom_private, makeBoolean(saved > 0.0));
 
 	/* a copy for an aggregation above (before add_path may free it) */
 	if (strategy == GPUJOIN_STRATEGY_HASH)
@@ -794,6 +819,7 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 									makeFloat(psprintf("%.1f", outer_plan->plan_rows)));
 	cscan->custom_private = lappend(cscan->custom_private, outer_heap ? outer_plan->qual : NIL);
 	cscan->custom_private = lappend(cscan->custom_private, inner_heap ? inner_plan->qual : NIL);
+	cscan->custom_private = lappend(cscan->custom_private, list_nth(priv, GpuJoinPathChainBelow));
 	cscan->custom_scan_tlist = BuildScanTargetList(outer_plan->targetlist,
 												   inner_plan->targetlist);
 #if PG_VERSION_NUM >= 160000

@@ -23,7 +23,7 @@ SELECT is(current_setting('gpujoin.cost_per_ms'), '80', 'gpujoin.cost_per_ms def
 
 -- calibration: every constant measured, positive
 CREATE TEMP TABLE calib AS SELECT * FROM gpujoin_calibrate(4096);
-SELECT is((SELECT count(*) FROM calib), 24::bigint, 'gpujoin_calibrate() returns one row per constant');
+SELECT is((SELECT count(*) FROM calib), 25::bigint, 'gpujoin_calibrate() returns one row per constant');
 SELECT is((SELECT string_agg(setting, ', ' ORDER BY setting) FROM calib
 	WHERE setting NOT IN (SELECT name FROM pg_settings)), NULL,
 	'every row names a gpujoin.* setting');
@@ -32,8 +32,8 @@ SELECT is((SELECT string_agg(setting, ', ') FROM calib
 	'every variant''s row time is measured and positive');
 -- the group-by's are differences of times that the CPU twin's tiny runs
 -- can leave at zero: present (calibration checked each case's groups)
-SELECT is((SELECT count(*) FROM calib WHERE setting LIKE 'gpujoin.preagg%' AND value >= 0), 6::bigint,
-	'the six group-by constants are measured');
+SELECT is((SELECT count(*) FROM calib WHERE setting LIKE 'gpujoin.preagg%' AND value >= 0), 7::bigint,
+	'the seven group-by constants are measured');
 SELECT ok((SELECT value > 0 FROM calib WHERE setting = 'gpujoin.nlj_compare_ns') AND
 	(SELECT value > 0 FROM calib WHERE setting = 'gpujoin.extract_cost') AND
 	(SELECT value > 0 FROM calib WHERE setting = 'gpujoin.cost_per_ms'),

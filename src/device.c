@@ -747,7 +747,9 @@ GpuJoinSpreadSpec(GjJoinSpec *spec, bool ordered, double inner_rows,
 {
 	int32		devices[GJ_MAX_DEVICES];
 	int			n = GpuJoinSpreadDevices(devices);
-	bool		theta = spec->variant == GJ_VARIANT_BAND || spec->variant == GJ_VARIANT_NLJ;
+	/* a theta join, or a SCAN, has no key to partition by */
+	bool		keyless = spec->variant == GJ_VARIANT_BAND || spec->variant == GJ_VARIANT_NLJ ||
+		spec->variant == GJ_VARIANT_SCAN;
 	int			inner_width = 0;
 	GpuJoinSpreadWay way;
 
@@ -777,8 +779,7 @@ GpuJoinSpreadSpec(GjJoinSpec *spec, bool ordered, double inner_rows,
 	spec->ndevices = n;
 	memcpy(spec->devices, devices, sizeof(int32) * n);
 	spec->device = 0;
-	/* a theta join has no key to partition by */
-	if (theta)
+	if (keyless)
 		spec->spread = GJ_SPREAD_BROADCAST;
 	/* gpujoin.inject_fault: the last device fails its first count */
 	if (gpujoin_inject_fault == GPUJOIN_FAULT_DEVICE_COUNT ||

@@ -398,7 +398,7 @@ RetrieveRound(GpuJoinState *node)
  * table (a subquery's relations move)
  */
 static Index
-HeapSideRti(List *tlist, bool heap)
+HeapSideRti(List *tlist, bool heap, Bitmapset *relids)
 {
 	Index		rti = 0;
 	ListCell   *lc;
@@ -413,6 +413,9 @@ HeapSideRti(List *tlist, bool heap)
 			elog(ERROR, "gpujoin: a heap side's columns come from two relations");
 		rti = var->varno;
 	}
+	/* a SCAN needs no column for a count(*): the node's one relation */
+	if (rti == 0 && bms_membership(relids) == BMS_SINGLETON)
+		rti = bms_singleton_member(relids);
 	if (rti == 0)
 		elog(ERROR, "gpujoin: a heap side without columns");
 	return rti;
@@ -444,8 +447,12 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	List	   *join_tlist = list_copy_head(cscan->custom_scan_tlist, num_join_cols);
 	List	   *outer_tlist = list_copy_head(join_tlist, num_outer_cols);
 	List	   *inner_tlist = list_copy_tail(join_tlist, num_outer_cols);
-	Index		outer_heap = HeapSideRti(outer_tlist, intVal(list_nth(priv, GpuJoinPrivateOuterHeap)));
-	Index		inner_heap = HeapSideRti(inner_tlist, intVal(list_nth(priv, GpuJoinPrivateInnerHeap)));
+	/* a SCAN (no join, GpuJoinScanPath) has no inner side, no key */
+	bool		no_inner = (GjVariant) intVal(list_nth(priv, GpuJoinPrivateVariant)) == GJ_VARIANT_SCAN;
+	Index		outer_heap = HeapSideRti(outer_tlist, intVal(list_nth(priv, GpuJoinPrivateOuterHeap)),
+										 cscan->custom_relids);
+	Index		inner_heap = HeapSideRti(inner_tlist, intVal(list_nth(priv, GpuJoinPrivateInnerHeap)),
+										 cscan->custom_relids);
 	PlanState  *outer_ps = NULL;
 	PlanState  *inner_ps = NULL;
 	TupleTableSlot *scanslot = css->ss.ss_ScanTupleSlot;
@@ -466,7 +473,7 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 		css->custom_ps = lappend(css->custom_ps, outer_ps);
 		lc1 = lnext(cscan->custom_plans, lc1);
 	}
-	if (inner_heap == 0)
+	if (inner_heap == 0 && !no_inner)
 	{
 		inner_ps = ExecInitNode(lfirst(lc1), estate, eflags);
 		css->custom_ps = lappend(css->custom_ps, inner_ps);
@@ -480,8 +487,9 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 		outer_args = lappend(outer_args, lfirst_int(lc2) ? linitial(op->args) : lsecond(op->args));
 		inner_args = lappend(inner_args, lfirst_int(lc2) ? lsecond(op->args) : linitial(op->args));
 	}
+	node->gj_NoInner = no_inner;
 	node->gj_NumKeys = list_length(key_clauses);
-	if (node->gj_NumKeys < 1 || node->gj_NumKeys > 64)
+	if (node->gj_NumKeys < (no_inner ? 0 : 1) || node->gj_NumKeys > (no_inner ? 0 : 64))
 		elog(ERROR, "gpujoin: a join needs 1 to 64 key clauses, not %d", node->gj_NumKeys);
 	node->gj_KeyBits = palloc(sizeof(int) * node->gj_NumKeys);
 	k = 0;
@@ -660,7 +668,8 @@ ExecGpuJoin(CustomScanState *css)
 				GpuJoinFillLoaded(node);
 				if (node->gj_Timing)
 					node->gj_LoadMs += GpuJoinElapsedMs(start);
-				if (node->gj_Inner.nrows == 0 && !GJ_FILL_OUTER_NEEDED(node))
+				if (node->gj_Inner.nrows == 0 && !GJ_FILL_OUTER_NEEDED(node) &&
+					!node->gj_NoInner)
 				{
 					/* no outer row can match, and none comes out unmatched */
 					GpuJoinPublishBuild(node, false);
@@ -892,7 +901,7 @@ ReScanGpuJoin(CustomScanState *css)
 		node->gj_JoinState = GJ_LOAD_INNER;
 		if (node->gj_Inner.heap)
 			GpuJoinHeapRescan(node->gj_Inner.heap);
-		else if (inner_ps->chgParam == NULL)
+		else if (inner_ps != NULL && inner_ps->chgParam == NULL)
 			ExecReScan(inner_ps);
 	}
 	else if (node->gj_NumParts > 1)

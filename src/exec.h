@@ -607,6 +607,8 @@ typedef struct GpuJoinState
 											 * this node as a level, or NULL */
 	bool		gj_ChainBelow;	/* planned as a chain with the GPU join below
 								 * (GpuJoinPrivateChainBelow) */
+	bool		gj_NoInner;		/* a SCAN: no join, no inner side, no key
+								 * (a GpuPreAgg over one relation) */
 } GpuJoinState;
 
 /* Milliseconds since start */

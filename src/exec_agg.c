@@ -1373,6 +1373,9 @@ EmitGroup(GpuJoinState *node, const GjAggResult *r, Datum **states, int64 g)
 	ExecStoreVirtualTuple(scanslot);
 	econtext->ecxt_scantuple = scanslot;
 	agg->groups++;
+	/* no projection where the scan tuple is the output (a count(*) alone) */
+	if (node->css.ss.ps.ps_ProjInfo == NULL)
+		return scanslot;
 	return ExecProject(node->css.ss.ps.ps_ProjInfo);
 }
 

@@ -975,7 +975,8 @@ GpuJoinLoadInner(GpuJoinState *node)
 					 errhint("Set gpujoin.enabled = off to run this join with PostgreSQL's own join methods.")));
 		GpuJoinHeapTrimNulls(inner);
 	}
-	for (; inner->heap == NULL;)
+	/* (a SCAN has no inner side: an empty batch) */
+	for (; inner->heap == NULL && inner->ps != NULL;)
 	{
 		TupleTableSlot *slot = ExecProcNode(inner->ps);
 

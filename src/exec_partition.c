@@ -186,7 +186,8 @@ GpuJoinPlanPartitions(GpuJoinState *node)
 	int			nparts = 1;
 	int64		max_matches;
 
-	if (node->gj_Strategy == GPUJOIN_STRATEGY_HASH)
+	/* a SCAN has no key to partition by, nor an inner side to hold */
+	if (node->gj_Strategy == GPUJOIN_STRATEGY_HASH && !node->gj_NoInner)
 	{
 		double		budget = GpuJoinExecutorDeviceBudget(GpuJoinNodeKernels(node));
 

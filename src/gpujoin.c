@@ -35,6 +35,7 @@ bool		gpujoin_enable_parallel = true;
 bool		gpujoin_parallel_shared_build = true;
 bool		gpujoin_enable_heapscan = true;
 bool		gpujoin_enable_preagg = true;
+bool		gpujoin_enable_preagg_scan = true;
 bool		gpujoin_enable_chain = true;
 int			gpujoin_join_variant = GPUJOIN_AUTO;
 int			gpujoin_groupby_variant = GPUJOIN_AUTO;
@@ -343,6 +344,16 @@ _PG_init(void)
 							 "partial aggregates per group goes to PostgreSQL's Finalize Aggregate, "
 							 "instead of every joined row to an Aggregate.",
 							 &gpujoin_enable_preagg,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.enable_preagg_scan",
+							 "Lets the planner compute the aggregates over one relation, not a join, on the device (GpuPreAgg over a scan).",
+							 "The relation's rows (heap pages where they can be read so) are folded into "
+							 "groups on the device as a join's matches are; needs gpujoin.enable_preagg.",
+							 &gpujoin_enable_preagg_scan,
 							 true,
 							 PGC_USERSET,
 							 0,

@@ -103,6 +103,7 @@ extern bool gpujoin_enable_parallel;
 extern bool gpujoin_parallel_shared_build;
 extern bool gpujoin_enable_heapscan;
 extern bool gpujoin_enable_preagg;
+extern bool gpujoin_enable_preagg_scan;
 extern bool gpujoin_enable_chain;
 extern int	gpujoin_join_variant;
 extern int	gpujoin_groupby_variant;	/* GPUJOIN_AUTO or a GjAggVariant */

@@ -341,6 +341,50 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 }
 
 /*
+ * A GPU "join" of one relation with nothing (GJ_VARIANT_SCAN: every row of
+ * scan_path one match, no inner side, no key), for a GpuPreAgg over that
+ * relation (planner_agg.c): a CustomPath shaped as AddGpuJoinPath's, whose
+ * only child is scan_path.  Partial where scan_path is (each process reads
+ * its share of the relation).  Never added to a relation: only a GpuPreAgg
+ * plans it.
+ */
+CustomPath *
+GpuJoinScanPath(PlannerInfo *root, RelOptInfo *rel, Path *scan_path, bool use_gpu)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+	char	   *considered;
+
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = scan_path->pathtarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = scan_path->parallel_aware;
+	cpath->path.parallel_safe = scan_path->parallel_aware;
+	cpath->path.parallel_workers = scan_path->parallel_workers;
+	cpath->path.rows = scan_path->rows;
+	cpath->path.pathkeys = NIL;
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	cpath->custom_paths = list_make1(scan_path);
+	GpuJoinSetDisabledNodes(&cpath->path, cpath->custom_paths);
+	cpath->methods = &gpujoin_hash_path_methods;
+	GpuJoinCostScanPath(root, cpath, scan_path, use_gpu, &considered);
+
+	cpath->custom_private = list_make5(NIL, NIL, NIL, makeBoolean(true), NIL);
+	cpath->custom_private = lappend(cpath->custom_private, makeInteger(GPUJOIN_STRATEGY_HASH));
+	cpath->custom_private = lappend(cpath->custom_private, makeInteger(GJ_VARIANT_SCAN));
+	cpath->custom_private = lappend(cpath->custom_private, makeInteger(GJ_MATERIALIZE_GFUR));
+	cpath->custom_private = lappend(cpath->custom_private, NIL);
+	cpath->custom_private = lappend(cpath->custom_private, makeInteger(JOIN_INNER));
+	cpath->custom_private = lappend(cpath->custom_private, NIL);
+	cpath->custom_private = lappend(cpath->custom_private, NIL);
+	cpath->custom_private = lappend(cpath->custom_private, makeString(considered));
+	cpath->custom_private = lappend(cpath->custom_private, makeBoolean(false));
+	cpath->custom_private = lappend(cpath->custom_private, makeBoolean(false));
+	cpath->custom_private = lappend(cpath->custom_private, makeBoolean(false));
+	return cpath;
+}
+
+/*
  * A plain Seq Scan of rel, for a side the join could read as heap pages
  * when rel's cheapest path is something else (NULL when there is no such
  * side, or the cheapest path is that scan already).  Under a join the
@@ -746,15 +790,17 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	CustomScan *cscan = makeNode(CustomScan);
 	List	   *priv = best_path->custom_private;
 	Plan	   *outer_plan = linitial(custom_plans);
-	Plan	   *inner_plan = lsecond(custom_plans);
+	/* a SCAN (GpuJoinScanPath) has no inner side */
+	Plan	   *inner_plan = list_length(custom_plans) > 1 ? lsecond(custom_plans) : NULL;
 	GpuJoinStrategy strategy = (GpuJoinStrategy) intVal(list_nth(priv, GpuJoinPathStrategy));
 	List	   *key_clauses = list_nth(priv, GpuJoinPathKeyClauses);
 	List	   *outer_is_left = list_nth(priv, GpuJoinPathOuterIsLeft);
 	/* the sides read as heap pages, as the path was costed (planner_cost.c) */
 	Index		outer_heap = GpuJoinHeapSide(root, linitial(best_path->custom_paths), strategy,
 											 key_clauses, outer_is_left, true);
-	Index		inner_heap = GpuJoinHeapSide(root, lsecond(best_path->custom_paths), strategy,
-											 key_clauses, outer_is_left, false);
+	Index		inner_heap = inner_plan == NULL ? 0 :
+		GpuJoinHeapSide(root, lsecond(best_path->custom_paths), strategy,
+						key_clauses, outer_is_left, false);
 
 	/* ... and as the Seq Scans came out, their quals on the device */
 	if (outer_heap && !DeviceScan(outer_plan))
@@ -771,7 +817,7 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	 */
 	if (!outer_heap && !boolVal(list_nth(priv, GpuJoinPathPartitioned)))
 		UsePhysicalTargetList(root, outer_plan);
-	if (!inner_heap)
+	if (inner_plan != NULL && !inner_heap)
 		UsePhysicalTargetList(root, inner_plan);
 
 	cscan->scan.plan.targetlist = tlist;
@@ -782,7 +828,7 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->custom_plans = NIL;
 	if (!outer_heap)
 		cscan->custom_plans = lappend(cscan->custom_plans, outer_plan);
-	if (!inner_heap)
+	if (inner_plan != NULL && !inner_heap)
 		cscan->custom_plans = lappend(cscan->custom_plans, inner_plan);
 	cscan->custom_exprs = list_make2(list_nth(priv, GpuJoinPathKeyClauses),
 									 list_nth(priv, GpuJoinPathJoinQuals));
@@ -799,7 +845,7 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	 * parallel worker)
 	 */
 	cscan->custom_private = lappend(cscan->custom_private,
-									makeFloat(psprintf("%.1f", inner_plan->plan_rows)));
+									makeFloat(psprintf("%.1f", inner_plan ? inner_plan->plan_rows : 0.0)));
 	cscan->custom_private = lappend(cscan->custom_private,
 									list_nth(priv, GpuJoinPathVariant));
 	cscan->custom_private = lappend(cscan->custom_private,
@@ -821,7 +867,7 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->custom_private = lappend(cscan->custom_private, inner_heap ? inner_plan->qual : NIL);
 	cscan->custom_private = lappend(cscan->custom_private, list_nth(priv, GpuJoinPathChainBelow));
 	cscan->custom_scan_tlist = BuildScanTargetList(outer_plan->targetlist,
-												   inner_plan->targetlist);
+												   inner_plan ? inner_plan->targetlist : NIL);
 #if PG_VERSION_NUM >= 160000
 	MatchNullingRels(cscan, rel);
 #endif

@@ -66,9 +66,14 @@ extern void GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_pa
 							GjMaterialize *materialize, char **considered, bool *partitioned,
 							bool *outer_by_tid, bool *shared_build);
 
+extern void GpuJoinCostScanPath(PlannerInfo *root, CustomPath *cpath, Path *scan_path,
+								bool use_gpu, char **considered);
+
 /* planner.c */
 extern Plan *GpuJoinPlanJoin(PlannerInfo *root, RelOptInfo *rel, CustomPath *path,
 							 List *tlist, List *custom_plans);
+extern CustomPath *GpuJoinScanPath(PlannerInfo *root, RelOptInfo *rel, Path *scan_path,
+								   bool use_gpu);
 
 /* planner_agg.c */
 extern void GpuJoinRememberAggJoin(PlannerInfo *root, RelOptInfo *joinrel, CustomPath *cpath,

@@ -60,6 +60,7 @@
 #include "access/stratnum.h"
 #include "catalog/pg_aggregate.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
 #include "commands/defrem.h"
 #include "catalog/pg_type.h"
 #include "gpujoin.h"
@@ -72,6 +73,7 @@
 #include "optimizer/planner.h"
 #include "optimizer/prep.h"
 #include "optimizer/tlist.h"
+#include "parser/parsetree.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
@@ -353,6 +355,57 @@ PartialTarget(PlannerInfo *root, PathTarget *grouping_target, Node *having, List
 		}
 	}
 	return set_pathtarget_cost_width(root, partial);
+}
+
+/*
+ * A grouping whose input is one plain relation, not a join: a GPU "join"
+ * of it with nothing (GJ_VARIANT_SCAN, GpuJoinScanPath), serial or partial
+ * (with the workers of its cheapest partial path), over a Seq Scan of it
+ * whose target is the Vars the grouping needs: the hook runs after the
+ * relation's paths took the grouping's input target, whose expressions
+ * the GpuPreAgg computes itself.  NULL where the relation is not a plain
+ * table or materialized view read whole, or no device is there.
+ */
+static CustomPath *
+ScanAggPath(PlannerInfo *root, RelOptInfo *rel, bool partial)
+{
+	RangeTblEntry *rte;
+	PathTarget *target;
+	Path	   *scan;
+	List	   *vars;
+	ListCell   *lc;
+	bool		use_gpu;
+	int			workers = 0;
+
+	if (!gpujoin_enable_preagg_scan || rel->reloptkind != RELOPT_BASEREL ||
+		rel->rtekind != RTE_RELATION || rel->lateral_relids != NULL ||
+		GpuJoinCarriesRecordVar(rel))
+		return NULL;
+	rte = planner_rt_fetch(rel->relid, root);
+	if (rte->inh || rte->tablesample != NULL ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
+		return NULL;
+	if (partial)
+	{
+		if (rel->partial_pathlist == NIL)
+			return NULL;
+		workers = ((Path *) linitial(rel->partial_pathlist))->parallel_workers;
+		if (workers <= 0)
+			return NULL;
+	}
+	vars = pull_var_clause((Node *) rel->reltarget->exprs,
+						   PVC_RECURSE_AGGREGATES | PVC_RECURSE_WINDOWFUNCS |
+						   PVC_INCLUDE_PLACEHOLDERS);
+	foreach(lc, vars)
+		if (!IsA(lfirst(lc), Var))
+			return NULL;
+	if (!GpuJoinPlannerHasDevice(&use_gpu))
+		return NULL;
+	scan = create_seqscan_path(root, rel, NULL, workers);
+	target = create_empty_pathtarget();
+	add_new_columns_to_pathtarget(target, vars);
+	scan->pathtarget = set_pathtarget_cost_width(root, target);
+	return GpuJoinScanPath(root, rel, scan, use_gpu);
 }
 
 /* The remembered GPU join path of relation rel, serial or partial, or NULL */
@@ -697,7 +750,7 @@ static void
 ChargeTextKeys(CustomPath *cpath, List *keys)
 {
 	Path	   *outer = linitial(cpath->custom_paths);
-	Path	   *inner = lsecond(cpath->custom_paths);
+	Path	   *inner = list_length(cpath->custom_paths) > 1 ? lsecond(cpath->custom_paths) : NULL;
 	ListCell   *lc;
 	Cost		cost = 0.0;
 
@@ -708,7 +761,7 @@ ChargeTextKeys(CustomPath *cpath, List *keys)
 		if (!GpuJoinDictType(exprType((Node *) var)))
 			continue;
 		cost += 2.0 * cpu_operator_cost *
-			(IsA(var, Var) && bms_is_member(var->varno, inner->parent->relids) ?
+			(inner != NULL && IsA(var, Var) && bms_is_member(var->varno, inner->parent->relids) ?
 			 inner->rows : outer->rows);
 	}
 	cpath->path.startup_cost += cost;
@@ -749,6 +802,13 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 		return;
 	join = RememberedPath(root, input_rel, false);
 	partial_join = output_rel->consider_parallel ? RememberedPath(root, input_rel, true) : NULL;
+	/* no join: one relation, read by a SCAN */
+	if (join == NULL && partial_join == NULL)
+	{
+		join = ScanAggPath(root, input_rel, false);
+		partial_join = output_rel->consider_parallel && input_rel->consider_parallel ?
+			ScanAggPath(root, input_rel, true) : NULL;
+	}
 	if (join == NULL && partial_join == NULL)
 		return;
 

@@ -186,7 +186,9 @@ GpuJoinChooseSpread(const GjJoinSpec *spec, double inner_rows, double outer_rows
 					double matches, int ndevices, bool fits_one, char **considered)
 {
 	const GpuJoinModel *m = &gpujoin_model;
-	bool		theta = spec->variant == GJ_VARIANT_BAND || spec->variant == GJ_VARIANT_NLJ;
+	/* a theta join, or a SCAN, has no key to partition by */
+	bool		theta = spec->variant == GJ_VARIANT_BAND || spec->variant == GJ_VARIANT_NLJ ||
+		spec->variant == GJ_VARIANT_SCAN;
 	int			inner_bytes = 0;
 	int			outer_bytes = 0;
 	double		n = Max(ndevices, 2);
@@ -466,6 +468,57 @@ HostKeys(List *codings, bool outer)
 		if (GpuJoinHeapKeyKind((GpuJoinKeyKind) list_nth_int(codings, 4 * k + (outer ? 0 : 2))) < 0)
 			return nkeys;
 	return 0;
+}
+
+/*
+ * Estimate the costs of a SCAN path (GpuJoinScanPath): no join, every row
+ * of its one side a match.  The side as a join's outer side costs (heap
+ * pages, or its child and the values copied into batches), the device's
+ * part by the model with no inner side and no key (the round's gather, the
+ * matches), the fixed costs of a GPU join, and the emission of every row,
+ * which the GpuPreAgg above takes off again, as it does a join's
+ */
+void
+GpuJoinCostScanPath(PlannerInfo *root, CustomPath *cpath, Path *scan_path, bool use_gpu,
+					char **considered)
+{
+	double		rows = scan_path->rows;	/* a partial path's: per process */
+	int			processes = GpuJoinParallelProcesses(&cpath->path);
+	double		divisor = processes > 1 ? GpuJoinParallelDivisor(&cpath->path) : 1.0;
+	int			payloads;
+	int			bytes;
+	Cost		startup_cost = 0.0;
+	Cost		run_cost = 0.0;
+	double		ms = 0.0;
+
+	CountPayload(scan_path, &payloads, &bytes);
+	if (GpuJoinHeapSide(root, scan_path, GPUJOIN_STRATEGY_HASH, NIL, NIL, true))
+	{
+		run_cost = HeapSideCost(scan_path, payloads, 0);
+		if (scan_path->parallel_aware)
+			run_cost /= GpuJoinParallelDivisor(scan_path);
+	}
+	else
+	{
+		ChildCost(scan_path, &startup_cost, &run_cost);
+		run_cost += rows * list_length(scan_path->pathtarget->exprs) * gpujoin_extract_cost;
+	}
+	if (use_gpu)
+	{
+		ms = ModelDeviceMs(GJ_VARIANT_SCAN, GJ_MATERIALIZE_GFUR, 0.0, rows * divisor,
+						   rows * divisor, 0, payloads, 0, bytes, 0);
+		startup_cost += gpujoin_setup_cost;
+		startup_cost += cpath->path.parallel_workers * gpujoin_worker_setup_cost *
+			(GpuJoinServiceInUse() ? GPUJOIN_SERVICE_WORKER_SETUP_SHARE : 1.0);
+		run_cost += ms * gpujoin_model.cost_per_ms;
+	}
+	else
+		run_cost += cpu_operator_cost * rows;
+	run_cost += (gpujoin_emit_cost + cpath->path.pathtarget->cost.per_tuple) * rows;
+	cpath->path.startup_cost = startup_cost;
+	cpath->path.total_cost = startup_cost + run_cost;
+	*considered = use_gpu ? psprintf("SCAN %.3f ms (chosen)", ms) :
+		pstrdup("SCAN on the CPU twin (chosen)");
 }
 
 /*

@@ -1,0 +1,125 @@
+-- test/032_preagg_scan.sql
+--
+-- GpuPreAgg over one relation, not a join (planner_agg.c's ScanAggPath,
+-- the kernels' SCAN variant: every row one match, no inner side, no key).
+-- Differential: every query returns PostgreSQL's own rows, with the GPU
+-- plan made cheap (its fixed and per-row costs set to 0) so that the
+-- planner takes it: grouped and not, a count(*) alone (a scan tuple with
+-- no column), NULL keys and arguments, floats with NaN, text keys, an
+-- expression key, HAVING, quals the device evaluates on heap pages and a
+-- qual it cannot (the Seq Scan stays the node's child), an empty table
+-- and a WHERE that keeps no row (one row with count 0; no group),
+-- chunks and rounds of a few rows, groups spilled under a tiny device
+-- memory limit, a correlated subquery (rescans), a parallel plan, and
+-- gpujoin.enable_preagg_scan = off (PostgreSQL's plan), and so with
+-- gpujoin.enable_preagg = off.  (The empty table's rows are compared
+-- whatever plan it gets: its estimates may tie with PostgreSQL's; the
+-- device meets empty input where the WHERE keeps no row.)
+BEGIN;
+SELECT plan(14);
+CREATE EXTENSION IF NOT EXISTS gpujoin;
+LOAD 'gpujoin';
+\ir helpers.psql
+SET LOCAL client_min_messages = warning;
+SET LOCAL max_parallel_workers_per_gather = 0;
+
+CREATE TABLE s (g int4, h int8, x int4, y float8, t text, d date, n numeric(10, 2));
+INSERT INTO s SELECT
+	CASE WHEN i % 17 = 0 THEN NULL ELSE i % 9 END,
+	i % 1000,
+	CASE WHEN i % 7 = 0 THEN NULL ELSE i - 5000 END,
+	CASE WHEN i % 101 = 0 THEN 'NaN'::float8 ELSE i * 0.25 END,
+	CASE WHEN i % 13 = 0 THEN NULL ELSE 'k' || (i % 4) END,
+	date '2024-01-01' + i % 300,
+	(i % 1000) * 0.05
+	FROM generate_series(1, 20000) i;
+CREATE TABLE s_empty (LIKE s);
+ANALYZE s, s_empty;
+
+CREATE TEMP TABLE sq (name text PRIMARY KEY, sql text);
+INSERT INTO sq VALUES
+	('count alone', 'SELECT count(*) FROM s'),
+	('one group, every kind', 'SELECT count(*), count(x), sum(x), avg(x), min(x), max(x), sum(h), min(d), max(d), sum(n), avg(n) FROM s'),
+	('a key with NULLs', 'SELECT g, count(*), sum(x), max(y) FROM s GROUP BY g'),
+	('two keys, one of them text', 'SELECT g, t, count(x), min(h) FROM s GROUP BY g, t'),
+	('an expression key, HAVING', 'SELECT h % 7, count(*), sum(x) FROM s GROUP BY 1 HAVING count(*) > 2800'),
+	('float aggregates with NaN', 'SELECT g, min(y), max(y), count(y) FROM s GROUP BY g'),
+	('FILTER', 'SELECT g, count(*) FILTER (WHERE x > 0), sum(x) FILTER (WHERE h < 500) FROM s GROUP BY g'),
+	('a qual on the device', 'SELECT g, count(*), sum(x) FROM s WHERE x > 100 AND h < 900 GROUP BY g'),
+	('a qual on the host', 'SELECT g, count(*), sum(x) FROM s WHERE t LIKE ''k1%'' GROUP BY g'),
+	('no row kept', 'SELECT count(*), sum(x), max(y) FROM s WHERE x > 1000000'),
+	('no row kept, grouped', 'SELECT g, count(*) FROM s WHERE x > 1000000 GROUP BY g'),
+	('an empty table', 'SELECT count(*), sum(x), min(d) FROM s_empty'),
+	('an empty table, grouped', 'SELECT g, count(*) FROM s_empty GROUP BY g'),
+	('correlated', 'SELECT i, (SELECT count(*) FROM s WHERE s.g = i) FROM generate_series(0, 4) i'),
+	('ordered, LIMIT', 'SELECT g, count(*) FROM s GROUP BY g ORDER BY g LIMIT 4');
+
+-- PostgreSQL's rows
+SET LOCAL gpujoin.enabled = off;
+CREATE TEMP TABLE sq_expected AS SELECT name, pg_temp.rows_digest(sql) AS digest FROM sq;
+RESET gpujoin.enabled;
+CREATE FUNCTION pg_temp.scan_failures() RETURNS text
+LANGUAGE sql AS $$
+	SELECT coalesce(string_agg(q.name, '; ' ORDER BY q.name), '')
+	FROM sq q JOIN sq_expected e USING (name)
+	WHERE pg_temp.rows_digest(q.sql) IS DISTINCT FROM e.digest $$;
+
+-- GpuPreAgg switched off: PostgreSQL's aggregate
+SET LOCAL gpujoin.enable_preagg = off;
+SELECT ok(pg_temp.plan(sql) !~ 'GpuPreAgg', 'gpujoin.enable_preagg = off: PostgreSQL''s aggregate')
+	FROM sq WHERE name = 'a key with NULLs';
+RESET gpujoin.enable_preagg;
+
+-- the GPU plan made cheap
+SET LOCAL gpujoin.setup_cost = 0;
+SET LOCAL gpujoin.cost_per_ms = 0;
+SET LOCAL gpujoin.emit_cost = 0;
+SET LOCAL gpujoin.extract_cost = 0;
+SET LOCAL gpujoin.heap_page_cost = 0;
+SET LOCAL gpujoin.heap_tuple_cost = 0;
+SELECT is((SELECT string_agg(name, '; ' ORDER BY name) FROM sq
+		   WHERE name NOT IN ('correlated', 'an empty table', 'an empty table, grouped') AND
+				 pg_temp.plan(sql) !~ 'Custom Scan \(GpuPreAgg\)[\s\S]*Variant: SCAN'),
+	NULL, 'every query over a relation with rows: a GpuPreAgg over a SCAN');
+SELECT is(pg_temp.scan_failures(), '', 'every query returns PostgreSQL''s rows');
+SELECT matches(pg_temp.plan(sql), 'Finalize Aggregate\s+->  Custom Scan \(GpuPreAgg\)\s+Variant: SCAN\s+Outer Relation: s \(heap pages\)\s+Device Aggregation: one group, 1 aggregate',
+	'EXPLAIN: a count(*) alone reads the heap pages, no column')
+	FROM sq WHERE name = 'count alone';
+SELECT matches(pg_temp.plan(sql), 'Outer Device Filter: \(\(x > 100\) AND \(h < 900\)\)',
+	'EXPLAIN: the quals the device evaluates')
+	FROM sq WHERE name = 'a qual on the device';
+SELECT matches(pg_temp.plan(sql), 'Custom Scan \(GpuPreAgg\)[\s\S]*->  Seq Scan on s\s+Filter:',
+	'EXPLAIN: a qual the device cannot evaluate keeps the Seq Scan as the child')
+	FROM sq WHERE name = 'a qual on the host';
+SELECT is(pg_temp.plan_number(pg_temp.plan_analyze(sql), 'Outer Rows'), 20000::bigint,
+	'EXPLAIN ANALYZE: every row of the relation is a match')
+	FROM sq WHERE name = 'a key with NULLs';
+-- every group-by variant
+SELECT is(pg_temp.scan_failures(), '', 'gpujoin.groupby_variant = ' || v || ': every query')
+	FROM unnest(ARRAY['hash', 'sort_tr']) v, LATERAL (SELECT set_config('gpujoin.groupby_variant', v, true)) c;
+RESET gpujoin.groupby_variant;
+-- chunks and rounds of a few rows, heap pages staged a few at a time
+SET LOCAL gpujoin.chunk_rows = 700;
+SELECT is(pg_temp.scan_failures(), '', 'chunks of 700 rows: every query');
+RESET gpujoin.chunk_rows;
+-- groups past a tiny device memory limit: spilled to the host
+SET LOCAL gpujoin.device_memory_limit = '256kB';
+SELECT is(pg_temp.scan_failures(), '', 'a 256 kB device memory limit: every query');
+RESET gpujoin.device_memory_limit;
+-- parallel: each process folds its share of the blocks
+SET LOCAL max_parallel_workers_per_gather = 2;
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SELECT matches(pg_temp.plan(sql), 'Gather[\s\S]*Parallel Custom Scan \(GpuPreAgg\)[\s\S]*heap pages, parallel',
+	'a parallel plan: a GpuPreAgg per process')
+	FROM sq WHERE name = 'a key with NULLs';
+SELECT is(pg_temp.scan_failures(), '', 'parallel: every query');
+RESET max_parallel_workers_per_gather;
+-- switched off: PostgreSQL's aggregate
+SET LOCAL gpujoin.enable_preagg_scan = off;
+SELECT is((SELECT count(*) FROM sq WHERE pg_temp.plan(sql) ~ 'GpuPreAgg'), 0::bigint,
+	'gpujoin.enable_preagg_scan = off: no GpuPreAgg over one relation');
+
+SELECT * FROM finish();
+ROLLBACK;

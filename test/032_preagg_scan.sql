@@ -14,9 +14,12 @@
 -- gpujoin.enable_preagg_scan = off (PostgreSQL's plan), and so with
 -- gpujoin.enable_preagg = off.  (The empty table's rows are compared
 -- whatever plan it gets: its estimates may tie with PostgreSQL's; the
--- device meets empty input where the WHERE keeps no row.)
+-- device meets empty input where the WHERE keeps no row.)  A
+-- materialized view, ONLY a parent, a volatile qual (the Seq Scan keeps
+-- it), a window over the groups and a UNION ALL of groupings are SCANs;
+-- an inherited or partitioned table is not (its rows are an Append's).
 BEGIN;
-SELECT plan(14);
+SELECT plan(15);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -34,7 +37,18 @@ INSERT INTO s SELECT
 	(i % 1000) * 0.05
 	FROM generate_series(1, 20000) i;
 CREATE TABLE s_empty (LIKE s);
-ANALYZE s, s_empty;
+-- a partitioned table and an inherited one (no SCAN: their rows are an
+-- Append's), a materialized view (a SCAN)
+CREATE TABLE sp (a int, b int) PARTITION BY RANGE (a);
+CREATE TABLE sp1 PARTITION OF sp FOR VALUES FROM (0) TO (50);
+CREATE TABLE sp2 PARTITION OF sp FOR VALUES FROM (50) TO (100);
+INSERT INTO sp SELECT i % 100, i FROM generate_series(1, 5000) i;
+CREATE TABLE si (a int, b int);
+CREATE TABLE sic () INHERITS (si);
+INSERT INTO si SELECT i % 10, i FROM generate_series(1, 1000) i;
+INSERT INTO sic SELECT i % 10, i FROM generate_series(1, 1000) i;
+CREATE MATERIALIZED VIEW smv AS SELECT g, x FROM s;
+ANALYZE s, s_empty, sp, si, sic, smv;
 
 CREATE TEMP TABLE sq (name text PRIMARY KEY, sql text);
 INSERT INTO sq VALUES
@@ -52,7 +66,14 @@ INSERT INTO sq VALUES
 	('an empty table', 'SELECT count(*), sum(x), min(d) FROM s_empty'),
 	('an empty table, grouped', 'SELECT g, count(*) FROM s_empty GROUP BY g'),
 	('correlated', 'SELECT i, (SELECT count(*) FROM s WHERE s.g = i) FROM generate_series(0, 4) i'),
-	('ordered, LIMIT', 'SELECT g, count(*) FROM s GROUP BY g ORDER BY g LIMIT 4');
+	('ordered, LIMIT', 'SELECT g, count(*) FROM s GROUP BY g ORDER BY g LIMIT 4'),
+	('a volatile qual', 'SELECT g, count(*) FROM s WHERE random() < 2 GROUP BY g'),
+	('a window over the groups', 'SELECT g, sum(count(*)) OVER () FROM s GROUP BY g'),
+	('UNION ALL of two groupings', 'SELECT g, count(*) FROM s GROUP BY g UNION ALL SELECT a, count(*) FROM ONLY si GROUP BY a'),
+	('a materialized view', 'SELECT g, count(*), sum(x) FROM smv GROUP BY g'),
+	('ONLY a parent', 'SELECT a, count(*), sum(b) FROM ONLY si GROUP BY a'),
+	('an inherited table', 'SELECT a, count(*), sum(b) FROM si GROUP BY a'),
+	('a partitioned table', 'SELECT a, count(*), sum(b) FROM sp GROUP BY a');
 
 -- PostgreSQL's rows
 SET LOCAL gpujoin.enabled = off;
@@ -78,10 +99,14 @@ SET LOCAL gpujoin.extract_cost = 0;
 SET LOCAL gpujoin.heap_page_cost = 0;
 SET LOCAL gpujoin.heap_tuple_cost = 0;
 SELECT is((SELECT string_agg(name, '; ' ORDER BY name) FROM sq
-		   WHERE name NOT IN ('correlated', 'an empty table', 'an empty table, grouped') AND
+		   WHERE name NOT IN ('correlated', 'an empty table', 'an empty table, grouped',
+							  'an inherited table', 'a partitioned table') AND
 				 pg_temp.plan(sql) !~ 'Custom Scan \(GpuPreAgg\)[\s\S]*Variant: SCAN'),
 	NULL, 'every query over a relation with rows: a GpuPreAgg over a SCAN');
 SELECT is(pg_temp.scan_failures(), '', 'every query returns PostgreSQL''s rows');
+SELECT is((SELECT count(*) FROM sq WHERE name IN ('an inherited table', 'a partitioned table') AND
+		   pg_temp.plan(sql) ~ 'GpuPreAgg'), 0::bigint,
+	'an inherited or partitioned table: no SCAN (its rows come from an Append)');
 SELECT matches(pg_temp.plan(sql), 'Finalize Aggregate\s+->  Custom Scan \(GpuPreAgg\)\s+Variant: SCAN\s+Outer Relation: s \(heap pages\)\s+Device Aggregation: one group, 1 aggregate',
 	'EXPLAIN: a count(*) alone reads the heap pages, no column')
 	FROM sq WHERE name = 'count alone';

@@ -205,6 +205,32 @@ ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool 
 		ChainKeyRows(outer_path, (Var *) outer_arg) * gpujoin_extract_cost;
 }
 
+/* A GPU join path's custom_private, in GpuJoinPathPrivateIndex's order */
+static List *
+PathPrivate(GpuJoinClauses *clauses, GpuJoinStrategy strategy, GjVariant variant,
+			GjMaterialize materialize, JoinType jointype, char *considered,
+			bool partitioned, bool outer_by_tid, bool chain_below)
+{
+	List	   *priv = list_make5(clauses->key_clauses,
+								  clauses->outer_is_left,
+								  clauses->key_bits,
+								  makeBoolean(clauses->exact),
+								  clauses->join_quals);
+
+	priv = lappend(priv, makeInteger(strategy));
+	priv = lappend(priv, makeInteger(variant));
+	priv = lappend(priv, makeInteger(materialize));
+	priv = lappend(priv, clauses->theta_ops);
+	priv = lappend(priv, makeInteger(jointype));
+	priv = lappend(priv, clauses->other_quals);
+	priv = lappend(priv, clauses->codings);
+	priv = lappend(priv, makeString(considered));
+	priv = lappend(priv, makeBoolean(partitioned));
+	priv = lappend(priv, makeBoolean(outer_by_tid));
+	priv = lappend(priv, makeBoolean(chain_below));
+	return priv;
+}
+
 /*
  * Add a GPU join path of the given strategy over these two paths, if it
  * can run
@@ -313,22 +339,8 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 		cpath->path.total_cost += sort;
 	}
 
-	cpath->custom_private = list_make5(clauses->key_clauses,
-									   clauses->outer_is_left,
-									   clauses->key_bits,
-									   makeBoolean(clauses->exact),
-									   clauses->join_quals);
-	cpath->custom_private = lappend(cpath->custom_private, makeInteger(strategy));
-	cpath->custom_private = lappend(cpath->custom_private, makeInteger(variant));
-	cpath->custom_private = lappend(cpath->custom_private, makeInteger(materialize));
-	cpath->custom_private = lappend(cpath->custom_private, clauses->theta_ops);
-	cpath->custom_private = lappend(cpath->custom_private, makeInteger(jointype));
-	cpath->custom_private = lappend(cpath->custom_private, clauses->other_quals);
-	cpath->custom_private = lappend(cpath->custom_private, clauses->codings);
-	cpath->custom_private = lappend(cpath->custom_private, makeString(considered));
-	cpath->custom_private = lappend(cpath->custom_private, makeBoolean(partitioned));
-	cpath->custom_private = lappend(cpath->custom_private, makeBoolean(outer_by_tid));
-	cpath->custom_private = lappend(cpath->custom_private, makeBoolean(saved > 0.0));
+	cpath->custom_private = PathPrivate(clauses, strategy, variant, materialize, jointype,
+										considered, partitioned, outer_by_tid, saved > 0.0);
 
 	/* a copy for an aggregation above (before add_path may free it) */
 	if (strategy == GPUJOIN_STRATEGY_HASH)
@@ -352,6 +364,7 @@ CustomPath *
 GpuJoinScanPath(PlannerInfo *root, RelOptInfo *rel, Path *scan_path, bool use_gpu)
 {
 	CustomPath *cpath = makeNode(CustomPath);
+	GpuJoinClauses clauses;
 	char	   *considered;
 
 	cpath->path.pathtype = T_CustomScan;
@@ -369,18 +382,12 @@ GpuJoinScanPath(PlannerInfo *root, RelOptInfo *rel, Path *scan_path, bool use_gp
 	cpath->methods = &gpujoin_hash_path_methods;
 	GpuJoinCostScanPath(root, cpath, scan_path, use_gpu, &considered);
 
-	cpath->custom_private = list_make5(NIL, NIL, NIL, makeBoolean(true), NIL);
-	cpath->custom_private = lappend(cpath->custom_private, makeInteger(GPUJOIN_STRATEGY_HASH));
-	cpath->custom_private = lappend(cpath->custom_private, makeInteger(GJ_VARIANT_SCAN));
-	cpath->custom_private = lappend(cpath->custom_private, makeInteger(GJ_MATERIALIZE_GFUR));
-	cpath->custom_private = lappend(cpath->custom_private, NIL);
-	cpath->custom_private = lappend(cpath->custom_private, makeInteger(JOIN_INNER));
-	cpath->custom_private = lappend(cpath->custom_private, NIL);
-	cpath->custom_private = lappend(cpath->custom_private, NIL);
-	cpath->custom_private = lappend(cpath->custom_private, makeString(considered));
-	cpath->custom_private = lappend(cpath->custom_private, makeBoolean(false));
-	cpath->custom_private = lappend(cpath->custom_private, makeBoolean(false));
-	cpath->custom_private = lappend(cpath->custom_private, makeBoolean(false));
+	/* no key clause: "exact", nothing to recheck */
+	memset(&clauses, 0, sizeof(clauses));
+	clauses.exact = true;
+	cpath->custom_private = PathPrivate(&clauses, GPUJOIN_STRATEGY_HASH, GJ_VARIANT_SCAN,
+										GJ_MATERIALIZE_GFUR, JOIN_INNER, considered,
+										false, false, false);
 	return cpath;
 }
 

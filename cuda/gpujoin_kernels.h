@@ -720,6 +720,17 @@ extern GjStatus gj_chain_init(GjChain *chain, const GjKernels *kernels, int nlev
 extern GjStatus gj_chain_count(GjChain *chain, const GjBatch *chunk, GjError *err);
 extern GjStatus gj_chain_next(GjChain *chain, int64_t *nmatches, GjError *err);
 
+/*
+ * Can a join of this variant be partitioned by key over several devices?
+ * Not a theta join (BAND, NLJ) nor a SCAN: no key to partition by; they
+ * are broadcast (SEVERAL DEVICES)
+ */
+static inline bool
+gj_variant_partitions(GjVariant variant)
+{
+	return variant != GJ_VARIANT_BAND && variant != GJ_VARIANT_NLJ && variant != GJ_VARIANT_SCAN;
+}
+
 /* Can contexts of this variant share one build (GjKernels.context_share)? */
 static inline bool
 gj_variant_shares_build(GjVariant variant)

@@ -747,9 +747,7 @@ GpuJoinSpreadSpec(GjJoinSpec *spec, bool ordered, double inner_rows,
 {
 	int32		devices[GJ_MAX_DEVICES];
 	int			n = GpuJoinSpreadDevices(devices);
-	/* a theta join, or a SCAN, has no key to partition by */
-	bool		keyless = spec->variant == GJ_VARIANT_BAND || spec->variant == GJ_VARIANT_NLJ ||
-		spec->variant == GJ_VARIANT_SCAN;
+	bool		keyless = !gj_variant_partitions(spec->variant);
 	int			inner_width = 0;
 	GpuJoinSpreadWay way;
 

@@ -186,9 +186,7 @@ GpuJoinChooseSpread(const GjJoinSpec *spec, double inner_rows, double outer_rows
 					double matches, int ndevices, bool fits_one, char **considered)
 {
 	const GpuJoinModel *m = &gpujoin_model;
-	/* a theta join, or a SCAN, has no key to partition by */
-	bool		theta = spec->variant == GJ_VARIANT_BAND || spec->variant == GJ_VARIANT_NLJ ||
-		spec->variant == GJ_VARIANT_SCAN;
+	bool		theta = !gj_variant_partitions(spec->variant);
 	int			inner_bytes = 0;
 	int			outer_bytes = 0;
 	double		n = Max(ndevices, 2);

@@ -132,10 +132,7 @@ SET LOCAL gpujoin.device_memory_limit = '256kB';
 SELECT is(pg_temp.scan_failures(), '', 'a 256 kB device memory limit: every query');
 RESET gpujoin.device_memory_limit;
 -- parallel: each process folds its share of the blocks
-SET LOCAL max_parallel_workers_per_gather = 2;
-SET LOCAL parallel_setup_cost = 0;
-SET LOCAL parallel_tuple_cost = 0;
-SET LOCAL min_parallel_table_scan_size = 0;
+:parallel_cheap
 SELECT matches(pg_temp.plan(sql), 'Gather[\s\S]*Parallel Custom Scan \(GpuPreAgg\)[\s\S]*heap pages, parallel',
 	'a parallel plan: a GpuPreAgg per process')
 	FROM sq WHERE name = 'a key with NULLs';

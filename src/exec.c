@@ -529,8 +529,18 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 			!node->gj_Outer.heap->host_keys;
 	}
 	if (inner_heap != 0)
+	{
 		GpuJoinHeapBegin(node, &node->gj_Inner, inner_heap,
 						 list_nth(priv, GpuJoinPrivateInnerQuals), estate, eflags);
+		/*
+		 * Where the planner priced a parallel join's shared build so, its
+		 * host columns fetched by tid for each match (exec_parallel.c), if
+		 * nothing else needs each row's tuple on the host
+		 */
+		node->gj_InnerByTid = intVal(list_nth(priv, GpuJoinPrivateInnerHeap)) == 2 &&
+			node->gj_Inner.nhost > 0 && node->gj_Inner.nscaled == 0 &&
+			node->gj_Inner.ndict == 0 && !node->gj_Inner.heap->host_keys;
+	}
 	node->gj_InnerParams = NULL;
 	(void) ExecParamsWalker((Node *) inner_args, &node->gj_InnerParams);
 

@@ -409,6 +409,7 @@ typedef struct GpuJoinParallelState
 	GpuJoinSharedBuild build;
 	int64		build_rows;
 	uint64		build_digest;
+	dsa_pointer build_tids;		/* its inner rows' tids, when gj_InnerByTid */
 	ConditionVariable build_cv;
 	int			fill_attached;
 	bool		fill_done;
@@ -494,6 +495,8 @@ typedef struct GpuJoinParallelState
  *						in one process)
  *	gj_SharedBuilder	this process builds the table the other participants
  *						probe, and publishes it when it has (or fails to)
+ *	gj_InnerByTid		the plan's shared build fetches the inner side's
+ *						host columns by tid for each match (exec_parallel.c)
  *	gj_Borrowed			the device context probes another participant's
  *						build: this process has not read the inner side;
  *						gj_BorrowedRows and gj_BorrowedDigest describe it
@@ -592,6 +595,7 @@ typedef struct GpuJoinState
 	int			gj_Runs;
 	GpuJoinParallelState *gj_Shared;
 	bool		gj_SharedBuilder;
+	bool		gj_InnerByTid;
 	bool		gj_Borrowed;
 	int64		gj_BorrowedRows;
 	uint64		gj_BorrowedDigest;

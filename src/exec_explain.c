@@ -173,11 +173,13 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
  * "Outer Relation: r (heap pages)": a side the join reads itself (with
  * VERBOSE, schema-qualified, as EXPLAIN names a Seq Scan's relation);
  * "(heap pages, parallel)" when the processes of a parallel join share
- * out its blocks; ", host columns fetched per match" when the outer side's
- * host columns are fetched by tid for its matches (GpuJoinHeapFetch)
+ * out its blocks; ", host columns fetched per match" when the side's
+ * host columns are fetched by tid for its matches (GpuJoinHeapFetch): the
+ * outer side's, or the inner side's of a parallel join's shared build
+ * (by_tid: as the plan says, for the leader may not have run it)
  */
 static void
-ShowHeapSide(const char *label, const GpuJoinSide *side, ExplainState *es)
+ShowHeapSide(const char *label, const GpuJoinSide *side, bool by_tid, ExplainState *es)
 {
 	const GpuJoinHeapReader *reader = side->heap;
 	RangeTblEntry *rte = rt_fetch(reader->rti, es->rtable);
@@ -192,7 +194,7 @@ ShowHeapSide(const char *label, const GpuJoinSide *side, ExplainState *es)
 	if (refname != NULL && strcmp(refname, relname) != 0)
 		appendStringInfo(&buf, " %s", quote_identifier(refname));
 	appendStringInfo(&buf, " (heap pages%s%s)", reader->parallel ? ", parallel" : "",
-					 side->host_by_tid ? ", host columns fetched per match" : "");
+					 by_tid ? ", host columns fetched per match" : "");
 	ExplainPropertyText(label, buf.data, es);
 }
 
@@ -335,7 +337,8 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 		if (reader == NULL)
 			continue;
 		ShowHeapSide(i == 0 ? "Outer Relation" : "Inner Relation",
-					 i == 0 ? &node->gj_Outer : &node->gj_Inner, es);
+					 i == 0 ? &node->gj_Outer : &node->gj_Inner,
+					 i == 0 ? node->gj_Outer.host_by_tid : node->gj_InnerByTid, es);
 		ShowExprs(i == 0 ? "Outer Device Filter" : "Inner Device Filter", reader->quals,
 				  context, useprefix, es);
 		/* per loop, as explain.c shows a Seq Scan's "Rows Removed by Filter" */

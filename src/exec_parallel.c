@@ -25,7 +25,12 @@
  * needs nothing of the inner side but its device columns qualifies: no
  * host column of the inner side, no qual rechecked on the host, no inner
  * rows to fill (a right or full join emits them from the inner side on the
- * host, below).  Whatever
+ * host, below).  Host columns of an inner side read as heap pages qualify
+ * where the planner priced them fetched per match (gj_InnerByTid): the
+ * builder reads the inner rows' tids instead of their host columns and
+ * publishes them in the query's DSA, and every participant fetches the
+ * inner tuple of each of its matches by its tid (GpuJoinHeapFetch, under
+ * the query's snapshot, which all participants share).  Whatever
  * keeps the builder from a build to share (an empty inner side, partitions,
  * the CPU twin after the device ran out of memory) makes every participant
  * build its own, as without the service.
@@ -141,6 +146,7 @@ InitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordina
 	SpinLockInit(&shared->mutex);
 	shared->nworkers = pcxt->nworkers;
 	shared->build_state = GJ_SHARED_BUILD_NONE;
+	shared->build_tids = InvalidDsaPointer;
 	ConditionVariableInit(&shared->build_cv);
 	shared->fill_attached = 0;
 	shared->fill_done = false;
@@ -170,6 +176,10 @@ ReInitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordi
 	CollectWorkerCounters(node);
 	/* the new workers build again (the leader may keep its table) */
 	node->gj_Shared->build_state = GJ_SHARED_BUILD_NONE;
+	if (DsaPointerIsValid(node->gj_Shared->build_tids) &&
+		css->ss.ps.state->es_query_dsa != NULL)
+		dsa_free(css->ss.ps.state->es_query_dsa, node->gj_Shared->build_tids);
+	node->gj_Shared->build_tids = InvalidDsaPointer;
 	/* and mark the inner rows they match afresh */
 	node->gj_Shared->fill_attached = 0;
 	node->gj_Shared->fill_done = false;
@@ -238,8 +248,9 @@ ShutdownGpuJoin(CustomScanState *css)
 /*
  * May this run of the node share one build with the other participants?
  * The service's kernels (every context in one process), a variant whose
- * build can be shared, and nothing of the inner side needed on the host,
- * nor text codes, which are each process's own.
+ * build can be shared, and nothing of the inner side needed on the host
+ * but host columns fetched by tid (gj_InnerByTid), nor text codes, which
+ * are each process's own.
  */
 static bool
 ShareEligible(GpuJoinState *node)
@@ -249,7 +260,8 @@ ShareEligible(GpuJoinState *node)
 	return node->gj_Shared != NULL && gpujoin_parallel_shared_build &&
 		node->gj_Strategy == GPUJOIN_STRATEGY_HASH &&
 		gj_variant_shares_build(node->gj_Spec.variant) &&
-		!GJ_FILL_INNER_NEEDED(node) && node->gj_Inner.nhost == 0 &&
+		!GJ_FILL_INNER_NEEDED(node) &&
+		(node->gj_Inner.nhost == 0 || node->gj_InnerByTid) &&
 		node->gj_Inner.ndict == 0 &&
 		node->gj_JoinQual == NULL &&
 		GpuJoinIsServiceKernels(GpuJoinNodeKernels(node), &gpu);
@@ -272,10 +284,12 @@ GpuJoinShareBuild(GpuJoinState *node)
 	GjContext  *ctx = NULL;
 	int64		rows;
 	uint64		digest;
+	dsa_pointer tids;
 	int			state;
 	GjError		err;
 
 	node->gj_SharedBuilder = false;
+	node->gj_Inner.host_by_tid = false;
 	if (node->gj_Borrowed)
 	{
 		/* a rescan that reads the inner side again: not that build */
@@ -293,7 +307,11 @@ GpuJoinShareBuild(GpuJoinState *node)
 	}
 	SpinLockRelease(&shared->mutex);
 	if (node->gj_SharedBuilder)
+	{
+		/* its host columns: the tids, which the others fetch by too */
+		node->gj_Inner.host_by_tid = node->gj_InnerByTid;
 		return false;
+	}
 
 	ConditionVariablePrepareToSleep(&shared->build_cv);
 	for (;;)
@@ -303,13 +321,15 @@ GpuJoinShareBuild(GpuJoinState *node)
 		build = shared->build;
 		rows = shared->build_rows;
 		digest = shared->build_digest;
+		tids = shared->build_tids;
 		SpinLockRelease(&shared->mutex);
 		if (state != GJ_SHARED_BUILD_BUILDING)
 			break;
 		ConditionVariableSleep(&shared->build_cv, PG_WAIT_EXTENSION);
 	}
 	ConditionVariableCancelSleep();
-	if (state != GJ_SHARED_BUILD_BUILT)
+	if (state != GJ_SHARED_BUILD_BUILT ||
+		(node->gj_Inner.nhost > 0 && !DsaPointerIsValid(tids)))
 		return false;
 
 	memset(&err, 0, sizeof(err));
@@ -332,6 +352,22 @@ GpuJoinShareBuild(GpuJoinState *node)
 	node->gj_InnerFirst = 0;
 	node->gj_InnerCount = 0;
 	node->gj_TableBuilt = true;
+	if (node->gj_Inner.nhost > 0)
+	{
+		/*
+		 * Its host columns: each match's inner tuple fetched by the tid the
+		 * builder read it at (GpuJoinHeapFetch), from a copy of the
+		 * builder's tids, which a rescanned Gather frees while a kept
+		 * table goes on
+		 */
+		GpuJoinSide *inner = &node->gj_Inner;
+		Size		bytes = (Size) rows * sizeof(ItemPointerData);
+
+		inner->tids = MemoryContextAllocHuge(inner->cxt, Max(bytes, 1));
+		memcpy(inner->tids, dsa_get_address(node->css.ss.ps.state->es_query_dsa, tids), bytes);
+		inner->host_by_tid = true;
+		node->gj_InnerCount = rows;
+	}
 	return true;
 }
 
@@ -347,14 +383,25 @@ GpuJoinPublishBuild(GpuJoinState *node, bool built)
 	GpuJoinDeviceContext *dev = &node->gj_Device;
 	GpuJoinSharedBuild build;
 	uint64		digest = 0;
+	dsa_pointer tids = InvalidDsaPointer;
+	dsa_area   *area = node->css.ss.ps.state->es_query_dsa;
 
 	if (!node->gj_SharedBuilder)
 		return;
 	node->gj_SharedBuilder = false;
 	built = built && node->gj_NumParts == 1 && !node->gj_OnFallback &&
+		(!node->gj_Inner.host_by_tid || area != NULL) &&
 		GpuJoinServiceBuildOf(dev->kernels, dev->ctx, &build);
 	if (built)
 		digest = GpuJoinSideDigest(&node->gj_Inner);
+	if (built && node->gj_Inner.host_by_tid)
+	{
+		/* the inner rows' tids, for the others to fetch their host columns by */
+		Size		bytes = (Size) node->gj_Inner.nrows * sizeof(ItemPointerData);
+
+		tids = dsa_allocate_extended(area, Max(bytes, 1), DSA_ALLOC_HUGE);
+		memcpy(dsa_get_address(area, tids), node->gj_Inner.tids, bytes);
+	}
 
 	SpinLockAcquire(&shared->mutex);
 	shared->build_state = built ? GJ_SHARED_BUILD_BUILT : GJ_SHARED_BUILD_OWN;
@@ -363,6 +410,7 @@ GpuJoinPublishBuild(GpuJoinState *node, bool built)
 		shared->build = build;
 		shared->build_rows = node->gj_Inner.nrows;
 		shared->build_digest = digest;
+		shared->build_tids = tids;
 	}
 	SpinLockRelease(&shared->mutex);
 	ConditionVariableBroadcast(&shared->build_cv);

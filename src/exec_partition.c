@@ -142,6 +142,9 @@ PartitionInner(GpuJoinState *node, int nparts)
 
 	inner->keys = PermuteArray(inner, false, inner->keys, sizeof(uint64), perm, n, inner->capacity);
 	inner->keynulls = PermuteArray(inner, false, inner->keynulls, 1, perm, n, inner->capacity);
+	if (inner->host_by_tid)
+		inner->tids = PermuteArray(inner, true, inner->tids, sizeof(ItemPointerData), perm, n,
+								   inner->capacity);
 	for (int c = 0; c < inner->ncolumns; c++)
 	{
 		const GpuJoinColumn *col = &inner->columns[c];
@@ -155,7 +158,7 @@ PartitionInner(GpuJoinState *node, int nparts)
 				PermuteArray(inner, false, inner->device_nulls[col->device], 1, perm, n,
 							 inner->capacity);
 		}
-		else
+		else if (!inner->host_by_tid)
 		{
 			inner->host_values[col->host] =
 				PermuteArray(inner, true, inner->host_values[col->host], sizeof(Datum),

@@ -608,7 +608,8 @@ _PG_init(void)
 							 "Needs gpujoin in shared_preload_libraries; the service then owns the GPU, and backends create no "
 							 "CUDA context of their own.",
 							 &gpujoin_service,
-							 false,
+							 /* on where it can be: one process owns the GPU */
+							 process_shared_preload_libraries_in_progress,
 							 /* loaded after startup it can only say off */
 							 process_shared_preload_libraries_in_progress ? PGC_POSTMASTER : PGC_INTERNAL,
 							 0,

@@ -82,6 +82,8 @@ typedef enum GpuJoinPathPrivateIndex
 	GpuJoinPathPartitioned,		/* Boolean: a hash join costed as partitioned */
 	GpuJoinPathOuterByTid,		/* Boolean: an outer heap side's host columns
 								 * fetched by tid for each match */
+	GpuJoinPathInnerByTid,		/* Boolean: likewise the inner side's, from a
+								 * parallel join's shared build */
 	GpuJoinPathChainBelow,		/* Boolean: priced as the top of a chain with
 								 * the GPU join below (ChainSaving) */
 } GpuJoinPathPrivateIndex;
@@ -209,7 +211,7 @@ ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool 
 static List *
 PathPrivate(GpuJoinClauses *clauses, GpuJoinStrategy strategy, GjVariant variant,
 			GjMaterialize materialize, JoinType jointype, char *considered,
-			bool partitioned, bool outer_by_tid, bool chain_below)
+			bool partitioned, bool outer_by_tid, bool inner_by_tid, bool chain_below)
 {
 	List	   *priv = list_make5(clauses->key_clauses,
 								  clauses->outer_is_left,
@@ -227,6 +229,7 @@ PathPrivate(GpuJoinClauses *clauses, GpuJoinStrategy strategy, GjVariant variant
 	priv = lappend(priv, makeString(considered));
 	priv = lappend(priv, makeBoolean(partitioned));
 	priv = lappend(priv, makeBoolean(outer_by_tid));
+	priv = lappend(priv, makeBoolean(inner_by_tid));
 	priv = lappend(priv, makeBoolean(chain_below));
 	return priv;
 }
@@ -248,6 +251,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	bool		partitioned;
 	bool		outer_by_tid;
 	bool		shared_build;
+	bool		inner_by_tid;
 	Cost		saved;
 
 	/* the children are run to completion once per scan: no parameters */
@@ -311,10 +315,11 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	variant = theta_variant;	/* chosen by the caller for theta joins */
 	GpuJoinCostPath(root, cpath, outer_path, inner_path, clauses, extra, use_gpu,
 				strategy, &variant, &materialize, &considered, &partitioned,
-				&outer_by_tid, &shared_build);
+				&outer_by_tid, &shared_build, &inner_by_tid);
 	if (partial && shared_build)
-		considered = psprintf("%s; run by %d processes on one build of the inner rows (gpujoin service)",
-							  considered, GpuJoinParallelProcesses(&cpath->path));
+		considered = psprintf("%s; run by %d processes on one build of the inner rows (gpujoin service)%s",
+							  considered, GpuJoinParallelProcesses(&cpath->path),
+							  inner_by_tid ? ", its host columns fetched per match" : "");
 	else if (partial)
 		considered = psprintf("%s; run by each of %d processes on all inner rows%s",
 							  considered, GpuJoinParallelProcesses(&cpath->path),
@@ -340,7 +345,8 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	}
 
 	cpath->custom_private = PathPrivate(clauses, strategy, variant, materialize, jointype,
-										considered, partitioned, outer_by_tid, saved > 0.0);
+										considered, partitioned, outer_by_tid, inner_by_tid,
+										saved > 0.0);
 
 	/* a copy for an aggregation above (before add_path may free it) */
 	if (strategy == GPUJOIN_STRATEGY_HASH)
@@ -387,7 +393,7 @@ GpuJoinScanPath(PlannerInfo *root, RelOptInfo *rel, Path *scan_path, bool use_gp
 	clauses.exact = true;
 	cpath->custom_private = PathPrivate(&clauses, GPUJOIN_STRATEGY_HASH, GJ_VARIANT_SCAN,
 										GJ_MATERIALIZE_GFUR, JOIN_INNER, considered,
-										false, false, false);
+										false, false, false, false);
 	return cpath;
 }
 
@@ -867,7 +873,9 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->custom_private = lappend(cscan->custom_private,
 									makeInteger(outer_heap == 0 ? 0 :
 												boolVal(list_nth(priv, GpuJoinPathOuterByTid)) ? 2 : 1));
-	cscan->custom_private = lappend(cscan->custom_private, makeInteger(inner_heap != 0));
+	cscan->custom_private = lappend(cscan->custom_private,
+									makeInteger(inner_heap == 0 ? 0 :
+												boolVal(list_nth(priv, GpuJoinPathInnerByTid)) ? 2 : 1));
 	cscan->custom_private = lappend(cscan->custom_private,
 									makeFloat(psprintf("%.1f", outer_plan->plan_rows)));
 	cscan->custom_private = lappend(cscan->custom_private, outer_heap ? outer_plan->qual : NIL);

@@ -529,6 +529,29 @@ GpuJoinCostScanPath(PlannerInfo *root, CustomPath *cpath, Path *scan_path, bool 
 }
 
 /*
+ * The most candidate matches the key clauses can have, as far as the
+ * estimates tell: those of the most selective clause alone.  Several keys'
+ * selectivities multiplied assume the keys independent, and correlated ones
+ * make that estimate far too low (TPC-H Q9's lineitem and partsupp on
+ * partkey and suppkey: 2,422 estimated, 6M there); a cost that grows with
+ * each match, as fetching a row by tid per match does, is priced on this
+ */
+static double
+MatchesBound(PlannerInfo *root, List *key_rinfos, double outer_rows, double inner_rows,
+			 SpecialJoinInfo *sjinfo, double matches)
+{
+	double		bound = outer_rows * inner_rows;
+	ListCell   *lc;
+
+	if (list_length(key_rinfos) < 2)
+		return matches;
+	foreach(lc, key_rinfos)
+		bound = Min(bound, outer_rows * inner_rows *
+					clause_selectivity(root, (Node *) lfirst(lc), 0, JOIN_INNER, sjinfo));
+	return Max(clamp_row_est(bound), matches);
+}
+
+/*
  * Estimate the costs of a GPU join path; see the file header
  */
 void
@@ -536,7 +559,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 				Path *inner_path, GpuJoinClauses *clauses, JoinPathExtraData *extra,
 				bool use_gpu, GpuJoinStrategy strategy, GjVariant *variant,
 				GjMaterialize *materialize, char **considered, bool *partitioned,
-				bool *outer_by_tid, bool *shared_build)
+				bool *outer_by_tid, bool *shared_build, bool *inner_by_tid)
 {
 	double		outer_rows = outer_path->rows;	/* a partial path's: per process */
 	double		inner_rows = inner_path->rows;
@@ -559,10 +582,13 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 
 	Cost		host_by_value = 0.0;	/* an outer heap side's host columns, */
 	Cost		host_by_tid = 0.0;	/* taken from each row, or fetched per match */
+	bool		inner_heap = false;
+	Cost		inner_host = 0.0;	/* an inner heap side's host columns */
 
 	*partitioned = false;
 	*outer_by_tid = false;
 	*shared_build = false;
+	*inner_by_tid = false;
 
 	/* candidate pairs the device returns: rows matching the key clauses */
 	matches = clamp_row_est(outer_rows * inner_rows *
@@ -600,7 +626,8 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 		host_by_value = HeapHostCost(outer_path, outer_payloads, host_keys);
 		if (outer_path->parallel_aware)
 			host_by_value /= GpuJoinParallelDivisor(outer_path);
-		host_by_tid = matches * gpujoin_heap_fetch_cost;
+		host_by_tid = MatchesBound(root, clauses->key_rinfos, outer_rows, inner_rows,
+								   extra->sjinfo, matches) * gpujoin_heap_fetch_cost;
 		if (host_by_value > 0.0 && host_keys == 0 && gpujoin_heap_fetch != GPUJOIN_HEAP_FETCH_OFF &&
 			(gpujoin_heap_fetch == GPUJOIN_HEAP_FETCH_ON || host_by_tid < host_by_value))
 		{
@@ -615,7 +642,11 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	}
 	if (GpuJoinHeapSide(root, inner_path, strategy, clauses->key_clauses,
 						clauses->outer_is_left, false))
+	{
+		inner_heap = true;
+		inner_host = HeapHostCost(inner_path, inner_payloads, HostKeys(clauses->codings, false));
 		startup_cost += HeapSideCost(inner_path, inner_payloads, HostKeys(clauses->codings, false));
+	}
 	else
 	{
 		Cost		inner_startup;
@@ -749,8 +780,30 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 		*shared_build = processes > 1 && GpuJoinServiceInUse() &&
 			gpujoin_parallel_shared_build && strategy == GPUJOIN_STRATEGY_HASH &&
 			gj_variant_shares_build(*variant) && !*partitioned && !clauses->fill_inner &&
-			inner_payloads == inner_cols && HostKeys(clauses->codings, false) == 0 &&
-			clauses->join_quals == NIL;
+			HostKeys(clauses->codings, false) == 0 && clauses->join_quals == NIL;
+		if (*shared_build && inner_payloads < inner_cols)
+		{
+			/*
+			 * Inner columns on the host: shared only where the inner side is
+			 * read as heap pages, each participant fetching the inner tuple
+			 * of each of its matches by the tid the builder kept
+			 * (exec_parallel.c) instead of every participant reading the
+			 * inner side, and where that is cheaper: the fetches against
+			 * the host columns' deform and the builds the others save
+			 */
+			Cost		fetches = MatchesBound(root, clauses->key_rinfos, outer_rows,
+											   inner_rows, extra->sjinfo, matches) *
+				gpujoin_heap_fetch_cost;
+
+			*shared_build = inner_heap &&
+				fetches < inner_host + (processes - 1) * build_ms * gpujoin_model.cost_per_ms;
+			if (*shared_build)
+			{
+				*inner_by_tid = true;
+				startup_cost -= inner_host;
+				run_cost += fetches;
+			}
+		}
 		startup_cost += gpujoin_setup_cost +
 			(*shared_build ? 1 : processes) * build_ms * gpujoin_model.cost_per_ms;
 		startup_cost += cpath->path.parallel_workers * gpujoin_worker_setup_cost *

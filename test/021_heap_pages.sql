@@ -20,7 +20,7 @@
 -- deform does not compute (text, numeric, date = timestamp) are encoded on
 -- the host from the staged tuples.
 BEGIN;
-SELECT plan(37);
+SELECT plan(39);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -135,6 +135,21 @@ RESET gpujoin.chunk_rows;
 SET LOCAL gpujoin.heap_fetch = off;
 SELECT is(pg_temp.heap_failures('hq', 'hq_expected'), '', 'host columns taken from every row (gpujoin.heap_fetch = off): every query');
 RESET gpujoin.heap_fetch;
+-- two keys that go together: their selectivities multiplied promise 800
+-- matches where every one of cf's 40,000 rows has one, so its host column
+-- is taken from every row, not fetched per match (MatchesBound; priced on
+-- the 800, the plan fetched them per match)
+CREATE TABLE cf (a int4, b int4, pad text);
+INSERT INTO cf SELECT g % 2000, (g % 2000) % 50, repeat('c', g % 20) FROM generate_series(1, 40000) g;
+CREATE TABLE cp (a int4, b int4, v int4);
+INSERT INTO cp SELECT g, g % 50, g FROM generate_series(0, 1999) g;
+ANALYZE cf;
+ANALYZE cp;
+SELECT matches(pg_temp.plan('SELECT cf.pad, cp.v FROM cf JOIN cp ON cf.a = cp.a AND cf.b = cp.b'),
+	'Outer Relation: cf \(heap pages\)\n',
+	'two correlated keys: the outer side''s host column taken from every row, not fetched per match');
+SELECT is((SELECT count(*) FROM cf JOIN cp ON cf.a = cp.a AND cf.b = cp.b), 40000::bigint,
+	'two correlated keys: every outer row matches');
 SET LOCAL gpujoin.heap_stage_pages = 1;
 SELECT is(pg_temp.heap_failures('hq', 'hq_expected'), '', 'heap pages staged one at a time: every query');
 SET LOCAL gpujoin.chunk_rows = 50;

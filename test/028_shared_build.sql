@@ -10,14 +10,16 @@
 -- participant builds its own, as before, and no Shared Builds are shown.
 -- Either way the rows are PostgreSQL's: inner, left, semi and anti joins,
 -- a GpuPreAgg, NULL and duplicate keys, an empty inner side, a rescanned
--- Gather, a join that needs an inner column on the host (not shared), and
+-- Gather, joins that need an inner column on the host (shared with the
+-- service, each participant fetching the inner tuples of its matches by the
+-- tids the builder read, where that is priced cheaper), and
 -- the device running out of memory in the builder (each builds its own) or
 -- in every participant's count (a participant that probed another's build
 -- reads the inner side after all and goes on on the CPU twin).  The plans
 -- are priced as on a GPU (gpujoin.cost_as_gpu), so the CPU twin runs the
 -- same plans in CI.
 BEGIN;
-SELECT plan(33);
+SELECT plan(39);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -40,8 +42,12 @@ INSERT INTO s SELECT g,
 	CASE WHEN g % 13 = 0 THEN NULL ELSE g % 100 END,
 	'w' || (g % 50)
 	FROM generate_series(1, 20000) g;
+-- st: s with a text column of NULLs and long values too
+CREATE TABLE st AS SELECT id, k, w,
+	CASE WHEN id % 17 = 0 THEN NULL WHEN id % 101 = 0 THEN repeat(md5(id::text), 100) ELSE t END AS t
+	FROM s;
 CREATE TABLE e (LIKE s);
-ANALYZE r, s, e;
+ANALYZE r, s, e, st;
 
 CREATE TEMP TABLE q (name text PRIMARY KEY, sql text);
 INSERT INTO q VALUES
@@ -51,17 +57,22 @@ INSERT INTO q VALUES
 	('anti', 'SELECT r.id, r.v FROM r WHERE NOT EXISTS (SELECT 1 FROM s WHERE s.k = r.k)'),
 	('preagg', 'SELECT s.w, count(*), sum(r.v), min(r.f), max(s.id) FROM r JOIN s ON r.k = s.k GROUP BY s.w'),
 	('empty inner', 'SELECT r.id, e.id AS eid FROM r LEFT JOIN e ON r.k = e.k'),
-	('inner host column', 'SELECT r.id, s.t FROM r JOIN s ON r.k = s.k');
+	('inner host column', 'SELECT r.id, st.t FROM r JOIN st ON r.k = st.k'),
+	('left host column', 'SELECT r.id, st.t, st.w FROM r LEFT JOIN st ON r.k = st.k');
 
 -- PostgreSQL's rows
 :postgres_join
 CREATE TEMP TABLE ref AS SELECT name, pg_temp.rows_digest(sql) AS digest FROM q;
 
--- gpujoin, parallel plans made cheap, priced as on a GPU
+-- gpujoin, parallel plans made cheap, priced as on a GPU; fetching a tuple
+-- by tid made cheap too, so that the inner side's host columns are fetched
+-- per match where a build is shared (below: not at the default price)
 :gpu_join
 :parallel_cheap
+SET LOCAL gpujoin.heap_fetch_cost = 0.0001;
 CREATE TEMP TABLE got AS
 SELECT name, pg_temp.rows_digest(sql) AS digest, pg_temp.plan_analyze(sql) AS plan FROM q;
+RESET gpujoin.heap_fetch_cost;
 
 SELECT is(got.digest, ref.digest, got.name || ': the same rows as PostgreSQL')
 FROM got JOIN ref USING (name) ORDER BY name;
@@ -99,13 +110,32 @@ SELECT matches(pg_temp.plan_verbose(sql),
 	'EXPLAIN (VERBOSE): the variants considered say how many builds')
 FROM q WHERE name = 'inner';
 
--- an inner column needed on the host (a text): each participant reads the
--- inner side, with or without the service
-SELECT is(c.shared, 0::bigint, 'an inner column on the host: no shared build')
-FROM got, pg_temp.counts(plan) c WHERE name = 'inner host column';
-SELECT is(c.inner_rows, 20000 * c.participants,
-	'an inner column on the host: every participant read the inner side')
-FROM got, pg_temp.counts(plan) c WHERE name = 'inner host column';
+-- an inner column needed on the host (a text, NULLs and long values among
+-- them): with the service one build, its host columns fetched per match by
+-- the builder's tids; without, each participant reads the inner side
+SELECT is(c.shared, CASE WHEN :'service'::boolean THEN c.participants - 1 ELSE 0 END,
+	name || ': ' || CASE WHEN :'service'::boolean
+		THEN 'every participant but one probed its build'
+		ELSE 'no service: every participant built its own' END)
+FROM got, pg_temp.counts(plan) c
+WHERE name IN ('inner host column', 'left host column') ORDER BY name;
+SELECT is(c.inner_rows, 20000 * (c.participants - c.shared),
+	name || ': the inner side read once per build')
+FROM got, pg_temp.counts(plan) c
+WHERE name IN ('inner host column', 'left host column') ORDER BY name;
+SELECT matches(plan,
+	CASE WHEN :'service'::boolean
+		THEN 'Inner Relation: st \(heap pages, host columns fetched per match\)'
+		ELSE 'Inner Relation: st \(heap pages\)\n' END,
+	'EXPLAIN: ' || CASE WHEN :'service'::boolean
+		THEN 'the inner side''s host columns fetched per match'
+		ELSE 'no service: the inner side''s host columns read with it' END)
+FROM got WHERE name = 'inner host column';
+-- at the default price of a fetch, 50,000 matches a participant cost more
+-- than each reading 20,000 inner rows: no shared build, no fetch
+SELECT matches(pg_temp.plan(sql), 'Inner Relation: st \(heap pages\)\n',
+	'many matches at the default price of a fetch: the inner side''s host columns read with it')
+FROM q WHERE name = 'inner host column';
 
 -- the setting off: every participant builds its own
 SET LOCAL gpujoin.parallel_shared_build = off;
@@ -149,6 +179,11 @@ SET LOCAL gpujoin.inject_fault = 'shared_count_oom';
 SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
 	'out of device memory on a shared build: the same rows (' || name || ')')
 FROM q WHERE name IN ('inner', 'anti', 'preagg') ORDER BY name;
+SET LOCAL gpujoin.heap_fetch_cost = 0.0001;
+SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
+	'out of device memory on a shared build whose inner host columns are fetched per match: the same rows')
+FROM q WHERE name = 'inner host column';
+RESET gpujoin.heap_fetch_cost;
 -- (that a participant that probed the build counted a chunk depends on
 -- when the workers start: up to five runs to see it once)
 CREATE FUNCTION pg_temp.shared_fallback_seen(q text, tries int) RETURNS boolean

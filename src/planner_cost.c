@@ -574,6 +574,8 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	int			outer_bytes;
 	int			inner_bytes;
 	double		matches;
+	double		matches_bound;	/* for costs per match fetched by tid */
+	int			inner_host_keys = HostKeys(clauses->codings, false);
 	double		passes;
 	QualCost	qual_cost;
 	Cost		startup_cost = 0.0;
@@ -594,6 +596,8 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	matches = clamp_row_est(outer_rows * inner_rows *
 							clauselist_selectivity(root, clauses->key_rinfos, 0,
 												   JOIN_INNER, extra->sjinfo));
+	matches_bound = MatchesBound(root, clauses->key_rinfos, outer_rows, inner_rows,
+								 extra->sjinfo, matches);
 
 	CountPayload(outer_path, &outer_payloads, &outer_bytes);
 	CountPayload(inner_path, &inner_payloads, &inner_bytes);
@@ -626,8 +630,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 		host_by_value = HeapHostCost(outer_path, outer_payloads, host_keys);
 		if (outer_path->parallel_aware)
 			host_by_value /= GpuJoinParallelDivisor(outer_path);
-		host_by_tid = MatchesBound(root, clauses->key_rinfos, outer_rows, inner_rows,
-								   extra->sjinfo, matches) * gpujoin_heap_fetch_cost;
+		host_by_tid = matches_bound * gpujoin_heap_fetch_cost;
 		if (host_by_value > 0.0 && host_keys == 0 && gpujoin_heap_fetch != GPUJOIN_HEAP_FETCH_OFF &&
 			(gpujoin_heap_fetch == GPUJOIN_HEAP_FETCH_ON || host_by_tid < host_by_value))
 		{
@@ -644,8 +647,8 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 						clauses->outer_is_left, false))
 	{
 		inner_heap = true;
-		inner_host = HeapHostCost(inner_path, inner_payloads, HostKeys(clauses->codings, false));
-		startup_cost += HeapSideCost(inner_path, inner_payloads, HostKeys(clauses->codings, false));
+		inner_host = HeapHostCost(inner_path, inner_payloads, inner_host_keys);
+		startup_cost += HeapSideCost(inner_path, inner_payloads, inner_host_keys);
 	}
 	else
 	{
@@ -780,7 +783,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 		*shared_build = processes > 1 && GpuJoinServiceInUse() &&
 			gpujoin_parallel_shared_build && strategy == GPUJOIN_STRATEGY_HASH &&
 			gj_variant_shares_build(*variant) && !*partitioned && !clauses->fill_inner &&
-			HostKeys(clauses->codings, false) == 0 && clauses->join_quals == NIL;
+			inner_host_keys == 0 && clauses->join_quals == NIL;
 		if (*shared_build && inner_payloads < inner_cols)
 		{
 			/*
@@ -791,9 +794,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 			 * inner side, and where that is cheaper: the fetches against
 			 * the host columns' deform and the builds the others save
 			 */
-			Cost		fetches = MatchesBound(root, clauses->key_rinfos, outer_rows,
-											   inner_rows, extra->sjinfo, matches) *
-				gpujoin_heap_fetch_cost;
+			Cost		fetches = matches_bound * gpujoin_heap_fetch_cost;
 
 			*shared_build = inner_heap &&
 				fetches < inner_host + (processes - 1) * build_ms * gpujoin_model.cost_per_ms;

@@ -29,6 +29,9 @@
 # gpu_parallel_W less gpu_serial is about what that costs (the
 # gpujoin.worker_setup_cost to set is that many ms times
 # gpujoin.cost_per_ms).
+# LOAD=0 keeps the xr and xs already there (made by an earlier run at the
+# same size) and KEEP=1 leaves them after the run, so that one load serves
+# several runs (at 10^8 rows a side, the load takes minutes).
 # QUERY="..." runs another query over xr and xs instead (a full join, say:
 # PostgreSQL 15 runs those in one process only).
 # Output: CSV on stdout: rows,setting,plan,workers_launched,ms
@@ -72,6 +75,7 @@ measure() {
 
 echo "rows,setting,plan,workers_launched,ms"
 for n in $sizes; do
+	[ "${LOAD:-1}" = 0 ] ||
 	psql_ -c "DROP TABLE IF EXISTS xr, xs" \
 		-c "CREATE TABLE xr AS SELECT g AS k, g % 1000 AS v FROM generate_series(1, $n) g" \
 		-c "CREATE TABLE xs AS SELECT (g::int8 * 7919) % $n + 1 AS k, g % 100 AS v FROM generate_series(1, $n) g" \
@@ -97,4 +101,4 @@ for n in $sizes; do
 		printf '%s,%s,%s\n' "$n" "$s" "$(measure "$s")"
 	done
 done
-psql_ -c "DROP TABLE IF EXISTS xr, xs"
+[ "${KEEP:-0}" = 1 ] || psql_ -c "DROP TABLE IF EXISTS xr, xs"

@@ -666,15 +666,21 @@ ExecGpuJoin(CustomScanState *css)
 		switch (node->gj_JoinState)
 		{
 			case GJ_LOAD_INNER:
+				if (node->gj_Timing)
+					INSTR_TIME_SET_CURRENT(start);
+				node->gj_InnerReady = false;
 				if (node->gj_Shared != NULL && GpuJoinShareBuild(node))
 				{
 					/* another participant's build: the outer side at once */
+					if (node->gj_Timing)
+						node->gj_LoadMs += GpuJoinElapsedMs(start);
 					node->gj_JoinState = GJ_LOAD_OUTER;
 					continue;
 				}
-				if (node->gj_Timing)
-					INSTR_TIME_SET_CURRENT(start);
-				GpuJoinLoadInner(node);
+				/* (a parallel join's inner side read in shares: loaded) */
+				if (!node->gj_InnerReady)
+					GpuJoinLoadInner(node);
+				node->gj_InnerReady = false;
 				GpuJoinFillLoaded(node);
 				if (node->gj_Timing)
 					node->gj_LoadMs += GpuJoinElapsedMs(start);

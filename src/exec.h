@@ -39,6 +39,7 @@
 #include "nodes/execnodes.h"
 #include "portability/instr_time.h"
 #include "utils/snapshot.h"
+#include "storage/barrier.h"
 #include "storage/condition_variable.h"
 #include "storage/spin.h"
 #include "utils/dsa.h"
@@ -358,12 +359,29 @@ typedef struct GpuJoinCounters
 	int64		heap_shipped[2];	/* bytes of pages sent to the device */
 	int64		shared_builds;	/* runs that probed the build of another
 								 * participant instead of building */
+	int64		inner_shares;	/* runs that read a share of the inner
+								 * side's pages for the build */
 	int64		agg_groups;		/* GpuPreAgg: rows of partial aggregates returned */
 	int64		agg_spills;		/* GpuPreAgg: group tables emptied to the host */
 	int64		agg_host_sorted;	/* GpuPreAgg: groups merged in order on the host */
 	GjStats		stats;
 	char		device[160];
 } GpuJoinCounters;
+
+/*
+ * One participant's share of an inner side read in parallel (exec_parallel.c),
+ * in the query's DSA: this header, then its arrays at MAXALIGNed offsets:
+ * the keys, the keys' NULL flags (key_nulls), per device column its values
+ * and, where null_columns has its bit, its NULL flags, and the tids
+ * (has_tids)
+ */
+typedef struct GpuJoinInnerPart
+{
+	int64		nrows;
+	uint32		null_columns;
+	bool		key_nulls;
+	bool		has_tids;
+} GpuJoinInnerPart;
 
 /* Where the shared build of a parallel join stands (GpuJoinParallelState) */
 #define GJ_SHARED_BUILD_NONE		0	/* no participant has come to it */
@@ -386,6 +404,16 @@ typedef struct GpuJoinCounters
  *					as the builder did
  *	build_cv		signalled when the state leaves BUILDING
  *
+ * and, where the inner side is read as heap pages, its pages shared out
+ * among the participants (GpuJoinShareBuild):
+ *
+ *	read_barrier	phase 0 while the participants that came in time read
+ *					their shares; the last to arrive builds
+ *	parts			per participant (the leader 0, worker n n + 1), the rows
+ *					it read, in the query's DSA (GpuJoinInnerPart), which the
+ *					builder, and any participant that has to build after
+ *					all, copies together in participant order
+ *
  * and, for a right or full join, the inner rows that some participant
  * matched (exec_parallel.c, GpuJoinFillDetach), all under mutex but the
  * flags themselves:
@@ -405,6 +433,9 @@ typedef struct GpuJoinParallelState
 	int			nworkers;
 	Size		pscan_offset;	/* the outer heap side's ParallelTableScanDesc,
 								 * from the start of this struct, or 0 */
+	Size		inner_pscan_offset; /* the inner heap side's, or 0 */
+	Size		parts_offset;	/* with it: its parts (GpuJoinInnerPart) */
+	Barrier		read_barrier;	/* the inner side's shares being read */
 	int			build_state;
 	GpuJoinSharedBuild build;
 	int64		build_rows;
@@ -500,7 +531,13 @@ typedef struct GpuJoinParallelState
  *	gj_Borrowed			the device context probes another participant's
  *						build: this process has not read the inner side;
  *						gj_BorrowedRows and gj_BorrowedDigest describe it
+ *	gj_InnerShares		this launch of a parallel join reads the inner side
+ *						in shares, one per participant (exec_parallel.c):
+ *						the whole of it is theirs copied together
+ *	gj_InnerReady		GJ_LOAD_INNER finds the inner side loaded (copied
+ *						together from the shares): build on it
  *	gj_SharedBuilds		runs that probed another participant's build
+ *	gj_InnerSharesRead	runs that read a share of the inner side
  *	gj_FillAttached		a parallel right or full join: this process runs
  *						the join and has not yet merged its inner rows'
  *						matched flags into the shared ones
@@ -597,9 +634,12 @@ typedef struct GpuJoinState
 	bool		gj_SharedBuilder;
 	bool		gj_InnerByTid;
 	bool		gj_Borrowed;
+	bool		gj_InnerShares;
+	bool		gj_InnerReady;
 	int64		gj_BorrowedRows;
 	uint64		gj_BorrowedDigest;
 	int64		gj_SharedBuilds;
+	int64		gj_InnerSharesRead;
 	bool		gj_FillAttached;
 	uint64		gj_InnerDigest;
 	int64	   *gj_InnerPerm;
@@ -657,6 +697,9 @@ extern GjBatch GpuJoinSideBatch(const GpuJoinSide *side, GjColumn *columns, int6
 								int64 nrows);
 extern void GpuJoinForgetInner(GpuJoinState *node);
 extern void GpuJoinLoadInner(GpuJoinState *node);
+extern void GpuJoinReadInnerRows(GpuJoinState *node);
+extern void GpuJoinInnerLoaded(GpuJoinState *node);
+extern void GpuJoinInnerTooLarge(const GpuJoinSide *inner) pg_attribute_noreturn();
 extern uint64 GpuJoinSideDigest(const GpuJoinSide *side);
 extern bool GpuJoinLoadOuterChunk(GpuJoinState *node);
 

@@ -952,15 +952,38 @@ GpuJoinForgetInner(GpuJoinState *node)
 	node->gj_NumParts = 1;
 }
 
+/* An inner side of more rows than a batch may hold */
+void
+GpuJoinInnerTooLarge(const GpuJoinSide *inner)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("inner relation of a GPU join has more than " INT64_FORMAT " rows",
+					inner->max_rows),
+			 errhint("Set gpujoin.enabled = off to run this join with PostgreSQL's own join methods.")));
+}
+
 /*
  * GJ_LOAD_INNER: read the whole inner side
  */
 void
 GpuJoinLoadInner(GpuJoinState *node)
 {
+	GpuJoinForgetInner(node);
+	GpuJoinReadInnerRows(node);
+	GpuJoinInnerLoaded(node);
+}
+
+/*
+ * Read the inner side's rows into its batch, which is empty: all of them,
+ * or, where a parallel join shares its pages out (exec_parallel.c), this
+ * process's share
+ */
+void
+GpuJoinReadInnerRows(GpuJoinState *node)
+{
 	GpuJoinSide *inner = &node->gj_Inner;
 
-	GpuJoinForgetInner(node);
 	if (inner->stage_kernels == NULL)
 		inner->stage_kernels = GpuJoinNodeKernels(node);
 	if (inner->heap != NULL)
@@ -968,11 +991,7 @@ GpuJoinLoadInner(GpuJoinState *node)
 		/* a heap side: its pages, straight into the batch */
 		GpuJoinHeapFill(node, inner, inner->max_rows);
 		if (inner->nrows >= inner->max_rows && !inner->exhausted)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("inner relation of a GPU join has more than " INT64_FORMAT " rows",
-							inner->max_rows),
-					 errhint("Set gpujoin.enabled = off to run this join with PostgreSQL's own join methods.")));
+			GpuJoinInnerTooLarge(inner);
 		GpuJoinHeapTrimNulls(inner);
 	}
 	/* (a SCAN has no inner side: an empty batch) */
@@ -983,13 +1002,20 @@ GpuJoinLoadInner(GpuJoinState *node)
 		if (TupIsNull(slot))
 			break;
 		if (inner->nrows >= inner->max_rows)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("inner relation of a GPU join has more than " INT64_FORMAT " rows",
-							inner->max_rows),
-					 errhint("Set gpujoin.enabled = off to run this join with PostgreSQL's own join methods.")));
+			GpuJoinInnerTooLarge(inner);
 		AppendRow(node, inner, slot);
 	}
+}
+
+/*
+ * The inner side's batch holds the whole inner side: count it, and set up
+ * what the join keeps per inner row
+ */
+void
+GpuJoinInnerLoaded(GpuJoinState *node)
+{
+	GpuJoinSide *inner = &node->gj_Inner;
+
 	node->gj_InnerRows += inner->nrows;
 	if (GJ_FILL_INNER_NEEDED(node))
 		node->gj_InnerMatched = MemoryContextAllocExtended(inner->cxt, Max(inner->nrows, 1),

@@ -74,6 +74,7 @@ GpuJoinCollectCounters(GpuJoinState *node, GpuJoinCounters *c)
 	c->outer_rows = node->gj_OuterRows;
 	c->matches = node->gj_Matches;
 	c->shared_builds = node->gj_SharedBuilds;
+	c->inner_shares = node->gj_InnerSharesRead;
 	c->load_ms = node->gj_LoadMs;
 	c->emit_ms = node->gj_EmitMs;
 	GpuJoinAggCounts(node, &c->agg_groups, &c->agg_spills, &c->agg_host_sorted);
@@ -150,6 +151,7 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
 	sum->outer_rows += add->outer_rows;
 	sum->matches += add->matches;
 	sum->shared_builds += add->shared_builds;
+	sum->inner_shares += add->inner_shares;
 	sum->load_ms += add->load_ms;
 	sum->emit_ms += add->emit_ms;
 	sum->agg_groups += add->agg_groups;
@@ -378,6 +380,8 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 			appendStringInfo(es->str, "Participants: %d  ", total.processes);
 		if (parallel && total.shared_builds > 0)
 			appendStringInfo(es->str, "Shared Builds: " INT64_FORMAT "  ", total.shared_builds);
+		if (parallel && total.inner_shares > 0)
+			appendStringInfo(es->str, "Inner Shares: " INT64_FORMAT "  ", total.inner_shares);
 		if (total.num_parts > 1)
 			appendStringInfo(es->str, "Partitions: %d  ", total.num_parts);
 		appendStringInfo(es->str,
@@ -392,6 +396,7 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 		{
 			ExplainPropertyInteger("Participants", NULL, total.processes, es);
 			ExplainPropertyInteger("Shared Builds", NULL, total.shared_builds, es);
+			ExplainPropertyInteger("Inner Shares", NULL, total.inner_shares, es);
 		}
 		ExplainPropertyInteger("Partitions", NULL, total.num_parts, es);
 		ExplainPropertyInteger("Chunks", NULL, total.chunks, es);

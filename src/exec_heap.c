@@ -1021,12 +1021,19 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		{
 			/*
 			 * Room for the rest of the relation at the density read so far
-			 * (at most max_rows): one allocation, not a doubling per page
+			 * (at most max_rows): one allocation, not a doubling per page.
+			 * An inner side's share, of a relation whose blocks the
+			 * processes of a parallel join share out, is some of that
+			 * rest: double.
 			 */
 			HeapScanDesc scan = (HeapScanDesc) reader->scan;
 			double		per_page = (double) reader->tuples_read / Max(reader->pages_read, 1);
 			double		left = per_page * (scan->rs_nblocks - Min(reader->next_block, scan->rs_nblocks)) * 1.05;
-			int64		want = Min(max_rows, side->nrows + n + (int64) left);
+			int64		want;
+
+			if (reader->pscan != NULL && side == &node->gj_Inner)
+				left = Min(left, (double) Max(side->capacity, n));
+			want = Min(max_rows, side->nrows + n + (int64) left);
 
 			GpuJoinReserveSide(side, want);
 		}

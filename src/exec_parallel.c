@@ -17,11 +17,18 @@
  *
  * With the gpujoin service, where every participant's device context lives
  * in one process, a hash join (NPHJ) whose inner side the participants
- * would each read and build is built once (GpuJoinShareBuild): the first
- * participant to start reads the inner side and builds, as a serial join
- * does, and publishes its context; the others wait on a condition
- * variable, then create contexts that probe that build (the kernels'
- * context_share) and never read their inner child.  A participant that
+ * would each read and build is built once (GpuJoinShareBuild).  Where the
+ * join reads its inner side as heap pages, the participants read it
+ * together, as Parallel Hash's participants do: each that comes while the
+ * pages are being read takes the next ones from a block scan of the inner
+ * relation in this node's shared memory, as the outer side's, and leaves
+ * the rows it read (its share, GpuJoinInnerPart) in the query's DSA; a
+ * barrier waits for all of them, and the last to arrive copies the shares
+ * together and builds, as a serial join does, and publishes its context.
+ * Any other inner side the first participant to start reads alone, and
+ * builds.  The others wait on a condition variable, then create contexts
+ * that probe that build (the kernels' context_share) and never read their
+ * inner child.  A participant that
  * needs nothing of the inner side but its device columns qualifies: no
  * host column of the inner side, no qual rechecked on the host, no inner
  * rows to fill (a right or full join emits them from the inner side on the
@@ -33,7 +40,9 @@
  * the query's snapshot, which all participants share).  Whatever
  * keeps the builder from a build to share (an empty inner side, partitions,
  * the CPU twin after the device ran out of memory) makes every participant
- * build its own, as without the service.
+ * build its own, as without the service: from the shares copied together
+ * in participant order, where they were read so (the rows numbered as the
+ * builder numbered them), else from the inner side read whole.
  *
  * A right or full join emits, besides each participant's matches, the inner
  * rows no participant matched, once.  Every participant reads the whole
@@ -118,20 +127,82 @@ SharedScan(GpuJoinParallelState *shared)
 	return (ParallelTableScanDesc) ((char *) shared + shared->pscan_offset);
 }
 
+/* The inner side's shared block scan, or NULL */
+static ParallelTableScanDesc
+InnerScan(GpuJoinParallelState *shared)
+{
+	if (shared->inner_pscan_offset == 0)
+		return NULL;
+	return (ParallelTableScanDesc) ((char *) shared + shared->inner_pscan_offset);
+}
+
+/* With it, the participants' shares of the inner side, by participant */
+static dsa_pointer *
+InnerParts(GpuJoinParallelState *shared)
+{
+	return (dsa_pointer *) ((char *) shared + shared->parts_offset);
+}
+
+/* This process's number among the participants: the leader 0 */
+static int
+Participant(void)
+{
+	return IsParallelWorker() ? ParallelWorkerNumber + 1 : 0;
+}
+
 /*
- * EstimateDSMCustomScan callback: the counters, and the outer side's block
- * scan when the join reads it as heap pages
+ * Where the parts of the shared memory lie: the counters; the outer side's
+ * block scan when the join reads it as heap pages; the inner side's, and a
+ * share per participant, when it reads that one so.  Its size.
+ */
+static Size
+Layout(GpuJoinState *node, int nworkers, Size *pscan, Size *inner_pscan, Size *parts)
+{
+	Snapshot	snapshot = node->css.ss.ps.state->es_snapshot;
+	Size		size = CountersSize(nworkers);
+
+	*pscan = *inner_pscan = *parts = 0;
+	if (OuterHeap(node) != NULL)
+	{
+		*pscan = size;
+		size = add_size(size, MAXALIGN(table_parallelscan_estimate(OuterHeap(node)->rel, snapshot)));
+	}
+	if (node->gj_Inner.heap != NULL)
+	{
+		*inner_pscan = size;
+		size = add_size(size, MAXALIGN(table_parallelscan_estimate(node->gj_Inner.heap->rel, snapshot)));
+		*parts = size;
+		size = add_size(size, MAXALIGN(mul_size(nworkers + 1, sizeof(dsa_pointer))));
+	}
+	return size;
+}
+
+/*
+ * EstimateDSMCustomScan callback: the counters, and the sides' block scans
+ * where the join reads them as heap pages
  */
 Size
 EstimateGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt)
 {
-	GpuJoinState *node = (GpuJoinState *) css;
-	Size		size = CountersSize(pcxt->nworkers);
+	Size		pscan;
+	Size		inner_pscan;
+	Size		parts;
 
-	if (OuterHeap(node) != NULL)
-		size = add_size(size, table_parallelscan_estimate(OuterHeap(node)->rel,
-														  css->ss.ps.state->es_snapshot));
-	return size;
+	return Layout((GpuJoinState *) css, pcxt->nworkers, &pscan, &inner_pscan, &parts);
+}
+
+/* Forget the shares of the inner side read in the last launch */
+static void
+FreeInnerParts(GpuJoinParallelState *shared, dsa_area *area)
+{
+	if (shared->parts_offset == 0)
+		return;
+	for (int i = 0; i <= shared->nworkers; i++)
+	{
+		if (DsaPointerIsValid(InnerParts(shared)[i]) && area != NULL)
+			dsa_free(area, InnerParts(shared)[i]);
+		InnerParts(shared)[i] = InvalidDsaPointer;
+	}
 }
 
 /*
@@ -152,14 +223,23 @@ InitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordina
 	shared->fill_done = false;
 	shared->fill_flags = InvalidDsaPointer;
 	memset(shared->workers, 0, pcxt->nworkers * sizeof(GpuJoinCounters));
-	shared->pscan_offset = 0;
+	(void) Layout(node, pcxt->nworkers, &shared->pscan_offset,
+				  &shared->inner_pscan_offset, &shared->parts_offset);
 	if (OuterHeap(node) != NULL)
 	{
-		shared->pscan_offset = CountersSize(pcxt->nworkers);
 		table_parallelscan_initialize(OuterHeap(node)->rel, SharedScan(shared),
 									  css->ss.ps.state->es_snapshot);
 		GpuJoinHeapSetParallel(OuterHeap(node), SharedScan(shared));
 	}
+	if (InnerScan(shared) != NULL)
+	{
+		/* the inner side's reader takes it when it reads a share */
+		table_parallelscan_initialize(node->gj_Inner.heap->rel, InnerScan(shared),
+									  css->ss.ps.state->es_snapshot);
+		for (int i = 0; i <= pcxt->nworkers; i++)
+			InnerParts(shared)[i] = InvalidDsaPointer;
+	}
+	BarrierInit(&shared->read_barrier, 0);
 	node->gj_Shared = shared;
 }
 
@@ -192,6 +272,19 @@ ReInitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordi
 		table_parallelscan_reinitialize(OuterHeap(node)->rel, SharedScan(node->gj_Shared));
 		GpuJoinHeapSetParallel(OuterHeap(node), SharedScan(node->gj_Shared));
 	}
+	/* the inner side's shares are read afresh */
+	FreeInnerParts(node->gj_Shared, css->ss.ps.state->es_query_dsa);
+	if (InnerScan(node->gj_Shared) != NULL)
+		table_parallelscan_reinitialize(node->gj_Inner.heap->rel, InnerScan(node->gj_Shared));
+	BarrierInit(&node->gj_Shared->read_barrier, 0);
+
+	/*
+	 * A table the leader probes of another's build made of the last
+	 * launch's shares: a fallback to the CPU twin could not copy those
+	 * shares together any more, so read this launch's with the others
+	 */
+	if (node->gj_InnerShares && node->gj_Borrowed)
+		node->gj_JoinState = GJ_LOAD_INNER;
 }
 
 /*
@@ -268,6 +361,210 @@ ShareEligible(GpuJoinState *node)
 }
 
 /*
+ * A side's arrays that a share of the inner side carries, in the share's
+ * order (GpuJoinInnerPart): where each lies in the side, the bytes per row,
+ * and whether the share has it
+ */
+typedef struct PartArray
+{
+	void	  **array;
+	Size		width;
+	bool		present;
+} PartArray;
+
+#define GJ_PART_ARRAYS	(2 * GJ_MAX_COLUMNS + 3)
+
+static int
+PartArrays(GpuJoinSide *side, const GpuJoinInnerPart *part, PartArray *arrays)
+{
+	int32_t		ncolumns;
+	int32_t		widths[GJ_MAX_COLUMNS];
+	int			n = 0;
+
+	GpuJoinSpecColumns(side, &ncolumns, widths);
+	arrays[n++] = (PartArray) {(void **) &side->keys, sizeof(uint64), true};
+	arrays[n++] = (PartArray) {(void **) &side->keynulls, 1, part->key_nulls};
+	for (int d = 0; d < ncolumns; d++)
+	{
+		arrays[n++] = (PartArray) {(void **) &side->device_values[d], widths[d], true};
+		arrays[n++] = (PartArray) {(void **) &side->device_nulls[d], 1,
+		(part->null_columns & (UINT32_C(1) << d)) != 0};
+	}
+	arrays[n++] = (PartArray) {(void **) &side->tids, sizeof(ItemPointerData), part->has_tids};
+	return n;
+}
+
+/* This process's share of the inner side, as read, into the query's DSA */
+static dsa_pointer
+PutInnerPart(GpuJoinState *node, dsa_area *area)
+{
+	GpuJoinSide *side = &node->gj_Inner;
+	GpuJoinInnerPart part;
+	PartArray	arrays[GJ_PART_ARRAYS];
+	int			narrays;
+	Size		size = MAXALIGN(sizeof(GpuJoinInnerPart));
+	dsa_pointer dp;
+	char	   *p;
+
+	memset(&part, 0, sizeof(part));
+	part.nrows = side->nrows;
+	for (int d = 0; d < side->ndevice; d++)
+		if (side->device_nulls[d] != NULL)
+			part.null_columns |= UINT32_C(1) << d;
+	part.key_nulls = side->keynulls != NULL;
+	part.has_tids = side->host_by_tid;
+	narrays = PartArrays(side, &part, arrays);
+	for (int i = 0; i < narrays; i++)
+		if (arrays[i].present)
+			size = add_size(size, MAXALIGN(mul_size(arrays[i].width, part.nrows)));
+
+	dp = dsa_allocate_extended(area, size, DSA_ALLOC_HUGE);
+	p = dsa_get_address(area, dp);
+	memcpy(p, &part, sizeof(part));
+	p += MAXALIGN(sizeof(GpuJoinInnerPart));
+	for (int i = 0; i < narrays; i++)
+	{
+		Size		bytes = arrays[i].width * part.nrows;
+
+		if (!arrays[i].present)
+			continue;
+		if (bytes > 0)
+			memcpy(p, *arrays[i].array, bytes);
+		p += MAXALIGN(bytes);
+	}
+	return dp;
+}
+
+/*
+ * The whole inner side into the node's batch: the participants' shares
+ * copied together in participant order, which every process that copies
+ * them follows, so that the inner rows are numbered alike in all of them
+ */
+static void
+AssembleInner(GpuJoinState *node)
+{
+	GpuJoinParallelState *shared = node->gj_Shared;
+	dsa_area   *area = node->css.ss.ps.state->es_query_dsa;
+	GpuJoinSide *side = &node->gj_Inner;
+	int64		total = 0;
+	uint32		null_columns = 0;
+	bool		key_nulls = false;
+	int64		at = 0;
+
+	for (int i = 0; i <= shared->nworkers; i++)
+	{
+		GpuJoinInnerPart *part;
+
+		if (!DsaPointerIsValid(InnerParts(shared)[i]))
+			continue;
+		part = dsa_get_address(area, InnerParts(shared)[i]);
+		total += part->nrows;
+		null_columns |= part->null_columns;
+		key_nulls |= part->key_nulls;
+	}
+	if (total > side->max_rows)
+		GpuJoinInnerTooLarge(side);
+
+	GpuJoinForgetInner(node);
+	side->host_by_tid = node->gj_InnerByTid;
+	GpuJoinReserveSide(side, total);
+	if (key_nulls)
+		side->keynulls = GpuJoinSideAlloc(side, total, true);
+	for (int d = 0; d < side->ndevice; d++)
+		if (null_columns & (UINT32_C(1) << d))
+			side->device_nulls[d] = GpuJoinSideAlloc(side, total, true);
+	for (int i = 0; i <= shared->nworkers; i++)
+	{
+		GpuJoinInnerPart *part;
+		PartArray	arrays[GJ_PART_ARRAYS];
+		int			narrays;
+		char	   *p;
+
+		if (!DsaPointerIsValid(InnerParts(shared)[i]))
+			continue;
+		part = dsa_get_address(area, InnerParts(shared)[i]);
+		p = (char *) part + MAXALIGN(sizeof(GpuJoinInnerPart));
+		narrays = PartArrays(side, part, arrays);
+		for (int a = 0; a < narrays; a++)
+		{
+			Size		bytes = arrays[a].width * part->nrows;
+
+			if (!arrays[a].present)
+				continue;
+			if (bytes > 0)
+				memcpy((char *) *arrays[a].array + arrays[a].width * at, p, bytes);
+			p += MAXALIGN(bytes);
+		}
+		at += part->nrows;
+	}
+	side->nrows = total;
+	side->heap_null_columns = null_columns;
+	side->heap_key_nulls = key_nulls ? 1 : 0;
+	side->exhausted = true;
+	GpuJoinInnerLoaded(node);
+	node->gj_InnerReady = true;
+}
+
+/*
+ * A participant of a join that reads its inner side in shares, at its
+ * start: when it comes while the shares are read, it reads one (the next
+ * pages the inner side's block scan hands out), leaves it in the query's
+ * DSA, and waits for the others that came in time; the last of them to
+ * arrive copies the shares together and builds (true).  One that comes
+ * later reads nothing.
+ */
+static bool
+ReadInnerShare(GpuJoinState *node)
+{
+	GpuJoinParallelState *shared = node->gj_Shared;
+	GpuJoinHeapReader *reader = node->gj_Inner.heap;
+	dsa_pointer part;
+	bool		builds;
+
+	SpinLockAcquire(&shared->mutex);
+	if (shared->build_state == GJ_SHARED_BUILD_NONE)
+		shared->build_state = GJ_SHARED_BUILD_BUILDING;
+	SpinLockRelease(&shared->mutex);
+	if (BarrierAttach(&shared->read_barrier) > 0)
+	{
+		BarrierDetach(&shared->read_barrier);
+		return false;
+	}
+
+	node->gj_InnerSharesRead++;
+	GpuJoinHeapSetParallel(reader, InnerScan(shared));
+	GpuJoinHeapRescan(reader);	/* from this launch's start */
+	GpuJoinForgetInner(node);
+	node->gj_Inner.host_by_tid = node->gj_InnerByTid;
+	GpuJoinReadInnerRows(node);
+	part = PutInnerPart(node, node->css.ss.ps.state->es_query_dsa);
+	InnerParts(shared)[Participant()] = part;
+	GpuJoinForgetInner(node);
+
+	builds = BarrierArriveAndWait(&shared->read_barrier, PG_WAIT_EXTENSION);
+	BarrierDetach(&shared->read_barrier);
+	if (builds)
+	{
+		AssembleInner(node);
+		node->gj_SharedBuilder = true;
+	}
+	return builds;
+}
+
+/*
+ * A participant that builds its own table after all: where the inner side
+ * was read in shares, the whole of it copied together from them (it cannot
+ * read it again); else it reads it as usual (false)
+ */
+static bool
+OwnBuild(GpuJoinState *node)
+{
+	if (node->gj_InnerShares)
+		AssembleInner(node);
+	return false;
+}
+
+/*
  * GJ_LOAD_INNER of a parallel join: probe another participant's build if
  * there is one to share (true: the node's context now does, and the inner
  * side is not to be read), or become the one that builds (false: read and
@@ -290,6 +587,7 @@ GpuJoinShareBuild(GpuJoinState *node)
 
 	node->gj_SharedBuilder = false;
 	node->gj_Inner.host_by_tid = false;
+	node->gj_InnerShares = false;
 	if (node->gj_Borrowed)
 	{
 		/* a rescan that reads the inner side again: not that build */
@@ -297,20 +595,41 @@ GpuJoinShareBuild(GpuJoinState *node)
 		node->gj_Borrowed = false;
 	}
 	if (!ShareEligible(node))
-		return false;
-
-	SpinLockAcquire(&shared->mutex);
-	if (shared->build_state == GJ_SHARED_BUILD_NONE)
 	{
-		shared->build_state = GJ_SHARED_BUILD_BUILDING;
-		node->gj_SharedBuilder = true;
+		/* it reads the whole inner side for itself */
+		if (node->gj_Inner.heap != NULL)
+			GpuJoinHeapSetParallel(node->gj_Inner.heap, NULL);
+		return false;
 	}
-	SpinLockRelease(&shared->mutex);
-	if (node->gj_SharedBuilder)
+
+	/*
+	 * An inner side read as heap pages: every participant that comes in
+	 * time reads a share of its pages (ReadInnerShare), and the last of
+	 * them builds.  Else the first participant to come reads all of it and
+	 * builds.  Either way the builder's host columns are the tids, which
+	 * the others fetch by too.
+	 */
+	node->gj_InnerShares = InnerScan(shared) != NULL &&
+		node->css.ss.ps.state->es_query_dsa != NULL;
+	if (node->gj_InnerShares)
 	{
-		/* its host columns: the tids, which the others fetch by too */
-		node->gj_Inner.host_by_tid = node->gj_InnerByTid;
-		return false;
+		if (ReadInnerShare(node))
+			return false;
+	}
+	else
+	{
+		SpinLockAcquire(&shared->mutex);
+		if (shared->build_state == GJ_SHARED_BUILD_NONE)
+		{
+			shared->build_state = GJ_SHARED_BUILD_BUILDING;
+			node->gj_SharedBuilder = true;
+		}
+		SpinLockRelease(&shared->mutex);
+		if (node->gj_SharedBuilder)
+		{
+			node->gj_Inner.host_by_tid = node->gj_InnerByTid;
+			return false;
+		}
 	}
 
 	ConditionVariablePrepareToSleep(&shared->build_cv);
@@ -330,14 +649,14 @@ GpuJoinShareBuild(GpuJoinState *node)
 	ConditionVariableCancelSleep();
 	if (state != GJ_SHARED_BUILD_BUILT ||
 		(node->gj_Inner.nhost > 0 && !DsaPointerIsValid(tids)))
-		return false;
+		return OwnBuild(node);
 
 	memset(&err, 0, sizeof(err));
 	if (GpuJoinServiceShare(&build, &kernels, &ctx, &err) != GJ_OK)
 	{
 		/* the build is gone (its owner failed): build one of our own */
 		elog(DEBUG1, "gpujoin: could not share the build of a parallel GPU join: %s", err.message);
-		return false;
+		return OwnBuild(node);
 	}
 	if (dev->ctx != NULL)
 		GpuJoinCloseDevice(node);
@@ -392,7 +711,8 @@ GpuJoinPublishBuild(GpuJoinState *node, bool built)
 	built = built && node->gj_NumParts == 1 && !node->gj_OnFallback &&
 		(!node->gj_Inner.host_by_tid || area != NULL) &&
 		GpuJoinServiceBuildOf(dev->kernels, dev->ctx, &build);
-	if (built)
+	/* (shares copied together are the same rows in the same order anywhere) */
+	if (built && !node->gj_InnerShares)
 		digest = GpuJoinSideDigest(&node->gj_Inner);
 	if (built && node->gj_Inner.host_by_tid)
 	{
@@ -444,6 +764,16 @@ GpuJoinReadBorrowedInner(GpuJoinState *node)
 	if (!node->gj_Borrowed)
 		return;
 	node->gj_Borrowed = false;
+	if (node->gj_InnerShares)
+	{
+		/* the builder's shares, copied together as the builder did */
+		AssembleInner(node);
+		node->gj_InnerReady = false;
+		if (node->gj_Inner.nrows != node->gj_BorrowedRows)
+			DifferentInnerSides(node->gj_BorrowedRows, node->gj_Inner.nrows,
+								"Set gpujoin.parallel_shared_build = off to have each participant build its own.");
+		return;
+	}
 	GpuJoinLoadInner(node);
 	if (node->gj_Inner.nrows != node->gj_BorrowedRows ||
 		GpuJoinSideDigest(&node->gj_Inner) != node->gj_BorrowedDigest)

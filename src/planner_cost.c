@@ -585,6 +585,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	Cost		host_by_value = 0.0;	/* an outer heap side's host columns, */
 	Cost		host_by_tid = 0.0;	/* taken from each row, or fetched per match */
 	bool		inner_heap = false;
+	Cost		inner_read = 0.0;	/* an inner heap side's pages */
 	Cost		inner_host = 0.0;	/* an inner heap side's host columns */
 
 	*partitioned = false;
@@ -648,7 +649,8 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	{
 		inner_heap = true;
 		inner_host = HeapHostCost(inner_path, inner_payloads, inner_host_keys);
-		startup_cost += HeapSideCost(inner_path, inner_payloads, inner_host_keys);
+		inner_read = HeapSideCost(inner_path, inner_payloads, inner_host_keys);
+		startup_cost += inner_read;
 	}
 	else
 	{
@@ -802,8 +804,20 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 			{
 				*inner_by_tid = true;
 				startup_cost -= inner_host;
+				inner_read -= inner_host;
 				run_cost += fetches;
 			}
+		}
+		if (*shared_build && inner_heap)
+		{
+			/*
+			 * Each participant reads a share of the inner side's pages, and
+			 * the builder copies the shares together (exec_parallel.c): a
+			 * copy into shared memory and one out of it, priced as reading
+			 * the tuples twice more
+			 */
+			startup_cost -= inner_read * (1.0 - 1.0 / divisor);
+			startup_cost += 2.0 * inner_rows * gpujoin_heap_tuple_cost;
 		}
 		startup_cost += gpujoin_setup_cost +
 			(*shared_build ? 1 : processes) * build_ms * gpujoin_model.cost_per_ms;

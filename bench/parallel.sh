@@ -23,8 +23,8 @@
 # set to W, so that many are planned; auto: 8).  SETTINGS="..." runs only
 # the settings named.  Each setting in one session: a
 # warm-up, then the median of RUNS (3) of EXPLAIN ANALYZE's Execution Time
-# (TIMING OFF).  Every setting must return the row of PostgreSQL's own plan
-# (gpujoin off, the default parallelism).  A parallel GPU
+# (TIMING OFF).  Every gpujoin setting must return the row of PostgreSQL's
+# own plan (gpujoin off, the default parallelism).  A parallel GPU
 # join's workers are new processes, each opening the GPU: at 1000 rows,
 # gpu_parallel_W less gpu_serial is about what that costs (the
 # gpujoin.worker_setup_cost to set is that many ms times
@@ -93,7 +93,10 @@ for n in $sizes; do
 		*) w=8 ;;
 		esac
 		psql_ -c "ALTER TABLE xr SET (parallel_workers = $w)" -c "ALTER TABLE xs SET (parallel_workers = $w)"
-		got=$(psql_ -c "$base $(settings_of "$s")" -c "$q")
+		# (PostgreSQL's own plans are the reference: not checked, which
+		# saves a run of minutes at 10^8 rows)
+		got=$want
+		case "$s" in pg_*) ;; *) got=$(psql_ -c "$base $(settings_of "$s")" -c "$q") ;; esac
 		if [ "$got" != "$want" ]; then
 			echo "MISMATCH at $n rows: '$got' under $s, '$want' serial" >&2
 			exit 1

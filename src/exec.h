@@ -254,6 +254,8 @@ typedef struct GpuJoinHeapStage
  *	pscan			a parallel join's outer side: the block scan the
  *					processes share (exec_parallel.c), or NULL
  *	pscan_started	this process has joined it since the scan (re)started
+ *	participants	a parallel join's inner side read in shares: the
+ *					processes planned to read one (exec_parallel.c), else 0
  *	done			no block left
  *	try_all_visible	the last page read was all-visible: try the next one
  *					as one (StageAllVisiblePage) before heapgetpage
@@ -298,6 +300,7 @@ typedef struct GpuJoinHeapReader
 	bool		parallel;
 	ParallelTableScanDesc pscan;
 	bool		pscan_started;
+	int			participants;
 	bool		done;
 	bool		try_all_visible;
 	bool		in_place;
@@ -678,6 +681,7 @@ extern void GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps
 extern void GpuJoinSpecColumns(const GpuJoinSide *side, int32_t *ncolumns, int32_t *widths);
 extern void GpuJoinResetSide(GpuJoinSide *side);
 extern void *GpuJoinSideAlloc(GpuJoinSide *side, Size size, bool zero);
+extern void GpuJoinSideReleasePinned(GpuJoinSide *side);
 extern void GpuJoinSideFree(GpuJoinSide *side, void *ptr);
 extern void GpuJoinGrowSide(GpuJoinSide *side);
 extern void GpuJoinStoreHostValue(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
@@ -706,6 +710,7 @@ extern bool GpuJoinLoadOuterChunk(GpuJoinState *node);
 /* pinned.c */
 extern void *GpuJoinPinnedAlloc(const GjKernels *kernels, Size size, Size *got);
 extern void GpuJoinPinnedFree(const GjKernels *kernels, void *ptr, Size size);
+extern void GpuJoinPinnedRelease(const GjKernels *kernels);
 
 /* exec_heap.c */
 extern void GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,

@@ -487,6 +487,8 @@ GpuJoinHeapSetParallel(GpuJoinHeapReader *reader, ParallelTableScanDesc pscan)
 		ForgetStaged(reader);
 	}
 	reader->pscan = pscan;
+	if (pscan == NULL)
+		reader->participants = 0;
 }
 
 /*
@@ -1021,18 +1023,21 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		{
 			/*
 			 * Room for the rest of the relation at the density read so far
-			 * (at most max_rows): one allocation, not a doubling per page.
-			 * An inner side's share, of a relation whose blocks the
-			 * processes of a parallel join share out, is some of that
-			 * rest: double.
+			 * (at most max_rows): one allocation, not a doubling per page
+			 * (each new array is new staging memory, which the gpujoin
+			 * service maps and registers with the driver).  A share of an
+			 * inner side whose blocks the processes of a parallel join
+			 * share out: room for the relation over the processes, and
+			 * double past that.
 			 */
 			HeapScanDesc scan = (HeapScanDesc) reader->scan;
 			double		per_page = (double) reader->tuples_read / Max(reader->pages_read, 1);
 			double		left = per_page * (scan->rs_nblocks - Min(reader->next_block, scan->rs_nblocks)) * 1.05;
 			int64		want;
 
-			if (reader->pscan != NULL && side == &node->gj_Inner)
-				left = Min(left, (double) Max(side->capacity, n));
+			if (reader->participants > 0)
+				left = Max(per_page * scan->rs_nblocks * 1.1 / reader->participants -
+						   side->nrows - n, (double) side->capacity);
 			want = Min(max_rows, side->nrows + n + (int64) left);
 
 			GpuJoinReserveSide(side, want);

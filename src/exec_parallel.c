@@ -466,6 +466,9 @@ AssembleInner(GpuJoinState *node)
 		GpuJoinInnerTooLarge(side);
 
 	GpuJoinForgetInner(node);
+	GpuJoinSideReleasePinned(side);
+	if (side->stage_kernels == NULL)
+		side->stage_kernels = GpuJoinNodeKernels(node);
 	side->host_by_tid = node->gj_InnerByTid;
 	GpuJoinReserveSide(side, total);
 	if (key_nulls)
@@ -520,6 +523,11 @@ ReadInnerShare(GpuJoinState *node)
 	GpuJoinHeapReader *reader = node->gj_Inner.heap;
 	dsa_pointer part;
 	bool		builds;
+	instr_time	start;
+	double		read_ms;
+	double		put_ms;
+	double		wait_ms;
+	int64		rows;
 
 	SpinLockAcquire(&shared->mutex);
 	if (shared->build_state == GJ_SHARED_BUILD_NONE)
@@ -534,20 +542,32 @@ ReadInnerShare(GpuJoinState *node)
 	node->gj_InnerSharesRead++;
 	GpuJoinHeapSetParallel(reader, InnerScan(shared));
 	GpuJoinHeapRescan(reader);	/* from this launch's start */
+	reader->participants = shared->nworkers + 1;
 	GpuJoinForgetInner(node);
 	node->gj_Inner.host_by_tid = node->gj_InnerByTid;
+	INSTR_TIME_SET_CURRENT(start);
 	GpuJoinReadInnerRows(node);
+	read_ms = GpuJoinElapsedMs(start);
+	rows = node->gj_Inner.nrows;
+	INSTR_TIME_SET_CURRENT(start);
 	part = PutInnerPart(node, node->css.ss.ps.state->es_query_dsa);
 	InnerParts(shared)[Participant()] = part;
 	GpuJoinForgetInner(node);
+	put_ms = GpuJoinElapsedMs(start);
 
+	INSTR_TIME_SET_CURRENT(start);
 	builds = BarrierArriveAndWait(&shared->read_barrier, PG_WAIT_EXTENSION);
 	BarrierDetach(&shared->read_barrier);
+	wait_ms = GpuJoinElapsedMs(start);
 	if (builds)
 	{
+		INSTR_TIME_SET_CURRENT(start);
 		AssembleInner(node);
 		node->gj_SharedBuilder = true;
 	}
+	elog(DEBUG1, "gpujoin: participant %d read a share of " INT64_FORMAT " inner rows in %.1f ms, put it in %.1f ms, waited %.1f ms%s",
+		 Participant(), rows, read_ms, put_ms, wait_ms,
+		 builds ? psprintf(", copied the shares together in %.1f ms", GpuJoinElapsedMs(start)) : "");
 	return builds;
 }
 

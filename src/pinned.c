@@ -123,3 +123,16 @@ GpuJoinPinnedFree(const GjKernels *kernels, void *ptr, Size size)
 	kept_bytes += size;
 	nkept++;
 }
+
+/*
+ * Free every kept block of kernels' staging memory: for one large batch
+ * about to be made, whose memory the kept blocks would keep from the
+ * arenas they lie in (the gpujoin service's stage_alloc)
+ */
+void
+GpuJoinPinnedRelease(const GjKernels *kernels)
+{
+	for (int i = nkept - 1; i >= 0; i--)
+		if (kept[i].kernels == kernels)
+			Drop(i);
+}

@@ -439,6 +439,7 @@ typedef struct GpuJoinParallelState
 	Size		inner_pscan_offset; /* the inner heap side's, or 0 */
 	Size		parts_offset;	/* with it: its parts (GpuJoinInnerPart) */
 	Barrier		read_barrier;	/* the inner side's shares being read */
+	bool		shares_lost;	/* one found no room in shared memory */
 	int			build_state;
 	GpuJoinSharedBuild build;
 	int64		build_rows;

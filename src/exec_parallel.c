@@ -191,6 +191,18 @@ EstimateGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt)
 	return Layout((GpuJoinState *) css, pcxt->nworkers, &pscan, &inner_pscan, &parts);
 }
 
+/* Did a participant find no room in shared memory for its share? */
+static bool
+SharesLost(GpuJoinParallelState *shared)
+{
+	bool		lost;
+
+	SpinLockAcquire(&shared->mutex);
+	lost = shared->shares_lost;
+	SpinLockRelease(&shared->mutex);
+	return lost;
+}
+
 /* Forget the shares of the inner side read in the last launch */
 static void
 FreeInnerParts(GpuJoinParallelState *shared, dsa_area *area)
@@ -203,6 +215,7 @@ FreeInnerParts(GpuJoinParallelState *shared, dsa_area *area)
 			dsa_free(area, InnerParts(shared)[i]);
 		InnerParts(shared)[i] = InvalidDsaPointer;
 	}
+	shared->shares_lost = false;
 }
 
 /*
@@ -239,6 +252,7 @@ InitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordina
 		for (int i = 0; i <= pcxt->nworkers; i++)
 			InnerParts(shared)[i] = InvalidDsaPointer;
 	}
+	shared->shares_lost = false;
 	BarrierInit(&shared->read_barrier, 0);
 	node->gj_Shared = shared;
 }
@@ -394,7 +408,10 @@ PartArrays(GpuJoinSide *side, const GpuJoinInnerPart *part, PartArray *arrays)
 	return n;
 }
 
-/* This process's share of the inner side, as read, into the query's DSA */
+/*
+ * This process's share of the inner side, as read, into the query's DSA;
+ * InvalidDsaPointer where shared memory has no room for it
+ */
 static dsa_pointer
 PutInnerPart(GpuJoinState *node, dsa_area *area)
 {
@@ -418,7 +435,12 @@ PutInnerPart(GpuJoinState *node, dsa_area *area)
 		if (arrays[i].present)
 			size = add_size(size, MAXALIGN(mul_size(arrays[i].width, part.nrows)));
 
-	dp = dsa_allocate_extended(area, size, DSA_ALLOC_HUGE);
+	if (!GpuJoinShmHasRoom(size) ||
+		(gpujoin_inject_fault == GPUJOIN_FAULT_SHARE_ROOM && IsParallelWorker()))
+		return InvalidDsaPointer;
+	dp = dsa_allocate_extended(area, size, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
+	if (!DsaPointerIsValid(dp))
+		return InvalidDsaPointer;
 	p = dsa_get_address(area, dp);
 	memcpy(p, &part, sizeof(part));
 	p += MAXALIGN(sizeof(GpuJoinInnerPart));
@@ -552,6 +574,12 @@ ReadInnerShare(GpuJoinState *node)
 	INSTR_TIME_SET_CURRENT(start);
 	part = PutInnerPart(node, node->css.ss.ps.state->es_query_dsa);
 	InnerParts(shared)[Participant()] = part;
+	if (!DsaPointerIsValid(part))
+	{
+		SpinLockAcquire(&shared->mutex);
+		shared->shares_lost = true;
+		SpinLockRelease(&shared->mutex);
+	}
 	GpuJoinForgetInner(node);
 	put_ms = GpuJoinElapsedMs(start);
 
@@ -559,7 +587,16 @@ ReadInnerShare(GpuJoinState *node)
 	builds = BarrierArriveAndWait(&shared->read_barrier, PG_WAIT_EXTENSION);
 	BarrierDetach(&shared->read_barrier);
 	wait_ms = GpuJoinElapsedMs(start);
-	if (builds)
+	if (builds && SharesLost(shared))
+	{
+		/* a share that found no room: no build to share, each its own */
+		SpinLockAcquire(&shared->mutex);
+		shared->build_state = GJ_SHARED_BUILD_OWN;
+		SpinLockRelease(&shared->mutex);
+		ConditionVariableBroadcast(&shared->build_cv);
+		builds = false;
+	}
+	else if (builds)
 	{
 		INSTR_TIME_SET_CURRENT(start);
 		AssembleInner(node);
@@ -579,8 +616,14 @@ ReadInnerShare(GpuJoinState *node)
 static bool
 OwnBuild(GpuJoinState *node)
 {
-	if (node->gj_InnerShares)
+	if (node->gj_InnerShares && !SharesLost(node->gj_Shared))
 		AssembleInner(node);
+	else if (node->gj_InnerShares)
+	{
+		/* a share missing: read the whole inner side (GpuJoinLoadInner) */
+		GpuJoinHeapSetParallel(node->gj_Inner.heap, NULL);
+		node->gj_InnerShares = false;
+	}
 	return false;
 }
 

@@ -253,6 +253,7 @@ static const struct config_enum_entry gpujoin_inject_fault_options[] = {
 	{"worker_memory", GPUJOIN_FAULT_WORKER_MEMORY, false},
 	{"one_device_count", GPUJOIN_FAULT_DEVICE_COUNT, false},
 	{"one_device_count_oom", GPUJOIN_FAULT_DEVICE_COUNT_OOM, false},
+	{"share_room", GPUJOIN_FAULT_SHARE_ROOM, false},
 	{NULL, 0, false}
 };
 

@@ -66,6 +66,9 @@ typedef enum GpuJoinFault
 	GPUJOIN_FAULT_DEVICE_COUNT,	/* a spread join's last device fails its
 								 * first count (GjJoinSpec.fault_device) */
 	GPUJOIN_FAULT_DEVICE_COUNT_OOM,	/* likewise, out of device memory */
+	GPUJOIN_FAULT_SHARE_ROOM,	/* not a failure: a parallel worker finds no
+								 * room in shared memory for its share of
+								 * the inner side */
 	GPUJOIN_FAULT_SHARED_COUNT	/* the step of that count (not a setting):
 								 * a count for every other fault */
 } GpuJoinFault;
@@ -490,6 +493,7 @@ extern void GpuJoinRequestSharedMemory(void);
 /* service_client.c: the kernels through the gpujoin service (service.c) */
 extern bool GpuJoinServiceInUse(void);
 extern bool GpuJoinServiceReady(void);
+extern bool GpuJoinShmHasRoom(Size size);
 extern bool GpuJoinServiceWaitReady(int timeout_ms);
 extern const GjKernels *GpuJoinServiceKernels(bool gpu);
 

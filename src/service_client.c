@@ -395,8 +395,8 @@ FreeSegment(Segment *s)
  * POSIX shared memory (/dev/shm) is asked; other kinds make their own room
  * or fail with NULL.
  */
-static bool
-ShmHasRoom(Size size)
+bool
+GpuJoinShmHasRoom(Size size)
 {
 	struct statvfs fs;
 
@@ -418,7 +418,7 @@ static bool
 NewArena(Arena *a, Size size)
 {
 	memset(a, 0, sizeof(*a));
-	if (!ShmHasRoom(size) || !NewSegment(size, &a->seg))
+	if (!GpuJoinShmHasRoom(size) || !NewSegment(size, &a->seg))
 		return false;
 	a->maxfree = 16;
 	a->free = MemoryContextAlloc(TopMemoryContext, a->maxfree * sizeof(ArenaRange));

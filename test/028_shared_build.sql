@@ -20,7 +20,7 @@
 -- are priced as on a GPU (gpujoin.cost_as_gpu), so the CPU twin runs the
 -- same plans in CI.
 BEGIN;
-SELECT plan(41);
+SELECT plan(44);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -188,6 +188,19 @@ SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE name = 'inner'
 	'out of device memory in the build: the same rows') FROM q WHERE name = 'inner';
 SELECT is(c.shared, 0::bigint, 'out of device memory in the build: nothing shared')
 FROM pg_temp.counts(pg_temp.plan_analyze((SELECT sql FROM q WHERE name = 'inner'))) c;
+-- no room in shared memory for a worker's share of the inner side (the
+-- first worker always reads one: without the leader): nothing is shared,
+-- and every participant reads the whole inner side for a build of its own
+RESET gpujoin.inject_fault;
+SET LOCAL parallel_leader_participation = off;
+SET LOCAL gpujoin.inject_fault = 'share_room';
+SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
+	'no room for a share of the inner side: the same rows (' || name || ')')
+FROM q WHERE name IN ('inner', 'left') ORDER BY name;
+SELECT is(c.inner_rows, 20000 * c.participants,
+	'no room for a share of the inner side: every participant read all of it')
+FROM pg_temp.counts(pg_temp.plan_analyze((SELECT sql FROM q WHERE name = 'inner'))) c;
+RESET parallel_leader_participation;
 -- in the count of a participant that probes another's build: it reads
 -- the inner side after all, checks it is the builder's, and goes on on the
 -- CPU twin where it stood (small chunks, so that every participant counts)

@@ -666,13 +666,13 @@ GpuJoinShareBuild(GpuJoinState *node)
 	}
 
 	/*
-	 * An inner side read as heap pages: every participant that comes in
-	 * time reads a share of its pages (ReadInnerShare), and the last of
-	 * them builds.  Else the first participant to come reads all of it and
+	 * An inner side read as heap pages, with gpujoin.parallel_inner_shares:
+	 * every participant that comes in time reads a share of its pages
+	 * (ReadInnerShare), and the last of them builds.  Else the first participant to come reads all of it and
 	 * builds.  Either way the builder's host columns are the tids, which
 	 * the others fetch by too.
 	 */
-	node->gj_InnerShares = InnerScan(shared) != NULL &&
+	node->gj_InnerShares = gpujoin_parallel_inner_shares && InnerScan(shared) != NULL &&
 		node->css.ss.ps.state->es_query_dsa != NULL;
 	if (node->gj_InnerShares)
 	{

@@ -33,6 +33,7 @@ bool		gpujoin_enable_mergejoin = true;
 bool		gpujoin_enable_thetajoin = true;
 bool		gpujoin_enable_parallel = true;
 bool		gpujoin_parallel_shared_build = true;
+bool		gpujoin_parallel_inner_shares = false;
 bool		gpujoin_enable_heapscan = true;
 bool		gpujoin_enable_preagg = true;
 bool		gpujoin_enable_preagg_scan = true;
@@ -335,6 +336,17 @@ _PG_init(void)
 							 "build instead of reading and building it each; off: each builds its own.",
 							 &gpujoin_parallel_shared_build,
 							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.parallel_inner_shares",
+							 "Has the participants of a parallel GPU join read a shared build's inner side together.",
+							 "Where the inner side is read as heap pages, each participant reads a share of its "
+							 "pages, and the last copies the shares together and builds; off: the first "
+							 "participant to start reads all of it.",
+							 &gpujoin_parallel_inner_shares,
+							 false,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

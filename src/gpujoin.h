@@ -104,6 +104,7 @@ extern bool gpujoin_enable_mergejoin;
 extern bool gpujoin_enable_thetajoin;
 extern bool gpujoin_enable_parallel;
 extern bool gpujoin_parallel_shared_build;
+extern bool gpujoin_parallel_inner_shares;
 extern bool gpujoin_enable_heapscan;
 extern bool gpujoin_enable_preagg;
 extern bool gpujoin_enable_preagg_scan;

@@ -808,7 +808,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 				run_cost += fetches;
 			}
 		}
-		if (*shared_build && inner_heap)
+		if (*shared_build && inner_heap && gpujoin_parallel_inner_shares)
 		{
 			/*
 			 * Each participant reads a share of the inner side's pages, and

@@ -430,9 +430,6 @@ static int	nfinished = 0;
 static bool stopping = false;
 static int	wake_pipe[2] = {-1, -1};	/* a worker writes a byte when done */
 
-/* heap_deform registers host regions in process-wide tables: one at a time */
-static pthread_mutex_t deform_mutex = PTHREAD_MUTEX_INITIALIZER;
-
 /* LentBuild.refs and ServedContext.lent */
 static pthread_mutex_t lend_mutex = PTHREAD_MUTEX_INITIALIZER;
 
@@ -931,10 +928,9 @@ ExecuteDeform(Call *call)
 {
 	GjServiceDeform *d = &call->req->deform;
 
-	pthread_mutex_lock(&deform_mutex);
+	/* (the kernels guard their tables of registered host memory themselves) */
 	call->req->status = call->sc->kernels->heap_deform(call->sc->ctx, &call->dpages, &call->dspec,
 													   d->first, d->n, &call->dout, &call->req->err);
-	pthread_mutex_unlock(&deform_mutex);
 	d->null_columns = call->dout.null_columns;
 	d->key_nulls = call->dout.key_nulls;
 	d->nrows = call->dout.nrows;

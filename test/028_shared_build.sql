@@ -1,8 +1,9 @@
 -- test/028_shared_build.sql
 --
 -- A parallel GPU hash join built once (src/exec_parallel.c,
--- GpuJoinShareBuild): with the gpujoin service, the participants read the
--- inner side's pages together, each a share, one of them copies the shares
+-- GpuJoinShareBuild): with the gpujoin service (and
+-- gpujoin.parallel_inner_shares, on here), the participants read the inner
+-- side's pages together, each a share, one of them copies the shares
 -- together and builds, and the others probe that build (the kernels'
 -- context_share, run in the service).  EXPLAIN ANALYZE says so: "Shared
 -- Builds: N" (participants that probed another's build), "Inner Shares: N"
@@ -70,6 +71,7 @@ CREATE TEMP TABLE ref AS SELECT name, pg_temp.rows_digest(sql) AS digest FROM q;
 -- per match where a build is shared (below: not at the default price)
 :gpu_join
 :parallel_cheap
+SET LOCAL gpujoin.parallel_inner_shares = on;
 SET LOCAL gpujoin.heap_fetch_cost = 0.0001;
 CREATE TEMP TABLE got AS
 SELECT name, pg_temp.rows_digest(sql) AS digest, pg_temp.plan_analyze(sql) AS plan FROM q;

@@ -32,6 +32,7 @@
  *
  *-------------------------------------------------------------------------
  */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "common.cuh"
@@ -92,6 +93,9 @@ LayoutRows(const GjDeformPlan *plan, char *buffer, size_t off, int64_t n, GjDefo
  * time a batch has a page in it: PostgreSQL's shared buffers can be tens of
  * gigabytes, registering them costs about 3.6 ms per 64 MB (H100 host), and
  * a join reads few of them.  Registrations last as long as the process.
+ * The tables are the process's: the gpujoin service deforms the batches of
+ * several contexts at once, in threads, so they are read and changed under
+ * region_mutex only.
  * A part that cannot be registered is not tried again; batches with pages
  * in it are copied on the host (CopyPagesOnHost), which is slower but right.
  */
@@ -115,6 +119,7 @@ typedef struct HostRegion
 
 static HostRegion host_regions[MAX_REGIONS];
 static int	device_reads_host = -1;	/* the device attribute, once known */
+static pthread_mutex_t region_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 /* The entry of the region at base, made at its first use; NULL when full */
 static HostRegion *
@@ -172,10 +177,11 @@ MapPart(HostRegion *region, size_t part)
 
 /*
  * Whether the device can read pages p0 .. p1 - 1 of a batch in place,
- * registering the parts of the region they lie in as needed
+ * registering the parts of the region they lie in as needed (under
+ * region_mutex: MapPages)
  */
 static bool
-MapPages(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t p1)
+MapPagesLocked(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t p1)
 {
 	size_t		page = (size_t) pages->page_size;
 	HostRegion *region;
@@ -215,6 +221,17 @@ MapPages(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t p1)
 		}
 	}
 	return true;
+}
+
+static bool
+MapPages(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t p1)
+{
+	bool		mapped;
+
+	pthread_mutex_lock(&region_mutex);
+	mapped = MapPagesLocked(ctx, pages, p0, p1);
+	pthread_mutex_unlock(&region_mutex);
+	return mapped;
 }
 
 /* Pages in place read by the device: page p of the call from region at index[p] */

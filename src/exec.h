@@ -704,7 +704,7 @@ extern void GpuJoinForgetInner(GpuJoinState *node);
 extern void GpuJoinLoadInner(GpuJoinState *node);
 extern void GpuJoinReadInnerRows(GpuJoinState *node);
 extern void GpuJoinInnerLoaded(GpuJoinState *node);
-extern void GpuJoinInnerTooLarge(const GpuJoinSide *inner) pg_attribute_noreturn();
+extern void GpuJoinInnerTooLarge(const GpuJoinSide *inner);
 extern uint64 GpuJoinSideDigest(const GpuJoinSide *side);
 extern bool GpuJoinLoadOuterChunk(GpuJoinState *node);
 

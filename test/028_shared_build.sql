@@ -21,7 +21,7 @@
 -- are priced as on a GPU (gpujoin.cost_as_gpu), so the CPU twin runs the
 -- same plans in CI.
 BEGIN;
-SELECT plan(44);
+SELECT plan(51);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -243,6 +243,39 @@ SELECT ok(CASE WHEN :'service'::boolean
 FROM q WHERE name = 'inner';
 RESET parallel_leader_participation;
 RESET gpujoin.inject_fault;
+
+-- the same faults where one participant reads the whole inner side (the
+-- default, gpujoin.parallel_inner_shares off): a participant that probed
+-- the build and runs out of device memory reads the inner side itself and
+-- checks its rows and digest against the builder's
+SET LOCAL gpujoin.parallel_inner_shares = off;
+SET LOCAL gpujoin.inject_fault = 'build_oom';
+SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE name = 'inner'),
+	'one reader, out of device memory in the build: the same rows') FROM q WHERE name = 'inner';
+SET LOCAL gpujoin.inject_fault = 'shared_count_oom';
+SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
+	'one reader, out of device memory on a shared build: the same rows (' || name || ')')
+FROM q WHERE name IN ('inner', 'preagg') ORDER BY name;
+SET LOCAL gpujoin.heap_fetch_cost = 0.0001;
+SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
+	'one reader, out of device memory on a shared build whose inner host columns are fetched per match: the same rows')
+FROM q WHERE name = 'inner host column';
+RESET gpujoin.heap_fetch_cost;
+SET LOCAL parallel_leader_participation = off;
+SELECT ok(CASE WHEN :'service'::boolean
+		THEN pg_temp.shared_fallback_seen(sql, 5)
+		ELSE pg_temp.plan_analyze(sql) !~ 'Shared Builds|fell back' END,
+	CASE WHEN :'service'::boolean
+		THEN 'one reader, out of device memory on a shared build: a participant that probed it went on on the CPU'
+		ELSE 'one reader, no service: no shared build, so no fault' END)
+FROM q WHERE name = 'inner';
+RESET gpujoin.inject_fault;
+SELECT pg_temp.plan_analyze(sql) AS one_reader_plan FROM q WHERE name = 'inner' \gset
+SELECT is(c.inner_rows, 20000 * (c.participants - c.shared),
+	'one reader: the inner side read once per build')
+FROM pg_temp.counts(:'one_reader_plan') c;
+SELECT doesnt_match(:'one_reader_plan'::text, 'Inner Shares', 'one reader: no share of the inner side read');
+RESET parallel_leader_participation;
 RESET gpujoin.chunk_rows;
 
 SELECT * FROM finish();

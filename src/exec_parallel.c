@@ -409,6 +409,33 @@ PartArrays(GpuJoinSide *side, const GpuJoinInnerPart *part, PartArray *arrays)
 }
 
 /*
+ * Copy a share's arrays between the part (after its header) and the side's
+ * rows at .. at + part->nrows - 1: into the part (PutInnerPart), or out of
+ * it (AssembleInner)
+ */
+static void
+CopyPartArrays(GpuJoinSide *side, GpuJoinInnerPart *part, int64 at, bool into_part)
+{
+	PartArray	arrays[GJ_PART_ARRAYS];
+	int			narrays = PartArrays(side, part, arrays);
+	char	   *p = (char *) part + MAXALIGN(sizeof(GpuJoinInnerPart));
+
+	for (int i = 0; i < narrays; i++)
+	{
+		Size		bytes = arrays[i].width * part->nrows;
+		char	   *rows = (char *) *arrays[i].array + arrays[i].width * at;
+
+		if (!arrays[i].present)
+			continue;
+		if (bytes > 0 && into_part)
+			memcpy(p, rows, bytes);
+		else if (bytes > 0)
+			memcpy(rows, p, bytes);
+		p += MAXALIGN(bytes);
+	}
+}
+
+/*
  * This process's share of the inner side, as read, into the query's DSA;
  * InvalidDsaPointer where shared memory has no room for it
  */
@@ -443,17 +470,7 @@ PutInnerPart(GpuJoinState *node, dsa_area *area)
 		return InvalidDsaPointer;
 	p = dsa_get_address(area, dp);
 	memcpy(p, &part, sizeof(part));
-	p += MAXALIGN(sizeof(GpuJoinInnerPart));
-	for (int i = 0; i < narrays; i++)
-	{
-		Size		bytes = arrays[i].width * part.nrows;
-
-		if (!arrays[i].present)
-			continue;
-		if (bytes > 0)
-			memcpy(p, *arrays[i].array, bytes);
-		p += MAXALIGN(bytes);
-	}
+	CopyPartArrays(side, (GpuJoinInnerPart *) p, 0, true);
 	return dp;
 }
 
@@ -501,25 +518,11 @@ AssembleInner(GpuJoinState *node)
 	for (int i = 0; i <= shared->nworkers; i++)
 	{
 		GpuJoinInnerPart *part;
-		PartArray	arrays[GJ_PART_ARRAYS];
-		int			narrays;
-		char	   *p;
 
 		if (!DsaPointerIsValid(InnerParts(shared)[i]))
 			continue;
 		part = dsa_get_address(area, InnerParts(shared)[i]);
-		p = (char *) part + MAXALIGN(sizeof(GpuJoinInnerPart));
-		narrays = PartArrays(side, part, arrays);
-		for (int a = 0; a < narrays; a++)
-		{
-			Size		bytes = arrays[a].width * part->nrows;
-
-			if (!arrays[a].present)
-				continue;
-			if (bytes > 0)
-				memcpy((char *) *arrays[a].array + arrays[a].width * at, p, bytes);
-			p += MAXALIGN(bytes);
-		}
+		CopyPartArrays(side, part, at, false);
 		at += part->nrows;
 	}
 	side->nrows = total;

@@ -680,7 +680,6 @@ ExecGpuJoin(CustomScanState *css)
 				/* (a parallel join's inner side read in shares: loaded) */
 				if (!node->gj_InnerReady)
 					GpuJoinLoadInner(node);
-				node->gj_InnerReady = false;
 				GpuJoinFillLoaded(node);
 				if (node->gj_Timing)
 					node->gj_LoadMs += GpuJoinElapsedMs(start);

@@ -834,7 +834,6 @@ GpuJoinReadBorrowedInner(GpuJoinState *node)
 	{
 		/* the builder's shares, copied together as the builder did */
 		AssembleInner(node);
-		node->gj_InnerReady = false;
 		if (node->gj_Inner.nrows != node->gj_BorrowedRows)
 			DifferentInnerSides(node->gj_BorrowedRows, node->gj_Inner.nrows,
 								"Set gpujoin.parallel_shared_build = off to have each participant build its own.");

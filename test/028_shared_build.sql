@@ -182,45 +182,18 @@ SELECT matches(pg_temp.plan_analyze(:'qrescan'), 'Parallel Custom Scan \(GpuHash
 	'rescan: the subplan''s join runs in parallel');
 RESET gpujoin.enable_preagg;
 
--- out of device memory (injected: the CPU twin reports it too).  In the
--- build: the builder goes on on the CPU twin, which it cannot share, and
--- every participant builds its own
-SET LOCAL gpujoin.inject_fault = 'build_oom';
-SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE name = 'inner'),
-	'out of device memory in the build: the same rows') FROM q WHERE name = 'inner';
-SELECT is(c.shared, 0::bigint, 'out of device memory in the build: nothing shared')
-FROM pg_temp.counts(pg_temp.plan_analyze((SELECT sql FROM q WHERE name = 'inner'))) c;
--- no room in shared memory for a worker's share of the inner side (the
--- first worker always reads one: without the leader): nothing is shared,
--- and every participant reads the whole inner side for a build of its own
-RESET gpujoin.inject_fault;
-SET LOCAL parallel_leader_participation = off;
-SET LOCAL gpujoin.inject_fault = 'share_room';
-SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
-	'no room for a share of the inner side: the same rows (' || name || ')')
-FROM q WHERE name IN ('inner', 'left') ORDER BY name;
-SELECT is(c.inner_rows, 20000 * c.participants,
-	'no room for a share of the inner side: every participant read all of it')
-FROM pg_temp.counts(pg_temp.plan_analyze((SELECT sql FROM q WHERE name = 'inner'))) c;
-RESET parallel_leader_participation;
--- in the count of a participant that probes another's build: it reads
--- the inner side after all, checks it is the builder's, and goes on on the
--- CPU twin where it stood (small chunks, so that every participant counts)
-SET LOCAL gpujoin.chunk_rows = 2000;
-SET LOCAL gpujoin.inject_fault = 'shared_count_oom';
-SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
-	'out of device memory on a shared build: the same rows (' || name || ')')
-FROM q WHERE name IN ('inner', 'anti', 'preagg') ORDER BY name;
-SET LOCAL gpujoin.heap_fetch_cost = 0.0001;
-SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
-	'out of device memory on a shared build whose inner host columns are fetched per match: the same rows')
-FROM q WHERE name = 'inner host column';
-RESET gpujoin.heap_fetch_cost;
--- (that a participant that probed the build counts a chunk depends on when
--- the workers start: a leader that builds may take every outer block before
--- they do, as it did in 2 of 3 runs on a 2-core machine; without the leader
--- one worker builds and the other probes beside it; up to five runs)
-SET LOCAL parallel_leader_participation = off;
+-- The device out of memory (injected: the CPU twin reports it too), the
+-- checks run with shares on and with one reader.  In the build: the
+-- builder goes on on the CPU twin, which it cannot share, and every
+-- participant builds its own.  In the count of a participant that probes
+-- another's build: it reads the inner side after all (with shares, copies
+-- them together; with one reader, reads it and checks its rows and digest
+-- against the builder's) and goes on on the CPU twin where it stood (small
+-- chunks, so that every participant counts).  That a participant that
+-- probed the build counts a chunk depends on when the workers start: a
+-- leader that builds may take every outer block before they do, as it did
+-- in 2 of 3 runs on a 2-core machine; without the leader one worker builds
+-- and the other probes beside it; up to five runs.
 CREATE FUNCTION pg_temp.shared_fallback_seen(q text, tries int) RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -234,42 +207,63 @@ BEGIN
 	END LOOP;
 	RETURN false;
 END $$;
-SELECT ok(CASE WHEN :'service'::boolean
-		THEN pg_temp.shared_fallback_seen(sql, 5)
-		ELSE pg_temp.plan_analyze(sql) !~ 'Shared Builds|fell back' END,
-	CASE WHEN :'service'::boolean
-		THEN 'out of device memory on a shared build: a participant that probed it went on on the CPU'
-		ELSE 'no service: no shared build, so no fault' END)
-FROM q WHERE name = 'inner';
+CREATE FUNCTION pg_temp.device_faults(label text, count_names text[], service boolean)
+RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+	r record;
+BEGIN
+	SET LOCAL gpujoin.inject_fault = 'build_oom';
+	RETURN NEXT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE name = 'inner'),
+		label || 'out of device memory in the build: the same rows') FROM q WHERE name = 'inner';
+	SET LOCAL gpujoin.chunk_rows = 2000;
+	SET LOCAL gpujoin.inject_fault = 'shared_count_oom';
+	FOR r IN SELECT name, sql FROM q WHERE name = ANY (count_names) ORDER BY name LOOP
+		RETURN NEXT is(pg_temp.rows_digest(r.sql), (SELECT digest FROM ref WHERE ref.name = r.name),
+			label || 'out of device memory on a shared build: the same rows (' || r.name || ')');
+	END LOOP;
+	SET LOCAL gpujoin.heap_fetch_cost = 0.0001;
+	RETURN NEXT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
+		label || 'out of device memory on a shared build whose inner host columns are fetched per match: the same rows')
+		FROM q WHERE name = 'inner host column';
+	RESET gpujoin.heap_fetch_cost;
+	SET LOCAL parallel_leader_participation = off;
+	RETURN NEXT ok(CASE WHEN service
+			THEN pg_temp.shared_fallback_seen(sql, 5)
+			ELSE pg_temp.plan_analyze(sql) !~ 'Shared Builds|fell back' END,
+		CASE WHEN service
+			THEN label || 'out of device memory on a shared build: a participant that probed it went on on the CPU'
+			ELSE label || 'no service: no shared build, so no fault' END)
+		FROM q WHERE name = 'inner';
+	RESET parallel_leader_participation;
+	RESET gpujoin.inject_fault;
+	RESET gpujoin.chunk_rows;
+END $$;
+
+-- shares on
+SELECT * FROM pg_temp.device_faults('', ARRAY['inner', 'anti', 'preagg'], :'service'::boolean);
+SET LOCAL gpujoin.inject_fault = 'build_oom';
+SELECT is(c.shared, 0::bigint, 'out of device memory in the build: nothing shared')
+FROM pg_temp.counts(pg_temp.plan_analyze((SELECT sql FROM q WHERE name = 'inner'))) c;
+-- no room in shared memory for a worker's share of the inner side (the
+-- first worker always reads one: without the leader): nothing is shared,
+-- and every participant reads the whole inner side for a build of its own
+SET LOCAL parallel_leader_participation = off;
+SET LOCAL gpujoin.inject_fault = 'share_room';
+SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
+	'no room for a share of the inner side: the same rows (' || name || ')')
+FROM q WHERE name IN ('inner', 'left') ORDER BY name;
+SELECT is(c.inner_rows, 20000 * c.participants,
+	'no room for a share of the inner side: every participant read all of it')
+FROM pg_temp.counts(pg_temp.plan_analyze((SELECT sql FROM q WHERE name = 'inner'))) c;
 RESET parallel_leader_participation;
 RESET gpujoin.inject_fault;
 
--- the same faults where one participant reads the whole inner side (the
--- default, gpujoin.parallel_inner_shares off): a participant that probed
--- the build and runs out of device memory reads the inner side itself and
--- checks its rows and digest against the builder's
+-- one participant reads the whole inner side (the default,
+-- gpujoin.parallel_inner_shares off)
 SET LOCAL gpujoin.parallel_inner_shares = off;
-SET LOCAL gpujoin.inject_fault = 'build_oom';
-SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE name = 'inner'),
-	'one reader, out of device memory in the build: the same rows') FROM q WHERE name = 'inner';
-SET LOCAL gpujoin.inject_fault = 'shared_count_oom';
-SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
-	'one reader, out of device memory on a shared build: the same rows (' || name || ')')
-FROM q WHERE name IN ('inner', 'preagg') ORDER BY name;
-SET LOCAL gpujoin.heap_fetch_cost = 0.0001;
-SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
-	'one reader, out of device memory on a shared build whose inner host columns are fetched per match: the same rows')
-FROM q WHERE name = 'inner host column';
-RESET gpujoin.heap_fetch_cost;
+SELECT * FROM pg_temp.device_faults('one reader, ', ARRAY['inner', 'preagg'], :'service'::boolean);
 SET LOCAL parallel_leader_participation = off;
-SELECT ok(CASE WHEN :'service'::boolean
-		THEN pg_temp.shared_fallback_seen(sql, 5)
-		ELSE pg_temp.plan_analyze(sql) !~ 'Shared Builds|fell back' END,
-	CASE WHEN :'service'::boolean
-		THEN 'one reader, out of device memory on a shared build: a participant that probed it went on on the CPU'
-		ELSE 'one reader, no service: no shared build, so no fault' END)
-FROM q WHERE name = 'inner';
-RESET gpujoin.inject_fault;
+SET LOCAL gpujoin.chunk_rows = 2000;
 SELECT pg_temp.plan_analyze(sql) AS one_reader_plan FROM q WHERE name = 'inner' \gset
 SELECT is(c.inner_rows, 20000 * (c.participants - c.shared),
 	'one reader: the inner side read once per build')

@@ -31,7 +31,9 @@
 # gpujoin.cost_per_ms).
 # LOAD=0 keeps the xr and xs already there (made by an earlier run at the
 # same size) and KEEP=1 leaves them after the run, so that one load serves
-# several runs (at 10^8 rows a side, the load takes minutes).
+# several runs (at 10^8 rows a side, the load takes minutes); WANT="..."
+# gives PostgreSQL's own answer (psql -At output, as an earlier run at the
+# same size printed it to stderr) instead of running its join once more.
 # QUERY="..." runs another query over xr and xs instead (a full join, say:
 # PostgreSQL 15 runs those in one process only).
 # Output: CSV on stdout: rows,setting,plan,workers_launched,ms
@@ -81,7 +83,8 @@ for n in $sizes; do
 		-c "CREATE TABLE xs AS SELECT (g::int8 * 7919) % $n + 1 AS k, g % 100 AS v FROM generate_series(1, $n) g" \
 		-c "VACUUM ANALYZE xr, xs"
 	psql_ -c "ALTER TABLE xr RESET (parallel_workers)" -c "ALTER TABLE xs RESET (parallel_workers)"
-	want=$(psql_ -c "$base SET gpujoin.enabled = off;" -c "$q")
+	want=${WANT:-$(psql_ -c "$base SET gpujoin.enabled = off;" -c "$q")}
+	echo "PostgreSQL's answer at $n rows: $want" >&2
 	names="pg_serial gpu_serial"
 	for w in $workers; do
 		names="$names pg_parallel_$w gpu_parallel_$w"

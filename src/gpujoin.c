@@ -63,6 +63,7 @@ int			gpujoin_preagg_table_matches = 0;
 bool		gpujoin_service = false;
 int			gpujoin_service_workers = 4;
 int			gpujoin_service_cached_memory = 1024;
+int			gpujoin_service_kept_staging = 4096;
 int			gpujoin_service_memory_limit = 0;
 int			gpujoin_max_gpu_backends = -1;
 char	   *gpujoin_devices = NULL;
@@ -645,6 +646,18 @@ _PG_init(void)
 							"page-locked host memory for rounds of matches is kept too, up to a quarter of this.",
 							&gpujoin_service_cached_memory,
 							1024,
+							0,
+							INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpujoin.service_kept_staging",
+							"Sets how much of the shared memory its clients are done with the gpujoin service keeps, page-locked, for later clients' staging areas.",
+							"A new session or parallel worker then takes a segment that is mapped and page-locked already "
+							"instead of making one; 0 keeps none.",
+							&gpujoin_service_kept_staging,
+							4096,
 							0,
 							INT_MAX,
 							PGC_SIGHUP,

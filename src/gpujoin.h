@@ -139,6 +139,7 @@ extern int	gpujoin_multi_device;	/* GPUJOIN_AUTO, _OFF or a GjSpread */
 extern bool gpujoin_service;
 extern int	gpujoin_service_workers;
 extern int	gpujoin_service_cached_memory;
+extern int	gpujoin_service_kept_staging;
 extern int	gpujoin_service_memory_limit;
 
 /*

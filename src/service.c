@@ -93,6 +93,9 @@ typedef struct MappedSegment
 	bool		to_register;	/* to be page-locked, by the client's next worker */
 } MappedSegment;
 
+/* the kept segments (KEPT SEGMENTS, below), as the service has them mapped */
+static MappedSegment kept[GJ_SERVICE_KEPT_SEGMENTS];
+
 /*
  * A client's segment of at least this size is page-locked while it is
  * mapped, when the service has a GPU: the batches, deformed columns and
@@ -187,6 +190,8 @@ ServiceExit(int code, Datum arg)
 	gj_service->pid = 0;
 	gj_service->latch = NULL;
 	gj_service->contexts = 0;
+	/* (the segments go with this process: no client may take one now) */
+	memset(gj_service->kept, 0, sizeof(gj_service->kept));
 	SpinLockRelease(&gj_service->mutex);
 }
 
@@ -239,6 +244,115 @@ UnregisterSegments(int code, Datum arg)
 	for (int s = 0; clients != NULL && s < gj_service->nslots; s++)
 		for (int i = 0; i < clients[s].nsegments; i++)
 			UnregisterSegment(&clients[s].segments[i]);
+	for (int i = 0; i < GJ_SERVICE_KEPT_SEGMENTS; i++)
+		if (kept[i].seg != NULL)
+			UnregisterSegment(&kept[i]);
+}
+
+/*
+ * KEPT SEGMENTS.  A segment of 32 MB or more that a client is done with
+ * (it forgot it, or went away) stays mapped and page-locked here while
+ * gpujoin.service_kept_staging has room for it, and is listed in shared
+ * memory (GjServiceShared.kept); a client that needs a staging arena takes
+ * a free one there (service_client.c: LeaseKept), attaches it, and gives it
+ * back the way it frees its own segments (GJ_OP_FORGET), or by going away.
+ * So the parallel workers of each query, new processes that would each map
+ * and page-lock new arenas, take the last query's: page-locking touches
+ * every page, which costs more than the copies it speeds up when done per
+ * query (and stalls the device's other work meanwhile; see
+ * RegisterNewSegments).  kept[] is the service's side of the list: the
+ * main thread changes an entry only while it is free, and the worker
+ * running a call of its lessee only page-locks it.
+ */
+#define KEEP_MIN_BYTES ((Size) 32 * 1024 * 1024)
+
+/* The kept segment handle lent to client c: its index, or -1 */
+static int
+KeptLentTo(Client *c, dsm_handle handle)
+{
+	int			found = -1;
+
+	SpinLockAcquire(&gj_service->mutex);
+	for (int i = 0; i < GJ_SERVICE_KEPT_SEGMENTS; i++)
+		if (gj_service->kept[i].handle == handle && handle != DSM_HANDLE_INVALID &&
+			gj_service->kept[i].lessee == c->pid)
+			found = i;
+	SpinLockRelease(&gj_service->mutex);
+	return found;
+}
+
+/* Client c is done with kept segment i (or with every one, i < 0) */
+static void
+ReturnKept(Client *c, int i)
+{
+	SpinLockAcquire(&gj_service->mutex);
+	for (int k = 0; k < GJ_SERVICE_KEPT_SEGMENTS; k++)
+		if ((i < 0 || k == i) && gj_service->kept[k].lessee == c->pid)
+			gj_service->kept[k].lessee = 0;
+	SpinLockRelease(&gj_service->mutex);
+}
+
+/*
+ * Keep a segment a client is done with, if it is large enough and
+ * gpujoin.service_kept_staging has room (free kept segments are dropped to
+ * make it); false: the caller unmaps it
+ */
+static bool
+KeepSegment(MappedSegment *m)
+{
+	Size		limit = (Size) gpujoin_service_kept_staging * 1024 * 1024;
+	Size		total = m->bytes;
+	int			at = -1;
+	bool		keep;
+
+	if (m->bytes < KEEP_MIN_BYTES || m->bytes > limit)
+		return false;
+	for (int i = 0; i < GJ_SERVICE_KEPT_SEGMENTS; i++)
+	{
+		if (kept[i].seg != NULL)
+			total += kept[i].bytes;
+		else if (at < 0)
+			at = i;
+	}
+	SpinLockAcquire(&gj_service->mutex);
+	for (int i = 0; i < GJ_SERVICE_KEPT_SEGMENTS && (total > limit || at < 0); i++)
+		if (kept[i].seg != NULL && gj_service->kept[i].lessee == 0)
+		{
+			/* dropped: no client can take it from now on */
+			gj_service->kept[i].handle = DSM_HANDLE_INVALID;
+			kept[i].handle = DSM_HANDLE_INVALID;
+			total -= kept[i].bytes;
+			if (at < 0)
+				at = i;
+		}
+	SpinLockRelease(&gj_service->mutex);
+	/* what was dropped unmapped, outside the spinlock */
+	for (int i = 0; i < GJ_SERVICE_KEPT_SEGMENTS; i++)
+		if (kept[i].seg != NULL && kept[i].handle == DSM_HANDLE_INVALID)
+		{
+			UnmapSegment(&kept[i]);
+			memset(&kept[i], 0, sizeof(kept[i]));
+		}
+	keep = at >= 0 && total <= limit;
+	if (keep)
+	{
+		/* listed for the clients only once it is here */
+		kept[at] = *m;
+		SpinLockAcquire(&gj_service->mutex);
+		gj_service->kept[at].handle = m->handle;
+		gj_service->kept[at].size = m->bytes;
+		gj_service->kept[at].lessee = 0;
+		SpinLockRelease(&gj_service->mutex);
+	}
+	return keep;
+}
+
+/* A segment a client is done with: kept for others, or unmapped */
+static void
+ReleaseSegment(MappedSegment *m)
+{
+	if (!KeepSegment(m))
+		UnmapSegment(m);
 }
 
 /* A client's segment, mapped on first use; NULL when it is gone */
@@ -246,10 +360,13 @@ static dsm_segment *
 MapSegment(Client *c, dsm_handle handle)
 {
 	dsm_segment *seg;
+	int			i;
 
 	for (int i = 0; i < c->nsegments; i++)
 		if (c->segments[i].handle == handle)
 			return c->segments[i].seg;
+	if ((i = KeptLentTo(c, handle)) >= 0)
+		return kept[i].seg;
 	seg = dsm_attach(handle);
 	if (seg == NULL)
 		return NULL;
@@ -297,18 +414,35 @@ RegisterNewSegments(Client *c)
 			ms += NowMs() - start;
 		}
 	}
+	/* (a kept segment still to lock, lent to c: c's call is the only user) */
+	for (int i = 0; i < GJ_SERVICE_KEPT_SEGMENTS; i++)
+		if (kept[i].to_register && KeptLentTo(c, kept[i].handle) == i)
+		{
+			double		start = NowMs();
+
+			kept[i].registered = gj_cuda_host_register(kept[i].base, kept[i].bytes);
+			kept[i].to_register = false;
+			ms += NowMs() - start;
+		}
 #endif
 	return ms;
 }
 
-/* Unmap a segment the client freed */
+/* A segment the client freed: a kept one back to the list, else released */
 static void
 ForgetSegment(Client *c, dsm_handle handle)
 {
-	for (int i = 0; i < c->nsegments; i++)
+	int			i = KeptLentTo(c, handle);
+
+	if (i >= 0)
+	{
+		ReturnKept(c, i);
+		return;
+	}
+	for (i = 0; i < c->nsegments; i++)
 		if (c->segments[i].handle == handle)
 		{
-			UnmapSegment(&c->segments[i]);
+			ReleaseSegment(&c->segments[i]);
 			c->segments[i] = c->segments[--c->nsegments];
 			return;
 		}
@@ -1158,8 +1292,9 @@ CloseClient(Client *c)
 		if (DestroyContext(&c->contexts[i]))
 			destroyed++;
 	CountContexts(-destroyed);
+	ReturnKept(c, -1);
 	for (int i = 0; i < c->nsegments; i++)
-		UnmapSegment(&c->segments[i]);
+		ReleaseSegment(&c->segments[i]);
 	if (c->request_seg != NULL)
 		dsm_detach(c->request_seg);
 	if (c->contexts)
@@ -1395,6 +1530,7 @@ GpuJoinServiceMain(Datum main_arg)
 	gj_service->pid = MyProcPid;
 	gj_service->latch = MyLatch;
 	gj_service->contexts = 0;
+	memset(gj_service->kept, 0, sizeof(gj_service->kept));
 	gj_service->state = GJ_SERVICE_READY;
 	SpinLockRelease(&gj_service->mutex);
 

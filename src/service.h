@@ -55,6 +55,20 @@ typedef enum GjServiceState
 	GJ_SERVICE_READY			/* running, taking requests */
 } GjServiceState;
 
+/*
+ * A segment a client of the service is done with, which the service keeps
+ * mapped and page-locked for another client's staging area
+ * (gpujoin.service_kept_staging): free, or lent to the client lessee
+ */
+#define GJ_SERVICE_KEPT_SEGMENTS 32
+
+typedef struct GjKeptSegment
+{
+	dsm_handle	handle;			/* DSM_HANDLE_INVALID: no segment here */
+	Size		size;
+	int			lessee;			/* the pid of the client that has it, or 0 */
+} GjKeptSegment;
+
 typedef struct GjServiceShared
 {
 	slock_t		mutex;
@@ -64,6 +78,8 @@ typedef struct GjServiceShared
 	uint32		generation;		/* counts the service's starts */
 	int64		requests;		/* served since the server started */
 	int64		contexts;		/* open now, of every client */
+	GjKeptSegment kept[GJ_SERVICE_KEPT_SEGMENTS];	/* under mutex */
+	int64		kept_taken;		/* kept segments clients took, ever */
 	int			nslots;
 	GjServiceSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } GjServiceShared;

@@ -119,6 +119,7 @@ static GjServiceRequest *req = NULL;
 static Segment scratch = {0};
 static Size scratch_used = 0;
 static uint64 scratch_copied = 0;	/* bytes copied into scratch, ever */
+static int	leased_kept = 0;	/* arenas taken from the service's kept segments, ever */
 static bool composing = false;	/* a request is being written into req */
 
 /*
@@ -413,17 +414,70 @@ GpuJoinShmHasRoom(Size size)
 		(double) size + Max((double) size / 4, (double) fs.f_blocks * fs.f_frsize / 4);
 }
 
-/* Make arena a, of size bytes; false when there is no segment for it */
+/*
+ * A segment of size bytes or up to four times more that the service kept
+ * from a client done with it (service.c: KEPT SEGMENTS), taken: it is
+ * mapped and page-locked there already.  FreeSegment gives it back.
+ */
+static bool
+LeaseKept(Size size, Segment *out)
+{
+	int			at = -1;
+	dsm_handle	handle = DSM_HANDLE_INVALID;
+	dsm_segment *seg;
+
+	if (gj_service == NULL)
+		return false;
+	SpinLockAcquire(&gj_service->mutex);
+	for (int i = 0; i < GJ_SERVICE_KEPT_SEGMENTS && gj_service->state == GJ_SERVICE_READY; i++)
+	{
+		GjKeptSegment *k = &gj_service->kept[i];
+
+		if (k->handle != DSM_HANDLE_INVALID && k->lessee == 0 &&
+			k->size >= size && k->size / 4 <= size &&
+			(at < 0 || k->size < gj_service->kept[at].size))
+			at = i;
+	}
+	if (at >= 0)
+	{
+		gj_service->kept[at].lessee = MyProcPid;
+		handle = gj_service->kept[at].handle;
+		gj_service->kept_taken++;
+	}
+	SpinLockRelease(&gj_service->mutex);
+	if (at < 0)
+		return false;
+
+	seg = dsm_attach(handle);
+	if (seg == NULL)
+	{
+		/* gone with the service that kept it */
+		SpinLockAcquire(&gj_service->mutex);
+		if (gj_service->kept[at].handle == handle && gj_service->kept[at].lessee == MyProcPid)
+			gj_service->kept[at].lessee = 0;
+		SpinLockRelease(&gj_service->mutex);
+		return false;
+	}
+	dsm_pin_mapping(seg);
+	out->seg = seg;
+	out->base = dsm_segment_address(seg);
+	out->size = dsm_segment_map_length(seg);
+	leased_kept++;
+	return true;
+}
+
+/* Make arena a, of size bytes or more; false when there is no segment for it */
 static bool
 NewArena(Arena *a, Size size)
 {
 	memset(a, 0, sizeof(*a));
-	if (!GpuJoinShmHasRoom(size) || !NewSegment(size, &a->seg))
+	if (!LeaseKept(size, &a->seg) &&
+		(!GpuJoinShmHasRoom(size) || !NewSegment(size, &a->seg)))
 		return false;
 	a->maxfree = 16;
 	a->free = MemoryContextAlloc(TopMemoryContext, a->maxfree * sizeof(ArenaRange));
 	a->free[0].offset = 0;
-	a->free[0].size = size;
+	a->free[0].size = a->seg.size;
 	a->nfree = 1;
 	return true;
 }
@@ -853,8 +907,8 @@ ContextDestroy(GjContext *ctx)
 	for (int i = 0; i < narenas; i++)
 		arena_bytes += arenas[i].seg.size;
 	elog(DEBUG1, "gpujoin: service client: " UINT64_FORMAT " bytes copied through scratch so far; "
-		 "%d staging arenas of %zu bytes",
-		 scratch_copied, narenas, arena_bytes);
+		 "%d staging arenas of %zu bytes; %d taken from the service's kept segments so far",
+		 scratch_copied, narenas, arena_bytes, leased_kept);
 	if (my_slot >= 0 && ServiceAlive(cc->generation) && Begin(GJ_OP_DESTROY, true))
 	{
 		req->context = cc->id;
@@ -1383,6 +1437,10 @@ GpuJoinServiceState(char **state, int64 *requests, int64 *contexts)
 	int			pid;
 	int			st;
 	uint32		generation;
+	int			nkept = 0;
+	int			nlent = 0;
+	Size		kept_bytes = 0;
+	int64		taken;
 
 	*requests = *contexts = 0;
 	if (gj_service == NULL)
@@ -1396,7 +1454,17 @@ GpuJoinServiceState(char **state, int64 *requests, int64 *contexts)
 	generation = gj_service->generation;
 	*requests = gj_service->requests;
 	*contexts = gj_service->contexts;
+	for (int i = 0; i < GJ_SERVICE_KEPT_SEGMENTS; i++)
+		if (gj_service->kept[i].handle != DSM_HANDLE_INVALID)
+		{
+			nkept++;
+			nlent += gj_service->kept[i].lessee != 0;
+			kept_bytes += gj_service->kept[i].size;
+		}
+	taken = gj_service->kept_taken;
 	SpinLockRelease(&gj_service->mutex);
 	*state = st == GJ_SERVICE_READY ?
-		psprintf("running (pid %d, start %u)", pid, generation) : pstrdup("not running");
+		psprintf("running (pid %d, start %u); staging kept: %d segments, %zu MB, %d lent now, " INT64_FORMAT " taken so far",
+				 pid, generation, nkept, kept_bytes / (1024 * 1024), nlent, taken) :
+		pstrdup("not running");
 }

@@ -21,7 +21,7 @@
 -- are priced as on a GPU (gpujoin.cost_as_gpu), so the CPU twin runs the
 -- same plans in CI.
 BEGIN;
-SELECT plan(51);
+SELECT plan(52);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -271,6 +271,36 @@ FROM pg_temp.counts(:'one_reader_plan') c;
 SELECT doesnt_match(:'one_reader_plan'::text, 'Inner Shares', 'one reader: no share of the inner side read');
 RESET parallel_leader_participation;
 RESET gpujoin.chunk_rows;
+
+-- the service keeps the segments a query's workers are done with, mapped
+-- and page-locked, and the next query's workers take them instead of
+-- making their own (gpujoin_device_info().service counts those taken;
+-- a worker's segments are kept once the service sees it gone: up to five
+-- runs)
+CREATE FUNCTION pg_temp.kept_taken() RETURNS bigint LANGUAGE sql AS $$
+	SELECT coalesce(substring(service from 'staging kept: .* (\d+) taken so far')::bigint, -1)
+	FROM gpujoin_device_info() $$;
+CREATE FUNCTION pg_temp.kept_taken_after(q text, tries int) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	before bigint := pg_temp.kept_taken();
+BEGIN
+	FOR i IN 1 .. tries LOOP
+		PERFORM pg_temp.rows_digest(q);
+		IF pg_temp.kept_taken() > before THEN
+			RETURN true;
+		END IF;
+		PERFORM pg_sleep(0.2);
+	END LOOP;
+	RETURN false;
+END $$;
+SELECT ok(CASE WHEN :'service'::boolean
+		THEN pg_temp.kept_taken_after(sql, 5)
+		ELSE pg_temp.kept_taken() = -1 END,
+	CASE WHEN :'service'::boolean
+		THEN 'the next query''s workers take the segments the service kept from the last one''s'
+		ELSE 'no service: no segments kept' END)
+FROM q WHERE name = 'inner';
 
 SELECT * FROM finish();
 ROLLBACK;

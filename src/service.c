@@ -295,7 +295,8 @@ ReturnKept(Client *c, int i)
 /*
  * Keep a segment a client is done with, if it is large enough and
  * gpujoin.service_kept_staging has room (free kept segments are dropped to
- * make it); false: the caller unmaps it
+ * make it) and the file system behind POSIX shared memory has a quarter
+ * free; false: the caller unmaps it
  */
 static bool
 KeepSegment(MappedSegment *m)
@@ -305,7 +306,8 @@ KeepSegment(MappedSegment *m)
 	int			at = -1;
 	bool		keep;
 
-	if (m->bytes < KEEP_MIN_BYTES || m->bytes > limit)
+	/* (nor where POSIX shared memory has less than a quarter free) */
+	if (m->bytes < KEEP_MIN_BYTES || m->bytes > limit || !GpuJoinShmHasRoom(0))
 		return false;
 	for (int i = 0; i < GJ_SERVICE_KEPT_SEGMENTS; i++)
 	{

@@ -393,40 +393,36 @@ MapSegment(Client *c, dsm_handle handle)
 	return seg;
 }
 
+/* Worker thread: page-lock m if it waits for it; the milliseconds it took */
+static double
+LockPending(MappedSegment *m)
+{
+	double		start = NowMs();
+
+	if (!m->to_register)
+		return 0;
+#ifdef GPUJOIN_WITH_CUDA
+	m->registered = gj_cuda_host_register(m->base, m->bytes);
+#endif
+	m->to_register = false;
+	return NowMs() - start;
+}
+
 /*
  * Worker thread, before a client's call: page-lock the segments the main
- * thread mapped for it since its last call; the milliseconds it took
+ * thread mapped for it since its last call, and a kept one lent to it
+ * that waits for it (c's call is its only user); the milliseconds it took
  */
 static double
 RegisterNewSegments(Client *c)
 {
 	double		ms = 0;
 
-#ifdef GPUJOIN_WITH_CUDA
 	for (int i = 0; i < c->nsegments; i++)
-	{
-		MappedSegment *m = &c->segments[i];
-
-		if (m->to_register)
-		{
-			double		start = NowMs();
-
-			m->registered = gj_cuda_host_register(m->base, m->bytes);
-			m->to_register = false;
-			ms += NowMs() - start;
-		}
-	}
-	/* (a kept segment still to lock, lent to c: c's call is the only user) */
+		ms += LockPending(&c->segments[i]);
 	for (int i = 0; i < GJ_SERVICE_KEPT_SEGMENTS; i++)
 		if (kept[i].to_register && KeptLentTo(c, kept[i].handle) == i)
-		{
-			double		start = NowMs();
-
-			kept[i].registered = gj_cuda_host_register(kept[i].base, kept[i].bytes);
-			kept[i].to_register = false;
-			ms += NowMs() - start;
-		}
-#endif
+			ms += LockPending(&kept[i]);
 	return ms;
 }
 

@@ -386,6 +386,25 @@ typedef struct GpuJoinInnerPart
 	bool		has_tids;
 } GpuJoinInnerPart;
 
+/*
+ * A share's arrays, in the order of the part (exec_parallel.c: PartArrays):
+ * the keys, their NULL flags, each device column's values and NULL flags,
+ * the tids
+ */
+#define GJ_PART_ARRAYS	(2 * GJ_MAX_COLUMNS + 3)
+
+/*
+ * Where the builder's array of the whole inner side lies, for the
+ * participants to copy their shares into: its staging segment and the
+ * offset there (handle DSM_HANDLE_INVALID: the builder copies every
+ * share's rows of it itself)
+ */
+typedef struct GpuJoinWholeArray
+{
+	dsm_handle	handle;
+	Size		offset;
+} GpuJoinWholeArray;
+
 /* Where the shared build of a parallel join stands (GpuJoinParallelState) */
 #define GJ_SHARED_BUILD_NONE		0	/* no participant has come to it */
 #define GJ_SHARED_BUILD_BUILDING	1	/* one builds; the others wait */
@@ -438,8 +457,10 @@ typedef struct GpuJoinParallelState
 								 * from the start of this struct, or 0 */
 	Size		inner_pscan_offset; /* the inner heap side's, or 0 */
 	Size		parts_offset;	/* with it: its parts (GpuJoinInnerPart) */
-	Barrier		read_barrier;	/* the inner side's shares being read */
+	Barrier		read_barrier;	/* the inner side's shares being read, then
+								 * copied together */
 	bool		shares_lost;	/* one found no room in shared memory */
+	GpuJoinWholeArray whole[GJ_PART_ARRAYS];	/* the builder's arrays */
 	int			build_state;
 	GpuJoinSharedBuild build;
 	int64		build_rows;

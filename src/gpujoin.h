@@ -32,6 +32,7 @@
 #include "nodes/execnodes.h"
 #include "nodes/extensible.h"
 #include "nodes/pathnodes.h"
+#include "storage/dsm.h"
 #include "fmgr.h"
 #include "utils/guc.h"
 #include "utils/palloc.h"
@@ -496,6 +497,7 @@ extern void GpuJoinRequestSharedMemory(void);
 extern bool GpuJoinServiceInUse(void);
 extern bool GpuJoinServiceReady(void);
 extern bool GpuJoinShmHasRoom(Size size);
+extern bool GpuJoinStagingPlace(const void *ptr, Size bytes, dsm_handle *handle, Size *offset);
 extern bool GpuJoinServiceWaitReady(int timeout_ms);
 extern const GjKernels *GpuJoinServiceKernels(bool gpu);
 

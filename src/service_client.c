@@ -650,6 +650,27 @@ FindRef(const void *ptr, uint64 bytes, GjServiceRef *ref)
 	return InSegment(&scratch, ptr, bytes, ref);
 }
 
+/*
+ * Where bytes at ptr lie among this backend's staging arenas: the arena's
+ * segment and the offset in it, which another process may attach and
+ * write (exec_parallel.c: a share of a parallel join's inner side copied
+ * into the builder's arrays); false when they lie elsewhere
+ */
+bool
+GpuJoinStagingPlace(const void *ptr, Size bytes, dsm_handle *handle, Size *offset)
+{
+	GjServiceRef ref;
+
+	for (int i = 0; i < narenas; i++)
+		if (InSegment(&arenas[i].seg, ptr, bytes, &ref))
+		{
+			*handle = ref.handle;
+			*offset = ref.offset;
+			return true;
+		}
+	return false;
+}
+
 /* The scratch bytes an array needs: 0 when it lies in a segment */
 static Size
 ScratchNeed(const void *ptr, uint64 bytes)

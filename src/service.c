@@ -260,9 +260,9 @@ UnregisterSegments(int code, Datum arg)
  * and page-lock new arenas, take the last query's: page-locking touches
  * every page, which costs more than the copies it speeds up when done per
  * query (and stalls the device's other work meanwhile; see
- * RegisterNewSegments).  kept[] is the service's side of the list: the
- * main thread changes an entry only while it is free, and the worker
- * running a call of its lessee only page-locks it.
+ * RegisterNewSegments).  kept[] is the service's side of the list, which
+ * only the main thread reads and changes (the list in shared memory is
+ * under a spinlock, which worker threads must not take).
  */
 #define KEEP_MIN_BYTES ((Size) 32 * 1024 * 1024)
 
@@ -306,8 +306,13 @@ KeepSegment(MappedSegment *m)
 	int			at = -1;
 	bool		keep;
 
-	/* (nor where POSIX shared memory has less than a quarter free) */
-	if (m->bytes < KEEP_MIN_BYTES || m->bytes > limit || !GpuJoinShmHasRoom(0))
+	/*
+	 * (nor one still to be page-locked: kept segments are locked, so that
+	 * the worker threads never look at the list, which takes a spinlock;
+	 * nor where POSIX shared memory has less than a quarter free)
+	 */
+	if (m->bytes < KEEP_MIN_BYTES || m->bytes > limit || m->to_register ||
+		!GpuJoinShmHasRoom(0))
 		return false;
 	for (int i = 0; i < GJ_SERVICE_KEPT_SEGMENTS; i++)
 	{
@@ -410,8 +415,8 @@ LockPending(MappedSegment *m)
 
 /*
  * Worker thread, before a client's call: page-lock the segments the main
- * thread mapped for it since its last call, and a kept one lent to it
- * that waits for it (c's call is its only user); the milliseconds it took
+ * thread mapped for it since its last call (kept ones are locked already:
+ * KeepSegment); the milliseconds it took
  */
 static double
 RegisterNewSegments(Client *c)
@@ -420,9 +425,6 @@ RegisterNewSegments(Client *c)
 
 	for (int i = 0; i < c->nsegments; i++)
 		ms += LockPending(&c->segments[i]);
-	for (int i = 0; i < GJ_SERVICE_KEPT_SEGMENTS; i++)
-		if (kept[i].to_register && KeptLentTo(c, kept[i].handle) == i)
-			ms += LockPending(&kept[i]);
 	return ms;
 }
 

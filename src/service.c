@@ -367,13 +367,13 @@ static dsm_segment *
 MapSegment(Client *c, dsm_handle handle)
 {
 	dsm_segment *seg;
-	int			i;
+	int			k = KeptLentTo(c, handle);
 
 	for (int i = 0; i < c->nsegments; i++)
 		if (c->segments[i].handle == handle)
 			return c->segments[i].seg;
-	if ((i = KeptLentTo(c, handle)) >= 0)
-		return kept[i].seg;
+	if (k >= 0)
+		return kept[k].seg;
 	seg = dsm_attach(handle);
 	if (seg == NULL)
 		return NULL;

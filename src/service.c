@@ -367,12 +367,13 @@ static dsm_segment *
 MapSegment(Client *c, dsm_handle handle)
 {
 	dsm_segment *seg;
-	int			k = KeptLentTo(c, handle);
+	int			k;
 
 	for (int i = 0; i < c->nsegments; i++)
 		if (c->segments[i].handle == handle)
 			return c->segments[i].seg;
-	if (k >= 0)
+	/* (asked only after the client's own: it takes the service's spinlock) */
+	if ((k = KeptLentTo(c, handle)) >= 0)
 		return kept[k].seg;
 	seg = dsm_attach(handle);
 	if (seg == NULL)

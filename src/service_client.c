@@ -640,14 +640,21 @@ InSegment(const Segment *s, const void *ptr, uint64 bytes, GjServiceRef *ref)
 	return true;
 }
 
-/* Where bytes at ptr lie among this backend's staging blocks and scratch */
+/* Where bytes at ptr lie among this backend's staging arenas */
 static bool
-FindRef(const void *ptr, uint64 bytes, GjServiceRef *ref)
+InArenas(const void *ptr, uint64 bytes, GjServiceRef *ref)
 {
 	for (int i = 0; i < narenas; i++)
 		if (InSegment(&arenas[i].seg, ptr, bytes, ref))
 			return true;
-	return InSegment(&scratch, ptr, bytes, ref);
+	return false;
+}
+
+/* Where bytes at ptr lie among this backend's staging blocks and scratch */
+static bool
+FindRef(const void *ptr, uint64 bytes, GjServiceRef *ref)
+{
+	return InArenas(ptr, bytes, ref) || InSegment(&scratch, ptr, bytes, ref);
 }
 
 /*
@@ -661,14 +668,11 @@ GpuJoinStagingPlace(const void *ptr, Size bytes, dsm_handle *handle, Size *offse
 {
 	GjServiceRef ref;
 
-	for (int i = 0; i < narenas; i++)
-		if (InSegment(&arenas[i].seg, ptr, bytes, &ref))
-		{
-			*handle = ref.handle;
-			*offset = ref.offset;
-			return true;
-		}
-	return false;
+	if (!InArenas(ptr, bytes, &ref))
+		return false;
+	*handle = ref.handle;
+	*offset = ref.offset;
+	return true;
 }
 
 /* The scratch bytes an array needs: 0 when it lies in a segment */

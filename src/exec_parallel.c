@@ -409,9 +409,28 @@ PartArrays(GpuJoinSide *side, const GpuJoinInnerPart *part, PartArray *arrays)
 }
 
 /*
- * Copy a share's arrays between the part (after its header) and the side's
- * rows at .. at + part->nrows - 1: into the part (PutInnerPart), or out of
- * it (CopySharesTogether), those whole[] leaves to this process only, if
+ * Where each of a share's arrays (PartArrays) lies in the part, after its
+ * header, one after another: data[i], NULL where the share has none
+ */
+static void
+PartData(GpuJoinInnerPart *part, const PartArray *arrays, int narrays, char **data)
+{
+	char	   *p = (char *) part + MAXALIGN(sizeof(GpuJoinInnerPart));
+
+	for (int i = 0; i < narrays; i++)
+	{
+		data[i] = NULL;
+		if (!arrays[i].present)
+			continue;
+		data[i] = p;
+		p += MAXALIGN(arrays[i].width * part->nrows);
+	}
+}
+
+/*
+ * Copy a share's arrays between the part and the side's rows at .. at +
+ * part->nrows - 1: into the part (PutInnerPart), or out of it
+ * (CopySharesTogether), those whole[] leaves to this process only, if
  * whole is given
  */
 static void
@@ -419,25 +438,23 @@ CopyPartArrays(GpuJoinSide *side, GpuJoinInnerPart *part, int64 at, bool into_pa
 			   const GpuJoinWholeArray *whole)
 {
 	PartArray	arrays[GJ_PART_ARRAYS];
+	char	   *data[GJ_PART_ARRAYS];
 	int			narrays = PartArrays(side, part, arrays);
-	char	   *p = (char *) part + MAXALIGN(sizeof(GpuJoinInnerPart));
 
+	PartData(part, arrays, narrays, data);
 	for (int i = 0; i < narrays; i++)
 	{
 		Size		bytes = arrays[i].width * part->nrows;
+		char	   *rows;
 
-		if (!arrays[i].present)
+		if (data[i] == NULL || bytes == 0 ||
+			(whole != NULL && whole[i].handle != DSM_HANDLE_INVALID))
 			continue;
-		if (bytes > 0 && (whole == NULL || whole[i].handle == DSM_HANDLE_INVALID))
-		{
-			char	   *rows = (char *) *arrays[i].array + arrays[i].width * at;
-
-			if (into_part)
-				memcpy(p, rows, bytes);
-			else
-				memcpy(rows, p, bytes);
-		}
-		p += MAXALIGN(bytes);
+		rows = (char *) *arrays[i].array + arrays[i].width * at;
+		if (into_part)
+			memcpy(data[i], rows, bytes);
+		else
+			memcpy(rows, data[i], bytes);
 	}
 }
 
@@ -605,11 +622,11 @@ CopyShareInto(GpuJoinState *node)
 	dsa_pointer mine = InnerParts(shared)[Participant()];
 	GpuJoinInnerPart *part;
 	PartArray	arrays[GJ_PART_ARRAYS];
+	char	   *data[GJ_PART_ARRAYS];
 	int			narrays;
 	dsm_segment *attached[GJ_PART_ARRAYS];
 	int			nattached = 0;
 	int64		at = 0;
-	char	   *p;
 
 	if (!DsaPointerIsValid(mine))
 		return;
@@ -618,30 +635,25 @@ CopyShareInto(GpuJoinState *node)
 			at += ((GpuJoinInnerPart *) dsa_get_address(area, InnerParts(shared)[i]))->nrows;
 	part = dsa_get_address(area, mine);
 	narrays = PartArrays(&node->gj_Inner, part, arrays);
-	p = (char *) part + MAXALIGN(sizeof(GpuJoinInnerPart));
+	PartData(part, arrays, narrays, data);
 	for (int i = 0; i < narrays; i++)
 	{
 		Size		bytes = arrays[i].width * part->nrows;
+		dsm_segment *seg;
 
-		if (!arrays[i].present)
+		if (data[i] == NULL || bytes == 0 || whole[i].handle == DSM_HANDLE_INVALID)
 			continue;
-		if (bytes > 0 && whole[i].handle != DSM_HANDLE_INVALID)
+		if ((seg = dsm_find_mapping(whole[i].handle)) == NULL)
 		{
-			dsm_segment *seg = dsm_find_mapping(whole[i].handle);
-
+			seg = dsm_attach(whole[i].handle);
 			if (seg == NULL)
-			{
-				seg = dsm_attach(whole[i].handle);
-				if (seg == NULL)
-					ereport(ERROR,
-							(errcode(ERRCODE_INTERNAL_ERROR),
-							 errmsg("gpujoin: could not attach the inner side's arrays of a parallel GPU join")));
-				attached[nattached++] = seg;
-			}
-			memcpy((char *) dsm_segment_address(seg) + whole[i].offset + arrays[i].width * at,
-				   p, bytes);
+				ereport(ERROR,
+						(errcode(ERRCODE_INTERNAL_ERROR),
+						 errmsg("gpujoin: could not attach the inner side's arrays of a parallel GPU join")));
+			attached[nattached++] = seg;
 		}
-		p += MAXALIGN(bytes);
+		memcpy((char *) dsm_segment_address(seg) + whole[i].offset + arrays[i].width * at,
+			   data[i], bytes);
 	}
 	for (int i = 0; i < nattached; i++)
 		dsm_detach(attached[i]);

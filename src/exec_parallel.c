@@ -492,6 +492,7 @@ PutInnerPart(GpuJoinState *node, dsa_area *area)
 	if (!DsaPointerIsValid(dp))
 		return InvalidDsaPointer;
 	p = dsa_get_address(area, dp);
+	GpuJoinPopulate(p, size);
 	memcpy(p, &part, sizeof(part));
 	CopyPartArrays(side, (GpuJoinInnerPart *) p, 0, true, NULL);
 	return dp;

@@ -30,6 +30,7 @@
  */
 #include "postgres.h"
 
+#include <sys/mman.h>
 #include <sys/statvfs.h>
 
 #include "access/xact.h"
@@ -356,9 +357,40 @@ Begin(GjServiceOp op, bool quiet)
 	return true;
 }
 
-/* A segment of this backend's, kept for the session */
+/*
+ * Linux 5.14's madvise that faults a range in, writable, in one call; older
+ * kernels refuse it (EINVAL), which leaves the pages to their first use
+ */
+#if defined(__linux__) && !defined(MADV_POPULATE_WRITE)
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/*
+ * Fault in the pages of bytes at ptr of shared memory this process mapped,
+ * about to be written whole: one call does it in half the time of the
+ * first writes to each page (1 GB: 0.25 against 0.5 s on the H200 host)
+ */
+void
+GpuJoinPopulate(void *ptr, Size bytes)
+{
+#ifdef MADV_POPULATE_WRITE
+	uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE);
+	uintptr_t	start = (uintptr_t) ptr & ~(page - 1);
+
+	if (bytes > 0)
+		(void) madvise((void *) start, (uintptr_t) ptr + bytes - start, MADV_POPULATE_WRITE);
+#endif
+}
+
+/*
+ * A segment of this backend's, kept for the session; populate: faulted in
+ * here (a staging arena of the GPU service, which page-locks it before its
+ * first use: locking faults in every page never touched, and the driver
+ * does that slowly while the device works for others: 512 MB in 2.8 s on
+ * the H200 host, where faulting in 1 GB here takes 0.25 s)
+ */
 static bool
-NewSegment(Size size, Segment *out)
+NewSegment(Size size, bool populate, Segment *out)
 {
 	dsm_segment *seg = dsm_create(size, DSM_CREATE_NULL_IF_MAXSEGMENTS);
 
@@ -368,6 +400,8 @@ NewSegment(Size size, Segment *out)
 	out->seg = seg;
 	out->base = dsm_segment_address(seg);
 	out->size = size;
+	if (populate)
+		GpuJoinPopulate(out->base, size);
 	return true;
 }
 
@@ -468,11 +502,11 @@ LeaseKept(Size size, Segment *out)
 
 /* Make arena a, of size bytes or more; false when there is no segment for it */
 static bool
-NewArena(Arena *a, Size size)
+NewArena(Arena *a, Size size, bool populate)
 {
 	memset(a, 0, sizeof(*a));
 	if (!LeaseKept(size, &a->seg) &&
-		(!GpuJoinShmHasRoom(size) || !NewSegment(size, &a->seg)))
+		(!GpuJoinShmHasRoom(size) || !NewSegment(size, populate, &a->seg)))
 		return false;
 	a->maxfree = 16;
 	a->free = MemoryContextAlloc(TopMemoryContext, a->maxfree * sizeof(ArenaRange));
@@ -558,9 +592,12 @@ ArenaGive(Arena *a, char *ptr)
 	a->nfree++;
 }
 
-/* stage_alloc: a staging block the service reads in place, or NULL */
+/*
+ * A staging block the service reads in place, or NULL; populate: new
+ * arenas faulted in (NewSegment)
+ */
 static void *
-StageAlloc(size_t bytes)
+StageAllocIn(size_t bytes, bool populate)
 {
 	Size		need = TYPEALIGN(ARENA_ALIGN, Max(bytes, 1)) + ARENA_ALIGN;
 	Size		size = ARENA_MIN_BYTES;
@@ -594,7 +631,7 @@ StageAlloc(size_t bytes)
 		at = narenas;
 	}
 	/* where shared memory is short, a smaller one, down to the block's size */
-	while (!NewArena(&arenas[at], size))
+	while (!NewArena(&arenas[at], size, populate))
 	{
 		if (size / 2 < need)
 			return NULL;
@@ -603,6 +640,22 @@ StageAlloc(size_t bytes)
 	narenas++;
 	return ArenaTake(&arenas[at], need);
 }
+
+/* stage_alloc of the CPU twin's table */
+static void *
+StageAlloc(size_t bytes)
+{
+	return StageAllocIn(bytes, false);
+}
+
+#ifdef GPUJOIN_WITH_CUDA
+/* stage_alloc of the GPU's table: its new arenas page-locked soon */
+static void *
+StageAllocLocked(size_t bytes)
+{
+	return StageAllocIn(bytes, true);
+}
+#endif
 
 /* stage_free: the block back to its arena, and empty arenas past the cache */
 static void
@@ -714,7 +767,7 @@ EnsureScratch(Size bytes)
 	if (bytes == 0 || scratch.size >= bytes)
 		return;
 	FreeSegment(&scratch);
-	if (!NewSegment(Max(bytes, 1024 * 1024), &scratch))
+	if (!NewSegment(Max(bytes, 1024 * 1024), false, &scratch))
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("gpujoin: no shared memory segment for a request to the gpujoin service")));
@@ -801,7 +854,7 @@ FetchResult(ClientContext *cc)
 		Size		want = req->result_bytes;
 
 		FreeSegment(&cc->result);
-		if (!NewSegment(Max(want, 1024 * 1024), &cc->result))
+		if (!NewSegment(Max(want, 1024 * 1024), false, &cc->result))
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),
 					 errmsg("gpujoin: no shared memory segment for an answer of the gpujoin service")));
@@ -1346,7 +1399,7 @@ AggResult(GjContext *ctx, GjAggResult *out, GjError *err)
 }
 
 /* A kernel table through the service: the same calls, one target */
-#define SERVICE_KERNELS(kernels_name, create) \
+#define SERVICE_KERNELS(kernels_name, create, alloc) \
 	{ \
 		.name = kernels_name, \
 		.context_create = create, \
@@ -1358,7 +1411,7 @@ AggResult(GjContext *ctx, GjAggResult *out, GjError *err)
 		.heap_deform = HeapDeform, \
 		.heap_deform_start = HeapDeformStart, \
 		.heap_deform_finish = HeapDeformFinish, \
-		.stage_alloc = StageAlloc, \
+		.stage_alloc = alloc, \
 		.stage_free = StageFree, \
 		.agg_begin = AggBegin, \
 		.aggregate = Aggregate, \
@@ -1367,9 +1420,9 @@ AggResult(GjContext *ctx, GjAggResult *out, GjError *err)
 		.retrieve_device = Retrieve, \
 	}
 
-static const GjKernels service_cpu_kernels = SERVICE_KERNELS("cpu", ContextCreateCpu);
+static const GjKernels service_cpu_kernels = SERVICE_KERNELS("cpu", ContextCreateCpu, StageAlloc);
 #ifdef GPUJOIN_WITH_CUDA
-static const GjKernels service_cuda_kernels = SERVICE_KERNELS("cuda", ContextCreateCuda);
+static const GjKernels service_cuda_kernels = SERVICE_KERNELS("cuda", ContextCreateCuda, StageAllocLocked);
 #endif
 
 /* The service's kernel table for the CPU twin (gpu false) or the GPU */

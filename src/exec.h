@@ -290,6 +290,13 @@ typedef struct GpuJoinHeapStage
  *					in it
  *	pages_read ...	counters for EXPLAIN ANALYZE, over every scan
  */
+/* Blocks start .. start + count - 1 of a relation, read in that order */
+typedef struct GpuJoinBlockRun
+{
+	BlockNumber start;
+	BlockNumber count;
+} GpuJoinBlockRun;
+
 typedef struct GpuJoinHeapReader
 {
 	Relation	rel;
@@ -301,6 +308,17 @@ typedef struct GpuJoinHeapReader
 	ParallelTableScanDesc pscan;
 	bool		pscan_started;
 	int			participants;
+	bool		record;			/* list the blocks the parallel scan hands
+								 * this process in runs (a share of an
+								 * inner side, exec_parallel.c) */
+	GpuJoinBlockRun *runs;
+	int			nruns;
+	int			maxruns;
+	const GpuJoinBlockRun *replay;	/* non-NULL: read these blocks, in this
+									 * order, and no others */
+	int			nreplay;
+	int			replay_at;
+	BlockNumber replay_off;
 	bool		done;
 	bool		try_all_visible;
 	bool		in_place;
@@ -373,10 +391,9 @@ typedef struct GpuJoinCounters
 
 /*
  * One participant's share of an inner side read in parallel (exec_parallel.c),
- * in the query's DSA: this header, then its arrays at MAXALIGNed offsets:
- * the keys, the keys' NULL flags (key_nulls), per device column its values
- * and, where null_columns has its bit, its NULL flags, and the tids
- * (has_tids)
+ * in the query's DSA: this header (its rows, which of the keys' and device
+ * columns' NULL flags it has, the tids), then the nruns runs of blocks the
+ * block scan handed it, in that order.  The rows stay in its arrays.
  */
 typedef struct GpuJoinInnerPart
 {
@@ -384,6 +401,7 @@ typedef struct GpuJoinInnerPart
 	uint32		null_columns;
 	bool		key_nulls;
 	bool		has_tids;
+	int			nruns;
 } GpuJoinInnerPart;
 
 /*
@@ -403,6 +421,7 @@ typedef struct GpuJoinWholeArray
 {
 	dsm_handle	handle;
 	Size		offset;
+	dsa_pointer dp;				/* else: a block of the query's DSA */
 } GpuJoinWholeArray;
 
 /* Where the shared build of a parallel join stands (GpuJoinParallelState) */
@@ -460,6 +479,8 @@ typedef struct GpuJoinParallelState
 	Barrier		read_barrier;	/* the inner side's shares being read, then
 								 * copied together */
 	bool		shares_lost;	/* one found no room in shared memory */
+	int			share_builder;	/* the participant that builds: its share
+								 * comes first in the whole */
 	GpuJoinWholeArray whole[GJ_PART_ARRAYS];	/* the builder's arrays */
 	int			build_state;
 	GpuJoinSharedBuild build;
@@ -559,8 +580,8 @@ typedef struct GpuJoinParallelState
  *	gj_InnerShares		this launch of a parallel join reads the inner side
  *						in shares, one per participant (exec_parallel.c):
  *						the whole of it is theirs copied together
- *	gj_InnerReady		GJ_LOAD_INNER finds the inner side loaded (copied
- *						together from the shares): build on it
+ *	gj_InnerReady		GJ_LOAD_INNER finds the inner side loaded (the
+ *						shares copied into the builder's): build on it
  *	gj_SharedBuilds		runs that probed another participant's build
  *	gj_InnerSharesRead	runs that read a share of the inner side
  *	gj_FillAttached		a parallel right or full join: this process runs
@@ -703,7 +724,6 @@ extern void GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps
 extern void GpuJoinSpecColumns(const GpuJoinSide *side, int32_t *ncolumns, int32_t *widths);
 extern void GpuJoinResetSide(GpuJoinSide *side);
 extern void *GpuJoinSideAlloc(GpuJoinSide *side, Size size, bool zero);
-extern void GpuJoinSideReleasePinned(GpuJoinSide *side);
 extern void GpuJoinSideFree(GpuJoinSide *side, void *ptr);
 extern void GpuJoinGrowSide(GpuJoinSide *side);
 extern void GpuJoinStoreHostValue(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
@@ -743,6 +763,7 @@ extern TupleTableSlot *GpuJoinHeapNextTuple(GpuJoinHeapReader *reader);
 extern TupleTableSlot *GpuJoinHeapFetch(GpuJoinSide *side, int64 row);
 extern void *GpuJoinGrowHostArray(MemoryContext cxt, void *old, Size newsize);
 extern void GpuJoinHeapRescan(GpuJoinHeapReader *reader);
+extern void GpuJoinHeapReplay(GpuJoinHeapReader *reader, const GpuJoinBlockRun *runs, int nruns);
 extern void GpuJoinHeapSetParallel(GpuJoinHeapReader *reader, ParallelTableScanDesc pscan);
 extern void GpuJoinHeapEnd(GpuJoinHeapReader *reader);
 

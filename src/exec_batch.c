@@ -294,25 +294,6 @@ FreePinned(void *arg)
 	side->npinned = 0;
 }
 
-/*
- * Free the side's blocks, none of which its batch uses, and every block
- * pinned.c keeps of its kernels: room in the staging memory for a batch
- * larger than any before (exec_parallel.c's inner side copied together
- * from shares)
- */
-void
-GpuJoinSideReleasePinned(GpuJoinSide *side)
-{
-	for (int i = 0; i < side->npinned; i++)
-	{
-		Assert(!side->pinned[i].used);
-		side->stage_kernels->stage_free(side->pinned[i].ptr);
-	}
-	side->npinned = 0;
-	if (side->stage_kernels != NULL)
-		GpuJoinPinnedRelease(side->stage_kernels);
-}
-
 /* Give block i of the side's back */
 static void
 DropPinned(GpuJoinSide *side, int i)

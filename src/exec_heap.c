@@ -437,7 +437,47 @@ StartScan(GpuJoinHeapReader *reader)
 	reader->pscan_started = false;
 	reader->try_all_visible = true;
 	reader->next_block = 0;
+	reader->nruns = 0;
+	reader->replay_at = 0;
+	reader->replay_off = 0;
 	ForgetStaged(reader);
+}
+
+/* Block, handed to this process by the parallel scan, added to its runs */
+static void
+RecordBlock(GpuJoinHeapReader *reader, BlockNumber block)
+{
+	GpuJoinBlockRun *last = reader->nruns > 0 ? &reader->runs[reader->nruns - 1] : NULL;
+
+	if (last != NULL && last->start + last->count == block)
+	{
+		last->count++;
+		return;
+	}
+	if (reader->nruns == reader->maxruns)
+	{
+		reader->maxruns = Max(64, 2 * reader->maxruns);
+		reader->runs = reader->runs == NULL ?
+			MemoryContextAlloc(reader->cxt, sizeof(GpuJoinBlockRun) * reader->maxruns) :
+			repalloc(reader->runs, sizeof(GpuJoinBlockRun) * reader->maxruns);
+	}
+	reader->runs[reader->nruns].start = block;
+	reader->runs[reader->nruns].count = 1;
+	reader->nruns++;
+}
+
+/*
+ * Read the blocks of runs, in their order, and no others, from the next
+ * start of the scan (GpuJoinHeapRescan); NULL: all, as usual.  The runs
+ * stay the caller's.
+ */
+void
+GpuJoinHeapReplay(GpuJoinHeapReader *reader, const GpuJoinBlockRun *runs, int nruns)
+{
+	reader->replay = runs;
+	reader->nreplay = nruns;
+	reader->replay_at = 0;
+	reader->replay_off = 0;
 }
 
 /*
@@ -452,6 +492,18 @@ NextBlock(GpuJoinHeapReader *reader)
 	HeapScanDesc scan = (HeapScanDesc) reader->scan;
 	BlockNumber block;
 
+	if (reader->replay != NULL)
+	{
+		while (reader->replay_at < reader->nreplay &&
+			   reader->replay_off >= reader->replay[reader->replay_at].count)
+		{
+			reader->replay_at++;
+			reader->replay_off = 0;
+		}
+		if (reader->replay_at >= reader->nreplay)
+			return InvalidBlockNumber;
+		return reader->replay[reader->replay_at].start + reader->replay_off++;
+	}
 	if (reader->pscan == NULL)
 	{
 		if (reader->next_block >= scan->rs_nblocks)
@@ -468,7 +520,11 @@ NextBlock(GpuJoinHeapReader *reader)
 	block = table_block_parallelscan_nextpage(reader->rel, scan->rs_parallelworkerdata,
 											  (ParallelBlockTableScanDesc) reader->pscan);
 	if (block != InvalidBlockNumber)
+	{
 		reader->next_block = block + 1;
+		if (reader->record)
+			RecordBlock(reader, block);
+	}
 	return block;
 }
 
@@ -570,7 +626,8 @@ ReadAhead(GpuJoinHeapReader *reader, BlockNumber block)
 	HeapScanDesc scan = (HeapScanDesc) reader->scan;
 	const char *page;
 
-	if (!reader->in_place || reader->pscan != NULL || block >= scan->rs_nblocks)
+	if (!reader->in_place || reader->pscan != NULL || reader->replay != NULL ||
+		block >= scan->rs_nblocks)
 		return;
 	reader->ahead = ReadBufferExtended(reader->rel, MAIN_FORKNUM, block, RBM_NORMAL,
 									   scan->rs_strategy);

@@ -21,12 +21,13 @@
  * join reads its inner side as heap pages, the participants read it
  * together, as Parallel Hash's participants do: each that comes while the
  * pages are being read takes the next ones from a block scan of the inner
- * relation in this node's shared memory, as the outer side's, and leaves
- * the rows it read (its share, GpuJoinInnerPart) in the query's DSA; a
- * barrier waits for all of them, the last to arrive makes room for all
- * the rows in its staging arrays and publishes where they lie, every
- * participant copies its share into them at its place, and the last
- * builds, as a serial join does, and publishes its context.
+ * relation in this node's shared memory, as the outer side's, keeps the
+ * rows it read (its share) and lists in the query's DSA how many and which
+ * blocks (GpuJoinInnerPart); a barrier waits for all of them, the last to
+ * arrive grows its own share's arrays to room for all the rows and
+ * publishes where they lie, every other participant copies its share into
+ * them at its place (after the builder's, in participant order), and the
+ * last builds, as a serial join does, and publishes its context.
  * Any other inner side the first participant to start reads alone, and
  * builds.  The others wait on a condition variable, then create contexts
  * that probe that build (the kernels' context_share) and never read their
@@ -42,9 +43,10 @@
  * the query's snapshot, which all participants share).  Whatever
  * keeps the builder from a build to share (an empty inner side, partitions,
  * the CPU twin after the device ran out of memory) makes every participant
- * build its own, as without the service: from the shares copied together
- * in participant order, where they were read so (the rows numbered as the
- * builder numbered them), else from the inner side read whole.
+ * build its own, as without the service, from the inner side read whole;
+ * one that probed the build and must build after all reads the shares'
+ * blocks again in the builder's order, so that its rows are numbered as
+ * the builder's.
  *
  * A right or full join emits, besides each participant's matches, the inner
  * rows no participant matched, once.  Every participant reads the whole
@@ -378,7 +380,7 @@ ShareEligible(GpuJoinState *node)
 
 /*
  * A side's arrays that a share of the inner side carries, in the share's
- * order (GpuJoinInnerPart): where each lies in the side, the bytes per row,
+ * order (GJ_PART_ARRAYS): where each lies in the side, the bytes per row,
  * and whether the share has it
  */
 typedef struct PartArray
@@ -408,68 +410,34 @@ PartArrays(GpuJoinSide *side, const GpuJoinInnerPart *part, PartArray *arrays)
 	return n;
 }
 
-/*
- * Where each of a share's arrays (PartArrays) lies in the part, after its
- * header, one after another: data[i], NULL where the share has none
- */
-static void
-PartData(GpuJoinInnerPart *part, const PartArray *arrays, int narrays, char **data)
+/* Participant i's share (its header, then its blocks' runs), or NULL */
+static GpuJoinInnerPart *
+Part(GpuJoinParallelState *shared, dsa_area *area, int i)
 {
-	char	   *p = (char *) part + MAXALIGN(sizeof(GpuJoinInnerPart));
+	if (!DsaPointerIsValid(InnerParts(shared)[i]))
+		return NULL;
+	return (GpuJoinInnerPart *) dsa_get_address(area, InnerParts(shared)[i]);
+}
 
-	for (int i = 0; i < narrays; i++)
-	{
-		data[i] = NULL;
-		if (!arrays[i].present)
-			continue;
-		data[i] = p;
-		p += MAXALIGN(arrays[i].width * part->nrows);
-	}
+static GpuJoinBlockRun *
+PartRuns(GpuJoinInnerPart *part)
+{
+	return (GpuJoinBlockRun *) ((char *) part + MAXALIGN(sizeof(GpuJoinInnerPart)));
 }
 
 /*
- * Copy a share's arrays between the part and the side's rows at .. at +
- * part->nrows - 1: into the part (PutInnerPart), or out of it
- * (CopySharesTogether), those whole[] leaves to this process only, if
- * whole is given
- */
-static void
-CopyPartArrays(GpuJoinSide *side, GpuJoinInnerPart *part, int64 at, bool into_part,
-			   const GpuJoinWholeArray *whole)
-{
-	PartArray	arrays[GJ_PART_ARRAYS];
-	char	   *data[GJ_PART_ARRAYS];
-	int			narrays = PartArrays(side, part, arrays);
-
-	PartData(part, arrays, narrays, data);
-	for (int i = 0; i < narrays; i++)
-	{
-		Size		bytes = arrays[i].width * part->nrows;
-		char	   *rows;
-
-		if (data[i] == NULL || bytes == 0 ||
-			(whole != NULL && whole[i].handle != DSM_HANDLE_INVALID))
-			continue;
-		rows = (char *) *arrays[i].array + arrays[i].width * at;
-		if (into_part)
-			memcpy(data[i], rows, bytes);
-		else
-			memcpy(rows, data[i], bytes);
-	}
-}
-
-/*
- * This process's share of the inner side, as read, into the query's DSA;
- * InvalidDsaPointer where shared memory has no room for it
+ * What this process read as its share of the inner side, into the query's
+ * DSA: how many rows, which NULL flags, and the blocks, in the order the
+ * block scan handed them out; InvalidDsaPointer where shared memory has no
+ * room for it.  The rows themselves stay in the side's arrays.
  */
 static dsa_pointer
 PutInnerPart(GpuJoinState *node, dsa_area *area)
 {
 	GpuJoinSide *side = &node->gj_Inner;
+	GpuJoinHeapReader *reader = side->heap;
 	GpuJoinInnerPart part;
-	PartArray	arrays[GJ_PART_ARRAYS];
-	int			narrays;
-	Size		size = MAXALIGN(sizeof(GpuJoinInnerPart));
+	Size		size;
 	dsa_pointer dp;
 	char	   *p;
 
@@ -480,34 +448,62 @@ PutInnerPart(GpuJoinState *node, dsa_area *area)
 			part.null_columns |= UINT32_C(1) << d;
 	part.key_nulls = side->keynulls != NULL;
 	part.has_tids = side->host_by_tid;
-	narrays = PartArrays(side, &part, arrays);
-	for (int i = 0; i < narrays; i++)
-		if (arrays[i].present)
-			size = add_size(size, MAXALIGN(mul_size(arrays[i].width, part.nrows)));
+	part.nruns = reader->nruns;
+	size = add_size(MAXALIGN(sizeof(GpuJoinInnerPart)),
+					mul_size(part.nruns, sizeof(GpuJoinBlockRun)));
 
-	if (!GpuJoinShmHasRoom(size) ||
-		(gpujoin_inject_fault == GPUJOIN_FAULT_SHARE_ROOM && IsParallelWorker()))
+	if (gpujoin_inject_fault == GPUJOIN_FAULT_SHARE_ROOM && IsParallelWorker())
 		return InvalidDsaPointer;
 	dp = dsa_allocate_extended(area, size, DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
 	if (!DsaPointerIsValid(dp))
 		return InvalidDsaPointer;
 	p = dsa_get_address(area, dp);
-	GpuJoinPopulate(p, size);
 	memcpy(p, &part, sizeof(part));
-	CopyPartArrays(side, (GpuJoinInnerPart *) p, 0, true, NULL);
+	memcpy(PartRuns((GpuJoinInnerPart *) p), reader->runs,
+		   sizeof(GpuJoinBlockRun) * part.nruns);
 	return dp;
 }
 
 /*
- * The whole inner side in the node's batch, from the participants' shares
- * in participant order, which every process that copies them follows, so
- * that the inner rows are numbered alike in all of them.  ReserveWholeInner
- * makes room for all the shares' rows (the header whole says what they
- * hold); CopySharesTogether copies them in (all, or the arrays no other
- * participant can reach: PublishWholeArrays); WholeInnerLoaded ends it.
+ * The participants that read a share, in the order of the whole inner
+ * side: the builder's first, then the others' in participant order, which
+ * every process follows, so that the inner rows are numbered alike in all
+ * of them (palloc'd; *n of them)
+ */
+static int *
+ShareOrder(GpuJoinParallelState *shared, dsa_area *area, int *n)
+{
+	int		   *order = palloc(sizeof(int) * (shared->nworkers + 1));
+
+	*n = 0;
+	if (Part(shared, area, shared->share_builder) != NULL)
+		order[(*n)++] = shared->share_builder;
+	for (int i = 0; i <= shared->nworkers; i++)
+		if (i != shared->share_builder && Part(shared, area, i) != NULL)
+			order[(*n)++] = i;
+	return order;
+}
+
+/* Where participant's share begins in the whole inner side */
+static int64
+ShareStart(GpuJoinParallelState *shared, dsa_area *area, int participant)
+{
+	int			n;
+	int		   *order = ShareOrder(shared, area, &n);
+	int64		at = 0;
+
+	for (int i = 0; i < n && order[i] != participant; i++)
+		at += Part(shared, area, order[i])->nrows;
+	pfree(order);
+	return at;
+}
+
+/*
+ * The builder: its share's arrays grown to room for all the shares' rows,
+ * its own rows first (the header whole says what they hold)
  */
 static void
-ReserveWholeInner(GpuJoinState *node, GpuJoinInnerPart *whole)
+GrowWholeInner(GpuJoinState *node, GpuJoinInnerPart *whole)
 {
 	GpuJoinParallelState *shared = node->gj_Shared;
 	dsa_area   *area = node->css.ss.ps.state->es_query_dsa;
@@ -516,56 +512,148 @@ ReserveWholeInner(GpuJoinState *node, GpuJoinInnerPart *whole)
 	memset(whole, 0, sizeof(*whole));
 	for (int i = 0; i <= shared->nworkers; i++)
 	{
-		GpuJoinInnerPart *part;
+		GpuJoinInnerPart *part = Part(shared, area, i);
 
-		if (!DsaPointerIsValid(InnerParts(shared)[i]))
+		if (part == NULL)
 			continue;
-		part = dsa_get_address(area, InnerParts(shared)[i]);
 		whole->nrows += part->nrows;
 		whole->null_columns |= part->null_columns;
 		whole->key_nulls |= part->key_nulls;
 	}
 	if (whole->nrows > side->max_rows)
 		GpuJoinInnerTooLarge(side);
-
-	GpuJoinForgetInner(node);
-	GpuJoinSideReleasePinned(side);
-	if (side->stage_kernels == NULL)
-		side->stage_kernels = GpuJoinNodeKernels(node);
-	side->host_by_tid = node->gj_InnerByTid;
 	whole->has_tids = side->host_by_tid;
-	GpuJoinReserveSide(side, whole->nrows);
-	if (whole->key_nulls)
-		side->keynulls = GpuJoinSideAlloc(side, whole->nrows, true);
+
+	/*
+	 * The staging blocks pinned.c keeps would keep their arenas from the
+	 * large arrays about to be made; the flags the builder's rows had none
+	 * of are zero for them
+	 */
+	if (side->stage_kernels != NULL)
+		GpuJoinPinnedRelease(side->stage_kernels);
+	GpuJoinReserveSide(side, Max(whole->nrows, 1));
+	if (whole->key_nulls && side->keynulls == NULL)
+		side->keynulls = GpuJoinSideAlloc(side, side->capacity, true);
 	for (int d = 0; d < side->ndevice; d++)
-		if (whole->null_columns & (UINT32_C(1) << d))
-			side->device_nulls[d] = GpuJoinSideAlloc(side, whole->nrows, true);
+		if ((whole->null_columns & (UINT32_C(1) << d)) && side->device_nulls[d] == NULL)
+			side->device_nulls[d] = GpuJoinSideAlloc(side, side->capacity, true);
 }
 
+/*
+ * The builder: where each array of the whole inner side lies for the
+ * others to copy their shares into (CopyShareInto): in its staging
+ * segments, which they attach, else (memory of its own, the tids) in a
+ * block of the query's DSA that it copies from afterwards (TakeWholeArrays)
+ */
 static void
-CopySharesTogether(GpuJoinState *node, const GpuJoinWholeArray *whole)
+PublishWholeArrays(GpuJoinState *node, GpuJoinInnerPart *whole)
 {
-	GpuJoinParallelState *shared = node->gj_Shared;
+	GpuJoinWholeArray *published = node->gj_Shared->whole;
 	dsa_area   *area = node->css.ss.ps.state->es_query_dsa;
-	int64		at = 0;
+	PartArray	arrays[GJ_PART_ARRAYS];
+	int			narrays = PartArrays(&node->gj_Inner, whole, arrays);
 
-	for (int i = 0; i <= shared->nworkers; i++)
+	for (int i = 0; i < GJ_PART_ARRAYS; i++)
 	{
-		GpuJoinInnerPart *part;
+		published[i].handle = DSM_HANDLE_INVALID;
+		published[i].dp = InvalidDsaPointer;
+	}
+	for (int i = 0; i < narrays; i++)
+	{
+		Size		bytes = arrays[i].width * whole->nrows;
 
-		if (!DsaPointerIsValid(InnerParts(shared)[i]))
+		if (!arrays[i].present || bytes == 0 ||
+			GpuJoinStagingPlace(*arrays[i].array, bytes,
+								&published[i].handle, &published[i].offset))
 			continue;
-		part = dsa_get_address(area, InnerParts(shared)[i]);
-		CopyPartArrays(&node->gj_Inner, part, at, false, whole);
-		at += part->nrows;
+		published[i].handle = DSM_HANDLE_INVALID;
+		published[i].dp = dsa_allocate_extended(area, bytes, DSA_ALLOC_HUGE);
 	}
 }
 
+/*
+ * This process's share, from its own arrays, into the builder's that it
+ * published, at its place among the shares: every participant copies its
+ * own at once (10^8 inner rows copied by one process, most of them into
+ * new memory: 0.9-1.2 s on the H200 host).  The builder's segments are
+ * attached for it, once each.
+ */
 static void
-WholeInnerLoaded(GpuJoinState *node, const GpuJoinInnerPart *whole)
+CopyShareInto(GpuJoinState *node)
 {
-	GpuJoinSide *side = &node->gj_Inner;
+	GpuJoinParallelState *shared = node->gj_Shared;
+	dsa_area   *area = node->css.ss.ps.state->es_query_dsa;
+	const GpuJoinWholeArray *whole = shared->whole;
+	GpuJoinInnerPart *part = Part(shared, area, Participant());
+	PartArray	arrays[GJ_PART_ARRAYS];
+	int			narrays;
+	dsm_segment *attached[GJ_PART_ARRAYS];
+	int			nattached = 0;
+	int64		at;
 
+	if (part == NULL)
+		return;
+	at = ShareStart(shared, area, Participant());
+	narrays = PartArrays(&node->gj_Inner, part, arrays);
+	for (int i = 0; i < narrays; i++)
+	{
+		Size		bytes = arrays[i].width * part->nrows;
+		char	   *to;
+
+		if (!arrays[i].present || bytes == 0)
+			continue;
+		if (DsaPointerIsValid(whole[i].dp))
+			to = dsa_get_address(area, whole[i].dp);
+		else if (whole[i].handle == DSM_HANDLE_INVALID)
+			continue;
+		else
+		{
+			dsm_segment *seg = dsm_find_mapping(whole[i].handle);
+
+			if (seg == NULL)
+			{
+				seg = dsm_attach(whole[i].handle);
+				if (seg == NULL)
+					ereport(ERROR,
+							(errcode(ERRCODE_INTERNAL_ERROR),
+							 errmsg("gpujoin: could not attach the inner side's arrays of a parallel GPU join")));
+				attached[nattached++] = seg;
+			}
+			to = (char *) dsm_segment_address(seg) + whole[i].offset;
+		}
+		memcpy(to + arrays[i].width * at, *arrays[i].array, bytes);
+	}
+	for (int i = 0; i < nattached; i++)
+		dsm_detach(attached[i]);
+}
+
+/*
+ * The builder, once all have copied in: the arrays it published in the
+ * DSA taken into its own (the others' rows, after its own), and the whole
+ * inner side loaded
+ */
+static void
+TakeWholeArrays(GpuJoinState *node, const GpuJoinInnerPart *whole)
+{
+	GpuJoinParallelState *shared = node->gj_Shared;
+	dsa_area   *area = node->css.ss.ps.state->es_query_dsa;
+	GpuJoinSide *side = &node->gj_Inner;
+	PartArray	arrays[GJ_PART_ARRAYS];
+	int			narrays = PartArrays(side, whole, arrays);
+	int64		mine = side->nrows;
+
+	for (int i = 0; i < narrays; i++)
+	{
+		GpuJoinWholeArray *w = &shared->whole[i];
+
+		if (!DsaPointerIsValid(w->dp))
+			continue;
+		memcpy((char *) *arrays[i].array + arrays[i].width * mine,
+			   (char *) dsa_get_address(area, w->dp) + arrays[i].width * mine,
+			   arrays[i].width * (whole->nrows - mine));
+		dsa_free(area, w->dp);
+		w->dp = InvalidDsaPointer;
+	}
 	side->nrows = whole->nrows;
 	side->heap_null_columns = whole->null_columns;
 	side->heap_key_nulls = whole->key_nulls ? 1 : 0;
@@ -574,102 +662,64 @@ WholeInnerLoaded(GpuJoinState *node, const GpuJoinInnerPart *whole)
 	node->gj_InnerReady = true;
 }
 
-/* The whole inner side copied together from the shares by this process alone */
-static void
-AssembleInner(GpuJoinState *node)
-{
-	GpuJoinInnerPart whole;
-
-	ReserveWholeInner(node, &whole);
-	CopySharesTogether(node, NULL);
-	WholeInnerLoaded(node, &whole);
-}
-
 /*
- * The builder: where each array of the whole inner side lies that other
- * processes can attach (in its staging segments), for them to copy their
- * shares into (CopyShareInto)
+ * The whole inner side as the builder has it, read again by this process:
+ * the shares' blocks, in the order of the whole (ShareOrder), under the
+ * query's snapshot, which every participant shares, give the same rows in
+ * the same order
  */
 static void
-PublishWholeArrays(GpuJoinState *node, GpuJoinInnerPart *whole)
-{
-	GpuJoinWholeArray *published = node->gj_Shared->whole;
-	PartArray	arrays[GJ_PART_ARRAYS];
-	int			narrays = PartArrays(&node->gj_Inner, whole, arrays);
-
-	for (int i = 0; i < GJ_PART_ARRAYS; i++)
-		published[i].handle = DSM_HANDLE_INVALID;
-	for (int i = 0; i < narrays; i++)
-		if (arrays[i].present && *arrays[i].array != NULL && whole->nrows > 0 &&
-			!GpuJoinStagingPlace(*arrays[i].array, arrays[i].width * whole->nrows,
-								 &published[i].handle, &published[i].offset))
-			published[i].handle = DSM_HANDLE_INVALID;
-}
-
-/*
- * This process's share copied into the builder's arrays that it published,
- * at its place among the shares (participant order): every participant
- * copies its own at once, where the builder alone copied them all one
- * after another (10^8 inner rows, most of them into new memory: 0.9-1.2 s
- * on the H200 host).  The builder's segments are attached for it, once
- * each.
- */
-static void
-CopyShareInto(GpuJoinState *node)
+ReadSharesAgain(GpuJoinState *node)
 {
 	GpuJoinParallelState *shared = node->gj_Shared;
 	dsa_area   *area = node->css.ss.ps.state->es_query_dsa;
-	const GpuJoinWholeArray *whole = shared->whole;
-	dsa_pointer mine = InnerParts(shared)[Participant()];
-	GpuJoinInnerPart *part;
-	PartArray	arrays[GJ_PART_ARRAYS];
-	char	   *data[GJ_PART_ARRAYS];
-	int			narrays;
-	dsm_segment *attached[GJ_PART_ARRAYS];
-	int			nattached = 0;
-	int64		at = 0;
+	GpuJoinHeapReader *reader = node->gj_Inner.heap;
+	int			n;
+	int		   *order = ShareOrder(shared, area, &n);
+	int			nruns = 0;
+	GpuJoinBlockRun *runs;
 
-	if (!DsaPointerIsValid(mine))
-		return;
-	for (int i = 0; i < Participant(); i++)
-		if (DsaPointerIsValid(InnerParts(shared)[i]))
-			at += ((GpuJoinInnerPart *) dsa_get_address(area, InnerParts(shared)[i]))->nrows;
-	part = dsa_get_address(area, mine);
-	narrays = PartArrays(&node->gj_Inner, part, arrays);
-	PartData(part, arrays, narrays, data);
-	for (int i = 0; i < narrays; i++)
+	for (int i = 0; i < n; i++)
+		nruns += Part(shared, area, order[i])->nruns;
+	runs = palloc(sizeof(GpuJoinBlockRun) * Max(nruns, 1));
+	nruns = 0;
+	for (int i = 0; i < n; i++)
 	{
-		Size		bytes = arrays[i].width * part->nrows;
-		dsm_segment *seg;
+		GpuJoinInnerPart *part = Part(shared, area, order[i]);
 
-		if (data[i] == NULL || bytes == 0 || whole[i].handle == DSM_HANDLE_INVALID)
-			continue;
-		if ((seg = dsm_find_mapping(whole[i].handle)) == NULL)
-		{
-			seg = dsm_attach(whole[i].handle);
-			if (seg == NULL)
-				ereport(ERROR,
-						(errcode(ERRCODE_INTERNAL_ERROR),
-						 errmsg("gpujoin: could not attach the inner side's arrays of a parallel GPU join")));
-			attached[nattached++] = seg;
-		}
-		memcpy((char *) dsm_segment_address(seg) + whole[i].offset + arrays[i].width * at,
-			   data[i], bytes);
+		memcpy(runs + nruns, PartRuns(part), sizeof(GpuJoinBlockRun) * part->nruns);
+		nruns += part->nruns;
 	}
-	for (int i = 0; i < nattached; i++)
-		dsm_detach(attached[i]);
+	GpuJoinHeapSetParallel(reader, NULL);
+	GpuJoinHeapReplay(reader, runs, nruns);
+	GpuJoinHeapRescan(reader);
+	node->gj_Inner.host_by_tid = node->gj_InnerByTid;
+	PG_TRY();
+	{
+		GpuJoinLoadInner(node);
+	}
+	PG_FINALLY();
+	{
+		GpuJoinHeapReplay(reader, NULL, 0);
+	}
+	PG_END_TRY();
+	elog(DEBUG1, "gpujoin: participant %d read the %d shares of the inner side again in the builder's order: " INT64_FORMAT " rows in %d runs of blocks",
+		 Participant(), n, node->gj_Inner.nrows, nruns);
+	pfree(runs);
+	pfree(order);
 }
 
 /*
  * A participant of a join that reads its inner side in shares, at its
  * start: when it comes while the shares are read, it reads one (the next
- * pages the inner side's block scan hands out), leaves it in the query's
- * DSA, and waits for the others that came in time; the last of them to
- * arrive makes room for all of them (ReserveWholeInner, PublishWholeArrays),
- * then each copies its share in (CopyShareInto; the builder also the
- * arrays the others cannot reach), and once all have, the builder builds
- * (true).  One that comes later reads nothing.  The barrier's phases: 0
- * shares read, 1 room made, 2 shares copied in.
+ * pages the inner side's block scan hands out), keeps its rows, lists
+ * them in the query's DSA (PutInnerPart), and waits for the others that
+ * came in time; the last of them to arrive grows its arrays to room for
+ * all of them (GrowWholeInner, PublishWholeArrays), then each other copies
+ * its share in (CopyShareInto), and once all have, the builder takes what
+ * was copied into the DSA for it (TakeWholeArrays) and builds (true).  One
+ * that comes later reads nothing.  The barrier's phases: 0 shares read, 1
+ * room made, 2 shares copied in.
  */
 static bool
 ReadInnerShare(GpuJoinState *node)
@@ -703,7 +753,9 @@ ReadInnerShare(GpuJoinState *node)
 	GpuJoinForgetInner(node);
 	node->gj_Inner.host_by_tid = node->gj_InnerByTid;
 	INSTR_TIME_SET_CURRENT(start);
+	reader->record = true;
 	GpuJoinReadInnerRows(node);
+	reader->record = false;
 	read_ms = GpuJoinElapsedMs(start);
 	rows = node->gj_Inner.nrows;
 	INSTR_TIME_SET_CURRENT(start);
@@ -715,7 +767,6 @@ ReadInnerShare(GpuJoinState *node)
 		shared->shares_lost = true;
 		SpinLockRelease(&shared->mutex);
 	}
-	GpuJoinForgetInner(node);
 	put_ms = GpuJoinElapsedMs(start);
 
 	/* all shares read: the last to arrive builds */
@@ -735,45 +786,42 @@ ReadInnerShare(GpuJoinState *node)
 	}
 	else if (builds)
 	{
-		ReserveWholeInner(node, &whole);
+		shared->share_builder = Participant();
+		GrowWholeInner(node, &whole);
 		PublishWholeArrays(node, &whole);
 	}
 	/* the builder's arrays published: each copies its share into them */
 	BarrierArriveAndWait(&shared->read_barrier, PG_WAIT_EXTENSION);
-	if (!lost)
+	if (!lost && !builds)
 		CopyShareInto(node);
-	if (builds)
-		CopySharesTogether(node, shared->whole);
 	/* all copied */
 	BarrierArriveAndWait(&shared->read_barrier, PG_WAIT_EXTENSION);
 	BarrierDetach(&shared->read_barrier);
 	if (builds)
 	{
-		WholeInnerLoaded(node, &whole);
+		TakeWholeArrays(node, &whole);
 		node->gj_SharedBuilder = true;
 	}
-	elog(DEBUG1, "gpujoin: participant %d read a share of " INT64_FORMAT " inner rows in %.1f ms, put it in %.1f ms, waited %.1f ms, %s in %.1f ms",
+	else
+		GpuJoinForgetInner(node);
+	elog(DEBUG1, "gpujoin: participant %d read a share of " INT64_FORMAT " inner rows in %.1f ms, listed its blocks in %.1f ms, waited %.1f ms, %s in %.1f ms",
 		 Participant(), rows, read_ms, put_ms, wait_ms,
 		 lost ? "waited for the others" :
-		 builds ? "made room for all the rows, copied its share into it and what the others could not" :
+		 builds ? "grew its arrays to room for all the rows and took the others' shares" :
 		 "copied its share into the builder's arrays",
 		 GpuJoinElapsedMs(start));
 	return builds;
 }
 
 /*
- * A participant that builds its own table after all: where the inner side
- * was read in shares, the whole of it copied together from them (it cannot
- * read it again); else it reads it as usual (false)
+ * A participant that builds its own table after all (nothing to share):
+ * it reads the whole inner side for itself, as usual (false)
  */
 static bool
 OwnBuild(GpuJoinState *node)
 {
-	if (node->gj_InnerShares && !SharesLost(node->gj_Shared))
-		AssembleInner(node);
-	else if (node->gj_InnerShares)
+	if (node->gj_InnerShares)
 	{
-		/* a share missing: read the whole inner side (GpuJoinLoadInner) */
 		GpuJoinHeapSetParallel(node->gj_Inner.heap, NULL);
 		node->gj_InnerShares = false;
 	}
@@ -927,7 +975,7 @@ GpuJoinPublishBuild(GpuJoinState *node, bool built)
 	built = built && node->gj_NumParts == 1 && !node->gj_OnFallback &&
 		(!node->gj_Inner.host_by_tid || area != NULL) &&
 		GpuJoinServiceBuildOf(dev->kernels, dev->ctx, &build);
-	/* (shares copied together are the same rows in the same order anywhere) */
+	/* (shares read again in the builder's order are the same rows in its order) */
 	if (built && !node->gj_InnerShares)
 		digest = GpuJoinSideDigest(&node->gj_Inner);
 	if (built && node->gj_Inner.host_by_tid)
@@ -982,8 +1030,8 @@ GpuJoinReadBorrowedInner(GpuJoinState *node)
 	node->gj_Borrowed = false;
 	if (node->gj_InnerShares)
 	{
-		/* the builder's shares, copied together as the builder did */
-		AssembleInner(node);
+		/* the builder's shares, read again in the builder's order */
+		ReadSharesAgain(node);
 		if (node->gj_Inner.nrows != node->gj_BorrowedRows)
 			DifferentInnerSides(node->gj_BorrowedRows, node->gj_Inner.nrows,
 								"Set gpujoin.parallel_shared_build = off to have each participant build its own.");

@@ -497,7 +497,6 @@ extern void GpuJoinRequestSharedMemory(void);
 extern bool GpuJoinServiceInUse(void);
 extern bool GpuJoinServiceReady(void);
 extern bool GpuJoinShmHasRoom(Size size);
-extern void GpuJoinPopulate(void *ptr, Size bytes);
 extern bool GpuJoinStagingPlace(const void *ptr, Size bytes, dsm_handle *handle, Size *offset);
 extern bool GpuJoinServiceWaitReady(int timeout_ms);
 extern const GjKernels *GpuJoinServiceKernels(bool gpu);

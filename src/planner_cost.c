@@ -811,13 +811,12 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 		if (*shared_build && inner_heap && gpujoin_parallel_inner_shares)
 		{
 			/*
-			 * Each participant reads a share of the inner side's pages, and
-			 * the builder copies the shares together (exec_parallel.c): a
-			 * copy into shared memory and one out of it, priced as reading
-			 * the tuples twice more
+			 * Each participant reads a share of the inner side's pages and
+			 * copies its rows into the builder's arrays, all at once
+			 * (exec_parallel.c): the copy priced as reading its tuples again
 			 */
 			startup_cost -= inner_read * (1.0 - 1.0 / divisor);
-			startup_cost += 2.0 * inner_rows * gpujoin_heap_tuple_cost;
+			startup_cost += inner_rows / divisor * gpujoin_heap_tuple_cost;
 		}
 		startup_cost += gpujoin_setup_cost +
 			(*shared_build ? 1 : processes) * build_ms * gpujoin_model.cost_per_ms;

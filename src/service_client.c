@@ -75,7 +75,11 @@ typedef struct ClientContext
  * the service reads and writes them in place, mapped (and page-locked)
  * once per arena.  PostgreSQL has room for about 5 segments per backend
  * (dsm.c's slots), which the request, scratch and result segments share:
- * so at most MAX_ARENAS.  (With a segment per block, the heap reader's two
+ * so at most MAX_ARENAS, and one more only for a block larger than every
+ * arena while none is empty (a batch larger than any before while the
+ * last one's arrays are still in use: the builder of a parallel join's
+ * inner side read in shares grows its own share's arrays to the whole
+ * side's, exec_parallel.c).  (With a segment per block, the heap reader's two
  * stages took both, and every side array of a large join went through
  * scratch, copied in and out for each request: a 10M x 10M GpuPreAgg took
  * 2.7-3.9 times as long through the service as in the session.)
@@ -111,7 +115,7 @@ typedef struct Arena
 	ArenaRange *free;			/* sorted by offset, none adjacent */
 } Arena;
 
-static Arena arenas[MAX_ARENAS];
+static Arena arenas[MAX_ARENAS + 1];
 static int	narenas = 0;
 
 static int	my_slot = -1;
@@ -370,8 +374,8 @@ Begin(GjServiceOp op, bool quiet)
  * about to be written whole: one call does it in half the time of the
  * first writes to each page (1 GB: 0.25 against 0.5 s on the H200 host)
  */
-void
-GpuJoinPopulate(void *ptr, Size bytes)
+static void
+Populate(void *ptr, Size bytes)
 {
 #ifdef MADV_POPULATE_WRITE
 	uintptr_t	page = (uintptr_t) sysconf(_SC_PAGESIZE);
@@ -401,7 +405,7 @@ NewSegment(Size size, bool populate, Segment *out)
 	out->base = dsm_segment_address(seg);
 	out->size = size;
 	if (populate)
-		GpuJoinPopulate(out->base, size);
+		Populate(out->base, size);
 	return true;
 }
 
@@ -602,6 +606,7 @@ StageAllocIn(size_t bytes, bool populate)
 	Size		need = TYPEALIGN(ARENA_ALIGN, Max(bytes, 1)) + ARENA_ALIGN;
 	Size		size = ARENA_MIN_BYTES;
 	int			at = -1;
+	bool		larger = true;
 	char	   *ptr;
 
 	if (!GpuJoinServiceReady())
@@ -613,6 +618,7 @@ StageAllocIn(size_t bytes, bool populate)
 	/* a new arena, or a larger one in place of an empty one */
 	for (int i = 0; i < narenas; i++)
 	{
+		larger &= need > arenas[i].seg.size;
 		size = Max(size, 2 * arenas[i].seg.size);
 		if (arenas[i].used == 0)
 			at = i;
@@ -620,7 +626,7 @@ StageAllocIn(size_t bytes, bool populate)
 	/* room for a few more like it: a batch's arrays come in sets */
 	while (size < 4 * need)
 		size *= 2;
-	if (narenas < MAX_ARENAS)
+	if (narenas < MAX_ARENAS || (at < 0 && larger && narenas == MAX_ARENAS))
 		at = narenas;
 	else if (at < 0)
 		return NULL;

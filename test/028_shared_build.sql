@@ -3,9 +3,9 @@
 -- A parallel GPU hash join built once (src/exec_parallel.c,
 -- GpuJoinShareBuild): with the gpujoin service (and
 -- gpujoin.parallel_inner_shares, on here), the participants read the inner
--- side's pages together, each a share, one of them copies the shares
--- together and builds, and the others probe that build (the kernels'
--- context_share, run in the service).  EXPLAIN ANALYZE says so: "Shared
+-- side's pages together, each a share, and copy their shares into the
+-- arrays of one of them, which builds, and the others probe that build
+-- (the kernels' context_share, run in the service).  EXPLAIN ANALYZE says so: "Shared
 -- Builds: N" (participants that probed another's build), "Inner Shares: N"
 -- (those that read a share), and the inner rows and pages are read once.  Without
 -- the service (or with gpujoin.parallel_shared_build = off) every
@@ -186,9 +186,9 @@ RESET gpujoin.enable_preagg;
 -- checks run with shares on and with one reader.  In the build: the
 -- builder goes on on the CPU twin, which it cannot share, and every
 -- participant builds its own.  In the count of a participant that probes
--- another's build: it reads the inner side after all (with shares, copies
--- them together; with one reader, reads it and checks its rows and digest
--- against the builder's) and goes on on the CPU twin where it stood (small
+-- another's build: it reads the inner side after all (with shares, the
+-- shares' blocks again in the builder's order; with one reader, reads it
+-- and checks its rows and digest against the builder's) and goes on on the CPU twin where it stood (small
 -- chunks, so that every participant counts).  That a participant that
 -- probed the build counts a chunk depends on when the workers start: a
 -- leader that builds may take every outer block before they do, as it did

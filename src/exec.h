@@ -477,7 +477,7 @@ typedef struct GpuJoinParallelState
 	Size		inner_pscan_offset; /* the inner heap side's, or 0 */
 	Size		parts_offset;	/* with it: its parts (GpuJoinInnerPart) */
 	Barrier		read_barrier;	/* the inner side's shares being read, then
-								 * copied together */
+								 * copied into the builder's arrays */
 	bool		shares_lost;	/* one found no room in shared memory */
 	int			share_builder;	/* the participant that builds: its share
 								 * comes first in the whole */
@@ -579,7 +579,8 @@ typedef struct GpuJoinParallelState
  *						gj_BorrowedRows and gj_BorrowedDigest describe it
  *	gj_InnerShares		this launch of a parallel join reads the inner side
  *						in shares, one per participant (exec_parallel.c):
- *						the whole of it is theirs copied together
+ *						the whole of it is theirs copied together into
+ *						the builder's arrays
  *	gj_InnerReady		GJ_LOAD_INNER finds the inner side loaded (the
  *						shares copied into the builder's): build on it
  *	gj_SharedBuilds		runs that probed another participant's build

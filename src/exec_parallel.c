@@ -257,6 +257,7 @@ InitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordina
 			InnerParts(shared)[i] = InvalidDsaPointer;
 	}
 	shared->shares_lost = false;
+	shared->share_builder = 0;
 	BarrierInit(&shared->read_barrier, 0);
 	node->gj_Shared = shared;
 }
@@ -298,8 +299,9 @@ ReInitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordi
 
 	/*
 	 * A table the leader probes of another's build made of the last
-	 * launch's shares: a fallback to the CPU twin could not copy those
-	 * shares together any more, so read this launch's with the others
+	 * launch's shares: a fallback to the CPU twin could not read those
+	 * shares again (their lists are gone), so read this launch's with the
+	 * others
 	 */
 	if (node->gj_InnerShares && node->gj_Borrowed)
 		node->gj_JoinState = GJ_LOAD_INNER;

@@ -344,7 +344,7 @@ _PG_init(void)
 	DefineCustomBoolVariable("gpujoin.parallel_inner_shares",
 							 "Has the participants of a parallel GPU join read a shared build's inner side together.",
 							 "Where the inner side is read as heap pages, each participant reads a share of its "
-							 "pages, and the last copies the shares together and builds; off: the first "
+							 "pages and copies it into the arrays of the last to finish, which builds; off: the first "
 							 "participant to start reads all of it.",
 							 &gpujoin_parallel_inner_shares,
 							 false,

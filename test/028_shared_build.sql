@@ -21,7 +21,7 @@
 -- are priced as on a GPU (gpujoin.cost_as_gpu), so the CPU twin runs the
 -- same plans in CI.
 BEGIN;
-SELECT plan(52);
+SELECT plan(54);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -226,6 +226,18 @@ BEGIN
 		label || 'out of device memory on a shared build whose inner host columns are fetched per match: the same rows')
 		FROM q WHERE name = 'inner host column';
 	RESET gpujoin.heap_fetch_cost;
+	-- mid-chunk (after a round of matches was returned): the CPU twin
+	-- counts the chunk again and skips the matches already returned (40
+	-- inner rows of key 7 match each of 2,400 outer rows, so rounds end
+	-- inside one outer row's matches).  Which participants probed the
+	-- build, and how many shares there were, depends on when the workers
+	-- started: a replay of the shares in the wrong order went unseen here
+	-- on a 2-core machine (the leader had read the only share)
+	SET LOCAL gpujoin.inject_fault = 'retrieve_oom';
+	RETURN NEXT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
+		label || 'out of device memory in a retrieve mid-chunk on a shared build: the same rows')
+		FROM q WHERE name = 'inner';
+	SET LOCAL gpujoin.inject_fault = 'shared_count_oom';
 	SET LOCAL parallel_leader_participation = off;
 	RETURN NEXT ok(CASE WHEN service
 			THEN pg_temp.shared_fallback_seen(sql, 5)

@@ -231,8 +231,9 @@ BEGIN
 	-- inner rows of key 7 match each of 2,400 outer rows, so rounds end
 	-- inside one outer row's matches).  Which participants probed the
 	-- build, and how many shares there were, depends on when the workers
-	-- started: a replay of the shares in the wrong order went unseen here
-	-- on a 2-core machine (the leader had read the only share)
+	-- started: a replay of the shares in the wrong order went unseen on a
+	-- 2-core machine (why was not looked into: perhaps one share only, or
+	-- no participant that probed the build falling back mid-chunk)
 	SET LOCAL gpujoin.inject_fault = 'retrieve_oom';
 	RETURN NEXT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
 		label || 'out of device memory in a retrieve mid-chunk on a shared build: the same rows')

@@ -468,16 +468,15 @@ RecordBlock(GpuJoinHeapReader *reader, BlockNumber block)
 
 /*
  * Read the blocks of runs, in their order, and no others, from the next
- * start of the scan (GpuJoinHeapRescan); NULL: all, as usual.  The runs
- * stay the caller's.
+ * start of the scan (GpuJoinHeapRescan, or the first read after
+ * GpuJoinHeapSetParallel ended it: StartScan starts the runs over); NULL:
+ * all, as usual.  The runs stay the caller's.
  */
 void
 GpuJoinHeapReplay(GpuJoinHeapReader *reader, const GpuJoinBlockRun *runs, int nruns)
 {
 	reader->replay = runs;
 	reader->nreplay = nruns;
-	reader->replay_at = 0;
-	reader->replay_off = 0;
 }
 
 /*

@@ -573,6 +573,21 @@ typedef struct GjKernels
 	 */
 	GjStatus	(*retrieve_device) (GjContext *ctx, int64_t first,
 									GjMatchRound *round, GjError *err);
+
+	/*
+	 * build, on an inner side given as nparts parts, concatenated in their
+	 * order: row r of part p is row r + the rows of parts 0 .. p - 1.  The
+	 * parts carry keys and payload columns (NULL flags where a part has
+	 * them), nothing else, and need not outlive the call.  The kernels
+	 * gather them where they build (CUDA: into device memory, one copy
+	 * per array of each part, counted against the context's memory
+	 * limit), so that the shares of a parallel join's inner side, read by
+	 * several processes, are never copied together on the host.  NULL in
+	 * the tables of the gpujoin service's clients (the service calls its
+	 * own).
+	 */
+	GjStatus	(*build_parts) (GjContext *ctx, const GjBatch *parts, int nparts,
+								GjError *err);
 } GjKernels;
 
 /*

@@ -910,6 +910,9 @@ GpuJoinInjectFault(GpuJoinFault step, bool on_fallback, GjStatus status,
 	GpuJoinFault fault = (GpuJoinFault) gpujoin_inject_fault;
 	bool		oom;
 
+	if (fault == GPUJOIN_FAULT_SHARE_PACE_RETRIEVE_OOM)
+		fault = GPUJOIN_FAULT_RETRIEVE_OOM;	/* (and the shares paced: exec_heap.c) */
+
 	if (step == GPUJOIN_FAULT_SHARED_COUNT && fault != GPUJOIN_FAULT_SHARED_COUNT_OOM)
 		step = GPUJOIN_FAULT_COUNT; /* a count like any other */
 	oom = (fault == GPUJOIN_FAULT_SHARED_COUNT_OOM && step == GPUJOIN_FAULT_SHARED_COUNT) ||

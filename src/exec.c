@@ -298,8 +298,7 @@ BuildTable(GpuJoinState *node)
 {
 	GpuJoinDeviceContext *dev = &node->gj_Device;
 	GjColumn	columns[GJ_MAX_COLUMNS];
-	GjBatch		inner = GpuJoinSideBatch(&node->gj_Inner, columns, node->gj_InnerFirst,
-									  node->gj_InnerCount);
+	GjBatch		inner;
 	GjError		err;
 	GjStatus	status;
 
@@ -310,7 +309,14 @@ BuildTable(GpuJoinState *node)
 	}
 
 	memset(&err, 0, sizeof(err));
-	status = dev->kernels->build(dev->ctx, &inner, &err);
+	/* a parallel join's inner side read in shares: built where they lie */
+	if (!node->gj_InnerInParts || !GpuJoinBuildShares(node, &status, &err))
+	{
+		GpuJoinWholeInner(node);
+		inner = GpuJoinSideBatch(&node->gj_Inner, columns, node->gj_InnerFirst,
+								 node->gj_InnerCount);
+		status = dev->kernels->build(dev->ctx, &inner, &err);
+	}
 	status = GpuJoinInjectFault(GPUJOIN_FAULT_BUILD, node->gj_OnFallback, status, &err, false);
 	if (GJ_CAN_FALL_BACK(node, status))
 	{

@@ -34,6 +34,7 @@
 #include "access/parallel.h"
 #include "commands/explain.h"
 #include "gpujoin.h"
+#include "service.h"
 #include "access/htup.h"
 #include "access/relscan.h"
 #include "nodes/execnodes.h"
@@ -391,38 +392,18 @@ typedef struct GpuJoinCounters
 
 /*
  * One participant's share of an inner side read in parallel (exec_parallel.c),
- * in the query's DSA: this header (its rows, which of the keys' and device
- * columns' NULL flags it has, the tids), then the nruns runs of blocks the
- * block scan handed it, in that order.  The rows stay in its arrays.
+ * in the query's DSA: this header (its rows, where its arrays lie for the
+ * gpujoin service to build from, whether its tids follow), then the nruns
+ * runs of blocks the block scan handed it, in that order, then its rows'
+ * tids.  The rows stay in its arrays until the build is published.
  */
 typedef struct GpuJoinInnerPart
 {
 	int64		nrows;
-	uint32		null_columns;
-	bool		key_nulls;
-	bool		has_tids;
 	int			nruns;
+	bool		has_tids;
+	GjServicePart where;		/* slot -1: where the service cannot read it */
 } GpuJoinInnerPart;
-
-/*
- * A share's arrays, in the order of the part (exec_parallel.c: PartArrays):
- * the keys, their NULL flags, each device column's values and NULL flags,
- * the tids
- */
-#define GJ_PART_ARRAYS	(2 * GJ_MAX_COLUMNS + 3)
-
-/*
- * Where the builder's array of the whole inner side lies, for the
- * participants to copy their shares into: its staging segment and the
- * offset there (handle DSM_HANDLE_INVALID: the builder copies every
- * share's rows of it itself)
- */
-typedef struct GpuJoinWholeArray
-{
-	dsm_handle	handle;
-	Size		offset;
-	dsa_pointer dp;				/* else: a block of the query's DSA */
-} GpuJoinWholeArray;
 
 /* Where the shared build of a parallel join stands (GpuJoinParallelState) */
 #define GJ_SHARED_BUILD_NONE		0	/* no participant has come to it */
@@ -451,9 +432,10 @@ typedef struct GpuJoinWholeArray
  *	read_barrier	phase 0 while the participants that came in time read
  *					their shares; the last to arrive builds
  *	parts			per participant (the leader 0, worker n n + 1), the rows
- *					it read, in the query's DSA (GpuJoinInnerPart), which the
- *					builder, and any participant that has to build after
- *					all, copies together in participant order
+ *					it read, in the query's DSA (GpuJoinInnerPart): the
+ *					builder builds from them where they lie, and any
+ *					participant that needs the whole inner side on the
+ *					host reads their blocks again in the builder's order
  *
  * and, for a right or full join, the inner rows that some participant
  * matched (exec_parallel.c, GpuJoinFillDetach), all under mutex but the
@@ -476,12 +458,10 @@ typedef struct GpuJoinParallelState
 								 * from the start of this struct, or 0 */
 	Size		inner_pscan_offset; /* the inner heap side's, or 0 */
 	Size		parts_offset;	/* with it: its parts (GpuJoinInnerPart) */
-	Barrier		read_barrier;	/* the inner side's shares being read, then
-								 * copied into the builder's arrays */
+	Barrier		read_barrier;	/* the inner side's shares being read */
 	bool		shares_lost;	/* one found no room in shared memory */
 	int			share_builder;	/* the participant that builds: its share
 								 * comes first in the whole */
-	GpuJoinWholeArray whole[GJ_PART_ARRAYS];	/* the builder's arrays */
 	int			build_state;
 	GpuJoinSharedBuild build;
 	int64		build_rows;
@@ -578,11 +558,15 @@ typedef struct GpuJoinParallelState
  *						build: this process has not read the inner side;
  *						gj_BorrowedRows and gj_BorrowedDigest describe it
  *	gj_InnerShares		this launch of a parallel join reads the inner side
- *						in shares, one per participant (exec_parallel.c):
- *						the whole of it is theirs copied together into
- *						the builder's arrays
+ *						in shares, one per participant (exec_parallel.c)
  *	gj_InnerReady		GJ_LOAD_INNER finds the inner side loaded (the
- *						shares copied into the builder's): build on it
+ *						builder of shares): build on it
+ *	gj_InnerInParts		the builder of shares: the inner side's rows are
+ *						the shares, in the participants' arrays, which
+ *						BuildTable builds from where they lie; this
+ *						process's arrays hold its own share only, though
+ *						nrows counts all (GpuJoinWholeInner reads the
+ *						whole for what needs it on the host)
  *	gj_SharedBuilds		runs that probed another participant's build
  *	gj_InnerSharesRead	runs that read a share of the inner side
  *	gj_FillAttached		a parallel right or full join: this process runs
@@ -683,6 +667,7 @@ typedef struct GpuJoinState
 	bool		gj_Borrowed;
 	bool		gj_InnerShares;
 	bool		gj_InnerReady;
+	bool		gj_InnerInParts;
 	int64		gj_BorrowedRows;
 	uint64		gj_BorrowedDigest;
 	int64		gj_SharedBuilds;
@@ -824,6 +809,8 @@ extern void ShutdownGpuJoin(CustomScanState *css);
 extern bool GpuJoinShareBuild(GpuJoinState *node);
 extern void GpuJoinPublishBuild(GpuJoinState *node, bool built);
 extern void GpuJoinReadBorrowedInner(GpuJoinState *node);
+extern void GpuJoinWholeInner(GpuJoinState *node);
+extern bool GpuJoinBuildShares(GpuJoinState *node, GjStatus *status, GjError *err);
 extern void GpuJoinFillAttach(GpuJoinState *node);
 extern void GpuJoinFillLoaded(GpuJoinState *node);
 extern bool GpuJoinFillDetach(GpuJoinState *node);

@@ -522,7 +522,13 @@ NextBlock(GpuJoinHeapReader *reader)
 	{
 		reader->next_block = block + 1;
 		if (reader->record)
+		{
 			RecordBlock(reader, block);
+			/* a test aid: the others get shares too (test/028) */
+			if (gpujoin_inject_fault == GPUJOIN_FAULT_SHARE_PACE ||
+				gpujoin_inject_fault == GPUJOIN_FAULT_SHARE_PACE_RETRIEVE_OOM)
+				pg_usleep(2000);
+		}
 	}
 	return block;
 }

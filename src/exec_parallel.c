@@ -298,12 +298,12 @@ ReInitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordi
 	BarrierInit(&node->gj_Shared->read_barrier, 0);
 
 	/*
-	 * A table the leader probes of another's build made of the last
-	 * launch's shares: a fallback to the CPU twin could not read those
-	 * shares again (their lists are gone), so read this launch's with the
-	 * others
+	 * A table the leader probes of another's build, or built itself, made
+	 * of the last launch's shares: a fallback to the CPU twin could not
+	 * read those shares again (their lists are gone), so read this
+	 * launch's with the others
 	 */
-	if (node->gj_InnerShares && node->gj_Borrowed)
+	if (node->gj_InnerShares && (node->gj_Borrowed || node->gj_InnerInParts))
 		node->gj_JoinState = GJ_LOAD_INNER;
 }
 
@@ -380,38 +380,6 @@ ShareEligible(GpuJoinState *node)
 		GpuJoinIsServiceKernels(GpuJoinNodeKernels(node), &gpu);
 }
 
-/*
- * A side's arrays that a share of the inner side carries, in the share's
- * order (GJ_PART_ARRAYS): where each lies in the side, the bytes per row,
- * and whether the share has it
- */
-typedef struct PartArray
-{
-	void	  **array;
-	Size		width;
-	bool		present;
-} PartArray;
-
-static int
-PartArrays(GpuJoinSide *side, const GpuJoinInnerPart *part, PartArray *arrays)
-{
-	int32_t		ncolumns;
-	int32_t		widths[GJ_MAX_COLUMNS];
-	int			n = 0;
-
-	GpuJoinSpecColumns(side, &ncolumns, widths);
-	arrays[n++] = (PartArray) {(void **) &side->keys, sizeof(uint64), true};
-	arrays[n++] = (PartArray) {(void **) &side->keynulls, 1, part->key_nulls};
-	for (int d = 0; d < ncolumns; d++)
-	{
-		arrays[n++] = (PartArray) {(void **) &side->device_values[d], widths[d], true};
-		arrays[n++] = (PartArray) {(void **) &side->device_nulls[d], 1,
-		(part->null_columns & (UINT32_C(1) << d)) != 0};
-	}
-	arrays[n++] = (PartArray) {(void **) &side->tids, sizeof(ItemPointerData), part->has_tids};
-	return n;
-}
-
 /* Participant i's share (its header, then its blocks' runs), or NULL */
 static GpuJoinInnerPart *
 Part(GpuJoinParallelState *shared, dsa_area *area, int i)
@@ -427,11 +395,21 @@ PartRuns(GpuJoinInnerPart *part)
 	return (GpuJoinBlockRun *) ((char *) part + MAXALIGN(sizeof(GpuJoinInnerPart)));
 }
 
+/* Its rows' tids, after the runs (has_tids) */
+static ItemPointerData *
+PartTids(GpuJoinInnerPart *part)
+{
+	return (ItemPointerData *) ((char *) PartRuns(part) +
+								MAXALIGN(sizeof(GpuJoinBlockRun) * part->nruns));
+}
+
 /*
  * What this process read as its share of the inner side, into the query's
- * DSA: how many rows, which NULL flags, and the blocks, in the order the
- * block scan handed them out; InvalidDsaPointer where shared memory has no
- * room for it.  The rows themselves stay in the side's arrays.
+ * DSA: how many rows, where its arrays lie for the service to build from,
+ * the blocks, in the order the block scan handed them out, and the rows'
+ * tids where the join fetches host columns by them; InvalidDsaPointer
+ * where shared memory has no room for it.  The rows themselves stay in the
+ * side's arrays.
  */
 static dsa_pointer
 PutInnerPart(GpuJoinState *node, dsa_area *area)
@@ -439,20 +417,24 @@ PutInnerPart(GpuJoinState *node, dsa_area *area)
 	GpuJoinSide *side = &node->gj_Inner;
 	GpuJoinHeapReader *reader = side->heap;
 	GpuJoinInnerPart part;
+	GjColumn	columns[GJ_MAX_COLUMNS];
+	GjBatch		batch = GpuJoinSideBatch(side, columns, 0, side->nrows);
+	Size		tids_bytes = 0;
 	Size		size;
 	dsa_pointer dp;
-	char	   *p;
+	GpuJoinInnerPart *p;
 
 	memset(&part, 0, sizeof(part));
 	part.nrows = side->nrows;
-	for (int d = 0; d < side->ndevice; d++)
-		if (side->device_nulls[d] != NULL)
-			part.null_columns |= UINT32_C(1) << d;
-	part.key_nulls = side->keynulls != NULL;
-	part.has_tids = side->host_by_tid;
 	part.nruns = reader->nruns;
+	part.has_tids = side->host_by_tid;
+	if (part.has_tids)
+		tids_bytes = sizeof(ItemPointerData) * side->nrows;
+	(void) GpuJoinServicePartOf(GpuJoinNodeKernels(node), &batch, node->gj_Spec.inner_ncolumns,
+								node->gj_Spec.inner_widths, &part.where);
 	size = add_size(MAXALIGN(sizeof(GpuJoinInnerPart)),
-					mul_size(part.nruns, sizeof(GpuJoinBlockRun)));
+					add_size(MAXALIGN(mul_size(part.nruns, sizeof(GpuJoinBlockRun))),
+							 tids_bytes));
 
 	if (gpujoin_inject_fault == GPUJOIN_FAULT_SHARE_ROOM && IsParallelWorker())
 		return InvalidDsaPointer;
@@ -461,8 +443,9 @@ PutInnerPart(GpuJoinState *node, dsa_area *area)
 		return InvalidDsaPointer;
 	p = dsa_get_address(area, dp);
 	memcpy(p, &part, sizeof(part));
-	memcpy(PartRuns((GpuJoinInnerPart *) p), reader->runs,
-		   sizeof(GpuJoinBlockRun) * part.nruns);
+	memcpy(PartRuns(p), reader->runs, sizeof(GpuJoinBlockRun) * part.nruns);
+	if (tids_bytes > 0)
+		memcpy(PartTids(p), side->tids, tids_bytes);
 	return dp;
 }
 
@@ -486,182 +469,87 @@ ShareOrder(GpuJoinParallelState *shared, dsa_area *area, int *n)
 	return order;
 }
 
-/* Where participant's share begins in the whole inner side */
-static int64
-ShareStart(GpuJoinParallelState *shared, dsa_area *area, int participant)
+/*
+ * The builder, once every share is read: the whole inner side is the
+ * shares, in the order of the whole, which it builds from where they lie
+ * (GpuJoinBuildShares); its own arrays keep its share, and the rows' tids,
+ * where the join fetches host columns by them, are gathered from the
+ * shares' lists
+ */
+static void
+TakeShares(GpuJoinState *node)
 {
+	GpuJoinParallelState *shared = node->gj_Shared;
+	dsa_area   *area = node->css.ss.ps.state->es_query_dsa;
+	GpuJoinSide *side = &node->gj_Inner;
 	int			n;
 	int		   *order = ShareOrder(shared, area, &n);
-	int64		at = 0;
+	int64		rows = 0;
 
-	for (int i = 0; i < n && order[i] != participant; i++)
-		at += Part(shared, area, order[i])->nrows;
-	pfree(order);
-	return at;
-}
-
-/*
- * The builder: its share's arrays grown to room for all the shares' rows,
- * its own rows first (the header whole says what they hold)
- */
-static void
-GrowWholeInner(GpuJoinState *node, GpuJoinInnerPart *whole)
-{
-	GpuJoinParallelState *shared = node->gj_Shared;
-	dsa_area   *area = node->css.ss.ps.state->es_query_dsa;
-	GpuJoinSide *side = &node->gj_Inner;
-
-	memset(whole, 0, sizeof(*whole));
-	for (int i = 0; i <= shared->nworkers; i++)
-	{
-		GpuJoinInnerPart *part = Part(shared, area, i);
-
-		if (part == NULL)
-			continue;
-		whole->nrows += part->nrows;
-		whole->null_columns |= part->null_columns;
-		whole->key_nulls |= part->key_nulls;
-	}
-	if (whole->nrows > side->max_rows)
+	for (int i = 0; i < n; i++)
+		rows += Part(shared, area, order[i])->nrows;
+	if (rows > side->max_rows)
 		GpuJoinInnerTooLarge(side);
-	whole->has_tids = side->host_by_tid;
-
-	/*
-	 * The staging blocks pinned.c keeps would keep their arenas from the
-	 * large arrays about to be made; the flags the builder's rows had none
-	 * of are zero for them
-	 */
-	if (side->stage_kernels != NULL)
-		GpuJoinPinnedRelease(side->stage_kernels);
-	GpuJoinReserveSide(side, Max(whole->nrows, 1));
-	if (whole->key_nulls && side->keynulls == NULL)
-		side->keynulls = GpuJoinSideAlloc(side, side->capacity, true);
-	for (int d = 0; d < side->ndevice; d++)
-		if ((whole->null_columns & (UINT32_C(1) << d)) && side->device_nulls[d] == NULL)
-			side->device_nulls[d] = GpuJoinSideAlloc(side, side->capacity, true);
-}
-
-/*
- * The builder: where each array of the whole inner side lies for the
- * others to copy their shares into (CopyShareInto): in its staging
- * segments, which they attach, else (memory of its own, the tids) in a
- * block of the query's DSA that it copies from afterwards (TakeWholeArrays)
- */
-static void
-PublishWholeArrays(GpuJoinState *node, GpuJoinInnerPart *whole)
-{
-	GpuJoinWholeArray *published = node->gj_Shared->whole;
-	dsa_area   *area = node->css.ss.ps.state->es_query_dsa;
-	PartArray	arrays[GJ_PART_ARRAYS];
-	int			narrays = PartArrays(&node->gj_Inner, whole, arrays);
-
-	for (int i = 0; i < GJ_PART_ARRAYS; i++)
+	if (side->host_by_tid)
 	{
-		published[i].handle = DSM_HANDLE_INVALID;
-		published[i].dp = InvalidDsaPointer;
-	}
-	for (int i = 0; i < narrays; i++)
-	{
-		Size		bytes = arrays[i].width * whole->nrows;
+		ItemPointerData *tids = MemoryContextAllocHuge(side->cxt,
+													   Max(sizeof(ItemPointerData) * rows, 1));
+		int64		at = 0;
 
-		if (!arrays[i].present || bytes == 0 ||
-			GpuJoinStagingPlace(*arrays[i].array, bytes,
-								&published[i].handle, &published[i].offset))
-			continue;
-		published[i].handle = DSM_HANDLE_INVALID;
-		published[i].dp = dsa_allocate_extended(area, bytes, DSA_ALLOC_HUGE);
-	}
-}
-
-/*
- * This process's share, from its own arrays, into the builder's that it
- * published, at its place among the shares: every participant copies its
- * own at once (10^8 inner rows copied by one process, most of them into
- * new memory: 0.9-1.2 s on the H200 host).  The builder's segments are
- * attached for it, once each.
- */
-static void
-CopyShareInto(GpuJoinState *node)
-{
-	GpuJoinParallelState *shared = node->gj_Shared;
-	dsa_area   *area = node->css.ss.ps.state->es_query_dsa;
-	const GpuJoinWholeArray *whole = shared->whole;
-	GpuJoinInnerPart *part = Part(shared, area, Participant());
-	PartArray	arrays[GJ_PART_ARRAYS];
-	int			narrays;
-	dsm_segment *attached[GJ_PART_ARRAYS];
-	int			nattached = 0;
-	int64		at;
-
-	if (part == NULL)
-		return;
-	at = ShareStart(shared, area, Participant());
-	narrays = PartArrays(&node->gj_Inner, part, arrays);
-	for (int i = 0; i < narrays; i++)
-	{
-		Size		bytes = arrays[i].width * part->nrows;
-		char	   *to;
-
-		if (!arrays[i].present || bytes == 0)
-			continue;
-		if (DsaPointerIsValid(whole[i].dp))
-			to = dsa_get_address(area, whole[i].dp);
-		else if (whole[i].handle == DSM_HANDLE_INVALID)
-			continue;
-		else
+		for (int i = 0; i < n; i++)
 		{
-			dsm_segment *seg = dsm_find_mapping(whole[i].handle);
+			GpuJoinInnerPart *part = Part(shared, area, order[i]);
 
-			if (seg == NULL)
-			{
-				seg = dsm_attach(whole[i].handle);
-				if (seg == NULL)
-					ereport(ERROR,
-							(errcode(ERRCODE_INTERNAL_ERROR),
-							 errmsg("gpujoin: could not attach the inner side's arrays of a parallel GPU join")));
-				attached[nattached++] = seg;
-			}
-			to = (char *) dsm_segment_address(seg) + whole[i].offset;
+			memcpy(tids + at, PartTids(part), sizeof(ItemPointerData) * part->nrows);
+			at += part->nrows;
 		}
-		memcpy(to + arrays[i].width * at, *arrays[i].array, bytes);
+		if (side->tids != NULL)
+			pfree(side->tids);
+		side->tids = tids;
 	}
-	for (int i = 0; i < nattached; i++)
-		dsm_detach(attached[i]);
-}
-
-/*
- * The builder, once all have copied in: the arrays it published in the
- * DSA taken into its own (the others' rows, after its own), and the whole
- * inner side loaded
- */
-static void
-TakeWholeArrays(GpuJoinState *node, const GpuJoinInnerPart *whole)
-{
-	GpuJoinParallelState *shared = node->gj_Shared;
-	dsa_area   *area = node->css.ss.ps.state->es_query_dsa;
-	GpuJoinSide *side = &node->gj_Inner;
-	PartArray	arrays[GJ_PART_ARRAYS];
-	int			narrays = PartArrays(side, whole, arrays);
-	int64		mine = side->nrows;
-
-	for (int i = 0; i < narrays; i++)
-	{
-		GpuJoinWholeArray *w = &shared->whole[i];
-
-		if (!DsaPointerIsValid(w->dp))
-			continue;
-		memcpy((char *) *arrays[i].array + arrays[i].width * mine,
-			   (char *) dsa_get_address(area, w->dp) + arrays[i].width * mine,
-			   arrays[i].width * (whole->nrows - mine));
-		dsa_free(area, w->dp);
-		w->dp = InvalidDsaPointer;
-	}
-	side->nrows = whole->nrows;
-	side->heap_null_columns = whole->null_columns;
-	side->heap_key_nulls = whole->key_nulls ? 1 : 0;
+	pfree(order);
+	side->nrows = rows;
 	side->exhausted = true;
 	GpuJoinInnerLoaded(node);
 	node->gj_InnerReady = true;
+	node->gj_InnerInParts = true;
+}
+
+/*
+ * BuildTable of the builder of shares (gj_InnerInParts): the table built
+ * from the shares where they lie, each in the staging arenas of the
+ * process that read it, which the gpujoin service gathers (true, *status
+ * set); false when that cannot be (a share outside its reader's arenas,
+ * or a context not of the service: the caller reads the whole inner side,
+ * GpuJoinWholeInner, and builds on it)
+ */
+bool
+GpuJoinBuildShares(GpuJoinState *node, GjStatus *status, GjError *err)
+{
+	GpuJoinParallelState *shared = node->gj_Shared;
+	dsa_area   *area = node->css.ss.ps.state->es_query_dsa;
+	GpuJoinDeviceContext *dev = &node->gj_Device;
+	GjServicePart *parts;
+	int			n;
+	int		   *order = ShareOrder(shared, area, &n);
+	bool		gpu;
+	bool		can = n >= 1 && n <= GJ_SERVICE_MAX_PARTS &&
+		GpuJoinIsServiceKernels(dev->kernels, &gpu);
+
+	parts = palloc(sizeof(GjServicePart) * Max(n, 1));
+	for (int i = 0; i < n && can; i++)
+	{
+		parts[i] = Part(shared, area, order[i])->where;
+		can = parts[i].slot >= 0;
+	}
+	if (can)
+		*status = GpuJoinServiceBuildParts(dev->ctx, parts, n, err);
+	else
+		elog(DEBUG1, "gpujoin: participant %d cannot build from the %d shares of the inner side where they lie",
+			 Participant(), n);
+	pfree(parts);
+	pfree(order);
+	return can;
 }
 
 /*
@@ -716,12 +604,10 @@ ReadSharesAgain(GpuJoinState *node)
  * start: when it comes while the shares are read, it reads one (the next
  * pages the inner side's block scan hands out), keeps its rows, lists
  * them in the query's DSA (PutInnerPart), and waits for the others that
- * came in time; the last of them to arrive grows its arrays to room for
- * all of them (GrowWholeInner, PublishWholeArrays), then each other copies
- * its share in (CopyShareInto), and once all have, the builder takes what
- * was copied into the DSA for it (TakeWholeArrays) and builds (true).  One
- * that comes later reads nothing.  The barrier's phases: 0 shares read, 1
- * room made, 2 shares copied in.
+ * came in time; the last of them to arrive builds (true), from the shares
+ * where they lie (TakeShares, GpuJoinBuildShares), and the others keep
+ * theirs until it has published its build.  One that comes later reads
+ * nothing.
  */
 static bool
 ReadInnerShare(GpuJoinState *node)
@@ -731,7 +617,6 @@ ReadInnerShare(GpuJoinState *node)
 	dsa_pointer part;
 	bool		builds;
 	bool		lost;
-	GpuJoinInnerPart whole;
 	instr_time	start;
 	double		read_ms;
 	double		put_ms;
@@ -771,13 +656,15 @@ ReadInnerShare(GpuJoinState *node)
 	}
 	put_ms = GpuJoinElapsedMs(start);
 
-	/* all shares read: the last to arrive builds */
+	/*
+	 * The last of those that came in time to arrive builds, once the shares
+	 * are all listed; the others wait for its build (GpuJoinShareBuild)
+	 */
 	INSTR_TIME_SET_CURRENT(start);
-	builds = BarrierArriveAndWait(&shared->read_barrier, PG_WAIT_EXTENSION);
+	builds = BarrierArriveAndDetach(&shared->read_barrier);
 	wait_ms = GpuJoinElapsedMs(start);
-	lost = SharesLost(shared);
-	INSTR_TIME_SET_CURRENT(start);
-	if (builds && lost)
+	lost = builds && SharesLost(shared);
+	if (lost)
 	{
 		/* a share that found no room: no build to share, each its own */
 		SpinLockAcquire(&shared->mutex);
@@ -789,29 +676,13 @@ ReadInnerShare(GpuJoinState *node)
 	else if (builds)
 	{
 		shared->share_builder = Participant();
-		GrowWholeInner(node, &whole);
-		PublishWholeArrays(node, &whole);
-	}
-	/* the builder's arrays published: each copies its share into them */
-	BarrierArriveAndWait(&shared->read_barrier, PG_WAIT_EXTENSION);
-	if (!lost && !builds)
-		CopyShareInto(node);
-	/* all copied */
-	BarrierArriveAndWait(&shared->read_barrier, PG_WAIT_EXTENSION);
-	BarrierDetach(&shared->read_barrier);
-	if (builds)
-	{
-		TakeWholeArrays(node, &whole);
+		TakeShares(node);
 		node->gj_SharedBuilder = true;
 	}
-	else
-		GpuJoinForgetInner(node);
-	elog(DEBUG1, "gpujoin: participant %d read a share of " INT64_FORMAT " inner rows in %.1f ms, listed its blocks in %.1f ms, waited %.1f ms, %s in %.1f ms",
+	elog(DEBUG1, "gpujoin: participant %d read a share of " INT64_FORMAT " inner rows in %.1f ms, listed it in %.1f ms, arrived in %.1f ms%s",
 		 Participant(), rows, read_ms, put_ms, wait_ms,
-		 lost ? "waited for the others" :
-		 builds ? "grew its arrays to room for all the rows and took the others' shares" :
-		 "copied its share into the builder's arrays",
-		 GpuJoinElapsedMs(start));
+		 lost ? ", the last: a share found no room, so each reads the whole" :
+		 builds ? ", the last: it builds on the shares" : "");
 	return builds;
 }
 
@@ -854,6 +725,7 @@ GpuJoinShareBuild(GpuJoinState *node)
 	node->gj_SharedBuilder = false;
 	node->gj_Inner.host_by_tid = false;
 	node->gj_InnerShares = false;
+	node->gj_InnerInParts = false;
 	if (node->gj_Borrowed)
 	{
 		/* a rescan that reads the inner side again: not that build */
@@ -1027,6 +899,7 @@ DifferentInnerSides(int64 theirs, int64 ours, const char *hint)
 void
 GpuJoinReadBorrowedInner(GpuJoinState *node)
 {
+	GpuJoinWholeInner(node);	/* the builder of shares */
 	if (!node->gj_Borrowed)
 		return;
 	node->gj_Borrowed = false;
@@ -1044,6 +917,27 @@ GpuJoinReadBorrowedInner(GpuJoinState *node)
 		GpuJoinSideDigest(&node->gj_Inner) != node->gj_BorrowedDigest)
 		DifferentInnerSides(node->gj_BorrowedRows, node->gj_Inner.nrows,
 							"Set gpujoin.parallel_shared_build = off to have each participant build its own.");
+}
+
+/*
+ * The builder of shares (gj_InnerInParts), where the inner side's rows are
+ * needed on the host (the CPU twin after the device ran out of memory,
+ * partitions, a build the service cannot make from the shares): read the
+ * shares again, in the order of the whole, into its own arrays
+ */
+void
+GpuJoinWholeInner(GpuJoinState *node)
+{
+	int64		rows = node->gj_Inner.nrows;
+
+	if (!node->gj_InnerInParts)
+		return;
+	node->gj_InnerInParts = false;
+	ReadSharesAgain(node);
+	node->gj_InnerRows -= rows;	/* counted once, by TakeShares */
+	if (node->gj_Inner.nrows != rows)
+		DifferentInnerSides(rows, node->gj_Inner.nrows,
+							"Set gpujoin.parallel_inner_shares = off to have one participant read the whole inner side.");
 }
 
 /* Does this process share the inner rows' matched flags with others? */

@@ -225,7 +225,10 @@ GpuJoinPlanPartitions(GpuJoinState *node)
 	node->gj_NumParts = nparts;
 	node->gj_Part = -1;
 	if (nparts > 1)
+	{
+		GpuJoinWholeInner(node);	/* a parallel join's shares, read again */
 		PartitionInner(node, nparts);
+	}
 }
 
 /*

@@ -256,6 +256,8 @@ static const struct config_enum_entry gpujoin_inject_fault_options[] = {
 	{"one_device_count", GPUJOIN_FAULT_DEVICE_COUNT, false},
 	{"one_device_count_oom", GPUJOIN_FAULT_DEVICE_COUNT_OOM, false},
 	{"share_room", GPUJOIN_FAULT_SHARE_ROOM, false},
+	{"share_pace", GPUJOIN_FAULT_SHARE_PACE, false},
+	{"share_pace_retrieve_oom", GPUJOIN_FAULT_SHARE_PACE_RETRIEVE_OOM, false},
 	{NULL, 0, false}
 };
 
@@ -344,7 +346,7 @@ _PG_init(void)
 	DefineCustomBoolVariable("gpujoin.parallel_inner_shares",
 							 "Has the participants of a parallel GPU join read a shared build's inner side together.",
 							 "Where the inner side is read as heap pages, each participant reads a share of its "
-							 "pages and copies it into the arrays of the last to finish, which builds; off: the first "
+							 "pages, and the last to finish builds from all the shares where they lie; off: the first "
 							 "participant to start reads all of it.",
 							 &gpujoin_parallel_inner_shares,
 							 false,

@@ -70,6 +70,11 @@ typedef enum GpuJoinFault
 	GPUJOIN_FAULT_SHARE_ROOM,	/* not a failure: a parallel worker finds no
 								 * room in shared memory for its share of
 								 * the inner side */
+	GPUJOIN_FAULT_SHARE_PACE,	/* not a failure: a participant reading a
+								 * share of an inner side waits 2 ms after
+								 * each block, so that every participant
+								 * gets a share */
+	GPUJOIN_FAULT_SHARE_PACE_RETRIEVE_OOM,	/* both that and retrieve_oom */
 	GPUJOIN_FAULT_SHARED_COUNT	/* the step of that count (not a setting):
 								 * a count for every other fault */
 } GpuJoinFault;
@@ -497,7 +502,11 @@ extern void GpuJoinRequestSharedMemory(void);
 extern bool GpuJoinServiceInUse(void);
 extern bool GpuJoinServiceReady(void);
 extern bool GpuJoinShmHasRoom(Size size);
-extern bool GpuJoinStagingPlace(const void *ptr, Size bytes, dsm_handle *handle, Size *offset);
+struct GjServicePart;
+extern bool GpuJoinServicePartOf(const GjKernels *kernels, const GjBatch *b, int ncolumns,
+								 const int32 *widths, struct GjServicePart *part);
+extern GjStatus GpuJoinServiceBuildParts(GjContext *ctx, const struct GjServicePart *parts,
+										 int nparts, GjError *err);
 extern bool GpuJoinServiceWaitReady(int timeout_ms);
 extern const GjKernels *GpuJoinServiceKernels(bool gpu);
 

@@ -811,9 +811,11 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 		if (*shared_build && inner_heap && gpujoin_parallel_inner_shares)
 		{
 			/*
-			 * Each participant reads a share of the inner side's pages and
-			 * copies its rows into the builder's arrays, all at once
-			 * (exec_parallel.c): the copy priced as reading its tuples again
+			 * Each participant reads a share of the inner side's pages, and
+			 * the builder builds from the shares where they lie
+			 * (exec_parallel.c): one process's share of the reading, and
+			 * its rows, deformed, back on the host and out again to the
+			 * build, priced as reading its tuples again
 			 */
 			startup_cost -= inner_read * (1.0 - 1.0 / divisor);
 			startup_cost += inner_rows / divisor * gpujoin_heap_tuple_cost;

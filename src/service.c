@@ -123,6 +123,9 @@ typedef struct Client
 	MappedSegment *segments;
 	int			nsegments;
 	int			maxsegments;
+	int			lent;			/* calls in flight that read its segments (a
+								 * build in parts): its requests, and its
+								 * going away, wait until they are done */
 } Client;
 
 static Client *clients = NULL;
@@ -560,6 +563,11 @@ typedef struct Call
 	int			contexts_delta; /* +1 created, -1 destroyed */
 	GjBatch		batch;
 	GjColumn	columns[GJ_MAX_COLUMNS];
+	int			nparts;			/* GJ_OP_BUILD in parts: each part's batch */
+	GjBatch    *parts;
+	GjColumn   *part_columns;
+	Client	   *lenders[GJ_SERVICE_MAX_PARTS];	/* whose segments they lie in */
+	int			nlenders;
 	GjDeformSpec dspec;
 	GjPageBatch dpages;
 	GjDeformOut dout;
@@ -1148,6 +1156,70 @@ ServeProbe(GjServiceRequest *req)
 
 
 /*
+ * GJ_OP_BUILD of an inner side in parts, main thread: each part's batch,
+ * in the segments of the client that lends it (the processes of a
+ * parallel join, each with its share), which waits with its requests and
+ * its going away until the build is done (Complete), so that the worker
+ * reads segments still mapped
+ */
+static bool
+PrepareBuildParts(Call *call)
+{
+	GjServiceRequest *req = call->req;
+	ServedContext *sc = call->sc;
+	int			n = req->nparts;
+	void	   *p;
+
+	if (n < 1 || n > GJ_SERVICE_MAX_PARTS)
+	{
+		GjServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT,
+					 "A build of the gpujoin service names no parts, or too many.");
+		return false;
+	}
+	if (!Resolve(call->client, &req->parts, sizeof(GjServicePart) * n, &p, &req->err))
+		return false;
+	call->parts = MemoryContextAlloc(service_cxt, sizeof(GjBatch) * n);
+	call->part_columns = MemoryContextAlloc(service_cxt, sizeof(GjColumn) * GJ_MAX_COLUMNS * n);
+	for (int i = 0; i < n; i++)
+	{
+		GjServicePart part = ((GjServicePart *) p)[i];
+		Client	   *lender;
+
+		if (part.slot < 0 || part.slot >= gj_service->nslots ||
+			clients[part.slot].pid != part.pid || clients[part.slot].request_seg == NULL)
+		{
+			GjServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT,
+						 "A part of an inner side to build lies with a client gone from the gpujoin service.");
+			return false;
+		}
+		lender = &clients[part.slot];
+		if (!ResolveBatch(lender, &part.batch, sc->spec.inner_ncolumns, sc->spec.inner_widths,
+						  0, &call->parts[i], call->part_columns + GJ_MAX_COLUMNS * i, &req->err))
+			return false;
+		lender->lent++;
+		call->lenders[call->nlenders++] = lender;
+	}
+	call->nparts = n;
+	return true;
+}
+
+/* Main thread, as a call completes: the clients that lent it parts let go */
+static void
+ReleaseParts(Call *call)
+{
+	for (int i = 0; i < call->nlenders; i++)
+		call->lenders[i]->lent--;
+	call->nlenders = 0;
+	call->nparts = 0;
+	if (call->parts != NULL)
+		pfree(call->parts);
+	if (call->part_columns != NULL)
+		pfree(call->part_columns);
+	call->parts = NULL;
+	call->part_columns = NULL;
+}
+
+/*
  * Main thread: check and resolve a request; true when a worker is to run
  * it, false when it is answered already (an error, or a call that needs no
  * kernel: forget a segment, probe the devices)
@@ -1192,6 +1264,8 @@ Prepare(Call *call)
 		case GJ_OP_AGG:
 			return true;
 		case GJ_OP_BUILD:
+			if (req->nparts != 0)
+				return PrepareBuildParts(call);
 			return ResolveBatch(c, &req->batch, sc->spec.inner_ncolumns, sc->spec.inner_widths,
 								sc->spec.nterms, &call->batch, call->columns, &req->err);
 		case GJ_OP_COUNT:
@@ -1248,8 +1322,14 @@ Execute(Call *call)
 		case GJ_OP_BUILD:
 			if (!TakeBackBuild(sc, &req->err))
 				req->status = req->err.status;
-			else
+			else if (call->nparts == 0)
 				req->status = sc->kernels->build(sc->ctx, &call->batch, &req->err);
+			else if (sc->kernels->build_parts == NULL)
+				req->status = GjServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT,
+											 "This join cannot be built from parts.");
+			else
+				req->status = sc->kernels->build_parts(sc->ctx, call->parts, call->nparts,
+													   &req->err);
 			break;
 		case GJ_OP_COUNT:
 			req->status = sc->kernels->count(sc->ctx, &call->batch, &req->nmatches, &req->err);
@@ -1331,6 +1411,7 @@ Complete(int i)
 			 now - (ran ? call->ended_ms : call->taken_ms));
 	}
 	CountContexts(call->contexts_delta);
+	ReleaseParts(call);
 	call->busy = false;
 	pg_write_barrier();
 	/* unless the client went away meanwhile (CLOSING stays, for the loop) */
@@ -1554,8 +1635,8 @@ GpuJoinServiceMain(Datum main_arg)
 			GjServiceSlot *slot = &gj_service->slots[i];
 			uint32		state = pg_atomic_read_u32(&slot->state);
 
-			if (calls[i].busy)
-				continue;		/* a worker has its call: not now */
+			if (calls[i].busy || clients[i].lent > 0)
+				continue;		/* a worker has its call or reads its segments: not now */
 			if (state == GJ_SLOT_REQUEST)
 				TakeRequest(i);
 			else if (state == GJ_SLOT_CLOSING)

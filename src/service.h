@@ -130,6 +130,21 @@ typedef struct GjServiceBatch
 } GjServiceBatch;
 
 /*
+ * A part of an inner side built in parts (GJ_OP_BUILD with nparts,
+ * GjKernels.build_parts): a batch in the segments of the client of slot,
+ * whose pid it names; the shares of a parallel join's inner side, each in
+ * the staging arenas of the process that read it
+ */
+#define GJ_SERVICE_MAX_PARTS 64
+
+typedef struct GjServicePart
+{
+	int32		slot;
+	int32		pid;
+	GjServiceBatch batch;
+} GjServicePart;
+
+/*
  * A heap deform (GjDeformSpec, GjPageBatch, GjDeformOut) by reference.
  * Pages in place lie in shared buffers, which every process of the server
  * maps at the same address: the service reads them at region, and the
@@ -195,6 +210,9 @@ typedef struct GjServiceRequest
 	bool		fetch_only;		/* retrieve: copy the kept round again */
 	GjServiceRef result;		/* where arrays coming back go */
 	dsm_handle	forget;			/* GJ_OP_FORGET */
+	int32		nparts;			/* GJ_OP_BUILD: 0, batch; else the inner
+								 * side in parts, GjServicePart[nparts] */
+	GjServiceRef parts;
 	GjJoinSpec	spec;			/* GJ_OP_CREATE; GJ_OP_SHARE answers the
 								 * shared context's */
 	GjServiceBatch batch;		/* build, count */

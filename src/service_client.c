@@ -701,24 +701,6 @@ FindRef(const void *ptr, uint64 bytes, GjServiceRef *ref)
 	return InArenas(ptr, bytes, ref) || InSegment(&scratch, ptr, bytes, ref);
 }
 
-/*
- * Where bytes at ptr lie among this backend's staging arenas: the arena's
- * segment and the offset in it, which another process may attach and
- * write (exec_parallel.c: a share of a parallel join's inner side copied
- * into the builder's arrays); false when they lie elsewhere
- */
-bool
-GpuJoinStagingPlace(const void *ptr, Size bytes, dsm_handle *handle, Size *offset)
-{
-	GjServiceRef ref;
-
-	if (!InArenas(ptr, bytes, &ref))
-		return false;
-	*handle = ref.handle;
-	*offset = ref.offset;
-	return true;
-}
-
 /* The scratch bytes an array needs: 0 when it lies in a segment */
 static Size
 ScratchNeed(const void *ptr, uint64 bytes)
@@ -788,18 +770,40 @@ BatchScratch(const GjBatch *b, int ncolumns, const int32 *widths, int nterms)
 	return need;
 }
 
+/* How RefBatch names an array: true when it could */
+typedef bool (*RefArray) (const void *ptr, uint64 bytes, GjServiceRef *ref);
+
+/* In a segment, copied into scratch when it lies elsewhere */
+static bool
+RefOrScratch(const void *ptr, uint64 bytes, GjServiceRef *ref)
+{
+	*ref = Ref(ptr, bytes);
+	return true;
+}
+
+/* In the staging arenas, or not at all */
+static bool
+RefInArenas(const void *ptr, uint64 bytes, GjServiceRef *ref)
+{
+	memset(ref, 0, sizeof(*ref));
+	ref->handle = DSM_HANDLE_INVALID;
+	return ptr == NULL || InArenas(ptr, bytes, ref);
+}
+
 /* A batch's arrays by reference: rows of the columns of widths */
-static void
-RefBatch(const GjBatch *b, int ncolumns, const int32 *widths, int nterms, GjServiceBatch *out)
+static bool
+RefBatch(const GjBatch *b, int ncolumns, const int32 *widths, int nterms, RefArray ref,
+		 GjServiceBatch *out)
 {
 	uint64		n = (uint64) b->nrows;
+	bool		ok = true;
 
 	memset(out, 0, sizeof(*out));
 	out->nrows = b->nrows;
-	out->keys = Ref(b->keys, n * sizeof(uint64));
-	out->nulls = Ref(b->nulls, n);
-	out->keys_hi = Ref(b->keys_hi, n * sizeof(uint64));
-	out->row_numbers = Ref(b->row_numbers, n * sizeof(GjRowId));
+	ok &= ref(b->keys, n * sizeof(uint64), &out->keys);
+	ok &= ref(b->nulls, n, &out->nulls);
+	ok &= ref(b->keys_hi, n * sizeof(uint64), &out->keys_hi);
+	ok &= ref(b->row_numbers, n * sizeof(GjRowId), &out->row_numbers);
 	for (int i = 0; i < GJ_MAX_COLUMNS; i++)
 	{
 		out->values[i].handle = DSM_HANDLE_INVALID;
@@ -812,14 +816,15 @@ RefBatch(const GjBatch *b, int ncolumns, const int32 *widths, int nterms, GjServ
 	}
 	for (int i = 0; i < ncolumns; i++)
 	{
-		out->values[i] = Ref(b->columns[i].values, n * widths[i]);
-		out->value_nulls[i] = Ref(b->columns[i].nulls, n);
+		ok &= ref(b->columns[i].values, n * widths[i], &out->values[i]);
+		ok &= ref(b->columns[i].nulls, n, &out->value_nulls[i]);
 	}
 	for (int t = 0; t < nterms; t++)
 	{
-		out->terms[t] = Ref(b->terms[t], n * sizeof(uint64));
-		out->term_nulls[t] = Ref(b->term_nulls[t], n);
+		ok &= ref(b->terms[t], n * sizeof(uint64), &out->terms[t]);
+		ok &= ref(b->term_nulls[t], n, &out->term_nulls[t]);
 	}
+	return ok;
 }
 
 /* The answer's status and error */
@@ -1013,7 +1018,53 @@ Build(GjContext *ctx, const GjBatch *inner, GjError *err)
 
 	EnsureScratch(BatchScratch(inner, cc->spec.inner_ncolumns, cc->spec.inner_widths, cc->spec.nterms));
 	BeginOn(GJ_OP_BUILD, cc);
-	RefBatch(inner, cc->spec.inner_ncolumns, cc->spec.inner_widths, cc->spec.nterms, &req->batch);
+	(void) RefBatch(inner, cc->spec.inner_ncolumns, cc->spec.inner_widths, cc->spec.nterms,
+					RefOrScratch, &req->batch);
+	(void) Call(false, cc->generation);
+	return Answer(err);
+}
+
+/*
+ * A batch of this backend's staging arenas as a part of an inner side
+ * that another backend builds (GpuJoinServiceBuildParts): the service
+ * reads it where it lies.  false when an array lies elsewhere (a block the
+ * arenas had no room for) or the service does not know this backend.
+ */
+bool
+GpuJoinServicePartOf(const GjKernels *kernels, const GjBatch *b, int ncolumns,
+					 const int32 *widths, GjServicePart *part)
+{
+	bool		gpu;
+
+	memset(part, 0, sizeof(*part));
+	part->slot = -1;
+	if (my_slot < 0 || !GpuJoinIsServiceKernels(kernels, &gpu) ||
+		!RefBatch(b, ncolumns, widths, 0, RefInArenas, &part->batch))
+		return false;
+	part->slot = my_slot;
+	part->pid = MyProcPid;
+	return true;
+}
+
+/*
+ * Build on an inner side in parts, each in the arenas of the backend that
+ * read it (GpuJoinServicePartOf), without copying them together here: the
+ * service gathers them (GjKernels.build_parts).  The parts must stay as
+ * they are until this returns.
+ */
+GjStatus
+GpuJoinServiceBuildParts(GjContext *ctx, const GjServicePart *parts, int nparts, GjError *err)
+{
+	ClientContext *cc = (ClientContext *) ctx;
+	Size		bytes = sizeof(GjServicePart) * nparts;
+
+	if (nparts < 1 || nparts > GJ_SERVICE_MAX_PARTS)
+		return GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT,
+							  "The gpujoin service was given no parts, or too many, of an inner side to build.");
+	EnsureScratch(TYPEALIGN(8, bytes));
+	BeginOn(GJ_OP_BUILD, cc);
+	req->nparts = nparts;
+	req->parts = Ref(parts, bytes);
 	(void) Call(false, cc->generation);
 	return Answer(err);
 }
@@ -1025,7 +1076,8 @@ Count(GjContext *ctx, const GjBatch *outer, int64_t *nmatches, GjError *err)
 
 	EnsureScratch(BatchScratch(outer, cc->spec.outer_ncolumns, cc->spec.outer_widths, cc->spec.nterms));
 	BeginOn(GJ_OP_COUNT, cc);
-	RefBatch(outer, cc->spec.outer_ncolumns, cc->spec.outer_widths, cc->spec.nterms, &req->batch);
+	(void) RefBatch(outer, cc->spec.outer_ncolumns, cc->spec.outer_widths, cc->spec.nterms,
+					RefOrScratch, &req->batch);
 	(void) Call(false, cc->generation);
 	*nmatches = req->nmatches;
 	return Answer(err);

@@ -3,8 +3,9 @@
 -- A parallel GPU hash join built once (src/exec_parallel.c,
 -- GpuJoinShareBuild): with the gpujoin service (and
 -- gpujoin.parallel_inner_shares, on here), the participants read the inner
--- side's pages together, each a share, and copy their shares into the
--- arrays of one of them, which builds, and the others probe that build
+-- side's pages together, each a share, one of them builds from the shares
+-- where they lie (in each participant's staging arenas), and the others
+-- probe that build
 -- (the kernels' context_share, run in the service).  EXPLAIN ANALYZE says so: "Shared
 -- Builds: N" (participants that probed another's build), "Inner Shares: N"
 -- (those that read a share), and the inner rows and pages are read once.  Without
@@ -21,7 +22,7 @@
 -- are priced as on a GPU (gpujoin.cost_as_gpu), so the CPU twin runs the
 -- same plans in CI.
 BEGIN;
-SELECT plan(54);
+SELECT plan(59);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -269,6 +270,30 @@ SELECT is(c.inner_rows, 20000 * c.participants,
 	'no room for a share of the inner side: every participant read all of it')
 FROM pg_temp.counts(pg_temp.plan_analyze((SELECT sql FROM q WHERE name = 'inner'))) c;
 RESET parallel_leader_participation;
+RESET gpujoin.inject_fault;
+-- every participant reads a share (gpujoin.inject_fault = share_pace: each
+-- waits 2 ms after each block of its share), so that the order of the
+-- shares matters: the build takes them in the builder's order, the tids of
+-- the inner rows whose host columns are fetched per match come in that
+-- order, and a participant that probed the build and runs out of device
+-- memory mid-chunk reads the shares again in that order, or it would skip
+-- other matches than those it returned
+SET LOCAL gpujoin.inject_fault = 'share_pace';
+SET LOCAL gpujoin.heap_fetch_cost = 0.0001;
+SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
+	'shares paced: the same rows (' || name || ')')
+FROM q WHERE name IN ('inner', 'inner host column') ORDER BY name;
+SELECT ok(NOT :'service'::boolean OR
+	pg_temp.plan_number(pg_temp.plan_analyze(sql), 'Inner Shares') >= 2,
+	'shares paced: several participants read a share of the inner side')
+FROM q WHERE name = 'inner host column';
+SET LOCAL gpujoin.chunk_rows = 2000;
+SET LOCAL gpujoin.inject_fault = 'share_pace_retrieve_oom';
+SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
+	'shares paced, out of device memory in a retrieve mid-chunk: the same rows (' || name || ')')
+FROM q WHERE name IN ('inner', 'inner host column') ORDER BY name;
+RESET gpujoin.chunk_rows;
+RESET gpujoin.heap_fetch_cost;
 RESET gpujoin.inject_fault;
 
 -- one participant reads the whole inner side (the default,

@@ -46,6 +46,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "gpujoin_kernels.h"
@@ -901,6 +902,174 @@ gj_check_batch(const GjBatch *batch, const GjJoinSpec *spec, GjSide side,
 								name, c, (long long) batch->nrows);
 	}
 	return GJ_OK;
+}
+
+/*
+ * BUILD FROM PARTS (GjKernels.build_parts): the parts of an inner side,
+ * concatenated in their order into one batch that lies in one block of
+ * memory the implementation provides (host memory for the CPU twin, device
+ * memory for CUDA), which it then builds as it builds any batch.  Both
+ * implementations check, size and copy alike: gj_parts_layout checks the
+ * parts (keys and payload columns only: no upper bounds, terms or row
+ * numbers) and sizes the block; gj_parts_gather points *whole into it and
+ * has copy() put each part's arrays at their place, and zero() clear the
+ * NULL flags of a part that has none where another part has some.
+ */
+typedef struct GjPartsLayout
+{
+	int64_t		nrows;
+	bool		key_nulls;
+	bool		column_nulls[GJ_MAX_COLUMNS];
+	size_t		bytes;			/* the block's */
+} GjPartsLayout;
+
+typedef GjStatus (*GjPartsCopy) (void *arg, void *dst, const void *src, size_t bytes,
+								 GjError *err);
+typedef GjStatus (*GjPartsZero) (void *arg, void *dst, size_t bytes, GjError *err);
+
+#define GJ_PARTS_ALIGN(bytes) (((bytes) + 15) & ~(size_t) 15)
+
+static inline GjStatus
+gj_parts_layout(const GjJoinSpec *spec, const GjBatch *parts, int nparts,
+				GjPartsLayout *l, GjError *err)
+{
+	int			ncolumns = spec->inner_ncolumns;
+	size_t		n;
+
+	memset(l, 0, sizeof(*l));
+	if (parts == NULL || nparts < 1)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"An inner side in parts was given no parts.");
+	if (spec->variant == GJ_VARIANT_NLJ || spec->variant == GJ_VARIANT_SCAN)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"Only an inner side with keys can be built from parts.");
+	for (int p = 0; p < nparts; p++)
+	{
+		const GjBatch *b = &parts[p];
+
+		GJ_TRY(gj_check_batch(b, spec, GJ_SIDE_INNER, err));
+		if (b->keys_hi != NULL || b->row_numbers != NULL)
+			return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+								"Part %d of an inner side carries upper bounds or row numbers, which a build from parts does not take.",
+								p);
+		l->nrows += b->nrows;
+		if (l->nrows > GJ_MAX_ROWS)
+			return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+								"The parts of an inner side have more than %lld rows.",
+								(long long) GJ_MAX_ROWS);
+		l->key_nulls |= b->nulls != NULL;
+		for (int c = 0; c < ncolumns; c++)
+			l->column_nulls[c] |= b->columns[c].nulls != NULL;
+	}
+	n = (size_t) l->nrows;
+	l->bytes = GJ_PARTS_ALIGN(n * sizeof(uint64_t)) + (l->key_nulls ? GJ_PARTS_ALIGN(n) : 0);
+	for (int c = 0; c < ncolumns; c++)
+		l->bytes += GJ_PARTS_ALIGN(n * (size_t) spec->inner_widths[c]) +
+			(l->column_nulls[c] ? GJ_PARTS_ALIGN(n) : 0);
+	return GJ_OK;
+}
+
+/* One array of the whole: each part's in turn, or zeros where it has none */
+static inline GjStatus
+gj_parts_gather_array(char *dst, size_t width, const GjBatch *parts, int nparts,
+					  int column, bool flags, GjPartsCopy copy, GjPartsZero zero,
+					  void *arg, GjError *err)
+{
+	for (int p = 0; p < nparts; p++)
+	{
+		const GjBatch *b = &parts[p];
+		size_t		bytes = (size_t) b->nrows * width;
+		const void *src;
+
+		if (b->nrows == 0)
+			continue;
+		if (column < 0)
+			src = flags ? (const void *) b->nulls : (const void *) b->keys;
+		else
+			src = flags ? (const void *) b->columns[column].nulls : b->columns[column].values;
+		GJ_TRY(src != NULL ? copy(arg, dst, src, bytes, err) : zero(arg, dst, bytes, err));
+		dst += bytes;
+	}
+	return GJ_OK;
+}
+
+static inline GjStatus
+gj_parts_gather(const GjJoinSpec *spec, const GjBatch *parts, int nparts,
+				const GjPartsLayout *l, char *block, GjBatch *whole, GjColumn *columns,
+				GjPartsCopy copy, GjPartsZero zero, void *arg, GjError *err)
+{
+	size_t		n = (size_t) l->nrows;
+	char	   *at = block;
+
+	memset(whole, 0, sizeof(*whole));
+	whole->nrows = l->nrows;
+	whole->columns = columns;
+	whole->keys = (const uint64_t *) at;
+	GJ_TRY(gj_parts_gather_array(at, sizeof(uint64_t), parts, nparts, -1, false,
+								 copy, zero, arg, err));
+	at += GJ_PARTS_ALIGN(n * sizeof(uint64_t));
+	if (l->key_nulls)
+	{
+		whole->nulls = (const uint8_t *) at;
+		GJ_TRY(gj_parts_gather_array(at, 1, parts, nparts, -1, true, copy, zero, arg, err));
+		at += GJ_PARTS_ALIGN(n);
+	}
+	for (int c = 0; c < spec->inner_ncolumns; c++)
+	{
+		size_t		width = (size_t) spec->inner_widths[c];
+
+		columns[c].values = at;
+		columns[c].nulls = NULL;
+		GJ_TRY(gj_parts_gather_array(at, width, parts, nparts, c, false, copy, zero, arg, err));
+		at += GJ_PARTS_ALIGN(n * width);
+		if (l->column_nulls[c])
+		{
+			columns[c].nulls = (const uint8_t *) at;
+			GJ_TRY(gj_parts_gather_array(at, 1, parts, nparts, c, true, copy, zero, arg, err));
+			at += GJ_PARTS_ALIGN(n);
+		}
+	}
+	return GJ_OK;
+}
+
+/* build_parts in host memory: the parts gathered into a block of malloc */
+static inline GjStatus
+gj_parts_host_copy(void *arg, void *dst, const void *src, size_t bytes, GjError *err)
+{
+	memcpy(dst, src, bytes);
+	return GJ_OK;
+}
+
+static inline GjStatus
+gj_parts_host_zero(void *arg, void *dst, size_t bytes, GjError *err)
+{
+	memset(dst, 0, bytes);
+	return GJ_OK;
+}
+
+static inline GjStatus
+gj_build_parts_on_host(GjStatus (*build) (void *arg, const GjBatch *whole, GjError *err),
+					   void *arg, const GjJoinSpec *spec, const GjBatch *parts,
+					   int nparts, GjError *err)
+{
+	GjPartsLayout l;
+	GjBatch		whole;
+	GjColumn	columns[GJ_MAX_COLUMNS];
+	char	   *block;
+	GjStatus	status;
+
+	GJ_TRY(gj_parts_layout(spec, parts, nparts, &l, err));
+	block = (char *) malloc(l.bytes > 0 ? l.bytes : 1);
+	if (block == NULL)
+		return gj_error_set(err, GJ_ERROR_HOST_MEMORY,
+							"Could not allocate %zu bytes of host memory to gather an inner side's parts.",
+							l.bytes);
+	status = gj_parts_gather(spec, parts, nparts, &l, block, &whole, columns,
+							 gj_parts_host_copy, gj_parts_host_zero, NULL, err);
+	if (status == GJ_OK)
+		status = build(arg, &whole, err);
+	free(block);
+	return status;
 }
 
 /*

@@ -578,6 +578,58 @@ gj_cuda_build(GjContext *ctx, const GjBatch *inner, GjError *err)
 }
 
 /*
+ * Build on an inner side in parts (GjKernels.build_parts): the parts
+ * gathered into one block of device memory by a copy per array of each
+ * part on the context's stream (from page-locked memory, at the bus's
+ * speed), then built as a batch that lies on the device, whose arrays the
+ * build copies device to device; the block goes when the build is done.
+ */
+static GjStatus
+PartsCopy(void *arg, void *dst, const void *src, size_t bytes, GjError *err)
+{
+	return gj_cuda_copy_to_device_async((GjCudaContext *) arg, dst, src, bytes, err);
+}
+
+static GjStatus
+PartsZero(void *arg, void *dst, size_t bytes, GjError *err)
+{
+	GJ_CUDA_TRY(err, cudaMemsetAsync(dst, 0, bytes, ((GjCudaContext *) arg)->stream));
+	return GJ_OK;
+}
+
+extern "C" GjStatus
+gj_cuda_build_parts(GjContext *ctx, const GjBatch *parts, int nparts, GjError *err)
+{
+	GjCudaContext *cuda = gj_cuda_context_get(ctx, err);
+	GjPartsLayout l;
+	GjDeviceBuffer block = {NULL, 0};
+	GjBatch		whole;
+	GjColumn	columns[GJ_MAX_COLUMNS];
+	GjStatus	status;
+	double		start;
+
+	if (cuda == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	GJ_TRY(gj_parts_layout(&cuda->spec, parts, nparts, &l, err));
+	GJ_TRY(gj_cuda_device_reserve(cuda, &block, l.bytes, "the inner side's parts", err));
+	start = gj_clock_ms();
+	status = gj_parts_gather(&cuda->spec, parts, nparts, &l, (char *) block.ptr,
+							 &whole, columns, PartsCopy, PartsZero, cuda, err);
+	if (status == GJ_OK)
+	{
+		cudaError_t rc = cudaStreamSynchronize(cuda->stream);
+
+		if (rc != cudaSuccess)
+			status = gj_cuda_fail(err, rc, __FILE__, __LINE__);
+	}
+	cuda->stats.transfer_ms += gj_clock_ms() - start;
+	if (status == GJ_OK)
+		status = gj_cuda_build(ctx, &whole, err);
+	gj_cuda_device_release(cuda, &block);
+	return status;
+}
+
+/*
  * Count the matches of one outer chunk
  *
  * Forgets the previous chunk, then keeps what retrieve needs of this one
@@ -1183,6 +1235,7 @@ const GjKernels gj_cuda_kernels = {
 	gj_cuda_exchange_receive,
 	gj_cuda_exchange_free,
 	gj_cuda_retrieve_device,
+	gj_cuda_build_parts,
 };
 
 /* Page-locked host memory for staging (GjKernels.stage_alloc), or NULL */

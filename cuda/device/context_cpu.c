@@ -295,6 +295,23 @@ gj_cpu_build(GjContext *ctx, const GjBatch *inner, GjError *err)
 	return status;
 }
 
+/* Build on an inner side in parts (GjKernels.build_parts): gathered in host memory */
+static GjStatus
+BuildWhole(void *arg, const GjBatch *whole, GjError *err)
+{
+	return gj_cpu_build((GjContext *) arg, whole, err);
+}
+
+static GjStatus
+gj_cpu_build_parts(GjContext *ctx, const GjBatch *parts, int nparts, GjError *err)
+{
+	GjCpuContext *cpu = gj_cpu_context_get(ctx, err);
+
+	if (cpu == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	return gj_build_parts_on_host(BuildWhole, ctx, &cpu->spec, parts, nparts, err);
+}
+
 /*
  * Count the matches of one outer chunk
  *
@@ -527,4 +544,5 @@ const GjKernels gj_cpu_kernels = {
 	.exchange_receive = gj_cpu_exchange_receive,
 	.exchange_free = gj_cpu_exchange_free,
 	.retrieve_device = gj_cpu_retrieve,	/* its rounds are host memory */
+	.build_parts = gj_cpu_build_parts,
 };

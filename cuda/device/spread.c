@@ -605,6 +605,19 @@ SpreadBuild(SpreadContext *sc, const GjBatch *inner, GjError *err)
 	return status;
 }
 
+/* build_parts of a spread: the parts gathered in host memory, then built */
+static GjStatus
+SpreadBuildWhole(void *arg, const GjBatch *whole, GjError *err)
+{
+	return SpreadBuild((SpreadContext *) arg, whole, err);
+}
+
+static GjStatus
+SpreadBuildParts(SpreadContext *sc, const GjBatch *parts, int nparts, GjError *err)
+{
+	return gj_build_parts_on_host(SpreadBuildWhole, sc, &sc->spec, parts, nparts, err);
+}
+
 static GjStatus
 SpreadCount(SpreadContext *sc, const GjBatch *outer, int64_t *nmatches,
 			GjError *err)
@@ -1135,6 +1148,12 @@ prefix##_build(GjContext *ctx, const GjBatch *inner, GjError *err) \
 				   basetable.build(ctx, inner, err)); \
 } \
 static GjStatus \
+prefix##_build_parts(GjContext *ctx, const GjBatch *parts, int nparts, GjError *err) \
+{ \
+	SPREAD_OR_BASE(basetable, ctx, err, SpreadBuildParts(sc_, parts, nparts, err), \
+				   basetable.build_parts(ctx, parts, nparts, err)); \
+} \
+static GjStatus \
 prefix##_count(GjContext *ctx, const GjBatch *outer, int64_t *nmatches, GjError *err) \
 { \
 	SPREAD_OR_BASE(basetable, ctx, err, SpreadCount(sc_, outer, nmatches, err), \
@@ -1255,6 +1274,7 @@ static const GjKernels tablename = { \
 	prefix##_exchange_receive, \
 	prefix##_exchange_free, \
 	prefix##_retrieve,			/* rounds in the host: retrieve_device */ \
+	prefix##_build_parts, \
 }
 
 SPREAD_TABLE(cpu, gj_cpu_kernels, spread_cpu_kernels);

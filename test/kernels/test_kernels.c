@@ -1640,7 +1640,57 @@ done:
 }
 
 /*
- * SHARED BUILDS: one context builds, two others probe its build
+ * Rows start .. end - 1 of batch b as a batch of their own (columns: its
+ * columns' arrays); unless the part is the last, without the NULL flags
+ * of an array where none of these rows is NULL, so that parts with and
+ * without flags meet (the last keeps them: a round has the flags of a
+ * column that came with them)
+ */
+static GjBatch
+Slice(const GjBatch *b, int ncolumns, const int32_t *widths, int64_t start, int64_t end,
+	  GjColumn *columns)
+{
+	GjBatch		part = *b;
+	int64_t		n = end - start;
+	bool		last = end == b->nrows;
+
+	part.nrows = n;
+	part.keys = b->keys != NULL ? b->keys + start : NULL;
+	part.nulls = b->nulls != NULL && (last || memchr(b->nulls + start, 1, n) != NULL) ?
+		b->nulls + start : NULL;
+	for (int c = 0; c < ncolumns; c++)
+	{
+		const GjColumn *col = &b->columns[c];
+
+		columns[c].values = (const char *) col->values + start * widths[c];
+		columns[c].nulls = col->nulls != NULL &&
+			(last || memchr(col->nulls + start, 1, n) != NULL) ? col->nulls + start : NULL;
+	}
+	part.columns = columns;
+	return part;
+}
+
+/*
+ * build_parts: the inner side in three parts (the first 40 %, none, the
+ * rest), as the processes of a parallel join read it
+ */
+static GjStatus
+BuildInParts(const GjKernels *k, GjContext *ctx, const GjJoinSpec *js, const GjBatch *inner,
+			 GjError *err)
+{
+	GjColumn	columns[3][GJ_MAX_COLUMNS];
+	GjBatch		parts[3];
+	int64_t		cut = inner->nrows * 2 / 5;
+
+	parts[0] = Slice(inner, js->inner_ncolumns, js->inner_widths, 0, cut, columns[0]);
+	parts[1] = Slice(inner, js->inner_ncolumns, js->inner_widths, cut, cut, columns[1]);
+	parts[2] = Slice(inner, js->inner_ncolumns, js->inner_widths, cut, inner->nrows, columns[2]);
+	return k->build_parts(ctx, parts, 3, err);
+}
+
+/*
+ * SHARED BUILDS: one context builds (from the inner side in parts,
+ * GjKernels.build_parts), two others probe its build
  * (GjKernels.context_share; the second shares through the first), each
  * in a thread of its own, while the builder counts and retrieves chunks
  * of its own: out[c] gets chunk c's output from whichever sharer took it
@@ -1701,7 +1751,7 @@ RunShared(const GjKernels *k, const CaseSpec *spec, const Config *config,
 	memset(&err, 0, sizeof(err));
 	memset(runs, 0, sizeof(runs));
 	if (!Expect(k->context_create(&owner, &js, &err), GJ_OK, &err, "context_create") ||
-		!Expect(k->build(owner, &data->inner.batch, &err), GJ_OK, &err, "build"))
+		!Expect(BuildInParts(k, owner, &js, &data->inner.batch, &err), GJ_OK, &err, "build_parts"))
 		goto done;
 	for (int t = 0; t < 2; t++)
 	{
@@ -2777,6 +2827,15 @@ TestInvalidArguments(const GjKernels *k, const GjKernels *other)
 	ExpectInvalid(k->build(ctx, &no_columns, &err), &err, "build(no columns)");
 	ExpectInvalid(k->build(ctx, &no_column_values, &err), &err, "build(a column without values)");
 	ExpectInvalid(k->build(NULL, &inner, &err), &err, "build(NULL context)");
+	ExpectInvalid(k->build_parts(ctx, &inner, 0, &err), &err, "build_parts(no parts)");
+	ExpectInvalid(k->build_parts(ctx, NULL, 1, &err), &err, "build_parts(NULL)");
+	{
+		GjBatch		parts[2] = {inner, no_keys};
+
+		ExpectInvalid(k->build_parts(ctx, parts, 2, &err), &err, "build_parts(a part without keys)");
+		parts[1] = too_long;
+		ExpectInvalid(k->build_parts(ctx, parts, 2, &err), &err, "build_parts(too many rows)");
+	}
 
 	/* After the failures, a real build and count work */
 	Expect(k->build(ctx, &inner, &err), GJ_OK, &err, "build");

@@ -540,13 +540,15 @@ GpuJoinBuildShares(GpuJoinState *node, GjStatus *status, GjError *err)
 	for (int i = 0; i < n && can; i++)
 	{
 		parts[i] = Part(shared, area, order[i])->where;
-		can = parts[i].slot >= 0;
+		if (parts[i].slot < 0)
+		{
+			elog(DEBUG1, "gpujoin: participant %d cannot build from the shares of the inner side where they lie: participant %d's lies outside its staging arenas",
+				 Participant(), order[i]);
+			can = false;
+		}
 	}
 	if (can)
 		*status = GpuJoinServiceBuildParts(dev->ctx, parts, n, err);
-	else
-		elog(DEBUG1, "gpujoin: participant %d cannot build from the %d shares of the inner side where they lie",
-			 Participant(), n);
 	pfree(parts);
 	pfree(order);
 	return can;

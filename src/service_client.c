@@ -75,11 +75,13 @@ typedef struct ClientContext
  * the service reads and writes them in place, mapped (and page-locked)
  * once per arena.  PostgreSQL has room for about 5 segments per backend
  * (dsm.c's slots), which the request, scratch and result segments share:
- * so at most MAX_ARENAS, and one more only for a block larger than every
- * arena while none is empty (a batch larger than any before while the
- * last one's arrays are still in use: the builder of a parallel join's
- * inner side read in shares grows its own share's arrays to the whole
- * side's, exec_parallel.c).  (With a segment per block, the heap reader's two
+ * so at most MAX_ARENAS, and one more only for a block no arena has room
+ * for while none is empty: a side's arrays that grow (by doubling) while
+ * the heap reader's stages hold one arena and the arrays the other; with
+ * only two, the arrays of a parallel join's larger shares of the inner
+ * side (12 million rows a process at 10^8, H200 host) ended up in ordinary
+ * memory, deformed through scratch and outside what the service can build
+ * from (exec_parallel.c).  (With a segment per block, the heap reader's two
  * stages took both, and every side array of a large join went through
  * scratch, copied in and out for each request: a 10M x 10M GpuPreAgg took
  * 2.7-3.9 times as long through the service as in the session.)
@@ -591,7 +593,6 @@ StageAllocIn(size_t bytes, bool populate)
 	Size		need = TYPEALIGN(ARENA_ALIGN, Max(bytes, 1)) + ARENA_ALIGN;
 	Size		size = ARENA_MIN_BYTES;
 	int			at = -1;
-	bool		larger = true;
 	char	   *ptr;
 
 	if (!GpuJoinServiceReady())
@@ -603,7 +604,6 @@ StageAllocIn(size_t bytes, bool populate)
 	/* a new arena, or a larger one in place of an empty one */
 	for (int i = 0; i < narenas; i++)
 	{
-		larger &= need > arenas[i].seg.size;
 		size = Max(size, 2 * arenas[i].seg.size);
 		if (arenas[i].used == 0)
 			at = i;
@@ -611,7 +611,7 @@ StageAllocIn(size_t bytes, bool populate)
 	/* room for a few more like it: a batch's arrays come in sets */
 	while (size < 4 * need)
 		size *= 2;
-	if (narenas < MAX_ARENAS || (at < 0 && larger && narenas == MAX_ARENAS))
+	if (narenas < MAX_ARENAS || (at < 0 && narenas == MAX_ARENAS))
 		at = narenas;
 	else if (at < 0)
 		return NULL;

@@ -532,23 +532,29 @@ GpuJoinBuildShares(GpuJoinState *node, GjStatus *status, GjError *err)
 	GjServicePart *parts;
 	int			n;
 	int		   *order = ShareOrder(shared, area, &n);
+	int			nparts = 0;
 	bool		gpu;
-	bool		can = n >= 1 && n <= GJ_SERVICE_MAX_PARTS &&
-		GpuJoinIsServiceKernels(dev->kernels, &gpu);
+	bool		can = GpuJoinIsServiceKernels(dev->kernels, &gpu);
 
+	/* (an empty share adds nothing: its reader may never have asked the service anything) */
 	parts = palloc(sizeof(GjServicePart) * Max(n, 1));
 	for (int i = 0; i < n && can; i++)
 	{
-		parts[i] = Part(shared, area, order[i])->where;
-		if (parts[i].slot < 0)
+		GpuJoinInnerPart *part = Part(shared, area, order[i]);
+
+		if (part->nrows == 0)
+			continue;
+		if (part->where.slot < 0)
 		{
 			elog(DEBUG1, "gpujoin: participant %d cannot build from the shares of the inner side where they lie: participant %d's lies outside its staging arenas",
 				 Participant(), order[i]);
 			can = false;
 		}
+		parts[nparts++] = part->where;
 	}
+	can = can && nparts >= 1 && nparts <= GJ_SERVICE_MAX_PARTS;
 	if (can)
-		*status = GpuJoinServiceBuildParts(dev->ctx, parts, n, err);
+		*status = GpuJoinServiceBuildParts(dev->ctx, parts, nparts, err);
 	pfree(parts);
 	pfree(order);
 	return can;

@@ -549,6 +549,7 @@ GpuJoinBuildShares(GpuJoinState *node, GjStatus *status, GjError *err)
 			elog(DEBUG1, "gpujoin: participant %d cannot build from the shares of the inner side where they lie: participant %d's lies outside its staging arenas",
 				 Participant(), order[i]);
 			can = false;
+			break;
 		}
 		parts[nparts++] = part->where;
 	}
@@ -628,7 +629,6 @@ ReadInnerShare(GpuJoinState *node)
 	instr_time	start;
 	double		read_ms;
 	double		put_ms;
-	double		wait_ms;
 	int64		rows;
 
 	SpinLockAcquire(&shared->mutex);
@@ -668,9 +668,7 @@ ReadInnerShare(GpuJoinState *node)
 	 * The last of those that came in time to arrive builds, once the shares
 	 * are all listed; the others wait for its build (GpuJoinShareBuild)
 	 */
-	INSTR_TIME_SET_CURRENT(start);
 	builds = BarrierArriveAndDetach(&shared->read_barrier);
-	wait_ms = GpuJoinElapsedMs(start);
 	lost = builds && SharesLost(shared);
 	if (lost)
 	{
@@ -687,8 +685,8 @@ ReadInnerShare(GpuJoinState *node)
 		TakeShares(node);
 		node->gj_SharedBuilder = true;
 	}
-	elog(DEBUG1, "gpujoin: participant %d read a share of " INT64_FORMAT " inner rows in %.1f ms, listed it in %.1f ms, arrived in %.1f ms%s",
-		 Participant(), rows, read_ms, put_ms, wait_ms,
+	elog(DEBUG1, "gpujoin: participant %d read a share of " INT64_FORMAT " inner rows in %.1f ms, listed it in %.1f ms%s",
+		 Participant(), rows, read_ms, put_ms,
 		 lost ? ", the last: a share found no room, so each reads the whole" :
 		 builds ? ", the last: it builds on the shares" : "");
 	return builds;

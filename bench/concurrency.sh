@@ -13,7 +13,10 @@
 # must be right or end in a clean error.  Prints pgbench's summary, the
 # aborted clients, and the backends the server log reports as crashed (the
 # exit status is 1 unless both are 0).  With a GPU, also the device memory
-# in use (nvidia-smi) at the end of the run against before it.
+# in use (nvidia-smi) before the run, at its end, and 5 s later.  Then
+# (PG=0 skips it) the same clients run the same transactions for as long
+# with PostgreSQL's own plans (gpujoin.enabled off, every join method on),
+# and the two throughputs are compared.
 set -euo pipefail
 
 clients=${1:-32}
@@ -53,10 +56,24 @@ before=$(mem)
 export PGOPTIONS="-c session_preload_libraries=gpujoin -c gpujoin.device=$device -c enable_hashjoin=off -c enable_mergejoin=off -c enable_nestloop=off -c gpujoin.chunk_rows=65536"
 "$PGBENCH" -n -c "$clients" -j "$clients" -T "$seconds" -f "$work/join.sql" >"$work/out" 2>&1 || true
 after=$(mem)
+sleep 5
+settled=$(mem)
 crashes=$(( $(grep -c "terminated by signal" "$log" || true) - crashes_before ))
 aborted=$(grep -c "aborted in command" "$work/out" || true)
+echo "== gpujoin"
 grep -E "number of clients|number of transactions actually processed|number of failed|latency average|tps" "$work/out" || cat "$work/out"
 echo "clients aborted: $aborted"
 echo "backends crashed: $crashes"
-echo "device memory in use: before $before, after $after"
+echo "device memory in use: before $before, at the end $after, 5 s later $settled"
+tps() { sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$1" | head -1; }
+if [ "${PG:-1}" != 0 ]; then
+	PGOPTIONS="-c gpujoin.enabled=off" \
+		"$PGBENCH" -n -c "$clients" -j "$clients" -T "$seconds" -f "$work/join.sql" >"$work/pg" 2>&1 || true
+	pg_aborted=$(grep -c "aborted in command" "$work/pg" || true)
+	echo "== PostgreSQL's own plans"
+	grep -E "number of transactions actually processed|number of failed|latency average|tps" "$work/pg" || cat "$work/pg"
+	echo "clients aborted: $pg_aborted"
+	awk -v g="$(tps "$work/out")" -v p="$(tps "$work/pg")" \
+		'BEGIN { if (g > 0 && p > 0) printf "throughput: gpujoin %.1f tps, PostgreSQL %.1f tps, ratio %.2f\n", g, p, g / p }'
+fi
 [ "$aborted" = 0 ] && [ "$crashes" = 0 ]

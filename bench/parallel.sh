@@ -24,14 +24,17 @@
 # the settings named.  Each setting in one session: a
 # warm-up, then the median of RUNS (3) of EXPLAIN ANALYZE's Execution Time
 # (TIMING OFF).  Every gpujoin setting must return the row of PostgreSQL's
-# own plan (gpujoin off, the default parallelism).  A parallel GPU
+# own plan (gpujoin off, the default parallelism).  PG_RUNS (RUNS) is the
+# number of runs of PostgreSQL's own settings, 0 for one run and no warm-up
+# (PostgreSQL at 10^8 rows takes minutes a run).  A parallel GPU
 # join's workers are new processes, each opening the GPU: at 1000 rows,
 # gpu_parallel_W less gpu_serial is about what that costs (the
 # gpujoin.worker_setup_cost to set is that many ms times
 # gpujoin.cost_per_ms).
 # LOAD=0 keeps the xr and xs already there (made by an earlier run at the
 # same size) and KEEP=1 leaves them after the run, so that one load serves
-# several runs (at 10^8 rows a side, the load takes minutes); WANT="..."
+# several runs (at 10^8 rows a side, the load takes minutes), and
+# LOAD_JOBS=N loads each table with N sessions at once; WANT="..."
 # gives PostgreSQL's own answer (psql -At output, as an earlier run at the
 # same size printed it to stderr) instead of running its join once more.
 # QUERY="..." runs another query over xr and xs instead (a full join, say:
@@ -40,6 +43,8 @@
 set -euo pipefail
 
 runs=${RUNS:-3}
+pg_runs=${PG_RUNS:-$runs}
+load_jobs=${LOAD_JOBS:-1}
 dev=${GJ_DEVICE:-gpu}	# cpu: try the script where there is no GPU
 sizes=${SIZES:-"1000 1000000 10000000"}
 workers=${WORKERS:-"2 4 8"}
@@ -61,27 +66,49 @@ settings_of() {
 	esac
 }
 
-# RUNS + 1 EXPLAIN ANALYZE in one session: "plan,workers,ms" of the median
+# n + 1 EXPLAIN ANALYZE in one session (n: RUNS, PG_RUNS for PostgreSQL's
+# own settings): "plan,workers,ms" of the median of the last n, or of the
+# one run when n is 0
 measure() {
-	local args=(-c "$base $(settings_of "$1")") out plan launched ms
-	for i in $(seq 0 "$runs"); do
+	local n=$runs args=(-c "$base $(settings_of "$1")") out plan launched ms
+	case "$1" in pg_*) n=$pg_runs ;; esac
+	local total=$((n + 1))
+	[ "$n" -gt 0 ] || { total=1; n=1; }
+	for i in $(seq 1 "$total"); do
 		args+=(-c "EXPLAIN (ANALYZE, TIMING OFF) $q")
 	done
 	out=$(psql_ "${args[@]}")
 	plan=$(grep -oE 'Parallel Custom Scan \(Gpu[A-Za-z]+Join\)|Custom Scan \(Gpu[A-Za-z]+Join\)|Parallel Hash( [A-Z][a-z]+)? Join|Hash( [A-Z][a-z]+)? Join|Merge( [A-Z][a-z]+)? Join|Nested Loop' <<<"$out" | head -1)
 	launched=$(sed -n 's/^ *Workers Launched: \([0-9]*\)$/\1/p' <<<"$out" | tail -1)
-	ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$out" | tail -n +2 |
-		sort -g | sed -n "$(((runs + 1) / 2))p")
+	ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$out" | tail -n "$n" |
+		sort -g | sed -n "$(((n + 1) / 2))p")
 	printf '%s,%s,%s\n' "$plan" "${launched:-0}" "$ms"
+}
+
+# xr and xs of n rows, each loaded by load_jobs sessions at once (ranges of
+# g), then vacuumed (both at once) and analyzed
+load() {
+	local n=$1 pids=() lo hi
+	psql_ -c "DROP TABLE IF EXISTS xr, xs" \
+		-c "CREATE TABLE xr (k int, v int)" -c "CREATE TABLE xs (k int8, v int)"
+	for j in $(seq 0 $((load_jobs - 1))); do
+		lo=$((n / load_jobs * j + 1))
+		hi=$((j == load_jobs - 1 ? n : n / load_jobs * (j + 1)))
+		psql_ -c "INSERT INTO xr SELECT g, g % 1000 FROM generate_series($lo, $hi) g" &
+		pids+=($!)
+		psql_ -c "INSERT INTO xs SELECT (g::int8 * 7919) % $n + 1, g % 100 FROM generate_series($lo, $hi) g" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p"; done
+	psql_ -c "VACUUM xr" & p=$!
+	psql_ -c "VACUUM xs"
+	wait "$p"
+	psql_ -c "ANALYZE xr, xs"
 }
 
 echo "rows,setting,plan,workers_launched,ms"
 for n in $sizes; do
-	[ "${LOAD:-1}" = 0 ] ||
-	psql_ -c "DROP TABLE IF EXISTS xr, xs" \
-		-c "CREATE TABLE xr AS SELECT g AS k, g % 1000 AS v FROM generate_series(1, $n) g" \
-		-c "CREATE TABLE xs AS SELECT (g::int8 * 7919) % $n + 1 AS k, g % 100 AS v FROM generate_series(1, $n) g" \
-		-c "VACUUM ANALYZE xr, xs"
+	[ "${LOAD:-1}" = 0 ] || load "$n"
 	psql_ -c "ALTER TABLE xr RESET (parallel_workers)" -c "ALTER TABLE xs RESET (parallel_workers)"
 	want=${WANT:-$(psql_ -c "$base SET gpujoin.enabled = off;" -c "$q")}
 	echo "PostgreSQL's answer at $n rows: $want" >&2

@@ -717,6 +717,7 @@ extern void GpuJoinStoreHostValue(GpuJoinSide *side, const GpuJoinColumn *col, i
 extern void GpuJoinStoreDeviceValue(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
 									Datum value, bool isnull);
 extern void GpuJoinReserveSide(GpuJoinSide *side, int64 newcap);
+extern Size GpuJoinSideRowBytes(const GpuJoinSide *side, int *narrays);
 extern int64 GpuJoinDictCode(GpuJoinDict *dict, Datum value);
 extern Datum GpuJoinDictValue(const GpuJoinDict *dict, int64 code);
 extern bool GpuJoinRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot,

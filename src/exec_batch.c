@@ -423,6 +423,33 @@ GpuJoinGrowSide(GpuJoinSide *side)
 }
 
 /*
+ * The bytes a row takes in a side's staging arrays, each device column and
+ * key with its NULL flags (a side read as heap pages has them all), and how
+ * many arrays that is
+ */
+Size
+GpuJoinSideRowBytes(const GpuJoinSide *side, int *narrays)
+{
+	Size		bytes = sizeof(uint64) + 1;
+
+	*narrays = 2;
+	for (int i = 0; i < side->ncolumns; i++)
+		if (side->columns[i].device >= 0)
+		{
+			bytes += side->columns[i].typlen + 1;
+			*narrays += 2;
+		}
+	if (side->wants_keys_hi)
+	{
+		bytes += sizeof(uint64);
+		*narrays += 1;
+	}
+	bytes += (Size) side->nterms * (sizeof(uint64) + 1);
+	*narrays += 2 * side->nterms;
+	return bytes;
+}
+
+/*
  * Make room for newcap rows in a side's batch (no less than it has)
  */
 void

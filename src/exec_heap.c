@@ -1099,13 +1099,19 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 			double		per_page = (double) reader->tuples_read / Max(reader->pages_read, 1);
 			double		left = per_page * (scan->rs_nblocks - Min(reader->next_block, scan->rs_nblocks)) * 1.05;
 			int64		want;
+			int			narrays;
+			Size		row_bytes = GpuJoinSideRowBytes(side, &narrays);
 
 			if (reader->participants > 0)
 				left = Max(per_page * scan->rs_nblocks * 1.25 / reader->participants -
 						   side->nrows - n, (double) side->capacity / 2);
 			want = Min(max_rows, side->nrows + n + (int64) left);
 
+			/* the arrays at want rows come together (service_client.c) */
+			GpuJoinServiceStageExpect(row_bytes * want, narrays);
 			GpuJoinReserveSide(side, want);
+			AllocFlags(side);
+			GpuJoinServiceStageExpect(0, 0);
 		}
 		AllocFlags(side);
 

@@ -508,6 +508,7 @@ extern bool GpuJoinServicePartOf(const GjKernels *kernels, const GjBatch *b, int
 extern GjStatus GpuJoinServiceBuildParts(GjContext *ctx, const struct GjServicePart *parts,
 										 int nparts, GjError *err);
 extern bool GpuJoinServiceWaitReady(int timeout_ms);
+extern void GpuJoinServiceStageExpect(Size bytes, int nblocks);
 extern const GjKernels *GpuJoinServiceKernels(bool gpu);
 
 /* A context's build in the gpujoin service, as another process names it */

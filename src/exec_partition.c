@@ -222,13 +222,16 @@ GpuJoinPlanPartitions(GpuJoinState *node)
 		GpuJoinCloseDevice(node);
 	}
 
+	/*
+	 * (a parallel join's shares read again first: that forgets what was
+	 * made of the inner batch, the partitions too)
+	 */
+	if (nparts > 1)
+		GpuJoinWholeInner(node);
 	node->gj_NumParts = nparts;
 	node->gj_Part = -1;
 	if (nparts > 1)
-	{
-		GpuJoinWholeInner(node);	/* a parallel join's shares, read again */
 		PartitionInner(node, nparts);
-	}
 }
 
 /*

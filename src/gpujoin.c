@@ -33,7 +33,7 @@ bool		gpujoin_enable_mergejoin = true;
 bool		gpujoin_enable_thetajoin = true;
 bool		gpujoin_enable_parallel = true;
 bool		gpujoin_parallel_shared_build = true;
-bool		gpujoin_parallel_inner_shares = false;
+bool		gpujoin_parallel_inner_shares = true;
 bool		gpujoin_enable_heapscan = true;
 bool		gpujoin_enable_preagg = true;
 bool		gpujoin_enable_preagg_scan = true;
@@ -349,7 +349,7 @@ _PG_init(void)
 							 "pages, and the last to finish builds from all the shares where they lie; off: the first "
 							 "participant to start reads all of it.",
 							 &gpujoin_parallel_inner_shares,
-							 false,
+							 true,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

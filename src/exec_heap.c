@@ -1089,11 +1089,12 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 			 * (each new array is new staging memory, which the gpujoin
 			 * service maps and registers with the driver).  A share of an
 			 * inner side whose blocks the processes of a parallel join
-			 * share out: room for a quarter more than the relation over
-			 * the processes (the shares of 10^8 rows over 9 processes were
-			 * 8.8 to 12.3 million rows on the H200 host, and the largest,
-			 * past a tenth more, doubled their arrays), and half as much
-			 * again past that.
+			 * share out: room for half as much again as the relation over
+			 * the processes, and half as much again past that.  On the
+			 * H200 host the shares of 10^8 rows were 0.9 to 1.1 times the
+			 * even part over 9 processes and 0.69 to 1.25 times over 5, and
+			 * a share that grows takes new staging memory, which the
+			 * service page-locks during the query.
 			 */
 			HeapScanDesc scan = (HeapScanDesc) reader->scan;
 			double		per_page = (double) reader->tuples_read / Max(reader->pages_read, 1);
@@ -1103,15 +1104,15 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 			Size		row_bytes = GpuJoinSideRowBytes(side, &narrays);
 
 			if (reader->participants > 0)
-				left = Max(per_page * scan->rs_nblocks * 1.25 / reader->participants -
+				left = Max(per_page * scan->rs_nblocks * 1.5 / reader->participants -
 						   side->nrows - n, (double) side->capacity / 2);
 			want = Min(max_rows, side->nrows + n + (int64) left);
 
-			/* the arrays at want rows come together (service_client.c) */
-			GpuJoinServiceStageExpect(row_bytes * want, narrays);
+			/* the arrays at want rows come together (pinned.c) */
+			GpuJoinPinnedExpect(row_bytes * want, narrays);
 			GpuJoinReserveSide(side, want);
 			AllocFlags(side);
-			GpuJoinServiceStageExpect(0, 0);
+			GpuJoinPinnedExpect(0, 0);
 		}
 		AllocFlags(side);
 

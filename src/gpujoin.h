@@ -498,6 +498,10 @@ typedef struct GpuJoinDeviceContext
 /* device.c */
 extern void GpuJoinRequestSharedMemory(void);
 
+/* pinned.c: the set of staging blocks a caller is about to ask for */
+extern void GpuJoinPinnedExpect(Size bytes, int nblocks);
+extern Size GpuJoinPinnedExpected(int *nblocks);
+
 /* service_client.c: the kernels through the gpujoin service (service.c) */
 extern bool GpuJoinServiceInUse(void);
 extern bool GpuJoinServiceReady(void);
@@ -508,7 +512,6 @@ extern bool GpuJoinServicePartOf(const GjKernels *kernels, const GjBatch *b, int
 extern GjStatus GpuJoinServiceBuildParts(GjContext *ctx, const struct GjServicePart *parts,
 										 int nparts, GjError *err);
 extern bool GpuJoinServiceWaitReady(int timeout_ms);
-extern void GpuJoinServiceStageExpect(Size bytes, int nblocks);
 extern const GjKernels *GpuJoinServiceKernels(bool gpu);
 
 /* A context's build in the gpujoin service, as another process names it */

@@ -19,6 +19,13 @@
  * Kept blocks belong to the process: they go when it exits (the driver
  * unlocks them), or when the setting is lowered and a block is freed.
  *
+ * A caller about to ask for a set of blocks whose sizes it knows (the
+ * arrays of a side read as heap pages) says so first (GpuJoinPinnedExpect):
+ * a staging allocator that carves blocks out of larger segments (the
+ * gpujoin service's arenas) then makes a new segment the size of what is
+ * left of the set (GpuJoinPinnedExpected), not a guess.  Every block given
+ * counts against the set, kept or new.
+ *
  * IDENTIFICATION
  *	  src/pinned.c
  *
@@ -43,6 +50,38 @@ int			gpujoin_pinned_cache = GPUJOIN_DEFAULT_PINNED_CACHE;	/* kB */
 static KeptBlock kept[MAX_KEPT];	/* oldest first */
 static int	nkept = 0;
 static Size kept_bytes = 0;
+
+/* what is left of the set of blocks the caller expects to ask for */
+static Size expected_bytes = 0;
+static int	expected_blocks = 0;
+
+/* size bytes of the set expected are given */
+static void
+Given(Size size)
+{
+	expected_bytes = (expected_bytes > size) ? expected_bytes - size : 0;
+	if (expected_blocks > 0 && --expected_blocks == 0)
+		expected_bytes = 0;
+}
+
+/*
+ * The caller is about to ask for nblocks blocks of bytes in all; 0 when it
+ * is done with them
+ */
+void
+GpuJoinPinnedExpect(Size bytes, int nblocks)
+{
+	expected_bytes = (nblocks > 0) ? bytes : 0;
+	expected_blocks = (bytes > 0) ? nblocks : 0;
+}
+
+/* What is left of the set expected: bytes, and how many blocks (*nblocks) */
+Size
+GpuJoinPinnedExpected(int *nblocks)
+{
+	*nblocks = expected_blocks;
+	return expected_bytes;
+}
 
 /* Take kept block i out of the list */
 static void
@@ -84,6 +123,7 @@ GpuJoinPinnedAlloc(const GjKernels *kernels, Size size, Size *got)
 		ptr = kept[best].ptr;
 		*got = kept[best].size;
 		Take(best);
+		Given(size);
 		return ptr;
 	}
 	ptr = kernels->stage_alloc(size);
@@ -95,6 +135,8 @@ GpuJoinPinnedAlloc(const GjKernels *kernels, Size size, Size *got)
 		ptr = kernels->stage_alloc(size);
 	}
 	*got = size;
+	if (ptr != NULL)
+		Given(size);
 	return ptr;
 }
 

@@ -91,10 +91,10 @@ typedef struct ClientContext
  * that holds its size.  When no arena has room, a new one is made, of at
  * least ARENA_MIN_BYTES, twice the largest one so far, and four times the
  * block (a power of two: a batch's arrays come in sets); or, where the
- * caller said what set of blocks is coming (GpuJoinServiceStageExpect: the
- * arrays of a side read as heap pages, whose size is known before they are
- * made), of the rest of that set, rounded up to an eighth of its power of
- * two.  Past MAX_ARENAS an empty arena is replaced by a
+ * caller said what set of blocks is coming (pinned.c: GpuJoinPinnedExpect,
+ * for the arrays of a side read as heap pages, whose size is known before
+ * they are made), of the rest of that set, rounded up to an eighth of its
+ * power of two.  Past MAX_ARENAS an empty arena is replaced by a
  * larger one, else the block is ordinary memory (stage_alloc's NULL) and
  * its arrays are copied through scratch.  pinned.c keeps blocks between
  * joins; an arena that ends up empty is kept too, unless the arenas
@@ -131,7 +131,6 @@ typedef struct Arena
 
 static Arena arenas[MAX_ARENAS + 1];
 static int	narenas = 0;
-static Size stage_expect = 0;	/* bytes of the set of blocks still to come */
 
 static int	my_slot = -1;
 static dsm_segment *request_seg = NULL;
@@ -607,6 +606,8 @@ StageAllocIn(size_t bytes, bool populate)
 	Size		size = ARENA_MIN_BYTES;
 	int			at = -1;
 	char	   *ptr;
+	int			nblocks;
+	Size		expect = GpuJoinPinnedExpected(&nblocks);
 
 	if (!GpuJoinServiceReady())
 		return NULL;
@@ -621,13 +622,15 @@ StageAllocIn(size_t bytes, bool populate)
 		if (arenas[i].used == 0)
 			at = i;
 	}
-	if (stage_expect >= need)
+	/* (each block with its header and alignment) */
+	expect += (Size) nblocks * 2 * ARENA_ALIGN;
+	if (expect >= need)
 	{
 		/* the rest of the set the caller expects */
 		size = ARENA_MIN_BYTES;
-		while (size < stage_expect)
+		while (size < expect)
 			size *= 2;
-		size = Max(ARENA_MIN_BYTES, TYPEALIGN(size / 8, stage_expect));
+		size = Max(ARENA_MIN_BYTES, TYPEALIGN(size / 8, expect));
 	}
 	else
 	{
@@ -656,26 +659,11 @@ StageAllocIn(size_t bytes, bool populate)
 	return ArenaTake(&arenas[at], need);
 }
 
-/*
- * A block of the set expected (GpuJoinServiceStageExpect), if any, is
- * given: the rest of the set is smaller by it
- */
-static void *
-StageAllocCounted(size_t bytes, bool populate)
-{
-	void	   *ptr = StageAllocIn(bytes, populate);
-	Size		need = TYPEALIGN(ARENA_ALIGN, Max(bytes, 1)) + ARENA_ALIGN;
-
-	if (ptr != NULL)
-		stage_expect = (stage_expect > need) ? stage_expect - need : 0;
-	return ptr;
-}
-
 /* stage_alloc of the CPU twin's table */
 static void *
 StageAlloc(size_t bytes)
 {
-	return StageAllocCounted(bytes, false);
+	return StageAllocIn(bytes, false);
 }
 
 #ifdef GPUJOIN_WITH_CUDA
@@ -683,22 +671,9 @@ StageAlloc(size_t bytes)
 static void *
 StageAllocLocked(size_t bytes)
 {
-	return StageAllocCounted(bytes, true);
+	return StageAllocIn(bytes, true);
 }
 #endif
-
-/*
- * The caller is about to ask for nblocks staging blocks of bytes in all (a
- * side's arrays: exec_heap.c): a new arena is made for what is left of
- * them, not for four times the block that needs it.  0 when the set is
- * complete.
- */
-void
-GpuJoinServiceStageExpect(Size bytes, int nblocks)
-{
-	stage_expect = (bytes == 0) ? 0 :
-		bytes + (Size) nblocks * (2 * ARENA_ALIGN);
-}
 
 /* stage_free: the block back to its arena, and empty arenas past the cache */
 static void

@@ -759,6 +759,10 @@ extern void GpuJoinAggNeeded(CustomScan *cscan, List *join_tlist, Bitmapset **ne
 extern void GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist,
 						   List *agg_private);
 extern void GpuJoinAggregateChunk(GpuJoinState *node);
+extern GjAggSpec *GpuJoinAggSpec(GpuJoinState *node);
+extern void GpuJoinAggSetSpec(GpuJoinState *node, GjAggSpec *spec);
+extern GjStatus GpuJoinAggFoldRound(GpuJoinState *node, int64 first, int64 left,
+									bool mid_chunk, bool fall_back, int64 *n, GjError *err);
 extern TupleTableSlot *GpuJoinAggEmitNext(GpuJoinState *node);
 extern void GpuJoinCloseDevice(GpuJoinState *node);
 extern void GpuJoinAggRescan(GpuJoinState *node);
@@ -771,12 +775,16 @@ extern void GpuJoinAggExplain(GpuJoinState *node, int64 groups, int64 spills,
 extern void GpuJoinFillScanSlot(GpuJoinState *node, TupleTableSlot *slot, int64 i);
 extern Datum GpuJoinSideDatum(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
 							  bool *isnull);
+extern void GpuJoinChainFillScanSlot(GpuJoinState *top, const GjMatchRound *round, int64 i,
+									 const GpuJoinChainColumn *cols, int ncols);
 extern TupleTableSlot *GpuJoinChainEmitNext(GpuJoinState *top, const GjMatchRound *round,
 											int64 *pos, const GpuJoinChainColumn *cols,
 											int ncols);
 
 /* exec_chain.c */
 extern void GpuJoinChainInit(GpuJoinState *node);
+extern const GjJoinSpec *GpuJoinChainSpec(GpuJoinState *node);
+extern bool GpuJoinChainFillMatch(GpuJoinState *node, const GjMatchRound *round, int64 i);
 extern TupleTableSlot *GpuJoinChainExec(GpuJoinState *node, bool *handled);
 extern void GpuJoinChainRescan(GpuJoinState *node);
 extern void GpuJoinChainShutdown(GpuJoinState *node);

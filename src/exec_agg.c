@@ -697,32 +697,42 @@ GatherOrdered(GpuJoinState *node)
 	agg->pos = 0;
 }
 
+/* The context's groups, once per context: agg_begin on first use */
+static GjStatus
+Begin(GpuJoinState *node, GjError *err)
+{
+	GpuJoinAgg *agg = node->gj_Agg;
+	GpuJoinDeviceContext *dev = &node->gj_Device;
+	GjStatus	status;
+
+	if (agg->begun == dev->ctx)
+		return GJ_OK;
+	memset(err, 0, sizeof(*err));
+	status = dev->kernels->agg_begin(dev->ctx, agg->spec, err);
+	if (status == GJ_OK)
+	{
+		agg->begun = dev->ctx;
+		agg->folded = 0;
+	}
+	return status;
+}
+
 /*
- * The context's groups, once per context: agg_begin on first use.  Where
- * the device has no room for them, the join goes on on the CPU twin, as for
- * a build (nothing is folded in this context yet).
+ * Begin, and where the device has no room for the groups, the join goes on
+ * on the CPU twin, as for a build (nothing is folded in this context yet)
  */
 static void
 BeginOnContext(GpuJoinState *node)
 {
-	GpuJoinAgg *agg = node->gj_Agg;
-	GpuJoinDeviceContext *dev = &node->gj_Device;
 	GjError		err;
-	GjStatus	status;
+	GjStatus	status = Begin(node, &err);
 
-	if (agg->begun == dev->ctx)
-		return;
-	memset(&err, 0, sizeof(err));
-	status = dev->kernels->agg_begin(dev->ctx, agg->spec, &err);
 	if (status == GJ_ERROR_DEVICE_MEMORY && !node->gj_OnFallback)
 	{
 		GpuJoinSwitchToCpu(node, &err);	/* rebuilds, recounts the chunk */
-		memset(&err, 0, sizeof(err));
-		status = dev->kernels->agg_begin(dev->ctx, agg->spec, &err);
+		status = Begin(node, &err);
 	}
 	GpuJoinCheckStatus(status, &err, "could not start the aggregation of a GPU join");
-	agg->begun = dev->ctx;
-	agg->folded = 0;
 }
 
 /*
@@ -977,6 +987,7 @@ FoldUndecided(GpuJoinState *node, int64 first)
 	GpuJoinDeviceContext *dev = &node->gj_Device;
 	ExprContext *econtext = node->css.ss.ps.ps_ExprContext;
 	TupleTableSlot *scanslot = node->css.ss.ss_ScanTupleSlot;
+	const GjJoinSpec *join = GpuJoinChainSpec(node);
 	GjError		err;
 
 	memset(&err, 0, sizeof(err));
@@ -987,11 +998,13 @@ FoldUndecided(GpuJoinState *node, int64 first)
 		GjAggResult *r;
 		int64		g;
 
-		if (gj_agg_match_folded(agg->spec, &node->gj_Spec, &node->gj_Round, i))
+		if (gj_agg_match_folded(agg->spec, join, &node->gj_Round, i))
 			continue;
 		CHECK_FOR_INTERRUPTS();
 		ResetExprContext(econtext);
-		GpuJoinFillScanSlot(node, scanslot, i);
+		/* (a chain's top: the match's columns where the chain carries them) */
+		if (!GpuJoinChainFillMatch(node, &node->gj_Round, i))
+			GpuJoinFillScanSlot(node, scanslot, i);
 		econtext->ecxt_scantuple = scanslot;
 		g = HostGroup(node);
 		r = &agg->host->result;
@@ -1024,72 +1037,93 @@ FoldUndecided(GpuJoinState *node, int64 first)
 }
 
 /*
+ * Fold one round of the node's counted chunk, from match first on (left of
+ * them not folded yet), into the groups: *n matches (mid_chunk: some
+ * matches of the chunk of the outer side were folded already, which
+ * gpujoin.inject_fault's retrieve_oom waits for).  Out of device memory
+ * nothing of the round is folded (the contract) and the status is the
+ * caller's to act on (its switch to the CPU twin keeps the groups so far),
+ * unless fall_back is false: then it is an ERROR, as is any other failure.
+ */
+GjStatus
+GpuJoinAggFoldRound(GpuJoinState *node, int64 first, int64 left, bool mid_chunk, bool fall_back,
+					int64 *n, GjError *err)
+{
+	GpuJoinDeviceContext *dev = &node->gj_Device;
+	GpuJoinAgg *agg = node->gj_Agg;
+	int64		undecided = 0;
+	GjStatus	status;
+
+	memset(err, 0, sizeof(*err));
+
+	/*
+	 * A round of up to max_matches could take a group's sums past what the
+	 * table's words hold exactly: its groups go to the host first, as from
+	 * a closed context, and a new table begins
+	 */
+	if (agg->folded > 0 && agg->folded + node->gj_Spec.max_matches > TableMatches())
+	{
+		SaveGroups(node);
+		agg->spills++;
+	}
+	status = Begin(node, err);
+	/*
+	 * The step that takes the matches, as retrieve does for a join; an
+	 * injected fault comes before it, as the kernels' own failures do
+	 * (nothing of the round folded)
+	 */
+	if (status == GJ_OK)
+		status = GpuJoinInjectFault(GPUJOIN_FAULT_RETRIEVE, !fall_back, GJ_OK, err, mid_chunk);
+	*n = 0;
+	if (status == GJ_OK)
+		status = dev->kernels->aggregate(dev->ctx, first, n, &undecided, err);
+	if (status == GJ_ERROR_DEVICE_MEMORY && fall_back)
+		return status;
+	if (status == GJ_ERROR_DEVICE_MEMORY)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("gpujoin: the groups of a GPU aggregation do not fit in device memory"),
+				 errdetail("%s", err->message),
+				 errhint("Set gpujoin.enable_preagg = off to aggregate on the CPU, or raise gpujoin.device_memory_limit.")));
+	GpuJoinCheckStatus(status, err, "could not aggregate the matches of a GPU join");
+	agg->folded += *n;
+	if (undecided > 0)
+	{
+		agg->undecided_rounds++;
+		FoldUndecided(node, first);
+	}
+	if (*n <= 0 || *n > left)
+		elog(ERROR, "gpujoin: the kernels aggregated " INT64_FORMAT " matches where " INT64_FORMAT " were left",
+			 *n, left);
+	return GJ_OK;
+}
+
+/*
  * GJ_RETRIEVE in a GpuPreAgg: fold every round of the counted chunk into
  * the groups
  */
 void
 GpuJoinAggregateChunk(GpuJoinState *node)
 {
-	GpuJoinDeviceContext *dev = &node->gj_Device;
-	GpuJoinAgg *agg = node->gj_Agg;
-
 	BeginOnContext(node);
 	while (node->gj_NextMatch < node->gj_ChunkMatches)
 	{
-		int64		n = 0;
-		int64		undecided = 0;
+		int64		n;
 		GjError		err;
-		GjStatus	status;
 
 		CHECK_FOR_INTERRUPTS();
-		/*
-		 * A round of up to max_matches could take a group's sums past what
-		 * the table's words hold exactly: its groups go to the host first,
-		 * as from a closed context, and a new table begins
-		 */
-		if (agg->folded > 0 && agg->folded + node->gj_Spec.max_matches > TableMatches())
-		{
-			SaveGroups(node);
-			agg->spills++;
-			BeginOnContext(node);
-		}
-		memset(&err, 0, sizeof(err));
-		/*
-		 * The step that takes the matches, as retrieve does for a join; an
-		 * injected fault comes before it, as the kernels' own failures do
-		 * (nothing of the round folded)
-		 */
-		status = GpuJoinInjectFault(GPUJOIN_FAULT_RETRIEVE, node->gj_OnFallback, GJ_OK, &err,
-									node->gj_NextMatch > 0);
-		if (status == GJ_OK)
-			status = dev->kernels->aggregate(dev->ctx, node->gj_NextMatch, &n, &undecided, &err);
-		if (status == GJ_OK)
-			agg->folded += n;
-		if (status == GJ_ERROR_DEVICE_MEMORY && !node->gj_OnFallback)
+		if (GpuJoinAggFoldRound(node, node->gj_NextMatch,
+								node->gj_ChunkMatches - node->gj_NextMatch,
+								node->gj_NextMatch > 0, !node->gj_OnFallback, &n, &err) != GJ_OK)
 		{
 			/*
-			 * Nothing of the round was folded (the contract): the groups so
-			 * far are kept, and the CPU twin goes on from this match
+			 * Out of device memory: the groups so far are kept, and the CPU
+			 * twin goes on from this match
 			 */
 			GpuJoinSwitchToCpu(node, &err);
 			BeginOnContext(node);
 			continue;
 		}
-		if (status == GJ_ERROR_DEVICE_MEMORY)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("gpujoin: the groups of a GPU aggregation do not fit in device memory"),
-					 errdetail("%s", err.message),
-					 errhint("Set gpujoin.enable_preagg = off to aggregate on the CPU, or raise gpujoin.device_memory_limit.")));
-		GpuJoinCheckStatus(status, &err, "could not aggregate the matches of a GPU join");
-		if (undecided > 0)
-		{
-			agg->undecided_rounds++;
-			FoldUndecided(node, node->gj_NextMatch);
-		}
-		if (n <= 0 || n > node->gj_ChunkMatches - node->gj_NextMatch)
-			elog(ERROR, "gpujoin: the kernels aggregated " INT64_FORMAT " matches where " INT64_FORMAT " were left",
-				 n, node->gj_ChunkMatches - node->gj_NextMatch);
 		node->gj_NextMatch += n;
 	}
 }
@@ -1389,6 +1423,24 @@ GpuJoinCloseDevice(GpuJoinState *node)
 {
 	SaveGroups(node);
 	GpuJoinDeviceClose(&node->gj_Device);
+}
+
+/* A GpuPreAgg's spec */
+GjAggSpec *
+GpuJoinAggSpec(GpuJoinState *node)
+{
+	return node->gj_Agg->spec;
+}
+
+/*
+ * Another spec for a GpuPreAgg before it folds anything (a chain's top:
+ * its inputs where the chain carries them, exec_chain.c)
+ */
+void
+GpuJoinAggSetSpec(GpuJoinState *node, GjAggSpec *spec)
+{
+	node->gj_Agg->spec = spec;
+	node->gj_Agg->begun = NULL;
 }
 
 /* A rescan: no group yet */

@@ -29,7 +29,9 @@
  * columns.  The top's scan tuple columns are followed the same way.
  *
  * What a chain takes: every level an inner GPU hash join (NPHJ or PHJ) on
- * one device, serial, not under a GpuPreAgg; the levels above the bottom
+ * one device, serial; the top may be a GpuPreAgg whose inputs the chain
+ * carries on the device (gpujoin.enable_chain_preagg: ChainAggSpec), which
+ * folds the last level's matches into its groups (CHAIN_FOLD); the levels above the bottom
  * with one key clause whose outer argument is a plain column; the levels
  * below the top with no join filter, no qual and a target list of plain
  * columns (the top keeps its join filter and qual).  Anything else runs as
@@ -68,6 +70,8 @@
 #define CHAIN_ROUND		4			/* its next round */
 #define CHAIN_EMIT		5			/* the round's rows */
 #define CHAIN_DONE		6
+#define CHAIN_FOLD		7			/* a GpuPreAgg on top: the last level's
+									 * counted chunk into the groups */
 
 /* An 8-byte key column a side's batch carries for a later level */
 typedef struct ChainExtra
@@ -96,6 +100,9 @@ typedef struct GpuJoinChain
 	int32		key_columns[GJ_MAX_LEVELS];
 	GpuJoinChainColumn *cols;	/* the top's scan tuple */
 	int			ncols;
+	GjAggSpec  *agg_spec;		/* a GpuPreAgg on top: its spec with the
+								 * chain's layout of its outer columns */
+	GjAggSpec  *own_agg_spec;	/* ... and as the node has it alone */
 	MemoryContext cxt;			/* the extra key columns */
 
 	int			state;
@@ -131,19 +138,25 @@ typedef struct GpuJoinChain
  * ----------------------------------------------------------------
  */
 
-/* What every level of a chain must be */
+/*
+ * What every level of a chain must be; the top may be a GpuPreAgg
+ * (gpujoin.enable_chain_preagg), which folds the last level's matches into
+ * its groups on the device
+ */
 static bool
-ChainableLevel(GpuJoinState *node)
+ChainableLevel(GpuJoinState *node, bool top)
 {
 	CustomScan *cscan = (CustomScan *) node->css.ss.ps.plan;
 
-	return cscan->methods == &gpujoin_hash_scan_methods &&
+	return (cscan->methods == &gpujoin_hash_scan_methods ||
+			(top && cscan->methods == &gpujoin_preagg_scan_methods)) &&
 		node->gj_Strategy == GPUJOIN_STRATEGY_HASH &&
 		node->gj_JoinType == JOIN_INNER &&
 		(node->gj_Spec.variant == GJ_VARIANT_NPHJ || node->gj_Spec.variant == GJ_VARIANT_PHJ) &&
 		node->gj_Spec.ndevices < 2 &&
 		!cscan->scan.plan.parallel_aware &&
-		node->gj_Agg == NULL;
+		(node->gj_Agg == NULL ||
+		 (top && gpujoin_enable_chain_preagg && node->gj_JoinQual == NULL));
 }
 
 /* A level below the top: what it hands up is its scan tuple's columns */
@@ -152,7 +165,7 @@ ChainableLower(GpuJoinState *node)
 {
 	ListCell   *lc;
 
-	if (!ChainableLevel(node) || node->gj_JoinQual != NULL || node->css.ss.ps.qual != NULL)
+	if (!ChainableLevel(node, false) || node->gj_JoinQual != NULL || node->css.ss.ps.qual != NULL)
 		return false;
 	foreach(lc, node->css.ss.ps.plan->targetlist)
 	{
@@ -231,6 +244,42 @@ SideWidths(const ChainSide *cs, int32 *widths)
 }
 
 /*
+ * A GpuPreAgg on top: the inputs of its spec on its outer side name that
+ * side's device columns, which in the chain are where the levels below
+ * hand them down (chain->cols, the top's outer columns first).  A copy of
+ * the spec with those inputs moved there; false where an input is not
+ * carried on the device there (a host column of the side it comes from)
+ * or is converted by the node's own outer side (a scaled numeric, a text
+ * key's code), which the chain's sides do not do.
+ */
+static bool
+ChainAggSpec(GpuJoinChain *chain, GpuJoinState *top)
+{
+	GjAggSpec  *spec = palloc(sizeof(GjAggSpec));
+
+	*spec = *GpuJoinAggSpec(top);
+	for (int j = 0; j < spec->ninputs; j++)
+	{
+		GjAggInput *in = &spec->inputs[j];
+		int			c;
+
+		if (in->side != 0)
+			continue;			/* the top's own inner side: as it is */
+		for (c = 0; c < top->gj_Outer.ncolumns; c++)
+			if (top->gj_Outer.columns[c].device == in->column)
+				break;
+		if (c == top->gj_Outer.ncolumns ||
+			GpuJoinColumnConverted(&top->gj_Outer.columns[c]) ||
+			chain->cols[c].values < 0 || GpuJoinColumnConverted(chain->cols[c].col))
+			return false;
+		in->column = (int8) chain->cols[c].values;
+	}
+	chain->agg_spec = spec;
+	chain->own_agg_spec = GpuJoinAggSpec(top);
+	return true;
+}
+
+/*
  * Make node the top of a chain if it and the GPU joins stacked under it
  * can be one (see the file's head); called at the end of BeginGpuJoin, so
  * the nodes below have begun, and may have made themselves tops already
@@ -244,7 +293,7 @@ GpuJoinChainInit(GpuJoinState *node)
 	int			n = 1;
 	int			c;
 
-	if (!gpujoin_enable_chain || !ChainableLevel(node) || node->gj_NumKeys != 1 ||
+	if (!gpujoin_enable_chain || !ChainableLevel(node, true) || node->gj_NumKeys != 1 ||
 		node->gj_Outer.key_attnos[0] == 0)
 		return;
 	stack[0] = node;
@@ -374,6 +423,9 @@ GpuJoinChainInit(GpuJoinState *node)
 		cc->rows = GJ_CHAIN_INNER_ROWS;
 	}
 
+	if (node->gj_Agg != NULL && !ChainAggSpec(chain, node))
+		return;
+
 	chain->cxt = AllocSetContextCreate(CurrentMemoryContext, "GpuJoin chain",
 									   ALLOCSET_DEFAULT_SIZES);
 	chain->state = CHAIN_START;
@@ -384,6 +436,37 @@ GpuJoinChainInit(GpuJoinState *node)
 		chain->levels[k]->gj_ChainedInto = node;
 	}
 	node->gj_Chain = chain;
+	if (chain->agg_spec != NULL)
+		GpuJoinAggSetSpec(node, chain->agg_spec);
+}
+
+/*
+ * The join spec of node's device context: the chain's layout where node
+ * runs a chain (a GpuPreAgg's undecided rounds are read by it), else its own
+ */
+const GjJoinSpec *
+GpuJoinChainSpec(GpuJoinState *node)
+{
+	GpuJoinChain *chain = node->gj_Chain;
+
+	if (chain == NULL || chain->unchained)
+		return &node->gj_Spec;
+	return &chain->specs[chain->nlevels - 1];
+}
+
+/*
+ * Where node runs a chain: match i of round (the last level's) in its scan
+ * tuple, and true; else false
+ */
+bool
+GpuJoinChainFillMatch(GpuJoinState *node, const GjMatchRound *round, int64 i)
+{
+	GpuJoinChain *chain = node->gj_Chain;
+
+	if (chain == NULL || chain->unchained)
+		return false;
+	GpuJoinChainFillScanSlot(node, round, i, chain->cols, chain->ncols);
+	return true;
 }
 
 /* ----------------------------------------------------------------
@@ -474,7 +557,7 @@ OpenAndBuild(GpuJoinChain *chain, const GjKernels *kernels, GjError *err)
 		GjBatch		inner = ChainBatch(&chain->sides[CHAIN_INNER(k)], columns);
 		GjStatus	status;
 
-		GpuJoinDeviceClose(&level->gj_Device);
+		GpuJoinCloseDevice(level);	/* (a GpuPreAgg's groups kept) */
 		GpuJoinDeviceOpen(&level->gj_Device, kernels, &chain->specs[k]);
 		memset(err, 0, sizeof(*err));
 		status = kernels->build(level->gj_Device.ctx, &inner, err);
@@ -553,7 +636,7 @@ SwitchToCpu(GpuJoinChain *chain, const GjError *cause)
 		}
 		chain->last_matches = n;
 		chain->next_match = chain->taken - skipped;
-		chain->state = CHAIN_ROUND;
+		chain->state = (top->gj_Agg != NULL) ? CHAIN_FOLD : CHAIN_ROUND;
 		return;
 	}
 }
@@ -605,6 +688,8 @@ Unchain(GpuJoinChain *chain)
 		if (k < chain->nlevels - 1)
 			level->gj_ChainedInto = NULL;
 	}
+	if (chain->own_agg_spec != NULL)
+		GpuJoinAggSetSpec(chain->levels[chain->nlevels - 1], chain->own_agg_spec);
 	chain->unchained = true;
 }
 
@@ -759,7 +844,7 @@ GpuJoinChainExec(GpuJoinState *node, bool *handled)
 					}
 					chain->last_matches = n;
 					chain->next_match = 0;
-					chain->state = CHAIN_ROUND;
+					chain->state = (top->gj_Agg != NULL) ? CHAIN_FOLD : CHAIN_ROUND;
 					continue;
 				}
 
@@ -809,9 +894,45 @@ GpuJoinChainExec(GpuJoinState *node, bool *handled)
 					continue;
 				}
 
+			case CHAIN_FOLD:
+				{
+					int64		n;
+
+					if (chain->next_match >= chain->last_matches)
+					{
+						chain->state = CHAIN_NEXT;
+						continue;
+					}
+					status = GpuJoinAggFoldRound(top, chain->next_match,
+												 chain->last_matches - chain->next_match,
+												 chain->taken > 0, !chain->on_fallback, &n, &err);
+					if (status != GJ_OK)
+					{
+						/* out of device memory: nothing of the round folded */
+						SwitchToCpu(chain, &err);
+						continue;
+					}
+					chain->next_match += n;
+					chain->taken += n;
+					continue;
+				}
+
 			case CHAIN_DONE:
 				ShowRows(chain);
 				InstrumentLower(chain);
+				if (top->gj_Agg != NULL)
+				{
+					/* a GpuPreAgg: its groups */
+					instr_time	start;
+					TupleTableSlot *slot;
+
+					if (top->gj_Timing)
+						INSTR_TIME_SET_CURRENT(start);
+					slot = GpuJoinAggEmitNext(top);
+					if (top->gj_Timing)
+						top->gj_EmitMs += GpuJoinElapsedMs(start);
+					return slot;
+				}
 				return NULL;
 
 			default:
@@ -881,8 +1002,9 @@ GpuJoinChainExplain(GpuJoinState *node, ExplainState *es)
 							es);
 	else if (node->gj_Chain != NULL)
 		ExplainPropertyText("Chain",
-							psprintf("%d joins in one pass over the outer side of the lowest, each one's matches handed to the next on the device",
-									 node->gj_Chain->nlevels),
+							psprintf("%d joins in one pass over the outer side of the lowest, each one's matches handed to the next on the device%s",
+									 node->gj_Chain->nlevels,
+									 node->gj_Agg != NULL ? ", the last one's folded into groups there" : ""),
 							es);
 	else if (node->gj_ChainedInto != NULL)
 		ExplainPropertyText("Chain", "a level of the chain run by the GPU join above: its matches go up on the device",

@@ -175,11 +175,67 @@ OutputRow(GpuJoinState *node, ExprContext *econtext, TupleTableSlot *scanslot)
 }
 
 /*
- * A chain of joins (exec_chain.c): the next match of the last level's
- * round, from *pos on, that passes the top node's join quals, projected;
- * NULL when the round is used up.  Each column of the scan tuple comes from
- * the side cols names: device values carried in the round, host columns
- * through the row number the round carries for that side.
+ * A chain of joins (exec_chain.c): match i of the last level's round in
+ * the top node's scan tuple.  Each column comes from the side cols names:
+ * device values carried in the round, host columns through the row number
+ * the round carries for that side.
+ */
+void
+GpuJoinChainFillScanSlot(GpuJoinState *top, const GjMatchRound *round, int64 i,
+						 const GpuJoinChainColumn *cols, int ncols)
+{
+	TupleTableSlot *scanslot = top->css.ss.ss_ScanTupleSlot;
+	TupleTableSlot *fetched = NULL;
+	GpuJoinSide *fetched_side = NULL;
+
+	ExecClearTuple(scanslot);
+	for (int c = 0; c < ncols; c++)
+	{
+		const GpuJoinChainColumn *cc = &cols[c];
+		const GpuJoinColumn *col = cc->col;
+		int			att = cc->scan_att;
+		GjRowId		row;
+
+		if (cc->values >= 0)
+		{
+			const uint8_t *null = cc->in_inner ? round->inner_nulls[cc->values] :
+				round->outer_nulls[cc->values];
+			const char *bytes = cc->in_inner ? round->inner_values[cc->values] :
+				round->outer_values[cc->values];
+
+			scanslot->tts_isnull[att] = (null != NULL && null[i] != 0);
+			scanslot->tts_values[att] = scanslot->tts_isnull[att] ? (Datum) 0 :
+				DeviceDatum(col, bytes + i * col->typlen);
+			continue;
+		}
+		row = cc->rows == GJ_CHAIN_OUTER_ROWS ? round->outer_rows[i] :
+			cc->rows == GJ_CHAIN_INNER_ROWS ? round->inner_rows[i] :
+			((const GjRowId *) round->outer_values[cc->rows])[i];
+		if (row >= cc->side->nrows)
+			elog(ERROR, "gpujoin: a chain of joins returned row %u of a side of " INT64_FORMAT " rows",
+				 row, cc->side->nrows);
+		if (cc->side->host_by_tid)
+		{
+			/* the row's tuple, fetched once for all its columns */
+			if (fetched_side != cc->side)
+			{
+				fetched = GpuJoinHeapFetch(cc->side, row);
+				fetched_side = cc->side;
+			}
+			scanslot->tts_values[att] = fetched->tts_values[col->attno - 1];
+			scanslot->tts_isnull[att] = fetched->tts_isnull[col->attno - 1];
+			continue;
+		}
+		scanslot->tts_values[att] = cc->side->host_values[col->host][row];
+		scanslot->tts_isnull[att] = cc->side->host_isnull[col->host][row];
+	}
+	ExecStoreVirtualTuple(scanslot);
+}
+
+/*
+ * A chain of joins: the next match of the last level's round, from *pos
+ * on, that passes the top node's join quals, projected; NULL when the round
+ * is used up
  */
 TupleTableSlot *
 GpuJoinChainEmitNext(GpuJoinState *top, const GjMatchRound *round, int64 *pos,
@@ -191,53 +247,10 @@ GpuJoinChainEmitNext(GpuJoinState *top, const GjMatchRound *round, int64 *pos,
 	while (*pos < round->nmatches)
 	{
 		int64		i = (*pos)++;
-		TupleTableSlot *fetched = NULL;
-		GpuJoinSide *fetched_side = NULL;
 		TupleTableSlot *slot;
 
 		ResetExprContext(econtext);
-		ExecClearTuple(scanslot);
-		for (int c = 0; c < ncols; c++)
-		{
-			const GpuJoinChainColumn *cc = &cols[c];
-			const GpuJoinColumn *col = cc->col;
-			int			att = cc->scan_att;
-			GjRowId		row;
-
-			if (cc->values >= 0)
-			{
-				const uint8_t *null = cc->in_inner ? round->inner_nulls[cc->values] :
-					round->outer_nulls[cc->values];
-				const char *bytes = cc->in_inner ? round->inner_values[cc->values] :
-					round->outer_values[cc->values];
-
-				scanslot->tts_isnull[att] = (null != NULL && null[i] != 0);
-				scanslot->tts_values[att] = scanslot->tts_isnull[att] ? (Datum) 0 :
-					DeviceDatum(col, bytes + i * col->typlen);
-				continue;
-			}
-			row = cc->rows == GJ_CHAIN_OUTER_ROWS ? round->outer_rows[i] :
-				cc->rows == GJ_CHAIN_INNER_ROWS ? round->inner_rows[i] :
-				((const GjRowId *) round->outer_values[cc->rows])[i];
-			if (row >= cc->side->nrows)
-				elog(ERROR, "gpujoin: a chain of joins returned row %u of a side of " INT64_FORMAT " rows",
-					 row, cc->side->nrows);
-			if (cc->side->host_by_tid)
-			{
-				/* the row's tuple, fetched once for all its columns */
-				if (fetched_side != cc->side)
-				{
-					fetched = GpuJoinHeapFetch(cc->side, row);
-					fetched_side = cc->side;
-				}
-				scanslot->tts_values[att] = fetched->tts_values[col->attno - 1];
-				scanslot->tts_isnull[att] = fetched->tts_isnull[col->attno - 1];
-				continue;
-			}
-			scanslot->tts_values[att] = cc->side->host_values[col->host][row];
-			scanslot->tts_isnull[att] = cc->side->host_isnull[col->host][row];
-		}
-		ExecStoreVirtualTuple(scanslot);
+		GpuJoinChainFillScanSlot(top, round, i, cols, ncols);
 		econtext->ecxt_scantuple = scanslot;
 
 		if (top->gj_JoinQual != NULL && !ExecQual(top->gj_JoinQual, econtext))

@@ -38,6 +38,7 @@ bool		gpujoin_enable_heapscan = true;
 bool		gpujoin_enable_preagg = true;
 bool		gpujoin_enable_preagg_scan = true;
 bool		gpujoin_enable_chain = true;
+bool		gpujoin_enable_chain_preagg = false;
 int			gpujoin_join_variant = GPUJOIN_AUTO;
 int			gpujoin_groupby_variant = GPUJOIN_AUTO;
 int			gpujoin_materialize = GPUJOIN_AUTO;
@@ -383,6 +384,17 @@ _PG_init(void)
 							 "back to the host as rows.",
 							 &gpujoin_enable_chain,
 							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.enable_chain_preagg",
+							 "Lets a GpuPreAgg be the top of a chain of GPU joins.",
+							 "The last level's matches are folded into the groups on the device, not "
+							 "joined by the GpuPreAgg's own join from the rows of a chain below it. "
+							 "Off by default until it has been measured on a GPU.",
+							 &gpujoin_enable_chain_preagg,
+							 false,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

@@ -21,8 +21,15 @@
 -- one by one); the planner's price of a chain (EXPLAIN VERBOSE, cheaper
 -- than the stacked plan); a chain rescanned for each row of a correlated
 -- subquery; a chain cut short by a LIMIT; a left join on top (no chain).
+-- A GpuPreAgg on top of a chain (gpujoin.enable_chain_preagg): the last
+-- level's matches folded into the groups on the device, group keys and
+-- arguments from every level; not where an input is converted by the
+-- GpuPreAgg's own outer side (a numeric argument, a text group key of a
+-- level below; one of its own inner side is); out
+-- of device memory in the build, count and aggregate; an argument whose
+-- division by zero the device leaves to the host (PostgreSQL's error).
 BEGIN;
-SELECT plan(45);
+SELECT plan(64);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -244,6 +251,61 @@ SELECT ok(pg_temp.plan(sql) !~ 'Chain: 2', 'a left join on top of an inner one i
 FROM q2 WHERE name = 'left on top';
 SELECT is(pg_temp.rows_digest(sql), ref.digest, 'a left join on top: the same rows as PostgreSQL')
 FROM q2 JOIN ref USING (name) WHERE name = 'left on top';
+
+-- a GpuPreAgg on top of a chain: the last level's matches go into the
+-- groups on the device (small chunks and rounds: several of each)
+SET LOCAL gpujoin.enable_chain_preagg = on;
+SET LOCAL gpujoin.chunk_rows = 700;
+CREATE TEMP TABLE qa (name text PRIMARY KEY, folded bool, sql text);
+INSERT INTO qa VALUES
+	('a GpuPreAgg over 3 levels', true,
+	 'SELECT d1.a, count(*), sum(f.v), sum(d2.b), min(d3.c), max(f.k4), avg(d3.c) FROM f JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k JOIN d3 ON f.k3 = d3.k GROUP BY d1.a'),
+	('a GpuPreAgg over 5 levels, keys from two levels', true,
+	 'SELECT d3.c, d5.z % 3, count(*), sum(d2.b + f.v), min(d4.w), max(d1.a) FROM f JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k JOIN d3 ON f.k3 = d3.k JOIN d4 ON f.k4 = d4.k JOIN d5 ON f.k5 = d5.k GROUP BY 1, 2'),
+	('a GpuPreAgg with no group key', true,
+	 'SELECT count(*), sum(f.v), max(d2.b) FROM f JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k'),
+	('a numeric argument', false,
+	 'SELECT d1.a, sum(f.n), count(*) FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k GROUP BY d1.a'),
+	('a text group key of the top''s own inner side', true,
+	 'SELECT d2.name, count(*), sum(f.v) FROM f JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k GROUP BY d2.name'),
+	('a text group key of a level below', false,
+	 'SELECT d1.name, count(*), sum(f.v) FROM f JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k GROUP BY d1.name');
+:postgres_join
+CREATE TEMP TABLE refa AS SELECT name, pg_temp.rows_digest(sql) AS digest FROM qa;
+-- (the joins in the order written: the top's inner side is the last)
+SET LOCAL join_collapse_limit = 1;
+:gpu_join
+CREATE TEMP TABLE gota AS
+SELECT name, folded, pg_temp.rows_digest(sql) AS digest, pg_temp.plan(sql) AS plan FROM qa;
+SELECT is(gota.digest, refa.digest, gota.name || ': the same rows as PostgreSQL')
+FROM gota JOIN refa USING (name) ORDER BY name;
+SELECT is(plan ~ 'GpuPreAgg[^>]*Chain: \d joins in one pass[^\n]*folded into groups there', folded,
+	name || CASE WHEN folded THEN ': the GpuPreAgg is the chain''s top'
+		ELSE ': the GpuPreAgg is no level (an input it converts)' END)
+FROM gota ORDER BY name;
+SELECT is(pg_temp.with_fault(fault, 'rows_digest', qa.sql), refa.digest,
+	qa.name || ', out of memory in ' || step || ': the same rows')
+FROM faults, qa JOIN refa USING (name)
+WHERE qa.name = 'a GpuPreAgg over 3 levels' ORDER BY fault;
+SELECT ok(pg_temp.with_fault('retrieve_oom', 'plan_analyze', sql) ~
+		  'GpuPreAgg[^>]*Chain: 3 joins in one pass[\s\S]*Device: CPU \(fell back from',
+	'EXPLAIN ANALYZE, out of memory in the aggregation: the chain and its groups went on on the CPU')
+FROM qa WHERE name = 'a GpuPreAgg over 3 levels';
+-- an argument the device leaves undecided (a division by zero): the host
+-- evaluates it, and raises PostgreSQL's error
+SELECT throws_ok($$SELECT d1.a, sum(f.v / (d3.c - 2)) FROM f JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k JOIN d3 ON f.k3 = d3.k GROUP BY d1.a$$,
+	'22012', NULL, 'a division by zero in a chain''s GpuPreAgg: PostgreSQL''s error');
+SELECT ok(pg_temp.plan($$SELECT d1.a, sum(f.v / (d3.c - 2)) FROM f JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k JOIN d3 ON f.k3 = d3.k GROUP BY d1.a$$)
+		  ~ 'GpuPreAgg[^>]*folded into groups there',
+	'... and it is a chain''s GpuPreAgg')
+;
+SET LOCAL gpujoin.enable_chain_preagg = off;
+SELECT ok(pg_temp.plan(sql) ~ 'GpuPreAgg' AND pg_temp.plan(sql) !~ 'folded into groups',
+	'gpujoin.enable_chain_preagg off: the GpuPreAgg is no level')
+FROM qa WHERE name = 'a GpuPreAgg over 3 levels';
+RESET gpujoin.enable_chain_preagg;
+RESET gpujoin.chunk_rows;
+RESET join_collapse_limit;
 
 SELECT * FROM finish();
 ROLLBACK;

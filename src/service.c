@@ -268,11 +268,9 @@ UnregisterSegments(int code, Datum arg)
  * RegisterNewSegments).  kept[] is the service's side of the list, which
  * only the main thread reads and changes (the list in shared memory is
  * under a spinlock, which worker threads must not take).  Past the limit,
- * the free segments given back longest ago are dropped first: the workers
- * of a query run again find the segments they gave back last time (with
- * slot order, a run of 2, 4 then 8 workers at 10^8 rows on the H200 host
- * left one of the 8 workers' processes page-locking a new segment each
- * query).
+ * the free segments given back longest ago are dropped first (they were
+ * dropped in slot order): the workers of a query run again find the
+ * segments they gave back last time, whatever other queries ran between.
  */
 #define KEEP_MIN_BYTES ((Size) 32 * 1024 * 1024)
 

@@ -103,8 +103,9 @@ typedef struct ClientContext
  * raises an ERROR where it has none.
  *
  * Sized by their set, the arrays of the shares of a parallel join's inner
- * side take about 1.25 times the whole side's in all, at any number of
- * processes, which gpujoin.service_kept_staging keeps for the next query's
+ * side take about 1.5 times the whole side's in all (exec_heap.c: the room
+ * a share makes), at any number of processes, which
+ * gpujoin.service_kept_staging keeps for the next query's
  * processes; sized at four times their largest array, to a power of two,
  * they took 0.6 to 2.4 GB a process with 2 or 4 workers at 10^8 rows, more
  * than the service keeps by default, and each query page-locked new

@@ -20,7 +20,11 @@
  * both materializations, rounds much smaller than the matches, and chunk
  * row numbers of its own; a snowflake (a level probing with the level
  * above's column); an empty level; a chain of one level; and the
- * arguments gj_chain_init must refuse.
+ * arguments gj_chain_init must refuse.  Each case also folds the last
+ * level's matches into groups (agg_begin, aggregate, agg_result on the last
+ * level's context, as a GpuPreAgg on top of a chain does): count(*),
+ * sum(chunk value) and min(level 0's value) by the last level's value,
+ * against the reference's combinations, and on CUDA against the twin.
  *
  * IDENTIFICATION
  *	  test/kernels/test_chain.c
@@ -468,6 +472,210 @@ done:
 	return ok;
 }
 
+/*
+ * Groups of the last level's value (index 30000: NULL): count(*), the sum
+ * of the chunk's value, min of level 0's value (non-NULL count, min)
+ */
+#define AGG_KEYS		30001
+
+typedef struct ChainGroups
+{
+	int64_t		count[AGG_KEYS];
+	__int128	sum[AGG_KEYS];
+	int64_t		nmin[AGG_KEYS];
+	int64_t		min[AGG_KEYS];
+	int64_t		ngroups;
+} ChainGroups;
+
+/* The reference's groups, from its combinations */
+static void
+ReferenceGroups(const ChainCase *cc, const ChainData *d, const ComboList *want, ChainGroups *g)
+{
+	int			L = cc->nlevels;
+
+	memset(g, 0, sizeof(*g));
+	for (int64_t i = 0; i < want->n; i++)
+	{
+		const Combo *c = &want->items[i];
+		const ChainInner *last = &d->inner[L - 1];
+		int			key = last->value_nulls[c->rows[L]] ? 30000 : last->value[c->rows[L]];
+		const ChainInner *first = &d->inner[0];
+
+		if (g->count[key]++ == 0)
+			g->ngroups++;
+		g->sum[key] += d->value[c->rows[0]];
+		if (L >= 2 && !first->value_nulls[c->rows[1]] &&
+			(g->nmin[key]++ == 0 || first->value[c->rows[1]] < g->min[key]))
+			g->min[key] = first->value[c->rows[1]];
+	}
+}
+
+/*
+ * Run the chain on kernels k and fold the last level's matches into
+ * groups; false when a call failed
+ */
+static bool
+RunChainAgg(const GjKernels *k, const ChainCase *cc, const ChainData *d, ChainGroups *g)
+{
+	GjJoinSpec	specs[MAX_LEVELS];
+	int32_t		key_columns[MAX_LEVELS];
+	int32_t		inner_ncolumns[MAX_LEVELS] = {2, 2, 2, 2, 2};
+	GjContext  *levels[MAX_LEVELS] = {0};
+	GjChain		chain;
+	GjError		err;
+	GjBatch		chunk;
+	GjAggSpec	spec;
+	GjAggResult r;
+	bool		ok = false;
+	int			L = cc->nlevels;
+
+	memset(&err, 0, sizeof(err));
+	memset(g, 0, sizeof(*g));
+	MakeSpecs(cc, specs, key_columns);
+	memset(&spec, 0, sizeof(spec));
+	spec.inputs[0] = (GjAggInput) {GJ_SIDE_INNER, 0, GJ_KEY_SIGNED, GJ_EXPR_INT2};
+	spec.inputs[1] = (GjAggInput) {GJ_SIDE_OUTER, (int8_t) (L - 1), GJ_KEY_SIGNED, GJ_EXPR_INT4};
+	spec.ninputs = 2;
+	if (L >= 2)
+	{
+		spec.inputs[2] = (GjAggInput) {GJ_SIDE_OUTER, (int8_t) gj_chain_columns(L, inner_ncolumns, 0),
+			GJ_KEY_SIGNED, GJ_EXPR_INT2};
+		spec.ninputs = 3;
+	}
+	spec.nkeys = 1;
+	gj_agg_expr_input(&spec.keys[0], 0, GJ_EXPR_INT2);
+	spec.key_types[0] = GJ_EXPR_INT2;
+	spec.aggs[0].kind = GJ_AGG_COUNT;
+	spec.aggs[1].kind = GJ_AGG_SUM;
+	spec.aggs[1].type = GJ_EXPR_INT4;
+	spec.aggs[1].has_arg = true;
+	gj_agg_expr_input(&spec.aggs[1].arg, 1, GJ_EXPR_INT4);
+	spec.naggs = 2;
+	if (L >= 2)
+	{
+		spec.aggs[2].kind = GJ_AGG_MIN;
+		spec.aggs[2].type = GJ_EXPR_INT2;
+		spec.aggs[2].has_arg = true;
+		gj_agg_expr_input(&spec.aggs[2].arg, 2, GJ_EXPR_INT2);
+		spec.naggs = 3;
+	}
+	spec.groups_hint = 1024;
+	spec.variant = GJ_AGG_HASH;
+
+	for (int l = 0; l < L; l++)
+	{
+		GjBatch		inner;
+
+		memset(&inner, 0, sizeof(inner));
+		inner.keys = d->inner[l].keys;
+		inner.nulls = d->inner[l].key_nulls;
+		inner.nrows = d->inner[l].nrows;
+		inner.columns = d->inner[l].columns;
+		if (k->context_create(&levels[l], &specs[l], &err) != GJ_OK ||
+			k->build(levels[l], &inner, &err) != GJ_OK)
+		{
+			Failf("level %d: %s", l, err.message);
+			goto done;
+		}
+	}
+	if (gj_chain_init(&chain, k, L, levels, specs, key_columns, &err) != GJ_OK ||
+		k->agg_begin(levels[L - 1], &spec, &err) != GJ_OK)
+	{
+		Failf("gj_chain_init or agg_begin: %s", err.message);
+		goto done;
+	}
+	memset(&chunk, 0, sizeof(chunk));
+	chunk.keys = d->keys[0];
+	chunk.nulls = d->key_nulls[0];
+	chunk.nrows = d->nrows;
+	chunk.columns = d->columns;
+	chunk.row_numbers = d->numbers;
+	if (gj_chain_count(&chain, &chunk, &err) != GJ_OK)
+	{
+		Failf("gj_chain_count: %s", err.message);
+		goto done;
+	}
+	for (;;)
+	{
+		int64_t		nmatches;
+
+		if (gj_chain_next(&chain, &nmatches, &err) != GJ_OK)
+		{
+			Failf("gj_chain_next: %s", err.message);
+			goto done;
+		}
+		if (nmatches == 0)
+			break;
+		for (int64_t first = 0; first < nmatches;)
+		{
+			int64_t		n = 0;
+			int64_t		undecided = 0;
+
+			if (k->aggregate(levels[L - 1], first, &n, &undecided, &err) != GJ_OK || n <= 0 ||
+				undecided != 0)
+			{
+				Failf("aggregate at %lld of %lld: %lld folded, %lld undecided: %s",
+					  (long long) first, (long long) nmatches, (long long) n,
+					  (long long) undecided, err.message);
+				goto done;
+			}
+			first += n;
+		}
+	}
+	if (k->agg_result(levels[L - 1], &r, &err) != GJ_OK)
+	{
+		Failf("agg_result: %s", err.message);
+		goto done;
+	}
+	g->ngroups = r.ngroups;
+	for (int64_t i = 0; i < r.ngroups; i++)
+	{
+		int			key = r.key_nulls[0][i] ? 30000 : (int) r.keys[0][i];
+
+		if (key < 0 || key >= AGG_KEYS || g->count[key] != 0)
+		{
+			Failf("group %lld: key %d out of range or twice", (long long) i, key);
+			goto done;
+		}
+		g->count[key] = r.n[0][i];
+		g->sum[key] = (__int128) r.b[1][i] * ((__int128) 1 << 32) + (__int128) (uint64_t) r.a[1][i];
+		if (L >= 2)
+		{
+			g->nmin[key] = r.n[2][i];
+			g->min[key] = r.n[2][i] > 0 ? r.a[2][i] : 0;
+		}
+	}
+	ok = true;
+done:
+	for (int l = 0; l < L; l++)
+		k->context_destroy(levels[l]);
+	return ok;
+}
+
+/* got's groups are want's */
+static void
+CheckGroups(const ChainGroups *got, const ChainGroups *want, const char *what)
+{
+	if (got->ngroups != want->ngroups)
+	{
+		Failf("%s: %lld groups, the reference has %lld", what,
+			  (long long) got->ngroups, (long long) want->ngroups);
+		return;
+	}
+	for (int key = 0; key < AGG_KEYS; key++)
+	{
+		if (got->count[key] != want->count[key] || got->sum[key] != want->sum[key] ||
+			got->nmin[key] != want->nmin[key] ||
+			(want->nmin[key] > 0 && got->min[key] != want->min[key]))
+		{
+			Failf("%s: group %d: count %lld, min %lld against %lld, %lld", what, key,
+				  (long long) got->count[key], (long long) got->min[key],
+				  (long long) want->count[key], (long long) want->min[key]);
+			return;
+		}
+	}
+}
+
 /* got holds exactly want's (sorted) combinations, in some order */
 static void
 CheckSame(const ComboList *got, const ComboList *want, const char *what)
@@ -540,6 +748,30 @@ RunCase(const ChainCase *cc)
 	if (cpu_ran)
 		CheckSame(&cpu, &want, "cpu");
 	TestReport("cpu", name);
+
+	/* the last level's matches folded into groups */
+	{
+		ChainGroups *ref = TestAlloc(sizeof(ChainGroups));
+		ChainGroups *got = TestAlloc(sizeof(ChainGroups));
+
+		ReferenceGroups(cc, &d, &want, ref);
+		snprintf(name, sizeof(name), "chain %.96s, the last level into %lld groups",
+				 cc->name, (long long) ref->ngroups);
+		if (RunChainAgg(&gj_cpu_kernels, cc, &d, got))
+			CheckGroups(got, ref, "cpu");
+		TestReport("cpu", name);
+#ifdef GPUJOIN_WITH_CUDA
+		if (have_cuda)
+		{
+			if (RunChainAgg(&gj_cuda_kernels, cc, &d, got))
+				CheckGroups(got, ref, "cuda");
+			TestReport("cuda", name);
+		}
+#endif
+		free(ref);
+		free(got);
+		snprintf(name, sizeof(name), "chain %.96s (%lld combinations)", cc->name, (long long) want.n);
+	}
 
 #ifdef GPUJOIN_WITH_CUDA
 	if (have_cuda)

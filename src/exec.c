@@ -824,16 +824,7 @@ ExecGpuJoin(CustomScanState *css)
 				if (node->gj_FillAttached)
 					(void) GpuJoinFillDetach(node);
 				if (node->gj_Agg)
-				{
-					TupleTableSlot *slot;
-
-					if (node->gj_Timing)
-						INSTR_TIME_SET_CURRENT(start);
-					slot = GpuJoinAggEmitNext(node);
-					if (node->gj_Timing)
-						node->gj_EmitMs += GpuJoinElapsedMs(start);
-					return slot;
-				}
+					return GpuJoinAggEmitTimed(node);
 				return NULL;
 
 			default:

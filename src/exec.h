@@ -764,6 +764,7 @@ extern void GpuJoinAggSetSpec(GpuJoinState *node, GjAggSpec *spec);
 extern GjStatus GpuJoinAggFoldRound(GpuJoinState *node, int64 first, int64 left,
 									bool mid_chunk, bool fall_back, int64 *n, GjError *err);
 extern TupleTableSlot *GpuJoinAggEmitNext(GpuJoinState *node);
+extern TupleTableSlot *GpuJoinAggEmitTimed(GpuJoinState *node);
 extern void GpuJoinCloseDevice(GpuJoinState *node);
 extern void GpuJoinAggRescan(GpuJoinState *node);
 extern void GpuJoinAggCounts(GpuJoinState *node, int64 *groups, int64 *spills,

@@ -1365,6 +1365,21 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 	return EmitGroup(node, r, agg->result_states, agg->pos++);
 }
 
+/* GpuJoinAggEmitNext, its time counted as emission's (EXPLAIN ANALYZE) */
+TupleTableSlot *
+GpuJoinAggEmitTimed(GpuJoinState *node)
+{
+	instr_time	start;
+	TupleTableSlot *slot;
+
+	if (node->gj_Timing)
+		INSTR_TIME_SET_CURRENT(start);
+	slot = GpuJoinAggEmitNext(node);
+	if (node->gj_Timing)
+		node->gj_EmitMs += GpuJoinElapsedMs(start);
+	return slot;
+}
+
 /*
  * The row of partial aggregates of group g of r (states: the numeric sums'
  * states made on the host, or NULL)

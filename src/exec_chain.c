@@ -920,20 +920,8 @@ GpuJoinChainExec(GpuJoinState *node, bool *handled)
 			case CHAIN_DONE:
 				ShowRows(chain);
 				InstrumentLower(chain);
-				if (top->gj_Agg != NULL)
-				{
-					/* a GpuPreAgg: its groups */
-					instr_time	start;
-					TupleTableSlot *slot;
-
-					if (top->gj_Timing)
-						INSTR_TIME_SET_CURRENT(start);
-					slot = GpuJoinAggEmitNext(top);
-					if (top->gj_Timing)
-						top->gj_EmitMs += GpuJoinElapsedMs(start);
-					return slot;
-				}
-				return NULL;
+				/* a GpuPreAgg: its groups */
+				return (top->gj_Agg != NULL) ? GpuJoinAggEmitTimed(top) : NULL;
 
 			default:
 				elog(ERROR, "unrecognized state of a chain of GPU joins: %d", chain->state);

@@ -360,27 +360,22 @@ TakeMatch(const ChainCase *cc, const ChainData *d, const GjJoinSpec *last,
 }
 
 /*
- * Run the chain on kernels k: create and build every level, count the
- * chunk, and take every match of every chunk of the last level; false when
- * a call failed (the reason in the test's failure)
+ * Create and build every level on kernels k, chain them (agg: an
+ * aggregation begun on the last level), and count the chunk; false when a
+ * call failed (the reason in the test's failure; levels[] made so far are
+ * the caller's to destroy)
  */
 static bool
-RunChain(const GjKernels *k, const ChainCase *cc, const ChainData *d, bool on_host,
-		 ComboList *out, int64_t *rows_out)
+StartChain(const GjKernels *k, const ChainCase *cc, const ChainData *d, bool on_host,
+		   const GjAggSpec *agg, GjContext **levels, GjChain *chain)
 {
 	GjJoinSpec	specs[MAX_LEVELS];
 	int32_t		key_columns[MAX_LEVELS];
-	GjContext  *levels[MAX_LEVELS] = {0};
-	GjChain		chain;
 	GjError		err;
 	GjBatch		chunk;
-	bool		ok = false;
 	int			L = cc->nlevels;
 
 	memset(&err, 0, sizeof(err));
-	memset(out, 0, sizeof(*out));
-	out->width = L + 1;
-	out->values_ok = true;
 	MakeSpecs(cc, specs, key_columns);
 	for (int l = 0; l < L; l++)
 	{
@@ -395,15 +390,20 @@ RunChain(const GjKernels *k, const ChainCase *cc, const ChainData *d, bool on_ho
 			k->build(levels[l], &inner, &err) != GJ_OK)
 		{
 			Failf("level %d: %s", l, err.message);
-			goto done;
+			return false;
 		}
 	}
-	if (gj_chain_init(&chain, k, L, levels, specs, key_columns, &err) != GJ_OK)
+	if (gj_chain_init(chain, k, L, levels, specs, key_columns, &err) != GJ_OK)
 	{
 		Failf("gj_chain_init: %s", err.message);
-		goto done;
+		return false;
 	}
-	chain.on_host = on_host;
+	chain->on_host = on_host;
+	if (agg != NULL && k->agg_begin(levels[L - 1], agg, &err) != GJ_OK)
+	{
+		Failf("agg_begin: %s", err.message);
+		return false;
+	}
 
 	memset(&chunk, 0, sizeof(chunk));
 	chunk.keys = d->keys[0];
@@ -411,20 +411,59 @@ RunChain(const GjKernels *k, const ChainCase *cc, const ChainData *d, bool on_ho
 	chunk.nrows = d->nrows;
 	chunk.columns = d->columns;
 	chunk.row_numbers = d->numbers;
-	if (gj_chain_count(&chain, &chunk, &err) != GJ_OK)
+	if (gj_chain_count(chain, &chunk, &err) != GJ_OK)
 	{
 		Failf("gj_chain_count: %s", err.message);
-		goto done;
+		return false;
 	}
+	return true;
+}
+
+/* gj_chain_next: the last level's next counted chunk; false on a failure */
+static bool
+NextChunk(GjChain *chain, int64_t *nmatches)
+{
+	GjError		err;
+
+	memset(&err, 0, sizeof(err));
+	if (gj_chain_next(chain, nmatches, &err) != GJ_OK)
+	{
+		Failf("gj_chain_next: %s", err.message);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Run the chain on kernels k: create and build every level, count the
+ * chunk, and take every match of every chunk of the last level; false when
+ * a call failed (the reason in the test's failure)
+ */
+static bool
+RunChain(const GjKernels *k, const ChainCase *cc, const ChainData *d, bool on_host,
+		 ComboList *out, int64_t *rows_out)
+{
+	GjJoinSpec	specs[MAX_LEVELS];
+	int32_t		key_columns[MAX_LEVELS];
+	GjContext  *levels[MAX_LEVELS] = {0};
+	GjChain		chain;
+	GjError		err;
+	bool		ok = false;
+	int			L = cc->nlevels;
+
+	memset(&err, 0, sizeof(err));
+	memset(out, 0, sizeof(*out));
+	out->width = L + 1;
+	out->values_ok = true;
+	MakeSpecs(cc, specs, key_columns);
+	if (!StartChain(k, cc, d, on_host, NULL, levels, &chain))
+		goto done;
 	for (;;)
 	{
 		int64_t		nmatches;
 
-		if (gj_chain_next(&chain, &nmatches, &err) != GJ_OK)
-		{
-			Failf("gj_chain_next: %s", err.message);
+		if (!NextChunk(&chain, &nmatches))
 			goto done;
-		}
 		if (nmatches == 0)
 			break;
 		for (int64_t first = 0; first < nmatches;)
@@ -517,13 +556,10 @@ ReferenceGroups(const ChainCase *cc, const ChainData *d, const ComboList *want, 
 static bool
 RunChainAgg(const GjKernels *k, const ChainCase *cc, const ChainData *d, ChainGroups *g)
 {
-	GjJoinSpec	specs[MAX_LEVELS];
-	int32_t		key_columns[MAX_LEVELS];
 	int32_t		inner_ncolumns[MAX_LEVELS] = {2, 2, 2, 2, 2};
 	GjContext  *levels[MAX_LEVELS] = {0};
 	GjChain		chain;
 	GjError		err;
-	GjBatch		chunk;
 	GjAggSpec	spec;
 	GjAggResult r;
 	bool		ok = false;
@@ -531,7 +567,6 @@ RunChainAgg(const GjKernels *k, const ChainCase *cc, const ChainData *d, ChainGr
 
 	memset(&err, 0, sizeof(err));
 	memset(g, 0, sizeof(*g));
-	MakeSpecs(cc, specs, key_columns);
 	memset(&spec, 0, sizeof(spec));
 	spec.inputs[0] = (GjAggInput) {GJ_SIDE_INNER, 0, GJ_KEY_SIGNED, GJ_EXPR_INT2};
 	spec.inputs[1] = (GjAggInput) {GJ_SIDE_OUTER, (int8_t) (L - 1), GJ_KEY_SIGNED, GJ_EXPR_INT4};
@@ -562,48 +597,14 @@ RunChainAgg(const GjKernels *k, const ChainCase *cc, const ChainData *d, ChainGr
 	spec.groups_hint = 1024;
 	spec.variant = GJ_AGG_HASH;
 
-	for (int l = 0; l < L; l++)
-	{
-		GjBatch		inner;
-
-		memset(&inner, 0, sizeof(inner));
-		inner.keys = d->inner[l].keys;
-		inner.nulls = d->inner[l].key_nulls;
-		inner.nrows = d->inner[l].nrows;
-		inner.columns = d->inner[l].columns;
-		if (k->context_create(&levels[l], &specs[l], &err) != GJ_OK ||
-			k->build(levels[l], &inner, &err) != GJ_OK)
-		{
-			Failf("level %d: %s", l, err.message);
-			goto done;
-		}
-	}
-	if (gj_chain_init(&chain, k, L, levels, specs, key_columns, &err) != GJ_OK ||
-		k->agg_begin(levels[L - 1], &spec, &err) != GJ_OK)
-	{
-		Failf("gj_chain_init or agg_begin: %s", err.message);
+	if (!StartChain(k, cc, d, false, &spec, levels, &chain))
 		goto done;
-	}
-	memset(&chunk, 0, sizeof(chunk));
-	chunk.keys = d->keys[0];
-	chunk.nulls = d->key_nulls[0];
-	chunk.nrows = d->nrows;
-	chunk.columns = d->columns;
-	chunk.row_numbers = d->numbers;
-	if (gj_chain_count(&chain, &chunk, &err) != GJ_OK)
-	{
-		Failf("gj_chain_count: %s", err.message);
-		goto done;
-	}
 	for (;;)
 	{
 		int64_t		nmatches;
 
-		if (gj_chain_next(&chain, &nmatches, &err) != GJ_OK)
-		{
-			Failf("gj_chain_next: %s", err.message);
+		if (!NextChunk(&chain, &nmatches))
 			goto done;
-		}
 		if (nmatches == 0)
 			break;
 		for (int64_t first = 0; first < nmatches;)

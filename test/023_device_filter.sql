@@ -14,7 +14,7 @@
 -- evaluation avoids it.  Quals outside the evaluator keep the Seq Scan.
 -- An operator's function replaced in the transaction: the new one runs.
 BEGIN;
-SELECT plan(30);
+SELECT plan(31);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -171,14 +171,20 @@ SELECT bag_eq($$SELECT 1 AS run, * FROM pg_temp.pq(4000, 100) UNION ALL SELECT 2
 RESET plan_cache_mode;
 
 -- a parallel join: the processes share the filtered outer side's blocks
+-- (through the gpujoin service with the inner side read in shares, the
+-- planner makes the filtered relation the inner side: one reader of it
+-- here)
 \set q 'SELECT a.k, a.z, c.w FROM a JOIN c ON a.k = c.k WHERE a.z % 3 = 0 AND a.f8 > 10'
 :postgres_join
 CREATE TEMP TABLE par_expected AS :q;
 :gpu_join
 :parallel_cheap
+SET LOCAL gpujoin.parallel_inner_shares = off;
 SELECT matches(pg_temp.plan(:'q'), 'Outer Relation: a \(heap pages, parallel\)\n\s+Outer Device Filter',
 			   'parallel: the outer side filtered, its blocks shared');
 SELECT bag_eq(:'q', 'SELECT * FROM par_expected', 'parallel: the same rows');
+RESET gpujoin.parallel_inner_shares;
+SELECT bag_eq(:'q', 'SELECT * FROM par_expected', 'parallel, gpujoin''s defaults: the same rows');
 RESET max_parallel_workers_per_gather;
 
 -- a rescan: the filtered sides read again, or kept

@@ -627,8 +627,6 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 
 	/* the device context is created on first use, and cleaned up by this */
 	GpuJoinDeviceInit(&node->gj_Device, CurrentMemoryContext);
-	/* no set of staging blocks announced (one an ERROR cut short: pinned.c) */
-	GpuJoinPinnedExpect(0, 0);
 
 	/* GPU joins under this one that it can run as one chain (exec_chain.c) */
 	node->gj_Chain = NULL;

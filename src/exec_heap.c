@@ -1108,11 +1108,21 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 						   side->nrows - n, (double) side->capacity / 2);
 			want = Min(max_rows, side->nrows + n + (int64) left);
 
-			/* the arrays at want rows come together (pinned.c) */
+			/*
+			 * the arrays at want rows come together (pinned.c); the set
+			 * announced ends with them, or with an ERROR on the way
+			 */
 			GpuJoinPinnedExpect(row_bytes * want, narrays);
-			GpuJoinReserveSide(side, want);
-			AllocFlags(side);
-			GpuJoinPinnedExpect(0, 0);
+			PG_TRY();
+			{
+				GpuJoinReserveSide(side, want);
+				AllocFlags(side);
+			}
+			PG_FINALLY();
+			{
+				GpuJoinPinnedExpect(0, 0);
+			}
+			PG_END_TRY();
 		}
 		AllocFlags(side);
 

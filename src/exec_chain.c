@@ -29,7 +29,13 @@
  * columns.  The top's scan tuple columns are followed the same way.
  *
  * What a chain takes: every level an inner GPU hash join (NPHJ or PHJ) on
- * one device, serial; the top may be a GpuPreAgg whose inputs the chain
+ * one device, all serial or all partial.  A partial chain runs whole in
+ * every process of its parallel plan, on the process's share of the
+ * bottom level's outer side (a Parallel Seq Scan child's, or the block
+ * scan the bottom keeps in shared memory, exec_parallel.c), and each
+ * process reads and builds every level's inner side for itself: a chain
+ * takes no shared build (GpuJoinShareBuild), the planner charging what one
+ * would have saved (planner.c's ChainSaving).  The top may be a GpuPreAgg whose inputs the chain
  * carries on the device (gpujoin.enable_chain_preagg: ChainAggSpec), which
  * folds the last level's matches into its groups (CHAIN_FOLD); the levels above the bottom
  * with one key clause whose outer argument is a plain column; the levels
@@ -154,7 +160,6 @@ ChainableLevel(GpuJoinState *node, bool top)
 		node->gj_JoinType == JOIN_INNER &&
 		(node->gj_Spec.variant == GJ_VARIANT_NPHJ || node->gj_Spec.variant == GJ_VARIANT_PHJ) &&
 		node->gj_Spec.ndevices < 2 &&
-		!cscan->scan.plan.parallel_aware &&
 		(node->gj_Agg == NULL ||
 		 (top && gpujoin_enable_chain_preagg && node->gj_JoinQual == NULL));
 }
@@ -300,8 +305,12 @@ GpuJoinChainInit(GpuJoinState *node)
 	for (lower = OuterGpuJoin(node); lower != NULL && n < GJ_MAX_LEVELS;
 		 lower = OuterGpuJoin(lower))
 	{
-		/* only where the planner priced the pair as one chain */
-		if (!stack[n - 1]->gj_ChainBelow || !ChainableLower(lower))
+		/*
+		 * only where the planner priced the pair as one chain, both serial
+		 * or both partial (in every process of a parallel plan)
+		 */
+		if (!stack[n - 1]->gj_ChainBelow || !ChainableLower(lower) ||
+			lower->css.ss.ps.plan->parallel_aware != node->css.ss.ps.plan->parallel_aware)
 			break;
 		stack[n++] = lower;
 		/* a level above the bottom probes with one plain column */

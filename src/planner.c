@@ -86,6 +86,8 @@ typedef enum GpuJoinPathPrivateIndex
 								 * parallel join's shared build */
 	GpuJoinPathChainBelow,		/* Boolean: priced as the top of a chain with
 								 * the GPU join below (ChainSaving) */
+	GpuJoinPathUnshared,		/* Float: what a partial path's price saved by
+								 * a shared build (0 where it has none) */
 } GpuJoinPathPrivateIndex;
 
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
@@ -173,10 +175,16 @@ ChainKeyRows(Path *lower, Var *key)
  * value's extraction for each row of the side that holds it
  * (ChainKeyRows).  Not positive: the two stay apart (the plan says so,
  * GpuJoinPrivateChainBelow, and the executor chains only where it does).
+ *
+ * A partial chain (both joins partial) runs whole in every process of the
+ * parallel plan, each on its share of the lowest outer side, and each
+ * builds every level's table for itself: a chain takes no shared build.
+ * What the two joins' prices saved by one (unshared: this join's, the
+ * lower's in its GpuJoinPathUnshared) is charged back.
  */
 static Cost
 ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool partial,
-			GpuJoinClauses *clauses, GjVariant variant, bool partitioned)
+			GpuJoinClauses *clauses, GjVariant variant, bool partitioned, Cost unshared)
 {
 	CustomPath *lower = (CustomPath *) outer_path;
 	List	   *priv;
@@ -185,9 +193,9 @@ ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool 
 	GjVariant	lower_variant;
 
 	if (!gpujoin_enable_chain || strategy != GPUJOIN_STRATEGY_HASH || jointype != JOIN_INNER ||
-		partial || partitioned || (variant != GJ_VARIANT_NPHJ && variant != GJ_VARIANT_PHJ) ||
+		partitioned || (variant != GJ_VARIANT_NPHJ && variant != GJ_VARIANT_PHJ) ||
 		list_length(clauses->key_clauses) != 1 || !IsA(outer_path, CustomPath) ||
-		lower->methods != &gpujoin_hash_path_methods || outer_path->parallel_aware)
+		lower->methods != &gpujoin_hash_path_methods || outer_path->parallel_aware != partial)
 		return 0.0;
 	op = linitial_node(OpExpr, clauses->key_clauses);
 	outer_arg = linitial_int(clauses->outer_is_left) ? linitial(op->args) : lsecond(op->args);
@@ -204,14 +212,16 @@ ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool 
 		return 0.0;
 	return (gpujoin_emit_cost + outer_path->pathtarget->cost.per_tuple) * outer_path->rows +
 		outer_path->rows * (list_length(outer_path->pathtarget->exprs) + 1) * gpujoin_extract_cost -
-		ChainKeyRows(outer_path, (Var *) outer_arg) * gpujoin_extract_cost;
+		ChainKeyRows(outer_path, (Var *) outer_arg) * gpujoin_extract_cost -
+		unshared - floatVal(list_nth(priv, GpuJoinPathUnshared));
 }
 
 /* A GPU join path's custom_private, in GpuJoinPathPrivateIndex's order */
 static List *
 PathPrivate(GpuJoinClauses *clauses, GpuJoinStrategy strategy, GjVariant variant,
 			GjMaterialize materialize, JoinType jointype, char *considered,
-			bool partitioned, bool outer_by_tid, bool inner_by_tid, bool chain_below)
+			bool partitioned, bool outer_by_tid, bool inner_by_tid, bool chain_below,
+			Cost unshared)
 {
 	List	   *priv = list_make5(clauses->key_clauses,
 								  clauses->outer_is_left,
@@ -231,6 +241,7 @@ PathPrivate(GpuJoinClauses *clauses, GpuJoinStrategy strategy, GjVariant variant
 	priv = lappend(priv, makeBoolean(outer_by_tid));
 	priv = lappend(priv, makeBoolean(inner_by_tid));
 	priv = lappend(priv, makeBoolean(chain_below));
+	priv = lappend(priv, makeFloat(psprintf("%g", unshared)));
 	return priv;
 }
 
@@ -252,6 +263,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	bool		outer_by_tid;
 	bool		shared_build;
 	bool		inner_by_tid;
+	Cost		unshared;
 	Cost		saved;
 
 	/* the children are run to completion once per scan: no parameters */
@@ -315,7 +327,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	variant = theta_variant;	/* chosen by the caller for theta joins */
 	GpuJoinCostPath(root, cpath, outer_path, inner_path, clauses, extra, use_gpu,
 				strategy, &variant, &materialize, &considered, &partitioned,
-				&outer_by_tid, &shared_build, &inner_by_tid);
+				&outer_by_tid, &shared_build, &unshared, &inner_by_tid);
 	if (partial && shared_build)
 		considered = psprintf("%s; run by %d processes on one build of the inner rows (gpujoin service)%s",
 							  considered, GpuJoinParallelProcesses(&cpath->path),
@@ -326,12 +338,14 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 							  clauses->fill_inner ?
 							  ", the last to finish emitting those none matched" : "");
 	/* the top of a chain with the GPU hash join below: no rows between them */
-	saved = ChainSaving(outer_path, jointype, strategy, partial, clauses, variant, partitioned);
+	saved = ChainSaving(outer_path, jointype, strategy, partial, clauses, variant, partitioned,
+						unshared);
 	if (saved > 0.0)
 	{
 		cpath->path.total_cost -= Min(saved, cpath->path.total_cost - cpath->path.startup_cost);
-		considered = psprintf("%s; a chain with the GPU join below (%.2f saved)",
-							  considered, saved);
+		considered = psprintf("%s; a chain with the GPU join below (%.2f saved%s)",
+							  considered, saved,
+							  partial ? ", each process building every level's table" : "");
 	}
 	/* a merge join emitting unmatched outer rows sorts them on the host */
 	if (strategy == GPUJOIN_STRATEGY_MERGE &&
@@ -346,7 +360,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 
 	cpath->custom_private = PathPrivate(clauses, strategy, variant, materialize, jointype,
 										considered, partitioned, outer_by_tid, inner_by_tid,
-										saved > 0.0);
+										saved > 0.0, partial && shared_build ? unshared : 0.0);
 
 	/* a copy for an aggregation above (before add_path may free it) */
 	if (strategy == GPUJOIN_STRATEGY_HASH)
@@ -393,7 +407,7 @@ GpuJoinScanPath(PlannerInfo *root, RelOptInfo *rel, Path *scan_path, bool use_gp
 	clauses.exact = true;
 	cpath->custom_private = PathPrivate(&clauses, GPUJOIN_STRATEGY_HASH, GJ_VARIANT_SCAN,
 										GJ_MATERIALIZE_GFUR, JOIN_INNER, considered,
-										false, false, false, false);
+										false, false, false, false, 0.0);
 	return cpath;
 }
 

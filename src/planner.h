@@ -64,7 +64,8 @@ extern void GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_pa
 							Path *inner_path, GpuJoinClauses *clauses, JoinPathExtraData *extra,
 							bool use_gpu, GpuJoinStrategy strategy, GjVariant *variant,
 							GjMaterialize *materialize, char **considered, bool *partitioned,
-							bool *outer_by_tid, bool *shared_build, bool *inner_by_tid);
+							bool *outer_by_tid, bool *shared_build, Cost *unshared,
+							bool *inner_by_tid);
 
 extern void GpuJoinCostScanPath(PlannerInfo *root, CustomPath *cpath, Path *scan_path,
 								bool use_gpu, char **considered);

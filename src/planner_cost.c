@@ -559,7 +559,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 				Path *inner_path, GpuJoinClauses *clauses, JoinPathExtraData *extra,
 				bool use_gpu, GpuJoinStrategy strategy, GjVariant *variant,
 				GjMaterialize *materialize, char **considered, bool *partitioned,
-				bool *outer_by_tid, bool *shared_build, bool *inner_by_tid)
+				bool *outer_by_tid, bool *shared_build, Cost *unshared, bool *inner_by_tid)
 {
 	double		outer_rows = outer_path->rows;	/* a partial path's: per process */
 	double		inner_rows = inner_path->rows;
@@ -591,6 +591,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	*partitioned = false;
 	*outer_by_tid = false;
 	*shared_build = false;
+	*unshared = 0.0;
 	*inner_by_tid = false;
 
 	/* candidate pairs the device returns: rows matching the key clauses */
@@ -803,6 +804,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 			if (*shared_build)
 			{
 				*inner_by_tid = true;
+				*unshared += inner_host - fetches;
 				startup_cost -= inner_host;
 				inner_read -= inner_host;
 				run_cost += fetches;
@@ -819,7 +821,11 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 			 */
 			startup_cost -= inner_read * (1.0 - 1.0 / divisor);
 			startup_cost += inner_rows / divisor * gpujoin_heap_tuple_cost;
+			*unshared += inner_read * (1.0 - 1.0 / divisor) -
+				inner_rows / divisor * gpujoin_heap_tuple_cost;
 		}
+		if (*shared_build)
+			*unshared += (processes - 1) * build_ms * gpujoin_model.cost_per_ms;
 		startup_cost += gpujoin_setup_cost +
 			(*shared_build ? 1 : processes) * build_ms * gpujoin_model.cost_per_ms;
 		startup_cost += cpath->path.parallel_workers * gpujoin_worker_setup_cost *

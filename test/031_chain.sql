@@ -29,7 +29,7 @@
 -- of device memory in the build, count and aggregate; an argument whose
 -- division by zero the device leaves to the host (PostgreSQL's error).
 BEGIN;
-SELECT plan(64);
+SELECT plan(99);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -306,6 +306,57 @@ FROM qa WHERE name = 'a GpuPreAgg over 3 levels';
 RESET gpujoin.enable_chain_preagg;
 RESET gpujoin.chunk_rows;
 RESET join_collapse_limit;
+
+-- a partial chain: below a Gather every process (the leader and 2
+-- workers) runs the whole chain on its share of the fact table's pages,
+-- each building every level's table for itself (small chunks: several in
+-- each process)
+:parallel_cheap
+SET LOCAL gpujoin.chunk_rows = 700;
+CREATE TEMP TABLE gotp AS
+SELECT name, levels, pg_temp.rows_digest(sql) AS digest, pg_temp.plan(sql) AS plan FROM q;
+SELECT is(gotp.digest, ref.digest, gotp.name || ', in parallel: the same rows as PostgreSQL')
+FROM gotp JOIN ref USING (name) ORDER BY name;
+SELECT ok(plan ~ ('Gather[\s\S]*Parallel Custom Scan \(GpuHashJoin\)[^>]*Chain: ' || levels || ' joins in one pass'),
+	name || ', in parallel: one partial chain of ' || levels || ' GPU joins')
+FROM gotp ORDER BY name;
+CREATE TEMP TABLE anp AS
+SELECT pg_temp.plan_analyze(sql) AS plan FROM q WHERE name = 'star of 3, repeated int8 keys';
+SELECT cmp_ok(pg_temp.plan_number(plan, 'Workers Launched'), '>=', 1::bigint,
+	'a partial chain: workers were launched')
+FROM anp;
+SELECT is((regexp_match(plan, 'Participants: (\d+)  Chunks: \d+  Inner Rows: \d+  Outer Rows: (\d+)  Matches: \d+[^>]*$'))::bigint[],
+	ARRAY[pg_temp.plan_number(plan, 'Workers Launched') + 1, 30000],
+	'EXPLAIN ANALYZE, a partial chain: the leader and every worker took part, reading the fact table once between them')
+FROM anp;
+SELECT is(pg_temp.plan_number(plan, 'Matches'), (SELECT three FROM counts),
+	'EXPLAIN ANALYZE, a partial chain: the top''s matches are the join''s rows')
+FROM anp;
+-- out of device memory in every process: each comes apart into its joins
+-- (the build) or goes on on the CPU twin (the count, a retrieve)
+SELECT is(pg_temp.with_fault(fault, 'rows_digest', q.sql), ref.digest,
+	q.name || ', in parallel, out of memory in ' || step || ': the same rows')
+FROM faults, q JOIN ref USING (name)
+WHERE q.name = 'star of 3, repeated int8 keys' ORDER BY fault;
+SELECT ok(pg_temp.with_fault(fault, 'plan_analyze', sql) ~ ('Parallel Custom Scan \(GpuHashJoin\)[^>]*' || says),
+	'EXPLAIN ANALYZE in parallel, out of memory in ' || step || ': ' ||
+	CASE fault WHEN 'build_oom' THEN 'the chain came apart into its joins' ELSE 'the chain fell back to the CPU' END)
+FROM faults, q WHERE name = 'star of 3, repeated int8 keys' ORDER BY fault;
+-- a partial GpuPreAgg on top of a partial chain: each process's groups,
+-- combined by PostgreSQL's Finalize Aggregate above the Gather
+SET LOCAL gpujoin.enable_chain_preagg = on;
+SET LOCAL join_collapse_limit = 1;
+CREATE TEMP TABLE gotpa AS
+SELECT name, folded, pg_temp.rows_digest(sql) AS digest, pg_temp.plan(sql) AS plan FROM qa;
+SELECT is(gotpa.digest, refa.digest, gotpa.name || ', in parallel: the same rows as PostgreSQL')
+FROM gotpa JOIN refa USING (name) ORDER BY name;
+SELECT is(plan ~ 'Gather[\s\S]*Parallel Custom Scan \(GpuPreAgg\)[^>]*Chain: \d joins in one pass[^\n]*folded into groups there', folded,
+	name || ', in parallel: ' || CASE WHEN folded THEN 'the partial GpuPreAgg is the partial chain''s top'
+		ELSE 'the GpuPreAgg is no level' END)
+FROM gotpa ORDER BY name;
+RESET join_collapse_limit;
+RESET gpujoin.enable_chain_preagg;
+RESET gpujoin.chunk_rows;
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -28,6 +28,9 @@
 -- level below; one of its own inner side is); out
 -- of device memory in the build, count and aggregate; an argument whose
 -- division by zero the device leaves to the host (PostgreSQL's error).
+-- Partial chains below a Gather (each process runs the whole chain on its
+-- share of the fact table): the same rows, the fact table read once
+-- between the processes, out of device memory, a partial GpuPreAgg on top.
 BEGIN;
 SELECT plan(99);
 CREATE EXTENSION IF NOT EXISTS gpujoin;

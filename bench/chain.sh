@@ -22,6 +22,14 @@
 #	pg_parallel_8	PostgreSQL, 8 workers
 #	gpu_chain		gpujoin forced (GPU joins only), serial, chains on
 #	gpu_stacked		the same, gpujoin.enable_chain = off
+#	gpu_chain_8		gpujoin forced, 8 workers: a partial chain in every
+#					process, each building every level's table
+#	gpu_chain_agg_8	the same with gpujoin.enable_chain_preagg = on (a
+#					GpuPreAgg the chain's top, for the sum query)
+#	gpu_stacked_8	gpujoin forced, 8 workers, gpujoin.enable_chain = off
+#	auto			gpujoin on and 8 workers allowed: the planner chooses
+# (SETTINGS picks; the default is the first four).  EXPLAIN_SETTING (gpu_chain)
+# is the setting whose plans go to stderr.
 # Each setting in one session: a warm-up, then the median of RUNS (3) of
 # EXPLAIN ANALYZE's Execution Time (TIMING OFF); every setting must return
 # PostgreSQL's rows (compared as an md5 of the sorted rows, against the
@@ -40,15 +48,23 @@ psql_() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 psql_ -c "CREATE EXTENSION IF NOT EXISTS gpujoin" >/dev/null
 
 base="SET jit = off; SET work_mem = '1GB';"
-forced="SET gpujoin.device = $dev; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off; SET gpujoin.enable_mergejoin = off; SET gpujoin.enable_parallel = off; SET max_parallel_workers_per_gather = 0;"
+forced_any="SET gpujoin.device = $dev; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off; SET gpujoin.enable_mergejoin = off;"
+forced="$forced_any SET gpujoin.enable_parallel = off; SET max_parallel_workers_per_gather = 0;"
+forced_8="$forced_any SET max_parallel_workers_per_gather = 8;"
 settings_of() {
 	case "$1" in
 	pg_serial) echo "SET gpujoin.enabled = off; SET max_parallel_workers_per_gather = 0;" ;;
 	pg_parallel_8) echo "SET gpujoin.enabled = off; SET max_parallel_workers_per_gather = 8;" ;;
 	gpu_chain) echo "$forced" ;;
 	gpu_stacked) echo "$forced SET gpujoin.enable_chain = off;" ;;
+	gpu_chain_8) echo "$forced_8" ;;
+	gpu_chain_agg_8) echo "$forced_8 SET gpujoin.enable_chain_preagg = on;" ;;
+	gpu_stacked_8) echo "$forced_8 SET gpujoin.enable_chain = off;" ;;
+	auto) echo "SET gpujoin.device = $dev; SET max_parallel_workers_per_gather = 8;" ;;
+	*) echo "chain.sh: unknown setting $1" >&2; exit 1 ;;
 	esac
 }
+explain_setting=${EXPLAIN_SETTING:-gpu_chain}
 query_of() {
 	local joins="" cols="" sum="sf.v"
 	for l in $(seq 1 "$2"); do
@@ -68,7 +84,8 @@ measure() {
 		args+=(-c "EXPLAIN (ANALYZE, TIMING OFF) $2")
 	done
 	out=$(psql_ "${args[@]}")
-	plan=$(grep -oE 'Custom Scan \(Gpu[A-Za-z]+\)|Parallel Hash Join|Hash Join|Merge Join|Nested Loop' <<<"$out" | head -1)
+	plan=$(grep -oE 'Custom Scan \(Gpu[A-Za-z]+\)|Parallel Hash Join|Hash Join|Merge Join|Nested Loop|Chain: [0-9]+ joins in one pass' <<<"$out" |
+		sort -u | paste -sd' ' -)
 	ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$out" | tail -n +2 |
 		sort -g | sed -n "$(((runs + 1) / 2))p")
 	printf '%s,%s\n' "$plan" "$ms"
@@ -107,8 +124,8 @@ for l in $levels; do
 			fi
 			printf '%s,%s,%s,%s,%s,%s\n' "$n" "$dim" "$l" "$qn" "$s" "$(measure "$s" "$q")"
 		done
-		printf '\n== %s rows, %s dimensions, %s: gpu_chain EXPLAIN ANALYZE\n' "$n" "$l" "$qn" >&2
-		psql_ -c "$base $(settings_of gpu_chain) SET gpujoin.explain_device = on;" \
+		printf '\n== %s rows, %s dimensions, %s: %s EXPLAIN ANALYZE\n' "$n" "$l" "$qn" "$explain_setting" >&2
+		psql_ -c "$base $(settings_of "$explain_setting") SET gpujoin.explain_device = on;" \
 			-c "EXPLAIN (ANALYZE) $q" >&2
 	done
 done

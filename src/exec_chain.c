@@ -483,6 +483,52 @@ GpuJoinChainFillMatch(GpuJoinState *node, const GjMatchRound *round, int64 i)
  * ----------------------------------------------------------------
  */
 
+/*
+ * Encode extra key column x of a side whose key is a plain int4, date or
+ * int8 device column: straight from its values in the batch, as
+ * GpuJoinEncodeKey would (KeyValue's integer keys, one packed key), without
+ * a Datum per row; false where the key is anything else.  Every fact row's
+ * key of every level above the lowest goes through here (in SSB at SF 1,
+ * the general path took about 37 ns a row on the H200 host, 2026-11-29).
+ */
+static bool
+EncodeIntExtra(GpuJoinState *level, GpuJoinSide *side, ChainExtra *x)
+{
+	const GpuJoinColumn *col = x->col;
+	const char *values;
+	const uint8 *nulls;
+	int32_t		bits = level->gj_KeyBits[0];
+	bool		exact = level->gj_KeyExact;
+
+	if (col->device < 0 || GpuJoinColumnConverted(col))
+		return false;
+	switch (level->gj_Outer.key_codings[0].kind)
+	{
+		case GPUJOIN_KEY_INT4:
+		case GPUJOIN_KEY_DATE:
+			if (col->typlen != sizeof(int32))
+				return false;
+			break;
+		case GPUJOIN_KEY_INT8:
+			if (col->typlen != sizeof(int64))
+				return false;
+			break;
+		default:
+			return false;
+	}
+	values = side->device_values[col->device];
+	nulls = side->device_nulls[col->device];
+	for (int64 row = 0; row < side->nrows; row++)
+	{
+		int64_t		v = (col->typlen == sizeof(int32)) ?
+			((const int32 *) values)[row] : ((const int64 *) values)[row];
+
+		x->nulls[row] = (nulls != NULL && nulls[row] != 0);
+		x->keys[row] = x->nulls[row] ? 0 : gj_pack_keys(&v, &bits, 1, exact);
+	}
+	return true;
+}
+
 /* Encode the extra key columns of a side for its rows now in the batch */
 static void
 EncodeExtras(GpuJoinChain *chain, ChainSide *cs)
@@ -506,6 +552,8 @@ EncodeExtras(GpuJoinChain *chain, ChainSide *cs)
 			x->keys = MemoryContextAllocHuge(chain->cxt, sizeof(uint64) * x->capacity);
 			x->nulls = MemoryContextAllocHuge(chain->cxt, x->capacity);
 		}
+		if (EncodeIntExtra(level, side, x))
+			continue;
 		for (int64 row = 0; row < side->nrows; row++)
 		{
 			bool		isnull;

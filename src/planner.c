@@ -180,11 +180,14 @@ ChainKeyRows(Path *lower, Var *key)
  * parallel plan, each on its share of the lowest outer side, and each
  * builds every level's table for itself: a chain takes no shared build.
  * What the two joins' prices saved by one (unshared: this join's, the
- * lower's in its GpuJoinPathUnshared) is charged back.
+ * lower's in its GpuJoinPathUnshared) is charged back.  Its workers opened
+ * the GPU for the lowest level, so this level's charge for that
+ * (worker_setup) is taken off.
  */
 static Cost
 ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool partial,
-			GpuJoinClauses *clauses, GjVariant variant, bool partitioned, Cost unshared)
+			GpuJoinClauses *clauses, GjVariant variant, bool partitioned, Cost unshared,
+			Cost worker_setup)
 {
 	CustomPath *lower = (CustomPath *) outer_path;
 	List	   *priv;
@@ -213,7 +216,7 @@ ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool 
 	return (gpujoin_emit_cost + outer_path->pathtarget->cost.per_tuple) * outer_path->rows +
 		outer_path->rows * (list_length(outer_path->pathtarget->exprs) + 1) * gpujoin_extract_cost -
 		ChainKeyRows(outer_path, (Var *) outer_arg) * gpujoin_extract_cost -
-		unshared - floatVal(list_nth(priv, GpuJoinPathUnshared));
+		unshared - floatVal(list_nth(priv, GpuJoinPathUnshared)) + worker_setup;
 }
 
 /* A GPU join path's custom_private, in GpuJoinPathPrivateIndex's order */
@@ -264,6 +267,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	bool		shared_build;
 	bool		inner_by_tid;
 	Cost		unshared;
+	Cost		worker_setup;
 	Cost		saved;
 
 	/* the children are run to completion once per scan: no parameters */
@@ -327,7 +331,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	variant = theta_variant;	/* chosen by the caller for theta joins */
 	GpuJoinCostPath(root, cpath, outer_path, inner_path, clauses, extra, use_gpu,
 				strategy, &variant, &materialize, &considered, &partitioned,
-				&outer_by_tid, &shared_build, &unshared, &inner_by_tid);
+				&outer_by_tid, &shared_build, &unshared, &inner_by_tid, &worker_setup);
 	if (partial && shared_build)
 		considered = psprintf("%s; run by %d processes on one build of the inner rows (gpujoin service)%s",
 							  considered, GpuJoinParallelProcesses(&cpath->path),
@@ -339,7 +343,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 							  ", the last to finish emitting those none matched" : "");
 	/* the top of a chain with the GPU hash join below: no rows between them */
 	saved = ChainSaving(outer_path, jointype, strategy, partial, clauses, variant, partitioned,
-						unshared);
+						unshared, worker_setup);
 	if (saved > 0.0)
 	{
 		cpath->path.total_cost -= Min(saved, cpath->path.total_cost - cpath->path.startup_cost);

@@ -65,7 +65,7 @@ extern void GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_pa
 							bool use_gpu, GpuJoinStrategy strategy, GjVariant *variant,
 							GjMaterialize *materialize, char **considered, bool *partitioned,
 							bool *outer_by_tid, bool *shared_build, Cost *unshared,
-							bool *inner_by_tid);
+							bool *inner_by_tid, Cost *worker_setup);
 
 extern void GpuJoinCostScanPath(PlannerInfo *root, CustomPath *cpath, Path *scan_path,
 								bool use_gpu, char **considered);

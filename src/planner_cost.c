@@ -469,6 +469,17 @@ HostKeys(List *codings, bool outer)
 }
 
 /*
+ * What a parallel GPU node's workers cost to open the GPU (see the file
+ * header): a tenth of it each through the gpujoin service
+ */
+static Cost
+WorkerSetupCost(const Path *path)
+{
+	return path->parallel_workers * gpujoin_worker_setup_cost *
+		(GpuJoinServiceInUse() ? GPUJOIN_SERVICE_WORKER_SETUP_SHARE : 1.0);
+}
+
+/*
  * Estimate the costs of a SCAN path (GpuJoinScanPath): no join, every row
  * of its one side a match.  The side as a join's outer side costs (heap
  * pages; or its child, unscaled, and the values copied into batches), the device's
@@ -515,8 +526,7 @@ GpuJoinCostScanPath(PlannerInfo *root, CustomPath *cpath, Path *scan_path, bool 
 		ms = ModelDeviceMs(GJ_VARIANT_SCAN, GJ_MATERIALIZE_GFUR, 0.0, rows * divisor,
 						   rows * divisor, 0, payloads, 0, bytes, 0);
 		startup_cost += gpujoin_setup_cost;
-		startup_cost += cpath->path.parallel_workers * gpujoin_worker_setup_cost *
-			(GpuJoinServiceInUse() ? GPUJOIN_SERVICE_WORKER_SETUP_SHARE : 1.0);
+		startup_cost += WorkerSetupCost(&cpath->path);
 		run_cost += ms * gpujoin_model.cost_per_ms;
 	}
 	else
@@ -559,7 +569,8 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 				Path *inner_path, GpuJoinClauses *clauses, JoinPathExtraData *extra,
 				bool use_gpu, GpuJoinStrategy strategy, GjVariant *variant,
 				GjMaterialize *materialize, char **considered, bool *partitioned,
-				bool *outer_by_tid, bool *shared_build, Cost *unshared, bool *inner_by_tid)
+				bool *outer_by_tid, bool *shared_build, Cost *unshared, bool *inner_by_tid,
+				Cost *worker_setup)
 {
 	double		outer_rows = outer_path->rows;	/* a partial path's: per process */
 	double		inner_rows = inner_path->rows;
@@ -593,6 +604,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	*shared_build = false;
 	*unshared = 0.0;
 	*inner_by_tid = false;
+	*worker_setup = 0.0;
 
 	/* candidate pairs the device returns: rows matching the key clauses */
 	matches = clamp_row_est(outer_rows * inner_rows *
@@ -828,8 +840,8 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 			*unshared += (processes - 1) * build_ms * gpujoin_model.cost_per_ms;
 		startup_cost += gpujoin_setup_cost +
 			(*shared_build ? 1 : processes) * build_ms * gpujoin_model.cost_per_ms;
-		startup_cost += cpath->path.parallel_workers * gpujoin_worker_setup_cost *
-			(GpuJoinServiceInUse() ? GPUJOIN_SERVICE_WORKER_SETUP_SHARE : 1.0);
+		*worker_setup = WorkerSetupCost(&cpath->path);
+		startup_cost += *worker_setup;
 		run_cost += (total_ms - build_ms) * gpujoin_model.cost_per_ms;
 	}
 	else

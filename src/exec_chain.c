@@ -29,7 +29,8 @@
  * columns.  The top's scan tuple columns are followed the same way.
  *
  * What a chain takes: every level an inner GPU hash join (NPHJ or PHJ) on
- * one device, all serial or all partial.  A partial chain runs whole in
+ * one device, all serial or all partial (gpujoin.enable_parallel_chain).
+ * A partial chain runs whole in
  * every process of its parallel plan, on the process's share of the
  * bottom level's outer side (a Parallel Seq Scan child's, or the block
  * scan the bottom keeps in shared memory, exec_parallel.c), and each
@@ -299,7 +300,8 @@ GpuJoinChainInit(GpuJoinState *node)
 	int			c;
 
 	if (!gpujoin_enable_chain || !ChainableLevel(node, true) || node->gj_NumKeys != 1 ||
-		node->gj_Outer.key_attnos[0] == 0)
+		node->gj_Outer.key_attnos[0] == 0 ||
+		(node->css.ss.ps.plan->parallel_aware && !gpujoin_enable_parallel_chain))
 		return;
 	stack[0] = node;
 	for (lower = OuterGpuJoin(node); lower != NULL && n < GJ_MAX_LEVELS;

@@ -39,6 +39,7 @@ bool		gpujoin_enable_preagg = true;
 bool		gpujoin_enable_preagg_scan = true;
 bool		gpujoin_enable_chain = true;
 bool		gpujoin_enable_chain_preagg = false;
+bool		gpujoin_enable_parallel_chain = false;
 int			gpujoin_join_variant = GPUJOIN_AUTO;
 int			gpujoin_groupby_variant = GPUJOIN_AUTO;
 int			gpujoin_materialize = GPUJOIN_AUTO;
@@ -392,8 +393,22 @@ _PG_init(void)
 							 "Lets a GpuPreAgg be the top of a chain of GPU joins.",
 							 "The last level's matches are folded into the groups on the device, not "
 							 "joined by the GpuPreAgg's own join from the rows of a chain below it. "
-							 "Off by default until it has been measured on a GPU.",
+							 "Off by default: on the H200 it was slower than the GpuPreAgg's own join "
+							 "over the chain below.",
 							 &gpujoin_enable_chain_preagg,
+							 false,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.enable_parallel_chain",
+							 "Lets the GPU joins of a parallel plan run as one chain in every process.",
+							 "Each process below the Gather runs the whole chain on its share of the "
+							 "lowest outer side and builds every level's table for itself (no shared "
+							 "build). Off by default: on the H200 such chains were faster than stacked "
+							 "parallel GPU joins where many joined rows come out, and slower under an "
+							 "aggregate, which the planner does not yet tell apart.",
+							 &gpujoin_enable_parallel_chain,
 							 false,
 							 PGC_USERSET,
 							 0,

@@ -116,6 +116,7 @@ extern bool gpujoin_enable_preagg;
 extern bool gpujoin_enable_preagg_scan;
 extern bool gpujoin_enable_chain;
 extern bool gpujoin_enable_chain_preagg;
+extern bool gpujoin_enable_parallel_chain;
 extern int	gpujoin_join_variant;
 extern int	gpujoin_groupby_variant;	/* GPUJOIN_AUTO or a GjAggVariant */
 extern int	gpujoin_materialize;

@@ -88,6 +88,8 @@ typedef enum GpuJoinPathPrivateIndex
 								 * the GPU join below (ChainSaving) */
 	GpuJoinPathUnshared,		/* Float: what a partial path's price saved by
 								 * a shared build (0 where it has none) */
+	GpuJoinPathChainSaved,		/* Float: what the price took off as the top of
+								 * a chain (0 where it is none) */
 } GpuJoinPathPrivateIndex;
 
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
@@ -176,7 +178,8 @@ ChainKeyRows(Path *lower, Var *key)
  * (ChainKeyRows).  Not positive: the two stay apart (the plan says so,
  * GpuJoinPrivateChainBelow, and the executor chains only where it does).
  *
- * A partial chain (both joins partial) runs whole in every process of the
+ * A partial chain (both joins partial, gpujoin.enable_parallel_chain) runs
+ * whole in every process of the
  * parallel plan, each on its share of the lowest outer side, and each
  * builds every level's table for itself: a chain takes no shared build.
  * What the two joins' prices saved by one (unshared: this join's, the
@@ -198,7 +201,8 @@ ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool 
 	if (!gpujoin_enable_chain || strategy != GPUJOIN_STRATEGY_HASH || jointype != JOIN_INNER ||
 		partitioned || (variant != GJ_VARIANT_NPHJ && variant != GJ_VARIANT_PHJ) ||
 		list_length(clauses->key_clauses) != 1 || !IsA(outer_path, CustomPath) ||
-		lower->methods != &gpujoin_hash_path_methods || outer_path->parallel_aware != partial)
+		lower->methods != &gpujoin_hash_path_methods || outer_path->parallel_aware != partial ||
+		(partial && !gpujoin_enable_parallel_chain))
 		return 0.0;
 	op = linitial_node(OpExpr, clauses->key_clauses);
 	outer_arg = linitial_int(clauses->outer_is_left) ? linitial(op->args) : lsecond(op->args);
@@ -219,11 +223,40 @@ ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool 
 		unshared - floatVal(list_nth(priv, GpuJoinPathUnshared)) + worker_setup;
 }
 
+/*
+ * A GPU hash join path as a GpuPreAgg runs it where the GpuPreAgg is no
+ * chain's top (gpujoin.enable_chain_preagg off, planner_agg.c): a node of
+ * its own over the rows of the GPU join below, so what its price took off
+ * as the top of a chain (ChainSaving) is paid back, and the plan says it
+ * is none.  The path itself where it was priced as no chain; else a copy.
+ */
+CustomPath *
+GpuJoinPathUnchained(CustomPath *path)
+{
+	Cost		saved = floatVal(list_nth(path->custom_private, GpuJoinPathChainSaved));
+	CustomPath *copy;
+	List	   *priv;
+
+	if (saved <= 0.0)
+		return path;
+	copy = makeNode(CustomPath);
+	memcpy(copy, path, sizeof(CustomPath));
+	copy->path.total_cost += saved;
+	priv = list_copy(path->custom_private);
+	list_nth_cell(priv, GpuJoinPathConsidered)->ptr_value =
+		makeString(psprintf("%s; paid back: the GpuPreAgg runs this join on its own",
+							strVal(list_nth(priv, GpuJoinPathConsidered))));
+	list_nth_cell(priv, GpuJoinPathChainBelow)->ptr_value = makeBoolean(false);
+	list_nth_cell(priv, GpuJoinPathChainSaved)->ptr_value = makeFloat(pstrdup("0"));
+	copy->custom_private = priv;
+	return copy;
+}
+
 /* A GPU join path's custom_private, in GpuJoinPathPrivateIndex's order */
 static List *
 PathPrivate(GpuJoinClauses *clauses, GpuJoinStrategy strategy, GjVariant variant,
 			GjMaterialize materialize, JoinType jointype, char *considered,
-			bool partitioned, bool outer_by_tid, bool inner_by_tid, bool chain_below,
+			bool partitioned, bool outer_by_tid, bool inner_by_tid, Cost chain_saved,
 			Cost unshared)
 {
 	List	   *priv = list_make5(clauses->key_clauses,
@@ -243,8 +276,9 @@ PathPrivate(GpuJoinClauses *clauses, GpuJoinStrategy strategy, GjVariant variant
 	priv = lappend(priv, makeBoolean(partitioned));
 	priv = lappend(priv, makeBoolean(outer_by_tid));
 	priv = lappend(priv, makeBoolean(inner_by_tid));
-	priv = lappend(priv, makeBoolean(chain_below));
+	priv = lappend(priv, makeBoolean(chain_saved > 0.0));
 	priv = lappend(priv, makeFloat(psprintf("%g", unshared)));
+	priv = lappend(priv, makeFloat(psprintf("%g", chain_saved)));
 	return priv;
 }
 
@@ -346,7 +380,8 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 						unshared, worker_setup);
 	if (saved > 0.0)
 	{
-		cpath->path.total_cost -= Min(saved, cpath->path.total_cost - cpath->path.startup_cost);
+		saved = Min(saved, cpath->path.total_cost - cpath->path.startup_cost);
+		cpath->path.total_cost -= saved;
 		considered = psprintf("%s; a chain with the GPU join below (%.2f saved%s)",
 							  considered, saved,
 							  partial ? ", each process building every level's table" : "");
@@ -364,7 +399,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 
 	cpath->custom_private = PathPrivate(clauses, strategy, variant, materialize, jointype,
 										considered, partitioned, outer_by_tid, inner_by_tid,
-										saved > 0.0, partial && shared_build ? unshared : 0.0);
+										Max(saved, 0.0), partial && shared_build ? unshared : 0.0);
 
 	/* a copy for an aggregation above (before add_path may free it) */
 	if (strategy == GPUJOIN_STRATEGY_HASH)
@@ -411,7 +446,7 @@ GpuJoinScanPath(PlannerInfo *root, RelOptInfo *rel, Path *scan_path, bool use_gp
 	clauses.exact = true;
 	cpath->custom_private = PathPrivate(&clauses, GPUJOIN_STRATEGY_HASH, GJ_VARIANT_SCAN,
 										GJ_MATERIALIZE_GFUR, JOIN_INNER, considered,
-										false, false, false, false, 0.0);
+										false, false, false, 0.0, 0.0);
 	return cpath;
 }
 

@@ -71,6 +71,7 @@ extern void GpuJoinCostScanPath(PlannerInfo *root, CustomPath *cpath, Path *scan
 								bool use_gpu, char **considered);
 
 /* planner.c */
+extern CustomPath *GpuJoinPathUnchained(CustomPath *path);
 extern Plan *GpuJoinPlanJoin(PlannerInfo *root, RelOptInfo *rel, CustomPath *path,
 							 List *tlist, List *custom_plans);
 extern CustomPath *GpuJoinScanPath(PlannerInfo *root, RelOptInfo *rel, Path *scan_path,

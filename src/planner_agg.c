@@ -475,12 +475,16 @@ PreAggPath(RelOptInfo *input_rel, CustomPath *join, PathTarget *partial, int nke
 		   int naggs, double groups)
 {
 	CustomPath *cpath = makeNode(CustomPath);
-	double		rows = join->path.rows;
+	double		rows;
 	Cost		emit;
 	Cost		device;
 	char	   *considered;
 	const char *variant;
 
+	/* not a chain's top: its join priced as no chain's either */
+	if (!gpujoin_enable_chain_preagg)
+		join = GpuJoinPathUnchained(join);
+	rows = join->path.rows;
 	cpath->path.pathtype = T_CustomScan;
 	cpath->path.parent = input_rel;
 	cpath->path.pathtarget = partial;

@@ -28,11 +28,11 @@
 -- level below; one of its own inner side is); out
 -- of device memory in the build, count and aggregate; an argument whose
 -- division by zero the device leaves to the host (PostgreSQL's error).
--- Partial chains below a Gather (each process runs the whole chain on its
--- share of the fact table): the same rows, the fact table read once
+-- Partial chains below a Gather (gpujoin.enable_parallel_chain: each
+-- process runs the whole chain on its share of the fact table): the same rows, the fact table read once
 -- between the processes, out of device memory, a partial GpuPreAgg on top.
 BEGIN;
-SELECT plan(99);
+SELECT plan(102);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -306,6 +306,10 @@ SET LOCAL gpujoin.enable_chain_preagg = off;
 SELECT ok(pg_temp.plan(sql) ~ 'GpuPreAgg' AND pg_temp.plan(sql) !~ 'folded into groups',
 	'gpujoin.enable_chain_preagg off: the GpuPreAgg is no level')
 FROM qa WHERE name = 'a GpuPreAgg over 3 levels';
+-- ... and its join, priced as a chain's top, pays that saving back
+SELECT ok(pg_temp.plan_verbose(sql) ~ 'GpuPreAgg[^>]*a chain with the GPU join below \([\d.]+ saved\); paid back: the GpuPreAgg runs this join on its own',
+	'gpujoin.enable_chain_preagg off: the GpuPreAgg''s join pays its chain saving back')
+FROM qa WHERE name = 'a GpuPreAgg over 3 levels';
 RESET gpujoin.enable_chain_preagg;
 RESET gpujoin.chunk_rows;
 RESET join_collapse_limit;
@@ -313,9 +317,10 @@ RESET join_collapse_limit;
 -- a partial chain: below a Gather every process (the leader and 2
 -- workers) runs the whole chain on its share of the fact table's pages,
 -- each building every level's table for itself (small chunks: several in
--- each process)
+-- each process; gpujoin.enable_parallel_chain, off by default)
 :parallel_cheap
 SET LOCAL gpujoin.chunk_rows = 700;
+SET LOCAL gpujoin.enable_parallel_chain = on;
 CREATE TEMP TABLE gotp AS
 SELECT name, levels, pg_temp.rows_digest(sql) AS digest, pg_temp.plan(sql) AS plan FROM q;
 SELECT is(gotp.digest, ref.digest, gotp.name || ', in parallel: the same rows as PostgreSQL')
@@ -359,6 +364,14 @@ SELECT is(plan ~ 'Gather[\s\S]*Parallel Custom Scan \(GpuPreAgg\)[^>]*Chain: \d 
 FROM gotpa ORDER BY name;
 RESET join_collapse_limit;
 RESET gpujoin.enable_chain_preagg;
+-- off (the default): the same parallel plans' GPU joins stacked
+SET LOCAL gpujoin.enable_parallel_chain = off;
+SELECT ok(pg_temp.plan(sql) ~ 'Parallel Custom Scan \(GpuHashJoin\)' AND pg_temp.plan(sql) !~ 'Chain:',
+	'gpujoin.enable_parallel_chain off: parallel GPU joins, no chain')
+FROM q WHERE name = 'star of 3, repeated int8 keys';
+SELECT is(pg_temp.rows_digest(sql), ref.digest, 'gpujoin.enable_parallel_chain off: the same rows')
+FROM q JOIN ref USING (name) WHERE name = 'star of 3, repeated int8 keys';
+RESET gpujoin.enable_parallel_chain;
 RESET gpujoin.chunk_rows;
 
 SELECT * FROM finish();

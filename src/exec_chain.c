@@ -30,15 +30,15 @@
  *
  * What a chain takes: every level an inner GPU hash join (NPHJ or PHJ) on
  * one device, all serial or all partial (gpujoin.enable_parallel_chain).
- * A partial chain runs whole in
- * every process of its parallel plan, on the process's share of the
- * bottom level's outer side (a Parallel Seq Scan child's, or the block
- * scan the bottom keeps in shared memory, exec_parallel.c), and each
- * process reads and builds every level's inner side for itself: a chain
- * takes no shared build (GpuJoinShareBuild), the planner charging what one
- * would have saved (planner.c's ChainSaving).  The top may be a GpuPreAgg whose inputs the chain
- * carries on the device (gpujoin.enable_chain_preagg: ChainAggSpec), which
- * folds the last level's matches into its groups (CHAIN_FOLD); the levels above the bottom
+ * A partial chain runs whole in every process of its parallel plan, on
+ * the process's share of the bottom level's outer side (a Parallel Seq
+ * Scan child's, or the block scan the bottom keeps in shared memory,
+ * exec_parallel.c), and each process reads and builds every level's inner
+ * side for itself: a chain takes no shared build (GpuJoinShareBuild), the
+ * planner charging what one would have saved (planner.c's ChainSaving).
+ * The top may be a GpuPreAgg whose inputs the chain carries on the device
+ * (gpujoin.enable_chain_preagg: ChainAggSpec), which folds the last
+ * level's matches into its groups (CHAIN_FOLD); the levels above the bottom
  * with one key clause whose outer argument is a plain column; the levels
  * below the top with no join filter, no qual and a target list of plain
  * columns (the top keeps its join filter and qual).  Anything else runs as

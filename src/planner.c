@@ -179,9 +179,9 @@ ChainKeyRows(Path *lower, Var *key)
  * GpuJoinPrivateChainBelow, and the executor chains only where it does).
  *
  * A partial chain (both joins partial, gpujoin.enable_parallel_chain) runs
- * whole in every process of the
- * parallel plan, each on its share of the lowest outer side, and each
- * builds every level's table for itself: a chain takes no shared build.
+ * whole in every process of the parallel plan, each on its share of the
+ * lowest outer side, and each builds every level's table for itself: a
+ * chain takes no shared build.
  * What the two joins' prices saved by one (unshared: this join's, the
  * lower's in its GpuJoinPathUnshared) is charged back.  Its workers opened
  * the GPU for the lowest level, so this level's charge for that

@@ -19,10 +19,19 @@
 --				about 12M joined rows
 --	b_a, b_b	1M x 1M timestamps (band join)
 --	w_a, w_b	1M x 1M, 8 int4 payload columns a side (wide)
+--
+-- In parts (bench/suite/run --jobs N): -v phase=create makes every table,
+-- the large ones (orders, lineitem and the microbenchmarks' of SF x 10^6
+-- rows or more) empty; then -v phase=fill -v parts=N -v part=K, in N
+-- sessions at once, adds rows K + 1, K + 1 + N, ... of each large table
+-- (each session its own random() stream, so the data differ from one
+-- session's, phase=all, the default).
 \set ON_ERROR_STOP on
-SELECT setseed(0.42);
+\ir gen_phase.psql
+SELECT setseed(0.42 + :part / 1000.0);
 SET max_parallel_workers_per_gather = 0;
 
+\if :first
 DROP TABLE IF EXISTS region, nation, supplier, customer, part, partsupp, orders, lineitem,
 	m_r, m_s, m_fact, m_dim, z_a, z_b, b_a, b_b, w_a, w_b;
 
@@ -71,9 +80,11 @@ SELECT p AS ps_partkey,
 	1 + (random() * 9998)::int AS ps_availqty, round((1 + random() * 999)::numeric, 2) AS ps_supplycost
 FROM generate_series(1, (200000 * :sf)::int) p, generate_series(0, 3) i;
 
+\endif
+
 -- order keys: 8 of every 32 (the spec's sparse keys); customers: those
 -- whose key is not a multiple of 3
-CREATE TABLE orders AS
+:make orders :as
 SELECT ((o - 1) / 8) * 32 + (o - 1) % 8 + 1 AS o_orderkey,
 	c AS o_custkey,
 	(ARRAY['F', 'O', 'P'])[1 + (random() * 2)::int] AS o_orderstatus,
@@ -81,10 +92,11 @@ SELECT ((o - 1) / 8) * 32 + (o - 1) % 8 + 1 AS o_orderkey,
 	date '1992-01-01' + (random() * 2405)::int AS o_orderdate,
 	(ARRAY['1-URGENT', '2-HIGH', '3-MEDIUM', '4-NOT SPECIFIED', '5-LOW'])[1 + (random() * 4)::int] AS o_orderpriority,
 	0 AS o_shippriority
-FROM generate_series(1, (1500000 * :sf)::int) o,
-	LATERAL (SELECT x + (x % 3 = 0)::int AS c FROM (SELECT 1 + (random() * ((150000 * :sf)::int - 2))::int + o * 0 AS x) r) cc;
+FROM generate_series(1 + :part, (1500000 * :sf)::int, :parts) o,
+	LATERAL (SELECT x + (x % 3 = 0)::int AS c FROM (SELECT 1 + (random() * ((150000 * :sf)::int - 2))::int + o * 0 AS x) r) cc
+:rows;
 
-CREATE TABLE lineitem AS
+:make lineitem :as
 SELECT o_orderkey AS l_orderkey, pk AS l_partkey,
 	((pk + (si * ((10000 * :sf)::int / 4 + (pk - 1) / (10000 * :sf)::int))) % (10000 * :sf)::int) + 1 AS l_suppkey,
 	ln AS l_linenumber, q::numeric(15, 2) AS l_quantity,
@@ -100,26 +112,31 @@ FROM orders,
 	LATERAL generate_series(1, 1 + (random() * 6)::int + o_orderkey * 0) ln,
 	LATERAL (SELECT 1 + (random() * ((200000 * :sf)::int - 1))::int + ln * 0 AS pk, (random() * 3)::int AS si,
 		1 + (random() * 49)::int AS q, (random() * 10)::int AS disc, (random() * 8)::int AS tax,
-		o_orderdate + 1 + (random() * 120)::int AS ship) v;
+		o_orderdate + 1 + (random() * 120)::int AS ship) v
+-- (this part's orders: o back from the sparse key)
+WHERE (((o_orderkey - 1) / 32) * 8 + (o_orderkey - 1) % 32) % :parts = :part
+:rows;
 
 -- microbenchmarks
-CREATE TABLE m_r AS SELECT g AS k, g % 1000 AS v FROM generate_series(1, (10000000 * :sf)::int) g;
-CREATE TABLE m_s AS SELECT 1 + (hashint4(g) & 2147483647) % (10000000 * :sf)::int AS k, g % 100 AS v
-	FROM generate_series(1, (10000000 * :sf)::int) g;
-CREATE TABLE m_dim AS SELECT g AS d_key, g % 50 AS d_group FROM generate_series(1, (1000000 * :sf)::int) g;
-CREATE TABLE m_fact AS SELECT 1 + (hashint4(g) & 2147483647) % (1000000 * :sf)::int AS f_key, g % 7 AS f_qty
-	FROM generate_series(1, (10000000 * :sf)::int) g;
+:make m_r :as SELECT g AS k, g % 1000 AS v FROM generate_series(1 + :part, (10000000 * :sf)::int, :parts) g :rows;
+:make m_s :as SELECT 1 + (hashint4(g) & 2147483647) % (10000000 * :sf)::int AS k, g % 100 AS v
+	FROM generate_series(1 + :part, (10000000 * :sf)::int, :parts) g :rows;
+:make m_dim :as SELECT g AS d_key, g % 50 AS d_group FROM generate_series(1 + :part, (1000000 * :sf)::int, :parts) g :rows;
+:make m_fact :as SELECT 1 + (hashint4(g) & 2147483647) % (1000000 * :sf)::int AS f_key, g % 7 AS f_qty
+	FROM generate_series(1 + :part, (10000000 * :sf)::int, :parts) g :rows;
 -- Zipf-like (s = 1) by inverse transform over 100,000 values: exp(u * ln(n))
-CREATE TABLE z_a AS SELECT g AS id, floor(exp(random() * ln(100000)))::int AS k FROM generate_series(1, (1000000 * :sf)::int) g;
-CREATE TABLE z_b AS SELECT g AS id, floor(exp(random() * ln(100000)))::int AS k FROM generate_series(1, (1000 * :sf)::int) g;
-CREATE TABLE b_a AS SELECT g AS id, timestamp '2024-01-01' + (random() * 86400 * 30) * interval '1 second' AS t
-	FROM generate_series(1, (1000000 * :sf)::int) g;
-CREATE TABLE b_b AS SELECT g AS id, timestamp '2024-01-01' + (random() * 86400 * 30) * interval '1 second' AS t
-	FROM generate_series(1, (1000000 * :sf)::int) g;
-CREATE TABLE w_a AS SELECT g AS k, g AS a1, g + 1 AS a2, g + 2 AS a3, g + 3 AS a4, g + 4 AS a5, g + 5 AS a6, g + 6 AS a7, g + 7 AS a8
-	FROM generate_series(1, (1000000 * :sf)::int) g;
-CREATE TABLE w_b AS SELECT 1 + (hashint4(g) & 2147483647) % (1000000 * :sf)::int AS k, g AS b1, g + 1 AS b2, g + 2 AS b3,
+:make z_a :as SELECT g AS id, floor(exp(random() * ln(100000)))::int AS k FROM generate_series(1 + :part, (1000000 * :sf)::int, :parts) g :rows;
+:make z_b :as SELECT g AS id, floor(exp(random() * ln(100000)))::int AS k FROM generate_series(1 + :part, (1000 * :sf)::int, :parts) g :rows;
+:make b_a :as SELECT g AS id, timestamp '2024-01-01' + (random() * 86400 * 30) * interval '1 second' AS t
+	FROM generate_series(1 + :part, (1000000 * :sf)::int, :parts) g :rows;
+:make b_b :as SELECT g AS id, timestamp '2024-01-01' + (random() * 86400 * 30) * interval '1 second' AS t
+	FROM generate_series(1 + :part, (1000000 * :sf)::int, :parts) g :rows;
+:make w_a :as SELECT g AS k, g AS a1, g + 1 AS a2, g + 2 AS a3, g + 3 AS a4, g + 4 AS a5, g + 5 AS a6, g + 6 AS a7, g + 7 AS a8
+	FROM generate_series(1 + :part, (1000000 * :sf)::int, :parts) g :rows;
+:make w_b :as SELECT 1 + (hashint4(g) & 2147483647) % (1000000 * :sf)::int AS k, g AS b1, g + 1 AS b2, g + 2 AS b3,
 	g + 3 AS b4, g + 4 AS b5, g + 5 AS b6, g + 6 AS b7, g + 7 AS b8
-	FROM generate_series(1, (1000000 * :sf)::int) g;
+	FROM generate_series(1 + :part, (1000000 * :sf)::int, :parts) g :rows;
 
+\if :whole
 VACUUM ANALYZE;
+\endif

@@ -8,10 +8,13 @@
 -- SF, ssb_supplier 2,000 x SF, ssb_part 200,000 x (1 + floor(log2 SF)); the
 -- hierarchies the flights filter on are the benchmark's: region > nation >
 -- city ("UNITED KI1"), mfgr > category > brand1 ("MFGR#1221").  Seeded, no
--- indexes.
+-- indexes.  In parts, as gen.sql (-v phase=create, then -v phase=fill -v
+-- parts=N -v part=K): ssb_lineorder's orders K + 1, K + 1 + N, ...
 \set ON_ERROR_STOP on
-SELECT setseed(0.7);
+\ir gen_phase.psql
+SELECT setseed(0.7 + :part / 1000.0);
 SET max_parallel_workers_per_gather = 0;
+\if :first
 DROP TABLE IF EXISTS ssb_lineorder, ssb_date, ssb_customer, ssb_supplier, ssb_part, ssb_nation;
 
 CREATE TEMP TABLE ssb_nation (n int, nation text, region text);
@@ -49,7 +52,9 @@ SELECT p AS p_partkey, 'MFGR#' || m AS p_mfgr, 'MFGR#' || m || c AS p_category,
 FROM generate_series(1, (200000 * (1 + floor(ln(greatest(:sf, 1)) / ln(2))))::int) p,
 	LATERAL (SELECT 1 + (random() * 4)::int + p * 0 AS m, 1 + (random() * 4)::int AS c) mc;
 
-CREATE TABLE ssb_lineorder AS
+\endif
+
+:make ssb_lineorder :as
 SELECT o AS lo_orderkey, l AS lo_linenumber,
 	1 + (random() * ((30000 * :sf)::int - 1))::int AS lo_custkey,
 	1 + (random() * ((SELECT count(*) FROM ssb_part) - 1))::int AS lo_partkey,
@@ -59,10 +64,13 @@ SELECT o AS lo_orderkey, l AS lo_linenumber,
 	(q * price * (100 - disc) / 100)::int AS lo_revenue, (price * 6 / 10)::int AS lo_supplycost,
 	(random() * 8)::int AS lo_tax,
 	(ARRAY['REG AIR', 'AIR', 'RAIL', 'SHIP', 'TRUCK', 'MAIL', 'FOB'])[1 + (random() * 6)::int] AS lo_shipmode
-FROM generate_series(1, (1500000 * :sf)::int) o,
+FROM generate_series(1 + :part, (1500000 * :sf)::int, :parts) o,
 	LATERAL (SELECT date '1992-01-01' + (random() * 2405)::int + o * 0 AS od) d,
 	LATERAL generate_series(1, 1 + (random() * 6)::int + o * 0) l,
 	LATERAL (SELECT 1 + (random() * 49)::int + l * 0 AS q, 900 + (random() * 100000)::int AS price,
-		(random() * 10)::int AS disc) v;
+		(random() * 10)::int AS disc) v
+:rows;
 
+\if :whole
 VACUUM ANALYZE ssb_lineorder, ssb_date, ssb_customer, ssb_supplier, ssb_part;
+\endif

@@ -84,12 +84,11 @@ typedef enum GpuJoinPathPrivateIndex
 								 * fetched by tid for each match */
 	GpuJoinPathInnerByTid,		/* Boolean: likewise the inner side's, from a
 								 * parallel join's shared build */
-	GpuJoinPathChainBelow,		/* Boolean: priced as the top of a chain with
-								 * the GPU join below (ChainSaving) */
 	GpuJoinPathUnshared,		/* Float: what a partial path's price saved by
 								 * a shared build (0 where it has none) */
 	GpuJoinPathChainSaved,		/* Float: what the price took off as the top of
-								 * a chain (0 where it is none) */
+								 * a chain with the GPU join below
+								 * (ChainSaving); 0 where it is none */
 } GpuJoinPathPrivateIndex;
 
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
@@ -246,7 +245,6 @@ GpuJoinPathUnchained(CustomPath *path)
 	list_nth_cell(priv, GpuJoinPathConsidered)->ptr_value =
 		makeString(psprintf("%s; paid back: the GpuPreAgg runs this join on its own",
 							strVal(list_nth(priv, GpuJoinPathConsidered))));
-	list_nth_cell(priv, GpuJoinPathChainBelow)->ptr_value = makeBoolean(false);
 	list_nth_cell(priv, GpuJoinPathChainSaved)->ptr_value = makeFloat(pstrdup("0"));
 	copy->custom_private = priv;
 	return copy;
@@ -276,7 +274,6 @@ PathPrivate(GpuJoinClauses *clauses, GpuJoinStrategy strategy, GjVariant variant
 	priv = lappend(priv, makeBoolean(partitioned));
 	priv = lappend(priv, makeBoolean(outer_by_tid));
 	priv = lappend(priv, makeBoolean(inner_by_tid));
-	priv = lappend(priv, makeBoolean(chain_saved > 0.0));
 	priv = lappend(priv, makeFloat(psprintf("%g", unshared)));
 	priv = lappend(priv, makeFloat(psprintf("%g", chain_saved)));
 	return priv;
@@ -933,7 +930,8 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 									makeFloat(psprintf("%.1f", outer_plan->plan_rows)));
 	cscan->custom_private = lappend(cscan->custom_private, outer_heap ? outer_plan->qual : NIL);
 	cscan->custom_private = lappend(cscan->custom_private, inner_heap ? inner_plan->qual : NIL);
-	cscan->custom_private = lappend(cscan->custom_private, list_nth(priv, GpuJoinPathChainBelow));
+	cscan->custom_private = lappend(cscan->custom_private,
+									makeBoolean(floatVal(list_nth(priv, GpuJoinPathChainSaved)) > 0.0));
 	cscan->custom_scan_tlist = BuildScanTargetList(outer_plan->targetlist,
 												   inner_plan ? inner_plan->targetlist : NIL);
 #if PG_VERSION_NUM >= 160000

@@ -360,16 +360,16 @@ TakeMatch(const ChainCase *cc, const ChainData *d, const GjJoinSpec *last,
 }
 
 /*
- * Create and build every level on kernels k, chain them (agg: an
- * aggregation begun on the last level), and count the chunk; false when a
- * call failed (the reason in the test's failure; levels[] made so far are
- * the caller's to destroy)
+ * Create and build every level on kernels k with the specs MakeSpecs makes
+ * (into specs[], for the caller), chain them (agg: an aggregation begun on
+ * the last level), and count the chunk; false when a call failed (the
+ * reason in the test's failure; levels[] made so far are the caller's to
+ * destroy)
  */
 static bool
 StartChain(const GjKernels *k, const ChainCase *cc, const ChainData *d, bool on_host,
-		   const GjAggSpec *agg, GjContext **levels, GjChain *chain)
+		   const GjAggSpec *agg, GjJoinSpec *specs, GjContext **levels, GjChain *chain)
 {
-	GjJoinSpec	specs[MAX_LEVELS];
 	int32_t		key_columns[MAX_LEVELS];
 	GjError		err;
 	GjBatch		chunk;
@@ -444,7 +444,6 @@ RunChain(const GjKernels *k, const ChainCase *cc, const ChainData *d, bool on_ho
 		 ComboList *out, int64_t *rows_out)
 {
 	GjJoinSpec	specs[MAX_LEVELS];
-	int32_t		key_columns[MAX_LEVELS];
 	GjContext  *levels[MAX_LEVELS] = {0};
 	GjChain		chain;
 	GjError		err;
@@ -455,8 +454,7 @@ RunChain(const GjKernels *k, const ChainCase *cc, const ChainData *d, bool on_ho
 	memset(out, 0, sizeof(*out));
 	out->width = L + 1;
 	out->values_ok = true;
-	MakeSpecs(cc, specs, key_columns);
-	if (!StartChain(k, cc, d, on_host, NULL, levels, &chain))
+	if (!StartChain(k, cc, d, on_host, NULL, specs, levels, &chain))
 		goto done;
 	for (;;)
 	{
@@ -557,6 +555,7 @@ static bool
 RunChainAgg(const GjKernels *k, const ChainCase *cc, const ChainData *d, ChainGroups *g)
 {
 	int32_t		inner_ncolumns[MAX_LEVELS] = {2, 2, 2, 2, 2};
+	GjJoinSpec	specs[MAX_LEVELS];
 	GjContext  *levels[MAX_LEVELS] = {0};
 	GjChain		chain;
 	GjError		err;
@@ -597,7 +596,7 @@ RunChainAgg(const GjKernels *k, const ChainCase *cc, const ChainData *d, ChainGr
 	spec.groups_hint = 1024;
 	spec.variant = GJ_AGG_HASH;
 
-	if (!StartChain(k, cc, d, false, &spec, levels, &chain))
+	if (!StartChain(k, cc, d, false, &spec, specs, levels, &chain))
 		goto done;
 	for (;;)
 	{

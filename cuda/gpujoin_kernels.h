@@ -540,8 +540,8 @@ typedef struct GjKernels
 	 * PARTITION's exchange, the device work of a spread (SEVERAL DEVICES,
 	 * below; gj_spread_kernels calls these on its devices' contexts):
 	 * exchange_send takes rows start .. end - 1 of a side (inner: the
-	 * build's; else a chunk's) onto ctx's device and sorts those with a
-	 * non-NULL key into ndevices runs by gj_spread_device, each in the
+	 * build's; else a chunk's) onto ctx's device and partitions those with
+	 * a non-NULL key into ndevices runs by gj_spread_device, each in the
 	 * side's order; sent->rows[t] is the length of run t.  Once every
 	 * device has sent, exchange_receive gathers run "self" of each of
 	 * nsent sends, in their order, into part->batch on ctx's device: keys
@@ -606,7 +606,7 @@ typedef struct GjKernels
  *	PARTITION	a row with a non-NULL key goes to device
  *				gj_spread_device(key, ndevices) (rows with a NULL key
  *				match nothing and go nowhere): device i takes slice i of
- *				the side and sorts it into one run per device
+ *				the side and partitions it into one run per device
  *				(exchange_send), then each device gathers its runs from
  *				all of them, device by device (exchange_receive: peer
  *				copies between GPUs), so each part keeps the side's order

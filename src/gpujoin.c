@@ -194,7 +194,7 @@ static const struct
 	&gpujoin_model.preagg_sort_word_ns, GPUJOIN_DEFAULT_PREAGG_SORT_WORD_NS, 0.0},
 	{"gpujoin.peer_gbps", "Device-to-device bandwidth between two GPUs, in GB/s, as the planner assumes it for a join partitioned over several.", NULL,
 	&gpujoin_model.peer_gbps, GPUJOIN_DEFAULT_PEER_GBPS, 0.001},
-	{"gpujoin.exchange_row_ns", "Device time per row a GPU sorts and sends to the others when a join is partitioned over several, in nanoseconds.",
+	{"gpujoin.exchange_row_ns", "Device time per row a GPU partitions and sends to the others when a join is partitioned over several, in nanoseconds.",
 		"Measured on two H200 (the partitioned join's time beyond its copies and kernels); gpujoin_calibrate() does not measure it.",
 	&gpujoin_model.exchange_row_ns, GPUJOIN_DEFAULT_EXCHANGE_ROW_NS, 0.0},
 	{"gpujoin.spread_device_ms", "Milliseconds a join spread over several GPUs is charged for each GPU past the first.",

@@ -231,15 +231,16 @@ typedef struct GpuJoinModel
 /*
  * Spread joins, two H200 of one host with NVLink between them, 2026-11-27
  * (bench/results/spread_h200x2.md): peer_gbps is gpujoin_calibrate()'s
- * copy from one GPU to the other (NVLink, 390 GB/s: calibrate_h200x2.txt); exchange_row_ns the partitioned 2^30
- * join's time beyond its copies and kernels (121 ms on the slowest GPU for
- * its 2^30 rows: the exchange's sort, gathers and hand-offs);
+ * copy from one GPU to the other (NVLink, 390 GB/s: calibrate_h200x2.txt);
+ * exchange_row_ns the partitioned 2^30 join's time beyond its copies and
+ * kernels (31 ms on the slowest GPU for its 2^30 rows with the one-pass
+ * partition, 2026-11-29; 121 ms when the exchange sorted by device);
  * spread_device_ms what a second GPU added to a join that fits one in
  * PostgreSQL (859 against 599 ms, broadcast: a backend's context on the
  * second GPU, its threads and its build)
  */
 #define GPUJOIN_DEFAULT_PEER_GBPS			390.0
-#define GPUJOIN_DEFAULT_EXCHANGE_ROW_NS		0.11
+#define GPUJOIN_DEFAULT_EXCHANGE_ROW_NS		0.029
 #define GPUJOIN_DEFAULT_SPREAD_DEVICE_MS	260.0
 
 extern GpuJoinModel gpujoin_model;

@@ -172,8 +172,8 @@ AppendMs(StringInfo buf, double ms)
  * the cheapest way by the model: on one device (ModelDeviceMs); broadcast
  * (every device copies and builds the whole inner side, each probes a
  * slice of the outer side: one device's work on 1/n of the outer rows and
- * matches); partitioned (each device holds 1/n of both sides, and sorts
- * and sends its slice of each: exchange_row_ns per row, and the (n - 1)/n
+ * matches); partitioned (each device holds 1/n of both sides, and
+ * partitions and sends its slice of each: exchange_row_ns per row, and the (n - 1)/n
  * of its rows that go to the other devices at peer_gbps).  Either spread
  * pays spread_device_ms per device past the first.  Theta joins are not
  * partitioned (no key); an inner side that does not fit one device

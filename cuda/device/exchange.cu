@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * exchange.cu
- *	  PARTITION's exchange on the GPUs: each device sorts its slice of a
- *	  side into one run per device, and each device copies its runs from
+ *	  PARTITION's exchange on the GPUs: each device partitions its slice
+ *	  of a side into one run per device, and each device copies its runs from
  *	  the others over their peer links (GjKernels.exchange_send,
  *	  exchange_receive, exchange_free)
  *
@@ -14,9 +14,9 @@
  *	send		the slice's keys, NULL flags, payload columns (and row
  *				numbers, when the side has them) are copied to the device;
  *				each row's device (gj_spread_device, a NULL key past the
- *				last) and its position are sorted by device with
- *				cub::DeviceRadixSort, which is stable, so each run keeps
- *				the side's order; the rows are gathered into the runs
+ *				last) is counted tile by tile, and the rows are scattered
+ *				into their runs in one pass that keeps the side's order in
+ *				each run (the partition pass, below)
  *	receive		run "self" of each send, in the senders' order, is copied
  *				into the part on the receiver's device: cudaMemcpyPeerAsync
  *				between two GPUs (direct where peer access is possible,
@@ -45,7 +45,7 @@
 #include "common.cuh"
 
 /*
- * Rows sorted into runs on one device: what it sent (one run per device)
+ * Rows partitioned into runs on one device: what it sent (one run per device)
  * or the part it received (one run).  offset[t] .. offset[t + 1] - 1 is
  * run t.  The buffers are ctx's (its device, its limit).
  */
@@ -64,7 +64,7 @@ typedef struct CudaRuns
 	GjDeviceBuffer nulls[GJ_MAX_COLUMNS];
 } CudaRuns;
 
-/* The arrays of a slice as copied to the device, and its sort */
+/* The arrays of a slice as copied to the device, and its partition */
 typedef struct SliceBuffers
 {
 	GjDeviceBuffer keys;
@@ -72,9 +72,10 @@ typedef struct SliceBuffers
 	GjDeviceBuffer numbers;
 	GjDeviceBuffer values[GJ_MAX_COLUMNS];
 	GjDeviceBuffer nulls[GJ_MAX_COLUMNS];
-	GjDeviceBuffer devices[2];	/* uint8_t: each row's device, sorted */
-	GjDeviceBuffer rows[2];		/* GjRowId: its position, sorted */
-	GjDeviceBuffer counts;		/* unsigned long long[GJ_MAX_DEVICES + 1] */
+	GjDeviceBuffer positions;	/* GjRowId: each row's place in the runs */
+	GjDeviceBuffer tile_counts; /* uint64_t[nbins][ntiles] */
+	GjDeviceBuffer tile_offsets;	/* their exclusive sum */
+	GjDeviceBuffer starts;		/* uint64_t[nbins]: where each run starts */
 } SliceBuffers;
 
 /*
@@ -101,12 +102,10 @@ ReleaseSlice(GjCudaContext *ctx, SliceBuffers *b)
 		gj_cuda_device_release(ctx, &b->values[c]);
 		gj_cuda_device_release(ctx, &b->nulls[c]);
 	}
-	for (int i = 0; i < 2; i++)
-	{
-		gj_cuda_device_release(ctx, &b->devices[i]);
-		gj_cuda_device_release(ctx, &b->rows[i]);
-	}
-	gj_cuda_device_release(ctx, &b->counts);
+	gj_cuda_device_release(ctx, &b->positions);
+	gj_cuda_device_release(ctx, &b->tile_counts);
+	gj_cuda_device_release(ctx, &b->tile_offsets);
+	gj_cuda_device_release(ctx, &b->starts);
 }
 
 static void
@@ -170,137 +169,221 @@ gj_cuda_exchange_destroy(GjCudaContext *ctx)
 	ctx->exchange_state = NULL;
 }
 
-/* Each row's device (ndevices for a NULL key: sorted past the others), and
- * its position */
-static __global__ void
-spread_device_kernel(const uint64_t *__restrict__ keys, const uint8_t *__restrict__ nulls,
-					 int64_t n, int ndevices, uint8_t *__restrict__ devices,
-					 GjRowId *__restrict__ rows)
+/*
+ * The partition pass.  A slice's rows go to their runs in one pass, not by
+ * a sort: the slice is cut into tiles of SEND_TILE_ROWS rows, a block
+ * each; tile_counts_kernel counts each tile's rows per bin (a device, or
+ * the NULL keys' bin past the last); an exclusive sum of those counts,
+ * bin by bin and tile by tile within a bin, is where each tile's rows of
+ * each bin start; scatter_keys_kernel walks each tile in the side's order
+ * again, ranking a warp's rows of one bin among themselves
+ * (__match_any_sync) and the warps among each other, so that every run
+ * keeps the side's order (what a stable sort by device gave), and writes
+ * each row's key and number where its run puts it, and its position for
+ * the payload columns (scatter_column_kernel).  The rows with a NULL key
+ * come last, past every run, and are written nowhere.
+ */
+#define SEND_TILE_ITEMS		16
+#define SEND_TILE_ROWS		(GJ_BLOCK_SIZE * SEND_TILE_ITEMS)
+#define SEND_WARPS			(GJ_BLOCK_SIZE / 32)
+#define SEND_BINS			(GJ_MAX_DEVICES + 1)
+
+/* A row's bin: its device, or ndevices for a NULL key (-1 past the slice) */
+static __device__ __forceinline__ int
+RowBin(const uint64_t *__restrict__ keys, const uint8_t *__restrict__ nulls,
+	   int64_t i, int64_t n, int ndevices, uint64_t *key)
 {
-	for (int64_t i = gj_thread_index(); i < n; i += gj_grid_stride())
+	if (i >= n)
+		return -1;
+	*key = keys[i];
+	if (nulls != NULL && nulls[i] != 0)
+		return ndevices;
+	return gj_spread_device(*key, ndevices);
+}
+
+/* The rows of each bin in each tile: counts[bin * ntiles + tile] */
+static __global__ void
+tile_counts_kernel(const uint64_t *__restrict__ keys, const uint8_t *__restrict__ nulls,
+				   int64_t n, int ndevices, unsigned long long *__restrict__ counts)
+{
+	__shared__ unsigned int warp_counts[SEND_WARPS][SEND_BINS];
+	int			warp = threadIdx.x / 32;
+	int			lane = threadIdx.x % 32;
+	int64_t		first = (int64_t) blockIdx.x * SEND_TILE_ROWS;
+
+	for (int b = threadIdx.x; b < SEND_WARPS * SEND_BINS; b += blockDim.x)
+		warp_counts[b / SEND_BINS][b % SEND_BINS] = 0;
+	__syncthreads();
+	for (int it = 0; it < SEND_TILE_ITEMS; it++)
 	{
-		devices[i] = (nulls != NULL && nulls[i] != 0) ? (uint8_t) ndevices :
-			(uint8_t) gj_spread_device(keys[i], ndevices);
-		rows[i] = (GjRowId) i;
+		uint64_t	key = 0;
+		int			bin = RowBin(keys, nulls, first + (int64_t) it * GJ_BLOCK_SIZE + threadIdx.x,
+								 n, ndevices, &key);
+		unsigned int peers = __match_any_sync(0xFFFFFFFFu, bin);
+
+		/* the lowest lane of a bin counts its lanes */
+		if (bin >= 0 && (peers & ((1u << lane) - 1)) == 0)
+			warp_counts[warp][bin] += (unsigned int) __popc(peers);
+		__syncwarp();
+	}
+	__syncthreads();
+	for (int b = threadIdx.x; b <= ndevices; b += blockDim.x)
+	{
+		unsigned long long sum = 0;
+
+		for (int w = 0; w < SEND_WARPS; w++)
+			sum += warp_counts[w][b];
+		counts[(int64_t) b * gridDim.x + blockIdx.x] = sum;
 	}
 }
 
-/* How many rows go to each device (and how many have a NULL key) */
+/* Where each bin's run starts: the sum of the counts before its first tile */
 static __global__ void
-device_counts_kernel(const uint8_t *__restrict__ devices, int64_t n, int nbins,
-					 unsigned long long *__restrict__ counts)
+run_starts_kernel(const unsigned long long *__restrict__ offsets, int64_t ntiles,
+				  int nbins, unsigned long long *__restrict__ starts)
 {
-	__shared__ unsigned long long block_counts[GJ_MAX_DEVICES + 1];
+	int			b = threadIdx.x;
 
-	for (int b = threadIdx.x; b < nbins; b += blockDim.x)
-		block_counts[b] = 0;
-	__syncthreads();
-	for (int64_t i = gj_thread_index(); i < n; i += gj_grid_stride())
-		atomicAdd(&block_counts[devices[i]], 1ULL);
-	__syncthreads();
-	for (int b = threadIdx.x; b < nbins; b += blockDim.x)
-		if (block_counts[b] != 0)
-			atomicAdd(&counts[b], block_counts[b]);
+	if (b < nbins)
+		starts[b] = offsets[(int64_t) b * ntiles];
 }
 
-/* The runs' keys and row numbers: the sorted positions' (numbers, or
- * first + position when the side has none) */
+/*
+ * Each row's key and number to its place in the runs (rows before m; the
+ * NULL keys' rows, at m and past it, nowhere), and its place in positions
+ */
 static __global__ void
-gather_keys_kernel(const GjRowId *__restrict__ order, int64_t n,
-				   const uint64_t *__restrict__ keys, const GjRowId *__restrict__ numbers,
-				   GjRowId first, uint64_t *__restrict__ out_keys,
-				   GjRowId *__restrict__ out_numbers)
+scatter_keys_kernel(const uint64_t *__restrict__ keys, const uint8_t *__restrict__ nulls,
+					const GjRowId *__restrict__ numbers, GjRowId first_number, int64_t n,
+					int ndevices, const unsigned long long *__restrict__ offsets, int64_t m,
+					uint64_t *__restrict__ out_keys, GjRowId *__restrict__ out_numbers,
+					GjRowId *__restrict__ positions)
 {
-	for (int64_t i = gj_thread_index(); i < n; i += gj_grid_stride())
-	{
-		GjRowId		r = order[i];
+	__shared__ unsigned long long base[SEND_BINS];
+	__shared__ unsigned int warp_counts[SEND_WARPS][SEND_BINS];
+	int			warp = threadIdx.x / 32;
+	int			lane = threadIdx.x % 32;
+	int64_t		first = (int64_t) blockIdx.x * SEND_TILE_ROWS;
 
-		out_keys[i] = keys[r];
-		out_numbers[i] = numbers != NULL ? numbers[r] : first + r;
+	if (threadIdx.x <= ndevices)
+		base[threadIdx.x] = offsets[(int64_t) threadIdx.x * gridDim.x + blockIdx.x];
+	for (int it = 0; it < SEND_TILE_ITEMS; it++)
+	{
+		int64_t		i = first + (int64_t) it * GJ_BLOCK_SIZE + threadIdx.x;
+		uint64_t	key = 0;
+		int			bin = RowBin(keys, nulls, i, n, ndevices, &key);
+		unsigned int peers = __match_any_sync(0xFFFFFFFFu, bin);
+		unsigned int rank = (unsigned int) __popc(peers & ((1u << lane) - 1));
+
+		/* this warp's rows of each bin */
+		if (lane <= ndevices)
+			warp_counts[warp][lane] = 0;
+		__syncwarp();
+		if (bin >= 0 && rank == 0)
+			warp_counts[warp][bin] = (unsigned int) __popc(peers);
+		__syncthreads();
+
+		if (bin >= 0)
+		{
+			unsigned long long at = base[bin] + rank;
+
+			for (int w = 0; w < warp; w++)
+				at += warp_counts[w][bin];
+			positions[i] = (GjRowId) at;
+			if ((int64_t) at < m)
+			{
+				out_keys[at] = key;
+				out_numbers[at] = numbers != NULL ? numbers[i] : first_number + (GjRowId) i;
+			}
+		}
+		__syncthreads();
+		if (threadIdx.x <= ndevices)
+			for (int w = 0; w < SEND_WARPS; w++)
+				base[threadIdx.x] += warp_counts[w][threadIdx.x];
+		__syncthreads();
 	}
 }
 
-/* A payload column of width sizeof(T) (and its NULL flags) in the runs' order */
+/* A payload column of width sizeof(T) (and its NULL flags) to the runs */
 template <typename T>
 static __global__ void
-gather_column_kernel(const GjRowId *__restrict__ order, int64_t n,
-					 const T *__restrict__ values, const uint8_t *__restrict__ nulls,
-					 T *__restrict__ out_values, uint8_t *__restrict__ out_nulls)
+scatter_column_kernel(const GjRowId *__restrict__ positions, int64_t n, int64_t m,
+					  const T *__restrict__ values, const uint8_t *__restrict__ nulls,
+					  T *__restrict__ out_values, uint8_t *__restrict__ out_nulls)
 {
 	for (int64_t i = gj_thread_index(); i < n; i += gj_grid_stride())
 	{
-		GjRowId		r = order[i];
+		int64_t		at = positions[i];
 
-		out_values[i] = values[r];
+		if (at >= m)
+			continue;
+		out_values[at] = values[i];
 		if (nulls != NULL)
-			out_nulls[i] = nulls[r];
+			out_nulls[at] = nulls[i];
 	}
 }
 
 static GjStatus
-GatherColumn(GjCudaContext *ctx, int width, const GjRowId *order, int64_t n,
-			 const void *values, const uint8_t *nulls, void *out_values,
-			 uint8_t *out_nulls, GjError *err)
+ScatterColumn(GjCudaContext *ctx, int width, const GjRowId *positions, int64_t n, int64_t m,
+			  const void *values, const uint8_t *nulls, void *out_values,
+			  uint8_t *out_nulls, GjError *err)
 {
 	int			grid = gj_cuda_grid_size(ctx, n);
 
 	switch (width)
 	{
 		case 8:
-			gather_column_kernel<uint64_t><<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>
-				(order, n, (const uint64_t *) values, nulls, (uint64_t *) out_values, out_nulls);
+			scatter_column_kernel<uint64_t><<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>
+				(positions, n, m, (const uint64_t *) values, nulls, (uint64_t *) out_values, out_nulls);
 			break;
 		case 4:
-			gather_column_kernel<uint32_t><<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>
-				(order, n, (const uint32_t *) values, nulls, (uint32_t *) out_values, out_nulls);
+			scatter_column_kernel<uint32_t><<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>
+				(positions, n, m, (const uint32_t *) values, nulls, (uint32_t *) out_values, out_nulls);
 			break;
 		case 2:
-			gather_column_kernel<uint16_t><<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>
-				(order, n, (const uint16_t *) values, nulls, (uint16_t *) out_values, out_nulls);
+			scatter_column_kernel<uint16_t><<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>
+				(positions, n, m, (const uint16_t *) values, nulls, (uint16_t *) out_values, out_nulls);
 			break;
 		default:
-			gather_column_kernel<uint8_t><<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>
-				(order, n, (const uint8_t *) values, nulls, (uint8_t *) out_values, out_nulls);
+			scatter_column_kernel<uint8_t><<<grid, GJ_BLOCK_SIZE, 0, ctx->stream>>>
+				(positions, n, m, (const uint8_t *) values, nulls, (uint8_t *) out_values, out_nulls);
 			break;
 	}
 	GJ_CUDA_TRY(err, cudaGetLastError());
 	return GJ_OK;
 }
 
-/* Bits that hold 0 .. ndevices (the NULL keys' bin included) */
-static int
-DeviceBits(int ndevices)
-{
-	int			bits = 1;
-
-	while ((1 << bits) <= ndevices)
-		bits++;
-	return bits;
-}
-
-/* The slice copied to the device, each row's device sorted with its
- * position, and the runs' lengths; *order is the sorted positions */
+/* The slice copied to the device, and its runs' lengths (tiles counted and
+ * summed: the partition pass above); *partitioned is when the copy ended */
 static GjStatus
-SortSlice(GjCudaContext *ctx, const GjBatch *batch, GjSide side, int64_t start,
-		  int64_t n, int ndevices, SliceBuffers *b, const GjRowId **order,
-		  int64_t *run_rows, double *sort_started, GjError *err)
+CountSlice(GjCudaContext *ctx, const GjBatch *batch, GjSide side, int64_t start,
+		   int64_t n, int ndevices, SliceBuffers *b, int64_t *run_rows,
+		   double *partitioned, GjError *err)
 {
 	int			ncolumns = gj_side_ncolumns(&ctx->spec, side);
 	const int32_t *widths = gj_side_widths(&ctx->spec, side);
-	unsigned long long counts[GJ_MAX_DEVICES + 1];
+	int64_t		ntiles = (n + SEND_TILE_ROWS - 1) / SEND_TILE_ROWS;
+	int			nbins = ndevices + 1;
+	unsigned long long starts[SEND_BINS];
 	size_t		temp_bytes = 0;
 	double		clock;
+
+	if (ntiles > INT32_MAX || n > (int64_t) UINT32_MAX)
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"A slice of %lld rows is too large to exchange.", (long long) n);
 
 	/* the slice, each row over the host's link once */
 	GJ_TRY(gj_cuda_device_reserve(ctx, &b->keys, (size_t) n * sizeof(uint64_t),
 								  "the keys to exchange", err));
-	GJ_TRY(gj_cuda_device_reserve(ctx, &b->devices[0], (size_t) n, "the rows' devices", err));
-	GJ_TRY(gj_cuda_device_reserve(ctx, &b->devices[1], (size_t) n, "the rows' devices", err));
-	GJ_TRY(gj_cuda_device_reserve(ctx, &b->rows[0], (size_t) n * sizeof(GjRowId),
-								  "the rows to exchange", err));
-	GJ_TRY(gj_cuda_device_reserve(ctx, &b->rows[1], (size_t) n * sizeof(GjRowId),
-								  "the rows to exchange", err));
-	GJ_TRY(gj_cuda_device_reserve(ctx, &b->counts, sizeof(counts), "the runs' lengths", err));
+	GJ_TRY(gj_cuda_device_reserve(ctx, &b->positions, (size_t) n * sizeof(GjRowId),
+								  "the rows' places in the runs", err));
+	GJ_TRY(gj_cuda_device_reserve(ctx, &b->tile_counts,
+								  (size_t) (ntiles * nbins) * sizeof(unsigned long long),
+								  "the runs' counts", err));
+	GJ_TRY(gj_cuda_device_reserve(ctx, &b->tile_offsets,
+								  (size_t) (ntiles * nbins) * sizeof(unsigned long long),
+								  "the runs' counts", err));
+	GJ_TRY(gj_cuda_device_reserve(ctx, &b->starts, sizeof(starts), "the runs' lengths", err));
 	if (batch->nulls != NULL)
 		GJ_TRY(gj_cuda_device_reserve(ctx, &b->key_nulls, (size_t) n,
 									  "the NULL flags of the keys to exchange", err));
@@ -339,38 +422,32 @@ SortSlice(GjCudaContext *ctx, const GjBatch *batch, GjSide side, int64_t start,
 	}
 	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));
 	ctx->stats.transfer_ms += gj_clock_ms() - clock;
-	*sort_started = gj_clock_ms();
+	*partitioned = gj_clock_ms();
 
-	/* each row's device, sorted (stable: each run in the side's order) */
-	spread_device_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>
+	/* each tile's rows per bin, summed bin by bin */
+	tile_counts_kernel<<<(unsigned int) ntiles, GJ_BLOCK_SIZE, 0, ctx->stream>>>
 		((const uint64_t *) b->keys.ptr,
 		 batch->nulls != NULL ? (const uint8_t *) b->key_nulls.ptr : NULL, n, ndevices,
-		 (uint8_t *) b->devices[0].ptr, (GjRowId *) b->rows[0].ptr);
+		 (unsigned long long *) b->tile_counts.ptr);
 	GJ_CUDA_TRY(err, cudaGetLastError());
-	{
-		cub::DoubleBuffer<uint8_t> sort_devices((uint8_t *) b->devices[0].ptr,
-												(uint8_t *) b->devices[1].ptr);
-		cub::DoubleBuffer<GjRowId> sort_rows((GjRowId *) b->rows[0].ptr,
-											 (GjRowId *) b->rows[1].ptr);
-
-		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(NULL, temp_bytes, sort_devices,
-														 sort_rows, n, 0, DeviceBits(ndevices),
-														 ctx->stream));
-		GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err));
-		GJ_CUDA_TRY(err, cub::DeviceRadixSort::SortPairs(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
-														 temp_bytes, sort_devices, sort_rows,
-														 n, 0, DeviceBits(ndevices),
-														 ctx->stream));
-		*order = sort_rows.Current();
-
-		GJ_CUDA_TRY(err, cudaMemsetAsync(b->counts.ptr, 0, sizeof(counts), ctx->stream));
-		device_counts_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>
-			(sort_devices.Current(), n, ndevices + 1, (unsigned long long *) b->counts.ptr);
-		GJ_CUDA_TRY(err, cudaGetLastError());
-	}
-	GJ_TRY(gj_cuda_copy_from_device(ctx, counts, b->counts.ptr, sizeof(counts), err));
+	GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(NULL, temp_bytes,
+												   (const unsigned long long *) b->tile_counts.ptr,
+												   (unsigned long long *) b->tile_offsets.ptr,
+												   ntiles * nbins, ctx->stream));
+	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_CUB_TEMP, temp_bytes, err));
+	GJ_CUDA_TRY(err, cub::DeviceScan::ExclusiveSum(GJ_BUFFER(ctx, GJ_BUFFER_CUB_TEMP, void),
+												   temp_bytes,
+												   (const unsigned long long *) b->tile_counts.ptr,
+												   (unsigned long long *) b->tile_offsets.ptr,
+												   ntiles * nbins, ctx->stream));
+	run_starts_kernel<<<1, SEND_BINS, 0, ctx->stream>>>
+		((const unsigned long long *) b->tile_offsets.ptr, ntiles, nbins,
+		 (unsigned long long *) b->starts.ptr);
+	GJ_CUDA_TRY(err, cudaGetLastError());
+	GJ_TRY(gj_cuda_copy_from_device(ctx, starts, b->starts.ptr,
+									(size_t) nbins * sizeof(unsigned long long), err));
 	for (int t = 0; t < ndevices; t++)
-		run_rows[t] = (int64_t) counts[t];
+		run_rows[t] = (int64_t) (starts[t + 1] - starts[t]);
 	return GJ_OK;
 }
 
@@ -387,7 +464,6 @@ gj_cuda_exchange_send(GjContext *context, const GjBatch *batch, bool inner,
 	ExchangeState *state;
 	SliceBuffers *b;
 	CudaRuns   *runs;
-	const GjRowId *order = NULL;
 	int64_t		m = 0;
 	GjStatus	status = GJ_OK;
 	double		clock = gj_clock_ms();
@@ -415,8 +491,7 @@ gj_cuda_exchange_send(GjContext *context, const GjBatch *batch, bool inner,
 	sent->impl = runs;
 
 	if (n > 0)
-		GJ_TRY(SortSlice(ctx, batch, side, start, n, ndevices, b, &order, sent->rows, &clock,
-						 err));
+		GJ_TRY(CountSlice(ctx, batch, side, start, n, ndevices, b, sent->rows, &clock, err));
 	for (int t = 0; t < ndevices; t++)
 	{
 		runs->offset[t + 1] = runs->offset[t] + sent->rows[t];
@@ -430,15 +505,20 @@ gj_cuda_exchange_send(GjContext *context, const GjBatch *batch, bool inner,
 		ctx->stats.exchange_ms += gj_clock_ms() - clock;
 		return GJ_OK;
 	}
-	gather_keys_kernel<<<gj_cuda_grid_size(ctx, m), GJ_BLOCK_SIZE, 0, ctx->stream>>>
-		(order, m, (const uint64_t *) b->keys.ptr,
+	scatter_keys_kernel<<<(unsigned int) ((n + SEND_TILE_ROWS - 1) / SEND_TILE_ROWS),
+		GJ_BLOCK_SIZE, 0, ctx->stream>>>
+		((const uint64_t *) b->keys.ptr,
+		 batch->nulls != NULL ? (const uint8_t *) b->key_nulls.ptr : NULL,
 		 batch->row_numbers != NULL ? (const GjRowId *) b->numbers.ptr : NULL,
-		 (GjRowId) start, (uint64_t *) runs->keys.ptr, (GjRowId *) runs->numbers.ptr);
+		 (GjRowId) start, n, ndevices, (const unsigned long long *) b->tile_offsets.ptr, m,
+		 (uint64_t *) runs->keys.ptr, (GjRowId *) runs->numbers.ptr,
+		 (GjRowId *) b->positions.ptr);
 	GJ_CUDA_TRY(err, cudaGetLastError());
 	for (int c = 0; c < ncolumns && status == GJ_OK; c++)
-		status = GatherColumn(ctx, widths[c], order, m, b->values[c].ptr,
-							  runs->has_nulls[c] ? (const uint8_t *) b->nulls[c].ptr : NULL,
-							  runs->values[c].ptr, (uint8_t *) runs->nulls[c].ptr, err);
+		status = ScatterColumn(ctx, widths[c], (const GjRowId *) b->positions.ptr, n, m,
+							   b->values[c].ptr,
+							   runs->has_nulls[c] ? (const uint8_t *) b->nulls[c].ptr : NULL,
+							   runs->values[c].ptr, (uint8_t *) runs->nulls[c].ptr, err);
 	GJ_TRY(status);
 	/* the other devices read the runs once this returns */
 	GJ_CUDA_TRY(err, cudaStreamSynchronize(ctx->stream));

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * exchange_cpu.c
- *	  PARTITION's exchange in the CPU twin: each logical device sorts its
- *	  slice of a side into one run per device, and each device gathers
+ *	  PARTITION's exchange in the CPU twin: each logical device partitions
+ *	  its slice of a side into one run per device, and each device gathers
  *	  its runs (GjKernels.exchange_send, exchange_receive, exchange_free)
  *
  * The twin of device/exchange.cu, with host arrays for device memory and

@@ -9,7 +9,7 @@
  * hands each its share.  BROADCAST gives every device the whole inner side
  * and a slice of each chunk.  PARTITION exchanges the rows among the
  * devices (as MG-Join does: Paul et al. 2021, section 3): each device takes
- * a slice of the side, sorts it into one run per device by
+ * a slice of the side, partitions it into one run per device by
  * gj_spread_device of the keys, and each gathers its runs from all of them
  * (the base's exchange_send and exchange_receive: peer copies between
  * GPUs).  The devices build and count at once, each in a thread of its own
@@ -320,7 +320,7 @@ FreeSent(SpreadContext *sc)
 
 /*
  * PARTITION, the first half of an exchange: each device sends its slice of
- * a side, sorted into one run per device.  The rows that will move from
+ * a side, partitioned into one run per device.  The rows that will move from
  * one device to another count as exchanged.
  */
 static GjStatus

@@ -78,6 +78,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef GPUJOIN_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 #include "common.h"
 #include "gpujoin_kernels.h"
 #include "test_kernels.h"
@@ -2230,6 +2234,230 @@ ReversedNumbers(int64_t n)
 	for (int64_t r = 0; r < n; r++)
 		numbers[r] = (GjRowId) (n - 1 - r);
 	return numbers;
+}
+
+/* A part's array back in host memory: where CUDA's kernels left it, or the
+ * CPU twin's host array */
+static void
+PartToHost(bool on_device, void *dst, const void *src, size_t bytes)
+{
+	if (bytes == 0)
+		return;
+#ifdef GPUJOIN_WITH_CUDA
+	if (on_device)
+	{
+		cudaError_t rc = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
+
+		if (rc != cudaSuccess)
+			Failf("copying a part back failed: %s", cudaGetErrorString(rc));
+		return;
+	}
+#endif
+	memcpy(dst, src, bytes);
+}
+
+/*
+ * PARTITION's exchange alone: ndevices contexts each send their slice of
+ * one side (exchange_send) and receive their part (exchange_receive).  Part
+ * d must hold exactly the side's rows whose key goes to device d
+ * (gj_spread_device), in the side's order, with each row's key, number
+ * (its position, or the side's row_numbers), payload values of every width
+ * and NULL flags where a column has them; a row with a NULL key is in no
+ * part.  Many rows make every slice several of CUDA's partition tiles, the
+ * last one short; few leave some slices empty.
+ */
+static void
+TestExchange(const GjKernels *base, const char *impl, bool on_device, int ndevices,
+			 int64_t nrows, bool numbered, bool null_keys)
+{
+	static const int32_t widths[4] = {8, 4, 2, 1};
+	GjJoinSpec	spec;
+	GjContext  *ctx[GJ_MAX_DEVICES];
+	GjExchange	sent[GJ_MAX_DEVICES];
+	GjExchange	part[GJ_MAX_DEVICES];
+	GjBatch		batch;
+	GjColumn	columns[4];
+	uint64_t   *keys;
+	uint8_t    *key_nulls = NULL;
+	GjRowId    *numbers = NULL;
+	uint8_t    *values[4];
+	uint8_t    *nulls[4] = {NULL, NULL, NULL, NULL};
+	GjError		err;
+	char		name[160];
+	bool		ok = true;
+
+	snprintf(name, sizeof(name), "exchange of %lld rows over %d devices%s%s",
+			 (long long) nrows, ndevices, numbered ? ", numbered" : "",
+			 null_keys ? ", NULL keys" : "");
+	if (!Selected(name))
+		return;
+	memset(ctx, 0, sizeof(ctx));
+	memset(sent, 0, sizeof(sent));
+	memset(part, 0, sizeof(part));
+	memset(&batch, 0, sizeof(batch));
+	memset(columns, 0, sizeof(columns));
+	memset(&err, 0, sizeof(err));
+	keys = (uint64_t *) Alloc((size_t) nrows * sizeof(uint64_t));
+	for (int64_t r = 0; r < nrows; r++)
+		keys[r] = (uint64_t) (r % (nrows / 3 + 1)) * UINT64_C(2654435761);
+	if (null_keys)
+	{
+		key_nulls = (uint8_t *) Alloc((size_t) nrows);
+		for (int64_t r = 0; r < nrows; r++)
+			key_nulls[r] = (r % 7 == 3);
+	}
+	if (numbered)
+		numbers = ReversedNumbers(nrows);
+	for (int c = 0; c < 4; c++)
+	{
+		values[c] = (uint8_t *) Alloc((size_t) nrows * (size_t) widths[c]);
+		for (int64_t i = 0; i < nrows * widths[c]; i++)
+			values[c][i] = (uint8_t) (i * 131 + c * 17 + i / 251);
+		if (c % 2 == 1)
+		{
+			nulls[c] = (uint8_t *) Alloc((size_t) nrows);
+			for (int64_t r = 0; r < nrows; r++)
+				nulls[c][r] = (r % 5 == c);
+		}
+		columns[c].values = values[c];
+		columns[c].nulls = nulls[c];
+	}
+	batch.keys = keys;
+	batch.nulls = key_nulls;
+	batch.nrows = nrows;
+	batch.columns = columns;
+	batch.row_numbers = numbers;
+
+	OneColumnSpec(&spec, 4096);
+	spec.inner_ncolumns = 4;
+	memcpy(spec.inner_widths, widths, sizeof(widths));
+	for (int d = 0; d < ndevices && ok; d++)
+	{
+		GjJoinSpec	one = spec;
+
+		one.device = d % physical_devices;
+		ok = Expect(base->context_create(&ctx[d], &one, &err), GJ_OK, &err, "context_create") &&
+			Expect(base->exchange_send(ctx[d], &batch, true, nrows * d / ndevices,
+									   nrows * (d + 1) / ndevices, ndevices, &sent[d], &err),
+				   GJ_OK, &err, "exchange_send");
+	}
+	for (int d = 0; d < ndevices && ok; d++)
+		ok = Expect(base->exchange_receive(ctx[d], sent, ndevices, d, &part[d], &err),
+					GJ_OK, &err, "exchange_receive");
+
+	/* each part against the rows of its device, in the side's order */
+	for (int d = 0; d < ndevices && ok; d++)
+	{
+		const GjBatch *got = &part[d].batch;
+		int64_t		want = 0;
+		int64_t		at = 0;
+		uint64_t   *got_keys;
+		GjRowId    *got_numbers;
+		uint8_t    *got_values[4];
+		uint8_t    *got_nulls[4];
+
+		for (int64_t r = 0; r < nrows; r++)
+			want += (key_nulls == NULL || !key_nulls[r]) &&
+				gj_spread_device(keys[r], ndevices) == d;
+		if (got->nrows != want)
+		{
+			Failf("device %d received %lld rows, not %lld", d, (long long) got->nrows,
+				  (long long) want);
+			break;
+		}
+		got_keys = (uint64_t *) Alloc((size_t) want * sizeof(uint64_t));
+		got_numbers = (GjRowId *) Alloc((size_t) want * sizeof(GjRowId));
+		PartToHost(on_device, got_keys, got->keys, (size_t) want * sizeof(uint64_t));
+		PartToHost(on_device, got_numbers, got->row_numbers, (size_t) want * sizeof(GjRowId));
+		for (int c = 0; c < 4; c++)
+		{
+			got_values[c] = (uint8_t *) Alloc((size_t) want * (size_t) widths[c]);
+			got_nulls[c] = (uint8_t *) Alloc((size_t) want);
+			PartToHost(on_device, got_values[c], got->columns[c].values,
+					   (size_t) want * (size_t) widths[c]);
+			if ((got->columns[c].nulls != NULL) != (nulls[c] != NULL))
+				Failf("device %d's column %d %s NULL flags", d, c,
+					  nulls[c] != NULL ? "lost its" : "gained");
+			else if (nulls[c] != NULL)
+				PartToHost(on_device, got_nulls[c], got->columns[c].nulls, (size_t) want);
+		}
+		for (int64_t r = 0; r < nrows && at < want; r++)
+		{
+			GjRowId		number = numbers != NULL ? numbers[r] : (GjRowId) r;
+
+			if ((key_nulls != NULL && key_nulls[r]) || gj_spread_device(keys[r], ndevices) != d)
+				continue;
+			if (got_keys[at] != keys[r] || got_numbers[at] != number)
+			{
+				Failf("device %d's row %lld is key %llu number %u, not row %lld's %llu, %u",
+					  d, (long long) at, (unsigned long long) got_keys[at],
+					  (unsigned) got_numbers[at], (long long) r,
+					  (unsigned long long) keys[r], (unsigned) number);
+				break;
+			}
+			for (int c = 0; c < 4; c++)
+				if (memcmp(got_values[c] + at * widths[c], values[c] + r * widths[c],
+						   (size_t) widths[c]) != 0 ||
+					(nulls[c] != NULL && got_nulls[c][at] != nulls[c][r]))
+					Failf("device %d's row %lld (row %lld) has another column %d", d,
+						  (long long) at, (long long) r, c);
+			at++;
+		}
+		free(got_keys);
+		free(got_numbers);
+		for (int c = 0; c < 4; c++)
+		{
+			free(got_values[c]);
+			free(got_nulls[c]);
+		}
+	}
+	for (int d = 0; d < ndevices; d++)
+	{
+		base->exchange_free(&part[d]);
+		base->exchange_free(&sent[d]);
+		if (ctx[d] != NULL)
+			base->context_destroy(ctx[d]);
+	}
+	free(keys);
+	free(key_nulls);
+	free(numbers);
+	for (int c = 0; c < 4; c++)
+	{
+		free(values[c]);
+		free(nulls[c]);
+	}
+	Report(impl, name);
+}
+
+/* The exchange alone, on the CPU twin and CUDA: odd, even and the most
+ * devices; several tiles a slice and empty slices */
+static void
+TestExchanges(void)
+{
+	static const struct
+	{
+		int			ndevices;
+		int64_t		nrows;
+		bool		numbered;
+		bool		null_keys;
+	}			cases[] = {
+		{2, 100003, false, false},
+		{3, 100003, true, true},
+		{GJ_MAX_DEVICES, 300007, false, true},
+		{GJ_MAX_DEVICES, 10, true, false},
+		{5, 4096 * 3, false, true},
+	};
+
+	for (int i = 0; i < (int) (sizeof(cases) / sizeof(cases[0])); i++)
+	{
+		TestExchange(&gj_cpu_kernels, "cpu", false, cases[i].ndevices, cases[i].nrows,
+					 cases[i].numbered, cases[i].null_keys);
+#ifdef GPUJOIN_WITH_CUDA
+		if (have_cuda)
+			TestExchange(&gj_cuda_kernels, "cuda", true, cases[i].ndevices, cases[i].nrows,
+						 cases[i].numbered, cases[i].null_keys);
+#endif
+	}
 }
 
 /* A numbered run's rows turned back into positions: the same reversal */
@@ -4607,6 +4835,7 @@ main(void)
 #endif
 	TestSpreadDeviceFault(&gj_cpu_kernels, "cpu", GJ_SPREAD_PARTITION, 3);
 	TestSpreadDeviceFault(&gj_cpu_kernels, "cpu", GJ_SPREAD_BROADCAST, 2);
+	TestExchanges();
 #ifdef GPUJOIN_WITH_CUDA
 	if (have_cuda)
 	{

@@ -927,9 +927,106 @@ typedef enum GjKeyKind
 } GjKeyKind;
 
 /*
+ * A stored numeric (numeric.c's on-disk form, stable since 9.1: after the
+ * varlena header a header word, then base-10000 digits, int16, most
+ * significant first; a "short" header, top bits 10, holds the sign, the
+ * display scale and a 7-bit weight; a "long" one, 00 positive or 01
+ * negative, is followed by an int16 weight; 11 marks NaN and the
+ * infinities) as its value times 10^scale, exact within
+ * GJ_NUMERIC_MAX_DIGITS decimal digits: data and len are the bytes after
+ * the varlena header.  Both the deform (a numeric column of declared
+ * scale) and the host (src/keys.c) read numerics so.
+ */
+#define GJ_NUMERIC_MAX_DIGITS	18
+
+typedef enum GjScaledKind
+{
+	GJ_SCALED_VALUE,			/* *result holds it */
+	GJ_SCALED_NAN,
+	GJ_SCALED_PINF,
+	GJ_SCALED_NINF,
+	GJ_SCALED_INEXACT			/* more digits than the scale, or too large */
+} GjScaledKind;
+
+static inline GJ_HOST_DEVICE GjScaledKind
+gj_numeric_scaled(const uint8_t *data, int len, int scale, int64_t *result)
+{
+	const uint64_t limit = UINT64_C(1000000000000000000);	/* 10^18 */
+	uint16_t	header;
+	int			weight;
+	int			first;
+	bool		negative;
+	uint64_t	v = 0;
+
+	if (len < 2)
+		return GJ_SCALED_INEXACT;
+	header = (uint16_t) (data[0] | (data[1] << 8));
+	if ((header & 0xC000) == 0xC000)
+		return header == 0xC000 ? GJ_SCALED_NAN :
+			header == 0xD000 ? GJ_SCALED_PINF : GJ_SCALED_NINF;
+	if ((header & 0xC000) == 0x8000)
+	{
+		weight = header & 0x003F;
+		if (header & 0x0040)
+			weight |= ~0x003F;
+		negative = (header & 0x2000) != 0;
+		first = 2;
+	}
+	else
+	{
+		if (len < 4)
+			return GJ_SCALED_INEXACT;
+		weight = (int16_t) (data[2] | (data[3] << 8));
+		negative = (header & 0xC000) == 0x4000;
+		first = 4;
+	}
+	for (int i = 0; first + 2 * (i + 1) <= len; i++)
+	{
+		int			digit = (int16_t) (data[first + 2 * i] | (data[first + 2 * i + 1] << 8));
+		int			exponent = 4 * (weight - i) + scale;	/* of the digit's 1 */
+		uint64_t	power = 1;
+
+		if (digit == 0)
+			continue;
+		if (digit < 0 || exponent > GJ_NUMERIC_MAX_DIGITS)
+			return GJ_SCALED_INEXACT;
+		if (exponent >= 0)
+		{
+			for (int e = 0; e < exponent; e++)
+				power *= 10;
+			/* every term adds: past the limit, the value is */
+			if ((uint64_t) digit > (limit - 1 - v) / power)
+				return GJ_SCALED_INEXACT;
+			v += (uint64_t) digit * power;
+		}
+		else
+		{
+			for (int e = 0; e < -exponent && e < 4; e++)
+				power *= 10;
+			if (exponent <= -4 || digit % (int) power != 0)
+				return GJ_SCALED_INEXACT;
+			v += (uint64_t) (digit / (int) power);
+			if (v >= limit)
+				return GJ_SCALED_INEXACT;
+		}
+	}
+	*result = negative ? -(int64_t) v : (int64_t) v;
+	return GJ_SCALED_VALUE;
+}
+
+/* A numeric column's value the deform leaves for the host to convert (a
+ * TOAST pointer or compressed value, an infinity, a value that is not
+ * exact at the scale, a value ALTER TABLE ... ADD COLUMN gave): below any
+ * value of 18 digits */
+#define GJ_NUMERIC_ON_HOST		INT64_MIN
+
+/*
  * What to take from each tuple: the attributes 1 .. natts (the highest one
  * needed) are walked; ncolumns of them become columns (each 1, 2, 4 or 8
- * bytes wide, by value), nkeys of them the key, packed as gj_pack_keys does
+ * bytes wide, by value; or a numeric of declared scale column_scales[c] >=
+ * 0, as its value times 10^scale in 8 bytes: gj_numeric_scaled, NaN as
+ * INT64_MAX, GJ_NUMERIC_ON_HOST where the deform cannot), nkeys of them
+ * the key, packed as gj_pack_keys does
  */
 typedef struct GjDeformSpec
 {
@@ -938,6 +1035,7 @@ typedef struct GjDeformSpec
 	const GjHeapAttr *attrs;	/* natts of them */
 	int32_t		ncolumns;
 	const int16_t *column_attnos;	/* 1-based */
+	const int8_t *column_scales;	/* -1: the attribute's bytes; NULL: all */
 	int32_t		nkeys;
 	const int16_t *key_attnos;
 	const uint8_t *key_kinds;	/* GjKeyKind */
@@ -955,6 +1053,15 @@ typedef struct GjDeformSpec
 	const int16_t *input_attnos;
 	const uint8_t *input_kinds;
 } GjDeformSpec;
+
+/* The width of a deform's column c: 8 for a numeric, else its attribute's */
+static inline int
+gj_deform_column_width(const GjDeformSpec *spec, int c)
+{
+	if (spec->column_scales != NULL && spec->column_scales[c] >= 0)
+		return 8;
+	return spec->attrs[spec->column_attnos[c] - 1].len;
+}
 
 /*
  * Pages, and the visible tuples in them: copied one after another into
@@ -1007,6 +1114,8 @@ typedef struct GjDeformOut
 	uint32_t   *selected;
 	int64_t		nrows;			/* out */
 	int64_t		bytes_shipped;	/* out: pages and offsets sent to a device */
+	int64_t		host_numerics;	/* out: numeric values left GJ_NUMERIC_ON_HOST
+								 * in the rows (none: no row to look at) */
 } GjDeformOut;
 
 #define GJ_DEFORM_UNDECIDED		(UINT32_C(1) << 31)

@@ -162,8 +162,13 @@ GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, List *tlis
 				 errmsg("gpujoin: a side of a GpuPreAgg has more than %d columns for the device",
 						GJ_MAX_COLUMNS),
 				 errhint("Set gpujoin.enable_preagg = off for this query.")));
+	/* the numerics first, then the text codes: a heap side's deform may
+	 * convert the numerics too (exec_heap.c), never the codes */
 	for (i = 0; i < side->ncolumns; i++)
-		if (GpuJoinColumnConverted(&side->columns[i]))
+		if (GpuJoinColumnConverted(&side->columns[i]) && side->columns[i].dict == NULL)
+			side->columns[i].device = side->ndevice++;
+	for (i = 0; i < side->ncolumns; i++)
+		if (GpuJoinColumnConverted(&side->columns[i]) && side->columns[i].dict != NULL)
 			side->columns[i].device = side->ndevice++;
 
 	context.scan_offset = scan_offset;

@@ -175,6 +175,9 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
 	GjDeformSpec *spec = &reader->spec;
 	GjHeapAttr *attrs;
 	int16	   *column_attnos;
+	int8	   *column_scales;
+	bool		deform_numerics;
+	int			ndeformed = 0;
 	int16	   *key_attnos;
 	uint8	   *key_kinds;
 
@@ -238,18 +241,45 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
 	 * ...) are taken on the host from the staged tuples (TakeHostColumns)
 	 */
 	column_attnos = palloc(sizeof(int16) * Max(side->ncolumns, 1));
+	column_scales = palloc(sizeof(int8) * Max(side->ncolumns, 1));
+	deform_numerics = gpujoin_deform_numeric;
+	for (int c = 0; c < side->ncolumns; c++)
+	{
+		const GpuJoinColumn *col = &side->columns[c];
+
+		if (GpuJoinColumnConverted(col) && col->dict == NULL &&
+			(col->scale > GJ_NUMERIC_MAX_DIGITS ||
+			 TupleDescAttr(tupdesc, col->attno - 1)->attlen != -1))
+			deform_numerics = false;
+	}
 	for (int c = 0; c < side->ncolumns; c++)
 	{
 		const GpuJoinColumn *col = &side->columns[c];
 
 		if (col->device >= 0 && !GpuJoinColumnConverted(col))
+		{
 			column_attnos[col->device] = col->attno;
+			column_scales[col->device] = -1;
+		}
+		else if (deform_numerics && GpuJoinColumnConverted(col) && col->dict == NULL)
+		{
+			/* a GpuPreAgg's numeric of declared scale, as its value times 10^scale */
+			column_attnos[col->device] = col->attno;
+			column_scales[col->device] = (int8) col->scale;
+			ndeformed++;
+		}
 		else
 			reader->host_maxattno = Max(reader->host_maxattno, col->attno);
 	}
-	/* a GpuPreAgg's scaled numerics and text codes, numbered last, are converted on the host */
-	spec->ncolumns = side->ndevice - side->nscaled;
+
+	/*
+	 * A GpuPreAgg's text codes, numbered last, and its numerics, numbered
+	 * before them, unless the deform converts these, are converted on the
+	 * host
+	 */
+	spec->ncolumns = side->ndevice - side->nscaled + ndeformed;
 	spec->column_attnos = column_attnos;
+	spec->column_scales = column_scales;
 
 	/*
 	 * The keys: plain attributes, each with its GjKeyKind; if one has a
@@ -919,6 +949,13 @@ FinishDeform(GpuJoinState *node, GpuJoinHeapReader *reader)
 	reader->deform_ms += GpuJoinElapsedMs(start);
 }
 
+/* Does the deform write the column (raw bytes, or a numeric it converts)? */
+static inline bool
+DeformedColumn(const GpuJoinHeapReader *reader, const GpuJoinColumn *col)
+{
+	return col->device >= 0 && col->device < reader->spec.ncolumns;
+}
+
 /* Staged tuple t, in the reader's slot (of the relation's row type) */
 static TupleTableSlot *
 StoreStagedTuple(GpuJoinHeapReader *reader, int64 t)
@@ -979,7 +1016,7 @@ TakeHostColumns(GpuJoinState *node, GpuJoinSide *side, GpuJoinHeapReader *reader
 			Datum		value;
 			bool		isnull;
 
-			if (col->device >= 0 && !GpuJoinColumnConverted(col))
+			if (DeformedColumn(reader, col))
 				continue;		/* deformed on the device */
 			value = slot->tts_values[col->attno - 1];
 			isnull = slot->tts_isnull[col->attno - 1];
@@ -997,6 +1034,46 @@ TakeHostColumns(GpuJoinState *node, GpuJoinSide *side, GpuJoinHeapReader *reader
 			side->heap_key_nulls++;
 	}
 	ExecClearTuple(slot);
+}
+
+/*
+ * The numerics the deform left to the host (GJ_NUMERIC_ON_HOST: a TOAST
+ * pointer or compressed value, a value an ALTER TABLE ... ADD COLUMN
+ * gave, an infinity, a value not exact at its scale) of the n rows it
+ * just wrote: converted from their staged tuples as TakeHostColumns
+ * converts them, so that the values, and the errors, are the host's
+ */
+static void
+TakeHostNumerics(GpuJoinSide *side, GpuJoinHeapReader *reader, int64 n)
+{
+	TupleTableSlot *slot = reader->slot;
+
+	for (int64 i = 0; i < n; i++)
+	{
+		int64		row = side->nrows + i;
+		bool		stored = false;
+
+		for (int c = 0; c < side->ncolumns; c++)
+		{
+			const GpuJoinColumn *col = &side->columns[c];
+			int64	   *values = (int64 *) side->device_values[Max(col->device, 0)];
+
+			if (!DeformedColumn(reader, col) || !GpuJoinColumnConverted(col) ||
+				values[row] != GJ_NUMERIC_ON_HOST || side->device_nulls[col->device][row])
+				continue;
+			if (!stored)
+			{
+				StoreStagedTuple(reader, reader->consumed +
+								 (reader->filter ? reader->selected[i] : i));
+				stored = true;
+			}
+			slot_getsomeattrs(slot, col->attno);
+			GpuJoinStoreDeviceValue(side, col, row, slot->tts_values[col->attno - 1],
+									slot->tts_isnull[col->attno - 1]);
+		}
+		if (stored)
+			ExecClearTuple(slot);
+	}
 }
 
 /* Move row from of the side's batch (device columns and key) to row to */
@@ -1130,8 +1207,8 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		{
 			const GpuJoinColumn *col = &side->columns[c];
 
-			if (col->device < 0 || GpuJoinColumnConverted(col))
-				continue;		/* a host column, scaled numeric or text code: TakeHostColumns */
+			if (!DeformedColumn(reader, col))
+				continue;		/* a host column, text code or numeric: TakeHostColumns */
 			values[col->device] = side->device_values[col->device] + side->nrows * col->typlen;
 			nulls[col->device] = side->device_nulls[col->device] + side->nrows;
 		}
@@ -1159,6 +1236,8 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 			rows = Recheck(side, reader, rows);
 		if (reader->host_maxattno > 0)
 			TakeHostColumns(node, side, reader, rows);
+		if (out.host_numerics > 0)
+			TakeHostNumerics(side, reader, rows);
 		side->heap_null_columns |= out.null_columns;
 		side->heap_key_nulls += out.key_nulls;
 		side->nrows += rows;

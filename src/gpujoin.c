@@ -46,6 +46,7 @@ int			gpujoin_materialize = GPUJOIN_AUTO;
 int			gpujoin_chunk_rows = GPUJOIN_DEFAULT_CHUNK_ROWS;
 int			gpujoin_heap_stage_pages = GPUJOIN_DEFAULT_HEAP_STAGE_PAGES;
 bool		gpujoin_heap_in_place = true;
+bool		gpujoin_deform_numeric = true;
 int			gpujoin_device_memory_limit = 0;
 bool		gpujoin_explain_device = true;
 double		gpujoin_setup_cost = GPUJOIN_DEFAULT_SETUP_COST;
@@ -410,6 +411,18 @@ _PG_init(void)
 							 "aggregate, which the planner does not yet tell apart.",
 							 &gpujoin_enable_parallel_chain,
 							 false,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.deform_numeric",
+							 "Lets the device turn a GpuPreAgg's numeric columns read as heap pages into scaled integers.",
+							 "On, the heap deform reads each numeric of declared scale from the tuple and "
+							 "writes its value times 10^scale; off, the host converts each row's "
+							 "numerics from the staged tuples, as it does for a side read through its "
+							 "child plan.",
+							 &gpujoin_deform_numeric,
+							 true,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

@@ -117,6 +117,7 @@ extern bool gpujoin_enable_preagg_scan;
 extern bool gpujoin_enable_chain;
 extern bool gpujoin_enable_chain_preagg;
 extern bool gpujoin_enable_parallel_chain;
+extern bool gpujoin_deform_numeric;
 extern int	gpujoin_join_variant;
 extern int	gpujoin_groupby_variant;	/* GPUJOIN_AUTO or a GjAggVariant */
 extern int	gpujoin_materialize;
@@ -459,7 +460,7 @@ extern uint64 GpuJoinPackKeys(const int64 *values, const int *bits, int nkeys,
  */
 #define GJ_NUMERIC_MAX_NDIGITS	12	/* base-10000 digits of an int128 x 1000 */
 /* at most this many decimal digits once scaled (10^18 < 2^63) */
-#define GPUJOIN_NUMERIC_MAX_DIGITS	18
+#define GPUJOIN_NUMERIC_MAX_DIGITS	GJ_NUMERIC_MAX_DIGITS
 extern int	GpuJoinNumericScale(Node *expr);
 extern int64 GpuJoinNumericScaled(Datum value, int scale);
 extern bool GpuJoinNumericConstScaled(Datum value, int *scale, int64 *scaled);

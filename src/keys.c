@@ -388,108 +388,34 @@ FloatKey(double value)
 	return gj_float_key(value);
 }
 
-/*
- * numeric.c's stored form of a value (stable on disk since 9.1): after the
- * varlena header, a header word, then base-10000 digits (int16), most
- * significant first.  A "short" header (top bits 10) holds the sign, the
- * display scale and a 7-bit weight; a "long" one (00 positive, 01
- * negative) holds the sign and display scale, followed by an int16 weight;
- * 11 marks NaN and the infinities.
- */
-#define GJ_NUMERIC_SIGN_MASK		0xC000
-#define GJ_NUMERIC_NEG				0x4000
-#define GJ_NUMERIC_SHORT			0x8000
-#define GJ_NUMERIC_SPECIAL			0xC000
-#define GJ_NUMERIC_NAN				0xC000
-#define GJ_NUMERIC_PINF				0xD000
-#define GJ_NUMERIC_SHORT_SIGN		0x2000
-#define GJ_NUMERIC_SHORT_WEIGHT_SIGN 0x0040
-#define GJ_NUMERIC_SHORT_WEIGHT		0x003F
-#define GJ_NBASE					10000
+#define GJ_NBASE		10000		/* numeric.c's digits are base 10000 */
+#define GJ_NUMERIC_NEG	0x4000		/* its sign words (gj_numeric_scaled) */
+#define GJ_NUMERIC_NAN	0xC000
 
-/* What ParseScaled found */
-typedef enum ScaledKind
-{
-	SCALED_VALUE,				/* *result holds it */
-	SCALED_NAN,
-	SCALED_PINF,
-	SCALED_NINF,
-	SCALED_INEXACT				/* more digits than the scale, or too large */
-} ScaledKind;
+/* What ParseScaled found (gpujoin_kernels.h's GjScaledKind) */
+typedef GjScaledKind ScaledKind;
 
-static const int64 powers_of_ten[19] = {
-	INT64CONST(1), INT64CONST(10), INT64CONST(100), INT64CONST(1000),
-	INT64CONST(10000), INT64CONST(100000), INT64CONST(1000000),
-	INT64CONST(10000000), INT64CONST(100000000), INT64CONST(1000000000),
-	INT64CONST(10000000000), INT64CONST(100000000000),
-	INT64CONST(1000000000000), INT64CONST(10000000000000),
-	INT64CONST(100000000000000), INT64CONST(1000000000000000),
-	INT64CONST(10000000000000000), INT64CONST(100000000000000000),
-	INT64CONST(1000000000000000000)
-};
+#define SCALED_VALUE	GJ_SCALED_VALUE
+#define SCALED_NAN		GJ_SCALED_NAN
+#define SCALED_PINF		GJ_SCALED_PINF
+#define SCALED_NINF		GJ_SCALED_NINF
+#define SCALED_INEXACT	GJ_SCALED_INEXACT
 
 /*
  * A numeric value (possibly with a short varlena header) times 10^scale,
- * read from its stored digits: exact within 18 decimal digits, no
- * arithmetic of numeric.c's and no allocation
+ * read from its stored digits (gj_numeric_scaled, which the heap deform
+ * uses too): exact within 18 decimal digits, no arithmetic of numeric.c's
+ * and no allocation
  */
 static ScaledKind
 ParseScaled(const struct varlena *value, int scale, int64 *result)
 {
-	const char *data = VARDATA_ANY(value);
-	int			len = VARSIZE_ANY_EXHDR(value);
-	uint16		header;
-	int			weight;
-	int			first;
-	int128		v = 0;
+	int64_t		scaled = 0;
+	ScaledKind	kind = gj_numeric_scaled((const uint8_t *) VARDATA_ANY(value),
+										 (int) VARSIZE_ANY_EXHDR(value), scale, &scaled);
 
-	if (len < (int) sizeof(uint16))
-		return SCALED_INEXACT;
-	memcpy(&header, data, sizeof(header));
-	if ((header & GJ_NUMERIC_SIGN_MASK) == GJ_NUMERIC_SPECIAL)
-		return header == GJ_NUMERIC_NAN ? SCALED_NAN :
-			header == GJ_NUMERIC_PINF ? SCALED_PINF : SCALED_NINF;
-	if ((header & GJ_NUMERIC_SIGN_MASK) == GJ_NUMERIC_SHORT)
-	{
-		weight = header & GJ_NUMERIC_SHORT_WEIGHT;
-		if (header & GJ_NUMERIC_SHORT_WEIGHT_SIGN)
-			weight |= ~GJ_NUMERIC_SHORT_WEIGHT;
-		first = sizeof(uint16);
-	}
-	else
-	{
-		int16		w;
-
-		if (len < (int) (2 * sizeof(uint16)))
-			return SCALED_INEXACT;
-		memcpy(&w, data + sizeof(uint16), sizeof(w));
-		weight = w;
-		first = 2 * sizeof(uint16);
-	}
-	for (int i = 0; first + (i + 1) * (int) sizeof(int16) <= len; i++)
-	{
-		int16		digit;
-		int			exponent = 4 * (weight - i) + scale;	/* of the digit's 1 */
-
-		memcpy(&digit, data + first + i * sizeof(int16), sizeof(digit));
-		if (digit == 0)
-			continue;
-		if (exponent > GPUJOIN_NUMERIC_MAX_DIGITS)
-			return SCALED_INEXACT;
-		if (exponent >= 0)
-			v += (int128) digit * powers_of_ten[exponent];
-		else if (exponent > -4 && digit % powers_of_ten[-exponent] == 0)
-			v += digit / powers_of_ten[-exponent];
-		else
-			return SCALED_INEXACT;
-	}
-	if (v >= powers_of_ten[GPUJOIN_NUMERIC_MAX_DIGITS])
-		return SCALED_INEXACT;
-	*result = (int64) v;
-	if ((header & GJ_NUMERIC_SIGN_MASK) == GJ_NUMERIC_SHORT ?
-		(header & GJ_NUMERIC_SHORT_SIGN) != 0 : (header & GJ_NUMERIC_SIGN_MASK) == GJ_NUMERIC_NEG)
-		*result = -*result;
-	return SCALED_VALUE;
+	*result = scaled;
+	return kind;
 }
 
 /*

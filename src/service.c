@@ -1059,6 +1059,7 @@ PrepareDeform(Call *call)
 	spec->layout = d->layout;
 	spec->natts = d->natts;
 	spec->ncolumns = d->ncolumns;
+	spec->column_scales = d->has_scales ? d->column_scales : NULL;
 	spec->nkeys = d->nkeys;
 	spec->keys_exact = d->keys_exact;
 	if (!RESOLVE_AS(&d->attrs, d->natts * sizeof(GjHeapAttr), spec->attrs) ||
@@ -1102,18 +1103,19 @@ PrepareDeform(Call *call)
 			}
 	}
 
-	/* the arrays written: each column as wide as its attribute */
+	/* the arrays written: each column as wide as its attribute, or a numeric's 8 */
 	for (int col = 0; col < d->ncolumns; col++)
 	{
 		int			attno = spec->column_attnos[col];
 
-		if (attno < 1 || attno > d->natts || spec->attrs[attno - 1].len <= 0 ||
-			spec->attrs[attno - 1].len > 8)
+		if (attno < 1 || attno > d->natts ||
+			(spec->attrs[attno - 1].len <= 0 || spec->attrs[attno - 1].len > 8) !=
+			(spec->column_scales != NULL && spec->column_scales[col] >= 0))
 		{
-			GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request's column is not fixed-width.");
+			GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request's column is neither fixed-width nor a numeric.");
 			return false;
 		}
-		if (!RESOLVE_AS(&d->values[col], n * spec->attrs[attno - 1].len, call->dvalues[col]) ||
+		if (!RESOLVE_AS(&d->values[col], n * gj_deform_column_width(spec, col), call->dvalues[col]) ||
 			!RESOLVE_AS(&d->nulls[col], n, call->dnulls[col]))
 			return false;
 	}
@@ -1137,6 +1139,7 @@ ExecuteDeform(Call *call)
 	d->key_nulls = call->dout.key_nulls;
 	d->nrows = call->dout.nrows;
 	d->bytes_shipped = call->dout.bytes_shipped;
+	d->host_numerics = call->dout.host_numerics;
 }
 
 /* GJ_OP_PROBE: the devices the service sees, device 0's properties */

@@ -158,6 +158,8 @@ typedef struct GjServiceDeform
 	GjServiceRef attrs;
 	int32		ncolumns;
 	GjServiceRef column_attnos;
+	bool		has_scales;		/* column_scales holds the spec's */
+	int8		column_scales[GJ_MAX_COLUMNS];
 	int32		nkeys;
 	GjServiceRef key_attnos;
 	GjServiceRef key_kinds;
@@ -187,6 +189,7 @@ typedef struct GjServiceDeform
 	int64		key_nulls;
 	int64		nrows;
 	int64		bytes_shipped;
+	int64		host_numerics;
 } GjServiceDeform;
 
 /*

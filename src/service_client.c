@@ -1251,6 +1251,7 @@ TakeDeform(bool keep)
 	deform.out->key_nulls = d->key_nulls;
 	deform.out->nrows = d->nrows;
 	deform.out->bytes_shipped = d->bytes_shipped;
+	deform.out->host_numerics = d->host_numerics;
 	deform.status = req->status;
 	if (req->status != GJ_OK)
 		deform.err = req->err;
@@ -1289,7 +1290,7 @@ HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *sp
 		(pages->pages == NULL && (pages->region != BufferBlocks || pages->page_size != BLCKSZ)))
 		return gj_cpu_heap_deform(NULL, pages, spec, first, n, out, err);
 	for (int c = 0; c < spec->ncolumns; c++)
-		widths[c] = spec->attrs[spec->column_attnos[c] - 1].len;
+		widths[c] = gj_deform_column_width(spec, c);
 
 	/* the scratch all the copies need, first: growing it is a request */
 	need += ScratchNeed(spec->attrs, spec->natts * sizeof(GjHeapAttr));
@@ -1326,6 +1327,9 @@ HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *sp
 	d->attrs = Ref(spec->attrs, spec->natts * sizeof(GjHeapAttr));
 	d->ncolumns = spec->ncolumns;
 	d->column_attnos = Ref(spec->column_attnos, spec->ncolumns * sizeof(int16));
+	d->has_scales = spec->column_scales != NULL;
+	if (d->has_scales)
+		memcpy(d->column_scales, spec->column_scales, spec->ncolumns * sizeof(int8));
 	d->nkeys = spec->nkeys;
 	d->key_attnos = Ref(spec->key_attnos, spec->nkeys * sizeof(int16));
 	d->key_kinds = Ref(spec->key_kinds, spec->nkeys * sizeof(uint8));
@@ -1376,6 +1380,7 @@ HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *sp
 	deform.sent = true;
 	deform.taken = false;
 	out->bytes_shipped = 0;
+	out->host_numerics = 0;
 	Send();
 	return GJ_OK;
 }

@@ -18,8 +18,11 @@
 -- materialized view, ONLY a parent, a volatile qual (the Seq Scan keeps
 -- it), a window over the groups and a UNION ALL of groupings are SCANs;
 -- an inherited or partitioned table is not (its rows are an Append's).
+-- Numerics of declared scale (NaN, NULL, 18 digits, a column added by
+-- ALTER TABLE whose default the host converts for the older tuples) with
+-- the deform converting them and with the host (gpujoin.deform_numeric).
 BEGIN;
-SELECT plan(15);
+SELECT plan(16);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -36,6 +39,19 @@ INSERT INTO s SELECT
 	date '2024-01-01' + i % 300,
 	(i % 1000) * 0.05
 	FROM generate_series(1, 20000) i;
+-- numerics of declared scale, which the deform converts (gpujoin.deform_numeric):
+-- negative, zero, NaN, NULL, 18 digits; q added by ALTER TABLE after the
+-- first rows, whose tuples lack it (the host converts its default there)
+CREATE TABLE sn (g int4, h int8, m numeric(18, 2), p numeric(6, 3));
+INSERT INTO sn SELECT i % 5, i % 1000,
+	CASE WHEN i % 97 = 0 THEN NULL WHEN i % 89 = 0 THEN 'NaN'
+		 WHEN i % 83 = 0 THEN 9999999999999999.99 WHEN i % 79 = 0 THEN -9999999999999999.99
+		 ELSE (i - 6000) * 1.01 END,
+	(i % 1000) * 0.001 - 0.5
+	FROM generate_series(1, 12000) i;
+ALTER TABLE sn ADD COLUMN q numeric(10, 2) DEFAULT 2.50;
+INSERT INTO sn SELECT i % 5, i % 1000, i * -0.01, NULL, CASE WHEN i % 3 = 0 THEN NULL ELSE i * 0.25 END
+	FROM generate_series(1, 3000) i;
 CREATE TABLE s_empty (LIKE s);
 -- a partitioned table and an inherited one (no SCAN: their rows are an
 -- Append's), a materialized view (a SCAN)
@@ -48,7 +64,7 @@ CREATE TABLE sic () INHERITS (si);
 INSERT INTO si SELECT i % 10, i FROM generate_series(1, 1000) i;
 INSERT INTO sic SELECT i % 10, i FROM generate_series(1, 1000) i;
 CREATE MATERIALIZED VIEW smv AS SELECT g, x FROM s;
-ANALYZE s, s_empty, sp, si, sic, smv;
+ANALYZE s, sn, s_empty, sp, si, sic, smv;
 
 CREATE TEMP TABLE sq (name text PRIMARY KEY, sql text);
 INSERT INTO sq VALUES
@@ -73,7 +89,9 @@ INSERT INTO sq VALUES
 	('a materialized view', 'SELECT g, count(*), sum(x) FROM smv GROUP BY g'),
 	('ONLY a parent', 'SELECT a, count(*), sum(b) FROM ONLY si GROUP BY a'),
 	('an inherited table', 'SELECT a, count(*), sum(b) FROM si GROUP BY a'),
-	('a partitioned table', 'SELECT a, count(*), sum(b) FROM sp GROUP BY a');
+	('a partitioned table', 'SELECT a, count(*), sum(b) FROM sp GROUP BY a'),
+	('numerics', 'SELECT g, count(m), sum(m), avg(m), min(m), max(m), sum(p), min(p), sum(q), max(q) FROM sn GROUP BY g'),
+	('numerics, a qual, one group', 'SELECT sum(m), max(p), sum(q), avg(q) FROM sn WHERE h < 900');
 
 -- PostgreSQL's rows
 SET LOCAL gpujoin.enabled = off;
@@ -119,6 +137,10 @@ SELECT matches(pg_temp.plan(sql), 'Custom Scan \(GpuPreAgg\)[\s\S]*->  Seq Scan 
 SELECT is(pg_temp.plan_number(pg_temp.plan_analyze(sql), 'Outer Rows'), 20000::bigint,
 	'EXPLAIN ANALYZE: every row of the relation is a match')
 	FROM sq WHERE name = 'a key with NULLs';
+-- the host converting the numerics the deform would
+SET LOCAL gpujoin.deform_numeric = off;
+SELECT is(pg_temp.scan_failures(), '', 'gpujoin.deform_numeric = off: every query');
+RESET gpujoin.deform_numeric;
 -- every group-by variant
 SELECT is(pg_temp.scan_failures(), '', 'gpujoin.groupby_variant = ' || v || ': every query')
 	FROM unnest(ARRAY['hash', 'sort_tr']) v, LATERAL (SELECT set_config('gpujoin.groupby_variant', v, true)) c;

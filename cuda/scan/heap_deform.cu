@@ -44,6 +44,7 @@ typedef struct DeformFound
 	unsigned int null_columns;	/* bits of GjDeformFound.null_columns */
 	int			bad_attno;		/* the highest GjDeformFound.bad_attno */
 	unsigned long long key_nulls;	/* rows with a NULL key */
+	unsigned long long host_numerics;	/* GjDeformFound.host_numerics */
 } DeformFound;
 
 /* Offsets in a buffer, each array aligned to 8 bytes */
@@ -330,6 +331,8 @@ heap_deform_kernel(const GjDeformPlan *__restrict__ plan,
 			atomicOr(&found->null_columns, f.null_columns);
 		if (f.keynull)
 			atomicAdd(&found->key_nulls, 1ULL);
+		if (f.host_numerics != 0)
+			atomicAdd(&found->host_numerics, (unsigned long long) f.host_numerics);
 	}
 }
 
@@ -569,6 +572,7 @@ DeformFinish(GjCudaContext *ctx, PendingDeform *pending, GjError *err)
 	{
 		out->null_columns = found.null_columns;
 		out->key_nulls = (int64_t) found.key_nulls;
+		out->host_numerics = (int64_t) found.host_numerics;
 		out->nrows = (int64_t) nrows;
 		return GJ_OK;
 	}
@@ -599,6 +603,7 @@ DeformFinish(GjCudaContext *ctx, PendingDeform *pending, GjError *err)
 	}
 	out->null_columns = found.null_columns;
 	out->key_nulls = (int64_t) found.key_nulls;
+	out->host_numerics = (int64_t) found.host_numerics;
 	out->nrows = (int64_t) nrows;
 	return GJ_OK;
 }
@@ -634,6 +639,7 @@ gj_cuda_heap_deform_start(GjContext *gctx, const GjPageBatch *pages, const GjDef
 	out->key_nulls = 0;
 	out->nrows = 0;
 	out->bytes_shipped = 0;
+	out->host_numerics = 0;
 	/* the plan and attributes are copied before this returns (pageable) */
 	status = n > 0 ? DeformStart(ctx, pages, &plan, attrs, first, n, out, pending, err) : GJ_OK;
 	free(attrs);

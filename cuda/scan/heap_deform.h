@@ -89,6 +89,7 @@ typedef struct GjDeformPlan
 	int32_t		ncolumns;
 	int16_t		column_attnos[GJ_MAX_COLUMNS];	/* 1-based */
 	int16_t		column_widths[GJ_MAX_COLUMNS];	/* 1, 2, 4 or 8 */
+	int8_t		column_scales[GJ_MAX_COLUMNS];	/* a numeric's scale, or -1 */
 	int16_t		fixed_off[GJ_MAX_COLUMNS];	/* of each column, when
 											 * column_attnos <= fixed_natts */
 	int32_t		nkeys;
@@ -126,6 +127,7 @@ typedef struct GjDeformFound
 	bool		keynull;		/* a key attribute is NULL: matches nothing */
 	int32_t		bad_attno;		/* > 0: a TOAST pointer of an unknown tag in
 								 * this attribute; the row is not written */
+	int32_t		host_numerics;	/* numeric columns left GJ_NUMERIC_ON_HOST */
 	uint8_t		verdict;		/* the filter's GJ_QUAL_*: PASSES without one */
 } GjDeformFound;
 
@@ -235,6 +237,39 @@ gj_heap_align(int64_t off, int align)
 }
 
 /*
+ * The value of a numeric column of declared scale: the varlena of size
+ * bytes at p (NULL: a value ALTER TABLE ... ADD COLUMN gave) times
+ * 10^scale, NaN as INT64_MAX, or GJ_NUMERIC_ON_HOST where only the host can
+ * say (a TOAST pointer or a compressed value, an infinity, a value not
+ * exact at the scale: the host raises the error a join on the host would)
+ */
+static inline GJ_HOST_DEVICE int64_t
+gj_heap_numeric(const char *p, int64_t size, int scale)
+{
+	const uint8_t *v = (const uint8_t *) p;
+	int64_t		result = GJ_NUMERIC_ON_HOST;
+	int			header;
+
+	if (v == NULL || v[0] == 0x01)
+		return GJ_NUMERIC_ON_HOST;	/* added by ALTER TABLE; TOAST pointer */
+	if (v[0] & 0x01)
+		header = 1;
+	else if ((v[0] & 0x03) == 0x00)
+		header = 4;
+	else
+		return GJ_NUMERIC_ON_HOST;	/* compressed */
+	switch (gj_numeric_scaled(v + header, (int) (size - header), scale, &result))
+	{
+		case GJ_SCALED_VALUE:
+			return result;
+		case GJ_SCALED_NAN:
+			return INT64_MAX;
+		default:
+			return GJ_NUMERIC_ON_HOST;
+	}
+}
+
+/*
  * Deform the tuple at tup into row row of out; what it found besides the
  * values in *found
  */
@@ -257,6 +292,7 @@ gj_heap_deform_row(const GjDeformPlan *plan, const GjDeformAttr *attrs,
 	found->null_columns = 0;
 	found->keynull = false;
 	found->bad_attno = 0;
+	found->host_numerics = 0;
 	found->verdict = GJ_QUAL_PASSES;
 
 	/*
@@ -295,6 +331,8 @@ gj_heap_deform_row(const GjDeformPlan *plan, const GjDeformAttr *attrs,
 		const GjDeformAttr *attr = &attrs[a];
 		bool		isnull;
 		uint64_t	bytes = 0;
+		const char *p = NULL;
+		int64_t		size = 0;
 
 		if (a >= tuple_natts)
 		{
@@ -306,9 +344,6 @@ gj_heap_deform_row(const GjDeformPlan *plan, const GjDeformAttr *attrs,
 			isnull = true;
 		else
 		{
-			const char *p;
-			int64_t		size;
-
 			isnull = false;
 			if (attr->len == -1 && data[off] != 0)
 				;				/* a 1-byte varlena header: not aligned */
@@ -348,6 +383,11 @@ gj_heap_deform_row(const GjDeformPlan *plan, const GjDeformAttr *attrs,
 				out->nulls[c][row] = 1;
 				found->null_columns |= UINT32_C(1) << c;
 				bytes = 0;
+			}
+			else if (plan->column_scales[c] >= 0)
+			{
+				bytes = (uint64_t) gj_heap_numeric(p, size, plan->column_scales[c]);
+				found->host_numerics += (int64_t) bytes == GJ_NUMERIC_ON_HOST;
 			}
 			gj_heap_store(out->values[c], row, plan->column_widths[c], bytes);
 		}

@@ -76,14 +76,18 @@ PlanDeform(const GjDeformSpec *spec, GjDeformPlan *plan, GjDeformAttr *attrs,
 	{
 		int			attno = spec->column_attnos[c];
 		int			len = attno >= 1 && attno <= spec->natts ? spec->attrs[attno - 1].len : 0;
+		int			scale = spec->column_scales != NULL ? spec->column_scales[c] : -1;
 
-		if (len != 1 && len != 2 && len != 4 && len != 8)
+		/* a numeric of declared scale is a varlena, into 8 bytes */
+		if (scale >= 0 ? (len != -1 || scale > GJ_NUMERIC_MAX_DIGITS) :
+			(len != 1 && len != 2 && len != 4 && len != 8))
 			return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-								"heap deform: column %d is attribute %d of %d, of length %d.",
-								c, attno, (int) spec->natts, len);
+								"heap deform: column %d is attribute %d of %d, of length %d, scale %d.",
+								c, attno, (int) spec->natts, len, scale);
 		attrs[attno - 1].column = (int16_t) c;
 		plan->column_attnos[c] = (int16_t) attno;
-		plan->column_widths[c] = (int16_t) len;
+		plan->column_widths[c] = (int16_t) (scale >= 0 ? 8 : len);
+		plan->column_scales[c] = (int8_t) scale;
 		if (attno > plan->max_needed)
 			plan->max_needed = attno;
 	}
@@ -230,6 +234,7 @@ gj_cpu_heap_deform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec 
 	out->key_nulls = 0;
 	out->nrows = 0;
 	out->bytes_shipped = 0;
+	out->host_numerics = 0;
 	for (int64_t i = 0; i < n; i++)
 	{
 		GjDeformFound found;
@@ -259,6 +264,7 @@ gj_cpu_heap_deform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec 
 				(found.verdict == GJ_QUAL_UNDECIDED ? GJ_DEFORM_UNDECIDED : 0);
 		out->null_columns |= found.null_columns;
 		out->key_nulls += found.keynull;
+		out->host_numerics += found.host_numerics;
 		out->nrows++;
 	}
 	free(attrs);

@@ -1366,16 +1366,216 @@ TestDeformQuals(const TestQualCase *cases, int ncases)
 #endif
 }
 
+/*
+ * Numeric columns of declared scale (GjDeformSpec.column_scales): tuples of
+ * an int4, a numeric and an int8 (the numeric between them, so the int8's
+ * place depends on the numeric's size), one row each, in short and long
+ * numeric formats, 1- and 4-byte varlena headers; each row's numeric must
+ * come back as its value times 10^2, NaN as INT64_MAX, and as
+ * GJ_NUMERIC_ON_HOST (counted in host_numerics) where only the host can
+ * convert it: an infinity, a value not exact at the scale or past 18
+ * digits, a TOAST pointer, a compressed value.  The int8 after it must
+ * come back whatever the numeric was.
+ */
+typedef struct NumericCase
+{
+	const char *name;
+	bool		isnull;
+	bool		long_varlena;	/* a 4-byte varlena header */
+	int			nwords;			/* the numeric's header word(s) and digits */
+	uint16_t	words[8];
+	int			special;		/* 1: a TOAST pointer; 2: compressed */
+	int64_t		want;
+} NumericCase;
+
+#define SHORT_NUM(neg, dscale, weight) \
+	((uint16_t) (0x8000 | ((neg) ? 0x2000 : 0) | ((dscale) << 7) | ((weight) & 0x7F)))
+
+static const NumericCase numeric_cases[] = {
+	{"123.45", false, false, 3, {SHORT_NUM(0, 2, 0), 123, 4500}, 0, 12345},
+	{"-0.05", false, false, 2, {SHORT_NUM(1, 2, -1), 500}, 0, -5},
+	{"0", false, false, 1, {SHORT_NUM(0, 0, 0)}, 0, 0},
+	{"123456789012.34, long format, 4-byte header", false, true, 6,
+	{0x0002, 2, 1234, 5678, 9012, 3400}, 0, INT64_C(12345678901234)},
+	{"-7, long format", false, false, 3, {0x4000, 0, 7}, 0, -700},
+	{"9999999999999999.99, 18 digits", false, false, 6,
+	{SHORT_NUM(0, 2, 3), 9999, 9999, 9999, 9999, 9900}, 0, INT64_C(999999999999999999)},
+	{"10^16, 19 digits scaled", false, false, 2, {SHORT_NUM(0, 0, 4), 1}, 0, GJ_NUMERIC_ON_HOST},
+	{"0.001, not exact at scale 2", false, false, 2, {SHORT_NUM(0, 3, -1), 10}, 0, GJ_NUMERIC_ON_HOST},
+	{"NaN", false, false, 1, {0xC000}, 0, INT64_MAX},
+	{"Infinity", false, false, 1, {0xD000}, 0, GJ_NUMERIC_ON_HOST},
+	{"-Infinity", false, false, 1, {0xF000}, 0, GJ_NUMERIC_ON_HOST},
+	{"NULL", true, false, 0, {0}, 0, 0},
+	{"a TOAST pointer", false, false, 0, {0}, 1, GJ_NUMERIC_ON_HOST},
+	{"a compressed value", false, true, 3, {SHORT_NUM(0, 2, 0), 1, 0}, 2, GJ_NUMERIC_ON_HOST},
+};
+
+#define NUM_NUMERIC_CASES ((int) (sizeof(numeric_cases) / sizeof(numeric_cases[0])))
+
+/* Case c's tuple at tup: (int4 c, the numeric, int8 1000 + c); its bytes */
+static int64_t
+WriteNumericTuple(const NumericCase *c, int i, char *tup)
+{
+	int64_t		hoff = (HEADER_BITS + (c->isnull ? 1 : 0) + 7) & ~INT64_C(7);
+	int64_t		off = 0;
+	int32_t		i4 = i;
+	int64_t		i8 = 1000 + i;
+
+	memset(tup, 0, 256);
+	tup[HEADER_INFOMASK2] = 3;
+	tup[HEADER_INFOMASK] = c->isnull ? HASNULL_FLAG : 0;
+	tup[HEADER_HOFF] = (char) hoff;
+	if (c->isnull)
+		tup[HEADER_BITS] = 0x05;	/* attributes 1 and 3 */
+	memcpy(tup + hoff, &i4, 4);
+	off = 4;
+	if (!c->isnull)
+	{
+		int			bytes = 2 * c->nwords;
+
+		if (c->special == 1)
+		{
+			tup[hoff + off] = 0x01;
+			tup[hoff + off + 1] = TAG_ONDISK;
+			off += EXTERNAL_SIZE;
+		}
+		else if (c->long_varlena)
+		{
+			uint32_t	header = (uint32_t) (bytes + 4) << 2 | (c->special == 2 ? 0x02 : 0x00);
+
+			off = (off + 3) & ~INT64_C(3);
+			memcpy(tup + hoff + off, &header, 4);
+			memcpy(tup + hoff + off + 4, c->words, (size_t) bytes);
+			off += 4 + bytes;
+		}
+		else
+		{
+			tup[hoff + off] = (char) (((bytes + 1) << 1) | 0x01);
+			memcpy(tup + hoff + off + 1, c->words, (size_t) bytes);
+			off += 1 + bytes;
+		}
+	}
+	off = (off + 7) & ~INT64_C(7);
+	memcpy(tup + hoff + off, &i8, 8);
+	return (hoff + off + 8 + 7) & ~INT64_C(7);
+}
+
+static void
+NumericsOn(const GjKernels *kernels, const char *impl)
+{
+	GjContext  *ctx = OpenContext(kernels);
+	GjHeapAttr	attrs[3];
+	int16_t		column_attnos[2] = {2, 3};
+	int8_t		column_scales[2] = {2, -1};
+	char		pages[PAGE_SIZE];
+	uint32_t	tuples[NUM_NUMERIC_CASES];
+	int64_t		numerics[NUM_NUMERIC_CASES];
+	int64_t		int8s[NUM_NUMERIC_CASES];
+	uint8_t		nulls[2][NUM_NUMERIC_CASES];
+	char	   *value_arrays[2] = {(char *) numerics, (char *) int8s};
+	uint8_t    *null_arrays[2] = {nulls[0], nulls[1]};
+	int64_t		pos = 0;
+	int64_t		on_host = 0;
+	GjDeformSpec spec;
+	GjPageBatch batch;
+	GjDeformOut out;
+	GjError		err;
+
+	if (kernels != &gj_cpu_kernels && ctx == NULL)
+	{
+		TestReport(impl, "numeric columns: a context");
+		return;
+	}
+	memset(attrs, 0, sizeof(attrs));
+	attrs[0].len = 4;
+	attrs[0].align = 4;
+	attrs[1].len = -1;
+	attrs[1].align = 4;
+	attrs[2].len = 8;
+	attrs[2].align = 8;
+	memset(pages, 0, sizeof(pages));
+	for (int i = 0; i < NUM_NUMERIC_CASES; i++)
+	{
+		tuples[i] = (uint32_t) pos;
+		pos += WriteNumericTuple(&numeric_cases[i], i, pages + pos);
+		on_host += !numeric_cases[i].isnull && numeric_cases[i].want == GJ_NUMERIC_ON_HOST;
+	}
+	memset(&batch, 0, sizeof(batch));
+	batch.pages = pages;
+	batch.bytes = PAGE_SIZE;
+	batch.ntuples = NUM_NUMERIC_CASES;
+	batch.tuples = tuples;
+	batch.page_size = PAGE_SIZE;
+
+	memset(&spec, 0, sizeof(spec));
+	spec.layout.infomask2_offset = HEADER_INFOMASK2;
+	spec.layout.infomask_offset = HEADER_INFOMASK;
+	spec.layout.hoff_offset = HEADER_HOFF;
+	spec.layout.bits_offset = HEADER_BITS;
+	spec.layout.natts_mask = NATTS_MASK;
+	spec.layout.hasnull_flag = HASNULL_FLAG;
+	spec.layout.external_size = EXTERNAL_SIZE;
+	spec.layout.external_tag = TAG_ONDISK;
+	spec.natts = 3;
+	spec.attrs = attrs;
+	spec.ncolumns = 2;
+	spec.column_attnos = column_attnos;
+	spec.column_scales = column_scales;
+
+	memset(numerics, POISON, sizeof(numerics));
+	memset(int8s, POISON, sizeof(int8s));
+	memset(nulls, 0, sizeof(nulls));
+	memset(&out, POISON, sizeof(out));
+	out.values = value_arrays;
+	out.nulls = null_arrays;
+	out.keys = NULL;
+	out.keynulls = NULL;
+	out.selected = NULL;
+	memset(&err, 0, sizeof(err));
+	if (kernels->heap_deform(ctx, &batch, &spec, 0, NUM_NUMERIC_CASES, &out, &err) != GJ_OK)
+		Failf("heap_deform: %s", err.message);
+	else if (out.nrows != NUM_NUMERIC_CASES || out.host_numerics != on_host)
+		Failf("%lld rows, %lld numerics left to the host; expected %d and %lld",
+			  (long long) out.nrows, (long long) out.host_numerics, NUM_NUMERIC_CASES,
+			  (long long) on_host);
+	else
+		for (int i = 0; i < NUM_NUMERIC_CASES; i++)
+		{
+			const NumericCase *c = &numeric_cases[i];
+
+			if (nulls[0][i] != c->isnull || (!c->isnull && numerics[i] != c->want))
+				Failf("%s: %lld (NULL %d), expected %lld", c->name, (long long) numerics[i],
+					  nulls[0][i], (long long) c->want);
+			else if (nulls[1][i] != 0 || int8s[i] != 1000 + i)
+				Failf("%s: the int8 after it is %lld", c->name, (long long) int8s[i]);
+		}
+	TestReport(impl, "numeric columns of declared scale");
+
+	/* a scale past 18 digits, or a numeric asked of a fixed-width attribute */
+	column_scales[0] = 19;
+	if (kernels->heap_deform(ctx, &batch, &spec, 0, 1, &out, &err) != GJ_ERROR_INVALID_ARGUMENT)
+		Failf("a scale of 19 was accepted");
+	column_scales[0] = 2;
+	column_attnos[0] = 1;
+	if (kernels->heap_deform(ctx, &batch, &spec, 0, 1, &out, &err) != GJ_ERROR_INVALID_ARGUMENT)
+		Failf("an int4 deformed as a numeric was accepted");
+	TestReport(impl, "numeric columns: refusals");
+	if (ctx != NULL)
+		kernels->context_destroy(ctx);
+}
+
 void
 TestHeapDeform(void)
 {
 	RunOn(&gj_cpu_kernels, "cpu");
 	RunFiltersOn(&gj_cpu_kernels, "cpu");
+	NumericsOn(&gj_cpu_kernels, "cpu");
 #ifdef GPUJOIN_WITH_CUDA
 	if (have_cuda)
 	{
 		RunOn(&gj_cuda_kernels, "cuda");
 		RunFiltersOn(&gj_cuda_kernels, "cuda");
+		NumericsOn(&gj_cuda_kernels, "cuda");
 	}
 #endif
 }

@@ -89,6 +89,9 @@ typedef enum GpuJoinPathPrivateIndex
 	GpuJoinPathChainSaved,		/* Float: what the price took off as the top of
 								 * a chain with the GPU join below
 								 * (ChainSaving); 0 where it is none */
+	GpuJoinPathDeformedNumerics,	/* Float: what the price charged its heap
+									 * sides' numerics on the host, which a
+									 * GpuPreAgg's deform converts */
 } GpuJoinPathPrivateIndex;
 
 static set_join_pathlist_hook_type prev_set_join_pathlist_hook = NULL;
@@ -255,7 +258,7 @@ static List *
 PathPrivate(GpuJoinClauses *clauses, GpuJoinStrategy strategy, GjVariant variant,
 			GjMaterialize materialize, JoinType jointype, char *considered,
 			bool partitioned, bool outer_by_tid, bool inner_by_tid, Cost chain_saved,
-			Cost unshared)
+			Cost unshared, Cost deformed_numerics)
 {
 	List	   *priv = list_make5(clauses->key_clauses,
 								  clauses->outer_is_left,
@@ -276,7 +279,19 @@ PathPrivate(GpuJoinClauses *clauses, GpuJoinStrategy strategy, GjVariant variant
 	priv = lappend(priv, makeBoolean(inner_by_tid));
 	priv = lappend(priv, makeFloat(psprintf("%g", unshared)));
 	priv = lappend(priv, makeFloat(psprintf("%g", chain_saved)));
+	priv = lappend(priv, makeFloat(psprintf("%g", deformed_numerics)));
 	return priv;
+}
+
+/*
+ * What a GPU join path's price charged its heap sides for their numeric
+ * columns of declared scale on the host, which the deform converts for a
+ * GpuPreAgg over it (planner_agg.c takes it off)
+ */
+Cost
+GpuJoinDeformedNumericCost(const CustomPath *path)
+{
+	return floatVal(list_nth(path->custom_private, GpuJoinPathDeformedNumerics));
 }
 
 /*
@@ -299,6 +314,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	bool		inner_by_tid;
 	Cost		unshared;
 	Cost		worker_setup;
+	Cost		deformed_numerics;
 	Cost		saved;
 
 	/* the children are run to completion once per scan: no parameters */
@@ -362,7 +378,8 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	variant = theta_variant;	/* chosen by the caller for theta joins */
 	GpuJoinCostPath(root, cpath, outer_path, inner_path, clauses, extra, use_gpu,
 				strategy, &variant, &materialize, &considered, &partitioned,
-				&outer_by_tid, &shared_build, &unshared, &inner_by_tid, &worker_setup);
+				&outer_by_tid, &shared_build, &unshared, &inner_by_tid, &worker_setup,
+				&deformed_numerics);
 	if (partial && shared_build)
 		considered = psprintf("%s; run by %d processes on one build of the inner rows (gpujoin service)%s",
 							  considered, GpuJoinParallelProcesses(&cpath->path),
@@ -396,7 +413,8 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 
 	cpath->custom_private = PathPrivate(clauses, strategy, variant, materialize, jointype,
 										considered, partitioned, outer_by_tid, inner_by_tid,
-										Max(saved, 0.0), partial && shared_build ? unshared : 0.0);
+										Max(saved, 0.0), partial && shared_build ? unshared : 0.0,
+										deformed_numerics);
 
 	/* a copy for an aggregation above (before add_path may free it) */
 	if (strategy == GPUJOIN_STRATEGY_HASH)
@@ -422,6 +440,7 @@ GpuJoinScanPath(PlannerInfo *root, RelOptInfo *rel, Path *scan_path, bool use_gp
 	CustomPath *cpath = makeNode(CustomPath);
 	GpuJoinClauses clauses;
 	char	   *considered;
+	Cost		deformed_numerics = 0.0;
 
 	cpath->path.pathtype = T_CustomScan;
 	cpath->path.parent = rel;
@@ -436,14 +455,14 @@ GpuJoinScanPath(PlannerInfo *root, RelOptInfo *rel, Path *scan_path, bool use_gp
 	cpath->custom_paths = list_make1(scan_path);
 	GpuJoinSetDisabledNodes(&cpath->path, cpath->custom_paths);
 	cpath->methods = &gpujoin_hash_path_methods;
-	GpuJoinCostScanPath(root, cpath, scan_path, use_gpu, &considered);
+	GpuJoinCostScanPath(root, cpath, scan_path, use_gpu, &considered, &deformed_numerics);
 
 	/* no key clause: "exact", nothing to recheck */
 	memset(&clauses, 0, sizeof(clauses));
 	clauses.exact = true;
 	cpath->custom_private = PathPrivate(&clauses, GPUJOIN_STRATEGY_HASH, GJ_VARIANT_SCAN,
 										GJ_MATERIALIZE_GFUR, JOIN_INNER, considered,
-										false, false, false, 0.0, 0.0);
+										false, false, false, 0.0, 0.0, deformed_numerics);
 	return cpath;
 }
 

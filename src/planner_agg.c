@@ -536,6 +536,10 @@ PreAggPath(RelOptInfo *input_rel, CustomPath *join, PathTarget *partial, int nke
 	}
 	device *= gpujoin_model.cost_per_ms;
 	cpath->path.startup_cost = join->path.total_cost - emit + device;
+	/* its numeric columns converted by the deform, not the host */
+	if (gpujoin_deform_numeric)
+		cpath->path.startup_cost -= Min(GpuJoinDeformedNumericCost(join),
+										cpath->path.startup_cost - device);
 	cpath->path.total_cost = cpath->path.startup_cost + groups * gpujoin_emit_cost;
 	cpath->custom_private = list_make4(join, makeFloat(psprintf("%.1f", groups)),
 									   makeString(pstrdup(variant)), makeString(considered));

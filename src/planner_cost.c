@@ -421,6 +421,30 @@ HeapHostCost(const Path *path, int payloads, int host_keys)
 }
 
 /*
+ * The part of HeapHostCost a GpuPreAgg does not pay where the deform
+ * converts the side's numeric columns of declared scale on the device
+ * (gpujoin.deform_numeric, exec_heap.c): heap_host_value_cost per such
+ * column and row, and heap_host_tuple_cost a row where they are all its
+ * host values.  The join's own price keeps them: a join that emits rows
+ * takes its numerics on the host.
+ */
+static Cost
+DeformedNumericCost(const Path *path, int payloads, int host_keys)
+{
+	int			nhost = list_length(path->pathtarget->exprs) - payloads + host_keys;
+	int			nnumeric = 0;
+	ListCell   *lc;
+
+	foreach(lc, path->pathtarget->exprs)
+		if (IsA(lfirst(lc), Var) && GpuJoinNumericScale(lfirst(lc)) >= 0)
+			nnumeric++;
+	if (nnumeric == 0 || nhost <= 0)
+		return 0.0;
+	return path->parent->rows * (Min(nnumeric, nhost) * gpujoin_heap_host_value_cost +
+								 (nnumeric >= nhost ? gpujoin_heap_host_tuple_cost : 0.0));
+}
+
+/*
  * A side read as heap pages (exec_heap.c): gpujoin.heap_page_cost per page
  * and gpujoin.heap_tuple_cost per tuple on them, and for the tuples of the
  * pages that are not all-visible (the share the relation's statistics give,
@@ -489,7 +513,7 @@ WorkerSetupCost(const Path *path)
  */
 void
 GpuJoinCostScanPath(PlannerInfo *root, CustomPath *cpath, Path *scan_path, bool use_gpu,
-					char **considered)
+					char **considered, Cost *deformed_numerics)
 {
 	double		rows = scan_path->rows;	/* a partial path's: per process */
 	int			processes = GpuJoinParallelProcesses(&cpath->path);
@@ -504,8 +528,12 @@ GpuJoinCostScanPath(PlannerInfo *root, CustomPath *cpath, Path *scan_path, bool 
 	if (GpuJoinHeapSide(root, scan_path, GPUJOIN_STRATEGY_HASH, NIL, NIL, true))
 	{
 		run_cost = HeapSideCost(scan_path, payloads, 0);
+		*deformed_numerics = DeformedNumericCost(scan_path, payloads, 0);
 		if (scan_path->parallel_aware)
+		{
 			run_cost /= GpuJoinParallelDivisor(scan_path);
+			*deformed_numerics /= GpuJoinParallelDivisor(scan_path);
+		}
 	}
 	else
 	{
@@ -570,7 +598,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 				bool use_gpu, GpuJoinStrategy strategy, GjVariant *variant,
 				GjMaterialize *materialize, char **considered, bool *partitioned,
 				bool *outer_by_tid, bool *shared_build, Cost *unshared, bool *inner_by_tid,
-				Cost *worker_setup)
+				Cost *worker_setup, Cost *deformed_numerics)
 {
 	double		outer_rows = outer_path->rows;	/* a partial path's: per process */
 	double		inner_rows = inner_path->rows;
@@ -598,6 +626,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	bool		inner_heap = false;
 	Cost		inner_read = 0.0;	/* an inner heap side's pages */
 	Cost		inner_host = 0.0;	/* an inner heap side's host columns */
+	Cost		inner_numerics = 0.0;	/* its numerics (DeformedNumericCost) */
 
 	*partitioned = false;
 	*outer_by_tid = false;
@@ -605,6 +634,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	*unshared = 0.0;
 	*inner_by_tid = false;
 	*worker_setup = 0.0;
+	*deformed_numerics = 0.0;
 
 	/* candidate pairs the device returns: rows matching the key clauses */
 	matches = clamp_row_est(outer_rows * inner_rows *
@@ -651,6 +681,12 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 			*outer_by_tid = true;
 			run_cost += host_by_tid - host_by_value;
 		}
+		else
+		{
+			*deformed_numerics = DeformedNumericCost(outer_path, outer_payloads, host_keys);
+			if (outer_path->parallel_aware)
+				*deformed_numerics /= GpuJoinParallelDivisor(outer_path);
+		}
 	}
 	else
 	{
@@ -664,6 +700,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 		inner_host = HeapHostCost(inner_path, inner_payloads, inner_host_keys);
 		inner_read = HeapSideCost(inner_path, inner_payloads, inner_host_keys);
 		startup_cost += inner_read;
+		inner_numerics = DeformedNumericCost(inner_path, inner_payloads, inner_host_keys);
 	}
 	else
 	{
@@ -849,6 +886,10 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 		startup_cost += cpu_operator_cost * passes * inner_rows;
 		run_cost += cpu_operator_cost * (passes * outer_rows + matches);
 	}
+	/* the inner side's numerics, as its host columns were priced */
+	if (!*inner_by_tid)
+		*deformed_numerics += *shared_build && inner_heap && gpujoin_parallel_inner_shares ?
+			inner_numerics / divisor : inner_numerics;
 
 	/* output: recheck every candidate, emit and project the survivors */
 	cost_qual_eval(&qual_cost, clauses->join_quals, root);

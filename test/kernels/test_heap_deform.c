@@ -461,9 +461,9 @@ CheckRows(const Schema *s, const Written *w, int64_t first, int64_t n, char **va
 			  (unsigned) null_columns, (long long) key_nulls);
 }
 
-/* The deform spec of schema s, without a filter */
+/* A spec of nothing yet, for tuples laid out as the writers here lay them */
 static void
-InitSpec(GjDeformSpec *spec, const Schema *s)
+ZeroSpec(GjDeformSpec *spec)
 {
 	memset(spec, 0, sizeof(*spec));
 	spec->layout.infomask2_offset = HEADER_INFOMASK2;
@@ -474,6 +474,13 @@ InitSpec(GjDeformSpec *spec, const Schema *s)
 	spec->layout.hasnull_flag = HASNULL_FLAG;
 	spec->layout.external_size = EXTERNAL_SIZE;
 	spec->layout.external_tag = TAG_ONDISK;
+}
+
+/* The deform spec of schema s, without a filter */
+static void
+InitSpec(GjDeformSpec *spec, const Schema *s)
+{
+	ZeroSpec(spec);
 	spec->natts = s->natts;
 	spec->attrs = s->attrs;
 	spec->ncolumns = s->ncolumns;
@@ -1298,15 +1305,7 @@ QualsOn(const GjKernels *kernels, const char *impl, const TestQualCase *cases, i
 		batch.page_size = PAGE_SIZE;
 		WriteQualTuples(c, attrs, natts, pages, tuples, 3);
 
-		memset(&spec, 0, sizeof(spec));
-		spec.layout.infomask2_offset = HEADER_INFOMASK2;
-		spec.layout.infomask_offset = HEADER_INFOMASK;
-		spec.layout.hoff_offset = HEADER_HOFF;
-		spec.layout.bits_offset = HEADER_BITS;
-		spec.layout.natts_mask = NATTS_MASK;
-		spec.layout.hasnull_flag = HASNULL_FLAG;
-		spec.layout.external_size = EXTERNAL_SIZE;
-		spec.layout.external_tag = TAG_ONDISK;
+		ZeroSpec(&spec);
 		spec.natts = natts;
 		spec.attrs = attrs;
 		spec.ncolumns = 1;
@@ -1507,15 +1506,7 @@ NumericsOn(const GjKernels *kernels, const char *impl)
 	batch.tuples = tuples;
 	batch.page_size = PAGE_SIZE;
 
-	memset(&spec, 0, sizeof(spec));
-	spec.layout.infomask2_offset = HEADER_INFOMASK2;
-	spec.layout.infomask_offset = HEADER_INFOMASK;
-	spec.layout.hoff_offset = HEADER_HOFF;
-	spec.layout.bits_offset = HEADER_BITS;
-	spec.layout.natts_mask = NATTS_MASK;
-	spec.layout.hasnull_flag = HASNULL_FLAG;
-	spec.layout.external_size = EXTERNAL_SIZE;
-	spec.layout.external_tag = TAG_ONDISK;
+	ZeroSpec(&spec);
 	spec.natts = 3;
 	spec.attrs = attrs;
 	spec.ncolumns = 2;

@@ -352,6 +352,9 @@ typedef struct GpuJoinHeapReader
 	double		deform_ms;
 	int64		rows_removed;	/* by the quals */
 	int64		bytes_shipped;	/* pages and tuple offsets sent to the device */
+	int			numerics;		/* numeric columns the deform converts */
+	int64		numerics_on_host;	/* of their values, those it left to the
+									 * host (TakeHostNumerics) */
 } GpuJoinHeapReader;
 
 /*
@@ -379,6 +382,8 @@ typedef struct GpuJoinCounters
 	double		heap_deform_ms[2];	/* time deforming them (load includes it) */
 	int64		heap_removed[2];	/* rows removed by its quals */
 	int64		heap_shipped[2];	/* bytes of pages sent to the device */
+	int			heap_numerics[2];	/* numeric columns the deform converts */
+	int64		heap_numerics_host[2];	/* their values the host converted */
 	int64		shared_builds;	/* runs that probed the build of another
 								 * participant instead of building */
 	int64		inner_shares;	/* runs that read a share of the inner

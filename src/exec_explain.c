@@ -92,6 +92,8 @@ GpuJoinCollectCounters(GpuJoinState *node, GpuJoinCounters *c)
 		c->heap_deform_ms[i] = reader->deform_ms;
 		c->heap_removed[i] = reader->rows_removed;
 		c->heap_shipped[i] = reader->bytes_shipped;
+		c->heap_numerics[i] = reader->numerics;
+		c->heap_numerics_host[i] = reader->numerics_on_host;
 	}
 	GpuJoinDeviceStats(&node->gj_Device, &c->stats);
 
@@ -167,6 +169,8 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
 		sum->heap_deform_ms[i] += add->heap_deform_ms[i];
 		sum->heap_removed[i] += add->heap_removed[i];
 		sum->heap_shipped[i] += add->heap_shipped[i];
+		sum->heap_numerics[i] = Max(sum->heap_numerics[i], add->heap_numerics[i]);
+		sum->heap_numerics_host[i] += add->heap_numerics_host[i];
 	}
 	GpuJoinAddStats(&sum->stats, &add->stats);
 }
@@ -200,7 +204,7 @@ ShowHeapSide(const char *label, const GpuJoinSide *side, bool by_tid, ExplainSta
 	ExplainPropertyText(label, buf.data, es);
 }
 
-/* ANALYZE: what a heap side read */
+/* ANALYZE: what a heap side read, and the numerics its deform converted */
 static void
 ShowHeapCounters(const char *label, const GpuJoinCounters *c, int i, ExplainState *es)
 {
@@ -216,6 +220,13 @@ ShowHeapCounters(const char *label, const GpuJoinCounters *c, int i, ExplainStat
 			appendStringInfo(es->str, " time=%.3f deform=%.3f ms", c->heap_ms[i],
 							 c->heap_deform_ms[i]);
 		appendStringInfoChar(es->str, '\n');
+		if (c->heap_numerics[i] > 0)
+		{
+			appendStringInfoSpaces(es->str, es->indent * 2);
+			appendStringInfo(es->str, "%s Numerics: %d converted on the device, " INT64_FORMAT
+							 " values by the host\n", label, c->heap_numerics[i],
+							 c->heap_numerics_host[i]);
+		}
 	}
 	else
 	{
@@ -234,6 +245,13 @@ ShowHeapCounters(const char *label, const GpuJoinCounters *c, int i, ExplainStat
 			ExplainPropertyFloat(psprintf("%s Time", prefix), "ms", c->heap_ms[i], 3, es);
 			ExplainPropertyFloat(psprintf("%s Deform Time", prefix), "ms",
 								 c->heap_deform_ms[i], 3, es);
+		}
+		if (c->heap_numerics[i] > 0)
+		{
+			ExplainPropertyInteger(psprintf("%s Numerics On Device", prefix), NULL,
+								   c->heap_numerics[i], es);
+			ExplainPropertyInteger(psprintf("%s Numeric Values On Host", prefix), NULL,
+								   c->heap_numerics_host[i], es);
 		}
 	}
 }

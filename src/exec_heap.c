@@ -278,6 +278,7 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
 	 * host
 	 */
 	spec->ncolumns = side->ndevice - side->nscaled + ndeformed;
+	reader->numerics = ndeformed;
 	spec->column_attnos = column_attnos;
 	spec->column_scales = column_scales;
 
@@ -1238,6 +1239,7 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 			TakeHostColumns(node, side, reader, rows);
 		if (out.host_numerics > 0)
 			TakeHostNumerics(side, reader, rows);
+		reader->numerics_on_host += out.host_numerics;
 		side->heap_null_columns |= out.null_columns;
 		side->heap_key_nulls += out.key_nulls;
 		side->nrows += rows;

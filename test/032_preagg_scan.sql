@@ -22,7 +22,7 @@
 -- ALTER TABLE whose default the host converts for the older tuples) with
 -- the deform converting them and with the host (gpujoin.deform_numeric).
 BEGIN;
-SELECT plan(16);
+SELECT plan(18);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -137,9 +137,18 @@ SELECT matches(pg_temp.plan(sql), 'Custom Scan \(GpuPreAgg\)[\s\S]*->  Seq Scan 
 SELECT is(pg_temp.plan_number(pg_temp.plan_analyze(sql), 'Outer Rows'), 20000::bigint,
 	'EXPLAIN ANALYZE: every row of the relation is a match')
 	FROM sq WHERE name = 'a key with NULLs';
+-- the deform converting the numerics: m, p and q; q's default, which the
+-- 12000 tuples older than the column lack, by the host
+SELECT matches(pg_temp.plan_analyze(sql),
+	'Outer Numerics: 3 converted on the device, 12000 values by the host',
+	'EXPLAIN ANALYZE: the numerics converted on the device, the values left to the host')
+	FROM sq WHERE name = 'numerics';
 -- the host converting the numerics the deform would
 SET LOCAL gpujoin.deform_numeric = off;
 SELECT is(pg_temp.scan_failures(), '', 'gpujoin.deform_numeric = off: every query');
+SELECT ok(pg_temp.plan_analyze(sql) !~ 'Numerics:',
+	'gpujoin.deform_numeric = off: no numeric converted on the device')
+	FROM sq WHERE name = 'numerics';
 RESET gpujoin.deform_numeric;
 -- every group-by variant
 SELECT is(pg_temp.scan_failures(), '', 'gpujoin.groupby_variant = ' || v || ': every query')

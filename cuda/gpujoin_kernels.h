@@ -939,6 +939,17 @@ typedef enum GjKeyKind
  */
 #define GJ_NUMERIC_MAX_DIGITS	18
 
+/* numeric.c's header words */
+#define GJ_NUMERIC_SIGN_MASK		0xC000
+#define GJ_NUMERIC_NEG				0x4000
+#define GJ_NUMERIC_SHORT			0x8000
+#define GJ_NUMERIC_SPECIAL			0xC000
+#define GJ_NUMERIC_NAN				0xC000
+#define GJ_NUMERIC_PINF				0xD000
+#define GJ_NUMERIC_SHORT_SIGN		0x2000
+#define GJ_NUMERIC_SHORT_WEIGHT_SIGN 0x0040
+#define GJ_NUMERIC_SHORT_WEIGHT		0x003F
+
 typedef enum GjScaledKind
 {
 	GJ_SCALED_VALUE,			/* *result holds it */
@@ -961,15 +972,15 @@ gj_numeric_scaled(const uint8_t *data, int len, int scale, int64_t *result)
 	if (len < 2)
 		return GJ_SCALED_INEXACT;
 	header = (uint16_t) (data[0] | (data[1] << 8));
-	if ((header & 0xC000) == 0xC000)
-		return header == 0xC000 ? GJ_SCALED_NAN :
-			header == 0xD000 ? GJ_SCALED_PINF : GJ_SCALED_NINF;
-	if ((header & 0xC000) == 0x8000)
+	if ((header & GJ_NUMERIC_SIGN_MASK) == GJ_NUMERIC_SPECIAL)
+		return header == GJ_NUMERIC_NAN ? GJ_SCALED_NAN :
+			header == GJ_NUMERIC_PINF ? GJ_SCALED_PINF : GJ_SCALED_NINF;
+	if ((header & GJ_NUMERIC_SIGN_MASK) == GJ_NUMERIC_SHORT)
 	{
-		weight = header & 0x003F;
-		if (header & 0x0040)
-			weight |= ~0x003F;
-		negative = (header & 0x2000) != 0;
+		weight = header & GJ_NUMERIC_SHORT_WEIGHT;
+		if (header & GJ_NUMERIC_SHORT_WEIGHT_SIGN)
+			weight |= ~GJ_NUMERIC_SHORT_WEIGHT;
+		negative = (header & GJ_NUMERIC_SHORT_SIGN) != 0;
 		first = 2;
 	}
 	else
@@ -977,7 +988,7 @@ gj_numeric_scaled(const uint8_t *data, int len, int scale, int64_t *result)
 		if (len < 4)
 			return GJ_SCALED_INEXACT;
 		weight = (int16_t) (data[2] | (data[3] << 8));
-		negative = (header & 0xC000) == 0x4000;
+		negative = (header & GJ_NUMERIC_SIGN_MASK) == GJ_NUMERIC_NEG;
 		first = 4;
 	}
 	for (int i = 0; first + 2 * (i + 1) <= len; i++)

@@ -1057,10 +1057,10 @@ TakeHostNumerics(GpuJoinSide *side, GpuJoinHeapReader *reader, int64 n)
 		for (int c = 0; c < side->ncolumns; c++)
 		{
 			const GpuJoinColumn *col = &side->columns[c];
-			int64	   *values = (int64 *) side->device_values[Max(col->device, 0)];
 
 			if (!DeformedColumn(reader, col) || !GpuJoinColumnConverted(col) ||
-				values[row] != GJ_NUMERIC_ON_HOST || side->device_nulls[col->device][row])
+				((int64 *) side->device_values[col->device])[row] != GJ_NUMERIC_ON_HOST ||
+				side->device_nulls[col->device][row])
 				continue;
 			if (!stored)
 			{

@@ -389,17 +389,6 @@ FloatKey(double value)
 }
 
 #define GJ_NBASE		10000		/* numeric.c's digits are base 10000 */
-#define GJ_NUMERIC_NEG	0x4000		/* its sign words (gj_numeric_scaled) */
-#define GJ_NUMERIC_NAN	0xC000
-
-/* What ParseScaled found (gpujoin_kernels.h's GjScaledKind) */
-typedef GjScaledKind ScaledKind;
-
-#define SCALED_VALUE	GJ_SCALED_VALUE
-#define SCALED_NAN		GJ_SCALED_NAN
-#define SCALED_PINF		GJ_SCALED_PINF
-#define SCALED_NINF		GJ_SCALED_NINF
-#define SCALED_INEXACT	GJ_SCALED_INEXACT
 
 /*
  * A numeric value (possibly with a short varlena header) times 10^scale,
@@ -407,15 +396,11 @@ typedef GjScaledKind ScaledKind;
  * uses too): exact within 18 decimal digits, no arithmetic of numeric.c's
  * and no allocation
  */
-static ScaledKind
+static GjScaledKind
 ParseScaled(const struct varlena *value, int scale, int64 *result)
 {
-	int64_t		scaled = 0;
-	ScaledKind	kind = gj_numeric_scaled((const uint8_t *) VARDATA_ANY(value),
-										 (int) VARSIZE_ANY_EXHDR(value), scale, &scaled);
-
-	*result = scaled;
-	return kind;
+	return gj_numeric_scaled((const uint8_t *) VARDATA_ANY(value),
+							 (int) VARSIZE_ANY_EXHDR(value), scale, (int64_t *) result);
 }
 
 /*
@@ -425,22 +410,22 @@ ParseScaled(const struct varlena *value, int scale, int64 *result)
  * says which the value was
  */
 static int64
-NumericKeyOf(Datum value, int scale, ScaledKind *kind)
+NumericKeyOf(Datum value, int scale, GjScaledKind *kind)
 {
 	struct varlena *packed = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(value));
 	int64		scaled;
 
 	switch ((*kind = ParseScaled(packed, scale, &scaled)))
 	{
-		case SCALED_VALUE:
+		case GJ_SCALED_VALUE:
 			return scaled;
-		case SCALED_NAN:
+		case GJ_SCALED_NAN:
 			return PG_INT64_MAX;
-		case SCALED_PINF:
+		case GJ_SCALED_PINF:
 			return PG_INT64_MAX - 1;
-		case SCALED_NINF:
+		case GJ_SCALED_NINF:
 			return PG_INT64_MIN;
-		case SCALED_INEXACT:
+		case GJ_SCALED_INEXACT:
 			break;
 	}
 	/* more digits than the typmod allowed: not exact, so not ours */
@@ -454,7 +439,7 @@ NumericKeyOf(Datum value, int scale, ScaledKind *kind)
 static int64
 NumericKey(Datum value, int scale)
 {
-	ScaledKind	kind;
+	GjScaledKind kind;
 
 	return NumericKeyOf(value, scale, &kind);
 }
@@ -468,10 +453,10 @@ NumericKey(Datum value, int scale)
 int64
 GpuJoinNumericScaled(Datum value, int scale)
 {
-	ScaledKind	kind;
+	GjScaledKind kind;
 	int64		scaled = NumericKeyOf(value, scale, &kind);
 
-	if (kind == SCALED_PINF || kind == SCALED_NINF)
+	if (kind == GJ_SCALED_PINF || kind == GJ_SCALED_NINF)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("gpujoin: an infinite numeric value in a column of declared scale %d", scale)));
@@ -492,7 +477,7 @@ GpuJoinNumericConstScaled(Datum value, int *scale, int64 *scaled)
 		return false;
 	*scale = DatumGetInt32(DirectFunctionCall1(numeric_scale, value));
 	return ParseScaled(pg_detoast_datum_packed((struct varlena *) DatumGetPointer(value)),
-					   *scale, scaled) == SCALED_VALUE;
+					   *scale, scaled) == GJ_SCALED_VALUE;
 }
 
 /*

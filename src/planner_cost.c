@@ -406,6 +406,14 @@ ChildCost(const Path *path, Cost *startup, Cost *run)
 	*run = (*run - quals) * gpujoin_scan_cost_scale + quals;
 }
 
+/* A heap side's host values a row: its target's non-payload columns and
+ * its keys encoded on the host */
+static int
+HostValues(const Path *path, int payloads, int host_keys)
+{
+	return list_length(path->pathtarget->exprs) - payloads + host_keys;
+}
+
 /*
  * The host columns' part of HeapSideCost: each tuple that passes the quals
  * deformed on the host, and its host values (and keys encoded there) taken
@@ -413,7 +421,7 @@ ChildCost(const Path *path, Cost *startup, Cost *run)
 static Cost
 HeapHostCost(const Path *path, int payloads, int host_keys)
 {
-	int			nhost = list_length(path->pathtarget->exprs) - payloads + host_keys;
+	int			nhost = HostValues(path, payloads, host_keys);
 
 	if (nhost <= 0)
 		return 0.0;
@@ -431,7 +439,7 @@ HeapHostCost(const Path *path, int payloads, int host_keys)
 static Cost
 DeformedNumericCost(const Path *path, int payloads, int host_keys)
 {
-	int			nhost = list_length(path->pathtarget->exprs) - payloads + host_keys;
+	int			nhost = HostValues(path, payloads, host_keys);
 	int			nnumeric = 0;
 	ListCell   *lc;
 
@@ -870,6 +878,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 			 */
 			startup_cost -= inner_read * (1.0 - 1.0 / divisor);
 			startup_cost += inner_rows / divisor * gpujoin_heap_tuple_cost;
+			inner_numerics /= divisor;	/* its share of them too */
 			*unshared += inner_read * (1.0 - 1.0 / divisor) -
 				inner_rows / divisor * gpujoin_heap_tuple_cost;
 		}
@@ -888,8 +897,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	}
 	/* the inner side's numerics, as its host columns were priced */
 	if (!*inner_by_tid)
-		*deformed_numerics += *shared_build && inner_heap && gpujoin_parallel_inner_shares ?
-			inner_numerics / divisor : inner_numerics;
+		*deformed_numerics += inner_numerics;
 
 	/* output: recheck every candidate, emit and project the survivors */
 	cost_qual_eval(&qual_cost, clauses->join_quals, root);

@@ -25,7 +25,8 @@
 -- rows or more) empty; then -v phase=fill -v parts=N -v part=K, in N
 -- sessions at once, adds rows K + 1, K + 1 + N, ... of each large table
 -- (each session its own random() stream, so the data differ from one
--- session's, phase=all, the default).
+-- session's, phase=all, the default).  -v micro=0 leaves the
+-- microbenchmark tables out (a larger scale factor's TPC-H and SSB only).
 \set ON_ERROR_STOP on
 \ir gen_phase.psql
 SELECT setseed(0.42 + :part / 1000.0);
@@ -117,7 +118,8 @@ FROM orders,
 WHERE (((o_orderkey - 1) / 32) * 8 + (o_orderkey - 1) % 32) % :parts = :part
 :rows;
 
--- microbenchmarks
+-- microbenchmarks (not with -v micro=0: bench/suite/run --no-micro)
+\if :micro
 :make m_r :as SELECT g AS k, g % 1000 AS v FROM generate_series(1 + :part, (10000000 * :sf)::int, :parts) g :rows;
 :make m_s :as SELECT 1 + (hashint4(g) & 2147483647) % (10000000 * :sf)::int AS k, g % 100 AS v
 	FROM generate_series(1 + :part, (10000000 * :sf)::int, :parts) g :rows;
@@ -136,6 +138,7 @@ WHERE (((o_orderkey - 1) / 32) * 8 + (o_orderkey - 1) % 32) % :parts = :part
 :make w_b :as SELECT 1 + (hashint4(g) & 2147483647) % (1000000 * :sf)::int AS k, g AS b1, g + 1 AS b2, g + 2 AS b3,
 	g + 3 AS b4, g + 4 AS b5, g + 5 AS b6, g + 6 AS b7, g + 7 AS b8
 	FROM generate_series(1 + :part, (1000000 * :sf)::int, :parts) g :rows;
+\endif
 
 \if :whole
 VACUUM ANALYZE;

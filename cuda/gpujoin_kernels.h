@@ -1058,11 +1058,17 @@ typedef struct GjDeformSpec
 	 * NULL: its inputs are attributes input_attnos[0 .. ninputs - 1], each
 	 * read as input_kinds[] says (GjKeyKind, but as a value: OID
 	 * zero-extended, FLOAT4 and FLOAT8 as doubles), of the program's
-	 * input_types
+	 * input_types; or, where input_scales[i] >= 0, a numeric attribute
+	 * read as an INT8 of that scale as a column of that scale is
+	 * (gj_heap_numeric: GJ_NUMERIC_ON_HOST where the device cannot, INT64_MAX
+	 * for a NaN, both outside the 18 digits GJ_EXPR_DIGITS lets through,
+	 * so that the program leaves such a row undecided).  input_scales NULL:
+	 * no numeric input.
 	 */
 	const GjExprProgram *filter;
 	const int16_t *input_attnos;
 	const uint8_t *input_kinds;
+	const int8_t *input_scales;
 } GjDeformSpec;
 
 /* The width of a deform's column c: 8 for a numeric, else its attribute's */

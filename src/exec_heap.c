@@ -208,6 +208,7 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
 		spec->filter = &reader->filter->program;
 		spec->input_attnos = reader->filter->input_attnos;
 		spec->input_kinds = reader->filter->input_kinds;
+		spec->input_scales = reader->filter->input_scales;
 	}
 
 	/* attributes 1 .. the highest needed, walked in every tuple */

@@ -420,7 +420,8 @@ typedef struct GpuJoinKeyCoding
 /*
  * planner_expr.c: a scan's quals compiled for the device (gpujoin_kernels.h,
  * DEVICE EXPRESSIONS): the program, the attribute each of its inputs
- * reads and how (GjKeyKind), and the query parameters (Params) whose
+ * reads and how (GjKeyKind; a scan's numeric of declared scale: that
+ * scale in input_scales, else -1), and the query parameters (Params) whose
  * values go into the constants param_consts (an Integer list)
  */
 typedef struct GpuJoinDeviceExpr
@@ -428,6 +429,7 @@ typedef struct GpuJoinDeviceExpr
 	GjExprProgram program;
 	int16		input_attnos[GJ_EXPR_MAX_INPUTS];
 	uint8		input_kinds[GJ_EXPR_MAX_INPUTS];
+	int8		input_scales[GJ_EXPR_MAX_INPUTS];
 	List	   *params;
 	List	   *param_consts;
 } GpuJoinDeviceExpr;

@@ -22,8 +22,10 @@
  *				float8, from floats to integers (i4tod, dtoi4, ...)
  *	AND, OR, NOT, IS [NOT] NULL, IS [NOT] TRUE/FALSE/UNKNOWN, and
  *	x op ANY/ALL (array constant): IN (...), NOT IN (...)
- *	numerics	in the aggregation's programs only (over a join's columns):
- *				numeric columns of declared scale, numeric constants,
+ *	numerics	numeric columns of declared scale (in a scan's quals the
+ *				deform reads them at that scale, gj_heap_numeric; in
+ *				the aggregation's programs the sides converted them,
+ *				exec_batch.c), numeric constants,
  *				int2/4/8 cast to numeric, and numeric + - * , unary - and
  *				the comparisons.  A numeric of scale s is the INT8 of its
  *				value times 10^s, and the scale of every step is known
@@ -405,9 +407,12 @@ AddConst(Compiler *c, Oid type, Datum value, bool isnull)
 	return p->nconsts++;
 }
 
-/* The input for attribute attno, added the first time it is read */
+/*
+ * The input for attribute attno, added the first time it is read; scale:
+ * a scan's numeric column's (read as an INT8 of that scale), else -1
+ */
 static int
-InputOf(Compiler *c, AttrNumber attno, GjExprType type, GjKeyKind kind)
+InputOf(Compiler *c, AttrNumber attno, GjExprType type, GjKeyKind kind, int scale)
 {
 	GjExprProgram *p = &c->out->program;
 
@@ -418,6 +423,7 @@ InputOf(Compiler *c, AttrNumber attno, GjExprType type, GjKeyKind kind)
 		return -1;
 	c->out->input_attnos[p->ninputs] = attno;
 	c->out->input_kinds[p->ninputs] = (uint8) kind;
+	c->out->input_scales[p->ninputs] = (int8) scale;
 	p->input_types[p->ninputs] = (uint8) type;
 	return p->ninputs++;
 }
@@ -529,7 +535,7 @@ CompileCall(Compiler *c, Oid funcid, List *args, Oid resulttype, GjExprType *typ
 	int			i = 0;
 
 	if (op >= 0 && (op & NUMERIC_OP))
-		return c->tlist != NIL && CompileNumericCall(c, op, args, type);
+		return CompileNumericCall(c, op, args, type);
 	if (op < 0 || nargs < 1 || nargs > 2 ||
 		(nargs == 1) != (op == GJ_EXPR_NEG || op == GJ_EXPR_CAST) ||
 		!GpuJoinDeviceExprType(resulttype, type, &kind))
@@ -726,6 +732,7 @@ CompileNode(Compiler *c, Node *node, GjExprType *type)
 				Var		   *var = (Var *) node;
 				int			input;
 				int			attno = var->varattno;
+				int			scale = -1;
 
 				if (c->tlist != NIL)
 				{
@@ -748,10 +755,18 @@ CompileNode(Compiler *c, Node *node, GjExprType *type)
 						return false;
 				}
 				else if (var->varno != c->relid || var->varlevelsup != 0 || var->varattno <= 0 ||
-						 var->varattno > GJ_MAX_HEAP_ATTS ||
-						 !GpuJoinDeviceExprType(var->vartype, type, &kind))
+						 var->varattno > GJ_MAX_HEAP_ATTS)
 					return false;
-				input = InputOf(c, attno, *type, kind);
+				else if (var->vartype == NUMERICOID && GpuJoinNumericScale(node) >= 0)
+				{
+					/* the deform reads it as an INT8 of its scale */
+					scale = GpuJoinNumericScale(node);
+					*type = GJ_EXPR_INT8;
+					kind = GJ_KEY_SIGNED;
+				}
+				else if (!GpuJoinDeviceExprType(var->vartype, type, &kind))
+					return false;
+				input = InputOf(c, attno, *type, kind, scale);
 				return input >= 0 && AddStep(c, GJ_EXPR_INPUT, *type, input);
 			}
 		case T_Const:

@@ -1074,6 +1074,7 @@ PrepareDeform(Call *call)
 		if (!RESOLVE_AS(&d->input_attnos, d->filter.ninputs * sizeof(int16), spec->input_attnos) ||
 			!RESOLVE_AS(&d->input_kinds, d->filter.ninputs * sizeof(uint8), spec->input_kinds))
 			return false;
+		spec->input_scales = d->has_input_scales ? d->input_scales : NULL;
 	}
 
 	/* the pages: copied ones in a segment, or in place in shared buffers */

@@ -169,6 +169,8 @@ typedef struct GjServiceDeform
 	GjExprProgram filter;
 	GjServiceRef input_attnos;
 	GjServiceRef input_kinds;
+	bool		has_input_scales;	/* input_scales holds the spec's */
+	int8		input_scales[GJ_EXPR_MAX_INPUTS];
 	/* the pages */
 	GjServiceRef pages;			/* copied ones, or none (in place) */
 	int64		bytes;

@@ -1342,6 +1342,9 @@ HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *sp
 		d->filter = *spec->filter;
 		d->input_attnos = Ref(spec->input_attnos, spec->filter->ninputs * sizeof(int16));
 		d->input_kinds = Ref(spec->input_kinds, spec->filter->ninputs * sizeof(uint8));
+		d->has_input_scales = spec->input_scales != NULL;
+		if (d->has_input_scales)
+			memcpy(d->input_scales, spec->input_scales, spec->filter->ninputs * sizeof(int8));
 	}
 	d->pages = Ref(pages->pages, pages->bytes);
 	d->bytes = pages->bytes;

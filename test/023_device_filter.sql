@@ -5,7 +5,8 @@
 -- no Seq Scan; the deform drops the tuples that fail them.  Differential:
 -- every query returns PostgreSQL's rows, over every type the evaluator
 -- takes, NULLs, NaN, -0 and infinities, integer and float arithmetic at
--- its limits, AND/OR/NOT, IN and NOT IN lists with NULLs, casts, query
+-- its limits, numerics of declared scale (an added column's default
+-- undecided), AND/OR/NOT, IN and NOT IN lists with NULLs, casts, query
 -- parameters; every join type; pages staged one at a time and small
 -- chunks; a partitioned join (whose outer side the executor filters); a
 -- parallel join; a rescan.  Where the device cannot decide a row (a step
@@ -14,7 +15,7 @@
 -- evaluation avoids it.  Quals outside the evaluator keep the Seq Scan.
 -- An operator's function replaced in the transaction: the new one runs.
 BEGIN;
-SELECT plan(31);
+SELECT plan(33);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -49,7 +50,20 @@ INSERT INTO a (k, i2, i8, f8, z, added) SELECT g % 400, g, g, g, g, g % 11 FROM 
 -- c: the other side
 CREATE TABLE c (k int4, w int4, f8 float8);
 INSERT INTO c SELECT g % 450, CASE WHEN g % 19 = 0 THEN NULL ELSE g END, g / 7.0 FROM generate_series(1, 3000) g;
-ANALYZE a, c;
+-- n: numerics of declared scale (read by the deform as integers of that
+-- scale), with NULLs, NaN and negatives; one of more than 18 digits and
+-- one without a declared scale (the host's); an added column, whose
+-- default the deform leaves to the host
+CREATE TABLE n (k int4, n2 numeric(12, 2), n4 numeric(18, 4), nb numeric(30, 2), nu numeric);
+INSERT INTO n SELECT g % 400,
+	CASE WHEN g % 17 = 0 THEN NULL ELSE (g % 1000 - 300) / 4.0 END,
+	CASE WHEN g % 19 = 0 THEN NULL WHEN g % 23 = 0 THEN 'NaN' ELSE (g * 7 % 3001) / 13.0 END,
+	CASE WHEN g % 5 = 0 THEN g::numeric * 1e20 + 0.5 ELSE g * 1000 END,
+	g / 3.0
+FROM generate_series(1, 4000) g;
+ALTER TABLE n ADD COLUMN na numeric(8, 2) DEFAULT 1.25;
+INSERT INTO n SELECT g % 400, g - 250, g / 8.0, g, g, g % 5 FROM generate_series(1, 500) g;
+ANALYZE a, c, n;
 
 -- the queries: how many sides each reads as pages, and how many of them
 -- with a device filter
@@ -82,6 +96,13 @@ INSERT INTO fq VALUES
 	('full join', 'SELECT a.k, c2.w FROM (SELECT * FROM a WHERE a.z < 2500) a FULL JOIN (SELECT * FROM c WHERE c.w > 100) c2 ON a.k = c2.k', 2, 2),
 	('semi join', 'SELECT a.k, a.z FROM a WHERE a.z > 4000 AND EXISTS (SELECT 1 FROM c WHERE c.k = a.k AND c.w < 1000)', 2, 2),
 	('anti join', 'SELECT a.k, a.z FROM a WHERE a.f8 < 100 AND NOT EXISTS (SELECT 1 FROM c WHERE c.k = a.k AND c.w < 1000)', 2, 2),
+	('numeric comparison', 'SELECT n.k, n.n2 FROM n JOIN c ON n.k = c.k WHERE n.n2 > 10.5', 2, 1),
+	('numeric BETWEEN, constants of other scales', 'SELECT n.k, n.n4, c.w FROM n JOIN c ON n.k = c.k WHERE n.n4 BETWEEN 0.055 AND 150 AND n.n2 <> 7', 2, 1),
+	('numeric: NaN above everything, NULLs', 'SELECT n.k, n.n4 FROM n JOIN c ON n.k = c.k WHERE n.n4 >= 230.5 OR n.n4 IS NULL', 2, 1),
+	('numeric of more than 18 digits keeps the Seq Scan', 'SELECT n.k, n.nb FROM n JOIN c ON n.k = c.k WHERE n.nb > 3000000', 1, 0),
+	('numeric arithmetic', 'SELECT n.k, n.n2, n.n4 FROM n JOIN c ON n.k = c.k WHERE n.n2 * 2 + n.n4 > 100 AND -n.n2 < 50', 2, 1),
+	('an added numeric column: its default undecided', 'SELECT n.k, n.na, n.n2 FROM n JOIN c ON n.k = c.k WHERE n.na > 1', 2, 1),
+	('numeric without a declared scale keeps the Seq Scan', 'SELECT n.k, n.nu FROM n JOIN c ON n.k = c.k WHERE n.nu > 5', 1, 0),
 	('a text qual keeps the Seq Scan', 'SELECT a.k, c.w FROM a JOIN c ON a.k = c.k WHERE a.t LIKE ''x1%''', 1, 0),
 	('CASE keeps the Seq Scan', 'SELECT a.k, c.w FROM a JOIN c ON a.k = c.k WHERE CASE WHEN a.z > 5 THEN a.k ELSE 0 END > 3', 1, 0),
 	('a long IN list keeps the Seq Scan', 'SELECT a.k FROM a JOIN c ON a.k = c.k WHERE a.z IN (' || (SELECT string_agg(g::text, ',') FROM generate_series(1, 300) g) || ')', 1, 0);
@@ -104,6 +125,14 @@ SELECT is(pg_temp.plan_number(pg_temp.plan_analyze(sql), 'Rows Removed by Outer 
 		  (SELECT count(*) FROM a WHERE NOT coalesce(a.z > 1000, false)),
 		  'EXPLAIN ANALYZE counts the rows the filter removed')
 	FROM fq WHERE name = 'int4 comparison';
+SELECT is(pg_temp.plan_number(pg_temp.plan_analyze(sql), 'Rows Removed by Outer Device Filter'),
+		  (SELECT count(*) FROM n WHERE NOT coalesce(n.n2 > 10.5, false)),
+		  'a numeric qual: the filter removed the rows it fails')
+	FROM fq WHERE name = 'numeric comparison';
+SELECT is(pg_temp.plan_number(pg_temp.plan_analyze(sql), 'Rows Removed by Outer Device Filter'),
+		  (SELECT count(*) FROM n WHERE NOT coalesce(n.na > 1, false)),
+		  'an added numeric column: the rows of its default (1.25, left to the host) kept')
+	FROM fq WHERE name = 'an added numeric column: its default undecided';
 SET LOCAL gpujoin.heap_stage_pages = 1;
 SET LOCAL gpujoin.chunk_rows = 7;
 SELECT is(pg_temp.heap_failures('fq', 'fq_expected'), '', 'pages staged one at a time, chunks of 7 rows: every query');

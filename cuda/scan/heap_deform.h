@@ -78,7 +78,8 @@ typedef struct GjDeformAttr
  *					varlena or C string (heaptuple.c's attcacheoff)
  *	max_needed		the highest attribute a column, key or the filter reads
  *	filter			the spec's filter (has_filter), its inputs read as
- *					input_kinds[] from input_attnos[]
+ *					input_kinds[] from input_attnos[], or as numerics of
+ *					scale input_scales[] (>= 0)
  */
 typedef struct GjDeformPlan
 {
@@ -105,6 +106,7 @@ typedef struct GjDeformPlan
 	int16_t		input_fixed_off[GJ_EXPR_MAX_INPUTS];
 	uint8_t		input_kinds[GJ_EXPR_MAX_INPUTS];	/* GjKeyKind */
 	uint8_t		input_widths[GJ_EXPR_MAX_INPUTS];
+	int8_t		input_scales[GJ_EXPR_MAX_INPUTS];	/* a numeric's, or -1 */
 	GjExprProgram filter;
 } GjDeformPlan;
 
@@ -408,8 +410,11 @@ gj_heap_deform_row(const GjDeformPlan *plan, const GjDeformAttr *attrs,
 		{
 			int			i = attr->input;
 
-			inputs[i] = gj_expr_input_of(bytes, plan->input_widths[i],
-										 (GjKeyKind) plan->input_kinds[i]);
+			if (plan->input_scales[i] >= 0)
+				inputs[i].v.i = isnull ? 0 : gj_heap_numeric(p, size, plan->input_scales[i]);
+			else
+				inputs[i] = gj_expr_input_of(bytes, plan->input_widths[i],
+											 (GjKeyKind) plan->input_kinds[i]);
 			inputs[i].isnull = isnull;
 		}
 	}

@@ -110,7 +110,10 @@ PlanDeform(const GjDeformSpec *spec, GjDeformPlan *plan, GjDeformAttr *attrs,
 			plan->max_needed = attno;
 	}
 
-	/* the filter's inputs: attributes of a by-value width, each once */
+	/*
+	 * the filter's inputs: attributes of a by-value width, or numerics of
+	 * declared scale (varlenas, read into an INT8), each once
+	 */
 	plan->has_filter = spec->filter != NULL;
 	plan->ninputs = 0;
 	if (spec->filter != NULL)
@@ -125,16 +128,20 @@ PlanDeform(const GjDeformSpec *spec, GjDeformPlan *plan, GjDeformAttr *attrs,
 		{
 			int			attno = spec->input_attnos[i];
 			int			len = attno >= 1 && attno <= spec->natts ? spec->attrs[attno - 1].len : 0;
+			int			scale = spec->input_scales != NULL ? spec->input_scales[i] : -1;
 
-			if ((len != 1 && len != 2 && len != 4 && len != 8) || attrs[attno - 1].input >= 0 ||
-				spec->input_kinds[i] > GJ_KEY_FLOAT8)
+			if ((scale >= 0 ? (len != -1 || scale > GJ_NUMERIC_MAX_DIGITS ||
+							   plan->filter.input_types[i] != GJ_EXPR_INT8) :
+				 (len != 1 && len != 2 && len != 4 && len != 8)) ||
+				attrs[attno - 1].input >= 0 || spec->input_kinds[i] > GJ_KEY_FLOAT8)
 				return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-									"heap deform: filter input %d is attribute %d of %d, of length %d.",
-									i, attno, (int) spec->natts, len);
+									"heap deform: filter input %d is attribute %d of %d, of length %d, scale %d.",
+									i, attno, (int) spec->natts, len, scale);
 			attrs[attno - 1].input = (int8_t) i;
 			plan->input_attnos[i] = (int16_t) attno;
 			plan->input_kinds[i] = spec->input_kinds[i];
-			plan->input_widths[i] = (uint8_t) len;
+			plan->input_widths[i] = (uint8_t) (scale >= 0 ? 8 : len);
+			plan->input_scales[i] = (int8_t) scale;
 			if (attno > plan->max_needed)
 				plan->max_needed = attno;
 		}

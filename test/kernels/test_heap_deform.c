@@ -1542,6 +1542,98 @@ NumericsOn(const GjKernels *kernels, const char *impl)
 		}
 	TestReport(impl, "numeric columns of declared scale");
 
+	/*
+	 * The numeric as a filter's input too, as the planner compiles
+	 * "n >= 0" over a numeric(p, 2): the value at scale 2, checked within
+	 * 18 digits, compared; a NaN and the values only the host converts are
+	 * undecided, a NULL fails.  The int8 alone is a column: the filter
+	 * reads the numeric itself, not a column's value
+	 */
+	{
+		int16_t		int8_attno[1] = {3};
+		char	   *int8_values[1] = {(char *) int8s};
+		uint8_t    *int8_nulls[1] = {nulls[1]};
+		GjExprProgram program;
+		int16_t		input_attnos[1] = {2};
+		uint8_t		input_kinds[1] = {GJ_KEY_SIGNED};
+		int8_t		input_scales[1] = {2};
+		uint32_t	selected[NUM_NUMERIC_CASES];
+		int64_t		r = 0;
+
+		memset(&program, 0, sizeof(program));
+		program.ninputs = 1;
+		program.input_types[0] = GJ_EXPR_INT8;
+		FilterStep(&program, GJ_EXPR_INPUT, GJ_EXPR_INT8, 0);
+		FilterStep(&program, GJ_EXPR_DIGITS, GJ_EXPR_INT8, 0);
+		FilterConst(&program, GJ_EXPR_INT8, 0, 0);
+		FilterStep(&program, GJ_EXPR_GE, GJ_EXPR_INT8, 0);
+		spec.filter = &program;
+		spec.input_attnos = input_attnos;
+		spec.input_kinds = input_kinds;
+		spec.input_scales = input_scales;
+		spec.ncolumns = 1;
+		spec.column_attnos = int8_attno;
+		spec.column_scales = NULL;
+		out.values = int8_values;
+		out.nulls = int8_nulls;
+		memset(numerics, POISON, sizeof(numerics));
+		memset(int8s, POISON, sizeof(int8s));
+		memset(nulls, 0, sizeof(nulls));
+		memset(selected, POISON, sizeof(selected));
+		out.selected = selected;
+		if (kernels->heap_deform(ctx, &batch, &spec, 0, NUM_NUMERIC_CASES, &out, &err) != GJ_OK)
+			Failf("heap_deform with a numeric filter: %s", err.message);
+		else
+			for (int i = 0; i < NUM_NUMERIC_CASES; i++)
+			{
+				const NumericCase *c = &numeric_cases[i];
+				bool		undecided = !c->isnull &&
+					(c->want == GJ_NUMERIC_ON_HOST || c->want == INT64_MAX);
+				bool		passes = !c->isnull && !undecided && c->want >= 0;
+
+				if (!undecided && !passes)
+					continue;
+				if (r >= out.nrows)
+				{
+					Failf("%s: not a row (%lld rows)", c->name, (long long) out.nrows);
+					break;
+				}
+				if ((selected[r] & ~GJ_DEFORM_UNDECIDED) != (uint32_t) i ||
+					((selected[r] & GJ_DEFORM_UNDECIDED) != 0) != undecided)
+					Failf("%s: row %lld is tuple %u (undecided %d), expected %d (undecided %d)",
+						  c->name, (long long) r, selected[r] & ~GJ_DEFORM_UNDECIDED,
+						  (selected[r] & GJ_DEFORM_UNDECIDED) != 0, i, undecided);
+				else if (int8s[r] != 1000 + i)
+					Failf("%s: row %lld has the int8 %lld", c->name, (long long) r,
+						  (long long) int8s[r]);
+				r++;
+			}
+		if (r != out.nrows)
+			Failf("%lld rows passed or undecided, expected %lld", (long long) out.nrows,
+				  (long long) r);
+		TestReport(impl, "a numeric filter input of declared scale");
+
+		/* a numeric input of a fixed-width attribute, or not an INT8 */
+		input_attnos[0] = 1;
+		if (kernels->heap_deform(ctx, &batch, &spec, 0, 1, &out, &err) != GJ_ERROR_INVALID_ARGUMENT)
+			Failf("an int4 read as a numeric input was accepted");
+		input_attnos[0] = 2;
+		program.input_types[0] = GJ_EXPR_FLOAT8;
+		if (kernels->heap_deform(ctx, &batch, &spec, 0, 1, &out, &err) != GJ_ERROR_INVALID_ARGUMENT)
+			Failf("a numeric input of type float8 was accepted");
+		TestReport(impl, "numeric filter inputs: refusals");
+		spec.filter = NULL;
+		spec.input_attnos = NULL;
+		spec.input_kinds = NULL;
+		spec.input_scales = NULL;
+		spec.ncolumns = 2;
+		spec.column_attnos = column_attnos;
+		spec.column_scales = column_scales;
+		out.values = value_arrays;
+		out.nulls = null_arrays;
+		out.selected = NULL;
+	}
+
 	/* a scale past 18 digits, or a numeric asked of a fixed-width attribute */
 	column_scales[0] = 19;
 	if (kernels->heap_deform(ctx, &batch, &spec, 0, 1, &out, &err) != GJ_ERROR_INVALID_ARGUMENT)

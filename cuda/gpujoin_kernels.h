@@ -1064,12 +1064,30 @@ typedef struct GjDeformSpec
 	 * for a NaN, both outside the 18 digits GJ_EXPR_DIGITS lets through,
 	 * so that the program leaves such a row undecided).  input_scales NULL:
 	 * no numeric input.
+	 *
+	 * Or, where input_texts[i] > 0, a text attribute (a varlena) compared
+	 * byte for byte, as a deterministic collation compares text, with the
+	 * input's own input_texts[i] distinct constants, read as an INT8: k
+	 * where it equals constant k (1-based), 0 where it equals none, and
+	 * GJ_TEXT_ON_HOST where only the host can read it (compressed, a TOAST
+	 * pointer, an ALTER TABLE default), outside GJ_EXPR_DIGITS' 18 digits.
+	 * The constants of the text inputs, in input order, are the strings
+	 * text_pool[text_offsets[j] .. text_offsets[j + 1]), at most
+	 * GJ_DEFORM_MAX_TEXTS of them and GJ_DEFORM_MAX_TEXT_BYTES bytes.
+	 * input_texts NULL: no text input.
 	 */
 	const GjExprProgram *filter;
 	const int16_t *input_attnos;
 	const uint8_t *input_kinds;
 	const int8_t *input_scales;
+	const int16_t *input_texts;
+	const int32_t *text_offsets;
+	const char *text_pool;
 } GjDeformSpec;
+
+#define GJ_DEFORM_MAX_TEXTS			64
+#define GJ_DEFORM_MAX_TEXT_BYTES	2048
+#define GJ_TEXT_ON_HOST				INT64_MIN
 
 /* The width of a deform's column c: 8 for a numeric, else its attribute's */
 static inline int

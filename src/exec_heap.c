@@ -209,6 +209,12 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
 		spec->input_attnos = reader->filter->input_attnos;
 		spec->input_kinds = reader->filter->input_kinds;
 		spec->input_scales = reader->filter->input_scales;
+		if (reader->filter->ntexts > 0)
+		{
+			spec->input_texts = reader->filter->input_texts;
+			spec->text_offsets = reader->filter->text_offsets;
+			spec->text_pool = reader->filter->text_pool;
+		}
 	}
 
 	/* attributes 1 .. the highest needed, walked in every tuple */

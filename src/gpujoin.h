@@ -421,8 +421,11 @@ typedef struct GpuJoinKeyCoding
  * planner_expr.c: a scan's quals compiled for the device (gpujoin_kernels.h,
  * DEVICE EXPRESSIONS): the program, the attribute each of its inputs
  * reads and how (GjKeyKind; a scan's numeric of declared scale: that
- * scale in input_scales, else -1), and the query parameters (Params) whose
- * values go into the constants param_consts (an Integer list)
+ * scale in input_scales, else -1; a scan's text compared with constants:
+ * their number in input_texts, the ntexts constants of all text inputs in
+ * input order in text_offsets and text_pool, as GjDeformSpec has them),
+ * and the query parameters (Params) whose values go into the constants
+ * param_consts (an Integer list)
  */
 typedef struct GpuJoinDeviceExpr
 {
@@ -430,6 +433,10 @@ typedef struct GpuJoinDeviceExpr
 	int16		input_attnos[GJ_EXPR_MAX_INPUTS];
 	uint8		input_kinds[GJ_EXPR_MAX_INPUTS];
 	int8		input_scales[GJ_EXPR_MAX_INPUTS];
+	int16		input_texts[GJ_EXPR_MAX_INPUTS];
+	int			ntexts;
+	int32		text_offsets[GJ_DEFORM_MAX_TEXTS + 1];
+	char		text_pool[GJ_DEFORM_MAX_TEXT_BYTES];
 	List	   *params;
 	List	   *param_consts;
 } GpuJoinDeviceExpr;

@@ -22,6 +22,10 @@
  *				float8, from floats to integers (i4tod, dtoi4, ...)
  *	AND, OR, NOT, IS [NOT] NULL, IS [NOT] TRUE/FALSE/UNKNOWN, and
  *	x op ANY/ALL (array constant): IN (...), NOT IN (...)
+ *	text		a scan's text or varchar column = or <> a text constant,
+ *				IN and NOT IN lists of them (texteq, textne), under a
+ *				deterministic collation: the deform matches the bytes
+ *				(CompileTextCompare)
  *	numerics	numeric columns of declared scale (in a scan's quals the
  *				deform reads them at that scale, gj_heap_numeric; in
  *				the aggregation's programs the sides converted them,
@@ -128,6 +132,15 @@ static const DeviceFunction numeric_functions[] = {
 	{"int8_numeric", NUMERIC_CAST & ~NUMERIC_OP}
 };
 
+/*
+ * Text equality (TEXT_OP marks it): a scan's text column compared with
+ * constants, which the deform matches (CompileTextCompare)
+ */
+#define TEXT_OP			0x200
+static const DeviceFunction text_functions[] = {
+	{"texteq", GJ_EXPR_EQ}, {"textne", GJ_EXPR_NE}
+};
+
 /* The step of the built-in function behind funcid (| NUMERIC_OP), or -1 */
 static int
 LookUpFunctionOp(Oid funcid)
@@ -164,6 +177,9 @@ LookUpFunctionOp(Oid funcid)
 	for (int i = 0; i < lengthof(numeric_functions) && op < 0; i++)
 		if (strcmp(prosrc, numeric_functions[i].prosrc) == 0)
 			op = numeric_functions[i].op | NUMERIC_OP;
+	for (int i = 0; i < lengthof(text_functions) && op < 0; i++)
+		if (strcmp(prosrc, text_functions[i].prosrc) == 0)
+			op = text_functions[i].op | TEXT_OP;
 	for (int s = 0; s < lengthof(compare_suffixes) && op < 0; s++)
 	{
 		for (int p = 0; p < lengthof(int_prefixes) && op < 0; p++)
@@ -349,6 +365,10 @@ typedef struct Compiler
 	GpuJoinDeviceExpr *out;
 	Index		relid;
 	List	   *tlist;
+	/* a scan's text inputs: each one's constants (text *), in their order */
+	List	   *texts[GJ_EXPR_MAX_INPUTS];
+	int			ntexts;			/* of all text inputs, and their bytes */
+	int			text_bytes;
 } Compiler;
 
 /*
@@ -536,6 +556,8 @@ CompileCall(Compiler *c, Oid funcid, List *args, Oid resulttype, GjExprType *typ
 
 	if (op >= 0 && (op & NUMERIC_OP))
 		return CompileNumericCall(c, op, args, type);
+	if (op >= 0 && (op & TEXT_OP))
+		return false;			/* with its collation: CompileTextCompare */
 	if (op < 0 || nargs < 1 || nargs > 2 ||
 		(nargs == 1) != (op == GJ_EXPR_NEG || op == GJ_EXPR_CAST) ||
 		!GpuJoinDeviceExprType(resulttype, type, &kind))
@@ -674,6 +696,121 @@ CompileNumericCall(Compiler *c, int op, List *args, GjExprType *type)
 	return false;
 }
 
+/*
+ * The number a text input reads for the constant value (text *): its place
+ * among the input's constants, added the first time; -1 where a filter's
+ * constants would be too many or too large
+ */
+static int
+TextCode(Compiler *c, int input, Datum value)
+{
+	text	   *t = DatumGetTextPP(value);
+	int			len = VARSIZE_ANY_EXHDR(t);
+	int			k = 1;
+	ListCell   *lc;
+
+	foreach(lc, c->texts[input])
+	{
+		text	   *u = (text *) lfirst(lc);
+
+		if (VARSIZE_ANY_EXHDR(u) == len && memcmp(VARDATA_ANY(u), VARDATA_ANY(t), len) == 0)
+			return k;
+		k++;
+	}
+	if (c->ntexts >= GJ_DEFORM_MAX_TEXTS || len > GJ_DEFORM_MAX_TEXT_BYTES - c->text_bytes)
+		return -1;
+	c->texts[input] = lappend(c->texts[input], t);
+	c->ntexts++;
+	c->text_bytes += len;
+	return k;
+}
+
+/*
+ * A text column compared for equality (cmp GJ_EXPR_EQ, texteq) or
+ * inequality (GJ_EXPR_NE, textne) with a constant, or with each element
+ * of a constant array (ANY where use_or, else ALL: IN, NOT IN), under a
+ * deterministic collation, where equal text is equal bytes (texteq): the
+ * column, of the scanned relation, is an input the deform reads as the
+ * number of the constant it equals among the input's own, 0 for none
+ * (gj_heap_text_match), checked within 18 digits (a value only the host
+ * can read is not: undecided), and compared with the constants' numbers
+ */
+static bool
+CompileTextCompare(Compiler *c, Node *column, Node *constant, Oid collid, int cmp,
+				   bool use_or, GjExprType *type)
+{
+	GjExprProgram *p = &c->out->program;
+	Var		   *var;
+	Const	   *con = (Const *) constant;
+	int			input;
+	int			first = p->nconsts;
+	int			n = 0;
+
+	while (IsA(column, RelabelType))
+		column = (Node *) ((RelabelType *) column)->arg;
+	if (c->tlist != NIL || !IsA(column, Var) || !IsA(con, Const) || con->constisnull ||
+		!OidIsValid(collid) || !get_collation_isdeterministic(collid))
+		return false;
+	var = (Var *) column;
+	if ((var->vartype != TEXTOID && var->vartype != VARCHAROID) || var->varno != c->relid ||
+		var->varlevelsup != 0 || var->varattno <= 0 || var->varattno > GJ_MAX_HEAP_ATTS)
+		return false;
+	input = InputOf(c, var->varattno, GJ_EXPR_INT8, GJ_KEY_SIGNED, -1);
+	if (input < 0 || !AddStep(c, GJ_EXPR_INPUT, GJ_EXPR_INT8, input) ||
+		!AddStep(c, GJ_EXPR_DIGITS, GJ_EXPR_INT8, 0))
+		return false;
+
+	if (con->consttype == TEXTOID || con->consttype == VARCHAROID)
+	{
+		int			k = TextCode(c, input, con->constvalue);
+
+		if (k < 0 || p->nconsts >= GJ_EXPR_MAX_CONSTS)
+			return false;
+		p->consts[p->nconsts].isnull = false;
+		p->consts[p->nconsts].v.i = k;
+		*type = GJ_EXPR_BOOL;
+		return AddStep(c, GJ_EXPR_CONST, GJ_EXPR_INT8, p->nconsts++) &&
+			AddStep(c, cmp, GJ_EXPR_INT8, 0);
+	}
+	else
+	{
+		Oid			elemtype = get_element_type(con->consttype);
+		int16		elmlen;
+		bool		elmbyval;
+		char		elmalign;
+		Datum	   *values;
+		bool	   *nulls;
+		int			nvalues = 0;
+
+		if (elemtype != TEXTOID && elemtype != VARCHAROID)
+			return false;
+		get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+		deconstruct_array(DatumGetArrayTypeP(con->constvalue), elemtype, elmlen, elmbyval,
+						  elmalign, &values, &nulls, &n);
+		if (n > GJ_EXPR_MAX_CONSTS - first)
+			return false;
+		for (int i = 0; i < n; i++)
+		{
+			int			k = nulls[i] ? 0 : TextCode(c, input, values[i]);
+
+			if (k < 0)
+				return false;
+			nvalues += !nulls[i];
+			p->consts[p->nconsts].isnull = nulls[i];
+			p->consts[p->nconsts].v.i = k;
+			p->nconsts++;
+		}
+		/* a text input has a constant to match (gj_heap_text_match) */
+		if (nvalues == 0 ||
+			!AddStep(c, use_or ? GJ_EXPR_ANY : GJ_EXPR_ALL, GJ_EXPR_INT8, first))
+			return false;
+		p->steps[p->nsteps - 1].cmp = (uint8) cmp;
+		p->steps[p->nsteps - 1].count = (int16) n;
+		*type = GJ_EXPR_BOOL;
+		return true;
+	}
+}
+
 /* x op ANY/ALL (constant array) */
 static bool
 CompileArrayOp(Compiler *c, ScalarArrayOpExpr *saop, GjExprType *type)
@@ -694,6 +831,9 @@ CompileArrayOp(Compiler *c, ScalarArrayOpExpr *saop, GjExprType *type)
 	int			first = c->out->program.nconsts;
 	GjExprProgram *p = &c->out->program;
 
+	if (op >= 0 && (op & TEXT_OP) && IsA(array, Const) && !array->constisnull)
+		return CompileTextCompare(c, scalar, (Node *) array, saop->inputcollid, op & ~TEXT_OP,
+								  saop->useOr, type);
 	if (op < GJ_EXPR_EQ || op > GJ_EXPR_GE || !IsA(array, Const) || array->constisnull)
 		return false;
 	elemtype = get_element_type(array->consttype);
@@ -810,6 +950,20 @@ CompileNode(Compiler *c, Node *node, GjExprType *type)
 			{
 				Oid			funcid;
 				List	   *args;
+				int			op;
+
+				if (IsA(node, OpExpr) && CallOf(node, &funcid, &args) && list_length(args) == 2 &&
+					(op = DeviceFunctionOp(funcid)) >= 0 && (op & TEXT_OP))
+				{
+					Node	   *a = linitial(args);
+					Node	   *b = lsecond(args);
+
+					if (IsA(a, Const))
+						return CompileTextCompare(c, b, a, ((OpExpr *) node)->inputcollid,
+												  op & ~TEXT_OP, false, type);
+					return CompileTextCompare(c, a, b, ((OpExpr *) node)->inputcollid,
+											  op & ~TEXT_OP, false, type);
+				}
 
 				return CallOf(node, &funcid, &args) &&
 					CompileCall(c, funcid, args, exprType(node), type);
@@ -913,11 +1067,28 @@ GpuJoinCompileQual(List *quals, Index relid, GpuJoinDeviceExpr *out)
 	GjError		err;
 
 	memset(out, 0, sizeof(*out));
+	memset(&c, 0, sizeof(c));
 	c.out = out;
 	c.relid = relid;
 	c.tlist = NIL;
 	if (quals == NIL || !CompileQuals(&c, quals))
 		return false;
+	/* the text inputs' constants, input by input */
+	for (int i = 0; i < out->program.ninputs; i++)
+	{
+		ListCell   *lc;
+
+		out->input_texts[i] = (int16) list_length(c.texts[i]);
+		foreach(lc, c.texts[i])
+		{
+			text	   *t = (text *) lfirst(lc);
+			int			len = VARSIZE_ANY_EXHDR(t);
+			int32		off = out->text_offsets[out->ntexts];
+
+			memcpy(out->text_pool + off, VARDATA_ANY(t), len);
+			out->text_offsets[++out->ntexts] = off + len;
+		}
+	}
 	/* the stack's depth and the operand types, as the kernels check them */
 	memset(&err, 0, sizeof(err));
 	return gj_expr_check(&out->program, true, &err) == GJ_OK;
@@ -941,6 +1112,7 @@ GpuJoinCompileTlistExpr(Node *expr, List *tlist, bool is_qual, GpuJoinDeviceExpr
 	GjError		err;
 
 	memset(out, 0, sizeof(*out));
+	memset(&c, 0, sizeof(c));
 	c.out = out;
 	c.relid = 0;
 	c.tlist = tlist;

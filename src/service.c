@@ -1075,6 +1075,12 @@ PrepareDeform(Call *call)
 			!RESOLVE_AS(&d->input_kinds, d->filter.ninputs * sizeof(uint8), spec->input_kinds))
 			return false;
 		spec->input_scales = d->has_input_scales ? d->input_scales : NULL;
+		if (d->has_texts)
+		{
+			spec->input_texts = d->input_texts;
+			spec->text_offsets = d->text_offsets;
+			spec->text_pool = d->text_pool;
+		}
 	}
 
 	/* the pages: copied ones in a segment, or in place in shared buffers */

@@ -171,6 +171,10 @@ typedef struct GjServiceDeform
 	GjServiceRef input_kinds;
 	bool		has_input_scales;	/* input_scales holds the spec's */
 	int8		input_scales[GJ_EXPR_MAX_INPUTS];
+	bool		has_texts;		/* input_texts, text_offsets, text_pool */
+	int16		input_texts[GJ_EXPR_MAX_INPUTS];
+	int32		text_offsets[GJ_DEFORM_MAX_TEXTS + 1];
+	char		text_pool[GJ_DEFORM_MAX_TEXT_BYTES];
 	/* the pages */
 	GjServiceRef pages;			/* copied ones, or none (in place) */
 	int64		bytes;

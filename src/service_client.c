@@ -1345,6 +1345,21 @@ HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *sp
 		d->has_input_scales = spec->input_scales != NULL;
 		if (d->has_input_scales)
 			memcpy(d->input_scales, spec->input_scales, spec->filter->ninputs * sizeof(int8));
+		d->has_texts = spec->input_texts != NULL;
+		if (d->has_texts)
+		{
+			int			ntexts = 0;
+
+			for (int i = 0; i < spec->filter->ninputs; i++)
+				ntexts += Max(spec->input_texts[i], 0);
+			if (ntexts > GJ_DEFORM_MAX_TEXTS ||
+				spec->text_offsets[ntexts] > GJ_DEFORM_MAX_TEXT_BYTES)
+				elog(ERROR, "gpujoin: %d text constants of %d bytes in a filter",
+					 ntexts, (int) spec->text_offsets[ntexts]);
+			memcpy(d->input_texts, spec->input_texts, spec->filter->ninputs * sizeof(int16));
+			memcpy(d->text_offsets, spec->text_offsets, (ntexts + 1) * sizeof(int32));
+			memcpy(d->text_pool, spec->text_pool, spec->text_offsets[ntexts]);
+		}
 	}
 	d->pages = Ref(pages->pages, pages->bytes);
 	d->bytes = pages->bytes;

@@ -6,7 +6,8 @@
 -- every query returns PostgreSQL's rows, over every type the evaluator
 -- takes, NULLs, NaN, -0 and infinities, integer and float arithmetic at
 -- its limits, numerics of declared scale (an added column's default
--- undecided), AND/OR/NOT, IN and NOT IN lists with NULLs, casts, query
+-- undecided), text and varchar equality and IN lists (long, compressed,
+-- out-of-line values and an added column's default undecided), AND/OR/NOT, IN and NOT IN lists with NULLs, casts, query
 -- parameters; every join type; pages staged one at a time and small
 -- chunks; a partitioned join (whose outer side the executor filters); a
 -- parallel join; a rescan.  Where the device cannot decide a row (a step
@@ -15,7 +16,7 @@
 -- evaluation avoids it.  Quals outside the evaluator keep the Seq Scan.
 -- An operator's function replaced in the transaction: the new one runs.
 BEGIN;
-SELECT plan(33);
+SELECT plan(35);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -63,7 +64,22 @@ INSERT INTO n SELECT g % 400,
 FROM generate_series(1, 4000) g;
 ALTER TABLE n ADD COLUMN na numeric(8, 2) DEFAULT 1.25;
 INSERT INTO n SELECT g % 400, g - 250, g / 8.0, g, g, g % 5 FROM generate_series(1, 500) g;
-ANALYZE a, c, n;
+-- tx: text and varchar, short (1-byte headers) and of 200 bytes (4-byte
+-- headers), compressed in line and stored out of line (TOAST pointers),
+-- which the deform leaves to the host; an added column's default
+CREATE TABLE tx (k int4, t text, v varchar(300));
+INSERT INTO tx SELECT g % 400,
+	CASE WHEN g % 11 = 0 THEN NULL
+		 WHEN g % 7 = 0 THEN repeat('ab', 100) || (g % 3)
+		 WHEN g % 13 = 0 THEN repeat('ab', 2000)
+		 WHEN g % 17 = 0 THEN (SELECT string_agg(md5((g * 1000 + i)::text), '') FROM generate_series(1, 200) i)
+		 ELSE 'w' || (g % 50) END,
+	CASE WHEN g % 5 = 0 THEN NULL ELSE 'v' || (g % 20) END
+FROM generate_series(1, 3000) g;
+ALTER TABLE tx ADD COLUMN d text DEFAULT 'dflt';
+INSERT INTO tx SELECT g % 400, 'w' || g, 'v' || g, CASE WHEN g % 2 = 0 THEN 'dflt' ELSE 'e' || g END
+FROM generate_series(1, 300) g;
+ANALYZE a, c, n, tx;
 
 -- the queries: how many sides each reads as pages, and how many of them
 -- with a device filter
@@ -103,6 +119,11 @@ INSERT INTO fq VALUES
 	('numeric arithmetic', 'SELECT n.k, n.n2, n.n4 FROM n JOIN c ON n.k = c.k WHERE n.n2 * 2 + n.n4 > 100 AND -n.n2 < 50', 2, 1),
 	('an added numeric column: its default undecided', 'SELECT n.k, n.na, n.n2 FROM n JOIN c ON n.k = c.k WHERE n.na > 1', 2, 1),
 	('numeric without a declared scale keeps the Seq Scan', 'SELECT n.k, n.nu FROM n JOIN c ON n.k = c.k WHERE n.nu > 5', 1, 0),
+	('text equality', 'SELECT tx.k, tx.t FROM tx JOIN c ON tx.k = c.k WHERE tx.t = ''w7''', 2, 1),
+	('text IN with a NULL, <>, 200 bytes', 'SELECT tx.k, tx.t, c.w FROM tx JOIN c ON tx.k = c.k WHERE tx.t IN (''w1'', ''w22'', ' || quote_literal(repeat('ab', 100) || '2') || ', NULL) OR (tx.t <> ''w3'' AND tx.k < 40)', 2, 1),
+	('text NOT IN: compressed and out-of-line values undecided', 'SELECT tx.k, tx.v, length(tx.t) FROM tx JOIN c ON tx.k = c.k WHERE tx.t NOT IN (''w1'', ''w2'', ''w3'') AND tx.k < 200', 2, 1),
+	('varchar, and text under COLLATE "C"', 'SELECT tx.k, tx.v FROM tx JOIN c ON tx.k = c.k WHERE tx.v = ''v7'' OR tx.t = ''w9'' COLLATE "C"', 2, 1),
+	('an added text column: its default undecided', 'SELECT tx.k, tx.d FROM tx JOIN c ON tx.k = c.k WHERE tx.d IN (''dflt'', ''e7'')', 2, 1),
 	('a text qual keeps the Seq Scan', 'SELECT a.k, c.w FROM a JOIN c ON a.k = c.k WHERE a.t LIKE ''x1%''', 1, 0),
 	('CASE keeps the Seq Scan', 'SELECT a.k, c.w FROM a JOIN c ON a.k = c.k WHERE CASE WHEN a.z > 5 THEN a.k ELSE 0 END > 3', 1, 0),
 	('a long IN list keeps the Seq Scan', 'SELECT a.k FROM a JOIN c ON a.k = c.k WHERE a.z IN (' || (SELECT string_agg(g::text, ',') FROM generate_series(1, 300) g) || ')', 1, 0);
@@ -133,6 +154,13 @@ SELECT is(pg_temp.plan_number(pg_temp.plan_analyze(sql), 'Rows Removed by Outer 
 		  (SELECT count(*) FROM n WHERE NOT coalesce(n.na > 1, false)),
 		  'an added numeric column: the rows of its default (1.25, left to the host) kept')
 	FROM fq WHERE name = 'an added numeric column: its default undecided';
+SELECT is(pg_temp.plan_number(pg_temp.plan_analyze(sql), 'Rows Removed by (?:Outer|Inner) Device Filter'),
+		  (SELECT count(*) FROM tx WHERE NOT coalesce(tx.t = 'w7', false)),
+		  'a text qual: the filter removed the rows it fails')
+	FROM fq WHERE name = 'text equality';
+SELECT matches(pg_temp.plan(sql), '(?:Outer|Inner) Device Filter: [^\n]*\(tx\.t <> ALL \(''\{w1,w2,w3\}''::text\[\]\)\)',
+			   'EXPLAIN shows the text qual as the device''s filter')
+	FROM fq WHERE name = 'text NOT IN: compressed and out-of-line values undecided';
 SET LOCAL gpujoin.heap_stage_pages = 1;
 SET LOCAL gpujoin.chunk_rows = 7;
 SELECT is(pg_temp.heap_failures('fq', 'fq_expected'), '', 'pages staged one at a time, chunks of 7 rows: every query');

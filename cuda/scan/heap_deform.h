@@ -68,10 +68,11 @@ typedef struct GjDeformAttr
 } GjDeformAttr;
 
 /*
- * A GjDeformSpec checked and turned into what every tuple's step reads:
- * small enough to pass to a kernel by value.  The attributes themselves
- * (natts GjDeformAttr) are a separate array, in the memory of whoever runs
- * the step.
+ * A GjDeformSpec checked and turned into what every tuple's step reads,
+ * of a fixed size (heap_deform.cu copies it to the device with each call,
+ * its filter's program and text constants in it).  The attributes
+ * themselves (natts GjDeformAttr) are a separate array, in the memory of
+ * whoever runs the step.
  *
  *	fixed_natts		attributes 1 .. fixed_natts lie at fixed_off[] in
  *					every tuple that has no NULL: those before the first
@@ -79,7 +80,10 @@ typedef struct GjDeformAttr
  *	max_needed		the highest attribute a column, key or the filter reads
  *	filter			the spec's filter (has_filter), its inputs read as
  *					input_kinds[] from input_attnos[], or as numerics of
- *					scale input_scales[] (>= 0)
+ *					scale input_scales[] (>= 0), or as text matched
+ *					against constants input_text_first[] ..
+ *					+ input_text_count[] - 1 (count > 0) of text_offsets[]
+ *					and text_pool[]
  */
 typedef struct GjDeformPlan
 {
@@ -107,6 +111,10 @@ typedef struct GjDeformPlan
 	uint8_t		input_kinds[GJ_EXPR_MAX_INPUTS];	/* GjKeyKind */
 	uint8_t		input_widths[GJ_EXPR_MAX_INPUTS];
 	int8_t		input_scales[GJ_EXPR_MAX_INPUTS];	/* a numeric's, or -1 */
+	int16_t		input_text_first[GJ_EXPR_MAX_INPUTS];
+	int16_t		input_text_count[GJ_EXPR_MAX_INPUTS];	/* 0: no text input */
+	int32_t		text_offsets[GJ_DEFORM_MAX_TEXTS + 1];
+	char		text_pool[GJ_DEFORM_MAX_TEXT_BYTES];
 	GjExprProgram filter;
 } GjDeformPlan;
 
@@ -272,6 +280,50 @@ gj_heap_numeric(const char *p, int64_t size, int scale)
 }
 
 /*
+ * A text attribute's value at p (size bytes with its varlena header) as
+ * filter input i reads it: k where it is constant k of the input's, 0
+ * where it is none, GJ_TEXT_ON_HOST where it is not here to compare (an
+ * ALTER TABLE default, p NULL; a TOAST pointer; compressed)
+ */
+static inline GJ_HOST_DEVICE int64_t
+gj_heap_text_match(const GjDeformPlan *plan, int i, const char *p, int64_t size)
+{
+	const uint8_t *v = (const uint8_t *) p;
+	const char *data;
+	int64_t		len;
+
+	if (v == NULL || v[0] == 0x01)
+		return GJ_TEXT_ON_HOST;
+	if (v[0] & 0x01)
+	{
+		data = p + 1;
+		len = size - 1;
+	}
+	else if ((v[0] & 0x03) == 0x00)
+	{
+		data = p + 4;
+		len = size - 4;
+	}
+	else
+		return GJ_TEXT_ON_HOST;
+	for (int k = 0; k < plan->input_text_count[i]; k++)
+	{
+		int			j = plan->input_text_first[i] + k;
+		const char *text = plan->text_pool + plan->text_offsets[j];
+		int64_t		n = plan->text_offsets[j + 1] - plan->text_offsets[j];
+		int64_t		b = 0;
+
+		if (n != len)
+			continue;
+		while (b < n && data[b] == text[b])
+			b++;
+		if (b == n)
+			return k + 1;
+	}
+	return 0;
+}
+
+/*
  * Deform the tuple at tup into row row of out; what it found besides the
  * values in *found
  */
@@ -412,6 +464,8 @@ gj_heap_deform_row(const GjDeformPlan *plan, const GjDeformAttr *attrs,
 
 			if (plan->input_scales[i] >= 0)
 				inputs[i].v.i = isnull ? 0 : gj_heap_numeric(p, size, plan->input_scales[i]);
+			else if (plan->input_text_count[i] > 0)
+				inputs[i].v.i = isnull ? 0 : gj_heap_text_match(plan, i, p, size);
 			else
 				inputs[i] = gj_expr_input_of(bytes, plan->input_widths[i],
 											 (GjKeyKind) plan->input_kinds[i]);

@@ -112,13 +112,16 @@ PlanDeform(const GjDeformSpec *spec, GjDeformPlan *plan, GjDeformAttr *attrs,
 
 	/*
 	 * the filter's inputs: attributes of a by-value width, or numerics of
-	 * declared scale (varlenas, read into an INT8), each once
+	 * declared scale or text matched against constants (varlenas, read
+	 * into an INT8), each once
 	 */
 	plan->has_filter = spec->filter != NULL;
 	plan->ninputs = 0;
 	if (spec->filter != NULL)
 	{
 		GjStatus	status = gj_expr_check(spec->filter, true, err);
+		int			ntexts = 0;
+		int32_t		pool_bytes = 0;
 
 		if (status != GJ_OK)
 			return status;
@@ -129,19 +132,40 @@ PlanDeform(const GjDeformSpec *spec, GjDeformPlan *plan, GjDeformAttr *attrs,
 			int			attno = spec->input_attnos[i];
 			int			len = attno >= 1 && attno <= spec->natts ? spec->attrs[attno - 1].len : 0;
 			int			scale = spec->input_scales != NULL ? spec->input_scales[i] : -1;
+			int			texts = spec->input_texts != NULL ? spec->input_texts[i] : 0;
+			bool		varlena = scale >= 0 || texts > 0;
 
-			if ((scale >= 0 ? (len != -1 || scale > GJ_NUMERIC_MAX_DIGITS ||
-							   plan->filter.input_types[i] != GJ_EXPR_INT8) :
+			if ((varlena ? (len != -1 || scale > GJ_NUMERIC_MAX_DIGITS || (scale >= 0 && texts > 0) ||
+							plan->filter.input_types[i] != GJ_EXPR_INT8) :
 				 (len != 1 && len != 2 && len != 4 && len != 8)) ||
-				attrs[attno - 1].input >= 0 || spec->input_kinds[i] > GJ_KEY_FLOAT8)
+				texts < 0 || attrs[attno - 1].input >= 0 || spec->input_kinds[i] > GJ_KEY_FLOAT8)
 				return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-									"heap deform: filter input %d is attribute %d of %d, of length %d, scale %d.",
-									i, attno, (int) spec->natts, len, scale);
+									"heap deform: filter input %d is attribute %d of %d, of length %d, scale %d, %d texts.",
+									i, attno, (int) spec->natts, len, scale, texts);
 			attrs[attno - 1].input = (int8_t) i;
 			plan->input_attnos[i] = (int16_t) attno;
 			plan->input_kinds[i] = spec->input_kinds[i];
-			plan->input_widths[i] = (uint8_t) (scale >= 0 ? 8 : len);
+			plan->input_widths[i] = (uint8_t) (varlena ? 8 : len);
 			plan->input_scales[i] = (int8_t) scale;
+			plan->input_text_first[i] = (int16_t) ntexts;
+			plan->input_text_count[i] = (int16_t) texts;
+			if (texts > GJ_DEFORM_MAX_TEXTS - ntexts)
+				return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+									"heap deform: more than %d text constants.", GJ_DEFORM_MAX_TEXTS);
+			for (int k = 0; k < texts; k++, ntexts++)
+			{
+				int32_t		from = spec->text_offsets[ntexts];
+				int32_t		to = spec->text_offsets[ntexts + 1];
+
+				if (from < 0 || to < from || to - from > GJ_DEFORM_MAX_TEXT_BYTES - pool_bytes)
+					return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+										"heap deform: text constant %d is bytes %d .. %d, past the %d a filter holds.",
+										ntexts, (int) from, (int) to, GJ_DEFORM_MAX_TEXT_BYTES);
+				plan->text_offsets[ntexts] = pool_bytes;
+				memcpy(plan->text_pool + pool_bytes, spec->text_pool + from, (size_t) (to - from));
+				pool_bytes += to - from;
+			}
+			plan->text_offsets[ntexts] = pool_bytes;
 			if (attno > plan->max_needed)
 				plan->max_needed = attno;
 		}

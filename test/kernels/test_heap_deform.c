@@ -1647,18 +1647,258 @@ NumericsOn(const GjKernels *kernels, const char *impl)
 		kernels->context_destroy(ctx);
 }
 
+/* ----------------------------------------------------------------
+ *		Text filter inputs
+ *
+ * Tuples of an int4, a text and an int8 (TextCase), the text in 1- and
+ * 4-byte varlena headers; the filter "t IN ('AIR', '', <200 bytes>)" as
+ * the planner compiles it: the text read as the number of the constant it
+ * equals (gj_heap_text_match), checked within 18 digits, compared with
+ * 1, 2 and 3.  A value that differs from a constant in its length or in
+ * one byte fails; one only the host can read is undecided; NULL fails.
+ * ----------------------------------------------------------------
+ */
+#define LONG_TEXT_BYTES 200
+
+typedef struct TextCase
+{
+	const char *name;
+	int			text;			/* 0: the case's own bytes; 1: the long text;
+								 * 2: it with its last byte changed */
+	const char *bytes;
+	bool		isnull;
+	bool		long_varlena;
+	int			special;		/* 1: a TOAST pointer; 2: compressed */
+	int			want;			/* GJ_QUAL_* */
+} TextCase;
+
+static const TextCase text_cases[] = {
+	{"AIR", 0, "AIR", false, false, 0, GJ_QUAL_PASSES},
+	{"the empty string", 0, "", false, false, 0, GJ_QUAL_PASSES},
+	{"AIR, 4-byte header", 0, "AIR", false, true, 0, GJ_QUAL_PASSES},
+	{"REG AIR", 0, "REG AIR", false, false, 0, GJ_QUAL_FAILS},
+	{"AIRX: longer", 0, "AIRX", false, false, 0, GJ_QUAL_FAILS},
+	{"AI: shorter", 0, "AI", false, false, 0, GJ_QUAL_FAILS},
+	{"air: another byte", 0, "air", false, false, 0, GJ_QUAL_FAILS},
+	{"200 bytes, 4-byte header", 1, NULL, false, true, 0, GJ_QUAL_PASSES},
+	{"200 bytes, the last one other", 2, NULL, false, true, 0, GJ_QUAL_FAILS},
+	{"NULL", 0, NULL, true, false, 0, GJ_QUAL_FAILS},
+	{"a TOAST pointer", 0, NULL, false, false, 1, GJ_QUAL_UNDECIDED},
+	{"compressed", 0, "AIR", false, true, 2, GJ_QUAL_UNDECIDED},
+};
+
+#define NUM_TEXT_CASES ((int) (sizeof(text_cases) / sizeof(text_cases[0])))
+
+static void
+LongText(char *to, bool last_other)
+{
+	for (int b = 0; b < LONG_TEXT_BYTES; b++)
+		to[b] = (char) ('a' + b % 26);
+	if (last_other)
+		to[LONG_TEXT_BYTES - 1] = '#';
+}
+
+/* Case c's tuple at tup: (int4 i, the text, int8 1000 + i); its bytes */
+static int64_t
+WriteTextTuple(const TextCase *c, int i, char *tup)
+{
+	int64_t		hoff = (HEADER_BITS + (c->isnull ? 1 : 0) + 7) & ~INT64_C(7);
+	int64_t		off = 4;
+	int32_t		i4 = i;
+	int64_t		i8 = 1000 + i;
+	char		bytes[LONG_TEXT_BYTES];
+	int			n = 0;
+
+	memset(tup, 0, 512);
+	tup[HEADER_INFOMASK2] = 3;
+	tup[HEADER_INFOMASK] = c->isnull ? HASNULL_FLAG : 0;
+	tup[HEADER_HOFF] = (char) hoff;
+	if (c->isnull)
+		tup[HEADER_BITS] = 0x05;	/* attributes 1 and 3 */
+	memcpy(tup + hoff, &i4, 4);
+	if (c->text > 0)
+	{
+		LongText(bytes, c->text == 2);
+		n = LONG_TEXT_BYTES;
+	}
+	else if (c->bytes != NULL)
+	{
+		n = (int) strlen(c->bytes);
+		memcpy(bytes, c->bytes, (size_t) n);
+	}
+	if (!c->isnull)
+	{
+		if (c->special == 1)
+		{
+			tup[hoff + off] = 0x01;
+			tup[hoff + off + 1] = TAG_ONDISK;
+			off += EXTERNAL_SIZE;
+		}
+		else if (c->long_varlena)
+		{
+			uint32_t	header = (uint32_t) (n + 4) << 2 | (c->special == 2 ? 0x02 : 0x00);
+
+			memcpy(tup + hoff + off, &header, 4);
+			memcpy(tup + hoff + off + 4, bytes, (size_t) n);
+			off += 4 + n;
+		}
+		else
+		{
+			tup[hoff + off] = (char) (((n + 1) << 1) | 0x01);
+			memcpy(tup + hoff + off + 1, bytes, (size_t) n);
+			off += 1 + n;
+		}
+	}
+	off = (off + 7) & ~INT64_C(7);
+	memcpy(tup + hoff + off, &i8, 8);
+	return (hoff + off + 8 + 7) & ~INT64_C(7);
+}
+
+static void
+TextsOn(const GjKernels *kernels, const char *impl)
+{
+	GjContext  *ctx = OpenContext(kernels);
+	GjHeapAttr	attrs[3];
+	int16_t		column_attnos[1] = {3};
+	char	   *pages = TestAlloc(PAGE_SIZE);
+	uint32_t	tuples[NUM_TEXT_CASES];
+	int64_t		int8s[NUM_TEXT_CASES];
+	uint8_t		nulls[NUM_TEXT_CASES];
+	char	   *value_arrays[1] = {(char *) int8s};
+	uint8_t    *null_arrays[1] = {nulls};
+	uint32_t	selected[NUM_TEXT_CASES];
+	GjExprProgram program;
+	int16_t		input_attnos[1] = {2};
+	uint8_t		input_kinds[1] = {GJ_KEY_SIGNED};
+	int16_t		input_texts[1] = {3};
+	char		pool[3 + LONG_TEXT_BYTES];
+	int32_t		offsets[4] = {0, 3, 3, 3 + LONG_TEXT_BYTES};
+	int64_t		pos = 0;
+	int64_t		r = 0;
+	GjDeformSpec spec;
+	GjPageBatch batch;
+	GjDeformOut out;
+	GjError		err;
+
+	if (kernels != &gj_cpu_kernels && ctx == NULL)
+	{
+		TestReport(impl, "text filter inputs: a context");
+		return;
+	}
+	memset(attrs, 0, sizeof(attrs));
+	attrs[0].len = 4;
+	attrs[0].align = 4;
+	attrs[1].len = -1;
+	attrs[1].align = 4;
+	attrs[2].len = 8;
+	attrs[2].align = 8;
+	memset(pages, 0, PAGE_SIZE);
+	for (int i = 0; i < NUM_TEXT_CASES; i++)
+	{
+		tuples[i] = (uint32_t) pos;
+		pos += WriteTextTuple(&text_cases[i], i, pages + pos);
+	}
+	memcpy(pool, "AIR", 3);
+	LongText(pool + 3, false);
+
+	memset(&program, 0, sizeof(program));
+	program.ninputs = 1;
+	program.input_types[0] = GJ_EXPR_INT8;
+	FilterStep(&program, GJ_EXPR_INPUT, GJ_EXPR_INT8, 0);
+	FilterStep(&program, GJ_EXPR_DIGITS, GJ_EXPR_INT8, 0);
+	for (int k = 1; k <= 3; k++)
+		FilterConst(&program, GJ_EXPR_INT8, k, 0);
+	program.nsteps -= 3;		/* the constants, as ANY's list */
+	FilterStep(&program, GJ_EXPR_ANY, GJ_EXPR_INT8, 0);
+	program.steps[program.nsteps - 1].cmp = GJ_EXPR_EQ;
+	program.steps[program.nsteps - 1].count = 3;
+
+	memset(&batch, 0, sizeof(batch));
+	batch.pages = pages;
+	batch.bytes = PAGE_SIZE;
+	batch.ntuples = NUM_TEXT_CASES;
+	batch.tuples = tuples;
+	batch.page_size = PAGE_SIZE;
+	ZeroSpec(&spec);
+	spec.natts = 3;
+	spec.attrs = attrs;
+	spec.ncolumns = 1;
+	spec.column_attnos = column_attnos;
+	spec.filter = &program;
+	spec.input_attnos = input_attnos;
+	spec.input_kinds = input_kinds;
+	spec.input_texts = input_texts;
+	spec.text_offsets = offsets;
+	spec.text_pool = pool;
+
+	memset(int8s, POISON, sizeof(int8s));
+	memset(nulls, 0, sizeof(nulls));
+	memset(selected, POISON, sizeof(selected));
+	memset(&out, POISON, sizeof(out));
+	out.values = value_arrays;
+	out.nulls = null_arrays;
+	out.keys = NULL;
+	out.keynulls = NULL;
+	out.selected = selected;
+	memset(&err, 0, sizeof(err));
+	if (kernels->heap_deform(ctx, &batch, &spec, 0, NUM_TEXT_CASES, &out, &err) != GJ_OK)
+		Failf("heap_deform with a text filter: %s", err.message);
+	else
+		for (int i = 0; i < NUM_TEXT_CASES; i++)
+		{
+			const TextCase *c = &text_cases[i];
+			bool		undecided = c->want == GJ_QUAL_UNDECIDED;
+
+			if (c->want == GJ_QUAL_FAILS)
+				continue;
+			if (r >= out.nrows)
+			{
+				Failf("%s: not a row (%lld rows)", c->name, (long long) out.nrows);
+				break;
+			}
+			if ((selected[r] & ~GJ_DEFORM_UNDECIDED) != (uint32_t) i ||
+				((selected[r] & GJ_DEFORM_UNDECIDED) != 0) != undecided)
+				Failf("%s: row %lld is tuple %u (undecided %d), expected %d (undecided %d)",
+					  c->name, (long long) r, selected[r] & ~GJ_DEFORM_UNDECIDED,
+					  (selected[r] & GJ_DEFORM_UNDECIDED) != 0, i, undecided);
+			else if (int8s[r] != 1000 + i)
+				Failf("%s: row %lld has the int8 %lld", c->name, (long long) r,
+					  (long long) int8s[r]);
+			r++;
+		}
+	if (r != out.nrows)
+		Failf("%lld rows passed or undecided, expected %lld", (long long) out.nrows,
+			  (long long) r);
+	TestReport(impl, "text filter inputs: t IN ('AIR', '', 200 bytes)");
+
+	/* a text input of a fixed-width attribute; constants past the pool */
+	input_attnos[0] = 1;
+	if (kernels->heap_deform(ctx, &batch, &spec, 0, 1, &out, &err) != GJ_ERROR_INVALID_ARGUMENT)
+		Failf("an int4 read as a text input was accepted");
+	input_attnos[0] = 2;
+	offsets[3] = GJ_DEFORM_MAX_TEXT_BYTES + 4;
+	if (kernels->heap_deform(ctx, &batch, &spec, 0, 1, &out, &err) != GJ_ERROR_INVALID_ARGUMENT)
+		Failf("text constants past the pool's bytes were accepted");
+	TestReport(impl, "text filter inputs: refusals");
+	free(pages);
+	if (ctx != NULL)
+		kernels->context_destroy(ctx);
+}
+
 void
 TestHeapDeform(void)
 {
 	RunOn(&gj_cpu_kernels, "cpu");
 	RunFiltersOn(&gj_cpu_kernels, "cpu");
 	NumericsOn(&gj_cpu_kernels, "cpu");
+	TextsOn(&gj_cpu_kernels, "cpu");
 #ifdef GPUJOIN_WITH_CUDA
 	if (have_cuda)
 	{
 		RunOn(&gj_cuda_kernels, "cuda");
 		RunFiltersOn(&gj_cuda_kernels, "cuda");
 		NumericsOn(&gj_cuda_kernels, "cuda");
+		TextsOn(&gj_cuda_kernels, "cuda");
 	}
 #endif
 }

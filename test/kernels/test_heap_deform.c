@@ -1376,6 +1376,43 @@ TestDeformQuals(const TestQualCase *cases, int ncases)
  * digits, a TOAST pointer, a compressed value.  The int8 after it must
  * come back whatever the numeric was.
  */
+/*
+ * The rows a filtered deform of the tuples 0 .. ncases - 1 of a small
+ * test wrote (nrows, selected, and the int8 column, 1000 + the tuple's
+ * number): those whose verdict (GJ_QUAL_*) is not "fails", in order, the
+ * undecided ones flagged
+ */
+static void
+CheckVerdictRows(const char *const *names, const int *verdicts, int ncases,
+				 const uint32_t *selected, const int64_t *int8s, int64_t nrows)
+{
+	int64_t		r = 0;
+
+	for (int i = 0; i < ncases; i++)
+	{
+		bool		undecided = verdicts[i] == GJ_QUAL_UNDECIDED;
+
+		if (verdicts[i] == GJ_QUAL_FAILS)
+			continue;
+		if (r >= nrows)
+		{
+			Failf("%s: not a row (%lld rows)", names[i], (long long) nrows);
+			return;
+		}
+		if ((selected[r] & ~GJ_DEFORM_UNDECIDED) != (uint32_t) i ||
+			((selected[r] & GJ_DEFORM_UNDECIDED) != 0) != undecided)
+			Failf("%s: row %lld is tuple %u (undecided %d), expected %d (undecided %d)",
+				  names[i], (long long) r, selected[r] & ~GJ_DEFORM_UNDECIDED,
+				  (selected[r] & GJ_DEFORM_UNDECIDED) != 0, i, undecided);
+		else if (int8s[r] != 1000 + i)
+			Failf("%s: row %lld has the int8 %lld", names[i], (long long) r,
+				  (long long) int8s[r]);
+		r++;
+	}
+	if (r != nrows)
+		Failf("%lld rows passed or undecided, expected %lld", (long long) nrows, (long long) r);
+}
+
 typedef struct NumericCase
 {
 	const char *name;
@@ -1558,7 +1595,8 @@ NumericsOn(const GjKernels *kernels, const char *impl)
 		uint8_t		input_kinds[1] = {GJ_KEY_SIGNED};
 		int8_t		input_scales[1] = {2};
 		uint32_t	selected[NUM_NUMERIC_CASES];
-		int64_t		r = 0;
+		const char *names[NUM_NUMERIC_CASES];
+		int			verdicts[NUM_NUMERIC_CASES];
 
 		memset(&program, 0, sizeof(program));
 		program.ninputs = 1;
@@ -1581,36 +1619,22 @@ NumericsOn(const GjKernels *kernels, const char *impl)
 		memset(nulls, 0, sizeof(nulls));
 		memset(selected, POISON, sizeof(selected));
 		out.selected = selected;
+		for (int i = 0; i < NUM_NUMERIC_CASES; i++)
+		{
+			const NumericCase *c = &numeric_cases[i];
+
+			names[i] = c->name;
+			if (c->isnull)
+				verdicts[i] = GJ_QUAL_FAILS;
+			else if (c->want == GJ_NUMERIC_ON_HOST || c->want == INT64_MAX)
+				verdicts[i] = GJ_QUAL_UNDECIDED;
+			else
+				verdicts[i] = c->want >= 0 ? GJ_QUAL_PASSES : GJ_QUAL_FAILS;
+		}
 		if (kernels->heap_deform(ctx, &batch, &spec, 0, NUM_NUMERIC_CASES, &out, &err) != GJ_OK)
 			Failf("heap_deform with a numeric filter: %s", err.message);
 		else
-			for (int i = 0; i < NUM_NUMERIC_CASES; i++)
-			{
-				const NumericCase *c = &numeric_cases[i];
-				bool		undecided = !c->isnull &&
-					(c->want == GJ_NUMERIC_ON_HOST || c->want == INT64_MAX);
-				bool		passes = !c->isnull && !undecided && c->want >= 0;
-
-				if (!undecided && !passes)
-					continue;
-				if (r >= out.nrows)
-				{
-					Failf("%s: not a row (%lld rows)", c->name, (long long) out.nrows);
-					break;
-				}
-				if ((selected[r] & ~GJ_DEFORM_UNDECIDED) != (uint32_t) i ||
-					((selected[r] & GJ_DEFORM_UNDECIDED) != 0) != undecided)
-					Failf("%s: row %lld is tuple %u (undecided %d), expected %d (undecided %d)",
-						  c->name, (long long) r, selected[r] & ~GJ_DEFORM_UNDECIDED,
-						  (selected[r] & GJ_DEFORM_UNDECIDED) != 0, i, undecided);
-				else if (int8s[r] != 1000 + i)
-					Failf("%s: row %lld has the int8 %lld", c->name, (long long) r,
-						  (long long) int8s[r]);
-				r++;
-			}
-		if (r != out.nrows)
-			Failf("%lld rows passed or undecided, expected %lld", (long long) out.nrows,
-				  (long long) r);
+			CheckVerdictRows(names, verdicts, NUM_NUMERIC_CASES, selected, int8s, out.nrows);
 		TestReport(impl, "a numeric filter input of declared scale");
 
 		/* a numeric input of a fixed-width attribute, or not an INT8 */
@@ -1774,7 +1798,8 @@ TextsOn(const GjKernels *kernels, const char *impl)
 	char		pool[3 + LONG_TEXT_BYTES];
 	int32_t		offsets[4] = {0, 3, 3, 3 + LONG_TEXT_BYTES};
 	int64_t		pos = 0;
-	int64_t		r = 0;
+	const char *names[NUM_TEXT_CASES];
+	int			verdicts[NUM_TEXT_CASES];
 	GjDeformSpec spec;
 	GjPageBatch batch;
 	GjDeformOut out;
@@ -1841,34 +1866,15 @@ TextsOn(const GjKernels *kernels, const char *impl)
 	out.keynulls = NULL;
 	out.selected = selected;
 	memset(&err, 0, sizeof(err));
+	for (int i = 0; i < NUM_TEXT_CASES; i++)
+	{
+		names[i] = text_cases[i].name;
+		verdicts[i] = text_cases[i].want;
+	}
 	if (kernels->heap_deform(ctx, &batch, &spec, 0, NUM_TEXT_CASES, &out, &err) != GJ_OK)
 		Failf("heap_deform with a text filter: %s", err.message);
 	else
-		for (int i = 0; i < NUM_TEXT_CASES; i++)
-		{
-			const TextCase *c = &text_cases[i];
-			bool		undecided = c->want == GJ_QUAL_UNDECIDED;
-
-			if (c->want == GJ_QUAL_FAILS)
-				continue;
-			if (r >= out.nrows)
-			{
-				Failf("%s: not a row (%lld rows)", c->name, (long long) out.nrows);
-				break;
-			}
-			if ((selected[r] & ~GJ_DEFORM_UNDECIDED) != (uint32_t) i ||
-				((selected[r] & GJ_DEFORM_UNDECIDED) != 0) != undecided)
-				Failf("%s: row %lld is tuple %u (undecided %d), expected %d (undecided %d)",
-					  c->name, (long long) r, selected[r] & ~GJ_DEFORM_UNDECIDED,
-					  (selected[r] & GJ_DEFORM_UNDECIDED) != 0, i, undecided);
-			else if (int8s[r] != 1000 + i)
-				Failf("%s: row %lld has the int8 %lld", c->name, (long long) r,
-					  (long long) int8s[r]);
-			r++;
-		}
-	if (r != out.nrows)
-		Failf("%lld rows passed or undecided, expected %lld", (long long) out.nrows,
-			  (long long) r);
+		CheckVerdictRows(names, verdicts, NUM_TEXT_CASES, selected, int8s, out.nrows);
 	TestReport(impl, "text filter inputs: t IN ('AIR', '', 200 bytes)");
 
 	/* a text input of a fixed-width attribute; constants past the pool */

@@ -696,6 +696,34 @@ CompileNumericCall(Compiler *c, int op, List *args, GjExprType *type)
 	return false;
 }
 
+/* The elements of a constant array of elemtype: their number */
+static int
+ArrayElements(Const *array, Oid elemtype, Datum **values, bool **nulls)
+{
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	int			n;
+
+	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(DatumGetArrayTypeP(array->constvalue), elemtype, elmlen, elmbyval,
+					  elmalign, values, nulls, &n);
+	return n;
+}
+
+/* x cmp ANY (use_or) or ALL over the n constants from first on */
+static bool
+AddArrayStep(Compiler *c, bool use_or, GjExprType type, int first, int n, int cmp)
+{
+	GjExprProgram *p = &c->out->program;
+
+	if (!AddStep(c, use_or ? GJ_EXPR_ANY : GJ_EXPR_ALL, type, first))
+		return false;
+	p->steps[p->nsteps - 1].cmp = (uint8) cmp;
+	p->steps[p->nsteps - 1].count = (int16) n;
+	return true;
+}
+
 /*
  * The number a text input reads for the constant value (text *): its place
  * among the input's constants, added the first time; -1 where a filter's
@@ -775,18 +803,13 @@ CompileTextCompare(Compiler *c, Node *column, Node *constant, Oid collid, int cm
 	else
 	{
 		Oid			elemtype = get_element_type(con->consttype);
-		int16		elmlen;
-		bool		elmbyval;
-		char		elmalign;
 		Datum	   *values;
 		bool	   *nulls;
 		int			nvalues = 0;
 
 		if (elemtype != TEXTOID && elemtype != VARCHAROID)
 			return false;
-		get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
-		deconstruct_array(DatumGetArrayTypeP(con->constvalue), elemtype, elmlen, elmbyval,
-						  elmalign, &values, &nulls, &n);
+		n = ArrayElements(con, elemtype, &values, &nulls);
 		if (n > GJ_EXPR_MAX_CONSTS - first)
 			return false;
 		for (int i = 0; i < n; i++)
@@ -801,13 +824,8 @@ CompileTextCompare(Compiler *c, Node *column, Node *constant, Oid collid, int cm
 			p->nconsts++;
 		}
 		/* a text input has a constant to match (gj_heap_text_match) */
-		if (nvalues == 0 ||
-			!AddStep(c, use_or ? GJ_EXPR_ANY : GJ_EXPR_ALL, GJ_EXPR_INT8, first))
-			return false;
-		p->steps[p->nsteps - 1].cmp = (uint8) cmp;
-		p->steps[p->nsteps - 1].count = (int16) n;
 		*type = GJ_EXPR_BOOL;
-		return true;
+		return nvalues > 0 && AddArrayStep(c, use_or, GJ_EXPR_INT8, first, n, cmp);
 	}
 }
 
@@ -822,14 +840,10 @@ CompileArrayOp(Compiler *c, ScalarArrayOpExpr *saop, GjExprType *type)
 	GjExprType	elemdevtype;
 	GjExprType	scalartype;
 	GjKeyKind	kind;
-	int16		elmlen;
-	bool		elmbyval;
-	char		elmalign;
 	Datum	   *values;
 	bool	   *nulls;
 	int			n;
 	int			first = c->out->program.nconsts;
-	GjExprProgram *p = &c->out->program;
 
 	if (op >= 0 && (op & TEXT_OP) && IsA(array, Const) && !array->constisnull)
 		return CompileTextCompare(c, scalar, (Node *) array, saop->inputcollid, op & ~TEXT_OP,
@@ -841,19 +855,13 @@ CompileArrayOp(Compiler *c, ScalarArrayOpExpr *saop, GjExprType *type)
 		return false;
 	if (!CompileNode(c, scalar, &scalartype))
 		return false;
-	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
-	deconstruct_array(DatumGetArrayTypeP(array->constvalue), elemtype, elmlen, elmbyval,
-					  elmalign, &values, &nulls, &n);
+	n = ArrayElements(array, elemtype, &values, &nulls);
 	if (n > GJ_EXPR_MAX_CONSTS - first)
 		return false;
 	for (int i = 0; i < n; i++)
 		AddConst(c, elemtype, values[i], nulls[i]);
-	if (!AddStep(c, saop->useOr ? GJ_EXPR_ANY : GJ_EXPR_ALL, elemdevtype, first))
-		return false;
-	p->steps[p->nsteps - 1].cmp = (uint8) op;
-	p->steps[p->nsteps - 1].count = (int16) n;
 	*type = GJ_EXPR_BOOL;
-	return true;
+	return AddArrayStep(c, saop->useOr, elemdevtype, first, n, op);
 }
 
 /* node's steps, its value's type in *type; false where it does not compile */

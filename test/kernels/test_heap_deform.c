@@ -1448,52 +1448,66 @@ static const NumericCase numeric_cases[] = {
 
 #define NUM_NUMERIC_CASES ((int) (sizeof(numeric_cases) / sizeof(numeric_cases[0])))
 
-/* Case c's tuple at tup: (int4 c, the numeric, int8 1000 + c); its bytes */
+/*
+ * Tuple i at tup: (int4 i, a varlena of the n bytes at bytes, int8
+ * 1000 + i), the varlena NULL, in a 1- or a 4-byte header, marked
+ * compressed (special 2) or a TOAST pointer (special 1); its bytes
+ */
 static int64_t
-WriteNumericTuple(const NumericCase *c, int i, char *tup)
+WriteVarlenaTuple(int i, bool isnull, bool long_varlena, int special, const void *bytes, int n,
+				  char *tup)
 {
-	int64_t		hoff = (HEADER_BITS + (c->isnull ? 1 : 0) + 7) & ~INT64_C(7);
-	int64_t		off = 0;
+	int64_t		hoff = (HEADER_BITS + (isnull ? 1 : 0) + 7) & ~INT64_C(7);
+	int64_t		off = 4;
 	int32_t		i4 = i;
 	int64_t		i8 = 1000 + i;
 
-	memset(tup, 0, 256);
+	memset(tup, 0, 512);
 	tup[HEADER_INFOMASK2] = 3;
-	tup[HEADER_INFOMASK] = c->isnull ? HASNULL_FLAG : 0;
+	tup[HEADER_INFOMASK] = isnull ? HASNULL_FLAG : 0;
 	tup[HEADER_HOFF] = (char) hoff;
-	if (c->isnull)
+	if (isnull)
 		tup[HEADER_BITS] = 0x05;	/* attributes 1 and 3 */
 	memcpy(tup + hoff, &i4, 4);
-	off = 4;
-	if (!c->isnull)
+	if (!isnull)
 	{
-		int			bytes = 2 * c->nwords;
-
-		if (c->special == 1)
+		if (special == 1)
 		{
 			tup[hoff + off] = 0x01;
 			tup[hoff + off + 1] = TAG_ONDISK;
 			off += EXTERNAL_SIZE;
 		}
-		else if (c->long_varlena)
+		else if (long_varlena)
 		{
-			uint32_t	header = (uint32_t) (bytes + 4) << 2 | (c->special == 2 ? 0x02 : 0x00);
+			uint32_t	header = (uint32_t) (n + 4) << 2 | (special == 2 ? 0x02 : 0x00);
 
-			off = (off + 3) & ~INT64_C(3);
 			memcpy(tup + hoff + off, &header, 4);
-			memcpy(tup + hoff + off + 4, c->words, (size_t) bytes);
-			off += 4 + bytes;
+			memcpy(tup + hoff + off + 4, bytes, (size_t) n);
+			off += 4 + n;
 		}
 		else
 		{
-			tup[hoff + off] = (char) (((bytes + 1) << 1) | 0x01);
-			memcpy(tup + hoff + off + 1, c->words, (size_t) bytes);
-			off += 1 + bytes;
+			tup[hoff + off] = (char) (((n + 1) << 1) | 0x01);
+			memcpy(tup + hoff + off + 1, bytes, (size_t) n);
+			off += 1 + n;
 		}
 	}
 	off = (off + 7) & ~INT64_C(7);
 	memcpy(tup + hoff + off, &i8, 8);
 	return (hoff + off + 8 + 7) & ~INT64_C(7);
+}
+
+/* The schema of those tuples: int4, a varlena, int8 */
+static void
+VarlenaSchema(GjHeapAttr *attrs)
+{
+	memset(attrs, 0, sizeof(GjHeapAttr) * 3);
+	attrs[0].len = 4;
+	attrs[0].align = 4;
+	attrs[1].len = -1;
+	attrs[1].align = 4;
+	attrs[2].len = 8;
+	attrs[2].align = 8;
 }
 
 static void
@@ -1522,18 +1536,14 @@ NumericsOn(const GjKernels *kernels, const char *impl)
 		TestReport(impl, "numeric columns: a context");
 		return;
 	}
-	memset(attrs, 0, sizeof(attrs));
-	attrs[0].len = 4;
-	attrs[0].align = 4;
-	attrs[1].len = -1;
-	attrs[1].align = 4;
-	attrs[2].len = 8;
-	attrs[2].align = 8;
+	VarlenaSchema(attrs);
 	memset(pages, 0, sizeof(pages));
 	for (int i = 0; i < NUM_NUMERIC_CASES; i++)
 	{
 		tuples[i] = (uint32_t) pos;
-		pos += WriteNumericTuple(&numeric_cases[i], i, pages + pos);
+		pos += WriteVarlenaTuple(i, numeric_cases[i].isnull, numeric_cases[i].long_varlena,
+								 numeric_cases[i].special, numeric_cases[i].words,
+								 2 * numeric_cases[i].nwords, pages + pos);
 		on_host += !numeric_cases[i].isnull && numeric_cases[i].want == GJ_NUMERIC_ON_HOST;
 	}
 	memset(&batch, 0, sizeof(batch));
@@ -1722,62 +1732,6 @@ LongText(char *to, bool last_other)
 		to[LONG_TEXT_BYTES - 1] = '#';
 }
 
-/* Case c's tuple at tup: (int4 i, the text, int8 1000 + i); its bytes */
-static int64_t
-WriteTextTuple(const TextCase *c, int i, char *tup)
-{
-	int64_t		hoff = (HEADER_BITS + (c->isnull ? 1 : 0) + 7) & ~INT64_C(7);
-	int64_t		off = 4;
-	int32_t		i4 = i;
-	int64_t		i8 = 1000 + i;
-	char		bytes[LONG_TEXT_BYTES];
-	int			n = 0;
-
-	memset(tup, 0, 512);
-	tup[HEADER_INFOMASK2] = 3;
-	tup[HEADER_INFOMASK] = c->isnull ? HASNULL_FLAG : 0;
-	tup[HEADER_HOFF] = (char) hoff;
-	if (c->isnull)
-		tup[HEADER_BITS] = 0x05;	/* attributes 1 and 3 */
-	memcpy(tup + hoff, &i4, 4);
-	if (c->text > 0)
-	{
-		LongText(bytes, c->text == 2);
-		n = LONG_TEXT_BYTES;
-	}
-	else if (c->bytes != NULL)
-	{
-		n = (int) strlen(c->bytes);
-		memcpy(bytes, c->bytes, (size_t) n);
-	}
-	if (!c->isnull)
-	{
-		if (c->special == 1)
-		{
-			tup[hoff + off] = 0x01;
-			tup[hoff + off + 1] = TAG_ONDISK;
-			off += EXTERNAL_SIZE;
-		}
-		else if (c->long_varlena)
-		{
-			uint32_t	header = (uint32_t) (n + 4) << 2 | (c->special == 2 ? 0x02 : 0x00);
-
-			memcpy(tup + hoff + off, &header, 4);
-			memcpy(tup + hoff + off + 4, bytes, (size_t) n);
-			off += 4 + n;
-		}
-		else
-		{
-			tup[hoff + off] = (char) (((n + 1) << 1) | 0x01);
-			memcpy(tup + hoff + off + 1, bytes, (size_t) n);
-			off += 1 + n;
-		}
-	}
-	off = (off + 7) & ~INT64_C(7);
-	memcpy(tup + hoff + off, &i8, 8);
-	return (hoff + off + 8 + 7) & ~INT64_C(7);
-}
-
 static void
 TextsOn(const GjKernels *kernels, const char *impl)
 {
@@ -1810,18 +1764,26 @@ TextsOn(const GjKernels *kernels, const char *impl)
 		TestReport(impl, "text filter inputs: a context");
 		return;
 	}
-	memset(attrs, 0, sizeof(attrs));
-	attrs[0].len = 4;
-	attrs[0].align = 4;
-	attrs[1].len = -1;
-	attrs[1].align = 4;
-	attrs[2].len = 8;
-	attrs[2].align = 8;
+	VarlenaSchema(attrs);
 	memset(pages, 0, PAGE_SIZE);
 	for (int i = 0; i < NUM_TEXT_CASES; i++)
 	{
+		const TextCase *c = &text_cases[i];
+		char		bytes[LONG_TEXT_BYTES];
+		int			n = 0;
+
+		if (c->text > 0)
+		{
+			LongText(bytes, c->text == 2);
+			n = LONG_TEXT_BYTES;
+		}
+		else if (c->bytes != NULL)
+		{
+			n = (int) strlen(c->bytes);
+			memcpy(bytes, c->bytes, (size_t) n);
+		}
 		tuples[i] = (uint32_t) pos;
-		pos += WriteTextTuple(&text_cases[i], i, pages + pos);
+		pos += WriteVarlenaTuple(i, c->isnull, c->long_varlena, c->special, bytes, n, pages + pos);
 	}
 	memcpy(pool, "AIR", 3);
 	LongText(pool + 3, false);

@@ -427,6 +427,19 @@ AddConst(Compiler *c, Oid type, Datum value, bool isnull)
 	return p->nconsts++;
 }
 
+/* An INT8 constant (a scaled numeric, a text's number) and its step */
+static bool
+AddInt8Const(Compiler *c, int64 v, bool isnull)
+{
+	GjExprProgram *p = &c->out->program;
+
+	if (p->nconsts >= GJ_EXPR_MAX_CONSTS)
+		return false;
+	p->consts[p->nconsts].isnull = isnull;
+	p->consts[p->nconsts].v.i = v;
+	return AddStep(c, GJ_EXPR_CONST, GJ_EXPR_INT8, p->nconsts++);
+}
+
 /*
  * The input for attribute attno, added the first time it is read; scale:
  * a scan's numeric column's (read as an INT8 of that scale), else -1
@@ -543,9 +556,17 @@ GpuJoinNumericExprScale(Node *node)
 
 static bool CompileNumericCall(Compiler *c, int op, List *args, GjExprType *type);
 
-/* The arguments of an operator or function, then its step */
+static bool CompileTextCompare(Compiler *c, Node *column, Node *constant, Oid collid,
+							   int cmp, bool use_or, GjExprType *type);
+
+/*
+ * The arguments of an operator or function, then its step; collid: an
+ * operator's input collation (a text comparison's; InvalidOid for a
+ * function call, which therefore compiles no text comparison)
+ */
 static bool
-CompileCall(Compiler *c, Oid funcid, List *args, Oid resulttype, GjExprType *type)
+CompileCall(Compiler *c, Oid funcid, List *args, Oid collid, Oid resulttype,
+			GjExprType *type)
 {
 	int			op = DeviceFunctionOp(funcid);
 	GjExprType	argtypes[2];
@@ -557,7 +578,16 @@ CompileCall(Compiler *c, Oid funcid, List *args, Oid resulttype, GjExprType *typ
 	if (op >= 0 && (op & NUMERIC_OP))
 		return CompileNumericCall(c, op, args, type);
 	if (op >= 0 && (op & TEXT_OP))
-		return false;			/* with its collation: CompileTextCompare */
+	{
+		/* the column on either side of the constant */
+		if (nargs != 2)
+			return false;
+		if (IsA(linitial(args), Const))
+			return CompileTextCompare(c, lsecond(args), linitial(args), collid,
+									  op & ~TEXT_OP, false, type);
+		return CompileTextCompare(c, linitial(args), lsecond(args), collid,
+								  op & ~TEXT_OP, false, type);
+	}
 	if (op < 0 || nargs < 1 || nargs > 2 ||
 		(nargs == 1) != (op == GJ_EXPR_NEG || op == GJ_EXPR_CAST) ||
 		!GpuJoinDeviceExprType(resulttype, type, &kind))
@@ -592,8 +622,8 @@ CompileCall(Compiler *c, Oid funcid, List *args, Oid resulttype, GjExprType *typ
 static bool
 CompileNumeric(Compiler *c, Node *node, int from, int to)
 {
-	GjExprProgram *p = &c->out->program;
 	GjExprType	type;
+	int64		power = 1;
 
 	if (from < 0 || to < from || to - from > GPUJOIN_NUMERIC_MAX_DIGITS)
 		return false;
@@ -603,12 +633,8 @@ CompileNumeric(Compiler *c, Node *node, int from, int to)
 		int			scale = 0;
 		int64		v = 0;
 
-		if (p->nconsts >= GJ_EXPR_MAX_CONSTS ||
-			(!con->constisnull && !GpuJoinNumericConstScaled(con->constvalue, &scale, &v)))
-			return false;
-		p->consts[p->nconsts].isnull = con->constisnull;
-		p->consts[p->nconsts].v.i = v;
-		if (!AddStep(c, GJ_EXPR_CONST, GJ_EXPR_INT8, p->nconsts++))
+		if ((!con->constisnull && !GpuJoinNumericConstScaled(con->constvalue, &scale, &v)) ||
+			!AddInt8Const(c, v, con->constisnull))
 			return false;
 	}
 	else if (IsA(node, Var))
@@ -621,14 +647,9 @@ CompileNumeric(Compiler *c, Node *node, int from, int to)
 		return false;
 	if (to == from)
 		return true;
-	if (p->nconsts >= GJ_EXPR_MAX_CONSTS)
-		return false;
-	p->consts[p->nconsts].isnull = false;
-	p->consts[p->nconsts].v.i = 1;
 	for (int i = from; i < to; i++)
-		p->consts[p->nconsts].v.i *= 10;
-	return AddStep(c, GJ_EXPR_CONST, GJ_EXPR_INT8, p->nconsts++) &&
-		AddStep(c, GJ_EXPR_MUL, GJ_EXPR_INT8, 0);
+		power *= 10;
+	return AddInt8Const(c, power, false) && AddStep(c, GJ_EXPR_MUL, GJ_EXPR_INT8, 0);
 }
 
 /* A numeric function's call (NUMERIC_OP): integer steps on scaled values */
@@ -792,13 +813,8 @@ CompileTextCompare(Compiler *c, Node *column, Node *constant, Oid collid, int cm
 	{
 		int			k = TextCode(c, input, con->constvalue);
 
-		if (k < 0 || p->nconsts >= GJ_EXPR_MAX_CONSTS)
-			return false;
-		p->consts[p->nconsts].isnull = false;
-		p->consts[p->nconsts].v.i = k;
 		*type = GJ_EXPR_BOOL;
-		return AddStep(c, GJ_EXPR_CONST, GJ_EXPR_INT8, p->nconsts++) &&
-			AddStep(c, cmp, GJ_EXPR_INT8, 0);
+		return k >= 0 && AddInt8Const(c, k, false) && AddStep(c, cmp, GJ_EXPR_INT8, 0);
 	}
 	else
 	{
@@ -958,23 +974,11 @@ CompileNode(Compiler *c, Node *node, GjExprType *type)
 			{
 				Oid			funcid;
 				List	   *args;
-				int			op;
-
-				if (IsA(node, OpExpr) && CallOf(node, &funcid, &args) && list_length(args) == 2 &&
-					(op = DeviceFunctionOp(funcid)) >= 0 && (op & TEXT_OP))
-				{
-					Node	   *a = linitial(args);
-					Node	   *b = lsecond(args);
-
-					if (IsA(a, Const))
-						return CompileTextCompare(c, b, a, ((OpExpr *) node)->inputcollid,
-												  op & ~TEXT_OP, false, type);
-					return CompileTextCompare(c, a, b, ((OpExpr *) node)->inputcollid,
-											  op & ~TEXT_OP, false, type);
-				}
 
 				return CallOf(node, &funcid, &args) &&
-					CompileCall(c, funcid, args, exprType(node), type);
+					CompileCall(c, funcid, args,
+								IsA(node, OpExpr) ? ((OpExpr *) node)->inputcollid : InvalidOid,
+								exprType(node), type);
 			}
 		case T_ScalarArrayOpExpr:
 			{

@@ -510,16 +510,42 @@ HeapScanCandidate(PlannerInfo *root, RelOptInfo *rel, Path *cheapest, GpuJoinStr
  * Add GPU join paths of the given strategy for this (outer, inner) split:
  * over each side's cheapest path, and over a side's Seq Scan too where the
  * join would read it as heap pages (HeapScanCandidate); add_path keeps the
- * cheapest
+ * cheapest.  unique_inner: a semi join as an inner join over its inner side
+ * made unique (JOIN_UNIQUE_INNER)
  */
 static void
 TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 			   RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra,
 			   GpuJoinClauses *clauses, bool use_gpu, GpuJoinStrategy strategy,
-			   GjVariant theta_variant, bool partial)
+			   GjVariant theta_variant, bool partial, bool unique_inner)
 {
 	Path	   *outer_paths[2] = {outerrel->cheapest_total_path, NULL};
 	Path	   *inner_paths[2] = {innerrel->cheapest_total_path, NULL};
+
+	/*
+	 * A semi join's inner side made unique on its join keys (the planner's
+	 * own unique path: a HashAggregate or a Unique over it), joined as an
+	 * inner join, as joinpath.c does for JOIN_UNIQUE_INNER; never read as
+	 * heap pages (its rows are the unique path's)
+	 */
+	if (unique_inner)
+	{
+		inner_paths[0] = (Path *) create_unique_path(root, innerrel,
+													 innerrel->cheapest_total_path,
+													 extra->sjinfo);
+		if (inner_paths[0] == NULL || (partial && !inner_paths[0]->parallel_safe))
+			return;
+		if (partial)
+			outer_paths[0] = linitial(outerrel->partial_pathlist);
+		else
+			outer_paths[1] = HeapScanCandidate(root, outerrel, outer_paths[0], strategy,
+											   clauses, true);
+		for (int o = 0; o < 2; o++)
+			if (outer_paths[o] != NULL)
+				AddGpuJoinPath(root, joinrel, outer_paths[o], inner_paths[0], JOIN_INNER, extra,
+							   clauses, use_gpu, strategy, theta_variant, partial);
+		return;
+	}
 
 	/*
 	 * A partial path, for a Gather above it: every process joins its part of
@@ -586,6 +612,7 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 {
 	GpuJoinClauses clauses;
 	bool		use_gpu;
+	bool		unique_inner = false;
 
 	if (prev_set_join_pathlist_hook)
 		prev_set_join_pathlist_hook(root, joinrel, outerrel, innerrel,
@@ -603,8 +630,20 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 		case JOIN_SEMI:
 		case JOIN_ANTI:
 			break;
+		case JOIN_UNIQUE_INNER:
+
+			/*
+			 * A semi join as an inner join over its inner side made unique:
+			 * an inner join can be a level of a chain (exec_chain.c), where
+			 * a semi join ends it
+			 */
+			if (!gpujoin_enable_hashjoin)
+				return;
+			unique_inner = true;
+			jointype = JOIN_INNER;
+			break;
 		default:
-			return;				/* JOIN_UNIQUE_*: the planner's own way */
+			return;				/* JOIN_UNIQUE_OUTER: the planner's own way */
 	}
 	if (!bms_is_empty(joinrel->lateral_relids))
 		return;					/* would need parameterized paths */
@@ -630,19 +669,21 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 		if (gpujoin_enable_hashjoin)
 			TryGpuJoinPath(root, joinrel, outerrel, innerrel, jointype, extra,
 						   &clauses, use_gpu, GPUJOIN_STRATEGY_HASH, GJ_VARIANT_NPHJ,
-						   false);
+						   false, unique_inner);
 		if (gpujoin_enable_hashjoin && CanJoinInParallel(joinrel, outerrel, jointype))
 			TryGpuJoinPath(root, joinrel, outerrel, innerrel, jointype, extra,
 						   &clauses, use_gpu, GPUJOIN_STRATEGY_HASH, GJ_VARIANT_NPHJ,
-						   true);
+						   true, unique_inner);
+		if (unique_inner)
+			return;				/* chains are of hash joins */
 		if (gpujoin_enable_mergejoin)
 			TryGpuJoinPath(root, joinrel, outerrel, innerrel, jointype, extra,
 						   &clauses, use_gpu, GPUJOIN_STRATEGY_MERGE, GJ_VARIANT_SMJ,
-						   false);
+						   false, false);
 		return;
 	}
 
-	if (!gpujoin_enable_thetajoin)
+	if (!gpujoin_enable_thetajoin || unique_inner)
 		return;
 	for (int variant = GJ_VARIANT_BAND; variant <= GJ_VARIANT_NLJ; variant++)
 	{
@@ -657,11 +698,11 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 			return;
 		TryGpuJoinPath(root, joinrel, outerrel, innerrel, jointype, extra,
 					   &clauses, use_gpu, GPUJOIN_STRATEGY_THETA, (GjVariant) variant,
-					   false);
+					   false, false);
 		if (CanJoinInParallel(joinrel, outerrel, jointype))
 			TryGpuJoinPath(root, joinrel, outerrel, innerrel, jointype, extra,
 						   &clauses, use_gpu, GPUJOIN_STRATEGY_THETA, (GjVariant) variant,
-						   true);
+						   true, false);
 	}
 }
 

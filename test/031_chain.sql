@@ -9,7 +9,8 @@
 -- 5 dimensions over int4, int8 and date keys, NULL and missing foreign
 -- keys, repeated dimension keys (a row matching several), text and
 -- numeric columns from every side (host columns through each side's row
--- number), an empty dimension, a join with a filter or a hashed text key
+-- number), semi joins (IN, EXISTS over repeated keys: inner joins over
+-- their inner sides made unique, levels of the chain), an empty dimension, a join with a filter or a hashed text key
 -- (which recheck their rows on the host: the planner puts them lowest, and
 -- the chain starts above them), a snowflake (a level keyed by the level
 -- below's column); the same with the chain off (stacked nodes, no
@@ -32,7 +33,7 @@
 -- process runs the whole chain on its share of the fact table): the same rows, the fact table read once
 -- between the processes, out of device memory, a partial GpuPreAgg on top.
 BEGIN;
-SELECT plan(102);
+SELECT plan(107);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -90,6 +91,8 @@ INSERT INTO q VALUES
 	 'SELECT f.id, d1.a, d3.c FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k JOIN d5 ON f.k5 = d5.k AND f.v < d5.z'),
 	('a text key', '[23]',
 	 'SELECT f.id, d1.a, dt.x FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k JOIN dt ON f.t = dt.t'),
+	('semi joins, repeated keys', '[2-4]',
+	 'SELECT f.id, d1.a, f.k2 FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k WHERE f.k2 IN (SELECT k FROM d2 WHERE b > 100) AND EXISTS (SELECT 1 FROM d5 WHERE d5.k = f.k5)'),
 	('only the aggregate', '3',
 	 'SELECT count(*), sum(f.v + d1.a + d3.c), string_agg(DISTINCT d2.name, '','' ORDER BY d2.name) FROM f JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k JOIN d3 ON f.k3 = d3.k');
 
@@ -120,6 +123,13 @@ FROM got JOIN ref USING (name) ORDER BY name;
 SELECT ok(plan ~ ('Chain: ' || levels || ' joins in one pass'),
 	name || ': one chain of ' || levels || ' GPU joins')
 FROM got ORDER BY name;
+
+-- semi joins in the chain: inner joins over their inner sides made unique
+-- (a HashAggregate on the inner side), none a semi join (which would end
+-- the chain); both levels (3 or 4 joins, as the costs order them)
+SELECT ok(plan ~ 'Chain: [34] joins in one pass' AND plan ~ 'HashAggregate' AND plan !~ 'Join Type: Semi',
+	name || ': the semi joins are levels of the chain')
+FROM got WHERE name = 'semi joins, repeated keys';
 
 -- stacked nodes: the same rows, no chain
 SET LOCAL gpujoin.enable_chain = off;

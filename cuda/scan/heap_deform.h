@@ -247,28 +247,46 @@ gj_heap_align(int64_t off, int align)
 }
 
 /*
- * The value of a numeric column of declared scale: the varlena of size
- * bytes at p (NULL: a value ALTER TABLE ... ADD COLUMN gave) times
- * 10^scale, NaN as INT64_MAX, or GJ_NUMERIC_ON_HOST where only the host can
- * say (a TOAST pointer or a compressed value, an infinity, a value not
- * exact at the scale: the host raises the error a join on the host would)
+ * The bytes of the varlena of size bytes at p, past its 1- or 4-byte
+ * header, in *data and *len; false where they are not here to read (p NULL:
+ * a value ALTER TABLE ... ADD COLUMN gave; a TOAST pointer; compressed)
  */
-static inline GJ_HOST_DEVICE int64_t
-gj_heap_numeric(const char *p, int64_t size, int scale)
+static inline GJ_HOST_DEVICE bool
+gj_heap_varlena_bytes(const char *p, int64_t size, const char **data, int64_t *len)
 {
 	const uint8_t *v = (const uint8_t *) p;
-	int64_t		result = GJ_NUMERIC_ON_HOST;
 	int			header;
 
 	if (v == NULL || v[0] == 0x01)
-		return GJ_NUMERIC_ON_HOST;	/* added by ALTER TABLE; TOAST pointer */
+		return false;
 	if (v[0] & 0x01)
 		header = 1;
 	else if ((v[0] & 0x03) == 0x00)
 		header = 4;
 	else
-		return GJ_NUMERIC_ON_HOST;	/* compressed */
-	switch (gj_numeric_scaled(v + header, (int) (size - header), scale, &result))
+		return false;
+	*data = p + header;
+	*len = size - header;
+	return true;
+}
+
+/*
+ * The value of a numeric column of declared scale: the varlena of size
+ * bytes at p times 10^scale, NaN as INT64_MAX, or GJ_NUMERIC_ON_HOST where
+ * only the host can say (a value gj_heap_varlena_bytes cannot read, an
+ * infinity, a value not exact at the scale: the host raises the error a
+ * join on the host would)
+ */
+static inline GJ_HOST_DEVICE int64_t
+gj_heap_numeric(const char *p, int64_t size, int scale)
+{
+	const char *data;
+	int64_t		len;
+	int64_t		result = GJ_NUMERIC_ON_HOST;
+
+	if (!gj_heap_varlena_bytes(p, size, &data, &len))
+		return GJ_NUMERIC_ON_HOST;
+	switch (gj_numeric_scaled((const uint8_t *) data, (int) len, scale, &result))
 	{
 		case GJ_SCALED_VALUE:
 			return result;
@@ -282,29 +300,16 @@ gj_heap_numeric(const char *p, int64_t size, int scale)
 /*
  * A text attribute's value at p (size bytes with its varlena header) as
  * filter input i reads it: k where it is constant k of the input's, 0
- * where it is none, GJ_TEXT_ON_HOST where it is not here to compare (an
- * ALTER TABLE default, p NULL; a TOAST pointer; compressed)
+ * where it is none, GJ_TEXT_ON_HOST where gj_heap_varlena_bytes cannot
+ * read it
  */
 static inline GJ_HOST_DEVICE int64_t
 gj_heap_text_match(const GjDeformPlan *plan, int i, const char *p, int64_t size)
 {
-	const uint8_t *v = (const uint8_t *) p;
 	const char *data;
 	int64_t		len;
 
-	if (v == NULL || v[0] == 0x01)
-		return GJ_TEXT_ON_HOST;
-	if (v[0] & 0x01)
-	{
-		data = p + 1;
-		len = size - 1;
-	}
-	else if ((v[0] & 0x03) == 0x00)
-	{
-		data = p + 4;
-		len = size - 4;
-	}
-	else
+	if (!gj_heap_varlena_bytes(p, size, &data, &len))
 		return GJ_TEXT_ON_HOST;
 	for (int k = 0; k < plan->input_text_count[i]; k++)
 	{

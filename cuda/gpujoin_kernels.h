@@ -98,6 +98,9 @@ typedef struct GjError
  */
 typedef uint32_t GjRowId;
 
+/* The inner row number of an anti join's row (GJ_OUTER_NONE): none */
+#define GJ_NO_ROW		((GjRowId) 0xFFFFFFFF)
+
 #define GJ_MAX_ROWS		((int64_t) 0x7FFFFFFF)
 
 /* Functions of this header that the kernels also call on the device */
@@ -335,6 +338,23 @@ typedef struct GjBatch
 } GjBatch;
 
 /* What a context is created for */
+/*
+ * Which outer rows a join's matches are (GjJoinSpec.outer_match): every
+ * match of every row (inner, and the host's emission makes the other join
+ * types of them); for a semi join, each row's first match only (the row
+ * once, where it has any); for an anti join, each row with no match
+ * (a NULL key included) once, its inner row GJ_NO_ROW.  The last two are
+ * for NPHJ with no inner payload columns (a semi or anti join's rows
+ * carry none): a chain's levels (CHAINS OF JOINS) drop or keep a row on
+ * the device.
+ */
+typedef enum GjOuterMatch
+{
+	GJ_OUTER_ALL = 0,
+	GJ_OUTER_FIRST,
+	GJ_OUTER_NONE
+} GjOuterMatch;
+
 typedef struct GjJoinSpec
 {
 	GjVariant	variant;
@@ -344,6 +364,8 @@ typedef struct GjJoinSpec
 	int32_t		inner_ncolumns;
 	int32_t		inner_widths[GJ_MAX_COLUMNS];
 	bool		row_ids;		/* also return the row numbers of each match */
+	uint8_t		outer_match;	/* GjOuterMatch; 0 (GJ_OUTER_ALL) for all
+								 * but a chain's semi and anti levels */
 	int32_t		nterms;			/* NLJ: comparison terms, 1 .. GJ_MAX_TERMS */
 	GjThetaOp	ops[GJ_MAX_TERMS];	/* NLJ: term t is inner OP outer */
 	int64_t		max_matches;	/* capacity of one round, at least 1 */
@@ -677,7 +699,10 @@ gj_spread_device(uint64_t key, int ndevices)
  * row (outer_rows), the row of each earlier level (its row-number column)
  * and the last level's row (inner_rows).
  *
- * Inner joins only: a row that finds no match at a level is dropped there.
+ * A row that finds no match at a level is dropped there, unless the
+ * level's outer_match is GJ_OUTER_NONE (an anti join: only such rows go
+ * on, with GJ_NO_ROW as that level's row number); GJ_OUTER_FIRST (a semi
+ * join) hands a row on once however many inner rows it matches.
  * Matches come level by level: the chain's matches are those of the last
  * level's chunks in turn, which follow level 0's rounds, then each round's
  * matches at level 1, and so on, each in its level's variant's order.

@@ -449,6 +449,22 @@ gj_phj_describe(int radix_bits, int64_t nentries, int64_t oversized,
 }
 
 /*
+ * The matches an outer row with count equal keys in the table has, as
+ * the spec's outer_match counts them (GjOuterMatch): all of them; one
+ * where there is any (a semi join); one where there is none (an anti
+ * join, a NULL key's row too: its count is 0)
+ */
+static inline GJ_HOST_DEVICE uint64_t
+gj_outer_match_count(uint8_t outer_match, uint64_t count)
+{
+	if (outer_match == GJ_OUTER_FIRST)
+		return count > 0 ? 1 : 0;
+	if (outer_match == GJ_OUTER_NONE)
+		return count == 0 ? 1 : 0;
+	return count;
+}
+
+/*
  * The outer row that holds match number "first" of a counted chunk
  *
  * offsets[0..nrows] is the exclusive prefix sum of the per-row match
@@ -788,6 +804,12 @@ gj_check_spec(const GjJoinSpec *spec, bool (*implemented) (GjVariant),
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"A SCAN has no inner side, but the join spec gives it %d payload columns.",
 							(int) spec->inner_ncolumns);
+	if (spec->outer_match != GJ_OUTER_ALL &&
+		(spec->outer_match > GJ_OUTER_NONE || spec->variant != GJ_VARIANT_NPHJ ||
+		 spec->inner_ncolumns != 0))
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"Outer match %d is for an NPHJ join without inner payload columns (semi: %d, anti: %d).",
+							(int) spec->outer_match, (int) GJ_OUTER_FIRST, (int) GJ_OUTER_NONE);
 	if (spec->ndevices > 1)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"A join spread over %d devices runs through gj_spread_kernels, not one device's kernels.",

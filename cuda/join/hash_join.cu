@@ -452,11 +452,24 @@ NphjBuild(GjCudaContext *ctx, const GjBatch *inner, GjError *err)
 	return status;
 }
 
-/* The table of a state, for the probe kernels */
+/* No table to probe: none was built, or it has no entry */
+static bool
+NoTable(const NphjState *state)
+{
+	return state == NULL || state->nentries == 0;
+}
+
+/* The table of a state, for the probe kernels; zeros where NoTable */
 static GjDeviceTable
 CurrentTable(const NphjState *state)
 {
 	GjDeviceTable table;
+
+	if (NoTable(state))
+	{
+		memset(&table, 0, sizeof(table));
+		return table;
+	}
 
 	table.entry_keys = state->layout.dense ? NULL :
 		NPHJ_BUFFER(state, NPHJ_ENTRY_KEYS, const uint64_t);
@@ -488,12 +501,13 @@ CountKeyMatches(const GjDeviceTable *table, uint64_t key)
 }
 
 /*
- * Matches of every outer row, into d_counts[0 .. nrows); d_counts[nrows]
- * is set to 0, so that the exclusive sum over nrows + 1 elements ends in
- * the total
+ * Matches of every outer row (as outer_match counts them), into
+ * d_counts[0 .. nrows); d_counts[nrows] is set to 0, so that the
+ * exclusive sum over nrows + 1 elements ends in the total.  no_table: an
+ * anti join's empty inner side, nothing to look up.
  */
 __global__ void __launch_bounds__(GJ_BLOCK_SIZE)
-nphj_count_kernel(const GjDeviceTable table,
+nphj_count_kernel(const GjDeviceTable table, bool no_table, uint8_t outer_match,
 				  const uint64_t *__restrict__ d_keys,
 				  const uint8_t *__restrict__ d_nulls, int64_t nrows,
 				  uint64_t *__restrict__ d_counts)
@@ -502,9 +516,9 @@ nphj_count_kernel(const GjDeviceTable table,
 	{
 		uint64_t	count = 0;
 
-		if (!gj_flag_set(d_nulls, row))
+		if (!no_table && !gj_flag_set(d_nulls, row))
 			count = CountKeyMatches(&table, d_keys[row]);
-		d_counts[row] = count;
+		d_counts[row] = gj_outer_match_count(outer_match, count);
 	}
 	if (gj_thread_index() == 0)
 		d_counts[nrows] = 0;
@@ -531,7 +545,8 @@ CountChunk(GjCudaContext *ctx, const NphjState *table, NphjState *state,
 	d_offsets = NPHJ_BUFFER(state, NPHJ_OFFSETS, uint64_t);
 
 	nphj_count_kernel<<<gj_cuda_grid_size(ctx, nrows), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-		CurrentTable(table), d_keys, d_nulls, nrows, d_offsets);
+		CurrentTable(table), NoTable(table), ctx->spec.outer_match, d_keys, d_nulls, nrows,
+		d_offsets);
 	GJ_CUDA_TRY(err, cudaGetLastError());
 	GJ_TRY(gj_cuda_count_offsets(ctx, d_offsets, nrows, &total, err));
 
@@ -556,8 +571,9 @@ NphjCount(GjCudaContext *ctx, const GjBatch *outer, uint64_t *nmatches,
 	NphjState  *state;
 
 	*nmatches = 0;
-	/* Nothing can match: no device work, retrieve returns 0 */
-	if (outer->nrows == 0 || table == NULL || table->nentries == 0)
+	/* Nothing can match: no device work, retrieve returns 0 (but an anti
+	 * join's rows are those that match nothing) */
+	if (outer->nrows == 0 || (NoTable(table) && ctx->spec.outer_match != GJ_OUTER_NONE))
 		return GJ_OK;
 	state = (NphjState *) gj_cuda_variant_state(ctx, sizeof(NphjState),
 												"a hash join", err);
@@ -579,6 +595,19 @@ WriteMatch(const GjDeviceTable *table, uint64_t slot, int64_t row, uint32_t e,
 		d_inner_pos[slot] = (GjRowId) e;
 }
 
+/* Record an anti join's row as match number slot: no inner row */
+static __device__ __forceinline__ void
+WriteNoMatch(uint64_t slot, int64_t row, GjRowId *d_outer_rows, GjRowId *d_inner_rows,
+			 GjRowId *d_inner_pos)
+{
+	if (d_outer_rows != NULL)
+		d_outer_rows[slot] = (GjRowId) row;
+	if (d_inner_rows != NULL)
+		d_inner_rows[slot] = GJ_NO_ROW;
+	if (d_inner_pos != NULL)
+		d_inner_pos[slot] = GJ_NO_ROW;
+}
+
 /*
  * Write the matches numbered window_begin .. window_end - 1
  *
@@ -589,10 +618,12 @@ WriteMatch(const GjDeviceTable *table, uint64_t slot, int64_t row, uint32_t e,
  * table walks its bucket from the start and numbers the equal keys it
  * meets, so the numbering is the one count counted; in a dense table
  * every entry of the bucket matches, so match k is entry start + k.
+ * A row writes no more than its count (a semi join's row: its first
+ * match); an anti join's row writes itself with no inner row.
  * Each of the three outputs is written when its pointer is not NULL.
  */
 __global__ void __launch_bounds__(GJ_BLOCK_SIZE)
-nphj_retrieve_kernel(const GjDeviceTable table,
+nphj_retrieve_kernel(const GjDeviceTable table, uint8_t outer_match,
 					 const uint64_t *__restrict__ d_keys,
 					 const uint64_t *__restrict__ d_offsets, int64_t nrows,
 					 uint64_t window_begin, uint64_t window_end,
@@ -610,6 +641,7 @@ nphj_retrieve_kernel(const GjDeviceTable table,
 		 row += gj_grid_stride())
 	{
 		uint64_t	match = d_offsets[row];
+		uint64_t	row_end = d_offsets[row + 1];
 		uint64_t	key;
 		uint32_t	bucket = 0;
 		uint32_t	e;
@@ -617,8 +649,15 @@ nphj_retrieve_kernel(const GjDeviceTable table,
 
 		if (match >= window_end)
 			break;
-		if (match == d_offsets[row + 1])
+		if (match == row_end)
 			continue;			/* no matches (or a NULL key) */
+		if (outer_match == GJ_OUTER_NONE)
+		{
+			WriteNoMatch(match - window_begin, row, d_outer_rows, d_inner_rows, d_inner_pos);
+			continue;
+		}
+		if (row_end > window_end)
+			row_end = window_end;
 
 		key = d_keys[row];
 		(void) gj_nphj_bucket(&table.layout, key, &bucket);
@@ -632,13 +671,13 @@ nphj_retrieve_kernel(const GjDeviceTable table,
 				e += (uint32_t) (window_begin - match);
 				match = window_begin;
 			}
-			for (; e < end && match < window_end; e++, match++)
+			for (; e < end && match < row_end; e++, match++)
 				WriteMatch(&table, match - window_begin, row, e,
 						   d_outer_rows, d_inner_rows, d_inner_pos);
 			continue;
 		}
 
-		for (; e < end && match < window_end; e++)
+		for (; e < end && match < row_end; e++)
 		{
 			if (table.entry_keys[e] != key)
 				continue;
@@ -671,7 +710,7 @@ NphjRetrieve(GjCudaContext *ctx, uint64_t first, int64_t round_size,
 	GJ_TRY(gj_cuda_round_maps_reserve(ctx, false, round_size, sources, maps, err));
 
 	nphj_retrieve_kernel<<<gj_cuda_grid_size(ctx, rows_to_cover), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-		CurrentTable(table), GJ_BUFFER(ctx, GJ_BUFFER_OUTER_KEYS, uint64_t),
+		CurrentTable(table), ctx->spec.outer_match, GJ_BUFFER(ctx, GJ_BUFFER_OUTER_KEYS, uint64_t),
 		NPHJ_BUFFER(state, NPHJ_OFFSETS, uint64_t), ctx->outer_rows,
 		first, first + (uint64_t) round_size, maps[GJ_ROUND_OUTER_ROWS],
 		maps[GJ_ROUND_INNER_ROWS], maps[GJ_ROUND_INNER_POS]);

@@ -306,12 +306,15 @@ CountChunk(GjCpuContext *ctx, const NphjState *table, NphjState *state,
 	memcpy(state->outer_keys.ptr, outer->keys, (size_t) nrows * sizeof(uint64_t));
 	offsets = (uint64_t *) state->offsets.ptr;
 
-	/* The count of each row, then their exclusive prefix sum in place */
+	/* The count of each row (as outer_match counts them), then their
+	 * exclusive prefix sum in place; no table: an anti join's, empty */
 	for (int64_t row = 0; row < nrows; row++)
 	{
-		offsets[row] = 0;
-		if (!gj_flag_set(outer->nulls, row))
-			offsets[row] = CountKeyMatches(table, outer->keys[row]);
+		uint64_t	count = 0;
+
+		if (table != NULL && table->nentries > 0 && !gj_flag_set(outer->nulls, row))
+			count = CountKeyMatches(table, outer->keys[row]);
+		offsets[row] = gj_outer_match_count(ctx->spec.outer_match, count);
 	}
 	offsets[nrows] = 0;
 	sum = gj_cpu_count_offsets(offsets, nrows);
@@ -341,8 +344,10 @@ NphjCount(GjCpuContext *ctx, const GjBatch *outer, uint64_t *nmatches,
 	NphjState  *state;
 
 	*nmatches = 0;
-	/* Nothing can match: no arrays are needed, retrieve returns 0 */
-	if (outer->nrows == 0 || table == NULL || table->nentries == 0)
+	/* Nothing can match: no arrays are needed, retrieve returns 0 (but an
+	 * anti join's rows are those that match nothing) */
+	if (outer->nrows == 0 ||
+		((table == NULL || table->nentries == 0) && ctx->spec.outer_match != GJ_OUTER_NONE))
 		return GJ_OK;
 	state = (NphjState *) gj_cpu_variant_state(ctx, sizeof(NphjState),
 											   "a hash join", err);
@@ -369,6 +374,19 @@ WriteMatch(const NphjState *state, uint64_t slot, int64_t row, uint32_t e,
 		inner_pos[slot] = (GjRowId) e;
 }
 
+/* Record an anti join's row as match number "slot": no inner row */
+static inline void
+WriteNoMatch(uint64_t slot, int64_t row, GjRowId *outer_rows, GjRowId *inner_rows,
+			 GjRowId *inner_pos)
+{
+	if (outer_rows != NULL)
+		outer_rows[slot] = (GjRowId) row;
+	if (inner_rows != NULL)
+		inner_rows[slot] = GJ_NO_ROW;
+	if (inner_pos != NULL)
+		inner_pos[slot] = GJ_NO_ROW;
+}
+
 /*
  * Write the round maps of the matches first .. first + round_size - 1
  * (GjCpuVariant.retrieve)
@@ -386,8 +404,6 @@ NphjRetrieve(GjCpuContext *ctx, uint64_t first, int64_t round_size,
 {
 	const NphjState *table = (const NphjState *) GJ_CPU_BUILD(ctx)->variant_state;
 	const NphjState *state = (const NphjState *) ctx->variant_state;
-	const uint64_t *entry_keys = (const uint64_t *) table->entry_keys.ptr;
-	const uint32_t *bucket_start = (const uint32_t *) table->bucket_start.ptr;
 	const uint64_t *outer_keys = (const uint64_t *) state->outer_keys.ptr;
 	const uint64_t *offsets = (const uint64_t *) state->offsets.ptr;
 	uint64_t	window_begin = first;
@@ -405,11 +421,23 @@ NphjRetrieve(GjCpuContext *ctx, uint64_t first, int64_t round_size,
 	{
 		uint64_t	key = outer_keys[row];
 		uint64_t	match = offsets[row];
+		uint64_t	row_end = offsets[row + 1];
+		const uint64_t *entry_keys;
+		const uint32_t *bucket_start;
 		uint32_t	bucket = 0;
 		uint32_t	e;
 
-		if (offsets[row] == offsets[row + 1])
+		if (match == row_end)
 			continue;			/* no matches (or a NULL key) */
+		if (ctx->spec.outer_match == GJ_OUTER_NONE)
+		{
+			/* an anti join's row: no inner row (and maybe no table) */
+			WriteNoMatch(match - window_begin, row, maps[GJ_ROUND_OUTER_ROWS],
+						 maps[GJ_ROUND_INNER_ROWS], maps[GJ_ROUND_INNER_POS]);
+			continue;
+		}
+		entry_keys = (const uint64_t *) table->entry_keys.ptr;
+		bucket_start = (const uint32_t *) table->bucket_start.ptr;
 		(void) gj_nphj_bucket(&table->layout, key, &bucket);
 		e = bucket_start[bucket];
 
@@ -420,8 +448,11 @@ NphjRetrieve(GjCpuContext *ctx, uint64_t first, int64_t round_size,
 			match = window_begin;
 		}
 
-		/* Walk the bucket; the k-th entry with an equal key is match offsets[row] + k */
-		for (; e < bucket_start[bucket + 1] && match < window_end; e++)
+		/*
+		 * Walk the bucket; the k-th entry with an equal key is match
+		 * offsets[row] + k, up to the row's count (a semi join's: 1)
+		 */
+		for (; e < bucket_start[bucket + 1] && match < window_end && match < row_end; e++)
 		{
 			if (!table->layout.dense && entry_keys[e] != key)
 				continue;

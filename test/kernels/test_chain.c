@@ -68,9 +68,22 @@ typedef struct ChainCase
 										 * chunk's key column */
 	GjVariant	variants[MAX_LEVELS];
 	GjMaterialize materialize[MAX_LEVELS];
+	uint8_t		match[MAX_LEVELS];	/* GjOuterMatch: a semi or anti level
+									 * (NPHJ, no inner columns, never the
+									 * last: the test's groups read it) */
 	int64_t		max_matches;
 	bool		numbered;		/* the chunk brings row numbers */
 } ChainCase;
+
+/* What a semi level's row number becomes in a combination: any match */
+#define SEMI_ROW		((uint32_t) 0xFFFFFFFE)
+
+/* A level's inner columns: its value and down key, none at a semi or anti level */
+static int32_t
+InnerColumns(const ChainCase *cc, int k)
+{
+	return cc->match[k] == GJ_OUTER_ALL ? 2 : 0;
+}
 
 typedef struct ChainData
 {
@@ -157,26 +170,55 @@ ProbeKey(const ChainCase *cc, const ChainData *d, int level, int64_t r,
 	return true;
 }
 
-/* Every combination, level by level, by nested loops */
+/* The combination goes on from level "level", whose row is row */
+static void
+ReferenceNext(const ChainCase *cc, const ChainData *d, int level, uint32_t row, Combo *c,
+			  ComboList *out);
+
+/*
+ * Every combination, level by level, by nested loops: an inner level's
+ * every match; a semi level's row once where it has any (SEMI_ROW); an
+ * anti level's once where it has none, a NULL key included (GJ_NO_ROW)
+ */
 static void
 Reference(const ChainCase *cc, const ChainData *d, int level, Combo *c,
 		  ComboList *out)
 {
 	const ChainInner *in = &d->inner[level];
 	uint64_t	key;
+	bool		any = false;
 
 	if (!ProbeKey(cc, d, level, c->rows[0], c, &key))
+	{
+		if (cc->match[level] == GJ_OUTER_NONE)
+			ReferenceNext(cc, d, level, GJ_NO_ROW, c, out);
 		return;
+	}
+	if (cc->match[level] != GJ_OUTER_ALL)
+	{
+		for (int64_t i = 0; i < in->nrows && !any; i++)
+			any = !in->key_nulls[i] && in->keys[i] == key;
+		if (any == (cc->match[level] == GJ_OUTER_FIRST))
+			ReferenceNext(cc, d, level, any ? SEMI_ROW : GJ_NO_ROW, c, out);
+		return;
+	}
 	for (int64_t i = 0; i < in->nrows; i++)
 	{
 		if (in->key_nulls[i] || in->keys[i] != key)
 			continue;
-		c->rows[level + 1] = (uint32_t) i;
-		if (level + 1 == cc->nlevels)
-			ComboAdd(out, c);
-		else
-			Reference(cc, d, level + 1, c, out);
+		ReferenceNext(cc, d, level, (uint32_t) i, c, out);
 	}
+}
+
+static void
+ReferenceNext(const ChainCase *cc, const ChainData *d, int level, uint32_t row, Combo *c,
+			  ComboList *out)
+{
+	c->rows[level + 1] = row;
+	if (level + 1 == cc->nlevels)
+		ComboAdd(out, c);
+	else
+		Reference(cc, d, level + 1, c, out);
 }
 
 static void
@@ -281,10 +323,11 @@ MakeSpecs(const ChainCase *cc, GjJoinSpec *specs, int32_t *key_columns)
 		s->materialize = cc->materialize[k];
 		s->row_ids = true;
 		s->max_matches = cc->max_matches;
-		s->inner_ncolumns = 2;
+		s->outer_match = cc->match[k];
+		s->inner_ncolumns = InnerColumns(cc, k);
 		s->inner_widths[0] = 2;
 		s->inner_widths[1] = 8;
-		inner_ncolumns[k] = 2;
+		inner_ncolumns[k] = s->inner_ncolumns;
 		if (k == 0)
 		{
 			s->outer_ncolumns = cc->nlevels;
@@ -297,9 +340,9 @@ MakeSpecs(const ChainCase *cc, GjJoinSpec *specs, int32_t *key_columns)
 		s->outer_ncolumns = gj_chain_columns(cc->nlevels, inner_ncolumns, k);
 		memcpy(s->outer_widths, specs[k - 1].outer_widths,
 			   (size_t) specs[k - 1].outer_ncolumns * sizeof(int32_t));
-		s->outer_widths[specs[k - 1].outer_ncolumns] = 2;
-		s->outer_widths[specs[k - 1].outer_ncolumns + 1] = 8;
-		s->outer_widths[specs[k - 1].outer_ncolumns + 2] = 4;
+		memcpy(s->outer_widths + specs[k - 1].outer_ncolumns, specs[k - 1].inner_widths,
+			   (size_t) specs[k - 1].inner_ncolumns * sizeof(int32_t));
+		s->outer_widths[s->outer_ncolumns - 1] = 4;
 		key_columns[k] = cc->from_above[k] ?
 			specs[k - 1].outer_ncolumns + 1 :
 			k - 1;				/* the chunk's key of level k */
@@ -314,7 +357,7 @@ static void
 TakeMatch(const ChainCase *cc, const ChainData *d, const GjJoinSpec *last,
 		  const GjMatchRound *round, int64_t i, ComboList *out)
 {
-	int32_t		inner_ncolumns[MAX_LEVELS] = {2, 2, 2, 2, 2};
+	int32_t		inner_ncolumns[MAX_LEVELS];
 	Combo		c;
 	int			L = cc->nlevels;
 	uint32_t	number = round->outer_rows[i];
@@ -322,16 +365,32 @@ TakeMatch(const ChainCase *cc, const ChainData *d, const GjJoinSpec *last,
 
 	memset(&c, 0, sizeof(c));
 	c.rows[0] = (uint32_t) r;
+	for (int k = 0; k < L; k++)
+		inner_ncolumns[k] = InnerColumns(cc, k);
 	for (int k = 0; k + 1 < L; k++)
 	{
-		int			base = gj_chain_columns(L, inner_ncolumns, k) ;
+		int			base = gj_chain_columns(L, inner_ncolumns, k);
 		const int16_t *value = round->outer_values[base];
 		const uint8_t *vnull = round->outer_nulls[base];
-		const GjRowId *rows = round->outer_values[base + 2];
+		const GjRowId *rows = round->outer_values[base + inner_ncolumns[k]];
 		uint32_t	row = rows[i];
 		const ChainInner *in = &d->inner[k];
 
 		c.rows[k + 1] = row;
+		if (cc->match[k] != GJ_OUTER_ALL)
+		{
+			/* a semi level's row: a match (the star's key); an anti's: none */
+			bool		good = cc->match[k] == GJ_OUTER_NONE ? row == GJ_NO_ROW :
+				(row < in->nrows && !in->key_nulls[row] && !d->key_nulls[k][r] &&
+				 in->keys[row] == d->keys[k][r]);
+
+			if (!good && out->values_ok)
+				snprintf(out->why, sizeof(out->why),
+						 "match %lld carries row %u of semi or anti level %d", (long long) i, row, k);
+			out->values_ok &= good;
+			c.rows[k + 1] = cc->match[k] == GJ_OUTER_FIRST ? SEMI_ROW : row;
+			continue;
+		}
 		if (row >= in->nrows ||
 			(vnull != NULL ? vnull[i] : 0) != in->value_nulls[row] ||
 			(!in->value_nulls[row] && value[i] != in->value[row]) ||
@@ -554,7 +613,7 @@ ReferenceGroups(const ChainCase *cc, const ChainData *d, const ComboList *want, 
 static bool
 RunChainAgg(const GjKernels *k, const ChainCase *cc, const ChainData *d, ChainGroups *g)
 {
-	int32_t		inner_ncolumns[MAX_LEVELS] = {2, 2, 2, 2, 2};
+	int32_t		inner_ncolumns[MAX_LEVELS];
 	GjJoinSpec	specs[MAX_LEVELS];
 	GjContext  *levels[MAX_LEVELS] = {0};
 	GjChain		chain;
@@ -567,6 +626,8 @@ RunChainAgg(const GjKernels *k, const ChainCase *cc, const ChainData *d, ChainGr
 	memset(&err, 0, sizeof(err));
 	memset(g, 0, sizeof(*g));
 	memset(&spec, 0, sizeof(spec));
+	for (int k = 0; k < L; k++)
+		inner_ncolumns[k] = InnerColumns(cc, k);
 	spec.inputs[0] = (GjAggInput) {GJ_SIDE_INNER, 0, GJ_KEY_SIGNED, GJ_EXPR_INT2};
 	spec.inputs[1] = (GjAggInput) {GJ_SIDE_OUTER, (int8_t) (L - 1), GJ_KEY_SIGNED, GJ_EXPR_INT4};
 	spec.ninputs = 2;
@@ -869,6 +930,31 @@ TestInvalid(void)
 		snprintf(name, sizeof(name), "chain: gj_chain_init refuses %s", bad[i].what);
 		TestReport("cpu", name);
 	}
+	/* a semi or anti level is an NPHJ without inner columns */
+	for (int i = 0; i < 3; i++)
+	{
+		GjContext  *ctx = NULL;
+		static const char *const what[] = {
+			"a semi level with inner columns", "an anti level of PHJ", "an outer match of 3"};
+
+		MakeSpecs(&cc, specs, key_columns);
+		specs[1].outer_match = i == 0 ? GJ_OUTER_FIRST : i == 1 ? GJ_OUTER_NONE : 3;
+		if (i > 0)
+			specs[1].inner_ncolumns = 0;
+		if (i == 1)
+			specs[1].variant = GJ_VARIANT_PHJ;
+		memset(&err, 0, sizeof(err));
+		if (gj_cpu_kernels.context_create(&ctx, &specs[1], &err) != GJ_ERROR_INVALID_ARGUMENT ||
+			err.message[0] == '\0')
+			Failf("context_create took %s", what[i]);
+		gj_cpu_kernels.context_destroy(ctx);
+		{
+			char		name[128];
+
+			snprintf(name, sizeof(name), "chain: context_create refuses %s", what[i]);
+			TestReport("cpu", name);
+		}
+	}
 	memset(&err, 0, sizeof(err));
 	if (gj_chain_init(&chain, &gj_cpu_kernels, GJ_MAX_LEVELS + 1, fake, specs,
 					  key_columns, &err) != GJ_ERROR_INVALID_ARGUMENT)
@@ -879,7 +965,7 @@ TestInvalid(void)
 void
 TestChain(void)
 {
-	ChainCase	cases[6];
+	ChainCase	cases[8];
 	int			n = 0;
 	ChainCase  *c;
 
@@ -952,6 +1038,37 @@ TestChain(void)
 	}
 	c->repeated[1] = true;
 	c->max_matches = 64;
+
+	c = &cases[n++];
+	snprintf(c->name, sizeof(c->name), "star of 5: a semi level and an anti level, repeated keys, small rounds");
+	c->nlevels = 5;
+	c->nrows = 6000;
+	c->inner_rows[0] = 800;
+	c->inner_rows[1] = 900;
+	c->inner_rows[2] = 700;
+	c->inner_rows[3] = 400;
+	c->inner_rows[4] = 300;
+	c->repeated[1] = c->repeated[2] = c->repeated[4] = true;
+	c->match[1] = GJ_OUTER_FIRST;
+	c->match[2] = GJ_OUTER_NONE;
+	c->match[3] = GJ_OUTER_FIRST;
+	c->materialize[4] = GJ_MATERIALIZE_GFTR;
+	c->variants[4] = GJ_VARIANT_PHJ;
+	c->max_matches = 251;
+	c->numbered = true;
+
+	c = &cases[n++];
+	snprintf(c->name, sizeof(c->name), "an empty anti level (every row goes on), a semi level");
+	c->nlevels = 4;
+	c->nrows = 3000;
+	c->inner_rows[0] = 300;
+	c->inner_rows[1] = 0;
+	c->inner_rows[2] = 450;
+	c->inner_rows[3] = 200;
+	c->repeated[2] = true;
+	c->match[1] = GJ_OUTER_NONE;
+	c->match[2] = GJ_OUTER_FIRST;
+	c->max_matches = 512;
 
 	for (int i = 0; i < n; i++)
 		RunCase(&cases[i]);

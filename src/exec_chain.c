@@ -146,7 +146,24 @@ typedef struct GpuJoinChain
  */
 
 /*
- * What every level of a chain must be; the top may be a GpuPreAgg
+ * A level's outer match (GjOuterMatch): a semi join hands each row up
+ * once, an anti join only the rows with no match (the kernels drop the
+ * others); every match of an inner join
+ */
+static uint8
+LevelOuterMatch(const GpuJoinState *node)
+{
+	if (node->gj_JoinType == JOIN_SEMI)
+		return GJ_OUTER_FIRST;
+	if (node->gj_JoinType == JOIN_ANTI)
+		return GJ_OUTER_NONE;
+	return GJ_OUTER_ALL;
+}
+
+/*
+ * What every level of a chain must be: an inner join, or below the top a
+ * semi or anti join of NPHJ on exact keys (the kernels keep or drop each
+ * row, GjOuterMatch: nothing is rechecked); the top may be a GpuPreAgg
  * (gpujoin.enable_chain_preagg), which folds the last level's matches into
  * its groups on the device
  */
@@ -158,7 +175,9 @@ ChainableLevel(GpuJoinState *node, bool top)
 	return (cscan->methods == &gpujoin_hash_scan_methods ||
 			(top && cscan->methods == &gpujoin_preagg_scan_methods)) &&
 		node->gj_Strategy == GPUJOIN_STRATEGY_HASH &&
-		node->gj_JoinType == JOIN_INNER &&
+		(node->gj_JoinType == JOIN_INNER ||
+		 (!top && (node->gj_JoinType == JOIN_SEMI || node->gj_JoinType == JOIN_ANTI) &&
+		  node->gj_Spec.variant == GJ_VARIANT_NPHJ && node->gj_KeyExact)) &&
 		(node->gj_Spec.variant == GJ_VARIANT_NPHJ || node->gj_Spec.variant == GJ_VARIANT_PHJ) &&
 		node->gj_Spec.ndevices < 2 &&
 		(node->gj_Agg == NULL ||
@@ -224,8 +243,9 @@ Follow(GpuJoinChain *chain, int k, AttrNumber attno, int *side, const GpuJoinCol
 	scan_att = var->varattno - 1;
 	if ((*col = SideColumn(&node->gj_Inner, scan_att)) != NULL)
 	{
+		/* a semi or anti level hands up no column of its inner side */
 		*side = CHAIN_INNER(k);
-		return true;
+		return LevelOuterMatch(node) == GJ_OUTER_ALL;
 	}
 	if ((*col = SideColumn(&node->gj_Outer, scan_att)) == NULL)
 		return false;
@@ -356,7 +376,9 @@ GpuJoinChainInit(GpuJoinState *node)
 
 		*spec = chain->levels[k]->gj_Spec;
 		spec->row_ids = true;
-		spec->inner_ncolumns = SideWidths(&chain->sides[CHAIN_INNER(k)], spec->inner_widths);
+		spec->outer_match = LevelOuterMatch(chain->levels[k]);
+		spec->inner_ncolumns = spec->outer_match != GJ_OUTER_ALL ? 0 :
+			SideWidths(&chain->sides[CHAIN_INNER(k)], spec->inner_widths);
 		if (k == 0)
 			spec->outer_ncolumns = SideWidths(&chain->sides[CHAIN_OUTER], spec->outer_widths);
 		else
@@ -790,7 +812,8 @@ GpuJoinChainExec(GpuJoinState *node, bool *handled)
 					for (int k = 0; k < chain->nlevels; k++)
 					{
 						GpuJoinLoadInner(chain->levels[k]);
-						if (chain->levels[k]->gj_Inner.nrows == 0)
+						if (chain->levels[k]->gj_Inner.nrows == 0 &&
+							chain->specs[k].outer_match != GJ_OUTER_NONE)
 							chain->state = CHAIN_DONE;	/* no row can come out */
 					}
 					if (top->gj_Timing)

@@ -199,6 +199,7 @@ ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool 
 	OpExpr	   *op;
 	Node	   *outer_arg;
 	GjVariant	lower_variant;
+	JoinType	lower_type;
 
 	if (!gpujoin_enable_chain || strategy != GPUJOIN_STRATEGY_HASH || jointype != JOIN_INNER ||
 		partitioned || (variant != GJ_VARIANT_NPHJ && variant != GJ_VARIANT_PHJ) ||
@@ -212,8 +213,11 @@ ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool 
 		outer_arg = (Node *) ((RelabelType *) outer_arg)->arg;
 	priv = lower->custom_private;
 	lower_variant = (GjVariant) intVal(list_nth(priv, GpuJoinPathVariant));
+	lower_type = (JoinType) intVal(list_nth(priv, GpuJoinPathJoinType));
+	/* below the top, a semi or anti join of NPHJ too (its kernels keep or drop each row) */
 	if (!IsA(outer_arg, Var) ||
-		(JoinType) intVal(list_nth(priv, GpuJoinPathJoinType)) != JOIN_INNER ||
+		(lower_type != JOIN_INNER &&
+		 ((lower_type != JOIN_SEMI && lower_type != JOIN_ANTI) || lower_variant != GJ_VARIANT_NPHJ)) ||
 		list_nth(priv, GpuJoinPathJoinQuals) != NIL ||
 		list_nth(priv, GpuJoinPathOtherQuals) != NIL ||
 		boolVal(list_nth(priv, GpuJoinPathPartitioned)) ||

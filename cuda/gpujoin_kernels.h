@@ -343,16 +343,20 @@ typedef struct GjBatch
  * match of every row (inner, and the host's emission makes the other join
  * types of them); for a semi join, each row's first match only (the row
  * once, where it has any); for an anti join, each row with no match
- * (a NULL key included) once, its inner row GJ_NO_ROW.  The last two are
- * for NPHJ with no inner payload columns (a semi or anti join's rows
- * carry none): a chain's levels (CHAINS OF JOINS) drop or keep a row on
- * the device.
+ * (a NULL key included) once, its inner row GJ_NO_ROW; for a left join,
+ * every match, and each row with none once, its inner row GJ_NO_ROW and
+ * its inner columns NULL (the inner columns of such a context always have
+ * NULL flags in its rounds, whether its inner batch gave any or not).
+ * Semi and anti are for NPHJ with no inner payload columns (their rows
+ * carry none), left for NPHJ: a chain's levels (CHAINS OF JOINS) drop,
+ * keep or NULL-extend a row on the device.
  */
 typedef enum GjOuterMatch
 {
 	GJ_OUTER_ALL = 0,
 	GJ_OUTER_FIRST,
-	GJ_OUTER_NONE
+	GJ_OUTER_NONE,
+	GJ_OUTER_LEFT
 } GjOuterMatch;
 
 typedef struct GjJoinSpec
@@ -701,8 +705,10 @@ gj_spread_device(uint64_t key, int ndevices)
  *
  * A row that finds no match at a level is dropped there, unless the
  * level's outer_match is GJ_OUTER_NONE (an anti join: only such rows go
- * on, with GJ_NO_ROW as that level's row number); GJ_OUTER_FIRST (a semi
- * join) hands a row on once however many inner rows it matches.
+ * on, with GJ_NO_ROW as that level's row number) or GJ_OUTER_LEFT (a left
+ * join: such a row goes on once, GJ_NO_ROW and its inner columns NULL);
+ * GJ_OUTER_FIRST (a semi join) hands a row on once however many inner
+ * rows it matches.
  * Matches come level by level: the chain's matches are those of the last
  * level's chunks in turn, which follow level 0's rounds, then each round's
  * matches at level 1, and so on, each in its level's variant's order.

@@ -452,7 +452,8 @@ gj_phj_describe(int radix_bits, int64_t nentries, int64_t oversized,
  * The matches an outer row with count equal keys in the table has, as
  * the spec's outer_match counts them (GjOuterMatch): all of them; one
  * where there is any (a semi join); one where there is none (an anti
- * join, a NULL key's row too: its count is 0)
+ * join, a NULL key's row too: its count is 0); all of them, or one where
+ * there is none (a left join)
  */
 static inline GJ_HOST_DEVICE uint64_t
 gj_outer_match_count(uint8_t outer_match, uint64_t count)
@@ -461,8 +462,11 @@ gj_outer_match_count(uint8_t outer_match, uint64_t count)
 		return count > 0 ? 1 : 0;
 	if (outer_match == GJ_OUTER_NONE)
 		return count == 0 ? 1 : 0;
+	if (outer_match == GJ_OUTER_LEFT)
+		return count > 0 ? count : 1;
 	return count;
 }
+
 
 /*
  * The outer row that holds match number "first" of a counted chunk
@@ -501,6 +505,24 @@ typedef enum GjSide
 	GJ_SIDE_INNER,
 	GJ_NUM_SIDES
 } GjSide;
+
+/* Do rows with no match come out of a join of this outer match (anti, left)? */
+static inline bool
+gj_outer_match_unmatched(uint8_t outer_match)
+{
+	return outer_match == GJ_OUTER_NONE || outer_match == GJ_OUTER_LEFT;
+}
+
+/*
+ * Whether payload column c of side comes with NULL flags in the rounds:
+ * where the batch gave them (batch_nulls), and always on a left join's
+ * inner side (its rows with no match are NULL there)
+ */
+static inline bool
+gj_column_has_nulls(const GjJoinSpec *spec, GjSide side, bool batch_nulls)
+{
+	return batch_nulls || (side == GJ_SIDE_INNER && spec->outer_match == GJ_OUTER_LEFT);
+}
 
 /* "outer" or "inner", for messages */
 static inline const char *
@@ -805,11 +827,12 @@ gj_check_spec(const GjJoinSpec *spec, bool (*implemented) (GjVariant),
 							"A SCAN has no inner side, but the join spec gives it %d payload columns.",
 							(int) spec->inner_ncolumns);
 	if (spec->outer_match != GJ_OUTER_ALL &&
-		(spec->outer_match > GJ_OUTER_NONE || spec->variant != GJ_VARIANT_NPHJ ||
-		 spec->inner_ncolumns != 0))
+		(spec->outer_match > GJ_OUTER_LEFT || spec->variant != GJ_VARIANT_NPHJ ||
+		 (spec->outer_match != GJ_OUTER_LEFT && spec->inner_ncolumns != 0)))
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"Outer match %d is for an NPHJ join without inner payload columns (semi: %d, anti: %d).",
-							(int) spec->outer_match, (int) GJ_OUTER_FIRST, (int) GJ_OUTER_NONE);
+							"Outer match %d is for an NPHJ join, without inner payload columns but a left join's (semi: %d, anti: %d, left: %d).",
+							(int) spec->outer_match, (int) GJ_OUTER_FIRST, (int) GJ_OUTER_NONE,
+							(int) GJ_OUTER_LEFT);
 	if (spec->ndevices > 1)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"A join spread over %d devices runs through gj_spread_kernels, not one device's kernels.",

@@ -259,7 +259,8 @@ RecordNulls(GjCpuContext *ctx, GjSide side, const GjBatch *batch)
 
 	memset(ctx->has_nulls[side], 0, sizeof(ctx->has_nulls[side]));
 	for (int c = 0; c < ncolumns; c++)
-		ctx->has_nulls[side][c] = (batch->columns[c].nulls != NULL);
+		ctx->has_nulls[side][c] = gj_column_has_nulls(&ctx->spec, side,
+													  batch->columns[c].nulls != NULL);
 }
 
 /*

@@ -216,6 +216,19 @@ gather_columns_kernel(const GjGatherPlan plan,
 	{
 		GjRowId		row = d_map[i];
 
+		if (row == GJ_NO_ROW)
+		{
+			/* a left join's row with no match: NULL in every column */
+			for (int c = 0; c < plan.ncolumns; c++)
+			{
+				const GjGatherColumn *col = &plan.columns[c];
+
+				memset((char *) col->dst + i * col->width, 0, col->width);
+				if (col->dst_nulls != NULL)
+					col->dst_nulls[i] = 1;
+			}
+			continue;
+		}
 		for (int c = 0; c < plan.ncolumns; c++)
 		{
 			const GjGatherColumn *col = &plan.columns[c];
@@ -235,15 +248,16 @@ gather_columns_kernel(const GjGatherPlan plan,
 					GatherValue<uint64_t>(col->src, col->dst, i, row);
 					break;
 			}
-			if (col->src_nulls != NULL)
-				col->dst_nulls[i] = col->src_nulls[row];
+			if (col->dst_nulls != NULL)
+				col->dst_nulls[i] = col->src_nulls != NULL ? col->src_nulls[row] : 0;
 		}
 	}
 }
 
 /*
  * Gather every column of set src into set dst: dst[i] = src[d_map[i]] for
- * i in [0, n), NULL flags included where src has them
+ * i in [0, n), NULL flags included where src has them or the spec makes
+ * the side have them (gj_column_has_nulls); d_map[i] GJ_NO_ROW: NULL
  *
  * src and dst hold the same side; d_map is a device array of n row
  * numbers (or positions) of src.  For a GFTR transform, d_map is the
@@ -260,13 +274,16 @@ gj_cuda_columns_gather(GjCudaContext *ctx, GjColumnSetId dst,
 									GJ_CUDA_BUILD(ctx) : ctx)->columns[src];
 	int			ncolumns = gj_side_ncolumns(&ctx->spec, from->side);
 	const int32_t *widths = gj_side_widths(&ctx->spec, from->side);
+	bool		has_nulls[GJ_MAX_COLUMNS] = {false};
 	GjGatherPlan plan;
 
 	if (to->side != from->side)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"Cannot gather the %ss into the %ss.",
 							gj_column_set_name(src), gj_column_set_name(dst));
-	GJ_TRY(ReserveColumns(ctx, dst, n, from->has_nulls, err));
+	for (int c = 0; c < ncolumns; c++)
+		has_nulls[c] = gj_column_has_nulls(&ctx->spec, from->side, from->has_nulls[c]);
+	GJ_TRY(ReserveColumns(ctx, dst, n, has_nulls, err));
 	if (ncolumns == 0 || n == 0)
 		return GJ_OK;
 
@@ -277,7 +294,7 @@ gj_cuda_columns_gather(GjCudaContext *ctx, GjColumnSetId dst,
 		plan.columns[c].src = from->values[c].ptr;
 		plan.columns[c].dst = to->values[c].ptr;
 		plan.columns[c].src_nulls = from->has_nulls[c] ? (const uint8_t *) from->nulls[c].ptr : NULL;
-		plan.columns[c].dst_nulls = from->has_nulls[c] ? (uint8_t *) to->nulls[c].ptr : NULL;
+		plan.columns[c].dst_nulls = has_nulls[c] ? (uint8_t *) to->nulls[c].ptr : NULL;
 		plan.columns[c].width = widths[c];
 	}
 	gather_columns_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
@@ -462,7 +479,8 @@ number_rows_kernel(GjRowId *__restrict__ rows, const GjRowId *__restrict__ numbe
 				   int64_t n)
 {
 	for (int64_t i = gj_thread_index(); i < n; i += gj_grid_stride())
-		rows[i] = numbers[rows[i]];
+		if (rows[i] != GJ_NO_ROW)
+			rows[i] = numbers[rows[i]];
 }
 
 /*

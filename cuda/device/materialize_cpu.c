@@ -144,7 +144,8 @@ CopyValue(const uint8_t *src, uint8_t *dst, int64_t i, GjRowId row, int width)
 
 /*
  * Gather every column of set src into set dst: dst[i] = src[map[i]] for
- * i in [0, n), NULL flags included where src has them
+ * i in [0, n), NULL flags included where src has them or the spec makes
+ * the side have them (gj_column_has_nulls); map[i] GJ_NO_ROW: NULL
  *
  * src and dst hold the same side.  For a GFTR transform, map is the
  * transform's permutation (NPHJ: the inner rows in entry order); for a
@@ -160,30 +161,35 @@ gj_cpu_columns_gather(GjCpuContext *ctx, GjColumnSetId dst,
 								  GJ_CPU_BUILD(ctx) : ctx)->columns[src];
 	int			ncolumns = gj_side_ncolumns(&ctx->spec, from->side);
 	const int32_t *widths = gj_side_widths(&ctx->spec, from->side);
+	bool		has_nulls[GJ_MAX_COLUMNS] = {false};
 	GjStatus	status;
 
 	if (to->side != from->side)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"Cannot gather the %ss into the %ss.",
 							gj_column_set_name(src), gj_column_set_name(dst));
-	status = ReserveColumns(ctx, dst, n, from->has_nulls, err);
+	for (int c = 0; c < ncolumns; c++)
+		has_nulls[c] = gj_column_has_nulls(&ctx->spec, from->side, from->has_nulls[c]);
+	status = ReserveColumns(ctx, dst, n, has_nulls, err);
 	if (status != GJ_OK)
 		return status;
 
 	for (int c = 0; c < ncolumns; c++)
 	{
 		const uint8_t *src_values = (const uint8_t *) from->values[c].ptr;
+		const uint8_t *src_nulls = from->has_nulls[c] ? (const uint8_t *) from->nulls[c].ptr : NULL;
 		uint8_t    *dst_values = (uint8_t *) to->values[c].ptr;
+		uint8_t    *dst_nulls = has_nulls[c] ? (uint8_t *) to->nulls[c].ptr : NULL;
 
 		for (int64_t i = 0; i < n; i++)
-			CopyValue(src_values, dst_values, i, map[i], widths[c]);
-		if (from->has_nulls[c])
 		{
-			const uint8_t *src_nulls = (const uint8_t *) from->nulls[c].ptr;
-			uint8_t    *dst_nulls = (uint8_t *) to->nulls[c].ptr;
-
-			for (int64_t i = 0; i < n; i++)
-				dst_nulls[i] = src_nulls[map[i]];
+			/* a left join's row with no match: NULL */
+			if (map[i] == GJ_NO_ROW)
+				memset(dst_values + (size_t) i * (size_t) widths[c], 0, (size_t) widths[c]);
+			else
+				CopyValue(src_values, dst_values, i, map[i], widths[c]);
+			if (dst_nulls != NULL)
+				dst_nulls[i] = map[i] == GJ_NO_ROW ? 1 : src_nulls != NULL ? src_nulls[map[i]] : 0;
 		}
 	}
 	return GJ_OK;
@@ -382,7 +388,7 @@ gj_cpu_round_materialize(GjCpuContext *ctx, const GjRoundSources *sources,
 				const GjRowId *numbers = (const GjRowId *) of->row_numbers[side].ptr;
 
 				for (int64_t m = 0; m < n; m++)
-					rows[m] = numbers[map[m]];
+					rows[m] = map[m] == GJ_NO_ROW ? GJ_NO_ROW : numbers[map[m]];
 			}
 			else
 				memcpy(rows, map, (size_t) n * sizeof(GjRowId));

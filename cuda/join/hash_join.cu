@@ -139,12 +139,16 @@ typedef enum NphjBufferId
  *
  *	layout		the table's layout (common.h); valid when nentries > 0
  *	nentries	inner rows with a non-NULL key; 0: no table, nothing matches
+ *	chunk_nulls	the counted chunk came with NULL flags (a left join's
+ *				retrieve reads them)
  *	buffers		see NphjBufferId
  */
 typedef struct NphjState
 {
 	GjNphjLayout layout;
 	int64_t		nentries;
+	bool		chunk_nulls;	/* the counted chunk's keys had NULL flags
+								 * (GJ_BUFFER_OUTER_NULLS holds them) */
 	GjDeviceBuffer buffers[NPHJ_NUM_BUFFERS];
 } NphjState;
 
@@ -547,6 +551,7 @@ CountChunk(GjCudaContext *ctx, const NphjState *table, NphjState *state,
 	nphj_count_kernel<<<gj_cuda_grid_size(ctx, nrows), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
 		CurrentTable(table), NoTable(table), ctx->spec.outer_match, d_keys, d_nulls, nrows,
 		d_offsets);
+	state->chunk_nulls = d_nulls != NULL;
 	GJ_CUDA_TRY(err, cudaGetLastError());
 	GJ_TRY(gj_cuda_count_offsets(ctx, d_offsets, nrows, &total, err));
 
@@ -572,8 +577,8 @@ NphjCount(GjCudaContext *ctx, const GjBatch *outer, uint64_t *nmatches,
 
 	*nmatches = 0;
 	/* Nothing can match: no device work, retrieve returns 0 (but an anti
-	 * join's rows are those that match nothing) */
-	if (outer->nrows == 0 || (NoTable(table) && ctx->spec.outer_match != GJ_OUTER_NONE))
+	 * or left join's rows are also those that match nothing) */
+	if (outer->nrows == 0 || (NoTable(table) && !gj_outer_match_unmatched(ctx->spec.outer_match)))
 		return GJ_OK;
 	state = (NphjState *) gj_cuda_variant_state(ctx, sizeof(NphjState),
 												"a hash join", err);
@@ -619,11 +624,14 @@ WriteNoMatch(uint64_t slot, int64_t row, GjRowId *d_outer_rows, GjRowId *d_inner
  * meets, so the numbering is the one count counted; in a dense table
  * every entry of the bucket matches, so match k is entry start + k.
  * A row writes no more than its count (a semi join's row: its first
- * match); an anti join's row writes itself with no inner row.
+ * match); an anti join's row writes itself with no inner row, and so does
+ * a left join's row that has no match (a NULL key, d_nulls; no table,
+ * no_table; or none in its bucket).
  * Each of the three outputs is written when its pointer is not NULL.
  */
 __global__ void __launch_bounds__(GJ_BLOCK_SIZE)
-nphj_retrieve_kernel(const GjDeviceTable table, uint8_t outer_match,
+nphj_retrieve_kernel(const GjDeviceTable table, bool no_table, uint8_t outer_match,
+					 const uint8_t *__restrict__ d_nulls,
 					 const uint64_t *__restrict__ d_keys,
 					 const uint64_t *__restrict__ d_offsets, int64_t nrows,
 					 uint64_t window_begin, uint64_t window_end,
@@ -651,7 +659,10 @@ nphj_retrieve_kernel(const GjDeviceTable table, uint8_t outer_match,
 			break;
 		if (match == row_end)
 			continue;			/* no matches (or a NULL key) */
-		if (outer_match == GJ_OUTER_NONE)
+		key = d_keys[row];
+		if (outer_match == GJ_OUTER_NONE ||
+			(outer_match == GJ_OUTER_LEFT &&
+			 (no_table || gj_flag_set(d_nulls, row) || CountKeyMatches(&table, key) == 0)))
 		{
 			WriteNoMatch(match - window_begin, row, d_outer_rows, d_inner_rows, d_inner_pos);
 			continue;
@@ -659,7 +670,6 @@ nphj_retrieve_kernel(const GjDeviceTable table, uint8_t outer_match,
 		if (row_end > window_end)
 			row_end = window_end;
 
-		key = d_keys[row];
 		(void) gj_nphj_bucket(&table.layout, key, &bucket);
 		e = table.bucket_start[bucket];
 		end = table.bucket_start[bucket + 1];
@@ -710,7 +720,9 @@ NphjRetrieve(GjCudaContext *ctx, uint64_t first, int64_t round_size,
 	GJ_TRY(gj_cuda_round_maps_reserve(ctx, false, round_size, sources, maps, err));
 
 	nphj_retrieve_kernel<<<gj_cuda_grid_size(ctx, rows_to_cover), GJ_BLOCK_SIZE, 0, ctx->stream>>>(
-		CurrentTable(table), ctx->spec.outer_match, GJ_BUFFER(ctx, GJ_BUFFER_OUTER_KEYS, uint64_t),
+		CurrentTable(table), NoTable(table), ctx->spec.outer_match,
+		state->chunk_nulls ? GJ_BUFFER(ctx, GJ_BUFFER_OUTER_NULLS, uint8_t) : NULL,
+		GJ_BUFFER(ctx, GJ_BUFFER_OUTER_KEYS, uint64_t),
 		NPHJ_BUFFER(state, NPHJ_OFFSETS, uint64_t), ctx->outer_rows,
 		first, first + (uint64_t) round_size, maps[GJ_ROUND_OUTER_ROWS],
 		maps[GJ_ROUND_INNER_ROWS], maps[GJ_ROUND_INNER_POS]);

@@ -93,6 +93,9 @@
  * The counted chunk, kept for retrieve:
  *	outer_keys		uint64_t[outer rows], a copy of the chunk's keys (the
  *					caller's array need not outlive count)
+ *	outer_nulls		uint8_t[outer rows], a copy of their NULL flags, where
+ *					chunk_nulls: the chunk had them (a left join's
+ *					retrieve reads them)
  *	offsets			uint64_t[outer rows + 1], exclusive prefix sum of the
  *					per-row match counts; row r's count is
  *					offsets[r + 1] - offsets[r]
@@ -105,6 +108,8 @@ typedef struct NphjState
 	GjHostBuffer entry_rows;
 	GjHostBuffer bucket_start;
 	GjHostBuffer outer_keys;
+	GjHostBuffer outer_nulls;
+	bool		chunk_nulls;
 	GjHostBuffer offsets;
 } NphjState;
 
@@ -304,6 +309,15 @@ CountChunk(GjCpuContext *ctx, const NphjState *table, NphjState *state,
 	if (status != GJ_OK)
 		return status;
 	memcpy(state->outer_keys.ptr, outer->keys, (size_t) nrows * sizeof(uint64_t));
+	state->chunk_nulls = outer->nulls != NULL;
+	if (state->chunk_nulls)
+	{
+		status = gj_cpu_buffer_reserve(&state->outer_nulls, (size_t) nrows,
+									   "the outer chunk's NULL flags", err);
+		if (status != GJ_OK)
+			return status;
+		memcpy(state->outer_nulls.ptr, outer->nulls, (size_t) nrows);
+	}
 	offsets = (uint64_t *) state->offsets.ptr;
 
 	/* The count of each row (as outer_match counts them), then their
@@ -345,9 +359,10 @@ NphjCount(GjCpuContext *ctx, const GjBatch *outer, uint64_t *nmatches,
 
 	*nmatches = 0;
 	/* Nothing can match: no arrays are needed, retrieve returns 0 (but an
-	 * anti join's rows are those that match nothing) */
+	 * anti or left join's rows are also those that match nothing) */
 	if (outer->nrows == 0 ||
-		((table == NULL || table->nentries == 0) && ctx->spec.outer_match != GJ_OUTER_NONE))
+		((table == NULL || table->nentries == 0) &&
+		 !gj_outer_match_unmatched(ctx->spec.outer_match)))
 		return GJ_OK;
 	state = (NphjState *) gj_cpu_variant_state(ctx, sizeof(NphjState),
 											   "a hash join", err);
@@ -429,9 +444,14 @@ NphjRetrieve(GjCpuContext *ctx, uint64_t first, int64_t round_size,
 
 		if (match == row_end)
 			continue;			/* no matches (or a NULL key) */
-		if (ctx->spec.outer_match == GJ_OUTER_NONE)
+		if (ctx->spec.outer_match == GJ_OUTER_NONE ||
+			(ctx->spec.outer_match == GJ_OUTER_LEFT &&
+			 (table == NULL || table->nentries == 0 ||
+			  (state->chunk_nulls && ((const uint8_t *) state->outer_nulls.ptr)[row]) ||
+			  CountKeyMatches(table, key) == 0)))
 		{
-			/* an anti join's row: no inner row (and maybe no table) */
+			/* an anti join's row, a left join's with no match: no inner
+			 * row (and maybe no table) */
 			WriteNoMatch(match - window_begin, row, maps[GJ_ROUND_OUTER_ROWS],
 						 maps[GJ_ROUND_INNER_ROWS], maps[GJ_ROUND_INNER_POS]);
 			continue;
@@ -478,6 +498,7 @@ NphjDestroyState(GjCpuContext *ctx)
 	gj_cpu_buffer_release(&state->entry_rows);
 	gj_cpu_buffer_release(&state->bucket_start);
 	gj_cpu_buffer_release(&state->outer_keys);
+	gj_cpu_buffer_release(&state->outer_nulls);
 	gj_cpu_buffer_release(&state->offsets);
 	free(state);
 	ctx->variant_state = NULL;

@@ -68,9 +68,10 @@ typedef struct ChainCase
 										 * chunk's key column */
 	GjVariant	variants[MAX_LEVELS];
 	GjMaterialize materialize[MAX_LEVELS];
-	uint8_t		match[MAX_LEVELS];	/* GjOuterMatch: a semi or anti level
-									 * (NPHJ, no inner columns, never the
-									 * last: the test's groups read it) */
+	uint8_t		match[MAX_LEVELS];	/* GjOuterMatch: a semi, anti or left
+									 * level (NPHJ; semi and anti without
+									 * inner columns; never the last: the
+									 * test's groups read it) */
 	int64_t		max_matches;
 	bool		numbered;		/* the chunk brings row numbers */
 } ChainCase;
@@ -82,7 +83,7 @@ typedef struct ChainCase
 static int32_t
 InnerColumns(const ChainCase *cc, int k)
 {
-	return cc->match[k] == GJ_OUTER_ALL ? 2 : 0;
+	return cc->match[k] == GJ_OUTER_FIRST || cc->match[k] == GJ_OUTER_NONE ? 0 : 2;
 }
 
 typedef struct ChainData
@@ -161,6 +162,8 @@ ProbeKey(const ChainCase *cc, const ChainData *d, int level, int64_t r,
 {
 	if (level > 0 && cc->from_above[level])
 	{
+		if (above->rows[level] == GJ_NO_ROW)
+			return false;		/* a left level's row with no match: NULL */
 		*key = d->inner[level - 1].down[above->rows[level]];
 		return true;			/* down is never NULL */
 	}
@@ -178,7 +181,8 @@ ReferenceNext(const ChainCase *cc, const ChainData *d, int level, uint32_t row, 
 /*
  * Every combination, level by level, by nested loops: an inner level's
  * every match; a semi level's row once where it has any (SEMI_ROW); an
- * anti level's once where it has none, a NULL key included (GJ_NO_ROW)
+ * anti level's once where it has none, a NULL key included (GJ_NO_ROW); a
+ * left level's every match, or GJ_NO_ROW where it has none
  */
 static void
 Reference(const ChainCase *cc, const ChainData *d, int level, Combo *c,
@@ -190,11 +194,11 @@ Reference(const ChainCase *cc, const ChainData *d, int level, Combo *c,
 
 	if (!ProbeKey(cc, d, level, c->rows[0], c, &key))
 	{
-		if (cc->match[level] == GJ_OUTER_NONE)
+		if (cc->match[level] == GJ_OUTER_NONE || cc->match[level] == GJ_OUTER_LEFT)
 			ReferenceNext(cc, d, level, GJ_NO_ROW, c, out);
 		return;
 	}
-	if (cc->match[level] != GJ_OUTER_ALL)
+	if (cc->match[level] == GJ_OUTER_FIRST || cc->match[level] == GJ_OUTER_NONE)
 	{
 		for (int64_t i = 0; i < in->nrows && !any; i++)
 			any = !in->key_nulls[i] && in->keys[i] == key;
@@ -206,8 +210,11 @@ Reference(const ChainCase *cc, const ChainData *d, int level, Combo *c,
 	{
 		if (in->key_nulls[i] || in->keys[i] != key)
 			continue;
+		any = true;
 		ReferenceNext(cc, d, level, (uint32_t) i, c, out);
 	}
+	if (!any && cc->match[level] == GJ_OUTER_LEFT)
+		ReferenceNext(cc, d, level, GJ_NO_ROW, c, out);
 }
 
 static void
@@ -377,7 +384,20 @@ TakeMatch(const ChainCase *cc, const ChainData *d, const GjJoinSpec *last,
 		const ChainInner *in = &d->inner[k];
 
 		c.rows[k + 1] = row;
-		if (cc->match[k] != GJ_OUTER_ALL)
+		if (cc->match[k] == GJ_OUTER_LEFT && row == GJ_NO_ROW)
+		{
+			/* a left level's row with no match: its columns NULL */
+			const uint8_t *dnull = round->outer_nulls[base + 1];
+			bool		good = vnull != NULL && vnull[i] == 1 && dnull != NULL && dnull[i] == 1;
+
+			if (!good && out->values_ok)
+				snprintf(out->why, sizeof(out->why),
+						 "match %lld: left level %d's columns are not NULL where it had no match",
+						 (long long) i, k);
+			out->values_ok &= good;
+			continue;
+		}
+		if (cc->match[k] == GJ_OUTER_FIRST || cc->match[k] == GJ_OUTER_NONE)
 		{
 			/* a semi level's row: a match (the star's key); an anti's: none */
 			bool		good = cc->match[k] == GJ_OUTER_NONE ? row == GJ_NO_ROW :
@@ -394,6 +414,7 @@ TakeMatch(const ChainCase *cc, const ChainData *d, const GjJoinSpec *last,
 		if (row >= in->nrows ||
 			(vnull != NULL ? vnull[i] : 0) != in->value_nulls[row] ||
 			(!in->value_nulls[row] && value[i] != in->value[row]) ||
+			(round->outer_nulls[base + 1] != NULL && round->outer_nulls[base + 1][i] != 0) ||
 			((const uint64_t *) round->outer_values[base + 1])[i] != in->down[row])
 		{
 			if (out->values_ok)
@@ -935,10 +956,10 @@ TestInvalid(void)
 	{
 		GjContext  *ctx = NULL;
 		static const char *const what[] = {
-			"a semi level with inner columns", "an anti level of PHJ", "an outer match of 3"};
+			"a semi level with inner columns", "an anti level of PHJ", "an outer match of 4"};
 
 		MakeSpecs(&cc, specs, key_columns);
-		specs[1].outer_match = i == 0 ? GJ_OUTER_FIRST : i == 1 ? GJ_OUTER_NONE : 3;
+		specs[1].outer_match = i == 0 ? GJ_OUTER_FIRST : i == 1 ? GJ_OUTER_NONE : 4;
 		if (i > 0)
 			specs[1].inner_ncolumns = 0;
 		if (i == 1)
@@ -965,7 +986,7 @@ TestInvalid(void)
 void
 TestChain(void)
 {
-	ChainCase	cases[8];
+	ChainCase	cases[10];
 	int			n = 0;
 	ChainCase  *c;
 
@@ -1069,6 +1090,32 @@ TestChain(void)
 	c->match[1] = GJ_OUTER_NONE;
 	c->match[2] = GJ_OUTER_FIRST;
 	c->max_matches = 512;
+
+	c = &cases[n++];
+	snprintf(c->name, sizeof(c->name), "left levels: repeated keys, GFTR, a snowflake through a left level");
+	c->nlevels = 4;
+	c->nrows = 5000;
+	c->inner_rows[0] = 700;
+	c->inner_rows[1] = 800;
+	c->inner_rows[2] = 600;
+	c->inner_rows[3] = 300;
+	c->repeated[1] = c->repeated[3] = true;
+	c->match[1] = GJ_OUTER_LEFT;
+	c->match[2] = GJ_OUTER_LEFT;
+	c->from_above[2] = 1;
+	c->materialize[2] = GJ_MATERIALIZE_GFTR;
+	c->max_matches = 301;
+	c->numbered = true;
+
+	c = &cases[n++];
+	snprintf(c->name, sizeof(c->name), "an empty left level (every row NULL-extended)");
+	c->nlevels = 3;
+	c->nrows = 2500;
+	c->inner_rows[0] = 400;
+	c->inner_rows[1] = 0;
+	c->inner_rows[2] = 250;
+	c->match[1] = GJ_OUTER_LEFT;
+	c->max_matches = 400;
 
 	for (int i = 0; i < n; i++)
 		RunCase(&cases[i]);

@@ -148,7 +148,8 @@ typedef struct GpuJoinChain
 /*
  * A level's outer match (GjOuterMatch): a semi join hands each row up
  * once, an anti join only the rows with no match (the kernels drop the
- * others); every match of an inner join
+ * others), a left join every match and each row with none, NULL-extended;
+ * every match of an inner join
  */
 static uint8
 LevelOuterMatch(const GpuJoinState *node)
@@ -157,13 +158,24 @@ LevelOuterMatch(const GpuJoinState *node)
 		return GJ_OUTER_FIRST;
 	if (node->gj_JoinType == JOIN_ANTI)
 		return GJ_OUTER_NONE;
+	if (node->gj_JoinType == JOIN_LEFT)
+		return GJ_OUTER_LEFT;
 	return GJ_OUTER_ALL;
+}
+
+/* Does a level hand up columns of its inner side (inner and left joins)? */
+static bool
+LevelHandsInner(const GpuJoinState *node)
+{
+	uint8		match = LevelOuterMatch(node);
+
+	return match == GJ_OUTER_ALL || match == GJ_OUTER_LEFT;
 }
 
 /*
  * What every level of a chain must be: an inner join, or below the top a
- * semi or anti join of NPHJ on exact keys (the kernels keep or drop each
- * row, GjOuterMatch: nothing is rechecked); the top may be a GpuPreAgg
+ * semi, anti or left join of NPHJ on exact keys (the kernels keep, drop or
+ * NULL-extend each row, GjOuterMatch: nothing is rechecked); the top may be a GpuPreAgg
  * (gpujoin.enable_chain_preagg), which folds the last level's matches into
  * its groups on the device
  */
@@ -176,7 +188,8 @@ ChainableLevel(GpuJoinState *node, bool top)
 			(top && cscan->methods == &gpujoin_preagg_scan_methods)) &&
 		node->gj_Strategy == GPUJOIN_STRATEGY_HASH &&
 		(node->gj_JoinType == JOIN_INNER ||
-		 (!top && (node->gj_JoinType == JOIN_SEMI || node->gj_JoinType == JOIN_ANTI) &&
+		 (!top && (node->gj_JoinType == JOIN_SEMI || node->gj_JoinType == JOIN_ANTI ||
+				   node->gj_JoinType == JOIN_LEFT) &&
 		  node->gj_Spec.variant == GJ_VARIANT_NPHJ && node->gj_KeyExact)) &&
 		(node->gj_Spec.variant == GJ_VARIANT_NPHJ || node->gj_Spec.variant == GJ_VARIANT_PHJ) &&
 		node->gj_Spec.ndevices < 2 &&
@@ -245,7 +258,7 @@ Follow(GpuJoinChain *chain, int k, AttrNumber attno, int *side, const GpuJoinCol
 	{
 		/* a semi or anti level hands up no column of its inner side */
 		*side = CHAIN_INNER(k);
-		return LevelOuterMatch(node) == GJ_OUTER_ALL;
+		return LevelHandsInner(node);
 	}
 	if ((*col = SideColumn(&node->gj_Outer, scan_att)) == NULL)
 		return false;
@@ -377,7 +390,7 @@ GpuJoinChainInit(GpuJoinState *node)
 		*spec = chain->levels[k]->gj_Spec;
 		spec->row_ids = true;
 		spec->outer_match = LevelOuterMatch(chain->levels[k]);
-		spec->inner_ncolumns = spec->outer_match != GJ_OUTER_ALL ? 0 :
+		spec->inner_ncolumns = !LevelHandsInner(chain->levels[k]) ? 0 :
 			SideWidths(&chain->sides[CHAIN_INNER(k)], spec->inner_widths);
 		if (k == 0)
 			spec->outer_ncolumns = SideWidths(&chain->sides[CHAIN_OUTER], spec->outer_widths);
@@ -813,7 +826,8 @@ GpuJoinChainExec(GpuJoinState *node, bool *handled)
 					{
 						GpuJoinLoadInner(chain->levels[k]);
 						if (chain->levels[k]->gj_Inner.nrows == 0 &&
-							chain->specs[k].outer_match != GJ_OUTER_NONE)
+							chain->specs[k].outer_match != GJ_OUTER_NONE &&
+							chain->specs[k].outer_match != GJ_OUTER_LEFT)
 							chain->state = CHAIN_DONE;	/* no row can come out */
 					}
 					if (top->gj_Timing)

@@ -211,6 +211,13 @@ GpuJoinChainFillScanSlot(GpuJoinState *top, const GjMatchRound *round, int64 i,
 		row = cc->rows == GJ_CHAIN_OUTER_ROWS ? round->outer_rows[i] :
 			cc->rows == GJ_CHAIN_INNER_ROWS ? round->inner_rows[i] :
 			((const GjRowId *) round->outer_values[cc->rows])[i];
+		if (row == GJ_NO_ROW)
+		{
+			/* a left level's row with no match: its side's columns NULL */
+			scanslot->tts_values[att] = (Datum) 0;
+			scanslot->tts_isnull[att] = true;
+			continue;
+		}
 		if (row >= cc->side->nrows)
 			elog(ERROR, "gpujoin: a chain of joins returned row %u of a side of " INT64_FORMAT " rows",
 				 row, cc->side->nrows);

@@ -214,10 +214,14 @@ ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool 
 	priv = lower->custom_private;
 	lower_variant = (GjVariant) intVal(list_nth(priv, GpuJoinPathVariant));
 	lower_type = (JoinType) intVal(list_nth(priv, GpuJoinPathJoinType));
-	/* below the top, a semi or anti join of NPHJ too (its kernels keep or drop each row) */
+	/*
+	 * below the top, a semi, anti or left join of NPHJ too (its kernels
+	 * keep, drop or NULL-extend each row)
+	 */
 	if (!IsA(outer_arg, Var) ||
 		(lower_type != JOIN_INNER &&
-		 ((lower_type != JOIN_SEMI && lower_type != JOIN_ANTI) || lower_variant != GJ_VARIANT_NPHJ)) ||
+		 ((lower_type != JOIN_SEMI && lower_type != JOIN_ANTI && lower_type != JOIN_LEFT) ||
+		  lower_variant != GJ_VARIANT_NPHJ)) ||
 		list_nth(priv, GpuJoinPathJoinQuals) != NIL ||
 		list_nth(priv, GpuJoinPathOtherQuals) != NIL ||
 		boolVal(list_nth(priv, GpuJoinPathPartitioned)) ||
@@ -514,42 +518,16 @@ HeapScanCandidate(PlannerInfo *root, RelOptInfo *rel, Path *cheapest, GpuJoinStr
  * Add GPU join paths of the given strategy for this (outer, inner) split:
  * over each side's cheapest path, and over a side's Seq Scan too where the
  * join would read it as heap pages (HeapScanCandidate); add_path keeps the
- * cheapest.  unique_inner: a semi join as an inner join over its inner side
- * made unique (JOIN_UNIQUE_INNER)
+ * cheapest
  */
 static void
 TryGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *outerrel,
 			   RelOptInfo *innerrel, JoinType jointype, JoinPathExtraData *extra,
 			   GpuJoinClauses *clauses, bool use_gpu, GpuJoinStrategy strategy,
-			   GjVariant theta_variant, bool partial, bool unique_inner)
+			   GjVariant theta_variant, bool partial)
 {
 	Path	   *outer_paths[2] = {outerrel->cheapest_total_path, NULL};
 	Path	   *inner_paths[2] = {innerrel->cheapest_total_path, NULL};
-
-	/*
-	 * A semi join's inner side made unique on its join keys (the planner's
-	 * own unique path: a HashAggregate or a Unique over it), joined as an
-	 * inner join, as joinpath.c does for JOIN_UNIQUE_INNER; never read as
-	 * heap pages (its rows are the unique path's)
-	 */
-	if (unique_inner)
-	{
-		inner_paths[0] = (Path *) create_unique_path(root, innerrel,
-													 innerrel->cheapest_total_path,
-													 extra->sjinfo);
-		if (inner_paths[0] == NULL || (partial && !inner_paths[0]->parallel_safe))
-			return;
-		if (partial)
-			outer_paths[0] = linitial(outerrel->partial_pathlist);
-		else
-			outer_paths[1] = HeapScanCandidate(root, outerrel, outer_paths[0], strategy,
-											   clauses, true);
-		for (int o = 0; o < 2; o++)
-			if (outer_paths[o] != NULL)
-				AddGpuJoinPath(root, joinrel, outer_paths[o], inner_paths[0], JOIN_INNER, extra,
-							   clauses, use_gpu, strategy, theta_variant, partial);
-		return;
-	}
 
 	/*
 	 * A partial path, for a Gather above it: every process joins its part of
@@ -616,7 +594,6 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 {
 	GpuJoinClauses clauses;
 	bool		use_gpu;
-	bool		unique_inner = false;
 
 	if (prev_set_join_pathlist_hook)
 		prev_set_join_pathlist_hook(root, joinrel, outerrel, innerrel,
@@ -634,20 +611,8 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 		case JOIN_SEMI:
 		case JOIN_ANTI:
 			break;
-		case JOIN_UNIQUE_INNER:
-
-			/*
-			 * A semi join as an inner join over its inner side made unique:
-			 * an inner join can be a level of a chain (exec_chain.c), where
-			 * a semi join ends it
-			 */
-			if (!gpujoin_enable_hashjoin)
-				return;
-			unique_inner = true;
-			jointype = JOIN_INNER;
-			break;
 		default:
-			return;				/* JOIN_UNIQUE_OUTER: the planner's own way */
+			return;				/* JOIN_UNIQUE_*: the planner's own way */
 	}
 	if (!bms_is_empty(joinrel->lateral_relids))
 		return;					/* would need parameterized paths */
@@ -673,21 +638,19 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 		if (gpujoin_enable_hashjoin)
 			TryGpuJoinPath(root, joinrel, outerrel, innerrel, jointype, extra,
 						   &clauses, use_gpu, GPUJOIN_STRATEGY_HASH, GJ_VARIANT_NPHJ,
-						   false, unique_inner);
+						   false);
 		if (gpujoin_enable_hashjoin && CanJoinInParallel(joinrel, outerrel, jointype))
 			TryGpuJoinPath(root, joinrel, outerrel, innerrel, jointype, extra,
 						   &clauses, use_gpu, GPUJOIN_STRATEGY_HASH, GJ_VARIANT_NPHJ,
-						   true, unique_inner);
-		if (unique_inner)
-			return;				/* chains are of hash joins */
+						   true);
 		if (gpujoin_enable_mergejoin)
 			TryGpuJoinPath(root, joinrel, outerrel, innerrel, jointype, extra,
 						   &clauses, use_gpu, GPUJOIN_STRATEGY_MERGE, GJ_VARIANT_SMJ,
-						   false, false);
+						   false);
 		return;
 	}
 
-	if (!gpujoin_enable_thetajoin || unique_inner)
+	if (!gpujoin_enable_thetajoin)
 		return;
 	for (int variant = GJ_VARIANT_BAND; variant <= GJ_VARIANT_NLJ; variant++)
 	{
@@ -702,11 +665,11 @@ GpuJoinAddPaths(PlannerInfo *root, RelOptInfo *joinrel,
 			return;
 		TryGpuJoinPath(root, joinrel, outerrel, innerrel, jointype, extra,
 					   &clauses, use_gpu, GPUJOIN_STRATEGY_THETA, (GjVariant) variant,
-					   false, false);
+					   false);
 		if (CanJoinInParallel(joinrel, outerrel, jointype))
 			TryGpuJoinPath(root, joinrel, outerrel, innerrel, jointype, extra,
 						   &clauses, use_gpu, GPUJOIN_STRATEGY_THETA, (GjVariant) variant,
-						   true, false);
+						   true);
 	}
 }
 

@@ -98,7 +98,7 @@ typedef struct GjError
  */
 typedef uint32_t GjRowId;
 
-/* The inner row number of an anti join's row (GJ_OUTER_NONE): none */
+/* The inner row number of a row with no match (GJ_OUTER_NONE, GJ_OUTER_LEFT): none */
 #define GJ_NO_ROW		((GjRowId) 0xFFFFFFFF)
 
 #define GJ_MAX_ROWS		((int64_t) 0x7FFFFFFF)
@@ -369,7 +369,8 @@ typedef struct GjJoinSpec
 	int32_t		inner_widths[GJ_MAX_COLUMNS];
 	bool		row_ids;		/* also return the row numbers of each match */
 	uint8_t		outer_match;	/* GjOuterMatch; 0 (GJ_OUTER_ALL) for all
-								 * but a chain's semi and anti levels */
+								 * but a chain's semi, anti and left
+								 * levels */
 	int32_t		nterms;			/* NLJ: comparison terms, 1 .. GJ_MAX_TERMS */
 	GjThetaOp	ops[GJ_MAX_TERMS];	/* NLJ: term t is inner OP outer */
 	int64_t		max_matches;	/* capacity of one round, at least 1 */

@@ -427,7 +427,7 @@ CheckSpread(const GjJoinSpec *spec, GjError *err)
 							"A SCAN has no key to partition by over devices; it is broadcast.");
 	if (spec->outer_match != GJ_OUTER_ALL)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
-							"A semi or anti join's outer match (a chain's level) runs on one device.");
+							"A semi, anti or left join's outer match (a chain's level) runs on one device.");
 	return GJ_OK;
 }
 

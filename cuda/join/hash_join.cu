@@ -508,7 +508,7 @@ CountKeyMatches(const GjDeviceTable *table, uint64_t key)
  * Matches of every outer row (as outer_match counts them), into
  * d_counts[0 .. nrows); d_counts[nrows] is set to 0, so that the
  * exclusive sum over nrows + 1 elements ends in the total.  no_table: an
- * anti join's empty inner side, nothing to look up.
+ * anti or left join's empty inner side, nothing to look up.
  */
 __global__ void __launch_bounds__(GJ_BLOCK_SIZE)
 nphj_count_kernel(const GjDeviceTable table, bool no_table, uint8_t outer_match,
@@ -600,7 +600,7 @@ WriteMatch(const GjDeviceTable *table, uint64_t slot, int64_t row, uint32_t e,
 		d_inner_pos[slot] = (GjRowId) e;
 }
 
-/* Record an anti join's row as match number slot: no inner row */
+/* Record a row with no match (anti, left) as match number slot: no inner row */
 static __device__ __forceinline__ void
 WriteNoMatch(uint64_t slot, int64_t row, GjRowId *d_outer_rows, GjRowId *d_inner_rows,
 			 GjRowId *d_inner_pos)

@@ -321,7 +321,7 @@ CountChunk(GjCpuContext *ctx, const NphjState *table, NphjState *state,
 	offsets = (uint64_t *) state->offsets.ptr;
 
 	/* The count of each row (as outer_match counts them), then their
-	 * exclusive prefix sum in place; no table: an anti join's, empty */
+	 * exclusive prefix sum in place; no table: an anti or left join's, empty */
 	for (int64_t row = 0; row < nrows; row++)
 	{
 		uint64_t	count = 0;
@@ -389,7 +389,7 @@ WriteMatch(const NphjState *state, uint64_t slot, int64_t row, uint32_t e,
 		inner_pos[slot] = (GjRowId) e;
 }
 
-/* Record an anti join's row as match number "slot": no inner row */
+/* Record a row with no match (anti, left) as match number "slot": no inner row */
 static inline void
 WriteNoMatch(uint64_t slot, int64_t row, GjRowId *outer_rows, GjRowId *inner_rows,
 			 GjRowId *inner_pos)

@@ -951,24 +951,32 @@ TestInvalid(void)
 		snprintf(name, sizeof(name), "chain: gj_chain_init refuses %s", bad[i].what);
 		TestReport("cpu", name);
 	}
-	/* a semi or anti level is an NPHJ without inner columns */
-	for (int i = 0; i < 3; i++)
+	/* a semi or anti level is an NPHJ without inner columns, on one device */
+	for (int i = 0; i < 4; i++)
 	{
 		GjContext  *ctx = NULL;
+		const GjKernels *k = i == 3 ? gj_spread_kernels(&gj_cpu_kernels) : &gj_cpu_kernels;
 		static const char *const what[] = {
-			"a semi level with inner columns", "an anti level of PHJ", "an outer match of 4"};
+			"a semi level with inner columns", "an anti level of PHJ", "an outer match of 4",
+			"a left level spread over 2 devices"};
 
 		MakeSpecs(&cc, specs, key_columns);
-		specs[1].outer_match = i == 0 ? GJ_OUTER_FIRST : i == 1 ? GJ_OUTER_NONE : 4;
-		if (i > 0)
+		specs[1].outer_match = i == 0 ? GJ_OUTER_FIRST : i == 1 ? GJ_OUTER_NONE :
+			i == 2 ? 4 : GJ_OUTER_LEFT;
+		if (i == 1 || i == 2)
 			specs[1].inner_ncolumns = 0;
 		if (i == 1)
 			specs[1].variant = GJ_VARIANT_PHJ;
+		if (i == 3)
+		{
+			specs[1].ndevices = 2;
+			specs[1].spread = GJ_SPREAD_PARTITION;
+		}
 		memset(&err, 0, sizeof(err));
-		if (gj_cpu_kernels.context_create(&ctx, &specs[1], &err) != GJ_ERROR_INVALID_ARGUMENT ||
+		if (k->context_create(&ctx, &specs[1], &err) != GJ_ERROR_INVALID_ARGUMENT ||
 			err.message[0] == '\0')
 			Failf("context_create took %s", what[i]);
-		gj_cpu_kernels.context_destroy(ctx);
+		k->context_destroy(ctx);
 		{
 			char		name[128];
 

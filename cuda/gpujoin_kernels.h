@@ -337,7 +337,6 @@ typedef struct GjBatch
 								 * spread's parts have them) */
 } GjBatch;
 
-/* What a context is created for */
 /*
  * Which outer rows a join's matches are (GjJoinSpec.outer_match): every
  * match of every row (inner, and the host's emission makes the other join
@@ -359,6 +358,14 @@ typedef enum GjOuterMatch
 	GJ_OUTER_LEFT
 } GjOuterMatch;
 
+/* Do rows with no match come out of a join of this outer match (anti, left)? */
+static inline bool
+gj_outer_match_unmatched(uint8_t outer_match)
+{
+	return outer_match == GJ_OUTER_NONE || outer_match == GJ_OUTER_LEFT;
+}
+
+/* What a context is created for */
 typedef struct GjJoinSpec
 {
 	GjVariant	variant;

@@ -188,8 +188,7 @@ ChainableLevel(GpuJoinState *node, bool top)
 			(top && cscan->methods == &gpujoin_preagg_scan_methods)) &&
 		node->gj_Strategy == GPUJOIN_STRATEGY_HASH &&
 		(node->gj_JoinType == JOIN_INNER ||
-		 (!top && (node->gj_JoinType == JOIN_SEMI || node->gj_JoinType == JOIN_ANTI ||
-				   node->gj_JoinType == JOIN_LEFT) &&
+		 (!top && LevelOuterMatch(node) != GJ_OUTER_ALL &&
 		  node->gj_Spec.variant == GJ_VARIANT_NPHJ && node->gj_KeyExact)) &&
 		(node->gj_Spec.variant == GJ_VARIANT_NPHJ || node->gj_Spec.variant == GJ_VARIANT_PHJ) &&
 		node->gj_Spec.ndevices < 2 &&
@@ -826,8 +825,7 @@ GpuJoinChainExec(GpuJoinState *node, bool *handled)
 					{
 						GpuJoinLoadInner(chain->levels[k]);
 						if (chain->levels[k]->gj_Inner.nrows == 0 &&
-							chain->specs[k].outer_match != GJ_OUTER_NONE &&
-							chain->specs[k].outer_match != GJ_OUTER_LEFT)
+							!gj_outer_match_unmatched(chain->specs[k].outer_match))
 							chain->state = CHAIN_DONE;	/* no row can come out */
 					}
 					if (top->gj_Timing)

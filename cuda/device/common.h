@@ -467,7 +467,6 @@ gj_outer_match_count(uint8_t outer_match, uint64_t count)
 	return count;
 }
 
-
 /*
  * The outer row that holds match number "first" of a counted chunk
  *
@@ -505,13 +504,6 @@ typedef enum GjSide
 	GJ_SIDE_INNER,
 	GJ_NUM_SIDES
 } GjSide;
-
-/* Do rows with no match come out of a join of this outer match (anti, left)? */
-static inline bool
-gj_outer_match_unmatched(uint8_t outer_match)
-{
-	return outer_match == GJ_OUTER_NONE || outer_match == GJ_OUTER_LEFT;
-}
 
 /*
  * Whether payload column c of side comes with NULL flags in the rounds:

@@ -113,6 +113,13 @@ typedef struct NphjState
 	GjHostBuffer offsets;
 } NphjState;
 
+/* No table to probe: none was built, or it has no entry */
+static bool
+NoTable(const NphjState *state)
+{
+	return state == NULL || state->nentries == 0;
+}
+
 /* The body of the NPHJ build, for a non-empty inner side */
 static GjStatus
 BuildTable(GjCpuContext *ctx, NphjState *state, const GjBatch *inner,
@@ -326,7 +333,7 @@ CountChunk(GjCpuContext *ctx, const NphjState *table, NphjState *state,
 	{
 		uint64_t	count = 0;
 
-		if (table != NULL && table->nentries > 0 && !gj_flag_set(outer->nulls, row))
+		if (!NoTable(table) && !gj_flag_set(outer->nulls, row))
 			count = CountKeyMatches(table, outer->keys[row]);
 		offsets[row] = gj_outer_match_count(ctx->spec.outer_match, count);
 	}
@@ -360,9 +367,7 @@ NphjCount(GjCpuContext *ctx, const GjBatch *outer, uint64_t *nmatches,
 	*nmatches = 0;
 	/* Nothing can match: no arrays are needed, retrieve returns 0 (but an
 	 * anti or left join's rows are also those that match nothing) */
-	if (outer->nrows == 0 ||
-		((table == NULL || table->nentries == 0) &&
-		 !gj_outer_match_unmatched(ctx->spec.outer_match)))
+	if (outer->nrows == 0 || (NoTable(table) && !gj_outer_match_unmatched(ctx->spec.outer_match)))
 		return GJ_OK;
 	state = (NphjState *) gj_cpu_variant_state(ctx, sizeof(NphjState),
 											   "a hash join", err);
@@ -446,7 +451,7 @@ NphjRetrieve(GjCpuContext *ctx, uint64_t first, int64_t round_size,
 			continue;			/* no matches (or a NULL key) */
 		if (ctx->spec.outer_match == GJ_OUTER_NONE ||
 			(ctx->spec.outer_match == GJ_OUTER_LEFT &&
-			 (table == NULL || table->nentries == 0 ||
+			 (NoTable(table) ||
 			  (state->chunk_nulls && ((const uint8_t *) state->outer_nulls.ptr)[row]) ||
 			  CountKeyMatches(table, key) == 0)))
 		{

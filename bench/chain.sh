@@ -29,11 +29,16 @@
 #	gpu_stacked_8	gpujoin forced, 8 workers, gpujoin.enable_chain = off
 #	auto			gpujoin on and 8 workers allowed: the planner chooses
 # (SETTINGS picks; the default is the first four).  EXPLAIN_SETTING (gpu_chain)
-# is the setting whose plans go to stderr.
-# Each setting in one session: a warm-up, then the median of RUNS (3) of
-# EXPLAIN ANALYZE's Execution Time (TIMING OFF); every setting must return
-# PostgreSQL's rows (compared as an md5 of the sorted rows, against the
-# 8 workers').  On stderr, EXPLAIN ANALYZE of gpu_chain for each query.
+# is the setting whose plans go to stderr (none: no plans).
+# Each setting in one session: a warm-up (none with WARMUP=0), then the
+# median of RUNS (3) of EXPLAIN ANALYZE's Execution Time (TIMING OFF).
+# Every setting must return PostgreSQL's rows, compared as an md5 of the
+# sorted rows against the 8 workers' answer to the same aggregates over
+# the joins themselves (for rows: SELECT count(*), sum(sf.id) FROM sf
+# JOIN ..; gathering 10^8 joined rows through PostgreSQL's Gather would
+# take minutes).  On stderr, EXPLAIN ANALYZE of EXPLAIN_SETTING for each
+# query.  JOBS (1) sessions fill sf at once, each its own range of ids
+# (the same rows as one session's).
 # Output: CSV on stdout: rows,dim_rows,levels,query,setting,plan,ms
 set -euo pipefail
 
@@ -44,6 +49,8 @@ dim=${DIM_ROWS:-100000}
 levels=${LEVELS:-"2 3 4"}
 queries=${QUERIES:-"rows sum"}
 settings=${SETTINGS:-pg_serial pg_parallel_8 gpu_chain gpu_stacked}
+jobs=${JOBS:-1}
+warmup=${WARMUP:-1}
 psql_() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 psql_ -c "CREATE EXTENSION IF NOT EXISTS gpujoin" >/dev/null
 
@@ -74,19 +81,27 @@ query_of() {
 	done
 	case "$1" in
 	rows) echo "SELECT count(*), sum(x.id) FROM (SELECT sf.id$cols FROM sf$joins OFFSET 0) x" ;;
+	rows_ref) echo "SELECT count(*), sum(sf.id) FROM sf$joins" ;;
 	sum) echo "SELECT count(*), sum($sum) FROM sf$joins" ;;
+	esac
+}
+# the query whose answer, from PostgreSQL's 8 workers, every setting's must equal
+reference_of() {
+	case "$1" in
+	rows) query_of rows_ref "$2" ;;
+	*) query_of "$1" "$2" ;;
 	esac
 }
 digest() { psql_ -c "$base $(settings_of "$1")" -c "SELECT count(*) || ':' || md5(string_agg(t::text, ',' ORDER BY t::text)) FROM ($2) t"; }
 measure() {
 	local args=(-c "$base $(settings_of "$1")") out plan ms
-	for i in $(seq 0 "$runs"); do
+	for i in $(seq $((1 - warmup)) "$runs"); do
 		args+=(-c "EXPLAIN (ANALYZE, TIMING OFF) $2")
 	done
 	out=$(psql_ "${args[@]}")
 	plan=$(grep -oE 'Custom Scan \(Gpu[A-Za-z]+\)|Parallel Hash Join|Hash Join|Merge Join|Nested Loop|Chain: [0-9]+ joins in one pass' <<<"$out" |
 		sort -u | paste -sd' ' -)
-	ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$out" | tail -n +2 |
+	ms=$(sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p' <<<"$out" | tail -n +$((1 + warmup)) |
 		sort -g | sed -n "$(((runs + 1) / 2))p")
 	printf '%s,%s\n' "$plan" "$ms"
 }
@@ -102,20 +117,31 @@ if [ "$have" != "$n $dim" ]; then
 			-c "VACUUM ANALYZE sd$l"
 	done
 	range=$((dim + dim / 4))
-	psql_ -c "CREATE TABLE sf AS SELECT g AS id,
+	fact_rows() {
+		echo "SELECT g AS id,
 			(g::int8 * 7919) % $range + 1 AS k1, (g::int8 * 104729) % $range + 1 AS k2,
 			(g::int8 * 1299709) % $range + 1 AS k3, (g::int8 * 15485863) % $range + 1 AS k4,
 			g % 100 AS v
-			FROM generate_series(1, $n) g" \
-		-c "VACUUM ANALYZE sf"
+			FROM generate_series($1, $2) g"
+	}
+	psql_ -c "CREATE TABLE sf AS $(fact_rows 1 0)"
+	pids=()
+	for j in $(seq 0 $((jobs - 1))); do
+		psql_ -c "INSERT INTO sf $(fact_rows $((n / jobs * j + 1)) $((j == jobs - 1 ? n : n / jobs * (j + 1))))" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do
+		wait "$p"
+	done
+	psql_ -c "VACUUM ANALYZE sf"
 fi
 echo "rows,dim_rows,levels,query,setting,plan,ms"
 for l in $levels; do
 	for qn in $queries; do
 		q=$(query_of "$qn" "$l")
-		want=$(digest pg_parallel_8 "$q")
+		want=$(digest pg_parallel_8 "$(reference_of "$qn" "$l")")
 		for s in $settings; do
-			if [ "$s" != pg_parallel_8 ]; then
+			if [ "$s" != pg_parallel_8 ] || [ "$qn" = rows ]; then
 				got=$(digest "$s" "$q")
 				if [ "$got" != "$want" ]; then
 					echo "chain.sh: $s returned $got, PostgreSQL $want ($q)" >&2
@@ -124,8 +150,10 @@ for l in $levels; do
 			fi
 			printf '%s,%s,%s,%s,%s,%s\n' "$n" "$dim" "$l" "$qn" "$s" "$(measure "$s" "$q")"
 		done
-		printf '\n== %s rows, %s dimensions, %s: %s EXPLAIN ANALYZE\n' "$n" "$l" "$qn" "$explain_setting" >&2
-		psql_ -c "$base $(settings_of "$explain_setting") SET gpujoin.explain_device = on;" \
-			-c "EXPLAIN (ANALYZE) $q" >&2
+		if [ "$explain_setting" != none ]; then
+			printf '\n== %s rows, %s dimensions, %s: %s EXPLAIN ANALYZE\n' "$n" "$l" "$qn" "$explain_setting" >&2
+			psql_ -c "$base $(settings_of "$explain_setting") SET gpujoin.explain_device = on;" \
+				-c "EXPLAIN (ANALYZE) $q" >&2
+		fi
 	done
 done

@@ -22,11 +22,15 @@
 #	pg_parallel_8	PostgreSQL, 8 workers
 #	gpu_chain		gpujoin forced (GPU joins only), serial, chains on
 #	gpu_stacked		the same, gpujoin.enable_chain = off
-#	gpu_chain_8		gpujoin forced, 8 workers: a partial chain in every
-#					process, each building every level's table
+#	gpu_chain_8		gpujoin forced, 8 workers allowed (a chain is serial
+#					while gpujoin.enable_parallel_chain is off, the default)
 #	gpu_chain_agg_8	the same with gpujoin.enable_chain_preagg = on (a
 #					GpuPreAgg the chain's top, for the sum query)
 #	gpu_stacked_8	gpujoin forced, 8 workers, gpujoin.enable_chain = off
+#	gpu_pchain_8	gpu_chain_8 with gpujoin.enable_parallel_chain = on: a
+#					partial chain in every process, each building every
+#					level's table
+#	gpu_pchain_agg_8	the same with gpujoin.enable_chain_preagg = on
 #	auto			gpujoin on and 8 workers allowed: the planner chooses
 # (SETTINGS picks; the default is the first four).  EXPLAIN_SETTING (gpu_chain)
 # is the setting whose plans go to stderr (none: no plans).
@@ -67,6 +71,8 @@ settings_of() {
 	gpu_chain_8) echo "$forced_8" ;;
 	gpu_chain_agg_8) echo "$forced_8 SET gpujoin.enable_chain_preagg = on;" ;;
 	gpu_stacked_8) echo "$forced_8 SET gpujoin.enable_chain = off;" ;;
+	gpu_pchain_8) echo "$forced_8 SET gpujoin.enable_parallel_chain = on;" ;;
+	gpu_pchain_agg_8) echo "$forced_8 SET gpujoin.enable_parallel_chain = on; SET gpujoin.enable_chain_preagg = on;" ;;
 	auto) echo "SET gpujoin.device = $dev; SET max_parallel_workers_per_gather = 8;" ;;
 	*) echo "chain.sh: unknown setting $1" >&2; exit 1 ;;
 	esac

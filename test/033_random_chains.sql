@@ -12,9 +12,12 @@
 -- src/exec_chain.c) and with gpujoin off: the rows must be the same (a
 -- digest of the sorted rows).  Each runs once more, in turn: in chunks of
 -- 300 rows (each level's matches handed up chunk by chunk), in a parallel
--- plan with partial chains (gpujoin.enable_parallel_chain), and with 64 kB
--- of device memory (a chain whose tables do not fit comes apart into its
--- joins, partitioned); the rows must be PostgreSQL's again.  The generator
+-- plan with partial chains (gpujoin.enable_parallel_chain), with 64 kB of
+-- device memory (a chain whose tables do not fit comes apart into its
+-- joins, partitioned), and out of device memory (gpujoin.inject_fault) in
+-- the build (the chain comes apart), the count or a retrieve (the chain
+-- goes on on the CPU twin, left, semi and anti levels included); the rows
+-- must be PostgreSQL's again.  The generator
 -- must produce chains: many queries plan one, and left, semi and anti
 -- joins each are levels of some.  Then 120 aggregates (count, sums of
 -- integers and numerics, max, min of a date, grouped by an integer, a text
@@ -22,7 +25,7 @@
 -- other one in a parallel plan: a GpuPreAgg over the chain or folding its
 -- last level's matches into the groups; the rows must be PostgreSQL's.
 BEGIN;
-SELECT plan(13);
+SELECT plan(16);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -169,19 +172,28 @@ BEGIN
 		plan := pg_temp.plan(q);
 		got := pg_temp.rows_digest(q);
 		-- once more, in turn: small chunks, a parallel plan, little memory
-		how := (ARRAY['chunks', 'parallel', 'memory'])[1 + n % 3];
+		how := (ARRAY['chunks', 'parallel', 'memory', 'build_oom', 'count_oom', 'retrieve_oom'])[1 + n % 6];
 		IF how = 'chunks' THEN
 			PERFORM set_config('gpujoin.chunk_rows', '300', true);
+		ELSIF how ~ '_oom$' THEN
+			-- out of device memory in the build (the chain comes apart), the
+			-- count or a round's retrieve after others were taken (it goes on
+			-- on the CPU twin); rounds hold max(chunk_rows, 1024) matches, so
+			-- chunks of 1000 rows take several where dimension keys repeat
+			PERFORM set_config('gpujoin.chunk_rows', '1000', true);
+			PERFORM set_config('gpujoin.inject_fault', how, true);
 		ELSIF how = 'parallel' THEN
 			PERFORM pg_temp.use_parallel(true);
 		ELSE
 			PERFORM set_config('gpujoin.device_memory_limit', '64kB', true);
 		END IF;
-		plan2 := pg_temp.plan(q);
+		-- (under EXPLAIN ANALYZE where a fault is injected: it says so)
+		plan2 := CASE WHEN how ~ '_oom$' THEN pg_temp.plan_analyze(q) ELSE pg_temp.plan(q) END;
 		got2 := pg_temp.rows_digest(q);
 		PERFORM pg_temp.use_parallel(false);
 		PERFORM set_config('gpujoin.chunk_rows', NULL, true);
 		PERFORM set_config('gpujoin.device_memory_limit', NULL, true);
+		PERFORM set_config('gpujoin.inject_fault', 'none', true);
 		INSERT INTO runs VALUES (n, q, plan ~ 'Chain: \d joins in one pass',
 			(SELECT string_agg(m[1], ',' ORDER BY m[1])
 			 FROM regexp_matches(plan, 'Join Type: (\w+)[^>]*Chain: a level of the chain', 'g') AS m),
@@ -200,7 +212,12 @@ FROM unnest(ARRAY['Left', 'Semi', 'Anti']) AS t;
 SELECT is((SELECT string_agg(n || ': ' || q, E'\n' ORDER BY n) FROM runs WHERE NOT same), NULL,
 	'every one returns PostgreSQL''s rows');
 SELECT is((SELECT string_agg(n || ' (' || how || '): ' || q, E'\n' ORDER BY n) FROM runs WHERE NOT same2), NULL,
-	'in chunks of 300 rows, in parallel and with 64 kB of device memory, every one returns PostgreSQL''s rows');
+	'in chunks of 300 rows, in parallel, with 64 kB of device memory and out of device memory in the build, count or a retrieve, every one returns PostgreSQL''s rows');
+SELECT cmp_ok((SELECT count(*) FROM runs WHERE how = fault AND
+				plan2 ~ 'Chain: \d joins (in one pass[\s\S]*Device: CPU \(fell back from|run one by one: their tables did not fit)'),
+	'>=', least::bigint,
+	'at least ' || least || ' chains out of device memory in ' || step || ' came apart or went on on the CPU twin')
+FROM (VALUES ('build_oom', 'the build', 10), ('count_oom', 'the count', 10), ('retrieve_oom', 'a retrieve', 5)) AS v(fault, step, least);
 SELECT cmp_ok((SELECT count(*) FROM runs WHERE how = 'parallel'
 			   AND plan2 ~ 'Gather[\s\S]*Parallel Custom Scan \(GpuHashJoin\)[^>]*Chain: \d joins in one pass'), '>=', 15::bigint,
 	'at least 15 of the parallel runs planned a partial chain');
@@ -253,10 +270,13 @@ SELECT cmp_ok((SELECT count(*) FROM aggs WHERE folded AND n % 2 = 1), '>=', 10::
 
 SELECT * FROM finish();
 SELECT diag(format('%s of 300 planned a chain (levels: %s left, %s semi, %s anti); %s returned other rows than PostgreSQL, '
-	'%s on their second run (chunks, parallel or little memory)',
+	'%s on their second run (chunks, parallel, little memory or out of memory)',
 	(SELECT count(*) FROM runs WHERE chain), (SELECT count(*) FROM runs WHERE levels ~ 'Left'),
 	(SELECT count(*) FROM runs WHERE levels ~ 'Semi'), (SELECT count(*) FROM runs WHERE levels ~ 'Anti'),
 	(SELECT count(*) FROM runs WHERE NOT same), (SELECT count(*) FROM runs WHERE NOT same2)));
+SELECT diag(format('out of device memory: %s', (SELECT string_agg(format('%s %s of %s', how, fell, n), ', ' ORDER BY how)
+	FROM (SELECT how, count(*) AS n, count(*) FILTER (WHERE plan2 ~ 'Chain: \d joins (in one pass[\s\S]*Device: CPU \(fell back from|run one by one: their tables did not fit)') AS fell
+		  FROM runs WHERE how ~ '_oom$' GROUP BY how) x)));
 SELECT diag(format('of 120 aggregates %s planned a GpuPreAgg, %s serial and %s parallel ones folded a chain into it; %s returned other rows',
 	(SELECT count(*) FROM aggs WHERE preagg), (SELECT count(*) FROM aggs WHERE folded AND n % 2 = 0),
 	(SELECT count(*) FROM aggs WHERE folded AND n % 2 = 1), (SELECT count(*) FROM aggs WHERE NOT same)));

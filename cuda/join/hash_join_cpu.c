@@ -425,6 +425,7 @@ NphjRetrieve(GjCpuContext *ctx, uint64_t first, int64_t round_size,
 	const NphjState *table = (const NphjState *) GJ_CPU_BUILD(ctx)->variant_state;
 	const NphjState *state = (const NphjState *) ctx->variant_state;
 	const uint64_t *outer_keys = (const uint64_t *) state->outer_keys.ptr;
+	const uint8_t *outer_nulls = state->chunk_nulls ? (const uint8_t *) state->outer_nulls.ptr : NULL;
 	const uint64_t *offsets = (const uint64_t *) state->offsets.ptr;
 	uint64_t	window_begin = first;
 	uint64_t	window_end = first + (uint64_t) round_size;
@@ -451,8 +452,7 @@ NphjRetrieve(GjCpuContext *ctx, uint64_t first, int64_t round_size,
 			continue;			/* no matches (or a NULL key) */
 		if (ctx->spec.outer_match == GJ_OUTER_NONE ||
 			(ctx->spec.outer_match == GJ_OUTER_LEFT &&
-			 (NoTable(table) ||
-			  (state->chunk_nulls && ((const uint8_t *) state->outer_nulls.ptr)[row]) ||
+			 (NoTable(table) || gj_flag_set(outer_nulls, row) ||
 			  CountKeyMatches(table, key) == 0)))
 		{
 			/* an anti join's row, a left join's with no match: no inner

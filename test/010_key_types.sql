@@ -118,18 +118,12 @@ BEGIN
 	FOREACH ds IN ARRAY ARRAY['dup', 'empty_a', 'empty_b', 'nomatch', 'allmatch'] LOOP
 		PERFORM pg_temp.fill(kt, ds);
 		FOR j IN 1 .. 6 LOOP
-			PERFORM set_config('gpujoin.enabled', 'off', true);
-			PERFORM set_config('enable_hashjoin', 'on', true);
-			PERFORM set_config('enable_mergejoin', 'on', true);
-			PERFORM set_config('enable_nestloop', 'on', true);
+			PERFORM pg_temp.use_gpu(false);
 			want := pg_temp.rows_digest(queries[j]);
 			IF ds = 'dup' THEN
 				counts[j] := split_part(want, ':', 1)::bigint;
 			END IF;
-			PERFORM set_config('gpujoin.enabled', 'on', true);
-			PERFORM set_config('enable_hashjoin', 'off', true);
-			PERFORM set_config('enable_mergejoin', 'off', true);
-			PERFORM set_config('enable_nestloop', 'off', true);
+			PERFORM pg_temp.use_gpu(true);
 			FOREACH v IN ARRAY ARRAY['nphj', 'phj', 'smj'] LOOP
 				PERFORM set_config('gpujoin.join_variant', v, true);
 				IF pg_temp.plan(queries[j]) !~ 'Custom Scan \(Gpu(Hash|Merge)Join\)' THEN

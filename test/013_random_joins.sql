@@ -101,15 +101,9 @@ BEGIN
 						ta, CASE jt WHEN 'inner' THEN '' ELSE upper(jt) END, tb, cond, extra, filt)
 		END;
 
-		PERFORM set_config('gpujoin.enabled', 'off', true);
-		PERFORM set_config('enable_hashjoin', 'on', true);
-		PERFORM set_config('enable_mergejoin', 'on', true);
-		PERFORM set_config('enable_nestloop', 'on', true);
+		PERFORM pg_temp.use_gpu(false);
 		want := pg_temp.rows_digest(q);
-		PERFORM set_config('gpujoin.enabled', 'on', true);
-		PERFORM set_config('enable_hashjoin', 'off', true);
-		PERFORM set_config('enable_mergejoin', 'off', true);
-		PERFORM set_config('enable_nestloop', 'off', true);
+		PERFORM pg_temp.use_gpu(true);
 		plan := pg_temp.plan(q);
 		got := pg_temp.rows_digest(q);
 		-- again with 64 kB of device memory: hash joins run in partitions

@@ -121,14 +121,6 @@ BEGIN
 END
 $f$;
 
--- a query's settings: PostgreSQL's own joins, or gpujoin forced
-CREATE FUNCTION pg_temp.use_gpu(gpu boolean) RETURNS void LANGUAGE sql AS $f$
-	SELECT set_config('gpujoin.enabled', CASE WHEN gpu THEN 'on' ELSE 'off' END, true),
-		set_config('enable_hashjoin', CASE WHEN gpu THEN 'off' ELSE 'on' END, true),
-		set_config('enable_mergejoin', CASE WHEN gpu THEN 'off' ELSE 'on' END, true),
-		set_config('enable_nestloop', CASE WHEN gpu THEN 'off' ELSE 'on' END, true);
-$f$;
-
 -- a parallel plan with partial chains (as :parallel_cheap), or back to the
 -- session's settings (serial)
 CREATE FUNCTION pg_temp.use_parallel(on_ boolean) RETURNS void LANGUAGE plpgsql AS $f$

@@ -857,12 +857,47 @@ typedef enum GjExprOp
 	GJ_EXPR_ANY,				/* pop a, push a cmp ANY (consts[arg] ..
 								 * consts[arg + count - 1]): IN (...) */
 	GJ_EXPR_ALL,				/* likewise ALL: NOT IN, <> ALL */
-	GJ_EXPR_DIGITS				/* pop a (INT8), push it; undecided where
+	GJ_EXPR_DIGITS,				/* pop a (INT8), push it; undecided where
 								 * |a| >= 10^18: a numeric's value times
 								 * 10^scale outside the 18 digits the
 								 * device computes with (a NaN read from a
 								 * column, PG_INT64_MAX, is one) */
+	GJ_EXPR_DATE_FIELD			/* pop a (with count GJ_DATE_OF_DATE an
+								 * INT4, a date's days; with
+								 * GJ_DATE_OF_TIMESTAMP an INT8, a
+								 * timestamp's microseconds; from
+								 * 2000-01-01), push field arg
+								 * (GjDateField) of its day in the
+								 * proleptic Gregorian calendar, as
+								 * EXTRACT gives it (INT8); undecided for
+								 * an infinity */
 } GjExprOp;
+
+/* GJ_EXPR_DATE_FIELD's fields: EXTRACT's units that depend on the day alone */
+typedef enum GjDateField
+{
+	GJ_DATE_YEAR = 0,			/* no year 0: 1 BC is -1 */
+	GJ_DATE_QUARTER,			/* 1-4 */
+	GJ_DATE_MONTH,				/* 1-12 */
+	GJ_DATE_DAY,				/* of the month, 1-31 */
+	GJ_DATE_DOW,				/* Sunday 0 to Saturday 6 */
+	GJ_DATE_ISODOW,				/* Monday 1 to Sunday 7 */
+	GJ_DATE_DOY					/* 1-366 */
+} GjDateField;
+
+#define GJ_DATE_FIELDS			(GJ_DATE_DOY + 1)
+#define GJ_DATE_OF_DATE			0	/* GJ_EXPR_DATE_FIELD's count: days */
+#define GJ_DATE_OF_TIMESTAMP	1	/* microseconds */
+
+/*
+ * PostgreSQL's infinite dates and timestamps (DATEVAL_NOBEGIN/NOEND,
+ * DT_NOBEGIN/NOEND of its datatype/timestamp.h; src/ asserts they are these)
+ */
+#define GJ_DATE_NOBEGIN			INT32_MIN
+#define GJ_DATE_NOEND			INT32_MAX
+#define GJ_TIMESTAMP_NOBEGIN	INT64_MIN
+#define GJ_TIMESTAMP_NOEND		INT64_MAX
+#define GJ_USECS_PER_DAY		INT64_C(86400000000)
 
 /* GJ_EXPR_DIGITS's bound */
 #define GJ_EXPR_DIGITS_BOUND	INT64_C(1000000000000000000)
@@ -876,8 +911,10 @@ typedef struct GjExprStep
 								 * GJ_EXPR_GE) */
 	int16_t		arg;			/* INPUT, CONST: the index; AND, OR: the
 								 * number of operands; ANY, ALL: the first
-								 * constant */
-	int16_t		count;			/* ANY, ALL: the number of constants */
+								 * constant; DATE_FIELD: the GjDateField */
+	int16_t		count;			/* ANY, ALL: the number of constants;
+								 * DATE_FIELD: GJ_DATE_OF_DATE or
+								 * GJ_DATE_OF_TIMESTAMP */
 } GjExprStep;
 
 typedef struct GjExprDatum

@@ -328,6 +328,94 @@ gj_expr_cast(int from, int to, GjExprDatum *a)
 	}
 }
 
+/* a / b rounded toward minus infinity (b > 0) */
+static inline GJ_HOST_DEVICE int64_t
+gj_floor_div(int64_t a, int64_t b)
+{
+	return a / b - (a % b < 0);
+}
+
+/*
+ * GJ_EXPR_DATE_FIELD: field of the day *v falls on (unit: GJ_DATE_OF_DATE,
+ * *v days from 2000-01-01; GJ_DATE_OF_TIMESTAMP, microseconds), in *v;
+ * false for an infinity, whose fields PostgreSQL gives as an infinite
+ * numeric or NULL.
+ *
+ * The calendar is counted in 400-year cycles from 0000-03-01 (146,097 days
+ * each; the year 0 is 1 BC), each year from March, so that a leap day is a
+ * year's last: within a cycle, the year is the day less the leap days
+ * before it, over 365; within a year, months of 153 days in every five
+ * (31 30 31 30 31) start at (153 m + 2) / 5.
+ */
+static inline GJ_HOST_DEVICE bool
+gj_expr_date_field(int field, int unit, int64_t *v)
+{
+	int64_t		days = *v;
+	int64_t		cycle;
+	int64_t		day_of_cycle;
+	int64_t		year_of_cycle;
+	int64_t		day_of_year;	/* from March 1st */
+	int64_t		march_month;	/* 0: March .. 11: February */
+	int64_t		year;
+	int64_t		month;
+	int64_t		day;
+	int64_t		dow;
+	bool		leap;
+
+	if (unit == GJ_DATE_OF_TIMESTAMP)
+	{
+		if (days == GJ_TIMESTAMP_NOBEGIN || days == GJ_TIMESTAMP_NOEND)
+			return false;
+		days = gj_floor_div(days, GJ_USECS_PER_DAY);
+	}
+	else if (days == GJ_DATE_NOBEGIN || days == GJ_DATE_NOEND)
+		return false;
+
+	/* 2000-01-01 is day 730,425 from 0000-03-01 */
+	days += 730425;
+	cycle = gj_floor_div(days, 146097);
+	day_of_cycle = days - cycle * 146097;
+	year_of_cycle = (day_of_cycle - day_of_cycle / 1460 + day_of_cycle / 36524 -
+					 day_of_cycle / 146096) / 365;
+	day_of_year = day_of_cycle - (365 * year_of_cycle + year_of_cycle / 4 - year_of_cycle / 100);
+	march_month = (5 * day_of_year + 2) / 153;
+	day = day_of_year - (153 * march_month + 2) / 5 + 1;
+	month = march_month < 10 ? march_month + 3 : march_month - 9;
+	year = cycle * 400 + year_of_cycle + (month <= 2);
+	leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+
+	switch (field)
+	{
+		case GJ_DATE_YEAR:
+			*v = year > 0 ? year : year - 1;
+			return true;
+		case GJ_DATE_QUARTER:
+			*v = (month - 1) / 3 + 1;
+			return true;
+		case GJ_DATE_MONTH:
+			*v = month;
+			return true;
+		case GJ_DATE_DAY:
+			*v = day;
+			return true;
+		case GJ_DATE_DOW:
+		case GJ_DATE_ISODOW:
+			/* 0000-03-01 was a Wednesday */
+			dow = days % 7;
+			if (dow < 0)
+				dow += 7;
+			dow = (dow + 3) % 7;
+			*v = field == GJ_DATE_ISODOW && dow == 0 ? 7 : dow;
+			return true;
+		case GJ_DATE_DOY:
+			/* March 1st is day 60 of a common year, 61 of a leap year */
+			*v = month <= 2 ? day_of_year - 305 : day_of_year + 60 + leap;
+			return true;
+		default:
+			return false;
+	}
+}
+
 /*
  * Run program on one row's inputs: GJ_EXPR_DONE with the value in *result,
  * or GJ_EXPR_UNDECIDED
@@ -484,6 +572,11 @@ gj_expr_eval(const GjExprProgram *program, const GjExprDatum *inputs, GjExprDatu
 			case GJ_EXPR_DIGITS:
 				a = stack[sp - 1];
 				if (!a.isnull && (a.v.i >= GJ_EXPR_DIGITS_BOUND || a.v.i <= -GJ_EXPR_DIGITS_BOUND))
+					return GJ_EXPR_UNDECIDED;
+				break;
+			case GJ_EXPR_DATE_FIELD:
+				if (!stack[sp - 1].isnull &&
+					!gj_expr_date_field(step->arg, step->count, &stack[sp - 1].v.i))
 					return GJ_EXPR_UNDECIDED;
 				break;
 			default:

@@ -93,6 +93,7 @@ gj_expr_check(const GjExprProgram *program, bool is_qual, GjError *err)
 			case GJ_EXPR_IS_NOT_FALSE:
 			case GJ_EXPR_CAST:
 			case GJ_EXPR_DIGITS:
+			case GJ_EXPR_DATE_FIELD:
 				need = step->op == GJ_EXPR_INPUT || step->op == GJ_EXPR_CONST ? 0 : 1;
 				break;
 			case GJ_EXPR_AND:
@@ -161,6 +162,11 @@ gj_expr_check(const GjExprProgram *program, bool is_qual, GjError *err)
 				break;
 			case GJ_EXPR_DIGITS:
 				ok = t == GJ_EXPR_INT8 && types[sp - 1] == GJ_EXPR_INT8;
+				break;
+			case GJ_EXPR_DATE_FIELD:
+				ok = t == GJ_EXPR_INT8 && step->arg >= 0 && step->arg < GJ_DATE_FIELDS &&
+					((step->count == GJ_DATE_OF_DATE && types[sp - 1] == GJ_EXPR_INT4) ||
+					 (step->count == GJ_DATE_OF_TIMESTAMP && types[sp - 1] == GJ_EXPR_INT8));
 				break;
 			case GJ_EXPR_ANY:
 			case GJ_EXPR_ALL:

@@ -33,7 +33,7 @@
 #include "expr.h"
 #include "test_kernels.h"
 
-#define MAX_QUAL_CASES	200
+#define MAX_QUAL_CASES	400
 
 /* The program being written, and the inputs of the row it runs on */
 static GjExprProgram prog;
@@ -898,6 +898,105 @@ ExpectAccepted(const char *name, bool is_qual)
 	TestReport("cpu", label);
 }
 
+/*
+ * EXTRACT's day fields (GJ_EXPR_DATE_FIELD) of dates and timestamps, with
+ * PostgreSQL 15's answers: leap days of 2000 and of 5 BC (the year -4),
+ * the turns of years, months and the century, the first and last days
+ * PostgreSQL's date type holds, and a timestamp a microsecond before
+ * 2000-01-01 (the day before: the division rounds down)
+ */
+typedef struct DateCase
+{
+	const char *text;
+	int			unit;			/* GJ_DATE_OF_DATE or GJ_DATE_OF_TIMESTAMP */
+	int64_t		value;			/* days or microseconds from 2000-01-01 */
+	int64_t		fields[GJ_DATE_FIELDS];	/* year quarter month day dow isodow doy */
+} DateCase;
+
+static const DateCase date_cases[] = {
+	{"2000-01-01", GJ_DATE_OF_DATE, 0, {2000, 1, 1, 1, 6, 6, 1}},
+	{"1999-12-31", GJ_DATE_OF_DATE, -1, {1999, 4, 12, 31, 5, 5, 365}},
+	{"2000-02-29", GJ_DATE_OF_DATE, 59, {2000, 1, 2, 29, 2, 2, 60}},
+	{"2000-03-01", GJ_DATE_OF_DATE, 60, {2000, 1, 3, 1, 3, 3, 61}},
+	{"1900-03-01", GJ_DATE_OF_DATE, -36465, {1900, 1, 3, 1, 4, 4, 60}},
+	{"2024-12-31", GJ_DATE_OF_DATE, 9131, {2024, 4, 12, 31, 2, 2, 366}},
+	{"2023-06-18", GJ_DATE_OF_DATE, 8569, {2023, 2, 6, 18, 0, 7, 169}},
+	{"1970-01-01", GJ_DATE_OF_DATE, -10957, {1970, 1, 1, 1, 4, 4, 1}},
+	{"0001-01-01", GJ_DATE_OF_DATE, -730119, {1, 1, 1, 1, 1, 1, 1}},
+	{"0001-12-31 BC", GJ_DATE_OF_DATE, -730120, {-1, 4, 12, 31, 0, 7, 366}},
+	{"0005-02-29 BC", GJ_DATE_OF_DATE, -731887, {-5, 1, 2, 29, 4, 4, 60}},
+	{"0005-12-31 BC", GJ_DATE_OF_DATE, -731581, {-5, 4, 12, 31, 2, 2, 366}},
+	{"4713-11-24 BC", GJ_DATE_OF_DATE, -2451179, {-4713, 4, 11, 24, 3, 3, 329}},
+	{"5874897-12-31", GJ_DATE_OF_DATE, 2145031948, {5874897, 4, 12, 31, 2, 2, 365}},
+	{"1999-12-31 23:59:59.999999", GJ_DATE_OF_TIMESTAMP, -1, {1999, 4, 12, 31, 5, 5, 365}},
+	{"2000-01-01 00:00:00", GJ_DATE_OF_TIMESTAMP, 0, {2000, 1, 1, 1, 6, 6, 1}},
+	{"1582-10-04 12:00:00", GJ_DATE_OF_TIMESTAMP, INT64_C(-13166884800000000),
+	 {1582, 4, 10, 4, 1, 1, 277}},
+	{"4713-11-24 00:00:00.000001 BC", GJ_DATE_OF_TIMESTAMP, INT64_C(-211781865599999999),
+	 {-4713, 4, 11, 24, 3, 3, 329}},
+	{"294276-12-31 23:59:59.999999", GJ_DATE_OF_TIMESTAMP, INT64_C(9223371331199999999),
+	 {294276, 4, 12, 31, 0, 7, 366}}
+};
+
+static const char *const date_field_names[GJ_DATE_FIELDS] = {
+	"year", "quarter", "month", "day", "dow", "isodow", "doy"
+};
+
+/* field of input 0, a date's days (INT4) or a timestamp's microseconds (INT8) */
+static void
+DateField(int field, int unit, GjExprDatum d)
+{
+	Begin();
+	PushInput(unit == GJ_DATE_OF_TIMESTAMP ? GJ_EXPR_INT8 : GJ_EXPR_INT4, 0, d);
+	Step(GJ_EXPR_DATE_FIELD, GJ_EXPR_INT8, 0, 0, field, unit);
+}
+
+static void
+TestDateFields(void)
+{
+	char		name[96];
+
+	for (int c = 0; c < (int) (sizeof(date_cases) / sizeof(date_cases[0])); c++)
+		for (int f = 0; f < GJ_DATE_FIELDS; f++)
+		{
+			const DateCase *dc = &date_cases[c];
+
+			snprintf(name, sizeof(name), "extract(%s from %s '%s')", date_field_names[f],
+					 dc->unit == GJ_DATE_OF_DATE ? "date" : "timestamp", dc->text);
+			DateField(f, dc->unit, DatumI(dc->value));
+			ExpectInt(name, GJ_EXPR_INT8, dc->fields[f]);
+		}
+
+	/* infinities: an infinite numeric or NULL in PostgreSQL, so undecided */
+	DateField(GJ_DATE_YEAR, GJ_DATE_OF_DATE, DatumI(INT32_MAX));
+	ExpectUndecided("extract(year from date 'infinity')", GJ_EXPR_INT8);
+	DateField(GJ_DATE_MONTH, GJ_DATE_OF_DATE, DatumI(INT32_MIN));
+	ExpectUndecided("extract(month from date '-infinity')", GJ_EXPR_INT8);
+	DateField(GJ_DATE_YEAR, GJ_DATE_OF_TIMESTAMP, DatumI(INT64_MAX));
+	ExpectUndecided("extract(year from timestamp 'infinity')", GJ_EXPR_INT8);
+	DateField(GJ_DATE_DOY, GJ_DATE_OF_TIMESTAMP, DatumI(INT64_MIN));
+	ExpectUndecided("extract(doy from timestamp '-infinity')", GJ_EXPR_INT8);
+	DateField(GJ_DATE_YEAR, GJ_DATE_OF_DATE, DatumNull());
+	ExpectNull("extract(year from NULL::date)", GJ_EXPR_INT8);
+
+	/* what gj_expr_check refuses */
+	DateField(GJ_DATE_FIELDS, GJ_DATE_OF_DATE, DatumI(0));
+	ExpectRefused("DATE_FIELD of an unknown field", false);
+	DateField(GJ_DATE_YEAR, 2, DatumI(0));
+	ExpectRefused("DATE_FIELD of an unknown unit", false);
+	Begin();
+	PushInput(GJ_EXPR_INT8, 0, DatumI(0));
+	Step(GJ_EXPR_DATE_FIELD, GJ_EXPR_INT8, 0, 0, GJ_DATE_YEAR, GJ_DATE_OF_DATE);
+	ExpectRefused("DATE_FIELD of a date as an INT8", false);
+	Begin();
+	PushInput(GJ_EXPR_INT4, 0, DatumI(0));
+	Step(GJ_EXPR_DATE_FIELD, GJ_EXPR_INT8, 0, 0, GJ_DATE_YEAR, GJ_DATE_OF_TIMESTAMP);
+	ExpectRefused("DATE_FIELD of a timestamp as an INT4", false);
+	DateField(GJ_DATE_YEAR, GJ_DATE_OF_DATE, DatumI(0));
+	prog.steps[1].type = GJ_EXPR_INT4;
+	ExpectRefused("DATE_FIELD giving an INT4", false);
+}
+
 static void
 TestCheck(void)
 {
@@ -1030,6 +1129,7 @@ TestExpr(void)
 	TestLogic();
 	TestCasts();
 	TestArrays();
+	TestDateFields();
 	TestCheck();
 	TestDeformQuals(qual_cases, nqual_cases);
 }

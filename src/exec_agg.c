@@ -108,7 +108,7 @@ typedef struct GpuJoinAgg
 								 * tuple */
 	int		   *key_atts;		/* per key, its position in the scan tuple */
 	Oid		   *key_types;
-	int		   *key_scales;		/* per key, a numeric's declared scale, or -1 */
+	int		   *key_scales;		/* per key, a numeric's scale (GpuJoinNumericKeyScale), or -1 */
 	GpuJoinDict **key_dicts;	/* per key, a text's codes (GpuJoinDict), or
 								 * NULL */
 	const char *variant;		/* GpuJoinGroupByVariantName's, or "one group" */
@@ -504,7 +504,7 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 												  &node->css.ss.ps);
 		agg->key_atts[agg->nkeys] = ref->varattno - 1;
 		agg->key_types[agg->nkeys] = exprType(key);
-		agg->key_scales[agg->nkeys] = GpuJoinNumericScale(key);
+		agg->key_scales[agg->nkeys] = GpuJoinNumericKeyScale((Node *) key);
 		agg->key_refs[agg->nkeys] = (int) tle->ressortgroupref;
 		agg->nkeys++;
 	}
@@ -840,7 +840,7 @@ KeyWord(const GpuJoinAgg *agg, int k, Datum value)
 	if (agg->key_dicts[k] != NULL)
 		return GpuJoinDictCode(agg->key_dicts[k], value);
 	if (type == NUMERICOID)
-		return GpuJoinNumericScaled(value, agg->key_scales[k]);
+		return GpuJoinNumericKeyWord(value, agg->key_scales[k]);
 	GpuJoinDeviceExprDatum(type, value, false, &d);
 	if (type == FLOAT8OID || type == FLOAT4OID)
 		return gj_float_key(d.v.f);
@@ -1229,6 +1229,8 @@ KeyDatum(const GpuJoinAgg *agg, int k, int64 word)
 {
 	if (agg->key_dicts[k] != NULL)
 		return GpuJoinDictValue(agg->key_dicts[k], word);
+	if (agg->key_types[k] == NUMERICOID)
+		return GpuJoinNumericKeyDatum(word, agg->key_scales[k]);
 	return IntDatum(agg->key_types[k], agg->key_scales[k], word);
 }
 

@@ -448,6 +448,8 @@ extern int	GpuJoinTlistPosition(List *tlist, Var *var);
 extern bool GpuJoinCompileTlistExpr(Node *expr, List *tlist, bool is_qual,
 									GpuJoinDeviceExpr *out, GjExprType *type);
 extern int	GpuJoinNumericExprScale(Node *node);
+extern int	GpuJoinNumericKeyScale(Node *expr);
+extern int	GpuJoinExtractField(Node *expr, Node **arg);
 
 /* exec_heap.c: the GjKeyKind the heap deform codes a key with, or -1 */
 extern int	GpuJoinHeapKeyKind(GpuJoinKeyKind kind);
@@ -472,6 +474,8 @@ extern uint64 GpuJoinPackKeys(const int64 *values, const int *bits, int nkeys,
 #define GPUJOIN_NUMERIC_MAX_DIGITS	GJ_NUMERIC_MAX_DIGITS
 extern int	GpuJoinNumericScale(Node *expr);
 extern int64 GpuJoinNumericScaled(Datum value, int scale);
+extern int64 GpuJoinNumericKeyWord(Datum value, int scale);
+extern Datum GpuJoinNumericKeyDatum(int64 word, int scale);
 extern bool GpuJoinNumericConstScaled(Datum value, int *scale, int64 *scaled);
 extern int	GpuJoinNumericDigits(int128 v, int scale, int16 *digits, int *weight);
 extern Datum GpuJoinNumericDatum(int128 v, int scale, bool nan);

@@ -464,6 +464,29 @@ GpuJoinNumericScaled(Datum value, int scale)
 }
 
 /*
+ * A numeric group key's value as a GpuPreAgg's word: as a column's value
+ * (GpuJoinNumericScaled), and an infinity at an end (PG_INT64_MAX - 1,
+ * PG_INT64_MIN: NumericKeyOf), where the key is an expression that can
+ * give one (EXTRACT's year of an infinite date); GpuJoinNumericKeyDatum
+ * turns it back
+ */
+int64
+GpuJoinNumericKeyWord(Datum value, int scale)
+{
+	return NumericKey(value, scale);
+}
+
+Datum
+GpuJoinNumericKeyDatum(int64 word, int scale)
+{
+	if (word == PG_INT64_MAX - 1 || word == PG_INT64_MIN)
+		return DirectFunctionCall3(numeric_in,
+								   CStringGetDatum(word == PG_INT64_MIN ? "-Infinity" : "Infinity"),
+								   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	return GpuJoinNumericDatum(word, scale, word == PG_INT64_MAX);
+}
+
+/*
  * A numeric constant as the aggregation's programs compute with it: its
  * display scale, and its value times 10^scale; false for NaN, an infinity,
  * or a value past 18 digits

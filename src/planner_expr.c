@@ -30,7 +30,10 @@
  *				deform reads them at that scale, gj_heap_numeric; in
  *				the aggregation's programs the sides converted them,
  *				exec_batch.c), numeric constants,
- *				int2/4/8 cast to numeric, and numeric + - * , unary - and
+ *				int2/4/8 cast to numeric, EXTRACT of a date's or a
+ *				timestamp's year, quarter, month, day, dow, isodow or doy
+ *				(numerics of scale 0; undecided for an infinity), and
+ *				numeric + - * , unary - and
  *				the comparisons.  A numeric of scale s is the INT8 of its
  *				value times 10^s, and the scale of every step is known
  *				here, as PostgreSQL's numeric arithmetic gives it (a sum's
@@ -69,8 +72,11 @@
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "parser/scansup.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/datetime.h"
 #include "utils/float.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
@@ -129,8 +135,15 @@ static const DeviceFunction numeric_functions[] = {
 	{"numeric_eq", GJ_EXPR_EQ}, {"numeric_ne", GJ_EXPR_NE}, {"numeric_lt", GJ_EXPR_LT},
 	{"numeric_le", GJ_EXPR_LE}, {"numeric_gt", GJ_EXPR_GT}, {"numeric_ge", GJ_EXPR_GE},
 	{"int2_numeric", NUMERIC_CAST & ~NUMERIC_OP}, {"int4_numeric", NUMERIC_CAST & ~NUMERIC_OP},
-	{"int8_numeric", NUMERIC_CAST & ~NUMERIC_OP}
+	{"int8_numeric", NUMERIC_CAST & ~NUMERIC_OP},
+	/* EXTRACT(field FROM date or timestamp): a numeric of scale 0 */
+	{"extract_date", GJ_EXPR_DATE_FIELD}, {"extract_timestamp", GJ_EXPR_DATE_FIELD}
 };
+
+StaticAssertDecl(DATEVAL_NOBEGIN == GJ_DATE_NOBEGIN && DATEVAL_NOEND == GJ_DATE_NOEND &&
+				 DT_NOBEGIN == GJ_TIMESTAMP_NOBEGIN && DT_NOEND == GJ_TIMESTAMP_NOEND &&
+				 USECS_PER_DAY == GJ_USECS_PER_DAY,
+				 "the device's infinite dates and timestamps are PostgreSQL's");
 
 /*
  * Text equality (TEXT_OP marks it): a scan's text column compared with
@@ -489,6 +502,54 @@ IsIntegerType(Oid type)
 }
 
 /*
+ * The field of EXTRACT(field FROM x) (extract_date's or extract_timestamp's
+ * args) the device computes, and in *unit whether x is a date or a
+ * timestamp; -1 for another field (hours of a timestamp, epoch, week), or
+ * one not known when the plan is made.  The field's name is read as
+ * PostgreSQL reads it (DecodeUnits, then DecodeSpecial), aliases included.
+ */
+static int
+DateFieldOf(List *args, int *unit)
+{
+	static const struct
+	{
+		int			dtk;
+		GjDateField field;
+	}			fields[] = {
+		{DTK_YEAR, GJ_DATE_YEAR}, {DTK_QUARTER, GJ_DATE_QUARTER}, {DTK_MONTH, GJ_DATE_MONTH},
+		{DTK_DAY, GJ_DATE_DAY}, {DTK_DOW, GJ_DATE_DOW}, {DTK_ISODOW, GJ_DATE_ISODOW},
+		{DTK_DOY, GJ_DATE_DOY}
+	};
+	Const	   *units;
+	Oid			type;
+	text	   *name;
+	char	   *lowunits;
+	int			kind;
+	int			dtk;
+
+	if (list_length(args) != 2 || !IsA(linitial(args), Const))
+		return -1;
+	units = linitial_node(Const, args);
+	type = exprType(lsecond(args));
+	if (units->consttype != TEXTOID || units->constisnull ||
+		(type != DATEOID && type != TIMESTAMPOID))
+		return -1;
+	*unit = type == DATEOID ? GJ_DATE_OF_DATE : GJ_DATE_OF_TIMESTAMP;
+	name = DatumGetTextPP(units->constvalue);
+	lowunits = downcase_truncate_identifier(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name), false);
+	/* as extract_date and extract_timestamp read it */
+	kind = DecodeUnits(0, lowunits, &dtk);
+	if (kind == UNKNOWN_FIELD)
+		kind = DecodeSpecial(0, lowunits, &dtk);
+	if (kind != UNITS && kind != RESERV)
+		return -1;
+	for (int i = 0; i < lengthof(fields); i++)
+		if (fields[i].dtk == dtk)
+			return fields[i].field;
+	return -1;
+}
+
+/*
  * The scale of a numeric-valued call of numeric function op (NUMERIC_OP)
  * on args, as numeric.c gives it; -1 where it has none we compute with
  */
@@ -498,11 +559,14 @@ NumericCallScale(int op, List *args)
 	int			scales[2] = {0, 0};
 	int			nargs = list_length(args);
 	int			base = op & ~NUMERIC_OP;
+	int			unit;
 
 	if (op < 0 || !(op & NUMERIC_OP) || nargs < 1 || nargs > 2)
 		return -1;
 	if (op == NUMERIC_CAST)
 		return nargs == 1 && IsIntegerType(exprType(linitial(args))) ? 0 : -1;
+	if (base == GJ_EXPR_DATE_FIELD)
+		return DateFieldOf(args, &unit) >= 0 ? 0 : -1;
 	for (int i = 0; i < nargs; i++)
 		if ((scales[i] = GpuJoinNumericExprScale(list_nth(args, i))) < 0)
 			return -1;
@@ -524,8 +588,9 @@ NumericCallScale(int op, List *args)
 /*
  * The display scale every value of node has, a numeric expression the
  * aggregation's programs compute: a column's declared scale (within 18
- * digits), a constant's own, an integer cast to numeric 0, and that of
- * numeric.c's arithmetic on them; -1 where there is none we compute with
+ * digits), a constant's own, an integer cast to numeric 0, EXTRACT's day
+ * fields 0, and that of numeric.c's arithmetic on them; -1 where there is
+ * none we compute with
  */
 int
 GpuJoinNumericExprScale(Node *node)
@@ -552,6 +617,44 @@ GpuJoinNumericExprScale(Node *node)
 	if (CallOf(node, &funcid, &args))
 		return NumericCallScale(DeviceFunctionOp(funcid), args);
 	return -1;
+}
+
+/*
+ * The scale of a numeric group key's words (exec_agg.c): a column's declared
+ * scale, or 0 for EXTRACT's day fields, whose values are integers of a few
+ * digits or infinities (which the words keep apart from every value, as
+ * they keep NaN: GpuJoinNumericKeyWord); -1 for any other numeric, whose
+ * values could meet those words
+ */
+int
+GpuJoinNumericKeyScale(Node *expr)
+{
+	Node	   *arg;
+
+	if (IsA(expr, Var))
+		return GpuJoinNumericScale(expr);
+	return GpuJoinExtractField(expr, &arg) >= 0 ? 0 : -1;
+}
+
+/*
+ * The day field (GjDateField) of expr, an EXTRACT(field FROM x) the device
+ * computes, with x (a date or a timestamp) in *arg; -1 for any other
+ * expression
+ */
+int
+GpuJoinExtractField(Node *expr, Node **arg)
+{
+	Oid			funcid;
+	List	   *args;
+	int			unit;
+	int			field;
+
+	if (exprType(expr) != NUMERICOID || !CallOf(expr, &funcid, &args) ||
+		DeviceFunctionOp(funcid) != (GJ_EXPR_DATE_FIELD | NUMERIC_OP) ||
+		(field = DateFieldOf(args, &unit)) < 0)
+		return -1;
+	*arg = lsecond(args);
+	return field;
 }
 
 static bool CompileNumericCall(Compiler *c, int op, List *args, GjExprType *type);
@@ -713,6 +816,20 @@ CompileNumericCall(Compiler *c, int op, List *args, GjExprType *type)
 		case GJ_EXPR_NEG:
 			return CompileNumeric(c, linitial(args), scale, scale) &&
 				AddStep(c, GJ_EXPR_NEG, GJ_EXPR_INT8, 0);
+		case GJ_EXPR_DATE_FIELD:
+			{
+				int			unit;
+				int			field = DateFieldOf(args, &unit);
+				GjExprType	from;
+
+				/* a date is an INT4 of days, a timestamp an INT8 of microseconds */
+				if (field < 0 || !CompileNode(c, lsecond(args), &from) ||
+					from != (unit == GJ_DATE_OF_DATE ? GJ_EXPR_INT4 : GJ_EXPR_INT8) ||
+					!AddStep(c, GJ_EXPR_DATE_FIELD, GJ_EXPR_INT8, field))
+					return false;
+				c->out->program.steps[c->out->program.nsteps - 1].count = (int16) unit;
+				return true;
+			}
 	}
 	return false;
 }

@@ -8,7 +8,11 @@
 -- 200,000 x SF, partsupp 4 suppliers a part by the spec's formula, orders
 -- 1,500,000 x SF with the spec's sparse order keys, lineitem 1 to 7 lines
 -- an order, about 6,000,000 x SF, its supplier one of its part's four);
--- the value columns follow the spec's ranges but not its text grammar.
+-- the value columns follow the spec's ranges but not its text grammar;
+-- its money columns are numeric(15, 2), the spec's DECIMAL (before
+-- 2026-11-30, s_acctbal, c_acctbal, ps_supplycost and o_totalprice were
+-- numeric without a scale, which kept Q9's sum of ps_supplycost off the
+-- device).
 -- setseed() makes every run generate the same data.  No indexes: every
 -- join is a join, as in the usual TPC-H runs of analytic engines.
 --
@@ -51,13 +55,13 @@ INSERT INTO nation VALUES
 
 CREATE TABLE supplier AS
 SELECT s AS s_suppkey, 'Supplier#' || lpad(s::text, 9, '0') AS s_name,
-	(random() * 24)::int AS s_nationkey, round((random() * 10998.99 - 999.99)::numeric, 2) AS s_acctbal,
+	(random() * 24)::int AS s_nationkey, round((random() * 10998.99 - 999.99)::numeric, 2)::numeric(15, 2) AS s_acctbal,
 	CASE WHEN random() < 0.0005 THEN 'Customer Complaints' ELSE '' END AS s_comment
 FROM generate_series(1, (10000 * :sf)::int) s;
 
 CREATE TABLE customer AS
 SELECT c AS c_custkey, 'Customer#' || lpad(c::text, 9, '0') AS c_name,
-	(random() * 24)::int AS c_nationkey, round((random() * 10998.99 - 999.99)::numeric, 2) AS c_acctbal,
+	(random() * 24)::int AS c_nationkey, round((random() * 10998.99 - 999.99)::numeric, 2)::numeric(15, 2) AS c_acctbal,
 	(ARRAY['AUTOMOBILE', 'BUILDING', 'FURNITURE', 'HOUSEHOLD', 'MACHINERY'])[1 + (random() * 4)::int] AS c_mktsegment,
 	lpad(((random() * 24)::int + 10)::text, 2, '0') || '-' || (100 + (random() * 899)::int) AS c_phone
 FROM generate_series(1, (150000 * :sf)::int) c;
@@ -78,7 +82,7 @@ FROM generate_series(1, (200000 * :sf)::int) p;
 CREATE TABLE partsupp AS
 SELECT p AS ps_partkey,
 	((p + (i * ((10000 * :sf)::int / 4 + (p - 1) / (10000 * :sf)::int))) % (10000 * :sf)::int) + 1 AS ps_suppkey,
-	1 + (random() * 9998)::int AS ps_availqty, round((1 + random() * 999)::numeric, 2) AS ps_supplycost
+	1 + (random() * 9998)::int AS ps_availqty, round((1 + random() * 999)::numeric, 2)::numeric(15, 2) AS ps_supplycost
 FROM generate_series(1, (200000 * :sf)::int) p, generate_series(0, 3) i;
 
 \endif
@@ -89,7 +93,7 @@ FROM generate_series(1, (200000 * :sf)::int) p, generate_series(0, 3) i;
 SELECT ((o - 1) / 8) * 32 + (o - 1) % 8 + 1 AS o_orderkey,
 	c AS o_custkey,
 	(ARRAY['F', 'O', 'P'])[1 + (random() * 2)::int] AS o_orderstatus,
-	round((1000 + random() * 400000)::numeric, 2) AS o_totalprice,
+	round((1000 + random() * 400000)::numeric, 2)::numeric(15, 2) AS o_totalprice,
 	date '1992-01-01' + (random() * 2405)::int AS o_orderdate,
 	(ARRAY['1-URGENT', '2-HIGH', '3-MEDIUM', '4-NOT SPECIFIED', '5-LOW'])[1 + (random() * 4)::int] AS o_orderpriority,
 	0 AS o_shippriority

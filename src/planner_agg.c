@@ -668,6 +668,7 @@ YearsSpanned(PlannerInfo *root, Node *arg)
 	bool		is_date = exprType(arg) == DATEOID;
 	int64		lo = PG_INT64_MAX;
 	int64		hi = PG_INT64_MIN;
+	bool		infinite = false;
 	int			years[2];
 	int			month;
 	int			day;
@@ -688,10 +689,7 @@ YearsSpanned(PlannerInfo *root, Node *arg)
 					DatumGetTimestamp(sslot.values[i]);
 
 				if (is_date ? DATE_NOT_FINITE((DateADT) v) : TIMESTAMP_NOT_FINITE(v))
-				{
-					lo = PG_INT64_MAX;
-					break;
-				}
+					infinite = true;
 				if (!is_date)
 					v = v / USECS_PER_DAY - (v % USECS_PER_DAY < 0);
 				lo = Min(lo, v);
@@ -700,7 +698,7 @@ YearsSpanned(PlannerInfo *root, Node *arg)
 			free_attstatsslot(&sslot);
 		}
 	ReleaseVariableStats(vardata);
-	if (lo > hi)
+	if (infinite || lo > hi)
 		return -1.0;
 	j2date((int) (lo + POSTGRES_EPOCH_JDATE), &years[0], &month, &day);
 	j2date((int) (hi + POSTGRES_EPOCH_JDATE), &years[1], &month, &day);

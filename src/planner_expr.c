@@ -630,9 +630,10 @@ int
 GpuJoinNumericKeyScale(Node *expr)
 {
 	Node	   *arg;
+	int			scale = GpuJoinNumericScale(expr);
 
-	if (IsA(expr, Var))
-		return GpuJoinNumericScale(expr);
+	if (scale >= 0)
+		return scale;
 	return GpuJoinExtractField(expr, &arg) >= 0 ? 0 : -1;
 }
 

@@ -16,7 +16,7 @@
 -- as its column's statistics span), which PostgreSQL's own estimate takes
 -- to be 200 each.
 BEGIN;
-SELECT plan(18);
+SELECT plan(19);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -39,8 +39,10 @@ FROM (SELECT row_number() OVER () AS g, d FROM (
 	UNION ALL SELECT unnest(ARRAY['0001-12-31 BC', '0001-01-01', '0005-02-29 BC']::date[])) s(d)) s;
 INSERT INTO dd VALUES (1, 'infinity', 'infinity', 1), (2, '-infinity', '-infinity', 2),
 	(3, NULL, NULL, 3), (4, 'infinity', '-infinity', 4);
-CREATE TABLE dk (k int4, name text, since date);
-INSERT INTO dk SELECT g, 'n' || g % 7, date '1990-01-01' + g * 36 FROM generate_series(0, 99) g;
+CREATE TABLE dk (k int4, name text, since date, until date);
+INSERT INTO dk SELECT g, 'n' || g % 7, date '1990-01-01' + g * 36,
+	CASE WHEN g = 50 THEN 'infinity' ELSE date '1990-01-01' + g * 36 END
+FROM generate_series(0, 99) g;
 ANALYZE dd, dk;
 
 -- the queries, and whether the device computes their keys and aggregates
@@ -125,6 +127,8 @@ SELECT is(pg_temp.preagg_rows('SELECT extract(quarter FROM dd.d), count(*) FROM 
 SELECT is(pg_temp.preagg_rows('SELECT extract(year FROM dk.since), count(*) FROM dd JOIN dk ON dd.k = dk.k GROUP BY 1'),
 	(extract(year FROM date '1990-01-01' + 99 * 36) - 1990 + 2)::float8,
 	'a year of a column whose statistics span 1990 to 1999: at most 11 groups expected (PostgreSQL: its 100 values)');
+SELECT cmp_ok(pg_temp.preagg_rows('SELECT extract(year FROM dk.until), count(*) FROM dd JOIN dk ON dd.k = dk.k GROUP BY 1'),
+	'>', 11::float8, 'the same years and an infinite date in the statistics: no bound from them (PostgreSQL''s estimate)');
 SELECT cmp_ok(pg_temp.preagg_rows('SELECT dk.name, extract(isodow FROM dd.d), count(*) FROM dd JOIN dk ON dd.k = dk.k GROUP BY 1, 2'),
 	'<=', 7 * 8::float8, 'a text key of 7 values and a day of the week: at most 7 x 8 groups expected');
 

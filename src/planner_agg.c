@@ -64,6 +64,7 @@
 #include "catalog/pg_statistic.h"
 #include "commands/defrem.h"
 #include "catalog/pg_type.h"
+#include "expr/expr.h"
 #include "gpujoin.h"
 #include "planner.h"
 #include "nodes/makefuncs.h"
@@ -76,7 +77,6 @@
 #include "optimizer/tlist.h"
 #include "parser/parsetree.h"
 #include "utils/date.h"
-#include "utils/datetime.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/selfuncs.h"
@@ -657,8 +657,9 @@ AddFinalizePaths(PlannerInfo *root, RelOptInfo *output_rel, Path *path, double g
 /*
  * The years between the least and the greatest value of a date or
  * timestamp expression that PostgreSQL's statistics have seen (its
- * histogram's bounds and its most common values), or -1 where it has none
- * or one is infinite
+ * histogram's bounds and its most common values), each year as the device
+ * computes it (gj_expr_date_field), or -1 where it has none or one is
+ * infinite
  */
 static double
 YearsSpanned(PlannerInfo *root, Node *arg)
@@ -669,9 +670,6 @@ YearsSpanned(PlannerInfo *root, Node *arg)
 	int64		lo = PG_INT64_MAX;
 	int64		hi = PG_INT64_MIN;
 	bool		infinite = false;
-	int			years[2];
-	int			month;
-	int			day;
 
 	examine_variable(root, arg, 0, &vardata);
 	if (HeapTupleIsValid(vardata.statsTuple))
@@ -684,25 +682,21 @@ YearsSpanned(PlannerInfo *root, Node *arg)
 				continue;
 			for (int i = 0; i < sslot.nvalues; i++)
 			{
-				/* in days: a timestamp's rounded down */
-				int64		v = is_date ? (int64) DatumGetDateADT(sslot.values[i]) :
+				int64_t		year = is_date ? (int64) DatumGetDateADT(sslot.values[i]) :
 					DatumGetTimestamp(sslot.values[i]);
 
-				if (is_date ? DATE_NOT_FINITE((DateADT) v) : TIMESTAMP_NOT_FINITE(v))
+				if (!gj_expr_date_field(GJ_DATE_YEAR,
+										is_date ? GJ_DATE_OF_DATE : GJ_DATE_OF_TIMESTAMP, &year))
 					infinite = true;
-				if (!is_date)
-					v = v / USECS_PER_DAY - (v % USECS_PER_DAY < 0);
-				lo = Min(lo, v);
-				hi = Max(hi, v);
+				lo = Min(lo, year);
+				hi = Max(hi, year);
 			}
 			free_attstatsslot(&sslot);
 		}
 	ReleaseVariableStats(vardata);
 	if (infinite || lo > hi)
 		return -1.0;
-	j2date((int) (lo + POSTGRES_EPOCH_JDATE), &years[0], &month, &day);
-	j2date((int) (hi + POSTGRES_EPOCH_JDATE), &years[1], &month, &day);
-	return (double) (years[1] - years[0] + 1);
+	return (double) (hi - lo + 1);
 }
 
 /*

@@ -11,18 +11,18 @@ CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
 
--- o: 60000 rows, keys skewed towards small values (k = floor(1000 * r^3)),
+-- o: 20000 rows, keys skewed towards small values (k = floor(1000 * r^3)),
 --    1 % NULL keys; i: 20000 rows, keys 0..1999 ten times each, 1 % NULL
 CREATE TABLE o (id int, k int4, a int2, b int8, c float8, d date, t text);
 INSERT INTO o
 SELECT g,
-	   CASE WHEN g % 100 = 0 THEN NULL ELSE floor(1000 * ((g * 7919 % 60000) / 60000.0) ^ 3)::int END,
-	   CASE WHEN g % 7 = 0 THEN NULL ELSE (g % 30000)::int2 END,
+	   CASE WHEN g % 100 = 0 THEN NULL ELSE floor(1000 * ((g * 7919 % 20000) / 20000.0) ^ 3)::int END,
+	   CASE WHEN g % 7 = 0 THEN NULL ELSE (g % 15000)::int2 END,
 	   g::int8 << 20,
 	   g / 3.0,
 	   date '2000-01-01' + g % 5000,
 	   CASE WHEN g % 5 = 0 THEN NULL ELSE repeat('x', g % 40) END
-FROM generate_series(1, 60000) g;
+FROM generate_series(1, 20000) g;
 CREATE TABLE i (id int, k int8, f float4, u text);
 INSERT INTO i
 SELECT g,

@@ -62,12 +62,15 @@ SELECT * FROM pg_temp.check_join('one-sided <= across int4 and int8',
 SELECT * FROM pg_temp.check_join('floats with NaN, Infinity and -0',
 	'SELECT a.id, b.id AS bid FROM a JOIN b ON a.f >= b.g AND a.f <= b.g + 0.25',
 	ARRAY['band', 'nlj']);
+-- (these two on an eighth of a and its rows of NULL, infinite and NaN
+-- values: on the whole of a they match 1.5 and 3.3 million pairs, and the
+-- comparisons took half a minute)
 SELECT * FROM pg_temp.check_join('comparisons on two inner columns',
-	'SELECT a.id, b.id AS bid FROM a JOIN b ON a.x < b.y AND a.f > b.g',
+	'SELECT a.id, b.id AS bid FROM a JOIN b ON a.x < b.y AND a.f > b.g WHERE a.id % 8 = 3 OR a.id > 90000',
 	ARRAY['band', 'nlj']);
 
 SELECT * FROM pg_temp.check_join('BETWEEN SYMMETRIC, bounds in either order, NULL bounds',
-	'SELECT a.id, b.id AS bid FROM a JOIN b ON a.x BETWEEN SYMMETRIC b.y AND 60 - b.y',
+	'SELECT a.id, b.id AS bid FROM a JOIN b ON a.x BETWEEN SYMMETRIC b.y AND 60 - b.y WHERE a.id % 8 = 3 OR a.id > 90000',
 	ARRAY['band', 'nlj']);
 SELECT * FROM pg_temp.check_join('BETWEEN SYMMETRIC on timestamps, outer side bounded',
 	'SELECT a.id, b.id AS bid FROM a LEFT JOIN b ON b.t BETWEEN SYMMETRIC a.t AND a.t - interval ''1 minute''',

@@ -172,8 +172,12 @@ RESET gpujoin.pinned_cache;
 SELECT is(pg_temp.heap_failures('hq', 'hq_expected', false), '', 'heap pages, ' || v || ': every query')
 	FROM unnest(ARRAY['nphj', 'phj', 'smj']) v, LATERAL (SELECT set_config('gpujoin.join_variant', v, true)) c;
 RESET gpujoin.join_variant;
+-- (where no GPU merge join applies, PostgreSQL's merge join rather than
+-- a nested loop of millions of comparisons)
 SET LOCAL gpujoin.enable_hashjoin = off;
+SET LOCAL enable_mergejoin = on;
 SELECT is(pg_temp.heap_failures('hq', 'hq_expected', false), '', 'heap pages as GPU merge joins: every query');
+SET LOCAL enable_mergejoin = off;
 RESET gpujoin.enable_hashjoin;
 SET LOCAL gpujoin.enable_heapscan = off;
 SELECT is(pg_temp.heap_failures('hq', 'hq_expected', false), '', 'the Seq Scan children (gpujoin.enable_heapscan = off): every query');

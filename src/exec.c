@@ -515,10 +515,15 @@ BeginGpuJoin(CustomScanState *css, EState *estate, int eflags)
 	GpuJoinInitSide(node, &node->gj_Outer, outer_ps, outer_tlist, outer_heap != 0, 0,
 					needed, outer_args, key_clauses, codings, OUTER_VAR,
 					node->gj_Strategy == GPUJOIN_STRATEGY_MERGE ? GJ_MAX_ROWS : gpujoin_chunk_rows,
+					preagg || (outer_heap != 0 &&
+							   GpuJoinHeapNumericsOnDevice(outer_tlist, 0, needed)),
 					preagg);
 	GpuJoinInitSide(node, &node->gj_Inner, inner_ps, inner_tlist, inner_heap != 0,
 					num_outer_cols, needed, inner_args, key_clauses, codings, INNER_VAR,
-					GJ_MAX_ROWS, preagg);
+					GJ_MAX_ROWS,
+					preagg || (inner_heap != 0 &&
+							   GpuJoinHeapNumericsOnDevice(inner_tlist, num_outer_cols, needed)),
+					preagg);
 	node->gj_OuterPlanRows = outer_ps ? outer_ps->plan->plan_rows :
 		floatVal(list_nth(priv, GpuJoinPrivateOuterRows));
 	if (outer_heap != 0)

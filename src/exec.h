@@ -711,7 +711,8 @@ extern void GpuJoinSwitchToCpu(GpuJoinState *node, const GjError *cause);
 extern void GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps,
 							List *tlist, bool heap, int scan_offset, Bitmapset *needed,
 							List *key_args, List *key_clauses, List *codings, int varno,
-							int64 max_rows, bool scaled_numeric);
+							int64 max_rows, bool scaled_numeric, bool text_codes);
+extern bool GpuJoinHeapNumericsOnDevice(List *tlist, int scan_offset, Bitmapset *needed);
 extern void GpuJoinSpecColumns(const GpuJoinSide *side, int32_t *ncolumns, int32_t *widths);
 extern void GpuJoinResetSide(GpuJoinSide *side);
 extern void *GpuJoinSideAlloc(GpuJoinSide *side, Size size, bool zero);

@@ -81,6 +81,46 @@ ToSideVarsMutator(Node *node, SideVarsContext *context)
 static GpuJoinDict *DictCreate(MemoryContext parent);
 
 /*
+ * Whether a join's side read as heap pages takes its numeric columns of
+ * declared scale to the device as scaled integers, which the deform
+ * converts (exec_heap.c) and the emission turns back into numerics
+ * (exec_emit.c's DeviceDatum): where they are all the host columns it would
+ * have (tlist, needed: as GpuJoinInitSide takes them), so that its tuples
+ * need be neither deformed on the host nor fetched again by tid for them.
+ * A side with a text column keeps its numerics on the host as well: they
+ * come with the tuple the text is taken from.
+ */
+bool
+GpuJoinHeapNumericsOnDevice(List *tlist, int scan_offset, Bitmapset *needed)
+{
+	int			ndevice = 0;
+	int			nnumeric = 0;
+	int			i = 0;
+	ListCell   *lc;
+
+	if (!gpujoin_deform_numeric)
+		return false;
+	foreach(lc, tlist)
+	{
+		Node	   *expr = (Node *) lfirst_node(TargetEntry, lc)->expr;
+		int16		typlen;
+		bool		typbyval;
+
+		i++;
+		if (!bms_is_member(scan_offset + i - FirstLowInvalidHeapAttributeNumber, needed))
+			continue;
+		get_typlenbyval(exprType(expr), &typlen, &typbyval);
+		if (GpuJoinIsDeviceType(typlen, typbyval) && ndevice < GJ_MAX_COLUMNS)
+			ndevice++;
+		else if (IsA(expr, Var) && GpuJoinNumericScale(expr) >= 0)
+			nnumeric++;
+		else
+			return false;
+	}
+	return nnumeric > 0 && ndevice + nnumeric <= GJ_MAX_COLUMNS;
+}
+
+/*
  * Set up one side: which of its columns to keep and where, how to compute
  * its keys
  *
@@ -91,7 +131,7 @@ void
 GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, List *tlist,
 				bool heap, int scan_offset, Bitmapset *needed, List *key_args,
 				List *key_clauses, List *codings, int varno, int64 max_rows,
-				bool scaled_numeric)
+				bool scaled_numeric, bool text_codes)
 {
 	int			natts = list_length(tlist);
 	int			nkeys = list_length(key_args);
@@ -125,13 +165,14 @@ GpuJoinInitSide(GpuJoinState *node, GpuJoinSide *side, PlanState *ps, List *tlis
 
 		/*
 		 * Fixed-width pass-by-value columns go to the device, as raw bytes;
-		 * a GpuPreAgg's numeric columns of declared scale, which its
-		 * aggregates and group keys read (planner_expr.c), as their values
-		 * times 10^scale, and its text columns, which only its group keys
-		 * read (planner_agg.c), as codes of their values: both numbered
-		 * below
+		 * numeric columns of declared scale (a GpuPreAgg's, which its
+		 * aggregates and group keys read, planner_expr.c, or a join's heap
+		 * side's: GpuJoinHeapNumericsOnDevice) as their values times
+		 * 10^scale, and a GpuPreAgg's text columns, which only its group
+		 * keys read (planner_agg.c), as codes of their values: both
+		 * numbered below
 		 */
-		if (scaled_numeric && GpuJoinDictType(exprType((Node *) tle->expr)))
+		if (text_codes && GpuJoinDictType(exprType((Node *) tle->expr)))
 			col->dict = DictCreate(node->css.ss.ps.state->es_query_cxt);
 		if (GpuJoinIsDeviceType(col->typlen, col->typbyval) && side->ndevice < GJ_MAX_COLUMNS)
 			col->device = side->ndevice++;

@@ -287,9 +287,16 @@ SideWidths(const ChainSide *cs, int32 *widths)
  * hand them down (chain->cols, the top's outer columns first).  A copy of
  * the spec with those inputs moved there; false where an input is not
  * carried on the device there (a host column of the side it comes from)
- * or is converted by the node's own outer side (a scaled numeric, a text
- * key's code), which the chain's sides do not do.
+ * or is converted by the node's own outer side (a text key's code, a
+ * scaled numeric) but not by the side it comes from alike (a heap side's
+ * numerics of declared scale: GpuJoinHeapNumericsOnDevice).
  */
+static inline bool
+SameConversion(const GpuJoinColumn *a, const GpuJoinColumn *b)
+{
+	return a->dict == NULL && b->dict == NULL && a->scale == b->scale;
+}
+
 static bool
 ChainAggSpec(GpuJoinChain *chain, GpuJoinState *top)
 {
@@ -306,9 +313,8 @@ ChainAggSpec(GpuJoinChain *chain, GpuJoinState *top)
 		for (c = 0; c < top->gj_Outer.ncolumns; c++)
 			if (top->gj_Outer.columns[c].device == in->column)
 				break;
-		if (c == top->gj_Outer.ncolumns ||
-			GpuJoinColumnConverted(&top->gj_Outer.columns[c]) ||
-			chain->cols[c].values < 0 || GpuJoinColumnConverted(chain->cols[c].col))
+		if (c == top->gj_Outer.ncolumns || chain->cols[c].values < 0 ||
+			!SameConversion(&top->gj_Outer.columns[c], chain->cols[c].col))
 			return false;
 		in->column = (int8) chain->cols[c].values;
 	}

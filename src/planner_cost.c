@@ -101,6 +101,34 @@ CountPayload(Path *path, int *ncolumns, int *bytes)
 }
 
 /*
+ * A join's side read as heap pages whose host columns would all be numerics
+ * of declared scale takes these to the device as scaled integers, which the
+ * deform converts (exec_batch.c's GpuJoinHeapNumericsOnDevice): they count
+ * as payloads of 8 bytes, and the emission pays extract_cost a match for
+ * each (turning it back into a numeric); the number of them, or 0
+ */
+static int
+HeapNumericPayload(Path *path, int *ncolumns, int *bytes)
+{
+	int			nnumeric = 0;
+	ListCell   *lc;
+
+	if (!gpujoin_deform_numeric)
+		return 0;
+	foreach(lc, path->pathtarget->exprs)
+	{
+		if (IsA(lfirst(lc), Var) && GpuJoinNumericScale(lfirst(lc)) >= 0)
+			nnumeric++;
+	}
+	if (nnumeric == 0 || *ncolumns + nnumeric != list_length(path->pathtarget->exprs) ||
+		*ncolumns + nnumeric > GJ_MAX_COLUMNS)
+		return 0;
+	*ncolumns += nnumeric;
+	*bytes += nnumeric * (int) sizeof(int64);
+	return nnumeric;
+}
+
+/*
  * Device and bus time of one GPU join in milliseconds, by the model whose
  * constants gpujoin_calibrate() measures (GpuJoinModel):
  *	- the variant's passes over the keys: row_ns per input row (NLJ: every
@@ -631,7 +659,9 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 
 	Cost		host_by_value = 0.0;	/* an outer heap side's host columns, */
 	Cost		host_by_tid = 0.0;	/* taken from each row, or fetched per match */
-	bool		inner_heap = false;
+	bool		outer_heap;
+	bool		inner_heap;
+	int			numeric_payloads = 0;	/* HeapNumericPayload's */
 	Cost		inner_read = 0.0;	/* an inner heap side's pages */
 	Cost		inner_host = 0.0;	/* an inner heap side's host columns */
 	Cost		inner_numerics = 0.0;	/* its numerics (DeformedNumericCost) */
@@ -653,6 +683,14 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 
 	CountPayload(outer_path, &outer_payloads, &outer_bytes);
 	CountPayload(inner_path, &inner_payloads, &inner_bytes);
+	outer_heap = GpuJoinHeapSide(root, outer_path, strategy, clauses->key_clauses,
+								 clauses->outer_is_left, true);
+	inner_heap = GpuJoinHeapSide(root, inner_path, strategy, clauses->key_clauses,
+								 clauses->outer_is_left, false);
+	if (outer_heap)
+		numeric_payloads += HeapNumericPayload(outer_path, &outer_payloads, &outer_bytes);
+	if (inner_heap)
+		numeric_payloads += HeapNumericPayload(inner_path, &inner_payloads, &inner_bytes);
 	ChooseVariant(strategy, outer_rows, inner_rows, matches, outer_payloads,
 				  inner_payloads, outer_bytes, inner_bytes, nkeys, variant,
 				  materialize, considered);
@@ -663,8 +701,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	 * heap pages (exec_heap.c), gpujoin.heap_page_cost per page and
 	 * gpujoin.heap_tuple_cost per tuple on them (HeapSideCost)
 	 */
-	if (GpuJoinHeapSide(root, outer_path, strategy, clauses->key_clauses,
-						clauses->outer_is_left, true))
+	if (outer_heap)
 	{
 		int			host_keys = HostKeys(clauses->codings, true);
 
@@ -701,10 +738,8 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 		ChildCost(outer_path, &startup_cost, &run_cost);
 		run_cost += outer_rows * (outer_cols + nkeys) * gpujoin_extract_cost;
 	}
-	if (GpuJoinHeapSide(root, inner_path, strategy, clauses->key_clauses,
-						clauses->outer_is_left, false))
+	if (inner_heap)
 	{
-		inner_heap = true;
 		inner_host = HeapHostCost(inner_path, inner_payloads, inner_host_keys);
 		inner_read = HeapSideCost(inner_path, inner_payloads, inner_host_keys);
 		startup_cost += inner_read;
@@ -904,7 +939,8 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	startup_cost += qual_cost.startup;
 	run_cost += qual_cost.per_tuple * matches;
 	startup_cost += cpath->path.pathtarget->cost.startup;
-	emit_cost = (gpujoin_emit_cost + cpath->path.pathtarget->cost.per_tuple) * out_rows;
+	emit_cost = (gpujoin_emit_cost + cpath->path.pathtarget->cost.per_tuple +
+				 numeric_payloads * gpujoin_extract_cost) * out_rows;
 	run_cost += emit_cost;
 
 	/* a merge join has everything before its first row: it sorts it all */

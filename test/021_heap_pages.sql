@@ -20,7 +20,7 @@
 -- deform does not compute (text, numeric, date = timestamp) are encoded on
 -- the host from the staged tuples.
 BEGIN;
-SELECT plan(39);
+SELECT plan(43);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -62,11 +62,25 @@ INSERT INTO s SELECT g % 600, (g % 600)::int2, g % 600, (g % 600)::oid, g % 2 = 
 	CASE WHEN g % 31 = 0 THEN NULL ELSE (g % 600) / 4.0 END,
 	CASE WHEN g % 29 = 0 THEN NULL ELSE 'x' || (g % 600) * 10 + 1 END
 FROM generate_series(1, 3000) g;
+-- nm: numerics of declared scale, which a side with no other host column
+-- takes to the device as scaled integers (the deform converts them, the
+-- emission turns them back): NaN, NULLs, signs, the widest values of each
+-- precision, a scale above the precision
+CREATE TABLE nm (k int4, a numeric(15, 2), b numeric(18, 0), c numeric(3, 5));
+INSERT INTO nm SELECT CASE WHEN g % 53 = 0 THEN NULL ELSE g % 400 END,
+	CASE WHEN g % 37 = 0 THEN NULL WHEN g % 41 = 0 THEN 'NaN'
+		 WHEN g % 43 = 0 THEN 9999999999999.99 WHEN g % 47 = 0 THEN -9999999999999.99
+		 ELSE ((g * 7919) % 100003 - 50000) / 100.0 END,
+	CASE WHEN g % 31 = 0 THEN NULL WHEN g % 59 = 0 THEN 999999999999999999
+		 WHEN g % 61 = 0 THEN -999999999999999999 ELSE g * 1000003 - 400000000 END,
+	CASE WHEN g % 29 = 0 THEN NULL WHEN g % 67 = 0 THEN 'NaN'
+		 ELSE ((g * 31) % 1999 - 999) / 100000.0 END
+FROM generate_series(1, 800) g;
 CREATE TABLE empty_t (k int4, v int4);
 -- few: a small inner side, so that w is the outer one and few of its rows match
 CREATE TABLE few (k int4, t text);
 INSERT INTO few SELECT g * 37 % 500, 'x' || g * 50 FROM generate_series(1, 12) g;
-ANALYZE w, s, empty_t, few;
+ANALYZE w, s, nm, empty_t, few;
 
 -- the queries, each with the sides the heap path takes
 CREATE TEMP TABLE hq (name text PRIMARY KEY, sql text, heap_sides int, filters int DEFAULT 0);
@@ -102,7 +116,12 @@ INSERT INTO hq VALUES
 	('few matches of a large outer side''s host columns', 'SELECT w.pad1, w.pad2, md5(w.big), w.tail, w.k, f.k FROM w JOIN few f ON w.k = f.k', 2),
 	('few matches, a left join', 'SELECT w.pad2, w.tail, w.d, f.t FROM w LEFT JOIN few f ON w.k = f.k', 2),
 	('few matches, an anti join', 'SELECT w.pad1, w.d FROM w WHERE NOT EXISTS (SELECT 1 FROM few f WHERE f.k = w.k)', 2),
-	('few matches, a join filter on host columns', 'SELECT w.pad2, w.v, f.t FROM w JOIN few f ON w.k = f.k AND w.pad2 > f.t', 2);
+	('few matches, a join filter on host columns', 'SELECT w.pad2, w.v, f.t FROM w JOIN few f ON w.k = f.k AND w.pad2 > f.t', 2),
+	('numerics of declared scale on the device', 'SELECT w.k, nm.a, nm.b, nm.c FROM w JOIN nm ON w.k = nm.k', 2),
+	('numerics, a left join', 'SELECT w.d, nm.a, nm.c FROM w LEFT JOIN nm ON w.v = nm.k', 2),
+	('numerics, a join filter on them', 'SELECT nm.a, nm.b, s.kn FROM nm JOIN s ON nm.k = s.k AND nm.a > s.kn', 2),
+	('numerics, a full join', 'SELECT nm.c, nm.b, s.kn, s.w FROM nm FULL JOIN s ON nm.k = s.k2', 2),
+	('numerics beside a text column stay on the host', 'SELECT a.ks, a.kn, b.kn FROM s a JOIN s b ON a.k = b.k8', 2);
 
 CREATE TEMP TABLE hq_expected (name text, digest text);
 :postgres_join
@@ -122,6 +141,19 @@ SELECT matches(pg_temp.plan_analyze(sql), 'Outer Pages: read=\d+ all-visible=\d+
 SET LOCAL gpujoin.chunk_rows = 7;
 SELECT is(pg_temp.heap_failures('hq', 'hq_expected'), '', 'heap pages: chunks of 7 rows, ending inside pages');
 RESET gpujoin.chunk_rows;
+-- a side whose host columns would all be numerics of declared scale takes
+-- them to the device, scaled by the deform; beside a text column they stay
+-- on the host; gpujoin.deform_numeric off keeps them there
+SELECT matches(pg_temp.plan_analyze(sql), 'Inner Numerics: 3 converted on the device, 0 values by the host',
+	'numerics of declared scale: the deform converts them for a join')
+	FROM hq WHERE name = 'numerics of declared scale on the device';
+SELECT doesnt_match(pg_temp.plan_analyze(sql), 'Outer Numerics:', 'numerics beside a text column: on the host (the other side''s alone: on the device)')
+	FROM hq WHERE name = 'numerics beside a text column stay on the host';
+SET LOCAL gpujoin.deform_numeric = off;
+SELECT is(pg_temp.heap_failures('hq', 'hq_expected'), '', 'gpujoin.deform_numeric = off: every query');
+SELECT doesnt_match(pg_temp.plan_analyze(sql), 'Numerics:', 'gpujoin.deform_numeric = off: the numerics on the host')
+	FROM hq WHERE name = 'numerics of declared scale on the device';
+RESET gpujoin.deform_numeric;
 -- the outer side's host columns fetched by tid for each match, or taken
 -- from every row as its page is read
 SET LOCAL gpujoin.heap_fetch = on;

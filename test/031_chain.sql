@@ -29,14 +29,16 @@
 -- level's matches folded into the groups on the device, group keys and
 -- arguments from every level; not where an input is converted by the
 -- GpuPreAgg's own outer side (a numeric argument, a text group key of a
--- level below; one of its own inner side is); out
+-- level below; one of its own inner side is) but not by the side it comes
+-- from alike (a numeric of declared scale of the fact table read as pages
+-- is, scaled by the deform); out
 -- of device memory in the build, count and aggregate; an argument whose
 -- division by zero the device leaves to the host (PostgreSQL's error).
 -- Partial chains below a Gather (gpujoin.enable_parallel_chain: each
 -- process runs the whole chain on its share of the fact table): the same rows, the fact table read once
 -- between the processes, out of device memory, a partial GpuPreAgg on top.
 BEGIN;
-SELECT plan(125);
+SELECT plan(129);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -45,7 +47,8 @@ SET LOCAL max_parallel_workers_per_gather = 0;
 SET LOCAL gpujoin.enable_mergejoin = off;
 
 -- the fact table: a key per dimension (NULL in some rows, missing in others)
-CREATE TABLE f (id int, k1 int4, k2 int8, k3 int4, k4 date, k5 int4, v int4, t text, n numeric);
+CREATE TABLE f (id int, k1 int4, k2 int8, k3 int4, k4 date, k5 int4, v int4, t text, n numeric,
+				nd numeric(12, 2));
 INSERT INTO f SELECT g,
 	CASE WHEN g % 101 = 0 THEN NULL ELSE (g * 7) % 1300 END,
 	CASE WHEN g % 103 = 0 THEN NULL ELSE (g * 13) % 950 END,
@@ -54,7 +57,8 @@ INSERT INTO f SELECT g,
 	g % 60,
 	g % 97,
 	'f' || (g % 1000),
-	g * 0.5
+	g * 0.5,
+	CASE WHEN g % 89 = 0 THEN NULL WHEN g % 97 = 0 THEN 'NaN' ELSE (g % 20011 - 10000) * 1.25 END
 	FROM generate_series(1, 30000) g;
 -- dimensions: d1 (int4, unique), d2 (int8, keys repeated: up to 3 rows a
 -- key), d3 (int4, unique), d4 (date, unique), d5 (int4, two rows a key)
@@ -310,6 +314,8 @@ INSERT INTO qa VALUES
 	 'SELECT count(*), sum(f.v), max(d2.b) FROM f JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k'),
 	('a numeric argument', false,
 	 'SELECT d1.a, sum(f.n), count(*) FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k GROUP BY d1.a'),
+	('a numeric argument of declared scale, scaled by the deform of the fact table''s pages', true,
+	 'SELECT d1.a, sum(f.nd), avg(f.nd), max(f.nd), count(*) FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k GROUP BY d1.a'),
 	('a text group key of the top''s own inner side', true,
 	 'SELECT d2.name, count(*), sum(f.v) FROM f JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k GROUP BY d2.name'),
 	('a text group key of a level below', false,

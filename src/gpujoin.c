@@ -416,11 +416,13 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("gpujoin.deform_numeric",
-							 "Lets the device turn a GpuPreAgg's numeric columns read as heap pages into scaled integers.",
+							 "Lets the device turn numeric columns read as heap pages into scaled integers.",
 							 "On, the heap deform reads each numeric of declared scale from the tuple and "
-							 "writes its value times 10^scale; off, the host converts each row's "
-							 "numerics from the staged tuples, as it does for a side read through its "
-							 "child plan.",
+							 "writes its value times 10^scale, for a GpuPreAgg and for a join's side whose "
+							 "host columns would all be such numerics (the join emits them from those "
+							 "values); off, the host converts a GpuPreAgg's numerics of each row from the "
+							 "staged tuples, as it does for a side read through its child plan, and a "
+							 "join's stay host columns.",
 							 &gpujoin_deform_numeric,
 							 true,
 							 PGC_USERSET,

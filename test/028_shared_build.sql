@@ -22,7 +22,7 @@
 -- are priced as on a GPU (gpujoin.cost_as_gpu), so the CPU twin runs the
 -- same plans in CI.
 BEGIN;
-SELECT plan(59);
+SELECT plan(66);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -49,8 +49,13 @@ INSERT INTO s SELECT g,
 CREATE TABLE st AS SELECT id, k, w,
 	CASE WHEN id % 17 = 0 THEN NULL WHEN id % 101 = 0 THEN repeat(md5(id::text), 100) ELSE t END AS t
 	FROM s;
+-- sn: s with a numeric of declared scale (NULLs, NaN, negatives), which
+-- the inner side takes to the device as its only host column would be
+CREATE TABLE sn AS SELECT id, k, w,
+	(CASE WHEN id % 19 = 0 THEN NULL WHEN id % 23 = 0 THEN 'NaN' ELSE (id % 4001 - 2000) / 8.0 END)::numeric(10, 3) AS n
+	FROM s;
 CREATE TABLE e (LIKE s);
-ANALYZE r, s, e, st;
+ANALYZE r, s, e, st, sn;
 
 CREATE TEMP TABLE q (name text PRIMARY KEY, sql text);
 INSERT INTO q VALUES
@@ -61,7 +66,9 @@ INSERT INTO q VALUES
 	('preagg', 'SELECT s.w, count(*), sum(r.v), min(r.f), max(s.id) FROM r JOIN s ON r.k = s.k GROUP BY s.w'),
 	('empty inner', 'SELECT r.id, e.id AS eid FROM r LEFT JOIN e ON r.k = e.k'),
 	('inner host column', 'SELECT r.id, st.t FROM r JOIN st ON r.k = st.k'),
-	('left host column', 'SELECT r.id, st.t, st.w FROM r LEFT JOIN st ON r.k = st.k');
+	('left host column', 'SELECT r.id, st.t, st.w FROM r LEFT JOIN st ON r.k = st.k'),
+	('inner numerics', 'SELECT r.id, sn.n, sn.w FROM r JOIN sn ON r.k = sn.k'),
+	('left numerics', 'SELECT r.id, r.f, sn.n FROM r LEFT JOIN sn ON r.k = sn.k');
 
 -- PostgreSQL's rows
 :postgres_join
@@ -91,18 +98,26 @@ LANGUAGE sql AS $$
 		coalesce(pg_temp.plan_number(plan, 'Shared Builds'), 0),
 		pg_temp.plan_number(plan, 'Inner Rows') $$;
 
--- the joins that need only device columns of the inner side: one build
--- with the service, one per participant without
+-- the joins that need only device columns of the inner side (numerics of
+-- declared scale among them): one build with the service, one per
+-- participant without
 SELECT is(c.shared, CASE WHEN :'service'::boolean THEN c.participants - 1 ELSE 0 END,
 	name || ': ' || CASE WHEN :'service'::boolean
 		THEN 'every participant but one probed its build'
 		ELSE 'no service: every participant built its own' END)
 FROM got, pg_temp.counts(plan) c
-WHERE name IN ('inner', 'left', 'semi', 'anti', 'preagg') ORDER BY name;
+WHERE name IN ('inner', 'left', 'semi', 'anti', 'preagg', 'inner numerics', 'left numerics')
+ORDER BY name;
 SELECT is(c.inner_rows, 20000 * (c.participants - c.shared),
 	name || ': the inner side read once per build')
 FROM got, pg_temp.counts(plan) c
-WHERE name IN ('inner', 'left', 'semi', 'anti', 'preagg') ORDER BY name;
+WHERE name IN ('inner', 'left', 'semi', 'anti', 'preagg', 'inner numerics', 'left numerics')
+ORDER BY name;
+-- the numerics of declared scale: device columns of the inner side, scaled
+-- by the deform of each share
+SELECT matches(plan, 'Inner Numerics: 1 converted on the device, 0 values by the host',
+	name || ': the inner side''s numerics converted on the device')
+FROM got WHERE name = 'inner numerics';
 SELECT cmp_ok(c.participants, '>=', 2::bigint, 'inner: workers took part')
 FROM got, pg_temp.counts(plan) c WHERE name = 'inner';
 -- with the service the participants read the inner side's pages together,

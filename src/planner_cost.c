@@ -461,8 +461,10 @@ HeapHostCost(const Path *path, int payloads, int host_keys)
  * converts the side's numeric columns of declared scale on the device
  * (gpujoin.deform_numeric, exec_heap.c): heap_host_value_cost per such
  * column and row, and heap_host_tuple_cost a row where they are all its
- * host values.  The join's own price keeps them: a join that emits rows
- * takes its numerics on the host.
+ * host values.  The join's own price keeps them where the side has other
+ * host values (a join that emits rows then takes its numerics with them,
+ * on the host); where it has none, HeapNumericPayload has counted them
+ * as device columns already, and this is 0.
  */
 static Cost
 DeformedNumericCost(const Path *path, int payloads, int host_keys)

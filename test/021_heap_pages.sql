@@ -20,7 +20,7 @@
 -- deform does not compute (text, numeric, date = timestamp) are encoded on
 -- the host from the staged tuples.
 BEGIN;
-SELECT plan(43);
+SELECT plan(44);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -76,6 +76,10 @@ INSERT INTO nm SELECT CASE WHEN g % 53 = 0 THEN NULL ELSE g % 400 END,
 	CASE WHEN g % 29 = 0 THEN NULL WHEN g % 67 = 0 THEN 'NaN'
 		 ELSE ((g * 31) % 1999 - 999) / 100000.0 END
 FROM generate_series(1, 800) g;
+-- a column added with a default, which the older tuples lack: the deform
+-- leaves their values to the host
+ALTER TABLE nm ADD COLUMN d numeric(6, 2) DEFAULT -12.5;
+INSERT INTO nm (k, a, d) SELECT g % 400, g / 4.0, g / 8.0 FROM generate_series(1, 100) g;
 CREATE TABLE empty_t (k int4, v int4);
 -- few: a small inner side, so that w is the outer one and few of its rows match
 CREATE TABLE few (k int4, t text);
@@ -121,7 +125,8 @@ INSERT INTO hq VALUES
 	('numerics, a left join', 'SELECT w.d, nm.a, nm.c FROM w LEFT JOIN nm ON w.v = nm.k', 2),
 	('numerics, a join filter on them', 'SELECT nm.a, nm.b, s.kn FROM nm JOIN s ON nm.k = s.k AND nm.a > s.kn', 2),
 	('numerics, a full join', 'SELECT nm.c, nm.b, s.kn, s.w FROM nm FULL JOIN s ON nm.k = s.k2', 2),
-	('numerics beside a text column stay on the host', 'SELECT a.ks, a.kn, b.kn FROM s a JOIN s b ON a.k = b.k8', 2);
+	('numerics beside a text column stay on the host', 'SELECT a.ks, a.kn, b.kn FROM s a JOIN s b ON a.k = b.k8', 2),
+	('numerics, a column added with a default', 'SELECT w.k, nm.d, nm.a FROM w JOIN nm ON w.k = nm.k', 2);
 
 CREATE TEMP TABLE hq_expected (name text, digest text);
 :postgres_join
@@ -149,6 +154,9 @@ SELECT matches(pg_temp.plan_analyze(sql), 'Inner Numerics: 3 converted on the de
 	FROM hq WHERE name = 'numerics of declared scale on the device';
 SELECT doesnt_match(pg_temp.plan_analyze(sql), 'Outer Numerics:', 'numerics beside a text column: on the host (the other side''s alone: on the device)')
 	FROM hq WHERE name = 'numerics beside a text column stay on the host';
+SELECT matches(pg_temp.plan_analyze(sql), 'Inner Numerics: 2 converted on the device, 800 values by the host',
+	'a numeric column added with a default: the older tuples'' values converted by the host')
+	FROM hq WHERE name = 'numerics, a column added with a default';
 SET LOCAL gpujoin.deform_numeric = off;
 SELECT is(pg_temp.heap_failures('hq', 'hq_expected'), '', 'gpujoin.deform_numeric = off: every query');
 SELECT doesnt_match(pg_temp.plan_analyze(sql), 'Numerics:', 'gpujoin.deform_numeric = off: the numerics on the host')

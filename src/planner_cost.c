@@ -101,6 +101,22 @@ CountPayload(Path *path, int *ncolumns, int *bytes)
 }
 
 /*
+ * A side's columns the heap deform can convert: numerics of declared scale
+ * (GpuJoinNumericScale), as plain columns
+ */
+static int
+ScaledNumericColumns(const Path *path)
+{
+	int			nnumeric = 0;
+	ListCell   *lc;
+
+	foreach(lc, path->pathtarget->exprs)
+		if (IsA(lfirst(lc), Var) && GpuJoinNumericScale(lfirst(lc)) >= 0)
+			nnumeric++;
+	return nnumeric;
+}
+
+/*
  * A join's side read as heap pages whose host columns would all be numerics
  * of declared scale takes these to the device as scaled integers, which the
  * deform converts (exec_batch.c's GpuJoinHeapNumericsOnDevice): they count
@@ -110,16 +126,11 @@ CountPayload(Path *path, int *ncolumns, int *bytes)
 static int
 HeapNumericPayload(Path *path, int *ncolumns, int *bytes)
 {
-	int			nnumeric = 0;
-	ListCell   *lc;
+	int			nnumeric;
 
 	if (!gpujoin_deform_numeric)
 		return 0;
-	foreach(lc, path->pathtarget->exprs)
-	{
-		if (IsA(lfirst(lc), Var) && GpuJoinNumericScale(lfirst(lc)) >= 0)
-			nnumeric++;
-	}
+	nnumeric = ScaledNumericColumns(path);
 	if (nnumeric == 0 || *ncolumns + nnumeric != list_length(path->pathtarget->exprs) ||
 		*ncolumns + nnumeric > GJ_MAX_COLUMNS)
 		return 0;
@@ -470,12 +481,8 @@ static Cost
 DeformedNumericCost(const Path *path, int payloads, int host_keys)
 {
 	int			nhost = HostValues(path, payloads, host_keys);
-	int			nnumeric = 0;
-	ListCell   *lc;
+	int			nnumeric = ScaledNumericColumns(path);
 
-	foreach(lc, path->pathtarget->exprs)
-		if (IsA(lfirst(lc), Var) && GpuJoinNumericScale(lfirst(lc)) >= 0)
-			nnumeric++;
 	if (nnumeric == 0 || nhost <= 0)
 		return 0.0;
 	return path->parent->rows * (Min(nnumeric, nhost) * gpujoin_heap_host_value_cost +

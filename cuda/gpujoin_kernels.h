@@ -1112,8 +1112,11 @@ gj_numeric_scaled(const uint8_t *data, int len, int scale, int64_t *result)
  * needed) are walked; ncolumns of them become columns (each 1, 2, 4 or 8
  * bytes wide, by value; or a numeric of declared scale column_scales[c] >=
  * 0, as its value times 10^scale in 8 bytes: gj_numeric_scaled, NaN as
- * INT64_MAX, GJ_NUMERIC_ON_HOST where the deform cannot), nkeys of them
- * the key, packed as gj_pack_keys does
+ * INT64_MAX, GJ_NUMERIC_ON_HOST where the deform cannot; or, with
+ * column_scales[c] GJ_COLUMN_TEXT_WORD, a text, varchar or char(n) as its
+ * gj_text_word in 8 bytes, GJ_TEXT_ON_HOST where the value is longer or
+ * the deform cannot read it), nkeys of them the key, packed as
+ * gj_pack_keys does
  */
 typedef struct GjDeformSpec
 {
@@ -1165,11 +1168,63 @@ typedef struct GjDeformSpec
 #define GJ_DEFORM_MAX_TEXT_BYTES	2048
 #define GJ_TEXT_ON_HOST				INT64_MIN
 
-/* The width of a deform's column c: 8 for a numeric, else its attribute's */
+/*
+ * A short string as one word: the bytes of a value of at most
+ * GJ_TEXT_WORD_MAX_BYTES, byte i in bits 8i .. 8i + 7, its length + 1 in
+ * bits 56 .. 59 and bit 63 set.  Two values have the same word exactly when
+ * they are the same bytes; every word is negative and none is
+ * GJ_TEXT_ON_HOST, so that words, the ON_HOST mark and src/'s codes of
+ * longer values (0, 1, 2, ...) are all apart.  A deform column of
+ * column_scales GJ_COLUMN_TEXT_WORD holds them (a GpuPreAgg's text group
+ * key, whose short values need then no code from the host).
+ */
+#define GJ_COLUMN_TEXT_WORD		(-2)
+#define GJ_TEXT_WORD_MAX_BYTES	7
+
+static inline GJ_HOST_DEVICE int64_t
+gj_text_word(const char *data, int64_t len)
+{
+	uint64_t	word;
+
+	if (len < 0 || len > GJ_TEXT_WORD_MAX_BYTES)
+		return GJ_TEXT_ON_HOST;
+	word = (UINT64_C(1) << 63) | ((uint64_t) (len + 1) << 56);
+	for (int64_t i = 0; i < len; i++)
+		word |= (uint64_t) (uint8_t) data[i] << (8 * i);
+	return (int64_t) word;
+}
+
+/* Whether word is a gj_text_word (not ON_HOST, not a code) */
+static inline GJ_HOST_DEVICE bool
+gj_is_text_word(int64_t word)
+{
+	return word < 0 && word != GJ_TEXT_ON_HOST;
+}
+
+/* A gj_text_word's bytes into data (room for GJ_TEXT_WORD_MAX_BYTES); its length */
+static inline int
+gj_text_word_bytes(int64_t word, char *data)
+{
+	int			len = (int) (((uint64_t) word >> 56) & 0x0f) - 1;
+
+	for (int i = 0; i < len; i++)
+		data[i] = (char) (((uint64_t) word >> (8 * i)) & 0xff);
+	return len;
+}
+
+/* Whether a deform's column c is converted from a varlena (a numeric, a text word) */
+static inline bool
+gj_deform_column_converted(const GjDeformSpec *spec, int c)
+{
+	return spec->column_scales != NULL &&
+		(spec->column_scales[c] >= 0 || spec->column_scales[c] == GJ_COLUMN_TEXT_WORD);
+}
+
+/* The width of a deform's column c: 8 for a numeric or a text word, else its attribute's */
 static inline int
 gj_deform_column_width(const GjDeformSpec *spec, int c)
 {
-	if (spec->column_scales != NULL && spec->column_scales[c] >= 0)
+	if (gj_deform_column_converted(spec, c))
 		return 8;
 	return spec->attrs[spec->column_attnos[c] - 1].len;
 }

@@ -350,9 +350,13 @@ typedef struct GpuJoinHeapReader
 	int64		tuples_read;
 	double		read_ms;
 	double		deform_ms;
+	double		host_ms;		/* rows' columns, codes and numerics taken on the
+								 * host, quals rechecked */
+	double		alloc_ms;		/* the batch's arrays grown */
 	int64		rows_removed;	/* by the quals */
 	int64		bytes_shipped;	/* pages and tuple offsets sent to the device */
 	int			numerics;		/* numeric columns the deform converts */
+	int			texts;			/* text columns it makes words of */
 	int64		numerics_on_host;	/* of their values, those it left to the
 									 * host (TakeHostNumerics) */
 } GpuJoinHeapReader;
@@ -380,9 +384,12 @@ typedef struct GpuJoinCounters
 	int64		heap_tuples[2]; /* visible tuples read */
 	double		heap_ms[2];		/* time reading pages (load includes it) */
 	double		heap_deform_ms[2];	/* time deforming them (load includes it) */
+	double		heap_host_ms[2];	/* time on the host per row (load includes it) */
+	double		heap_alloc_ms[2];	/* time growing the batch (load includes it) */
 	int64		heap_removed[2];	/* rows removed by its quals */
 	int64		heap_shipped[2];	/* bytes of pages sent to the device */
 	int			heap_numerics[2];	/* numeric columns the deform converts */
+	int			heap_texts[2];	/* text columns it makes words of */
 	int64		heap_numerics_host[2];	/* their values the host converted */
 	int64		shared_builds;	/* runs that probed the build of another
 								 * participant instead of building */
@@ -725,7 +732,7 @@ extern void GpuJoinStoreDeviceValue(GpuJoinSide *side, const GpuJoinColumn *col,
 extern void GpuJoinReserveSide(GpuJoinSide *side, int64 newcap);
 extern Size GpuJoinSideRowBytes(const GpuJoinSide *side, int *narrays);
 extern int64 GpuJoinDictCode(GpuJoinDict *dict, Datum value);
-extern Datum GpuJoinDictValue(const GpuJoinDict *dict, int64 code);
+extern Datum GpuJoinDictValue(GpuJoinDict *dict, int64 code);
 extern bool GpuJoinRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot,
 						  uint64 *key);
 extern bool GpuJoinStoreRowKey(GpuJoinState *node, GpuJoinSide *side, TupleTableSlot *slot,

@@ -33,6 +33,7 @@
 #include "exec.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/datum.h"
+#include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -798,8 +799,14 @@ GpuJoinStoreHostValue(GpuJoinSide *side, const GpuJoinColumn *col, int64 row,
 
 /*
  * A GpuPreAgg's text column goes to the device as a number per distinct
- * value: the values met so far, each once, and an open-addressing table
- * from a value's bytes to its number.  Values that are the same bytes
+ * value.  A value of at most GJ_TEXT_WORD_MAX_BYTES bytes is its own
+ * number, its bytes packed in a negative word (gj_text_word), which the
+ * heap deform makes on the device just as GpuJoinDictCode makes it here;
+ * a longer one gets a code 0, 1, 2 ... from the values met so far, each
+ * once, and an open-addressing table from a value's bytes to its number.
+ * A word comes back as a value through a table of the words decoded so
+ * far (words_decoded: each value made once, kept with the codes'), for a
+ * group's key and for every emitted row alike.  Values that are the same bytes
  * (detoasted) share a code, and are equal for every collation; values that
  * differ in bytes but compare equal (char(n)'s trailing blanks, a
  * nondeterministic collation) get codes of their own, so their groups come
@@ -815,7 +822,15 @@ struct GpuJoinDict
 	uint32	   *hashes;			/* by code */
 	int64		nslots;			/* a power of 2, at least twice nvalues */
 	int64	   *slots;			/* a code + 1, or 0 for an empty slot */
+	HTAB	   *words_decoded;	/* gj_text_word -> DecodedWord, made when needed */
 };
+
+/* A short value's word and the value, in words_decoded */
+typedef struct DecodedWord
+{
+	int64		word;			/* the hash key */
+	Datum		value;
+} DecodedWord;
 
 static GpuJoinDict *
 DictCreate(MemoryContext parent)
@@ -853,17 +868,26 @@ DictSlot(const GpuJoinDict *dict, const char *p, Size len, uint32 h)
 	}
 }
 
-/* A text value's code, the value taken in when new */
+/* A text value's code (its word, when short), the value taken in when new */
 int64
 GpuJoinDictCode(GpuJoinDict *dict, Datum value)
 {
 	struct varlena *v = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(value));
 	const char *p = VARDATA_ANY(v);
 	Size		len = VARSIZE_ANY_EXHDR(v);
-	uint32		h = DatumGetUInt32(hash_any((const unsigned char *) p, (int) len));
-	int64		s = DictSlot(dict, p, len, h);
+	uint32		h;
+	int64		s;
 	int64		code;
 
+	if (len <= GJ_TEXT_WORD_MAX_BYTES)
+	{
+		code = gj_text_word(p, (int64_t) len);
+		if ((Pointer) v != DatumGetPointer(value))
+			pfree(v);
+		return code;
+	}
+	h = DatumGetUInt32(hash_any((const unsigned char *) p, (int) len));
+	s = DictSlot(dict, p, len, h);
 	if (dict->slots[s] != 0)
 		return dict->slots[s] - 1;
 	if (dict->nvalues == dict->capacity)
@@ -896,10 +920,38 @@ GpuJoinDictCode(GpuJoinDict *dict, Datum value)
 	return code;
 }
 
-/* The value of a code GpuJoinDictCode gave */
+/* The value of a code GpuJoinDictCode or the deform gave */
 Datum
-GpuJoinDictValue(const GpuJoinDict *dict, int64 code)
+GpuJoinDictValue(GpuJoinDict *dict, int64 code)
 {
+	if (gj_is_text_word(code))
+	{
+		DecodedWord *entry;
+		bool		found;
+
+		if (dict->words_decoded == NULL)
+		{
+			HASHCTL		ctl;
+
+			ctl.keysize = sizeof(int64);
+			ctl.entrysize = sizeof(DecodedWord);
+			ctl.hcxt = dict->cxt;
+			dict->words_decoded = hash_create("GpuJoin text words", 256, &ctl,
+											  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		}
+		entry = hash_search(dict->words_decoded, &code, HASH_ENTER, &found);
+		if (!found)
+		{
+			char		bytes[GJ_TEXT_WORD_MAX_BYTES];
+			int			len = gj_text_word_bytes(code, bytes);
+			text	   *t = MemoryContextAlloc(dict->cxt, VARHDRSZ + len);
+
+			SET_VARSIZE(t, VARHDRSZ + len);
+			memcpy(VARDATA(t), bytes, len);
+			entry->value = PointerGetDatum(t);
+		}
+		return entry->value;
+	}
 	if (code < 0 || code >= dict->nvalues)
 		elog(ERROR, "gpujoin: text code " INT64_FORMAT " of " INT64_FORMAT, code, dict->nvalues);
 	return dict->values[code];

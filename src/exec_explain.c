@@ -90,9 +90,12 @@ GpuJoinCollectCounters(GpuJoinState *node, GpuJoinCounters *c)
 		c->heap_tuples[i] = reader->tuples_read;
 		c->heap_ms[i] = reader->read_ms;
 		c->heap_deform_ms[i] = reader->deform_ms;
+		c->heap_host_ms[i] = reader->host_ms;
+		c->heap_alloc_ms[i] = reader->alloc_ms;
 		c->heap_removed[i] = reader->rows_removed;
 		c->heap_shipped[i] = reader->bytes_shipped;
 		c->heap_numerics[i] = reader->numerics;
+		c->heap_texts[i] = reader->texts;
 		c->heap_numerics_host[i] = reader->numerics_on_host;
 	}
 	GpuJoinDeviceStats(&node->gj_Device, &c->stats);
@@ -167,9 +170,12 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
 		sum->heap_tuples[i] += add->heap_tuples[i];
 		sum->heap_ms[i] += add->heap_ms[i];
 		sum->heap_deform_ms[i] += add->heap_deform_ms[i];
+		sum->heap_host_ms[i] += add->heap_host_ms[i];
+		sum->heap_alloc_ms[i] += add->heap_alloc_ms[i];
 		sum->heap_removed[i] += add->heap_removed[i];
 		sum->heap_shipped[i] += add->heap_shipped[i];
 		sum->heap_numerics[i] = Max(sum->heap_numerics[i], add->heap_numerics[i]);
+		sum->heap_texts[i] = Max(sum->heap_texts[i], add->heap_texts[i]);
 		sum->heap_numerics_host[i] += add->heap_numerics_host[i];
 	}
 	GpuJoinAddStats(&sum->stats, &add->stats);
@@ -217,10 +223,20 @@ ShowHeapCounters(const char *label, const GpuJoinCounters *c, int i, ExplainStat
 						 c->heap_pages[i], c->heap_all_visible[i], c->heap_in_place[i],
 						 c->heap_tuples[i], (c->heap_shipped[i] + 1023) / 1024);
 		if (es->timing)
-			appendStringInfo(es->str, " time=%.3f deform=%.3f ms", c->heap_ms[i],
-							 c->heap_deform_ms[i]);
+			appendStringInfo(es->str, " time=%.3f deform=%.3f host=%.3f alloc=%.3f ms",
+							 c->heap_ms[i], c->heap_deform_ms[i], c->heap_host_ms[i],
+							 c->heap_alloc_ms[i]);
 		appendStringInfoChar(es->str, '\n');
-		if (c->heap_numerics[i] > 0)
+		if (c->heap_texts[i] > 0)
+		{
+			/* the host's values are the numerics' and the longer texts' */
+			appendStringInfoSpaces(es->str, es->indent * 2);
+			appendStringInfo(es->str, "%s Numerics: %d converted on the device, %d text%s as words,"
+							 " " INT64_FORMAT " values by the host\n", label, c->heap_numerics[i],
+							 c->heap_texts[i], c->heap_texts[i] == 1 ? "" : "s",
+							 c->heap_numerics_host[i]);
+		}
+		else if (c->heap_numerics[i] > 0)
 		{
 			appendStringInfoSpaces(es->str, es->indent * 2);
 			appendStringInfo(es->str, "%s Numerics: %d converted on the device, " INT64_FORMAT
@@ -245,11 +261,17 @@ ShowHeapCounters(const char *label, const GpuJoinCounters *c, int i, ExplainStat
 			ExplainPropertyFloat(psprintf("%s Time", prefix), "ms", c->heap_ms[i], 3, es);
 			ExplainPropertyFloat(psprintf("%s Deform Time", prefix), "ms",
 								 c->heap_deform_ms[i], 3, es);
+			ExplainPropertyFloat(psprintf("%s Host Time", prefix), "ms",
+								 c->heap_host_ms[i], 3, es);
+			ExplainPropertyFloat(psprintf("%s Alloc Time", prefix), "ms",
+								 c->heap_alloc_ms[i], 3, es);
 		}
-		if (c->heap_numerics[i] > 0)
+		if (c->heap_numerics[i] > 0 || c->heap_texts[i] > 0)
 		{
 			ExplainPropertyInteger(psprintf("%s Numerics On Device", prefix), NULL,
 								   c->heap_numerics[i], es);
+			ExplainPropertyInteger(psprintf("%s Texts As Words", prefix), NULL,
+								   c->heap_texts[i], es);
 			ExplainPropertyInteger(psprintf("%s Numeric Values On Host", prefix), NULL,
 								   c->heap_numerics_host[i], es);
 		}

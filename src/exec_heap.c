@@ -177,6 +177,7 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
 	int16	   *column_attnos;
 	int8	   *column_scales;
 	bool		deform_numerics;
+	bool		deform_texts;
 	int			ndeformed = 0;
 	int16	   *key_attnos;
 	uint8	   *key_kinds;
@@ -259,6 +260,13 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
 			 TupleDescAttr(tupdesc, col->attno - 1)->attlen != -1))
 			deform_numerics = false;
 	}
+	/*
+	 * A GpuPreAgg's text codes are numbered last, after its numerics: the
+	 * deform makes the short values' words (gj_text_word) where it converts
+	 * the numerics too, or where there is none, so that the columns it
+	 * writes stay the first ones
+	 */
+	deform_texts = deform_numerics || side->nscaled == side->ndict;
 	for (int c = 0; c < side->ncolumns; c++)
 	{
 		const GpuJoinColumn *col = &side->columns[c];
@@ -274,18 +282,26 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
 			column_attnos[col->device] = col->attno;
 			column_scales[col->device] = (int8) col->scale;
 			ndeformed++;
+			reader->numerics++;
+		}
+		else if (deform_texts && col->dict != NULL &&
+				 TupleDescAttr(tupdesc, col->attno - 1)->attlen == -1)
+		{
+			/* a GpuPreAgg's text key: a short value's word, a longer one's code here */
+			column_attnos[col->device] = col->attno;
+			column_scales[col->device] = GJ_COLUMN_TEXT_WORD;
+			ndeformed++;
+			reader->texts++;
 		}
 		else
 			reader->host_maxattno = Max(reader->host_maxattno, col->attno);
 	}
 
 	/*
-	 * A GpuPreAgg's text codes, numbered last, and its numerics, numbered
-	 * before them, unless the deform converts these, are converted on the
-	 * host
+	 * Those of a GpuPreAgg's numerics and text codes the deform does not
+	 * make are made on the host
 	 */
 	spec->ncolumns = side->ndevice - side->nscaled + ndeformed;
-	reader->numerics = ndeformed;
 	spec->column_attnos = column_attnos;
 	spec->column_scales = column_scales;
 
@@ -1045,16 +1061,20 @@ TakeHostColumns(GpuJoinState *node, GpuJoinSide *side, GpuJoinHeapReader *reader
 }
 
 /*
- * The numerics the deform left to the host (GJ_NUMERIC_ON_HOST: a TOAST
- * pointer or compressed value, a value an ALTER TABLE ... ADD COLUMN
- * gave, an infinity, a value not exact at its scale) of the n rows it
- * just wrote: converted from their staged tuples as TakeHostColumns
- * converts them, so that the values, and the errors, are the host's
+ * The numerics and texts the deform left to the host (GJ_NUMERIC_ON_HOST:
+ * a TOAST pointer or compressed value, a value an ALTER TABLE ... ADD
+ * COLUMN gave, an infinity, a value not exact at its scale, a text longer
+ * than a word) of the n rows it just wrote: converted from their staged
+ * tuples as TakeHostColumns converts them, so that the values, the codes
+ * and the errors are the host's
  */
 static void
 TakeHostNumerics(GpuJoinSide *side, GpuJoinHeapReader *reader, int64 n)
 {
 	TupleTableSlot *slot = reader->slot;
+
+	/* a text word column's values left to the host are marked alike */
+	StaticAssertStmt(GJ_TEXT_ON_HOST == GJ_NUMERIC_ON_HOST, "one mark for values left to the host");
 
 	for (int64 i = 0; i < n; i++)
 	{
@@ -1152,6 +1172,7 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 {
 	GpuJoinHeapReader *reader = side->heap;
 	bool		any = false;
+	instr_time	start;
 
 	while (side->nrows < max_rows)
 	{
@@ -1197,6 +1218,7 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 			 * the arrays at want rows come together (pinned.c); the set
 			 * announced ends with them, or with an ERROR on the way
 			 */
+			INSTR_TIME_SET_CURRENT(start);
 			GpuJoinPinnedExpect(row_bytes * want, narrays);
 			PG_TRY();
 			{
@@ -1208,6 +1230,7 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 				GpuJoinPinnedExpect(0, 0);
 			}
 			PG_END_TRY();
+			reader->alloc_ms += GpuJoinElapsedMs(start);
 		}
 		AllocFlags(side);
 
@@ -1240,12 +1263,14 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		FinishDeform(node, reader);
 		reader->bytes_shipped += out.bytes_shipped;
 		rows = out.nrows;
+		INSTR_TIME_SET_CURRENT(start);
 		if (reader->filter != NULL)
 			rows = Recheck(side, reader, rows);
 		if (reader->host_maxattno > 0)
 			TakeHostColumns(node, side, reader, rows);
 		if (out.host_numerics > 0)
 			TakeHostNumerics(side, reader, rows);
+		reader->host_ms += GpuJoinElapsedMs(start);
 		reader->numerics_on_host += out.host_numerics;
 		side->heap_null_columns |= out.null_columns;
 		side->heap_key_nulls += out.key_nulls;

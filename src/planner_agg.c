@@ -836,14 +836,38 @@ SortedPreAggPath(PlannerInfo *root, RelOptInfo *input_rel, CustomPath *join,
 }
 
 /*
+ * Whether var, a text column, is short enough on average for the heap
+ * deform to make words of most of its values (gj_text_word: at most
+ * GJ_TEXT_WORD_MAX_BYTES bytes, after a 1-byte header)
+ */
+static bool
+ShortTextColumn(PlannerInfo *root, Var *var)
+{
+	RangeTblEntry *rte = planner_rt_fetch(var->varno, root);
+	int32		width;
+
+	if (rte->rtekind != RTE_RELATION || var->varattno <= 0)
+		return false;
+	width = get_attavgwidth(rte->relid, var->varattno);
+	return width > 0 && width <= 1 + GJ_TEXT_WORD_MAX_BYTES;
+}
+
+/*
  * Text keys are coded on the host as their side's rows load (exec_batch.c,
- * GpuJoinDict): a hash and a comparison per row of that side and key
+ * GpuJoinDict): a hash and a comparison per row of that side and key.  A
+ * SCAN that reads its relation's heap pages has the deform make words of
+ * the short values on the device (exec_heap.c), the host coding only the
+ * longer ones: a short column costs it nothing here.  (A join's heap side
+ * makes words too; its keys are charged all the same, a price on the high
+ * side.)
  */
 static void
-ChargeTextKeys(CustomPath *cpath, List *keys)
+ChargeTextKeys(PlannerInfo *root, CustomPath *cpath, List *keys)
 {
 	Path	   *outer = linitial(cpath->custom_paths);
 	Path	   *inner = list_length(cpath->custom_paths) > 1 ? lsecond(cpath->custom_paths) : NULL;
+	bool		heap_scan = inner == NULL &&
+		GpuJoinHeapSide(root, outer, GPUJOIN_STRATEGY_HASH, NIL, NIL, true);
 	ListCell   *lc;
 	Cost		cost = 0.0;
 
@@ -852,6 +876,8 @@ ChargeTextKeys(CustomPath *cpath, List *keys)
 		Var		   *var = lfirst(lc);
 
 		if (!GpuJoinDictType(exprType((Node *) var)))
+			continue;
+		if (heap_scan && IsA(var, Var) && ShortTextColumn(root, var))
 			continue;
 		cost += 2.0 * cpu_operator_cost *
 			(inner != NULL && IsA(var, Var) && bms_is_member(var->varno, inner->parent->relids) ?
@@ -933,7 +959,7 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 
 		groups = EstimateGroups(root, keys, join->path.rows);
 		cpath = PreAggPath(input_rel, join, partial, list_length(keys), naggs, groups);
-		ChargeTextKeys(cpath, keys);
+		ChargeTextKeys(root, cpath, keys);
 		AddFinalizePaths(root, output_rel, &cpath->path, groups, false);
 		if (ordering != NIL)
 			AddFinalizePaths(root, output_rel,
@@ -951,7 +977,7 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 		/* each process may meet every group */
 		groups = EstimateGroups(root, keys, partial_join->path.rows);
 		cpath = PreAggPath(input_rel, partial_join, partial, list_length(keys), naggs, groups);
-		ChargeTextKeys(cpath, keys);
+		ChargeTextKeys(root, cpath, keys);
 		total = groups * processes;
 		gather = (Path *) create_gather_path(root, input_rel, &cpath->path, partial, NULL, &total);
 		AddFinalizePaths(root, output_rel, gather, groups, false);

@@ -1117,9 +1117,9 @@ PrepareDeform(Call *call)
 
 		if (attno < 1 || attno > d->natts ||
 			(spec->attrs[attno - 1].len <= 0 || spec->attrs[attno - 1].len > 8) !=
-			(spec->column_scales != NULL && spec->column_scales[col] >= 0))
+			gj_deform_column_converted(spec, col))
 		{
-			GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request's column is neither fixed-width nor a numeric.");
+			GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request's column is neither fixed-width nor a numeric or text word.");
 			return false;
 		}
 		if (!RESOLVE_AS(&d->values[col], n * gj_deform_column_width(spec, col), call->dvalues[col]) ||

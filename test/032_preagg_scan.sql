@@ -21,8 +21,14 @@
 -- Numerics of declared scale (NaN, NULL, 18 digits, a column added by
 -- ALTER TABLE whose default the host converts for the older tuples) with
 -- the deform converting them and with the host (gpujoin.deform_numeric).
+-- Text, varchar and char(n) keys the deform makes words of (values of at
+-- most 7 bytes; the longer ones coded by the host): the empty string,
+-- values of 7 and 8 bytes, ones that differ in their last byte, multibyte
+-- characters, NULL, compressed values, char(n)'s blanks, and a column
+-- added by ALTER TABLE whose default the host codes for the older tuples
+-- (its word must be the one the deform makes of the newer tuples' value).
 BEGIN;
-SELECT plan(18);
+SELECT plan(19);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -52,6 +58,21 @@ INSERT INTO sn SELECT i % 5, i % 1000,
 ALTER TABLE sn ADD COLUMN q numeric(10, 2) DEFAULT 2.50;
 INSERT INTO sn SELECT i % 5, i % 1000, i * -0.01, NULL, CASE WHEN i % 3 = 0 THEN NULL ELSE i * 0.25 END
 	FROM generate_series(1, 3000) i;
+-- text keys: a of lengths 0 .. 9 bytes (a 7- and an 8-byte pair that
+-- differ in the last byte), b varchar with multibyte characters, c char(4)
+-- (blank-padded), a compressed value; e added with a default after the
+-- first 6000 rows
+CREATE TABLE st (x int4, a text, b varchar(12), c char(4));
+INSERT INTO st SELECT i,
+	CASE WHEN i % 11 = 0 THEN NULL ELSE (ARRAY['', 'a', 'ab', 'abcdefg', 'abcdefh', 'abcdefgh',
+		'abcdefgi', 'Z', 'zz', 'abcdefghi'])[1 + i % 10] END,
+	(ARRAY['é', 'éé', 'ééé', 'éééé', 'e', 'E', 'x y'])[1 + i % 7],
+	(ARRAY['ab', 'ab  ', 'abcd', '', 'q'])[1 + i % 5]
+	FROM generate_series(1, 6000) i;
+INSERT INTO st SELECT 7000 + i, repeat('long value ', 400 + i % 2), 'éééé', 'ab' FROM generate_series(1, 40) i;
+ALTER TABLE st ADD COLUMN e text DEFAULT 'dflt';
+INSERT INTO st SELECT 8000 + i, 'a', 'e', 'q', (ARRAY['dflt', 'new', NULL, 'a longer one'])[1 + i % 4]
+	FROM generate_series(1, 1000) i;
 CREATE TABLE s_empty (LIKE s);
 -- a partitioned table and an inherited one (no SCAN: their rows are an
 -- Append's), a materialized view (a SCAN)
@@ -64,7 +85,7 @@ CREATE TABLE sic () INHERITS (si);
 INSERT INTO si SELECT i % 10, i FROM generate_series(1, 1000) i;
 INSERT INTO sic SELECT i % 10, i FROM generate_series(1, 1000) i;
 CREATE MATERIALIZED VIEW smv AS SELECT g, x FROM s;
-ANALYZE s, sn, s_empty, sp, si, sic, smv;
+ANALYZE s, sn, st, s_empty, sp, si, sic, smv;
 
 CREATE TEMP TABLE sq (name text PRIMARY KEY, sql text);
 INSERT INTO sq VALUES
@@ -91,7 +112,9 @@ INSERT INTO sq VALUES
 	('an inherited table', 'SELECT a, count(*), sum(b) FROM si GROUP BY a'),
 	('a partitioned table', 'SELECT a, count(*), sum(b) FROM sp GROUP BY a'),
 	('numerics', 'SELECT g, count(m), sum(m), avg(m), min(m), max(m), sum(p), min(p), sum(q), max(q) FROM sn GROUP BY g'),
-	('numerics, a qual, one group', 'SELECT sum(m), max(p), sum(q), avg(q) FROM sn WHERE h < 900');
+	('numerics, a qual, one group', 'SELECT sum(m), max(p), sum(q), avg(q) FROM sn WHERE h < 900'),
+	('text words', 'SELECT a, b, c, e, count(*), sum(x) FROM st GROUP BY a, b, c, e'),
+	('a text word key alone', 'SELECT a, count(*), min(x) FROM st GROUP BY a');
 
 -- PostgreSQL's rows
 SET LOCAL gpujoin.enabled = off;
@@ -143,6 +166,14 @@ SELECT matches(pg_temp.plan_analyze(sql),
 	'Outer Numerics: 3 converted on the device, 12000 values by the host',
 	'EXPLAIN ANALYZE: the numerics converted on the device, the values left to the host')
 	FROM sq WHERE name = 'numerics';
+-- the deform making words of the short texts; the host codes the longer
+-- ones, and e's default in the tuples older than the column
+SELECT matches(pg_temp.plan_analyze(sql),
+	'Outer Numerics: 0 converted on the device, 4 texts as words, ' ||
+	(SELECT count(*) FILTER (WHERE octet_length(a) > 7) + count(*) FILTER (WHERE octet_length(b) > 7) +
+			count(*) FILTER (WHERE octet_length(e) > 7) + 6040 FROM st) || ' values by the host',
+	'EXPLAIN ANALYZE: short texts made words on the device, the other values coded by the host')
+	FROM sq WHERE name = 'text words';
 -- the host converting the numerics the deform would
 SET LOCAL gpujoin.deform_numeric = off;
 SELECT is(pg_temp.scan_failures(), '', 'gpujoin.deform_numeric = off: every query');

@@ -94,7 +94,8 @@ typedef struct GjDeformPlan
 	int32_t		ncolumns;
 	int16_t		column_attnos[GJ_MAX_COLUMNS];	/* 1-based */
 	int16_t		column_widths[GJ_MAX_COLUMNS];	/* 1, 2, 4 or 8 */
-	int8_t		column_scales[GJ_MAX_COLUMNS];	/* a numeric's scale, or -1 */
+	int8_t		column_scales[GJ_MAX_COLUMNS];	/* a numeric's scale,
+												 * GJ_COLUMN_TEXT_WORD, or -1 */
 	int16_t		fixed_off[GJ_MAX_COLUMNS];	/* of each column, when
 											 * column_attnos <= fixed_natts */
 	int32_t		nkeys;
@@ -137,7 +138,8 @@ typedef struct GjDeformFound
 	bool		keynull;		/* a key attribute is NULL: matches nothing */
 	int32_t		bad_attno;		/* > 0: a TOAST pointer of an unknown tag in
 								 * this attribute; the row is not written */
-	int32_t		host_numerics;	/* numeric columns left GJ_NUMERIC_ON_HOST */
+	int32_t		host_numerics;	/* numeric and text word columns left
+								 * GJ_NUMERIC_ON_HOST (= GJ_TEXT_ON_HOST) */
 	uint8_t		verdict;		/* the filter's GJ_QUAL_*: PASSES without one */
 } GjDeformFound;
 
@@ -298,6 +300,22 @@ gj_heap_numeric(const char *p, int64_t size, int scale)
 }
 
 /*
+ * A text attribute's value at p (size bytes with its varlena header) as a
+ * column of GJ_COLUMN_TEXT_WORD: its gj_text_word, or GJ_TEXT_ON_HOST
+ * where the value is longer or gj_heap_varlena_bytes cannot read it
+ */
+static inline GJ_HOST_DEVICE int64_t
+gj_heap_text_word(const char *p, int64_t size)
+{
+	const char *data;
+	int64_t		len;
+
+	if (!gj_heap_varlena_bytes(p, size, &data, &len))
+		return GJ_TEXT_ON_HOST;
+	return gj_text_word(data, len);
+}
+
+/*
  * A text attribute's value at p (size bytes with its varlena header) as
  * filter input i reads it: k where it is constant k of the input's, 0
  * where it is none, GJ_TEXT_ON_HOST where gj_heap_varlena_bytes cannot
@@ -447,6 +465,11 @@ gj_heap_deform_row(const GjDeformPlan *plan, const GjDeformAttr *attrs,
 			{
 				bytes = (uint64_t) gj_heap_numeric(p, size, plan->column_scales[c]);
 				found->host_numerics += (int64_t) bytes == GJ_NUMERIC_ON_HOST;
+			}
+			else if (plan->column_scales[c] == GJ_COLUMN_TEXT_WORD)
+			{
+				bytes = (uint64_t) gj_heap_text_word(p, size);
+				found->host_numerics += (int64_t) bytes == GJ_TEXT_ON_HOST;
 			}
 			gj_heap_store(out->values[c], row, plan->column_widths[c], bytes);
 		}

@@ -78,15 +78,16 @@ PlanDeform(const GjDeformSpec *spec, GjDeformPlan *plan, GjDeformAttr *attrs,
 		int			len = attno >= 1 && attno <= spec->natts ? spec->attrs[attno - 1].len : 0;
 		int			scale = spec->column_scales != NULL ? spec->column_scales[c] : -1;
 
-		/* a numeric of declared scale is a varlena, into 8 bytes */
+		/* a numeric of declared scale or a text word is a varlena, into 8 bytes */
 		if (scale >= 0 ? (len != -1 || scale > GJ_NUMERIC_MAX_DIGITS) :
-			(len != 1 && len != 2 && len != 4 && len != 8))
+			scale == GJ_COLUMN_TEXT_WORD ? len != -1 :
+			(scale != -1 || (len != 1 && len != 2 && len != 4 && len != 8)))
 			return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 								"heap deform: column %d is attribute %d of %d, of length %d, scale %d.",
 								c, attno, (int) spec->natts, len, scale);
 		attrs[attno - 1].column = (int16_t) c;
 		plan->column_attnos[c] = (int16_t) attno;
-		plan->column_widths[c] = (int16_t) (scale >= 0 ? 8 : len);
+		plan->column_widths[c] = (int16_t) (scale == -1 ? len : 8);
 		plan->column_scales[c] = (int8_t) scale;
 		if (attno > plan->max_needed)
 			plan->max_needed = attno;

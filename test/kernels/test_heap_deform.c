@@ -1723,6 +1723,27 @@ static const TextCase text_cases[] = {
 
 #define NUM_TEXT_CASES ((int) (sizeof(text_cases) / sizeof(text_cases[0])))
 
+/*
+ * The same texts as a column of GJ_COLUMN_TEXT_WORD (a GpuPreAgg's group
+ * key): each short one's word, written out byte by byte (bit 63, the
+ * length + 1 in bits 56 .. 59, byte i in bits 8i ..), the longer ones and
+ * those only the host reads GJ_TEXT_ON_HOST, NULL a NULL
+ */
+static const int64_t text_words[] = {
+	(int64_t) UINT64_C(0x8400000000524941),	/* AIR */
+	(int64_t) UINT64_C(0x8100000000000000),	/* '' */
+	(int64_t) UINT64_C(0x8400000000524941),	/* AIR, 4-byte header */
+	(int64_t) UINT64_C(0x8852494120474552),	/* REG AIR: 7 bytes, the most */
+	(int64_t) UINT64_C(0x8500000058524941),	/* AIRX */
+	(int64_t) UINT64_C(0x8300000000004941),	/* AI */
+	(int64_t) UINT64_C(0x8400000000726961),	/* air */
+	GJ_TEXT_ON_HOST,			/* 200 bytes */
+	GJ_TEXT_ON_HOST,
+	0,							/* NULL */
+	GJ_TEXT_ON_HOST,			/* a TOAST pointer */
+	GJ_TEXT_ON_HOST,			/* compressed */
+};
+
 static void
 LongText(char *to, bool last_other)
 {
@@ -1838,6 +1859,81 @@ TextsOn(const GjKernels *kernels, const char *impl)
 	else
 		CheckVerdictRows(names, verdicts, NUM_TEXT_CASES, selected, int8s, out.nrows);
 	TestReport(impl, "text filter inputs: t IN ('AIR', '', 200 bytes)");
+
+	/* the text as a column of words, and the int8 after it */
+	{
+		int16_t		word_attnos[2] = {2, 3};
+		int8_t		word_scales[2] = {GJ_COLUMN_TEXT_WORD, -1};
+		int64_t		words[NUM_TEXT_CASES];
+		uint8_t		word_nulls[NUM_TEXT_CASES];
+		char	   *word_values[2] = {(char *) words, (char *) int8s};
+		uint8_t    *word_null_arrays[2] = {word_nulls, nulls};
+		int64_t		on_host = 0;
+
+		_Static_assert(sizeof(text_words) / sizeof(text_words[0]) == NUM_TEXT_CASES,
+						 "a word per text case");
+		spec.filter = NULL;
+		spec.input_attnos = NULL;
+		spec.input_kinds = NULL;
+		spec.input_texts = NULL;
+		spec.text_offsets = NULL;
+		spec.text_pool = NULL;
+		spec.ncolumns = 2;
+		spec.column_attnos = word_attnos;
+		spec.column_scales = word_scales;
+		out.values = word_values;
+		out.nulls = word_null_arrays;
+		out.selected = NULL;
+		memset(words, POISON, sizeof(words));
+		memset(int8s, POISON, sizeof(int8s));
+		memset(word_nulls, 0, sizeof(word_nulls));
+		memset(nulls, 0, sizeof(nulls));
+		for (int i = 0; i < NUM_TEXT_CASES; i++)
+			on_host += !text_cases[i].isnull && text_words[i] == GJ_TEXT_ON_HOST;
+		if (kernels->heap_deform(ctx, &batch, &spec, 0, NUM_TEXT_CASES, &out, &err) != GJ_OK)
+			Failf("heap_deform of text words: %s", err.message);
+		else if (out.nrows != NUM_TEXT_CASES || out.host_numerics != on_host)
+			Failf("%lld rows, %lld values left to the host; expected %d and %lld",
+				  (long long) out.nrows, (long long) out.host_numerics, NUM_TEXT_CASES,
+				  (long long) on_host);
+		else
+			for (int i = 0; i < NUM_TEXT_CASES; i++)
+			{
+				const TextCase *c = &text_cases[i];
+				char		back[GJ_TEXT_WORD_MAX_BYTES];
+
+				if (word_nulls[i] != c->isnull || (!c->isnull && words[i] != text_words[i]))
+					Failf("%s: word %llx (NULL %d), expected %llx", c->name,
+						  (unsigned long long) words[i], word_nulls[i],
+						  (unsigned long long) text_words[i]);
+				else if (nulls[i] != 0 || int8s[i] != 1000 + i)
+					Failf("%s: the int8 after it is %lld", c->name, (long long) int8s[i]);
+				else if (!c->isnull && text_words[i] != GJ_TEXT_ON_HOST &&
+						 (!gj_is_text_word(words[i]) ||
+						  gj_text_word_bytes(words[i], back) != (int) strlen(c->bytes) ||
+						  memcmp(back, c->bytes, strlen(c->bytes)) != 0))
+					Failf("%s: the word's bytes are not the text's", c->name);
+			}
+		TestReport(impl, "text columns as words");
+
+		/* a word of a fixed-width attribute */
+		word_attnos[0] = 1;
+		if (kernels->heap_deform(ctx, &batch, &spec, 0, 1, &out, &err) != GJ_ERROR_INVALID_ARGUMENT)
+			Failf("an int4 deformed as a text word was accepted");
+		TestReport(impl, "text columns as words: refusals");
+		spec.ncolumns = 1;
+		spec.column_attnos = column_attnos;
+		spec.column_scales = NULL;
+		spec.filter = &program;
+		spec.input_attnos = input_attnos;
+		spec.input_kinds = input_kinds;
+		spec.input_texts = input_texts;
+		spec.text_offsets = offsets;
+		spec.text_pool = pool;
+		out.values = value_arrays;
+		out.nulls = null_arrays;
+		out.selected = selected;
+	}
 
 	/* a text input of a fixed-width attribute; constants past the pool */
 	input_attnos[0] = 1;

@@ -268,6 +268,10 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
 	 */
 	deform_texts = deform_numerics || side->nscaled == side->ndict;
 	for (int c = 0; c < side->ncolumns; c++)
+		if (side->columns[c].dict != NULL &&
+			TupleDescAttr(tupdesc, side->columns[c].attno - 1)->attlen != -1)
+			deform_texts = false;	/* all of them, or none */
+	for (int c = 0; c < side->ncolumns; c++)
 	{
 		const GpuJoinColumn *col = &side->columns[c];
 
@@ -284,8 +288,7 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
 			ndeformed++;
 			reader->numerics++;
 		}
-		else if (deform_texts && col->dict != NULL &&
-				 TupleDescAttr(tupdesc, col->attno - 1)->attlen == -1)
+		else if (deform_texts && col->dict != NULL)
 		{
 			/* a GpuPreAgg's text key: a short value's word, a longer one's code here */
 			column_attnos[col->device] = col->attno;

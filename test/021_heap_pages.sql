@@ -20,7 +20,7 @@
 -- deform does not compute (text, numeric, date = timestamp) are encoded on
 -- the host from the staged tuples.
 BEGIN;
-SELECT plan(44);
+SELECT plan(45);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -142,6 +142,24 @@ SELECT matches(pg_temp.plan(sql), 'Outer Relation: w \(heap pages\)[\s\S]*Inner 
 SELECT doesnt_match(pg_temp.plan(sql), 'Seq Scan', 'no Seq Scan node under a join that reads both sides as pages')
 	FROM hq WHERE name = 'inner, int4 keys';
 SELECT matches(pg_temp.plan_analyze(sql), 'Outer Pages: read=\d+ all-visible=\d+ in-place=\d+ tuples=6700', 'EXPLAIN ANALYZE counts the pages and the visible tuples')
+	FROM hq WHERE name = 'inner, int4 keys';
+-- with TIMING, the heap lines' times: the page reads, the deform, the
+-- host's time per row and the batch's growth; the same four in JSON
+CREATE FUNCTION pg_temp.explain_timed(q text, fmt text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	l text;
+	r text := '';
+BEGIN
+	FOR l IN EXECUTE format('EXPLAIN (ANALYZE, TIMING, COSTS OFF, FORMAT %s) %s', fmt, q) LOOP
+		r := r || l || E'\n';
+	END LOOP;
+	RETURN r;
+END $$;
+SELECT ok(pg_temp.explain_timed(sql, 'TEXT') ~ 'Outer Pages: read=\d+ [^\n]* time=[0-9.]+ deform=[0-9.]+ host=[0-9.]+ alloc=[0-9.]+ ms' AND
+		  (SELECT count(*) FROM regexp_matches(pg_temp.explain_timed(sql, 'JSON'),
+			  '"(Outer|Inner) Heap (Time|Deform Time|Host Time|Alloc Time)": [0-9.]+', 'g')) = 8,
+	'EXPLAIN ANALYZE with TIMING: the heap sides'' read, deform, host and alloc times (text and JSON)')
 	FROM hq WHERE name = 'inner, int4 keys';
 SET LOCAL gpujoin.chunk_rows = 7;
 SELECT is(pg_temp.heap_failures('hq', 'hq_expected'), '', 'heap pages: chunks of 7 rows, ending inside pages');

@@ -867,6 +867,25 @@ DeviceScan(Plan *plan)
 }
 
 /*
+ * The relation a GPU join path (or a SCAN's) reads as heap pages on its
+ * outer or inner side, or 0: GpuJoinHeapSide over the path's own strategy
+ * and key clauses, as the path was costed and as PlanGpuJoinPath plans it
+ * (where the Seq Scan's quals come out as the device evaluates them)
+ */
+Index
+GpuJoinPathHeapSide(PlannerInfo *root, CustomPath *path, bool outer)
+{
+	List	   *priv = path->custom_private;
+
+	if (!outer && list_length(path->custom_paths) < 2)
+		return 0;
+	return GpuJoinHeapSide(root, outer ? linitial(path->custom_paths) : lsecond(path->custom_paths),
+						   (GpuJoinStrategy) intVal(list_nth(priv, GpuJoinPathStrategy)),
+						   list_nth(priv, GpuJoinPathKeyClauses),
+						   list_nth(priv, GpuJoinPathOuterIsLeft), outer);
+}
+
+/*
  * PlanCustomPath callback: the CustomScan for a GpuHashJoin, GpuMergeJoin or
  * GpuThetaJoin path
  *
@@ -882,15 +901,9 @@ PlanGpuJoinPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	Plan	   *outer_plan = linitial(custom_plans);
 	/* a SCAN (GpuJoinScanPath) has no inner side */
 	Plan	   *inner_plan = list_length(custom_plans) > 1 ? lsecond(custom_plans) : NULL;
-	GpuJoinStrategy strategy = (GpuJoinStrategy) intVal(list_nth(priv, GpuJoinPathStrategy));
-	List	   *key_clauses = list_nth(priv, GpuJoinPathKeyClauses);
-	List	   *outer_is_left = list_nth(priv, GpuJoinPathOuterIsLeft);
 	/* the sides read as heap pages, as the path was costed (planner_cost.c) */
-	Index		outer_heap = GpuJoinHeapSide(root, linitial(best_path->custom_paths), strategy,
-											 key_clauses, outer_is_left, true);
-	Index		inner_heap = inner_plan == NULL ? 0 :
-		GpuJoinHeapSide(root, lsecond(best_path->custom_paths), strategy,
-						key_clauses, outer_is_left, false);
+	Index		outer_heap = GpuJoinPathHeapSide(root, best_path, true);
+	Index		inner_heap = inner_plan == NULL ? 0 : GpuJoinPathHeapSide(root, best_path, false);
 
 	/* ... and as the Seq Scans came out, their quals on the device */
 	if (outer_heap && !DeviceScan(outer_plan))

@@ -54,6 +54,7 @@ extern bool GpuJoinExtractThetaClauses(PlannerInfo *root, List *restrictlist, Re
 									   JoinType jointype, RelOptInfo *outerrel, RelOptInfo *innerrel,
 									   GjVariant variant, GpuJoinClauses *clauses);
 
+extern Index GpuJoinPathHeapSide(PlannerInfo *root, CustomPath *path, bool outer);
 extern Index GpuJoinHeapSide(PlannerInfo *root, Path *path, GpuJoinStrategy strategy,
 							 List *key_clauses, List *outer_is_left, bool outer);
 

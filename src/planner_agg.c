@@ -855,33 +855,33 @@ ShortTextColumn(PlannerInfo *root, Var *var)
 /*
  * Text keys are coded on the host as their side's rows load (exec_batch.c,
  * GpuJoinDict): a hash and a comparison per row of that side and key.  A
- * SCAN that reads its relation's heap pages has the deform make words of
- * the short values on the device (exec_heap.c), the host coding only the
- * longer ones: a short column costs it nothing here.  (A join's heap side
- * makes words too; its keys are charged all the same, a price on the high
- * side.)
+ * side read as heap pages has the deform make words of the short values
+ * on the device (exec_heap.c), the host coding only the longer ones: a
+ * short column of such a side costs nothing here.
  */
 static void
 ChargeTextKeys(PlannerInfo *root, CustomPath *cpath, List *keys)
 {
+	CustomPath *join = linitial(cpath->custom_private);
 	Path	   *outer = linitial(cpath->custom_paths);
 	Path	   *inner = list_length(cpath->custom_paths) > 1 ? lsecond(cpath->custom_paths) : NULL;
-	bool		heap_scan = inner == NULL &&
-		GpuJoinHeapSide(root, outer, GPUJOIN_STRATEGY_HASH, NIL, NIL, true);
+	bool		outer_heap = GpuJoinPathHeapSide(root, join, true) != 0;
+	bool		inner_heap = inner != NULL && GpuJoinPathHeapSide(root, join, false) != 0;
 	ListCell   *lc;
 	Cost		cost = 0.0;
 
 	foreach(lc, keys)
 	{
 		Var		   *var = lfirst(lc);
+		bool		of_inner;
 
 		if (!GpuJoinDictType(exprType((Node *) var)))
 			continue;
-		if (heap_scan && IsA(var, Var) && ShortTextColumn(root, var))
+		of_inner = inner != NULL && IsA(var, Var) &&
+			bms_is_member(var->varno, inner->parent->relids);
+		if ((of_inner ? inner_heap : outer_heap) && IsA(var, Var) && ShortTextColumn(root, var))
 			continue;
-		cost += 2.0 * cpu_operator_cost *
-			(inner != NULL && IsA(var, Var) && bms_is_member(var->varno, inner->parent->relids) ?
-			 inner->rows : outer->rows);
+		cost += 2.0 * cpu_operator_cost * (of_inner ? inner->rows : outer->rows);
 	}
 	cpath->path.startup_cost += cost;
 	cpath->path.total_cost += cost;

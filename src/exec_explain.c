@@ -227,20 +227,16 @@ ShowHeapCounters(const char *label, const GpuJoinCounters *c, int i, ExplainStat
 							 c->heap_ms[i], c->heap_deform_ms[i], c->heap_host_ms[i],
 							 c->heap_alloc_ms[i]);
 		appendStringInfoChar(es->str, '\n');
-		if (c->heap_texts[i] > 0)
+		if (c->heap_numerics[i] > 0 || c->heap_texts[i] > 0)
 		{
 			/* the host's values are the numerics' and the longer texts' */
 			appendStringInfoSpaces(es->str, es->indent * 2);
-			appendStringInfo(es->str, "%s Numerics: %d converted on the device, %d text%s as words,"
-							 " " INT64_FORMAT " values by the host\n", label, c->heap_numerics[i],
-							 c->heap_texts[i], c->heap_texts[i] == 1 ? "" : "s",
-							 c->heap_numerics_host[i]);
-		}
-		else if (c->heap_numerics[i] > 0)
-		{
-			appendStringInfoSpaces(es->str, es->indent * 2);
-			appendStringInfo(es->str, "%s Numerics: %d converted on the device, " INT64_FORMAT
-							 " values by the host\n", label, c->heap_numerics[i],
+			appendStringInfo(es->str, "%s Numerics: %d converted on the device, ", label,
+							 c->heap_numerics[i]);
+			if (c->heap_texts[i] > 0)
+				appendStringInfo(es->str, "%d text%s as words, ", c->heap_texts[i],
+								 c->heap_texts[i] == 1 ? "" : "s");
+			appendStringInfo(es->str, INT64_FORMAT " values by the host\n",
 							 c->heap_numerics_host[i]);
 		}
 	}

@@ -250,27 +250,26 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
 	 */
 	column_attnos = palloc(sizeof(int16) * Max(side->ncolumns, 1));
 	column_scales = palloc(sizeof(int8) * Max(side->ncolumns, 1));
-	deform_numerics = gpujoin_deform_numeric;
-	for (int c = 0; c < side->ncolumns; c++)
-	{
-		const GpuJoinColumn *col = &side->columns[c];
-
-		if (GpuJoinColumnConverted(col) && col->dict == NULL &&
-			(col->scale > GJ_NUMERIC_MAX_DIGITS ||
-			 TupleDescAttr(tupdesc, col->attno - 1)->attlen != -1))
-			deform_numerics = false;
-	}
 	/*
 	 * A GpuPreAgg's text codes are numbered last, after its numerics: the
 	 * deform makes the short values' words (gj_text_word) where it converts
-	 * the numerics too, or where there is none, so that the columns it
-	 * writes stay the first ones
+	 * the numerics too, or where there is none, and of all of its text keys
+	 * or none, so that the columns it writes stay the first ones
 	 */
-	deform_texts = deform_numerics || side->nscaled == side->ndict;
+	deform_numerics = gpujoin_deform_numeric;
+	deform_texts = true;
 	for (int c = 0; c < side->ncolumns; c++)
-		if (side->columns[c].dict != NULL &&
-			TupleDescAttr(tupdesc, side->columns[c].attno - 1)->attlen != -1)
-			deform_texts = false;	/* all of them, or none */
+	{
+		const GpuJoinColumn *col = &side->columns[c];
+		bool		varlena = TupleDescAttr(tupdesc, col->attno - 1)->attlen == -1;
+
+		if (GpuJoinColumnConverted(col) && col->dict == NULL &&
+			(col->scale > GJ_NUMERIC_MAX_DIGITS || !varlena))
+			deform_numerics = false;
+		if (col->dict != NULL && !varlena)
+			deform_texts = false;
+	}
+	deform_texts = deform_texts && (deform_numerics || side->nscaled == side->ndict);
 	for (int c = 0; c < side->ncolumns; c++)
 	{
 		const GpuJoinColumn *col = &side->columns[c];

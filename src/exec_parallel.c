@@ -727,6 +727,7 @@ GpuJoinShareBuild(GpuJoinState *node)
 	dsa_pointer tids;
 	int			state;
 	GjError		err;
+	instr_time	wait_start;
 
 	node->gj_SharedBuilder = false;
 	node->gj_Inner.host_by_tid = false;
@@ -776,6 +777,7 @@ GpuJoinShareBuild(GpuJoinState *node)
 		}
 	}
 
+	INSTR_TIME_SET_CURRENT(wait_start);
 	ConditionVariablePrepareToSleep(&shared->build_cv);
 	for (;;)
 	{
@@ -791,6 +793,9 @@ GpuJoinShareBuild(GpuJoinState *node)
 		ConditionVariableSleep(&shared->build_cv, PG_WAIT_EXTENSION);
 	}
 	ConditionVariableCancelSleep();
+	elog(DEBUG1, "gpujoin: participant %d waited %.1f ms for the shared build: %s",
+		 Participant(), GpuJoinElapsedMs(wait_start),
+		 state == GJ_SHARED_BUILD_BUILT ? "built" : "none, it builds its own");
 	if (state != GJ_SHARED_BUILD_BUILT ||
 		(node->gj_Inner.nhost > 0 && !DsaPointerIsValid(tids)))
 		return OwnBuild(node);
@@ -878,6 +883,8 @@ GpuJoinPublishBuild(GpuJoinState *node, bool built)
 	}
 	SpinLockRelease(&shared->mutex);
 	ConditionVariableBroadcast(&shared->build_cv);
+	elog(DEBUG1, "gpujoin: participant %d published %s",
+		 Participant(), built ? "its build" : "that it has no build to share");
 }
 
 /*

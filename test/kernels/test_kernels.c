@@ -4746,6 +4746,35 @@ TestPinnedPool(void)
 	if (gj_cuda_pinned_cached() != 140000)
 		Failf("%zu bytes cached after a 2 MB block was freed, not 140000",
 			  gj_cuda_pinned_cached());
+	Report("cuda", "pinned pool: limits");
+
+	/* a full cache keeps the block freed last, in place of the oldest */
+	gj_cuda_pool_keep(64 << 20, 0);
+	gj_cuda_pool_keep(64 << 20, 1 << 20);
+	a = gj_cuda_pinned_alloc(400000);
+	b = gj_cuda_pinned_alloc(400000);
+	c = gj_cuda_pinned_alloc(300000);
+	if (a == NULL || b == NULL || c == NULL)
+		Failf("no page-locked blocks of 400000, 400000 and 300000 bytes");
+	else
+	{
+		gj_cuda_pinned_free(a);
+		gj_cuda_pinned_free(b);
+		if (gj_cuda_pinned_cached() != 800000)
+			Failf("%zu bytes cached, not 800000", gj_cuda_pinned_cached());
+		gj_cuda_pinned_free(c);
+		if (gj_cuda_pinned_cached() != 700000)
+			Failf("%zu bytes cached after a third block, not 700000 (the oldest gone)",
+				  gj_cuda_pinned_cached());
+		a = gj_cuda_pinned_alloc(390000);
+		if (a != b)
+			Failf("a request of 390000 bytes did not get the block of 400000 freed second");
+		if (gj_cuda_pinned_cached() != 300000)
+			Failf("%zu bytes cached, not 300000", gj_cuda_pinned_cached());
+		gj_cuda_pinned_free(a);
+	}
+	Report("cuda", "pinned pool: the blocks freed last stay");
+
 	gj_cuda_pool_keep(0, 0);	/* empties the cache */
 	if (gj_cuda_pinned_cached() != 0)
 		Failf("%zu bytes cached with nothing to keep", gj_cuda_pinned_cached());
@@ -4755,7 +4784,7 @@ TestPinnedPool(void)
 	gj_cuda_pinned_free(a);
 	if (gj_cuda_pinned_cached() != 0)
 		Failf("%zu bytes cached with nothing to keep", gj_cuda_pinned_cached());
-	Report("cuda", "pinned pool: limits");
+	Report("cuda", "pinned pool: emptied");
 }
 #endif
 

@@ -862,7 +862,7 @@ typedef enum GjExprOp
 								 * 10^scale outside the 18 digits the
 								 * device computes with (a NaN read from a
 								 * column, PG_INT64_MAX, is one) */
-	GJ_EXPR_DATE_FIELD			/* pop a (with count GJ_DATE_OF_DATE an
+	GJ_EXPR_DATE_FIELD,			/* pop a (with count GJ_DATE_OF_DATE an
 								 * INT4, a date's days; with
 								 * GJ_DATE_OF_TIMESTAMP an INT8, a
 								 * timestamp's microseconds; from
@@ -871,6 +871,11 @@ typedef enum GjExprOp
 								 * proleptic Gregorian calendar, as
 								 * EXTRACT gives it (INT8); undecided for
 								 * an infinity */
+	GJ_EXPR_ON_HOST				/* pop a (BOOL), push it; undecided where
+								 * it is true: the rest of a scan's quals
+								 * are the host's to evaluate (the last
+								 * step of a qual program whose other
+								 * quals the device does not evaluate) */
 } GjExprOp;
 
 /* GJ_EXPR_DATE_FIELD's fields: EXTRACT's units that depend on the day alone */

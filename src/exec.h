@@ -282,6 +282,8 @@ typedef struct GpuJoinHeapStage
  *	tuple			the tuple in it
  *	quals			the scan's quals (planner_expr.c compiled them into
  *					filter, which the deform evaluates), or NIL
+ *	host_quals		those of them filter leaves to the host: the tuples
+ *					the others pass are undecided (GJ_EXPR_ON_HOST), or NIL
  *	qual			PostgreSQL's own evaluation of them, for the tuples the
  *					device left undecided and for GpuJoinHeapNextTuple, in
  *					econtext (its scan tuple: slot)
@@ -338,6 +340,7 @@ typedef struct GpuJoinHeapReader
 	TupleTableSlot *slot;
 	HeapTupleData tuple;
 	List	   *quals;
+	List	   *host_quals;
 	GpuJoinDeviceExpr *filter;
 	ExprState  *qual;
 	ExprContext *econtext;

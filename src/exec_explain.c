@@ -377,15 +377,23 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 		ShowHeapSide(i == 0 ? "Outer Relation" : "Inner Relation",
 					 i == 0 ? &node->gj_Outer : &node->gj_Inner,
 					 i == 0 ? node->gj_Outer.host_by_tid : node->gj_InnerByTid, es);
-		ShowExprs(i == 0 ? "Outer Device Filter" : "Inner Device Filter", reader->quals,
+		ShowExprs(i == 0 ? "Outer Device Filter" : "Inner Device Filter",
+				  list_difference_ptr(reader->quals, reader->host_quals), context, useprefix, es);
+		ShowExprs(i == 0 ? "Outer Host Filter" : "Inner Host Filter", reader->host_quals,
 				  context, useprefix, es);
 		/* per loop, as explain.c shows a Seq Scan's "Rows Removed by Filter" */
 		if (reader->quals != NIL && es->analyze && instr != NULL &&
 			(total.heap_removed[i] > 0 || es->format != EXPLAIN_FORMAT_TEXT))
-			ExplainPropertyFloat(i == 0 ? "Rows Removed by Outer Device Filter" :
-								 "Rows Removed by Inner Device Filter", NULL,
+		{
+			static const char *const labels[2][2] = {
+				{"Rows Removed by Outer Device Filter", "Rows Removed by Outer Device and Host Filters"},
+				{"Rows Removed by Inner Device Filter", "Rows Removed by Inner Device and Host Filters"},
+			};
+
+			ExplainPropertyFloat(labels[i][reader->host_quals != NIL], NULL,
 								 instr->nloops > 0 ? total.heap_removed[i] / instr->nloops : 0.0,
 								 0, es);
+		}
 	}
 	if (es->verbose)
 		ExplainPropertyText("Variants Considered",

@@ -129,7 +129,9 @@ GpuJoinHeapKeyKind(GpuJoinKeyKind kind)
  * compiled for the device; the query parameters they read set in the
  * program's constants.  The executor's own evaluation (reader->qual) has no
  * parent plan node: its scan tuple is the relation's heap tuple, not the
- * join's scan tuple.
+ * join's scan tuple.  It decides the tuples the program leaves undecided,
+ * among them every one that passes the device's quals where some are the
+ * host's (reader->host_quals, as the planner allowed them: HostQual).
  */
 static void
 BeginQuals(GpuJoinHeapReader *reader, List *quals, Index rti, EState *estate)
@@ -142,8 +144,8 @@ BeginQuals(GpuJoinHeapReader *reader, List *quals, Index rti, EState *estate)
 	reader->quals = copyObject(quals);
 	if (vars != NIL && ((Var *) linitial(vars))->varno != rti)
 		ChangeVarNodes((Node *) reader->quals, ((Var *) linitial(vars))->varno, rti, 0);
-	if (!GpuJoinCompileQual(reader->quals, rti, filter))
-		elog(ERROR, "gpujoin: the device cannot evaluate the quals of \"%s\"",
+	if (!GpuJoinCompileQual(reader->quals, rti, filter, &reader->host_quals))
+		elog(ERROR, "gpujoin: neither the device nor the host can evaluate the quals of \"%s\"",
 			 RelationGetRelationName(reader->rel));
 	reader->econtext = CreateExprContext(estate);
 	reader->qual = ExecInitQual(reader->quals, NULL);

@@ -443,7 +443,8 @@ typedef struct GpuJoinDeviceExpr
 
 extern bool GpuJoinDeviceExprType(Oid type, GjExprType *t, GjKeyKind *kind);
 extern void GpuJoinDeviceExprDatum(Oid type, Datum value, bool isnull, GjExprDatum *d);
-extern bool GpuJoinCompileQual(List *quals, Index relid, GpuJoinDeviceExpr *out);
+extern bool GpuJoinCompileQual(List *quals, Index relid, GpuJoinDeviceExpr *out,
+							   List **host_quals);
 extern int	GpuJoinTlistPosition(List *tlist, Var *var);
 extern bool GpuJoinCompileTlistExpr(Node *expr, List *tlist, bool is_qual,
 									GpuJoinDeviceExpr *out, GjExprType *type);

@@ -852,18 +852,20 @@ UsePhysicalTargetList(PlannerInfo *root, Plan *plan)
 
 /*
  * Whether a side's plan is a Seq Scan whose quals (none, or those the
- * planner ordered) the device evaluates, so that the join can read its
- * relation as heap pages
+ * planner ordered) the device evaluates, or leaves to the host where
+ * GpuJoinHeapSide allowed it, so that the join can read its relation as
+ * heap pages
  */
 static bool
 DeviceScan(Plan *plan)
 {
 	GpuJoinDeviceExpr expr;
+	List	   *host_quals;
 
 	if (!IsA(plan, SeqScan))
 		return false;
 	return plan->qual == NIL ||
-		GpuJoinCompileQual(plan->qual, ((Scan *) plan)->scanrelid, &expr);
+		GpuJoinCompileQual(plan->qual, ((Scan *) plan)->scanrelid, &expr, &host_quals);
 }
 
 /*

@@ -57,6 +57,7 @@ extern bool GpuJoinExtractThetaClauses(PlannerInfo *root, List *restrictlist, Re
 extern Index GpuJoinPathHeapSide(PlannerInfo *root, CustomPath *path, bool outer);
 extern Index GpuJoinHeapSide(PlannerInfo *root, Path *path, GpuJoinStrategy strategy,
 							 List *key_clauses, List *outer_is_left, bool outer);
+extern List *GpuJoinHeapHostQuals(RelOptInfo *rel);
 
 /* planner_cost.c */
 extern double GpuJoinParallelDivisor(const Path *path);

@@ -540,8 +540,8 @@ GpuJoinExtractThetaClauses(PlannerInfo *root, List *restrictlist, RelOptInfo *jo
  * (exec_heap.c) instead of running that side's Seq Scan, or 0
  *
  * The side's path must be a plain Seq Scan of a heap table or materialized
- * view (quals only where the device evaluates them all: planner_expr.c;
- * no sampling, no parameters; parallel only as the outer
+ * view (quals where the device evaluates them, planner_expr.c, or the host
+ * does on the tuples the device's quals pass, DeviceEvaluatesQuals; no sampling, no parameters; parallel only as the outer
  * side of a partial join, whose processes then share out the relation's
  * blocks as a Parallel Seq Scan's do: exec_parallel.c), every column of
  * its target (what the join needs of it) a user column (the fixed-width
@@ -553,20 +553,46 @@ GpuJoinExtractThetaClauses(PlannerInfo *root, List *restrictlist, RelOptInfo *jo
  * a scan's rows with the row being rechecked, which only a Seq Scan node
  * knows how to do.  Equi-joins only: theta joins keep their children.
  */
-/* Whether the device evaluates every qual of rel's scan (planner_expr.c) */
+/*
+ * Whether the device evaluates the quals of rel's scan (planner_expr.c), or
+ * those it does not the host may, on the tuples the device's quals pass
+ * (*host_quals; not under row-level security, whose quals must come before
+ * the others)
+ */
 static bool
-DeviceEvaluatesQuals(RelOptInfo *rel)
+DeviceEvaluatesQuals(RelOptInfo *rel, List **host_quals)
 {
 	GpuJoinDeviceExpr expr;
+	bool		secure = false;
 	ListCell   *lc;
 
+	*host_quals = NIL;
 	if (rel->baserestrictinfo == NIL)
 		return true;
 	foreach(lc, rel->baserestrictinfo)
-		if (lfirst_node(RestrictInfo, lc)->pseudoconstant)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+		if (rinfo->pseudoconstant)
 			return false;
+		secure |= rinfo->security_level > 0;
+	}
 	return GpuJoinCompileQual(extract_actual_clauses(rel->baserestrictinfo, false),
-							  rel->relid, &expr);
+							  rel->relid, &expr, secure ? NULL : host_quals);
+}
+
+/*
+ * The quals of rel's scan that a GPU join reading it as heap pages leaves
+ * to the host (GpuJoinHeapSide), or NIL
+ */
+List *
+GpuJoinHeapHostQuals(RelOptInfo *rel)
+{
+	List	   *host_quals;
+
+	if (!DeviceEvaluatesQuals(rel, &host_quals))
+		return NIL;
+	return host_quals;
 }
 
 Index
@@ -577,6 +603,7 @@ GpuJoinHeapSide(PlannerInfo *root, Path *path, GpuJoinStrategy strategy, List *k
 	RangeTblEntry *rte;
 	HeapTuple	tuple;
 	Oid			relam;
+	List	   *host_quals;
 	ListCell   *lc;
 	ListCell   *lc2;
 
@@ -585,7 +612,7 @@ GpuJoinHeapSide(PlannerInfo *root, Path *path, GpuJoinStrategy strategy, List *k
 		path->pathtype != T_SeqScan || (path->parallel_aware && !outer) ||
 		path->param_info != NULL ||
 		(rel->reloptkind != RELOPT_BASEREL && rel->reloptkind != RELOPT_OTHER_MEMBER_REL) ||
-		!DeviceEvaluatesQuals(rel) ||
+		!DeviceEvaluatesQuals(rel, &host_quals) ||
 		list_length(path->pathtarget->exprs) > GJ_MAX_COLUMNS)
 		return 0;
 	rte = planner_rt_fetch(rel->relid, root);

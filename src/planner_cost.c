@@ -502,8 +502,9 @@ DeformedNumericCost(const Path *path, int payloads, int host_keys)
  * Seq Scan's scaled per-tuple cost and extract_cost had priced 36 ns a row
  * for 65).  Quals
  * (evaluated with the deform: planner_expr.c) cost what the Seq Scan's
- * would, scaled, and the host columns are taken only from the rows that
- * pass them.  payloads: its device columns (CountPayload); the rest of its
+ * would, scaled; where some are the host's, every tuple pays for all of
+ * them unscaled and for its tuple formed on the host; the host columns are
+ * taken only from the rows that pass them.  payloads: its device columns (CountPayload); the rest of its
  * target are host ones.  host_keys: its keys encoded on the host
  * (HostKeys), each a host value more.
  */
@@ -515,9 +516,19 @@ HeapSideCost(const Path *path, int payloads, int host_keys)
 		gpujoin_heap_tuple_cost * rel->tuples +
 		cpu_operator_cost * gpujoin_scan_cost_scale * rel->tuples * (1.0 - rel->allvisfrac);
 
-	if (rel->baserestrictinfo != NIL)
+	if (rel->baserestrictinfo != NIL && GpuJoinHeapHostQuals(rel) == NIL)
 		cost += (rel->baserestrictcost.startup +
 				 rel->baserestrictcost.per_tuple * rel->tuples) * gpujoin_scan_cost_scale;
+	else if (rel->baserestrictinfo != NIL)
+	{
+		/*
+		 * quals the host evaluates: on each tuple the device's pass (priced
+		 * as all of them), every qual, as the Seq Scan would, on a tuple
+		 * formed from its staged page
+		 */
+		cost += rel->baserestrictcost.startup +
+			(rel->baserestrictcost.per_tuple + gpujoin_heap_host_tuple_cost) * rel->tuples;
+	}
 	return cost + HeapHostCost(path, payloads, host_keys);
 }
 
@@ -896,12 +907,18 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 			 * of each of its matches by the tid the builder kept
 			 * (exec_parallel.c) instead of every participant reading the
 			 * inner side, and where that is cheaper: the fetches against
-			 * the host columns' deform and the builds the others save
+			 * the host columns' deform, the builds the others save and,
+			 * read in shares (below), the others' shares of the reading
+			 * (of its quals too, where they are the host's)
 			 */
 			Cost		fetches = matches_bound * gpujoin_heap_fetch_cost;
+			Cost		shares = !gpujoin_parallel_inner_shares ? 0.0 :
+				(inner_read - inner_host) * (1.0 - 1.0 / divisor) -
+				inner_rows / divisor * gpujoin_heap_tuple_cost;
 
 			*shared_build = inner_heap &&
-				fetches < inner_host + (processes - 1) * build_ms * gpujoin_model.cost_per_ms;
+				fetches < inner_host + Max(shares, 0.0) +
+				(processes - 1) * build_ms * gpujoin_model.cost_per_ms;
 			if (*shared_build)
 			{
 				*inner_by_tid = true;

@@ -71,6 +71,7 @@
 #include "gpujoin.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "parser/scansup.h"
 #include "utils/array.h"
@@ -1184,14 +1185,50 @@ CompileQuals(Compiler *c, List *quals)
 		AddStep(c, GJ_EXPR_AND, GJ_EXPR_BOOL, list_length(quals));
 }
 
+/* Whether node holds a Param (query_tree_walker's form: true stops the walk) */
+static bool
+HasParam(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param))
+		return true;
+	return expression_tree_walker(node, HasParam, context);
+}
+
 /*
- * Compile quals (an implicitly ANDed list, over relation relid) into out;
- * false when some part of them has no device step, or the program would
- * be too large.  out->params lists the Params whose values the executor
- * puts in the constants out->param_consts.
+ * Whether the host may evaluate qual on the tuples the deform staged
+ * (exec_heap.c's Recheck, an ExprState with no parent plan node): over the
+ * relation's own user columns, with no Param, no SubPlan and nothing
+ * volatile (a row the device's quals fail never reaches it)
  */
-bool
-GpuJoinCompileQual(List *quals, Index relid, GpuJoinDeviceExpr *out)
+static bool
+HostQual(Node *qual, Index relid)
+{
+	List	   *vars;
+	ListCell   *lc;
+	bool		ok = true;
+
+	if (contain_subplans(qual) || contain_volatile_functions(qual) || HasParam(qual, NULL))
+		return false;
+	vars = pull_var_clause(qual, PVC_INCLUDE_PLACEHOLDERS);
+	foreach(lc, vars)
+	{
+		Var		   *var = (Var *) lfirst(lc);
+
+		if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0)
+			ok = false;
+	}
+	list_free(vars);
+	return ok;
+}
+
+/*
+ * quals compiled into out, and with on_host, the ON_HOST step after them:
+ * a row they pass is undecided, for the host's quals (no quals: every row)
+ */
+static bool
+CompileScanQuals(List *quals, Index relid, bool on_host, GpuJoinDeviceExpr *out)
 {
 	Compiler	c;
 	GjError		err;
@@ -1201,7 +1238,16 @@ GpuJoinCompileQual(List *quals, Index relid, GpuJoinDeviceExpr *out)
 	c.out = out;
 	c.relid = relid;
 	c.tlist = NIL;
-	if (quals == NIL || !CompileQuals(&c, quals))
+	if (quals == NIL)
+	{
+		int			k = on_host ? AddConst(&c, BOOLOID, BoolGetDatum(true), false) : -1;
+
+		if (k < 0 || !AddStep(&c, GJ_EXPR_CONST, GJ_EXPR_BOOL, k))
+			return false;
+	}
+	else if (!CompileQuals(&c, quals))
+		return false;
+	if (on_host && !AddStep(&c, GJ_EXPR_ON_HOST, GJ_EXPR_BOOL, 0))
 		return false;
 	/* the text inputs' constants, input by input */
 	for (int i = 0; i < out->program.ninputs; i++)
@@ -1222,6 +1268,48 @@ GpuJoinCompileQual(List *quals, Index relid, GpuJoinDeviceExpr *out)
 	/* the stack's depth and the operand types, as the kernels check them */
 	memset(&err, 0, sizeof(err));
 	return gj_expr_check(&out->program, true, &err) == GJ_OK;
+}
+
+/*
+ * Compile quals (an implicitly ANDed list, over relation relid) into out;
+ * false when some part of them has no device step, or the program would
+ * be too large.  out->params lists the Params whose values the executor
+ * puts in the constants out->param_consts.
+ *
+ * With host_quals, a qual the device does not evaluate may be left to the
+ * host (HostQual): *host_quals lists those, and the program evaluates the
+ * others, then ON_HOST, so that the rows they pass are undecided and the
+ * executor's own evaluation of every qual decides them.  False where one
+ * of them is not the host's either.
+ */
+bool
+GpuJoinCompileQual(List *quals, Index relid, GpuJoinDeviceExpr *out, List **host_quals)
+{
+	List	   *device = NIL;
+	List	   *host = NIL;
+	ListCell   *lc;
+
+	if (host_quals != NULL)
+		*host_quals = NIL;
+	if (quals == NIL)
+		return false;
+	if (host_quals == NULL)
+		return CompileScanQuals(quals, relid, false, out);
+	foreach(lc, quals)
+	{
+		Node	   *qual = lfirst(lc);
+
+		if (CompileScanQuals(list_make1(qual), relid, false, out))
+			device = lappend(device, qual);
+		else if (HostQual(qual, relid))
+			host = lappend(host, qual);
+		else
+			return false;
+	}
+	if (!CompileScanQuals(device, relid, host != NIL, out))
+		return false;
+	*host_quals = host;
+	return true;
 }
 
 /*

@@ -109,7 +109,7 @@ INSERT INTO hq VALUES
 	('text, varchar and TOAST-ed columns', 'SELECT w.pad1, w.k, w.pad2, md5(w.big), length(w.big), w.tail, w.v, s.w FROM w JOIN s ON w.k = s.k', 2),
 	('host columns, a left join', 'SELECT w.pad2, w.tail, s.w, s.kf8::text FROM w LEFT JOIN s ON w.v = s.k2', 2),
 	('a text column after the added ones', 'SELECT w.added_null, w.pad1 || w.tail, s.w FROM w JOIN s ON w.added_default = s.k', 2),
-	('a qual the device does not take keeps the Seq Scan', 'SELECT w.k, s.w FROM w JOIN s ON w.k = s.k WHERE s.w::text LIKE ''1%''', 1),
+	('a qual the device does not take: the host''s, on the pages', 'SELECT w.k, s.w FROM w JOIN s ON w.k = s.k WHERE s.w::text LIKE ''1%''', 2),
 	('text keys, encoded on the host', 'SELECT w.k, w.pad2, s.w FROM w JOIN s ON w.pad2 = s.ks', 2),
 	('text keys, a left join', 'SELECT w.k, w.d, s.w FROM w LEFT JOIN s ON w.pad2 = s.ks', 2),
 	('text keys, an anti join', 'SELECT w.k, w.d FROM w WHERE NOT EXISTS (SELECT 1 FROM s WHERE s.ks = w.pad2)', 2),

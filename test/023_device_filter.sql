@@ -13,10 +13,14 @@
 -- parallel join; a rescan.  Where the device cannot decide a row (a step
 -- that raises an error in PostgreSQL), PostgreSQL's own evaluation decides
 -- it: the error where PostgreSQL raises it, none where its order of
--- evaluation avoids it.  Quals outside the evaluator keep the Seq Scan.
+-- evaluation avoids it.  Quals outside the evaluator are the host's: it
+-- evaluates every qual on the tuples the device's pass (EXPLAIN's Host
+-- Filter), with PostgreSQL's errors; a qual with a query parameter, a
+-- subquery or a volatile function, or a table under row-level security
+-- whose policy the device does not evaluate, keeps the Seq Scan.
 -- An operator's function replaced in the transaction: the new one runs.
 BEGIN;
-SELECT plan(35);
+SELECT plan(43);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -115,18 +119,24 @@ INSERT INTO fq VALUES
 	('numeric comparison', 'SELECT n.k, n.n2 FROM n JOIN c ON n.k = c.k WHERE n.n2 > 10.5', 2, 1),
 	('numeric BETWEEN, constants of other scales', 'SELECT n.k, n.n4, c.w FROM n JOIN c ON n.k = c.k WHERE n.n4 BETWEEN 0.055 AND 150 AND n.n2 <> 7', 2, 1),
 	('numeric: NaN above everything, NULLs', 'SELECT n.k, n.n4 FROM n JOIN c ON n.k = c.k WHERE n.n4 >= 230.5 OR n.n4 IS NULL', 2, 1),
-	('numeric of more than 18 digits keeps the Seq Scan', 'SELECT n.k, n.nb FROM n JOIN c ON n.k = c.k WHERE n.nb > 3000000', 1, 0),
+	('numeric of more than 18 digits: the host''s filter', 'SELECT n.k, n.nb FROM n JOIN c ON n.k = c.k WHERE n.nb > 3000000', 2, 0),
 	('numeric arithmetic', 'SELECT n.k, n.n2, n.n4 FROM n JOIN c ON n.k = c.k WHERE n.n2 * 2 + n.n4 > 100 AND -n.n2 < 50', 2, 1),
 	('an added numeric column: its default undecided', 'SELECT n.k, n.na, n.n2 FROM n JOIN c ON n.k = c.k WHERE n.na > 1', 2, 1),
-	('numeric without a declared scale keeps the Seq Scan', 'SELECT n.k, n.nu FROM n JOIN c ON n.k = c.k WHERE n.nu > 5', 1, 0),
+	('numeric without a declared scale: the host''s filter', 'SELECT n.k, n.nu FROM n JOIN c ON n.k = c.k WHERE n.nu > 5', 2, 0),
 	('text equality', 'SELECT tx.k, tx.t FROM tx JOIN c ON tx.k = c.k WHERE tx.t = ''w7''', 2, 1),
 	('text IN with a NULL, <>, 200 bytes', 'SELECT tx.k, tx.t, c.w FROM tx JOIN c ON tx.k = c.k WHERE tx.t IN (''w1'', ''w22'', ' || quote_literal(repeat('ab', 100) || '2') || ', NULL) OR (tx.t <> ''w3'' AND tx.k < 40)', 2, 1),
 	('text NOT IN: compressed and out-of-line values undecided', 'SELECT tx.k, tx.v, length(tx.t) FROM tx JOIN c ON tx.k = c.k WHERE tx.t NOT IN (''w1'', ''w2'', ''w3'') AND tx.k < 200', 2, 1),
 	('varchar, and text under COLLATE "C"', 'SELECT tx.k, tx.v FROM tx JOIN c ON tx.k = c.k WHERE tx.v = ''v7'' OR tx.t = ''w9'' COLLATE "C"', 2, 1),
 	('an added text column: its default undecided', 'SELECT tx.k, tx.d FROM tx JOIN c ON tx.k = c.k WHERE tx.d IN (''dflt'', ''e7'')', 2, 1),
-	('a text qual keeps the Seq Scan', 'SELECT a.k, c.w FROM a JOIN c ON a.k = c.k WHERE a.t LIKE ''x1%''', 1, 0),
-	('CASE keeps the Seq Scan', 'SELECT a.k, c.w FROM a JOIN c ON a.k = c.k WHERE CASE WHEN a.z > 5 THEN a.k ELSE 0 END > 3', 1, 0),
-	('a long IN list keeps the Seq Scan', 'SELECT a.k FROM a JOIN c ON a.k = c.k WHERE a.z IN (' || (SELECT string_agg(g::text, ',') FROM generate_series(1, 300) g) || ')', 1, 0);
+	('LIKE: the host''s filter', 'SELECT a.k, c.w FROM a JOIN c ON a.k = c.k WHERE a.t LIKE ''x1%''', 2, 0),
+	('CASE: the host''s filter', 'SELECT a.k, c.w FROM a JOIN c ON a.k = c.k WHERE CASE WHEN a.z > 5 THEN a.k ELSE 0 END > 3', 2, 0),
+	('a long IN list: the host''s filter', 'SELECT a.k FROM a JOIN c ON a.k = c.k WHERE a.z IN (' || (SELECT string_agg(g::text, ',') FROM generate_series(1, 300) g) || ')', 2, 0),
+	('the device''s quals, then the host''s', 'SELECT a.k, a.t, c.w FROM a JOIN c ON a.k = c.k WHERE a.z > 1200 AND a.t LIKE ''x1%'' AND a.f8 < 200', 2, 1),
+	('the host''s quals on both sides, a text range', 'SELECT tx.k, tx.t, c.w FROM tx JOIN c ON tx.k = c.k WHERE tx.t BETWEEN ''w1'' AND ''w3'' AND c.f8::text LIKE ''1%''', 2, 0),
+	('the host''s quals, a left join''s inner side', 'SELECT a.k, a.z, c2.w FROM a LEFT JOIN (SELECT * FROM c WHERE c.w::text LIKE ''%7'') c2 ON a.k = c2.k', 2, 0),
+	('the host''s quals, an anti join', 'SELECT a.k FROM a WHERE a.t LIKE ''%3'' AND NOT EXISTS (SELECT 1 FROM c WHERE c.k = a.k AND c.w::text LIKE ''1%'')', 2, 0),
+	('a volatile qual keeps the Seq Scan', 'SELECT a.k, c.w FROM a JOIN c ON a.k = c.k WHERE a.z > 100 AND a.z + (random() * 0)::int4 >= 0', 1, 0),
+	('a qual with a subquery keeps the Seq Scan', 'SELECT a.k, c.w FROM a JOIN c ON a.k = c.k WHERE a.z > (SELECT max(w) - 2000 FROM c c3 WHERE c3.k = a.k)', 1, 0);
 
 CREATE TEMP TABLE fq_expected (name text, digest text);
 :postgres_join
@@ -204,6 +214,21 @@ SELECT throws_ok(:'q_i2', '22003', 'smallint out of range', 'device filter: smal
 SELECT throws_ok(:'q_cast', '22003', 'integer out of range', 'device filter: a cast out of range');
 SELECT throws_ok(:'q_fovf', '22003', 'value out of range: overflow', 'device filter: float8 overflow');
 
+-- the host's quals: EXPLAIN shows them apart from the device's, the rows
+-- removed count both, and their errors are PostgreSQL's
+SELECT matches(pg_temp.plan(sql), 'Device Filter: [^\n]*a\.z > 1200[^\n]*\n\s+(?:Outer|Inner) Host Filter: \(a\.t ~~ ''x1%''::text\)',
+			   'EXPLAIN shows the device''s quals and the host''s apart')
+	FROM fq WHERE name = 'the device''s quals, then the host''s';
+SELECT is(pg_temp.plan_number(pg_temp.plan_analyze(sql), 'Rows Removed by (?:Outer|Inner) Device and Host Filters'),
+		  (SELECT count(*) FROM a WHERE NOT coalesce(a.z > 1200 AND a.t LIKE 'x1%' AND a.f8 < 200, false)),
+		  'EXPLAIN ANALYZE counts the rows the device''s and the host''s quals removed')
+	FROM fq WHERE name = 'the device''s quals, then the host''s';
+\set q_text 'SELECT a.k FROM a JOIN c ON a.k = c.k WHERE a.z > 10 AND a.t::int4 > 0'
+:postgres_join
+SELECT throws_ok(:'q_text', '22P02', NULL, 'the reference raises invalid input syntax');
+:gpu_join
+SELECT throws_ok(:'q_text', '22P02', 'invalid input syntax for type integer: "x11"', 'the host''s filter: invalid input syntax, as PostgreSQL raises it');
+
 -- query parameters: a generic plan's filter reads them when the scan starts
 SET LOCAL plan_cache_mode = force_generic_plan;
 PREPARE pq(int4, float8) AS SELECT a.k, a.z, c.w FROM a JOIN c ON a.k = c.k WHERE a.z > $1 AND a.f8 < $2;
@@ -225,7 +250,34 @@ CREATE TEMP TABLE pq_expected AS
 SELECT bag_eq($$SELECT 1 AS run, * FROM pg_temp.pq(4000, 100) UNION ALL SELECT 2, * FROM pg_temp.pq(100, 10)
 				UNION ALL SELECT 3, * FROM pg_temp.pq(NULL, 10)$$,
 			  'SELECT * FROM pq_expected', 'parameters: each execution its own rows (a NULL one: none)');
+-- a parameter in a qual the device does not evaluate: the Seq Scan stays
+PREPARE pq2(text) AS SELECT a.k, c.w FROM a JOIN c ON a.k = c.k WHERE a.t LIKE $1;
+SELECT doesnt_match(string_agg(l, E'\n'), 'Relation: a \(heap pages',
+					'a generic plan''s parameter in a qual the host would evaluate: the Seq Scan stays')
+	FROM gpujoin_explain('EXECUTE pq2(''x2%'')') l;
+:postgres_join
+CREATE TEMP TABLE pq2_expected AS SELECT a.k, c.w FROM a JOIN c ON a.k = c.k WHERE a.t LIKE 'x2%';
+:gpu_join
+SELECT bag_eq('EXECUTE pq2(''x2%'')', 'SELECT * FROM pq2_expected', 'that parameter: PostgreSQL''s rows');
 RESET plan_cache_mode;
+
+-- row-level security: a policy's qual comes before the query's, so where
+-- the device does not evaluate it, the Seq Scan stays
+CREATE ROLE gj_rls_user;
+CREATE TABLE sec AS SELECT * FROM a;
+ALTER TABLE sec ENABLE ROW LEVEL SECURITY;
+CREATE POLICY sec_x1 ON sec USING (t LIKE 'x1%');
+GRANT SELECT ON sec, c TO gj_rls_user;
+ANALYZE sec;
+\set q 'SELECT sec.k, sec.z, c.w FROM sec JOIN c ON sec.k = c.k WHERE sec.z > 100'
+SET LOCAL ROLE gj_rls_user;
+:postgres_join
+CREATE TEMP TABLE sec_expected AS :q;
+:gpu_join
+SELECT doesnt_match(pg_temp.plan(:'q'), 'Relation: sec \(heap pages',
+					'row-level security, its policy''s qual not the device''s: the Seq Scan stays');
+SELECT bag_eq(:'q', 'SELECT * FROM sec_expected', 'row-level security: the rows the policy lets through');
+RESET ROLE;
 
 -- a parallel join: the processes share the filtered outer side's blocks
 -- (through the gpujoin service with the inner side read in shares, the

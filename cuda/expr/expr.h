@@ -579,6 +579,10 @@ gj_expr_eval(const GjExprProgram *program, const GjExprDatum *inputs, GjExprDatu
 					!gj_expr_date_field(step->arg, step->count, &stack[sp - 1].v.i))
 					return GJ_EXPR_UNDECIDED;
 				break;
+			case GJ_EXPR_ON_HOST:
+				if (!stack[sp - 1].isnull && stack[sp - 1].v.i != 0)
+					return GJ_EXPR_UNDECIDED;
+				break;
 			default:
 				return GJ_EXPR_UNDECIDED;
 		}

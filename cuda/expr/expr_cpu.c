@@ -94,6 +94,7 @@ gj_expr_check(const GjExprProgram *program, bool is_qual, GjError *err)
 			case GJ_EXPR_CAST:
 			case GJ_EXPR_DIGITS:
 			case GJ_EXPR_DATE_FIELD:
+			case GJ_EXPR_ON_HOST:
 				need = step->op == GJ_EXPR_INPUT || step->op == GJ_EXPR_CONST ? 0 : 1;
 				break;
 			case GJ_EXPR_AND:
@@ -151,6 +152,9 @@ gj_expr_check(const GjExprProgram *program, bool is_qual, GjError *err)
 			case GJ_EXPR_IS_NOT_FALSE:
 				ok = types[sp - 1] == GJ_EXPR_BOOL;
 				t = GJ_EXPR_BOOL;
+				break;
+			case GJ_EXPR_ON_HOST:
+				ok = t == GJ_EXPR_BOOL && types[sp - 1] == GJ_EXPR_BOOL;
 				break;
 			case GJ_EXPR_IS_NULL:
 			case GJ_EXPR_IS_NOT_NULL:

@@ -712,6 +712,42 @@ TestLogic(void)
 	Op(GJ_EXPR_NOT, GJ_EXPR_BOOL);
 	Op(GJ_EXPR_IS_NOT_FALSE, GJ_EXPR_BOOL);
 	ExpectBool("(NOT (NULL > 1)) IS NOT FALSE", 1);
+
+	/*
+	 * ON_HOST: a scan's quals the device evaluates, then the host's: a row
+	 * they pass is undecided (the host evaluates the rest), one they fail
+	 * or leave NULL fails as it is
+	 */
+	{
+		static const struct
+		{
+			int64_t		z;
+			bool		isnull;
+			int			want;	/* 1 undecided, 0 false, -1 NULL */
+		}			rows[] = {{7, false, 1}, {3, false, 0}, {0, true, -1}};
+
+		for (int r = 0; r < 3; r++)
+		{
+			char		name[64];
+
+			Begin();
+			PushInput(GJ_EXPR_INT4, 0, rows[r].isnull ? DatumNull() : DatumI(rows[r].z));
+			PushI(GJ_EXPR_INT4, 5);
+			Op(GJ_EXPR_GT, GJ_EXPR_INT4);
+			Op(GJ_EXPR_ON_HOST, GJ_EXPR_BOOL);
+			snprintf(name, sizeof(name), "ON_HOST(z > 5), z %s",
+					 rows[r].isnull ? "NULL" : rows[r].z == 7 ? "7" : "3");
+			if (rows[r].want > 0)
+				ExpectUndecided(name, GJ_EXPR_BOOL);
+			else
+				ExpectBool(name, rows[r].want);
+		}
+	}
+	/* every qual the host's: each row undecided */
+	Begin();
+	PushI(GJ_EXPR_BOOL, 1);
+	Op(GJ_EXPR_ON_HOST, GJ_EXPR_BOOL);
+	ExpectUndecided("ON_HOST(true): every row the host's", GJ_EXPR_BOOL);
 }
 
 /* Cast constant a (of from) to to */
@@ -1035,6 +1071,18 @@ TestCheck(void)
 	PushI(GJ_EXPR_BOOL, 1);
 	PushI(GJ_EXPR_BOOL, 1);
 	ExpectRefused("two values left", true);
+
+	Begin();
+	PushI(GJ_EXPR_INT4, 1);
+	Op(GJ_EXPR_ON_HOST, GJ_EXPR_BOOL);
+	ExpectRefused("ON_HOST of an INT4", true);
+	Begin();
+	PushI(GJ_EXPR_BOOL, 1);
+	Op(GJ_EXPR_ON_HOST, GJ_EXPR_INT4);
+	ExpectRefused("ON_HOST giving an INT4", false);
+	Begin();
+	Op(GJ_EXPR_ON_HOST, GJ_EXPR_BOOL);
+	ExpectRefused("ON_HOST of nothing", true);
 
 	Begin();
 	PushF(GJ_EXPR_FLOAT4, 1.0);

@@ -1185,7 +1185,7 @@ CompileQuals(Compiler *c, List *quals)
 		AddStep(c, GJ_EXPR_AND, GJ_EXPR_BOOL, list_length(quals));
 }
 
-/* Whether node holds a Param (query_tree_walker's form: true stops the walk) */
+/* Whether node holds a Param (an expression_tree_walker: true stops the walk) */
 static bool
 HasParam(Node *node, void *context)
 {
@@ -1276,11 +1276,14 @@ CompileScanQuals(List *quals, Index relid, bool on_host, GpuJoinDeviceExpr *out)
  * be too large.  out->params lists the Params whose values the executor
  * puts in the constants out->param_consts.
  *
- * With host_quals, a qual the device does not evaluate may be left to the
- * host (HostQual): *host_quals lists those, and the program evaluates the
- * others, then ON_HOST, so that the rows they pass are undecided and the
- * executor's own evaluation of every qual decides them.  False where one
- * of them is not the host's either.
+ * With host_quals, the quals from the first one the device does not
+ * evaluate on may be left to the host (HostQual): *host_quals lists them,
+ * and the program evaluates the ones before, then ON_HOST, so that the rows
+ * those pass are undecided and the executor's own evaluation of every qual
+ * decides them.  Only the quals before: a row the device drops is one
+ * whose evaluation in the planner's order stops before any of the host's,
+ * so none of theirs raises an error that PostgreSQL would raise.  False
+ * where one of the rest is not the host's.
  */
 bool
 GpuJoinCompileQual(List *quals, Index relid, GpuJoinDeviceExpr *out, List **host_quals)
@@ -1299,7 +1302,7 @@ GpuJoinCompileQual(List *quals, Index relid, GpuJoinDeviceExpr *out, List **host
 	{
 		Node	   *qual = lfirst(lc);
 
-		if (CompileScanQuals(list_make1(qual), relid, false, out))
+		if (host == NIL && CompileScanQuals(list_make1(qual), relid, false, out))
 			device = lappend(device, qual);
 		else if (HostQual(qual, relid))
 			host = lappend(host, qual);

@@ -533,6 +533,26 @@ HeapSideCost(const Path *path, int payloads, int host_keys)
 }
 
 /*
+ * What a side read as heap pages adds where enable_seqscan is off: it is a
+ * sequential scan of its relation.  From PostgreSQL 17 a GPU path carries
+ * its Seq Scan path's disabled node (GpuJoinSetDisabledNodes, compat.h);
+ * before, that path's cost carried disable_cost, which HeapSideCost's price
+ * of the pages leaves out, so that a GpuPreAgg reading the pages took the
+ * place of the index scan enable_seqscan = off asked for (PostgreSQL's
+ * regression suite, create_index: a GiST index and a Seq Scan disagree on
+ * a NaN point, and the forced GPU run counted 5 where the index gave 4)
+ */
+static Cost
+HeapSideDisabledCost(void)
+{
+#if PG_VERSION_NUM >= 170000
+	return 0.0;
+#else
+	return enable_seqscan ? 0.0 : disable_cost;
+#endif
+}
+
+/*
  * A heap side's keys encoded on the host (exec_heap.c): all of them where
  * one has a coding the deform does not compute (GpuJoinHeapKeyKind), else
  * none
@@ -583,6 +603,7 @@ GpuJoinCostScanPath(PlannerInfo *root, CustomPath *cpath, Path *scan_path, bool 
 	CountPayload(scan_path, &payloads, &bytes);
 	if (GpuJoinHeapSide(root, scan_path, GPUJOIN_STRATEGY_HASH, NIL, NIL, true))
 	{
+		startup_cost = HeapSideDisabledCost();
 		run_cost = HeapSideCost(scan_path, payloads, 0);
 		*deformed_numerics = DeformedNumericCost(scan_path, payloads, 0);
 		if (scan_path->parallel_aware)
@@ -976,6 +997,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 		run_cost = emit_cost;
 	}
 
+	startup_cost += ((outer_heap != 0) + (inner_heap != 0)) * HeapSideDisabledCost();
 	cpath->path.startup_cost = startup_cost;
 	cpath->path.total_cost = startup_cost + run_cost;
 }

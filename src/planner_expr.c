@@ -1296,8 +1296,11 @@ GpuJoinCompileQual(List *quals, Index relid, GpuJoinDeviceExpr *out, List **host
 		*host_quals = NIL;
 	if (quals == NIL)
 		return false;
+	/* all of them the device's, the usual case: compiled once */
+	if (CompileScanQuals(quals, relid, false, out))
+		return true;
 	if (host_quals == NULL)
-		return CompileScanQuals(quals, relid, false, out);
+		return false;
 	foreach(lc, quals)
 	{
 		Node	   *qual = lfirst(lc);

@@ -14,7 +14,8 @@
 -- numeric without a scale, which kept Q9's sum of ps_supplycost off the
 -- device).
 -- setseed() makes every run generate the same data.  No indexes: every
--- join is a join, as in the usual TPC-H runs of analytic engines.
+-- join is a join, as in the usual TPC-H runs of analytic engines
+-- (bench/suite/keys.sql declares the keys: bench/suite/run --keys).
 --
 -- Then the microbenchmark tables, sized by :sf as well (at SF 1):
 --	m_r, m_s	10M x 10M int4, m_r's keys unique (equi-join)

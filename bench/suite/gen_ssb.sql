@@ -10,6 +10,10 @@
 -- city ("UNITED KI1"), mfgr > category > brand1 ("MFGR#1221").  Seeded, no
 -- indexes.  In parts, as gen.sql (-v phase=create, then -v phase=fill -v
 -- parts=N -v part=K): ssb_lineorder's orders K + 1, K + 1 + N, ...
+-- Each customer's and supplier's nation is drawn once per key, uniform
+-- over the 25 (until 2026-11-30 a random number drawn per row of
+-- ssb_nation in a WHERE gave a key no row, one, or several: about a third
+-- of the keys were missing and some were repeated).
 \set ON_ERROR_STOP on
 \ir gen_phase.psql
 SELECT setseed(0.7 + :part / 1000.0);
@@ -37,12 +41,14 @@ CREATE TABLE ssb_customer AS
 SELECT c AS c_custkey, 'Customer#' || lpad(c::text, 9, '0') AS c_name,
 	rpad(nation, 9) || (random() * 9)::int AS c_city, nation AS c_nation, region AS c_region,
 	(ARRAY['AUTOMOBILE', 'BUILDING', 'FURNITURE', 'HOUSEHOLD', 'MACHINERY'])[1 + (random() * 4)::int] AS c_mktsegment
-FROM generate_series(1, (30000 * :sf)::int) c, LATERAL (SELECT * FROM ssb_nation WHERE n = (random() * 24)::int + c * 0) nn;
+FROM generate_series(1, (30000 * :sf)::int) c, LATERAL (SELECT floor(random() * 25)::int + c * 0 AS r) r
+	JOIN ssb_nation nn ON nn.n = r.r;
 
 CREATE TABLE ssb_supplier AS
 SELECT s AS s_suppkey, 'Supplier#' || lpad(s::text, 9, '0') AS s_name,
 	rpad(nation, 9) || (random() * 9)::int AS s_city, nation AS s_nation, region AS s_region
-FROM generate_series(1, (2000 * :sf)::int) s, LATERAL (SELECT * FROM ssb_nation WHERE n = (random() * 24)::int + s * 0) nn;
+FROM generate_series(1, (2000 * :sf)::int) s, LATERAL (SELECT floor(random() * 25)::int + s * 0 AS r) r
+	JOIN ssb_nation nn ON nn.n = r.r;
 
 CREATE TABLE ssb_part AS
 SELECT p AS p_partkey, 'MFGR#' || m AS p_mfgr, 'MFGR#' || m || c AS p_category,

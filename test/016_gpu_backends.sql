@@ -15,7 +15,7 @@
 -- touched the GPU yet (pg_prove runs each file in a session of its own).
 SET gpujoin.max_gpu_backends = 0;
 BEGIN;
-SELECT plan(13);
+SELECT plan(15);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -35,6 +35,12 @@ CREATE TEMP TABLE want AS :q;
 
 SELECT is((SELECT context || ' ' || boot_val FROM pg_settings WHERE name = 'gpujoin.max_gpu_backends'),
 	'superuser -1', 'gpujoin.max_gpu_backends: superuser only, no limit by default');
+SELECT is((SELECT context || ' ' || unit FROM pg_settings WHERE name = 'gpujoin.service_kept_staging'),
+	'sighup MB', 'gpujoin.service_kept_staging: set in the server''s configuration, in MB');
+-- its default: an eighth of the host's memory (MemTotal, what sysconf counts), at least 1 GB
+SELECT is(abs((SELECT boot_val::bigint FROM pg_settings WHERE name = 'gpujoin.service_kept_staging') -
+		greatest(1024, substring(pg_read_file('/proc/meminfo') FROM 'MemTotal:\s+(\d+) kB')::bigint / 8 / 1024)) <= 1,
+	true, 'gpujoin.service_kept_staging: by default an eighth of the host''s memory, at least 1 GB');
 SELECT isnt((SELECT gpu_backends FROM gpujoin_device_info()), NULL,
 	'with gpujoin preloaded, gpujoin_device_info() counts the backends on the GPU');
 

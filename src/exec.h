@@ -440,6 +440,16 @@ typedef struct GpuJoinInnerPart
  *					the inner side after all (out of device memory) reads it
  *					as the builder did
  *	build_cv		signalled when the state leaves BUILDING
+ *	build_chain		BUILT by a level of a partial chain, in the chain's
+ *					layout of columns (exec_chain.c): only that level of
+ *					the other processes' chains may probe it, never the
+ *					node run on its own (and a chain never probes the
+ *					node's own build)
+ *	build_max_matches, build_chunk_rows
+ *					... its rounds' size and the outer chunks' it planned,
+ *					which a chain's level that probes it takes as its own
+ *					(the CPU twin, after the device ran out of memory,
+ *					numbers the matches alike only with the same rounds)
  *
  * and, where the inner side is read as heap pages, its pages shared out
  * among the participants (GpuJoinShareBuild):
@@ -482,6 +492,9 @@ typedef struct GpuJoinParallelState
 	int64		build_rows;
 	uint64		build_digest;
 	dsa_pointer build_tids;		/* its inner rows' tids, when gj_InnerByTid */
+	bool		build_chain;
+	int64		build_max_matches;
+	int64		build_chunk_rows;
 	ConditionVariable build_cv;
 	int			fill_attached;
 	bool		fill_done;
@@ -572,6 +585,11 @@ typedef struct GpuJoinParallelState
  *	gj_Borrowed			the device context probes another participant's
  *						build: this process has not read the inner side;
  *						gj_BorrowedRows and gj_BorrowedDigest describe it
+ *	gj_ChainShare		a level of a partial chain: the build this process
+ *						makes for the others, or probes (gj_ChainBuild, with
+ *						the rounds and chunks gj_ChainMaxMatches and
+ *						gj_ChainChunkRows of its builder), is in the chain's
+ *						layout (GpuJoinChainClaimBuild)
  *	gj_InnerShares		this launch of a parallel join reads the inner side
  *						in shares, one per participant (exec_parallel.c)
  *	gj_InnerReady		GJ_LOAD_INNER finds the inner side loaded (the
@@ -685,6 +703,10 @@ typedef struct GpuJoinState
 	bool		gj_InnerInParts;
 	int64		gj_BorrowedRows;
 	uint64		gj_BorrowedDigest;
+	bool		gj_ChainShare;
+	GpuJoinSharedBuild gj_ChainBuild;
+	int64		gj_ChainMaxMatches;
+	int64		gj_ChainChunkRows;
 	int64		gj_SharedBuilds;
 	int64		gj_InnerSharesRead;
 	bool		gj_FillAttached;
@@ -835,6 +857,13 @@ extern void ShutdownGpuJoin(CustomScanState *css);
 extern bool GpuJoinShareBuild(GpuJoinState *node);
 extern void GpuJoinPublishBuild(GpuJoinState *node, bool built);
 extern void GpuJoinReadBorrowedInner(GpuJoinState *node);
+
+/* What a level of a partial chain does about its table (GpuJoinChainClaimBuild) */
+#define GJ_CHAIN_OWN_BUILD		0	/* reads its inner side and builds for itself */
+#define GJ_CHAIN_BUILDS			1	/* ... and publishes the table for the others */
+#define GJ_CHAIN_PROBES			2	/* probes another process's: reads nothing */
+extern int	GpuJoinChainClaimBuild(GpuJoinState *node);
+extern bool GpuJoinChainShareOpen(GpuJoinState *node, const GjKernels *kernels);
 extern void GpuJoinWholeInner(GpuJoinState *node);
 extern bool GpuJoinBuildShares(GpuJoinState *node, GjStatus *status, GjError *err);
 extern void GpuJoinFillAttach(GpuJoinState *node);

@@ -33,9 +33,15 @@
  * A partial chain runs whole in every process of its parallel plan, on
  * the process's share of the bottom level's outer side (a Parallel Seq
  * Scan child's, or the block scan the bottom keeps in shared memory,
- * exec_parallel.c), and each process reads and builds every level's inner
- * side for itself: a chain takes no shared build (GpuJoinShareBuild), the
- * planner charging what one would have saved (planner.c's ChainSaving).
+ * exec_parallel.c).  Through the gpujoin service, the first process to
+ * come to a level reads its inner side and builds its table, in the
+ * chain's layout, and the others probe that table
+ * (GpuJoinChainClaimBuild): each level one build, as for stacked parallel
+ * joins, but for a level whose inner side is needed on the host (host
+ * columns, text codes) or with a join filter, which every process reads
+ * and builds for itself; the planner still charges every process's builds
+ * (planner.c's ChainSaving).  A chain never probes a build of a node run
+ * on its own, nor such a node a chain's.
  * The top may be a GpuPreAgg whose inputs the chain carries on the device
  * (gpujoin.enable_chain_preagg: ChainAggSpec), which folds the last
  * level's matches into its groups (CHAIN_FOLD); the levels above the bottom
@@ -113,6 +119,8 @@ typedef struct GpuJoinChain
 	MemoryContext cxt;			/* the extra key columns */
 
 	int			state;
+	int			share[GJ_MAX_LEVELS];	/* GJ_CHAIN_* of each level: partial
+										 * chains share builds */
 	const GjKernels *kernels;
 	bool		on_fallback;
 	bool		unchained;		/* run as the stacked nodes it was made of */
@@ -643,8 +651,55 @@ ShowRows(GpuJoinChain *chain)
 	}
 }
 
-/* Open every level's context on kernels and build its table; false on an
- * out-of-memory failure (err), for the caller's switch to the CPU twin */
+/* Level k's inner rows: read here, or those of the build it probes */
+static int64
+LevelRows(GpuJoinChain *chain, int k)
+{
+	GpuJoinState *level = chain->levels[k];
+
+	return chain->share[k] == GJ_CHAIN_PROBES ? level->gj_BorrowedRows : level->gj_Inner.nrows;
+}
+
+/*
+ * The levels this process was to build for the other processes of a
+ * partial chain and has not: none to share, so that they build their own
+ * (the chain ends early, comes apart, or its builds ran out of memory)
+ */
+static void
+PublishUnbuilt(GpuJoinChain *chain)
+{
+	for (int k = 0; k < chain->nlevels; k++)
+		if (chain->share[k] == GJ_CHAIN_BUILDS)
+		{
+			GpuJoinPublishBuild(chain->levels[k], false);
+			chain->share[k] = GJ_CHAIN_OWN_BUILD;
+		}
+}
+
+/*
+ * A level that was to probe another process's table reads its inner side
+ * after all: the build is not to be had, or the chain goes on on the CPU
+ * twin (GpuJoinReadBorrowedInner then checks that it read the builder's
+ * rows in its order, which the matches taken so far are numbered by)
+ */
+static void
+ReadProbedInner(GpuJoinChain *chain, int k)
+{
+	GpuJoinState *level = chain->levels[k];
+
+	if (level->gj_Borrowed)
+		GpuJoinReadBorrowedInner(level);
+	else
+		GpuJoinLoadInner(level);
+	EncodeExtras(chain, &chain->sides[CHAIN_INNER(k)]);
+	chain->share[k] = GJ_CHAIN_OWN_BUILD;
+}
+
+/*
+ * Open every level's context on kernels and build its table, or, a level
+ * of a partial chain another process built, probe that one; false on an
+ * out-of-memory failure (err), for the caller's switch to the CPU twin
+ */
 static bool
 OpenAndBuild(GpuJoinChain *chain, const GjKernels *kernels, GjError *err)
 {
@@ -653,9 +708,16 @@ OpenAndBuild(GpuJoinChain *chain, const GjKernels *kernels, GjError *err)
 	{
 		GpuJoinState *level = chain->levels[k];
 		GjColumn	columns[GJ_MAX_COLUMNS];
-		GjBatch		inner = ChainBatch(&chain->sides[CHAIN_INNER(k)], columns);
+		GjBatch		inner;
 		GjStatus	status;
 
+		if (chain->share[k] == GJ_CHAIN_PROBES)
+		{
+			if (!chain->on_fallback && GpuJoinChainShareOpen(level, kernels))
+				continue;
+			ReadProbedInner(chain, k);
+		}
+		inner = ChainBatch(&chain->sides[CHAIN_INNER(k)], columns);
 		GpuJoinCloseDevice(level);	/* (a GpuPreAgg's groups kept) */
 		GpuJoinDeviceOpen(&level->gj_Device, kernels, &chain->specs[k]);
 		memset(err, 0, sizeof(*err));
@@ -664,6 +726,12 @@ OpenAndBuild(GpuJoinChain *chain, const GjKernels *kernels, GjError *err)
 		if (status == GJ_ERROR_DEVICE_MEMORY && !chain->on_fallback)
 			return false;
 		GpuJoinCheckStatus(status, err, "could not build the inner side of a chain of GPU joins");
+		if (chain->share[k] == GJ_CHAIN_BUILDS)
+		{
+			/* as soon as it is built: the others may be waiting for it */
+			GpuJoinPublishBuild(level, true);
+			chain->share[k] = GJ_CHAIN_OWN_BUILD;
+		}
 	}
 	{
 		GjContext  *contexts[GJ_MAX_LEVELS];
@@ -784,6 +852,13 @@ Unchain(GpuJoinChain *chain)
 		GpuJoinDeviceClose(&level->gj_Device);
 		level->gj_TableBuilt = false;
 		level->gj_JoinState = level->gj_NumParts > 1 ? GJ_PARTITION_OUTER : GJ_BUILD;
+		if (chain->share[k] == GJ_CHAIN_PROBES)
+		{
+			/* it read nothing: as a node it reads (another's chain build is not its) */
+			level->gj_Borrowed = false;
+			level->gj_JoinState = GJ_LOAD_INNER;
+			chain->share[k] = GJ_CHAIN_OWN_BUILD;
+		}
 		if (k < chain->nlevels - 1)
 			level->gj_ChainedInto = NULL;
 	}
@@ -829,41 +904,69 @@ GpuJoinChainExec(GpuJoinState *node, bool *handled)
 						chain->run_out[k] = chain->base_out[k] + chain->gj.rows_out[k];
 					for (int k = 0; k < chain->nlevels; k++)
 					{
-						GpuJoinLoadInner(chain->levels[k]);
-						if (chain->levels[k]->gj_Inner.nrows == 0 &&
+						GpuJoinState *level = chain->levels[k];
+
+						/*
+						 * in a partial chain, one process builds each
+						 * level for all where it can (the others wait,
+						 * then probe its table and read nothing)
+						 */
+						chain->share[k] = GpuJoinChainClaimBuild(level);
+						if (chain->share[k] == GJ_CHAIN_PROBES)
+							GpuJoinForgetInner(level);
+						else
+							GpuJoinLoadInner(level);
+						if (LevelRows(chain, k) == 0 &&
 							!gj_outer_match_unmatched(chain->specs[k].outer_match))
 							chain->state = CHAIN_DONE;	/* no row can come out */
 					}
 					if (top->gj_Timing)
 						top->gj_LoadMs += GpuJoinElapsedMs(start);
 					if (chain->state == CHAIN_DONE)
+					{
+						PublishUnbuilt(chain);
 						continue;
+					}
 
 					/*
 					 * A level whose table would not fit the device alone
 					 * runs partitioned, as the node it is: the chain comes
 					 * apart.  Its chunks and rounds are those its planning
-					 * chose.
+					 * chose; a level probing another's table, those its
+					 * builder's planning chose, whole.
 					 */
 					for (int k = 0; k < chain->nlevels; k++)
 					{
-						GpuJoinPlanPartitions(chain->levels[k]);
-						if (chain->levels[k]->gj_NumParts > 1)
+						GpuJoinState *level = chain->levels[k];
+
+						if (chain->share[k] == GJ_CHAIN_PROBES)
+						{
+							level->gj_NumParts = 1;
+							level->gj_Part = -1;
+							level->gj_Spec.max_matches = level->gj_ChainMaxMatches;
+							level->gj_Outer.max_rows = level->gj_ChainChunkRows;
+						}
+						else
+							GpuJoinPlanPartitions(level);
+						if (level->gj_NumParts > 1)
 							chain->unchained = true;
-						chain->specs[k].max_matches = chain->levels[k]->gj_Spec.max_matches;
+						chain->specs[k].max_matches = level->gj_Spec.max_matches;
 					}
 					if (chain->unchained)
 					{
+						PublishUnbuilt(chain);
 						Unchain(chain);
 						*handled = false;
 						return NULL;
 					}
 					for (int k = 0; k < chain->nlevels; k++)
-						EncodeExtras(chain, &chain->sides[CHAIN_INNER(k)]);
+						if (chain->share[k] != GJ_CHAIN_PROBES)
+							EncodeExtras(chain, &chain->sides[CHAIN_INNER(k)]);
 					chain->state = CHAIN_LOAD;
 					/* the tables do not fit together: the same */
 					if (!OpenAndBuild(chain, GpuJoinChooseKernels(), &err))
 					{
+						PublishUnbuilt(chain);
 						Unchain(chain);
 						*handled = false;
 						return NULL;

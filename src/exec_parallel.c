@@ -235,6 +235,7 @@ InitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordina
 	shared->nworkers = pcxt->nworkers;
 	shared->build_state = GJ_SHARED_BUILD_NONE;
 	shared->build_tids = InvalidDsaPointer;
+	shared->build_chain = false;
 	ConditionVariableInit(&shared->build_cv);
 	shared->fill_attached = 0;
 	shared->fill_done = false;
@@ -275,6 +276,7 @@ ReInitializeGpuJoinDSM(CustomScanState *css, ParallelContext *pcxt, void *coordi
 	CollectWorkerCounters(node);
 	/* the new workers build again (the leader may keep its table) */
 	node->gj_Shared->build_state = GJ_SHARED_BUILD_NONE;
+	node->gj_Shared->build_chain = false;
 	if (DsaPointerIsValid(node->gj_Shared->build_tids) &&
 		css->ss.ps.state->es_query_dsa != NULL)
 		dsa_free(css->ss.ps.state->es_query_dsa, node->gj_Shared->build_tids);
@@ -726,10 +728,12 @@ GpuJoinShareBuild(GpuJoinState *node)
 	uint64		digest;
 	dsa_pointer tids;
 	int			state;
+	bool		chain;
 	GjError		err;
 	instr_time	wait_start;
 
 	node->gj_SharedBuilder = false;
+	node->gj_ChainShare = false;
 	node->gj_Inner.host_by_tid = false;
 	node->gj_InnerShares = false;
 	node->gj_InnerInParts = false;
@@ -787,6 +791,7 @@ GpuJoinShareBuild(GpuJoinState *node)
 		rows = shared->build_rows;
 		digest = shared->build_digest;
 		tids = shared->build_tids;
+		chain = shared->build_chain;
 		SpinLockRelease(&shared->mutex);
 		if (state != GJ_SHARED_BUILD_BUILDING)
 			break;
@@ -795,8 +800,9 @@ GpuJoinShareBuild(GpuJoinState *node)
 	ConditionVariableCancelSleep();
 	elog(DEBUG1, "gpujoin: participant %d waited %.1f ms for the shared build: %s",
 		 Participant(), GpuJoinElapsedMs(wait_start),
-		 state == GJ_SHARED_BUILD_BUILT ? "built" : "none, it builds its own");
-	if (state != GJ_SHARED_BUILD_BUILT ||
+		 state == GJ_SHARED_BUILD_BUILT && !chain ? "built" : "none, it builds its own");
+	/* (a partial chain's level built in the chain's layout is not this node's) */
+	if (state != GJ_SHARED_BUILD_BUILT || chain ||
 		(node->gj_Inner.nhost > 0 && !DsaPointerIsValid(tids)))
 		return OwnBuild(node);
 
@@ -836,6 +842,115 @@ GpuJoinShareBuild(GpuJoinState *node)
 		inner->host_by_tid = true;
 		node->gj_InnerCount = rows;
 	}
+	return true;
+}
+
+/*
+ * A level of a partial chain (exec_chain.c), at the chain's start: the
+ * first process to come builds the level's table for the others
+ * (GJ_CHAIN_BUILDS: it reads the inner side whole, as every process of a
+ * partial chain did, builds it in the chain's layout of columns and
+ * publishes it with GpuJoinPublishBuild as soon as it is built); the
+ * others wait for it and probe that table (GJ_CHAIN_PROBES: they read
+ * nothing; GpuJoinChainShareOpen makes the context), or read and build
+ * their own where there is none to share (GJ_CHAIN_OWN_BUILD).  As for a
+ * join on its own (ShareEligible): with the service's kernels, a variant
+ * whose build can be shared, no inner column needed on the host and no
+ * join filter.  The inner side is read whole by the builder (not in
+ * shares): every process goes through the levels in the same order, and
+ * the first to come to level 0 comes first to every level after it, since
+ * the others wait there for its publication; so no process waits on a
+ * level while one that waits for it builds another, and the builder
+ * never waits.
+ */
+int
+GpuJoinChainClaimBuild(GpuJoinState *node)
+{
+	GpuJoinParallelState *shared = node->gj_Shared;
+	int			state;
+	bool		gpu;
+	instr_time	wait_start;
+
+	node->gj_SharedBuilder = false;
+	node->gj_ChainShare = false;
+	node->gj_Borrowed = false;
+	node->gj_Inner.host_by_tid = false;
+	node->gj_InnerShares = false;
+	if (shared == NULL || !gpujoin_parallel_shared_build ||
+		!gj_variant_shares_build(node->gj_Spec.variant) ||
+		node->gj_Inner.nhost > 0 || node->gj_Inner.ndict > 0 ||
+		node->gj_JoinQual != NULL ||
+		!GpuJoinIsServiceKernels(GpuJoinNodeKernels(node), &gpu))
+		return GJ_CHAIN_OWN_BUILD;
+
+	SpinLockAcquire(&shared->mutex);
+	if (shared->build_state == GJ_SHARED_BUILD_NONE)
+	{
+		shared->build_state = GJ_SHARED_BUILD_BUILDING;
+		node->gj_SharedBuilder = true;
+	}
+	SpinLockRelease(&shared->mutex);
+	if (node->gj_SharedBuilder)
+	{
+		node->gj_ChainShare = true;
+		return GJ_CHAIN_BUILDS;
+	}
+
+	INSTR_TIME_SET_CURRENT(wait_start);
+	ConditionVariablePrepareToSleep(&shared->build_cv);
+	for (;;)
+	{
+		SpinLockAcquire(&shared->mutex);
+		state = shared->build_state;
+		if (state == GJ_SHARED_BUILD_BUILT && shared->build_chain)
+		{
+			node->gj_ChainBuild = shared->build;
+			node->gj_BorrowedRows = shared->build_rows;
+			node->gj_BorrowedDigest = shared->build_digest;
+			node->gj_ChainMaxMatches = shared->build_max_matches;
+			node->gj_ChainChunkRows = shared->build_chunk_rows;
+			node->gj_ChainShare = true;
+		}
+		SpinLockRelease(&shared->mutex);
+		if (state != GJ_SHARED_BUILD_BUILDING)
+			break;
+		ConditionVariableSleep(&shared->build_cv, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	elog(DEBUG1, "gpujoin: participant %d waited %.1f ms for a chain level's shared build: %s",
+		 Participant(), GpuJoinElapsedMs(wait_start),
+		 node->gj_ChainShare ? "built" : "none, it builds its own");
+	return node->gj_ChainShare ? GJ_CHAIN_PROBES : GJ_CHAIN_OWN_BUILD;
+}
+
+/*
+ * ... GJ_CHAIN_PROBES: the level's context, on kernels (the chain's), now
+ * probes the builder's table (true); false where it cannot (the build is
+ * gone, or on other kernels): the caller reads and builds its own
+ */
+bool
+GpuJoinChainShareOpen(GpuJoinState *node, const GjKernels *kernels)
+{
+	GpuJoinDeviceContext *dev = &node->gj_Device;
+	const GjKernels *theirs;
+	GjContext  *ctx = NULL;
+	GjError		err;
+	bool		gpu;
+
+	if (!GpuJoinIsServiceKernels(kernels, &gpu) || gpu != node->gj_ChainBuild.gpu)
+		return false;
+	memset(&err, 0, sizeof(err));
+	if (GpuJoinServiceShare(&node->gj_ChainBuild, &theirs, &ctx, &err) != GJ_OK)
+	{
+		elog(DEBUG1, "gpujoin: could not share the build of a chain's level: %s", err.message);
+		return false;
+	}
+	GpuJoinCloseDevice(node);
+	dev->kernels = theirs;
+	dev->ctx = ctx;
+	node->gj_Borrowed = true;
+	node->gj_SharedBuilds++;
+	node->gj_TableBuilt = true;
 	return true;
 }
 
@@ -880,6 +995,9 @@ GpuJoinPublishBuild(GpuJoinState *node, bool built)
 		shared->build_rows = node->gj_Inner.nrows;
 		shared->build_digest = digest;
 		shared->build_tids = tids;
+		shared->build_chain = node->gj_ChainShare;
+		shared->build_max_matches = node->gj_Spec.max_matches;
+		shared->build_chunk_rows = node->gj_Outer.max_rows;
 	}
 	SpinLockRelease(&shared->mutex);
 	ConditionVariableBroadcast(&shared->build_cv);

@@ -38,7 +38,7 @@
 -- process runs the whole chain on its share of the fact table): the same rows, the fact table read once
 -- between the processes, out of device memory, a partial GpuPreAgg on top.
 BEGIN;
-SELECT plan(129);
+SELECT plan(130);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -362,9 +362,9 @@ RESET gpujoin.chunk_rows;
 RESET join_collapse_limit;
 
 -- a partial chain: below a Gather every process (the leader and 2
--- workers) runs the whole chain on its share of the fact table's pages,
--- each building every level's table for itself (small chunks: several in
--- each process; gpujoin.enable_parallel_chain, off by default)
+-- workers) runs the whole chain on its share of the fact table's pages
+-- (small chunks: several in each process; gpujoin.enable_parallel_chain,
+-- off by default)
 :parallel_cheap
 SET LOCAL gpujoin.chunk_rows = 700;
 SET LOCAL gpujoin.enable_parallel_chain = on;
@@ -384,12 +384,24 @@ SELECT pg_temp.plan_analyze(sql) AS plan FROM q WHERE name = 'star of 3, repeate
 SELECT cmp_ok(pg_temp.plan_number(plan, 'Workers Launched'), '>=', 1::bigint,
 	'a partial chain: workers were launched')
 FROM anp;
-SELECT is((regexp_match(plan, 'Participants: (\d+)  Chunks: \d+  Inner Rows: \d+  Outer Rows: (\d+)  Matches: \d+[^>]*$'))::bigint[],
+SELECT is((regexp_match(plan, 'Participants: (\d+)  (?:Shared Builds: \d+  )?Chunks: \d+  Inner Rows: \d+  Outer Rows: (\d+)  Matches: \d+[^>]*$'))::bigint[],
 	ARRAY[pg_temp.plan_number(plan, 'Workers Launched') + 1, 30000],
 	'EXPLAIN ANALYZE, a partial chain: the leader and every worker took part, reading the fact table once between them')
 FROM anp;
 SELECT is(pg_temp.plan_number(plan, 'Matches'), (SELECT three FROM counts),
 	'EXPLAIN ANALYZE, a partial chain: the top''s matches are the join''s rows')
+FROM anp;
+-- through the gpujoin service, one process builds each level for all but
+-- d2's, whose name column the top reads on the host: each process builds
+-- that one (EXPLAIN ANALYZE's Shared Builds: the others', on d1's and
+-- d3's levels); without the service each process builds every level
+SELECT is((SELECT array_agg(m[1]::int) FROM regexp_matches(plan, 'Shared Builds: (\d+)', 'g') m),
+	CASE WHEN current_setting('gpujoin.service') = 'on'
+		THEN array_fill(pg_temp.plan_number(plan, 'Workers Launched')::int, ARRAY[2]) END,
+	'EXPLAIN ANALYZE, a partial chain: ' ||
+	CASE WHEN current_setting('gpujoin.service') = 'on'
+		THEN 'the levels without host columns built once, the others probing that build'
+		ELSE 'no shared builds without the gpujoin service' END)
 FROM anp;
 -- out of device memory in every process: each comes apart into its joins
 -- (the build) or goes on on the CPU twin (the count, a retrieve)

@@ -588,8 +588,10 @@ typedef struct GpuJoinParallelState
  *	gj_ChainShare		a level of a partial chain: the build this process
  *						makes for the others, or probes (gj_ChainBuild, with
  *						the rounds and chunks gj_ChainMaxMatches and
- *						gj_ChainChunkRows of its builder), is in the chain's
- *						layout (GpuJoinChainClaimBuild)
+ *						gj_ChainChunkRows of its builder, and the inner rows'
+ *						tids gj_ChainTids where their host columns are
+ *						fetched by tid), is in the chain's layout
+ *						(GpuJoinChainClaimBuild)
  *	gj_InnerShares		this launch of a parallel join reads the inner side
  *						in shares, one per participant (exec_parallel.c)
  *	gj_InnerReady		GJ_LOAD_INNER finds the inner side loaded (the
@@ -705,6 +707,7 @@ typedef struct GpuJoinState
 	uint64		gj_BorrowedDigest;
 	bool		gj_ChainShare;
 	GpuJoinSharedBuild gj_ChainBuild;
+	dsa_pointer gj_ChainTids;
 	int64		gj_ChainMaxMatches;
 	int64		gj_ChainChunkRows;
 	int64		gj_SharedBuilds;
@@ -862,7 +865,7 @@ extern void GpuJoinReadBorrowedInner(GpuJoinState *node);
 #define GJ_CHAIN_OWN_BUILD		0	/* reads its inner side and builds for itself */
 #define GJ_CHAIN_BUILDS			1	/* ... and publishes the table for the others */
 #define GJ_CHAIN_PROBES			2	/* probes another process's: reads nothing */
-extern int	GpuJoinChainClaimBuild(GpuJoinState *node);
+extern int	GpuJoinChainClaimBuild(GpuJoinState *node, bool by_tid_ok);
 extern bool GpuJoinChainShareOpen(GpuJoinState *node, const GjKernels *kernels);
 extern void GpuJoinWholeInner(GpuJoinState *node);
 extern bool GpuJoinBuildShares(GpuJoinState *node, GjStatus *status, GjError *err);

@@ -37,8 +37,9 @@
  * come to a level reads its inner side and builds its table, in the
  * chain's layout, and the others probe that table
  * (GpuJoinChainClaimBuild): each level one build, as for stacked parallel
- * joins, but for a level whose inner side is needed on the host (host
- * columns, text codes) or with a join filter, which every process reads
+ * joins (host columns of the inner side fetched by tid for each match
+ * where the planner priced them so), but for a level with text codes, a
+ * join filter, or host columns read as values, which every process reads
  * and builds for itself; the planner still charges every process's builds
  * (planner.c's ChainSaving).  A chain never probes a build of a node run
  * on its own, nor such a node a chain's.
@@ -651,6 +652,22 @@ ShowRows(GpuJoinChain *chain)
 	}
 }
 
+/*
+ * May level k's inner side be read with its host columns' tids instead of
+ * their values (a shared build)?  Not where a later level's key is one of
+ * them: EncodeExtras reads such a key from the side's batch.
+ */
+static bool
+ByTidOk(GpuJoinChain *chain, int k)
+{
+	ChainSide  *cs = &chain->sides[CHAIN_INNER(k)];
+
+	for (int e = 0; e < cs->nextra; e++)
+		if (cs->extra[e].col->device < 0)
+			return false;
+	return true;
+}
+
 /* Level k's inner rows: read here, or those of the build it probes */
 static int64
 LevelRows(GpuJoinChain *chain, int k)
@@ -911,7 +928,7 @@ GpuJoinChainExec(GpuJoinState *node, bool *handled)
 						 * level for all where it can (the others wait,
 						 * then probe its table and read nothing)
 						 */
-						chain->share[k] = GpuJoinChainClaimBuild(level);
+						chain->share[k] = GpuJoinChainClaimBuild(level, ByTidOk(chain, k));
 						if (chain->share[k] == GJ_CHAIN_PROBES)
 							GpuJoinForgetInner(level);
 						else

@@ -855,8 +855,13 @@ GpuJoinShareBuild(GpuJoinState *node)
  * nothing; GpuJoinChainShareOpen makes the context), or read and build
  * their own where there is none to share (GJ_CHAIN_OWN_BUILD).  As for a
  * join on its own (ShareEligible): with the service's kernels, a variant
- * whose build can be shared, no inner column needed on the host and no
- * join filter.  The inner side is read whole by the builder (not in
+ * whose build can be shared, no text codes, no join filter, and no inner
+ * column needed on the host but where the planner priced them fetched by
+ * tid for each match (gj_InnerByTid) and no later level's key is one of
+ * them (by_tid_ok: the chain encodes such keys from the side's batch):
+ * the builder then reads the rows' tids instead, publishes them, and every
+ * process fetches the inner tuple of each of its matches by its tid, as
+ * the chain's emission does for any side read so.  The inner side is read whole by the builder (not in
  * shares): every process goes through the levels in the same order, and
  * the first to come to level 0 comes first to every level after it, since
  * the others wait there for its publication; so no process waits on a
@@ -864,9 +869,10 @@ GpuJoinShareBuild(GpuJoinState *node)
  * never waits.
  */
 int
-GpuJoinChainClaimBuild(GpuJoinState *node)
+GpuJoinChainClaimBuild(GpuJoinState *node, bool by_tid_ok)
 {
 	GpuJoinParallelState *shared = node->gj_Shared;
+	bool		by_tid = node->gj_Inner.nhost > 0;
 	int			state;
 	bool		gpu;
 	instr_time	wait_start;
@@ -878,8 +884,9 @@ GpuJoinChainClaimBuild(GpuJoinState *node)
 	node->gj_InnerShares = false;
 	if (shared == NULL || !gpujoin_parallel_shared_build ||
 		!gj_variant_shares_build(node->gj_Spec.variant) ||
-		node->gj_Inner.nhost > 0 || node->gj_Inner.ndict > 0 ||
-		node->gj_JoinQual != NULL ||
+		(by_tid && (!by_tid_ok || !node->gj_InnerByTid ||
+					node->css.ss.ps.state->es_query_dsa == NULL)) ||
+		node->gj_Inner.ndict > 0 || node->gj_JoinQual != NULL ||
 		!GpuJoinIsServiceKernels(GpuJoinNodeKernels(node), &gpu))
 		return GJ_CHAIN_OWN_BUILD;
 
@@ -892,7 +899,9 @@ GpuJoinChainClaimBuild(GpuJoinState *node)
 	SpinLockRelease(&shared->mutex);
 	if (node->gj_SharedBuilder)
 	{
+		/* (host columns: it reads their tids, for all to fetch by) */
 		node->gj_ChainShare = true;
+		node->gj_Inner.host_by_tid = by_tid;
 		return GJ_CHAIN_BUILDS;
 	}
 
@@ -909,7 +918,8 @@ GpuJoinChainClaimBuild(GpuJoinState *node)
 			node->gj_BorrowedDigest = shared->build_digest;
 			node->gj_ChainMaxMatches = shared->build_max_matches;
 			node->gj_ChainChunkRows = shared->build_chunk_rows;
-			node->gj_ChainShare = true;
+			node->gj_ChainTids = shared->build_tids;
+			node->gj_ChainShare = !by_tid || DsaPointerIsValid(shared->build_tids);
 		}
 		SpinLockRelease(&shared->mutex);
 		if (state != GJ_SHARED_BUILD_BUILDING)
@@ -925,13 +935,16 @@ GpuJoinChainClaimBuild(GpuJoinState *node)
 
 /*
  * ... GJ_CHAIN_PROBES: the level's context, on kernels (the chain's), now
- * probes the builder's table (true); false where it cannot (the build is
- * gone, or on other kernels): the caller reads and builds its own
+ * probes the builder's table (true), and where the inner side's host
+ * columns are fetched by tid, the side holds the builder's rows' tids;
+ * false where it cannot (the build is gone, or on other kernels): the
+ * caller reads and builds its own
  */
 bool
 GpuJoinChainShareOpen(GpuJoinState *node, const GjKernels *kernels)
 {
 	GpuJoinDeviceContext *dev = &node->gj_Device;
+	GpuJoinSide *inner = &node->gj_Inner;
 	const GjKernels *theirs;
 	GjContext  *ctx = NULL;
 	GjError		err;
@@ -951,6 +964,17 @@ GpuJoinChainShareOpen(GpuJoinState *node, const GjKernels *kernels)
 	node->gj_Borrowed = true;
 	node->gj_SharedBuilds++;
 	node->gj_TableBuilt = true;
+	if (inner->nhost > 0)
+	{
+		/* a copy: a rescanned Gather frees the builder's */
+		Size		bytes = (Size) node->gj_BorrowedRows * sizeof(ItemPointerData);
+
+		inner->tids = MemoryContextAllocHuge(inner->cxt, Max(bytes, 1));
+		memcpy(inner->tids, dsa_get_address(node->css.ss.ps.state->es_query_dsa,
+											node->gj_ChainTids), bytes);
+		inner->host_by_tid = true;
+		inner->nrows = node->gj_BorrowedRows;
+	}
 	return true;
 }
 

@@ -38,7 +38,7 @@
 -- process runs the whole chain on its share of the fact table): the same rows, the fact table read once
 -- between the processes, out of device memory, a partial GpuPreAgg on top.
 BEGIN;
-SELECT plan(130);
+SELECT plan(135);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -403,6 +403,36 @@ SELECT is((SELECT array_agg(m[1]::int) FROM regexp_matches(plan, 'Shared Builds:
 		THEN 'the levels without host columns built once, the others probing that build'
 		ELSE 'no shared builds without the gpujoin service' END)
 FROM anp;
+-- with the dimensions' host columns priced fetched by tid for each match
+-- (a low gpujoin.heap_fetch_cost), d2's level is built once too: its
+-- builder reads the rows' tids, and every process fetches d2.name by them;
+-- out of device memory in the count or a retrieve, the processes that
+-- probed read the inner sides (the builder's rows in its order) and go on
+-- on the CPU twin
+SET LOCAL gpujoin.heap_fetch_cost = 0.0001;
+CREATE TEMP TABLE anpt AS
+SELECT pg_temp.plan_analyze(sql) AS plan, pg_temp.rows_digest(sql) AS digest
+FROM q WHERE name = 'star of 3, repeated int8 keys';
+SELECT is(digest, (SELECT digest FROM ref WHERE name = 'star of 3, repeated int8 keys'),
+	'a partial chain, host columns fetched by tid: the same rows as PostgreSQL')
+FROM anpt;
+SELECT is((SELECT array_agg(m[1]::int) FROM regexp_matches(plan, 'Shared Builds: (\d+)', 'g') m),
+	CASE WHEN current_setting('gpujoin.service') = 'on'
+		THEN array_fill(pg_temp.plan_number(plan, 'Workers Launched')::int, ARRAY[3]) END,
+	'EXPLAIN ANALYZE, a partial chain, host columns fetched by tid: ' ||
+	CASE WHEN current_setting('gpujoin.service') = 'on'
+		THEN 'every level built once, d2''s too'
+		ELSE 'no shared builds without the gpujoin service' END)
+FROM anpt;
+SELECT is(plan ~ 'Inner Relation: [a-z_.]*d2 \(heap pages, host columns fetched per match\)',
+	current_setting('gpujoin.service') = 'on',
+	'a partial chain: d2''s name priced fetched per match with the gpujoin service (a shared build), not without')
+FROM anpt;
+SELECT is(pg_temp.with_fault(fault, 'rows_digest', q.sql), ref.digest,
+	'a partial chain, host columns fetched by tid, out of memory in ' || step || ': the same rows')
+FROM faults, q JOIN ref USING (name)
+WHERE q.name = 'star of 3, repeated int8 keys' AND fault <> 'build_oom' ORDER BY fault;
+RESET gpujoin.heap_fetch_cost;
 -- out of device memory in every process: each comes apart into its joins
 -- (the build) or goes on on the CPU twin (the count, a retrieve)
 SELECT is(pg_temp.with_fault(fault, 'rows_digest', q.sql), ref.digest,

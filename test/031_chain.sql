@@ -394,15 +394,19 @@ FROM anp;
 -- through the gpujoin service, one process builds each level for all but
 -- d2's, whose name column the top reads on the host: each process builds
 -- that one (EXPLAIN ANALYZE's Shared Builds: the others', on d1's and
--- d3's levels); without the service each process builds every level
-SELECT is((SELECT array_agg(m[1]::int) FROM regexp_matches(plan, 'Shared Builds: (\d+)', 'g') m),
-	CASE WHEN current_setting('gpujoin.service') = 'on'
-		THEN array_fill(pg_temp.plan_number(plan, 'Workers Launched')::int, ARRAY[2]) END,
-	'EXPLAIN ANALYZE, a partial chain: ' ||
-	CASE WHEN current_setting('gpujoin.service') = 'on'
-		THEN 'the levels without host columns built once, the others probing that build'
+-- d3's levels); without the service each process builds every level.
+-- shared_builds: the Shared Builds of a plan's levels, and what they
+-- should be where n levels are shared (every worker probing each)
+CREATE FUNCTION pg_temp.shared_builds(plan text, n int, OUT got int[], OUT want int[])
+LANGUAGE sql AS $$
+	SELECT (SELECT array_agg(m[1]::int) FROM regexp_matches(plan, 'Shared Builds: (\d+)', 'g') m),
+		CASE WHEN current_setting('gpujoin.service') = 'on'
+			THEN array_fill(pg_temp.plan_number(plan, 'Workers Launched')::int, ARRAY[n]) END
+$$;
+SELECT is(got, want, 'EXPLAIN ANALYZE, a partial chain: ' ||
+	CASE WHEN want IS NOT NULL THEN 'the levels without host columns built once, the others probing that build'
 		ELSE 'no shared builds without the gpujoin service' END)
-FROM anp;
+FROM anp, pg_temp.shared_builds(plan, 2);
 -- with the dimensions' host columns priced fetched by tid for each match
 -- (a low gpujoin.heap_fetch_cost), d2's level is built once too: its
 -- builder reads the rows' tids, and every process fetches d2.name by them;
@@ -416,14 +420,10 @@ FROM q WHERE name = 'star of 3, repeated int8 keys';
 SELECT is(digest, (SELECT digest FROM ref WHERE name = 'star of 3, repeated int8 keys'),
 	'a partial chain, host columns fetched by tid: the same rows as PostgreSQL')
 FROM anpt;
-SELECT is((SELECT array_agg(m[1]::int) FROM regexp_matches(plan, 'Shared Builds: (\d+)', 'g') m),
-	CASE WHEN current_setting('gpujoin.service') = 'on'
-		THEN array_fill(pg_temp.plan_number(plan, 'Workers Launched')::int, ARRAY[3]) END,
-	'EXPLAIN ANALYZE, a partial chain, host columns fetched by tid: ' ||
-	CASE WHEN current_setting('gpujoin.service') = 'on'
-		THEN 'every level built once, d2''s too'
+SELECT is(got, want, 'EXPLAIN ANALYZE, a partial chain, host columns fetched by tid: ' ||
+	CASE WHEN want IS NOT NULL THEN 'every level built once, d2''s too'
 		ELSE 'no shared builds without the gpujoin service' END)
-FROM anpt;
+FROM anpt, pg_temp.shared_builds(plan, 3);
 SELECT is(plan ~ 'Inner Relation: [a-z_.]*d2 \(heap pages, host columns fetched per match\)',
 	current_setting('gpujoin.service') = 'on',
 	'a partial chain: d2''s name priced fetched per match with the gpujoin service (a shared build), not without')

@@ -85,7 +85,9 @@ typedef enum GpuJoinPathPrivateIndex
 	GpuJoinPathInnerByTid,		/* Boolean: likewise the inner side's, from a
 								 * parallel join's shared build */
 	GpuJoinPathUnshared,		/* Float: what a partial path's price saved by
-								 * a shared build (0 where it has none) */
+								 * reading its inner side in shares for a
+								 * shared build, which a partial chain's
+								 * level does not (0 where it has none) */
 	GpuJoinPathChainSaved,		/* Float: what the price took off as the top of
 								 * a chain with the GPU join below
 								 * (ChainSaving); 0 where it is none */
@@ -182,10 +184,12 @@ ChainKeyRows(Path *lower, Var *key)
  *
  * A partial chain (both joins partial, gpujoin.enable_parallel_chain) runs
  * whole in every process of the parallel plan, each on its share of the
- * lowest outer side, and each builds every level's table for itself: a
- * chain takes no shared build.
- * What the two joins' prices saved by one (unshared: this join's, the
- * lower's in its GpuJoinPathUnshared) is charged back.  Its workers opened
+ * lowest outer side; through the service each level is built once for all
+ * (exec_chain.c), its host columns fetched by tid where the price has them
+ * so, as the joins' prices have it, but the builder reads the inner side
+ * whole rather than in shares: what the two prices saved by the shares
+ * (unshared: this join's, the lower's in its GpuJoinPathUnshared) is
+ * charged back.  Its workers opened
  * the GPU for the lowest level, so this level's charge for that
  * (worker_setup) is taken off.
  */
@@ -406,7 +410,9 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 		cpath->path.total_cost -= saved;
 		considered = psprintf("%s; a chain with the GPU join below (%.2f saved%s)",
 							  considered, saved,
-							  partial ? ", each process building every level's table" : "");
+							  !partial ? "" : shared_build ?
+							  ", its build shared, its inner side read by one process" :
+							  ", each process building its table");
 	}
 	/* a merge join emitting unmatched outer rows sorts them on the host */
 	if (strategy == GPUJOIN_STRATEGY_MERGE &&

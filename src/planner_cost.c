@@ -943,7 +943,6 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 			if (*shared_build)
 			{
 				*inner_by_tid = true;
-				*unshared += inner_host - fetches;
 				startup_cost -= inner_host;
 				inner_read -= inner_host;
 				run_cost += fetches;
@@ -956,7 +955,10 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 			 * the builder builds from the shares where they lie
 			 * (exec_parallel.c): one process's share of the reading, and
 			 * its rows, deformed, back on the host and out again to the
-			 * build, priced as reading its tuples again
+			 * build, priced as reading its tuples again.  (A level of a
+			 * partial chain shares its build, and its host columns by tid,
+			 * but its builder reads the inner side whole: the reading
+			 * saved here is what the chain charges back, unshared.)
 			 */
 			startup_cost -= inner_read * (1.0 - 1.0 / divisor);
 			startup_cost += inner_rows / divisor * gpujoin_heap_tuple_cost;
@@ -964,8 +966,6 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 			*unshared += inner_read * (1.0 - 1.0 / divisor) -
 				inner_rows / divisor * gpujoin_heap_tuple_cost;
 		}
-		if (*shared_build)
-			*unshared += (processes - 1) * build_ms * gpujoin_model.cost_per_ms;
 		startup_cost += gpujoin_setup_cost +
 			(*shared_build ? 1 : processes) * build_ms * gpujoin_model.cost_per_ms;
 		*worker_setup = WorkerSetupCost(&cpath->path);

@@ -38,7 +38,7 @@
 -- process runs the whole chain on its share of the fact table): the same rows, the fact table read once
 -- between the processes, out of device memory, a partial GpuPreAgg on top.
 BEGIN;
-SELECT plan(135);
+SELECT plan(136);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -407,6 +407,14 @@ SELECT is(got, want, 'EXPLAIN ANALYZE, a partial chain: ' ||
 	CASE WHEN want IS NOT NULL THEN 'the levels without host columns built once, the others probing that build'
 		ELSE 'no shared builds without the gpujoin service' END)
 FROM anp, pg_temp.shared_builds(plan, 2);
+-- ... as the planner priced it (EXPLAIN VERBOSE's Variants Considered)
+SELECT ok(pg_temp.plan_verbose(sql) ~ ('a chain with the GPU join below \([\d.]+ saved, ' ||
+		CASE WHEN current_setting('gpujoin.service') = 'on'
+			THEN 'its build shared, its inner side read by one process\)'
+			ELSE 'each process building its table\)' END),
+	'a partial chain priced ' || CASE WHEN current_setting('gpujoin.service') = 'on'
+		THEN 'with its levels'' builds shared' ELSE 'with every process building every level' END)
+FROM q WHERE name = 'star of 3, repeated int8 keys';
 -- with the dimensions' host columns priced fetched by tid for each match
 -- (a low gpujoin.heap_fetch_cost), d2's level is built once too: its
 -- builder reads the rows' tids, and every process fetches d2.name by them;

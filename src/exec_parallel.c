@@ -861,12 +861,13 @@ GpuJoinShareBuild(GpuJoinState *node)
  * them (by_tid_ok: the chain encodes such keys from the side's batch):
  * the builder then reads the rows' tids instead, publishes them, and every
  * process fetches the inner tuple of each of its matches by its tid, as
- * the chain's emission does for any side read so.  The inner side is read whole by the builder (not in
- * shares): every process goes through the levels in the same order, and
- * the first to come to level 0 comes first to every level after it, since
- * the others wait there for its publication; so no process waits on a
- * level while one that waits for it builds another, and the builder
- * never waits.
+ * the chain's emission does for any side read so.  The inner side is read
+ * whole by the builder (not in shares), and no process waits on a level
+ * while one that waits for it builds another: every process goes through
+ * the levels in the same order, and the first to come to the first shared
+ * level comes first to every level after it, since the others wait there
+ * until it has published that one, after reading all of them; so the
+ * builder never waits.
  */
 int
 GpuJoinChainClaimBuild(GpuJoinState *node, bool by_tid_ok)

@@ -184,9 +184,9 @@ ChainKeyRows(Path *lower, Var *key)
  *
  * A partial chain (both joins partial, gpujoin.enable_parallel_chain) runs
  * whole in every process of the parallel plan, each on its share of the
- * lowest outer side; through the service each level is built once for all
- * (exec_chain.c), its host columns fetched by tid where the price has them
- * so, as the joins' prices have it, but the builder reads the inner side
+ * lowest outer side; through the service each level is built once for
+ * all (exec_chain.c), as the joins' prices have it (host columns fetched
+ * by tid where they priced them so), but its builder reads the inner side
  * whole rather than in shares: what the two prices saved by the shares
  * (unshared: this join's, the lower's in its GpuJoinPathUnshared) is
  * charged back.  Its workers opened

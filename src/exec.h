@@ -420,6 +420,23 @@ typedef struct GpuJoinInnerPart
 	GjServicePart where;		/* slot -1: where the service cannot read it */
 } GpuJoinInnerPart;
 
+/*
+ * What a participant that waited for a parallel join's shared build found
+ * published (GpuJoinParallelState's build_* fields, copied under its
+ * mutex): the state, and where BUILT the build to probe
+ */
+typedef struct GpuJoinPublishedBuild
+{
+	int			state;			/* GJ_SHARED_BUILD_* */
+	GpuJoinSharedBuild build;
+	int64		rows;
+	uint64		digest;
+	dsa_pointer tids;
+	bool		chain;
+	int64		max_matches;
+	int64		chunk_rows;
+} GpuJoinPublishedBuild;
+
 /* Where the shared build of a parallel join stands (GpuJoinParallelState) */
 #define GJ_SHARED_BUILD_NONE		0	/* no participant has come to it */
 #define GJ_SHARED_BUILD_BUILDING	1	/* one builds; the others wait */
@@ -586,12 +603,10 @@ typedef struct GpuJoinParallelState
  *						build: this process has not read the inner side;
  *						gj_BorrowedRows and gj_BorrowedDigest describe it
  *	gj_ChainShare		a level of a partial chain: the build this process
- *						makes for the others, or probes (gj_ChainBuild, with
- *						the rounds and chunks gj_ChainMaxMatches and
- *						gj_ChainChunkRows of its builder, and the inner rows'
- *						tids gj_ChainTids where their host columns are
- *						fetched by tid), is in the chain's layout
- *						(GpuJoinChainClaimBuild)
+ *						makes for the others, or probes (gj_ChainBuild: its
+ *						builder's rounds and chunks, and the inner rows'
+ *						tids where their host columns are fetched by tid),
+ *						is in the chain's layout (GpuJoinChainClaimBuild)
  *	gj_InnerShares		this launch of a parallel join reads the inner side
  *						in shares, one per participant (exec_parallel.c)
  *	gj_InnerReady		GJ_LOAD_INNER finds the inner side loaded (the
@@ -706,10 +721,7 @@ typedef struct GpuJoinState
 	int64		gj_BorrowedRows;
 	uint64		gj_BorrowedDigest;
 	bool		gj_ChainShare;
-	GpuJoinSharedBuild gj_ChainBuild;
-	dsa_pointer gj_ChainTids;
-	int64		gj_ChainMaxMatches;
-	int64		gj_ChainChunkRows;
+	GpuJoinPublishedBuild gj_ChainBuild;
 	int64		gj_SharedBuilds;
 	int64		gj_InnerSharesRead;
 	bool		gj_FillAttached;

@@ -674,7 +674,7 @@ LevelRows(GpuJoinChain *chain, int k)
 {
 	GpuJoinState *level = chain->levels[k];
 
-	return chain->share[k] == GJ_CHAIN_PROBES ? level->gj_BorrowedRows : level->gj_Inner.nrows;
+	return chain->share[k] == GJ_CHAIN_PROBES ? level->gj_ChainBuild.rows : level->gj_Inner.nrows;
 }
 
 /*
@@ -960,8 +960,8 @@ GpuJoinChainExec(GpuJoinState *node, bool *handled)
 						{
 							level->gj_NumParts = 1;
 							level->gj_Part = -1;
-							level->gj_Spec.max_matches = level->gj_ChainMaxMatches;
-							level->gj_Outer.max_rows = level->gj_ChainChunkRows;
+							level->gj_Spec.max_matches = level->gj_ChainBuild.max_matches;
+							level->gj_Outer.max_rows = level->gj_ChainBuild.chunk_rows;
 						}
 						else
 							GpuJoinPlanPartitions(level);

@@ -710,6 +710,104 @@ OwnBuild(GpuJoinState *node)
 }
 
 /*
+ * The first participant to come to a shared build claims it (true): it
+ * builds, and the others wait for it (WaitForBuild)
+ */
+static bool
+ClaimBuild(GpuJoinParallelState *shared)
+{
+	bool		claimed = false;
+
+	SpinLockAcquire(&shared->mutex);
+	if (shared->build_state == GJ_SHARED_BUILD_NONE)
+	{
+		shared->build_state = GJ_SHARED_BUILD_BUILDING;
+		claimed = true;
+	}
+	SpinLockRelease(&shared->mutex);
+	return claimed;
+}
+
+/* Wait while another participant builds; what it published, in *pub */
+static void
+WaitForBuild(GpuJoinParallelState *shared, GpuJoinPublishedBuild *pub)
+{
+	instr_time	start;
+
+	INSTR_TIME_SET_CURRENT(start);
+	ConditionVariablePrepareToSleep(&shared->build_cv);
+	for (;;)
+	{
+		SpinLockAcquire(&shared->mutex);
+		pub->state = shared->build_state;
+		pub->build = shared->build;
+		pub->rows = shared->build_rows;
+		pub->digest = shared->build_digest;
+		pub->tids = shared->build_tids;
+		pub->chain = shared->build_chain;
+		pub->max_matches = shared->build_max_matches;
+		pub->chunk_rows = shared->build_chunk_rows;
+		SpinLockRelease(&shared->mutex);
+		if (pub->state != GJ_SHARED_BUILD_BUILDING)
+			break;
+		ConditionVariableSleep(&shared->build_cv, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	elog(DEBUG1, "gpujoin: participant %d waited %.1f ms for the shared build: %s",
+		 Participant(), GpuJoinElapsedMs(start),
+		 pub->state != GJ_SHARED_BUILD_BUILT ? "none to share" :
+		 pub->chain ? "a chain level's built" : "built");
+}
+
+/*
+ * The node's device context made to probe the published build (true), the
+ * inner side not read; false where the build is gone (its owner failed).
+ * Where its host columns are fetched by tid, each match's inner tuple is
+ * fetched by the tid the builder read it at (GpuJoinHeapFetch), from a
+ * copy of the builder's tids, which a rescanned Gather frees while a kept
+ * table goes on.
+ */
+static bool
+ProbeBuild(GpuJoinState *node, const GpuJoinPublishedBuild *pub)
+{
+	GpuJoinDeviceContext *dev = &node->gj_Device;
+	GpuJoinSide *inner = &node->gj_Inner;
+	const GjKernels *kernels;
+	GjContext  *ctx = NULL;
+	GjError		err;
+
+	memset(&err, 0, sizeof(err));
+	if (GpuJoinServiceShare(&pub->build, &kernels, &ctx, &err) != GJ_OK)
+	{
+		elog(DEBUG1, "gpujoin: could not share the build of a parallel GPU join: %s", err.message);
+		return false;
+	}
+	if (dev->ctx != NULL)
+		GpuJoinCloseDevice(node);
+	dev->kernels = kernels;
+	dev->ctx = ctx;
+	node->gj_OnFallback = false;
+	node->gj_Borrowed = true;
+	node->gj_BorrowedRows = pub->rows;
+	node->gj_BorrowedDigest = pub->digest;
+	node->gj_SharedBuilds++;
+	GpuJoinForgetInner(node);
+	node->gj_InnerFirst = 0;
+	node->gj_InnerCount = 0;
+	node->gj_TableBuilt = true;
+	if (inner->nhost > 0)
+	{
+		Size		bytes = (Size) pub->rows * sizeof(ItemPointerData);
+
+		inner->tids = MemoryContextAllocHuge(inner->cxt, Max(bytes, 1));
+		memcpy(inner->tids, dsa_get_address(node->css.ss.ps.state->es_query_dsa, pub->tids), bytes);
+		inner->host_by_tid = true;
+		node->gj_InnerCount = pub->rows;
+	}
+	return true;
+}
+
+/*
  * GJ_LOAD_INNER of a parallel join: probe another participant's build if
  * there is one to share (true: the node's context now does, and the inner
  * side is not to be read), or become the one that builds (false: read and
@@ -720,17 +818,7 @@ bool
 GpuJoinShareBuild(GpuJoinState *node)
 {
 	GpuJoinParallelState *shared = node->gj_Shared;
-	GpuJoinDeviceContext *dev = &node->gj_Device;
-	GpuJoinSharedBuild build;
-	const GjKernels *kernels;
-	GjContext  *ctx = NULL;
-	int64		rows;
-	uint64		digest;
-	dsa_pointer tids;
-	int			state;
-	bool		chain;
-	GjError		err;
-	instr_time	wait_start;
+	GpuJoinPublishedBuild pub;
 
 	node->gj_SharedBuilder = false;
 	node->gj_ChainShare = false;
@@ -765,83 +853,19 @@ GpuJoinShareBuild(GpuJoinState *node)
 		if (ReadInnerShare(node))
 			return false;
 	}
-	else
+	else if (ClaimBuild(shared))
 	{
-		SpinLockAcquire(&shared->mutex);
-		if (shared->build_state == GJ_SHARED_BUILD_NONE)
-		{
-			shared->build_state = GJ_SHARED_BUILD_BUILDING;
-			node->gj_SharedBuilder = true;
-		}
-		SpinLockRelease(&shared->mutex);
-		if (node->gj_SharedBuilder)
-		{
-			node->gj_Inner.host_by_tid = node->gj_InnerByTid;
-			return false;
-		}
+		node->gj_SharedBuilder = true;
+		node->gj_Inner.host_by_tid = node->gj_InnerByTid;
+		return false;
 	}
 
-	INSTR_TIME_SET_CURRENT(wait_start);
-	ConditionVariablePrepareToSleep(&shared->build_cv);
-	for (;;)
-	{
-		SpinLockAcquire(&shared->mutex);
-		state = shared->build_state;
-		build = shared->build;
-		rows = shared->build_rows;
-		digest = shared->build_digest;
-		tids = shared->build_tids;
-		chain = shared->build_chain;
-		SpinLockRelease(&shared->mutex);
-		if (state != GJ_SHARED_BUILD_BUILDING)
-			break;
-		ConditionVariableSleep(&shared->build_cv, PG_WAIT_EXTENSION);
-	}
-	ConditionVariableCancelSleep();
-	elog(DEBUG1, "gpujoin: participant %d waited %.1f ms for the shared build: %s",
-		 Participant(), GpuJoinElapsedMs(wait_start),
-		 state == GJ_SHARED_BUILD_BUILT && !chain ? "built" : "none, it builds its own");
+	WaitForBuild(shared, &pub);
 	/* (a partial chain's level built in the chain's layout is not this node's) */
-	if (state != GJ_SHARED_BUILD_BUILT || chain ||
-		(node->gj_Inner.nhost > 0 && !DsaPointerIsValid(tids)))
+	if (pub.state != GJ_SHARED_BUILD_BUILT || pub.chain ||
+		(node->gj_Inner.nhost > 0 && !DsaPointerIsValid(pub.tids)) ||
+		!ProbeBuild(node, &pub))
 		return OwnBuild(node);
-
-	memset(&err, 0, sizeof(err));
-	if (GpuJoinServiceShare(&build, &kernels, &ctx, &err) != GJ_OK)
-	{
-		/* the build is gone (its owner failed): build one of our own */
-		elog(DEBUG1, "gpujoin: could not share the build of a parallel GPU join: %s", err.message);
-		return OwnBuild(node);
-	}
-	if (dev->ctx != NULL)
-		GpuJoinCloseDevice(node);
-	dev->kernels = kernels;
-	dev->ctx = ctx;
-	node->gj_OnFallback = false;
-	node->gj_Borrowed = true;
-	node->gj_BorrowedRows = rows;
-	node->gj_BorrowedDigest = digest;
-	node->gj_SharedBuilds++;
-	GpuJoinForgetInner(node);
-	node->gj_InnerFirst = 0;
-	node->gj_InnerCount = 0;
-	node->gj_TableBuilt = true;
-	if (node->gj_Inner.nhost > 0)
-	{
-		/*
-		 * Its host columns: each match's inner tuple fetched by the tid the
-		 * builder read it at (GpuJoinHeapFetch), from a copy of the
-		 * builder's tids, which a rescanned Gather frees while a kept
-		 * table goes on
-		 */
-		GpuJoinSide *inner = &node->gj_Inner;
-		Size		bytes = (Size) rows * sizeof(ItemPointerData);
-
-		inner->tids = MemoryContextAllocHuge(inner->cxt, Max(bytes, 1));
-		memcpy(inner->tids, dsa_get_address(node->css.ss.ps.state->es_query_dsa, tids), bytes);
-		inner->host_by_tid = true;
-		node->gj_InnerCount = rows;
-	}
 	return true;
 }
 
@@ -872,110 +896,48 @@ GpuJoinShareBuild(GpuJoinState *node)
 int
 GpuJoinChainClaimBuild(GpuJoinState *node, bool by_tid_ok)
 {
-	GpuJoinParallelState *shared = node->gj_Shared;
 	bool		by_tid = node->gj_Inner.nhost > 0;
-	int			state;
-	bool		gpu;
-	instr_time	wait_start;
+	GpuJoinPublishedBuild *pub = &node->gj_ChainBuild;
 
 	node->gj_SharedBuilder = false;
 	node->gj_ChainShare = false;
 	node->gj_Borrowed = false;
 	node->gj_Inner.host_by_tid = false;
 	node->gj_InnerShares = false;
-	if (shared == NULL || !gpujoin_parallel_shared_build ||
-		!gj_variant_shares_build(node->gj_Spec.variant) ||
-		(by_tid && (!by_tid_ok || !node->gj_InnerByTid ||
-					node->css.ss.ps.state->es_query_dsa == NULL)) ||
-		node->gj_Inner.ndict > 0 || node->gj_JoinQual != NULL ||
-		!GpuJoinIsServiceKernels(GpuJoinNodeKernels(node), &gpu))
+	if (!ShareEligible(node) ||
+		(by_tid && (!by_tid_ok || node->css.ss.ps.state->es_query_dsa == NULL)))
 		return GJ_CHAIN_OWN_BUILD;
-
-	SpinLockAcquire(&shared->mutex);
-	if (shared->build_state == GJ_SHARED_BUILD_NONE)
-	{
-		shared->build_state = GJ_SHARED_BUILD_BUILDING;
-		node->gj_SharedBuilder = true;
-	}
-	SpinLockRelease(&shared->mutex);
-	if (node->gj_SharedBuilder)
+	if (ClaimBuild(node->gj_Shared))
 	{
 		/* (host columns: it reads their tids, for all to fetch by) */
+		node->gj_SharedBuilder = true;
 		node->gj_ChainShare = true;
 		node->gj_Inner.host_by_tid = by_tid;
 		return GJ_CHAIN_BUILDS;
 	}
-
-	INSTR_TIME_SET_CURRENT(wait_start);
-	ConditionVariablePrepareToSleep(&shared->build_cv);
-	for (;;)
-	{
-		SpinLockAcquire(&shared->mutex);
-		state = shared->build_state;
-		if (state == GJ_SHARED_BUILD_BUILT && shared->build_chain)
-		{
-			node->gj_ChainBuild = shared->build;
-			node->gj_BorrowedRows = shared->build_rows;
-			node->gj_BorrowedDigest = shared->build_digest;
-			node->gj_ChainMaxMatches = shared->build_max_matches;
-			node->gj_ChainChunkRows = shared->build_chunk_rows;
-			node->gj_ChainTids = shared->build_tids;
-			node->gj_ChainShare = !by_tid || DsaPointerIsValid(shared->build_tids);
-		}
-		SpinLockRelease(&shared->mutex);
-		if (state != GJ_SHARED_BUILD_BUILDING)
-			break;
-		ConditionVariableSleep(&shared->build_cv, PG_WAIT_EXTENSION);
-	}
-	ConditionVariableCancelSleep();
-	elog(DEBUG1, "gpujoin: participant %d waited %.1f ms for a chain level's shared build: %s",
-		 Participant(), GpuJoinElapsedMs(wait_start),
-		 node->gj_ChainShare ? "built" : "none, it builds its own");
+	WaitForBuild(node->gj_Shared, pub);
+	node->gj_ChainShare = pub->state == GJ_SHARED_BUILD_BUILT && pub->chain &&
+		(!by_tid || DsaPointerIsValid(pub->tids));
 	return node->gj_ChainShare ? GJ_CHAIN_PROBES : GJ_CHAIN_OWN_BUILD;
 }
 
 /*
  * ... GJ_CHAIN_PROBES: the level's context, on kernels (the chain's), now
- * probes the builder's table (true), and where the inner side's host
- * columns are fetched by tid, the side holds the builder's rows' tids;
- * false where it cannot (the build is gone, or on other kernels): the
- * caller reads and builds its own
+ * probes the builder's table (true), its inner side's host columns, if
+ * any, fetched by the builder's tids; false where it cannot (the build is
+ * gone, or on other kernels): the caller reads and builds its own
  */
 bool
 GpuJoinChainShareOpen(GpuJoinState *node, const GjKernels *kernels)
 {
-	GpuJoinDeviceContext *dev = &node->gj_Device;
-	GpuJoinSide *inner = &node->gj_Inner;
-	const GjKernels *theirs;
-	GjContext  *ctx = NULL;
-	GjError		err;
 	bool		gpu;
 
-	if (!GpuJoinIsServiceKernels(kernels, &gpu) || gpu != node->gj_ChainBuild.gpu)
+	if (!GpuJoinIsServiceKernels(kernels, &gpu) || gpu != node->gj_ChainBuild.build.gpu ||
+		!ProbeBuild(node, &node->gj_ChainBuild))
 		return false;
-	memset(&err, 0, sizeof(err));
-	if (GpuJoinServiceShare(&node->gj_ChainBuild, &theirs, &ctx, &err) != GJ_OK)
-	{
-		elog(DEBUG1, "gpujoin: could not share the build of a chain's level: %s", err.message);
-		return false;
-	}
-	GpuJoinCloseDevice(node);
-	dev->kernels = theirs;
-	dev->ctx = ctx;
-	node->gj_Borrowed = true;
-	node->gj_SharedBuilds++;
-	node->gj_TableBuilt = true;
-	if (inner->nhost > 0)
-	{
-		/* a copy: a rescanned Gather frees the builder's */
-		Size		bytes = (Size) node->gj_BorrowedRows * sizeof(ItemPointerData);
-
-		inner->tids = MemoryContextAllocHuge(inner->cxt, Max(bytes, 1));
-		memcpy(inner->tids, dsa_get_address(node->css.ss.ps.state->es_query_dsa,
-											node->gj_ChainTids), bytes);
-		inner->host_by_tid = true;
-		inner->nrows = node->gj_BorrowedRows;
-	}
+	/* (the chain's emission checks the rows it fetches against the side's) */
+	if (node->gj_Inner.nhost > 0)
+		node->gj_Inner.nrows = node->gj_ChainBuild.rows;
 	return true;
 }
 

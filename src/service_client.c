@@ -73,18 +73,26 @@ typedef struct ClientContext
  * stages, the side arrays of its batches: GpuJoinPinnedAlloc) are carved
  * out of a few large DSM segments of the backend's, the arenas, so that
  * the service reads and writes them in place, mapped (and page-locked)
- * once per arena.  PostgreSQL has room for about 5 segments per backend
- * (dsm.c's slots), which the request, scratch and result segments share:
- * so at most MAX_ARENAS, and one more only for a block no arena has room
- * for while none is empty: a side's arrays that grow (by doubling) while
- * the heap reader's stages hold one arena and the arrays the other; with
- * only two, the arrays of a parallel join's larger shares of the inner
- * side (12 million rows a process at 10^8, H200 host) ended up in ordinary
- * memory, deformed through scratch and outside what the service can build
- * from (exec_parallel.c).  (With a segment per block, the heap reader's two
- * stages took both, and every side array of a large join went through
- * scratch, copied in and out for each request: a 10M x 10M GpuPreAgg took
- * 2.7-3.9 times as long through the service as in the session.)
+ * once per arena.  PostgreSQL's dsm.c has slots for 64 segments and 5 a
+ * backend, all backends' together (a full table fails a DSA's next
+ * segment with an ERROR, ours with NULL); the request, scratch and result
+ * segments take 3: so at most MAX_ARENAS, and one more only for a block
+ * no arena has room for while none is empty: a side's arrays that grow
+ * (by doubling) while the heap reader's stages hold one arena and the
+ * arrays the other; with only two, the arrays of a parallel join's larger
+ * shares of the inner side (12 million rows a process at 10^8, H200 host)
+ * ended up in ordinary memory, deformed through scratch and outside what
+ * the service can build from (exec_parallel.c).  The leader of a parallel
+ * plan with GPU nodes above its Gather holds their arrays and its share's
+ * at once: with two arenas (and the one more) the leader of TPC-H Q9 at
+ * SF 1 copied 274 MB through scratch (CPU twin, 2026-11-30), with three
+ * 68 MB, with four 0.8 MB, and at SF 10 its share of the parallel inner
+ * side lay outside its arenas, which the builder then read again (4.5 s
+ * more in one process, H200 host).  (With a segment per block, the heap
+ * reader's two stages took both, and every side array of a large join
+ * went through scratch, copied in and out for each request: a 10M x 10M
+ * GpuPreAgg took 2.7-3.9 times as long through the service as in the
+ * session.)
  *
  * A block is first fit among an arena's free ranges (sorted by offset,
  * merged with their neighbours when a block comes back), with a header
@@ -111,7 +119,7 @@ typedef struct ClientContext
  * than the service keeps by default, and each query page-locked new
  * segments (2.2 s on the H200 host).
  */
-#define MAX_ARENAS			2
+#define MAX_ARENAS			4
 #define ARENA_MIN_BYTES		((Size) 32 * 1024 * 1024)
 #define ARENA_ALIGN			256 /* a block's header, and its alignment */
 

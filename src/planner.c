@@ -189,14 +189,11 @@ ChainKeyRows(Path *lower, Var *key)
  * by tid where they priced them so), but its builder reads the inner side
  * whole rather than in shares: what the two prices saved by the shares
  * (unshared: this join's, the lower's in its GpuJoinPathUnshared) is
- * charged back.  Its workers opened
- * the GPU for the lowest level, so this level's charge for that
- * (worker_setup) is taken off.
+ * charged back.
  */
 static Cost
 ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool partial,
-			GpuJoinClauses *clauses, GjVariant variant, bool partitioned, Cost unshared,
-			Cost worker_setup)
+			GpuJoinClauses *clauses, GjVariant variant, bool partitioned, Cost unshared)
 {
 	CustomPath *lower = (CustomPath *) outer_path;
 	List	   *priv;
@@ -234,7 +231,45 @@ ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool 
 	return (gpujoin_emit_cost + outer_path->pathtarget->cost.per_tuple) * outer_path->rows +
 		outer_path->rows * (list_length(outer_path->pathtarget->exprs) + 1) * gpujoin_extract_cost -
 		ChainKeyRows(outer_path, (Var *) outer_arg) * gpujoin_extract_cost -
-		unshared - floatVal(list_nth(priv, GpuJoinPathUnshared)) + worker_setup;
+		unshared - floatVal(list_nth(priv, GpuJoinPathUnshared));
+}
+
+/*
+ * Does path hold a parallel GPU node run by the processes that run path
+ * (under no Gather of its own)?  Then they opened the GPU for it, or
+ * became clients of the gpujoin service, before any GPU node above it
+ * runs: such a node's price has no worker setup (planner_cost.c).
+ */
+bool
+GpuJoinPathHoldsParallelGpu(Path *path)
+{
+	check_stack_depth();
+	switch (nodeTag(path))
+	{
+		case T_CustomPath:
+			{
+				CustomPath *cpath = (CustomPath *) path;
+				ListCell   *lc;
+
+				if (path->parallel_aware && cpath->methods->PlanCustomPath == PlanGpuJoinPath)
+					return true;
+				foreach(lc, cpath->custom_paths)
+					if (GpuJoinPathHoldsParallelGpu(lfirst(lc)))
+						return true;
+				return false;
+			}
+		case T_NestPath:
+		case T_MergePath:
+		case T_HashPath:
+			return GpuJoinPathHoldsParallelGpu(((JoinPath *) path)->outerjoinpath) ||
+				GpuJoinPathHoldsParallelGpu(((JoinPath *) path)->innerjoinpath);
+		case T_ProjectionPath:
+			return GpuJoinPathHoldsParallelGpu(((ProjectionPath *) path)->subpath);
+		case T_MaterialPath:
+			return GpuJoinPathHoldsParallelGpu(((MaterialPath *) path)->subpath);
+		default:
+			return false;
+	}
 }
 
 /*
@@ -325,7 +360,6 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	bool		shared_build;
 	bool		inner_by_tid;
 	Cost		unshared;
-	Cost		worker_setup;
 	Cost		deformed_numerics;
 	Cost		saved;
 
@@ -390,7 +424,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 	variant = theta_variant;	/* chosen by the caller for theta joins */
 	GpuJoinCostPath(root, cpath, outer_path, inner_path, clauses, extra, use_gpu,
 				strategy, &variant, &materialize, &considered, &partitioned,
-				&outer_by_tid, &shared_build, &unshared, &inner_by_tid, &worker_setup,
+				&outer_by_tid, &shared_build, &unshared, &inner_by_tid,
 				&deformed_numerics);
 	if (partial && shared_build)
 		considered = psprintf("%s; run by %d processes on one build of the inner rows (gpujoin service)%s",
@@ -403,7 +437,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 							  ", the last to finish emitting those none matched" : "");
 	/* the top of a chain with the GPU hash join below: no rows between them */
 	saved = ChainSaving(outer_path, jointype, strategy, partial, clauses, variant, partitioned,
-						unshared, worker_setup);
+						unshared);
 	if (saved > 0.0)
 	{
 		saved = Min(saved, cpath->path.total_cost - cpath->path.startup_cost);

@@ -67,13 +67,14 @@ extern void GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_pa
 							bool use_gpu, GpuJoinStrategy strategy, GjVariant *variant,
 							GjMaterialize *materialize, char **considered, bool *partitioned,
 							bool *outer_by_tid, bool *shared_build, Cost *unshared,
-							bool *inner_by_tid, Cost *worker_setup, Cost *deformed_numerics);
+							bool *inner_by_tid, Cost *deformed_numerics);
 
 extern void GpuJoinCostScanPath(PlannerInfo *root, CustomPath *cpath, Path *scan_path,
 								bool use_gpu, char **considered, Cost *deformed_numerics);
 
 /* planner.c */
 extern CustomPath *GpuJoinPathUnchained(CustomPath *path);
+extern bool GpuJoinPathHoldsParallelGpu(Path *path);
 extern Cost GpuJoinDeformedNumericCost(const CustomPath *path);
 extern Plan *GpuJoinPlanJoin(PlannerInfo *root, RelOptInfo *rel, CustomPath *path,
 							 List *tlist, List *custom_plans);

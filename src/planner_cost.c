@@ -29,8 +29,10 @@
  * A partial path (a parallel GPU join, planner.c) is costed per process:
  * the host work of its share of the outer rows and of the whole inner
  * side, gpujoin.worker_setup_cost per worker for opening the GPU in a new
- * process (one after another), and the device time of every process's
- * build and of all the probes, as the processes share one GPU.  Through
+ * process (one after another; once a process, so only where no GPU node
+ * below runs in the same processes: GpuJoinPathHoldsParallelGpu), and the
+ * device time of every process's build and of all the probes, as the
+ * processes share one GPU.  Through
  * the gpujoin service no process opens the GPU, and a hash join that
  * needs only the inner side's device columns is built once and shared
  * (exec_parallel.c): one build, and a tenth of worker_setup_cost per
@@ -675,7 +677,7 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 				bool use_gpu, GpuJoinStrategy strategy, GjVariant *variant,
 				GjMaterialize *materialize, char **considered, bool *partitioned,
 				bool *outer_by_tid, bool *shared_build, Cost *unshared, bool *inner_by_tid,
-				Cost *worker_setup, Cost *deformed_numerics)
+				Cost *deformed_numerics)
 {
 	double		outer_rows = outer_path->rows;	/* a partial path's: per process */
 	double		inner_rows = inner_path->rows;
@@ -712,7 +714,6 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 	*shared_build = false;
 	*unshared = 0.0;
 	*inner_by_tid = false;
-	*worker_setup = 0.0;
 	*deformed_numerics = 0.0;
 
 	/* candidate pairs the device returns: rows matching the key clauses */
@@ -968,8 +969,10 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 		}
 		startup_cost += gpujoin_setup_cost +
 			(*shared_build ? 1 : processes) * build_ms * gpujoin_model.cost_per_ms;
-		*worker_setup = WorkerSetupCost(&cpath->path);
-		startup_cost += *worker_setup;
+		/* once a process: not where a GPU node below opened it */
+		if (!GpuJoinPathHoldsParallelGpu(outer_path) &&
+			!GpuJoinPathHoldsParallelGpu(inner_path))
+			startup_cost += WorkerSetupCost(&cpath->path);
 		run_cost += (total_ms - build_ms) * gpujoin_model.cost_per_ms;
 	}
 	else

@@ -13,10 +13,11 @@
 -- outer row once, the inner side once per participant), with and without
 -- the leader taking part and over the launches of a rescanned Gather.
 -- gpujoin.enable_parallel = off and gpujoin.worker_setup_cost take the path
--- away.  The plans are priced as on a GPU (gpujoin.cost_as_gpu), so the CPU
+-- away; that setup is priced once a process, on the lowest of stacked
+-- parallel GPU joins.  The plans are priced as on a GPU (gpujoin.cost_as_gpu), so the CPU
 -- twin runs the same plans in CI.
 BEGIN;
-SELECT plan(46);
+SELECT plan(49);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -191,6 +192,35 @@ SET LOCAL max_parallel_workers_per_gather = 0;
 SELECT doesnt_match(pg_temp.plan(sql), 'Parallel|Gather',
 	'max_parallel_workers_per_gather = 0: no parallel plan')
 FROM q WHERE name = 'inner join on int4';
+RESET max_parallel_workers_per_gather;
+
+-- A process opens the GPU (or becomes a client of the gpujoin service)
+-- once: of two parallel GPU joins stacked in the same processes only the
+-- lower one's price carries gpujoin.worker_setup_cost, so the upper one
+-- costs as much more than the lower one at any setting
+CREATE FUNCTION pg_temp.parallel_gpu_costs(q text) RETURNS float8[] LANGUAGE plpgsql AS $$
+DECLARE
+	j jsonb;
+BEGIN
+	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+	RETURN (SELECT array_agg(c::text::float8 ORDER BY c::text::float8 DESC)
+			FROM jsonb_path_query(j, 'strict $.** ? (@."Node Type" == "Custom Scan" && @."Parallel Aware" == true)."Total Cost"') c);
+END $$;
+SET LOCAL gpujoin.enable_chain = off;
+CREATE TEMP TABLE stacked AS
+SELECT setup, pg_temp.parallel_gpu_costs(
+	'SELECT r.id, s.id AS sid, s2.id AS s2id FROM r JOIN s ON r.k = s.k JOIN s s2 ON r.k8 = s2.k8') AS costs
+FROM (VALUES (0), (100)) AS v(setup),
+	LATERAL (SELECT set_config('gpujoin.worker_setup_cost', setup::text, true)) AS c;
+SELECT is(array_agg(cardinality(costs) ORDER BY setup), ARRAY[2, 2],
+	'three tables: two parallel GPU joins stacked, at both worker setup costs')
+FROM stacked;
+SELECT cmp_ok(b.costs[2] - a.costs[2], '>', 10::float8,
+	'the lower parallel GPU join is charged the worker setup')
+FROM stacked a, stacked b WHERE a.setup = 0 AND b.setup = 100;
+SELECT cmp_ok(abs((b.costs[1] - b.costs[2]) - (a.costs[1] - a.costs[2])), '<', 0.01::float8,
+	'the upper one, in the same processes, is not charged it again')
+FROM stacked a, stacked b WHERE a.setup = 0 AND b.setup = 100;
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -877,7 +877,14 @@ extern void GpuJoinReadBorrowedInner(GpuJoinState *node);
 #define GJ_CHAIN_OWN_BUILD		0	/* reads its inner side and builds for itself */
 #define GJ_CHAIN_BUILDS			1	/* ... and publishes the table for the others */
 #define GJ_CHAIN_PROBES			2	/* probes another process's: reads nothing */
-extern int	GpuJoinChainClaimBuild(GpuJoinState *node, bool by_tid_ok);
+/*
+ * A share of a chain level's inner side as the chain's table takes it
+ * (exec_chain.c): its batch, columns and widths
+ */
+typedef GjBatch (*GpuJoinShareBatchFn) (GpuJoinState *node, void *arg, GjColumn *columns,
+										int32 *ncolumns, const int32 **widths);
+extern int	GpuJoinChainClaimBuild(GpuJoinState *node, bool by_tid_ok,
+								   GpuJoinShareBatchFn share_batch, void *arg);
 extern bool GpuJoinChainShareOpen(GpuJoinState *node, const GjKernels *kernels);
 extern void GpuJoinWholeInner(GpuJoinState *node);
 extern bool GpuJoinBuildShares(GpuJoinState *node, GjStatus *status, GjError *err);

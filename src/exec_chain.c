@@ -33,15 +33,17 @@
  * A partial chain runs whole in every process of its parallel plan, on
  * the process's share of the bottom level's outer side (a Parallel Seq
  * Scan child's, or the block scan the bottom keeps in shared memory,
- * exec_parallel.c).  Through the gpujoin service, the first process to
- * come to a level reads its inner side and builds its table, in the
- * chain's layout, and the others probe that table
- * (GpuJoinChainClaimBuild): each level one build, as for stacked parallel
+ * exec_parallel.c).  Through the gpujoin service one process builds a
+ * level's table, in the chain's layout, and the others probe that table
+ * (GpuJoinChainClaimBuild; an inner side read as heap pages read in
+ * shares by the processes, each with the extra key columns of its rows,
+ * ShareBatch): each level one build, as for stacked parallel
  * joins (host columns of the inner side fetched by tid for each match
  * where the planner priced them so), but for a level with text codes, a
  * join filter, or host columns read as values, which every process reads
- * and builds for itself; the planner still charges every process's builds
- * (planner.c's ChainSaving).  A chain never probes a build of a node run
+ * and builds for itself; the planner charges back the shares' saving of a
+ * level above the lowest, which its builder reads whole (planner.c's
+ * ChainSaving).  A chain never probes a build of a node run
  * on its own, nor such a node a chain's.
  * The top may be a GpuPreAgg whose inputs the chain carries on the device
  * (gpujoin.enable_chain_preagg: ChainAggSpec), which folds the last
@@ -94,7 +96,9 @@ typedef struct ChainExtra
 	const GpuJoinColumn *col;	/* the side's column it is encoded from */
 	uint64	   *keys;			/* per row of the batch */
 	uint8	   *nulls;
-	int64		capacity;
+	int64		capacity;		/* 0: keys and nulls are the side's arrays
+								 * (a share of a level's inner side), gone
+								 * with its rows */
 } ChainExtra;
 
 typedef struct ChainSide
@@ -580,9 +584,14 @@ EncodeIntExtra(GpuJoinState *level, GpuJoinSide *side, ChainExtra *x)
 	return true;
 }
 
-/* Encode the extra key columns of a side for its rows now in the batch */
+/*
+ * Encode the extra key columns of a side for its rows now in the batch;
+ * in_side: into arrays of the side's own (staging memory the gpujoin
+ * service reads in place: a share of a level's inner side, part of the
+ * table another process builds)
+ */
 static void
-EncodeExtras(GpuJoinChain *chain, ChainSide *cs)
+EncodeExtras(GpuJoinChain *chain, ChainSide *cs, bool in_side)
 {
 	GpuJoinSide *side = cs->side;
 
@@ -592,9 +601,20 @@ EncodeExtras(GpuJoinChain *chain, ChainSide *cs)
 		GpuJoinState *level = chain->levels[x->level];
 		ExprContext *econtext = level->css.ss.ps.ps_ExprContext;
 
-		if (x->capacity < Max(side->nrows, 1))
+		if (in_side)
 		{
-			if (x->keys != NULL)
+			if (x->capacity > 0)
+			{
+				pfree(x->keys);
+				pfree(x->nulls);
+			}
+			x->capacity = 0;
+			x->keys = GpuJoinSideAlloc(side, sizeof(uint64) * Max(side->nrows, 1), false);
+			x->nulls = GpuJoinSideAlloc(side, Max(side->nrows, 1), false);
+		}
+		else if (x->capacity < Max(side->nrows, 1))
+		{
+			if (x->capacity > 0)
 			{
 				pfree(x->keys);
 				pfree(x->nulls);
@@ -668,6 +688,28 @@ ByTidOk(GpuJoinChain *chain, int k)
 	return true;
 }
 
+/*
+ * A share of a level's inner side, read by this process of a partial
+ * chain, as part of the level's table, which one process builds from the
+ * shares where they lie (GpuJoinChainClaimBuild): its rows with the extra
+ * key columns of later levels, encoded into the side's own arrays, in the
+ * chain's layout of the level's columns
+ */
+static GjBatch
+ShareBatch(GpuJoinState *level, void *arg, GjColumn *columns, int32 *ncolumns,
+		   const int32 **widths)
+{
+	GpuJoinChain *chain = (GpuJoinChain *) arg;
+	int			k = 0;
+
+	while (chain->levels[k] != level)
+		k++;
+	EncodeExtras(chain, &chain->sides[CHAIN_INNER(k)], true);
+	*ncolumns = chain->specs[k].inner_ncolumns;
+	*widths = chain->specs[k].inner_widths;
+	return ChainBatch(&chain->sides[CHAIN_INNER(k)], columns);
+}
+
 /* Level k's inner rows: read here, or those of the build it probes */
 static int64
 LevelRows(GpuJoinChain *chain, int k)
@@ -708,7 +750,7 @@ ReadProbedInner(GpuJoinChain *chain, int k)
 		GpuJoinReadBorrowedInner(level);
 	else
 		GpuJoinLoadInner(level);
-	EncodeExtras(chain, &chain->sides[CHAIN_INNER(k)]);
+	EncodeExtras(chain, &chain->sides[CHAIN_INNER(k)], false);
 	chain->share[k] = GJ_CHAIN_OWN_BUILD;
 }
 
@@ -734,11 +776,21 @@ OpenAndBuild(GpuJoinChain *chain, const GjKernels *kernels, GjError *err)
 				continue;
 			ReadProbedInner(chain, k);
 		}
-		inner = ChainBatch(&chain->sides[CHAIN_INNER(k)], columns);
 		GpuJoinCloseDevice(level);	/* (a GpuPreAgg's groups kept) */
 		GpuJoinDeviceOpen(&level->gj_Device, kernels, &chain->specs[k]);
 		memset(err, 0, sizeof(*err));
-		status = kernels->build(level->gj_Device.ctx, &inner, err);
+		/* read in shares: built where they lie, or read again whole */
+		if (chain->on_fallback || !level->gj_InnerInParts ||
+			!GpuJoinBuildShares(level, &status, err))
+		{
+			if (level->gj_InnerInParts)
+			{
+				GpuJoinWholeInner(level);
+				EncodeExtras(chain, &chain->sides[CHAIN_INNER(k)], false);
+			}
+			inner = ChainBatch(&chain->sides[CHAIN_INNER(k)], columns);
+			status = kernels->build(level->gj_Device.ctx, &inner, err);
+		}
 		status = GpuJoinInjectFault(GPUJOIN_FAULT_BUILD, chain->on_fallback, status, err, false);
 		if (status == GJ_ERROR_DEVICE_MEMORY && !chain->on_fallback)
 			return false;
@@ -928,11 +980,12 @@ GpuJoinChainExec(GpuJoinState *node, bool *handled)
 						 * level for all where it can (the others wait,
 						 * then probe its table and read nothing)
 						 */
-						chain->share[k] = GpuJoinChainClaimBuild(level, ByTidOk(chain, k));
+						chain->share[k] = GpuJoinChainClaimBuild(level, ByTidOk(chain, k),
+																 ShareBatch, chain);
 						if (chain->share[k] == GJ_CHAIN_PROBES)
 							GpuJoinForgetInner(level);
-						else
-							GpuJoinLoadInner(level);
+						else if (!level->gj_InnerInParts)
+							GpuJoinLoadInner(level);	/* (else the shares are its rows) */
 						if (LevelRows(chain, k) == 0 &&
 							!gj_outer_match_unmatched(chain->specs[k].outer_match))
 							chain->state = CHAIN_DONE;	/* no row can come out */
@@ -976,9 +1029,10 @@ GpuJoinChainExec(GpuJoinState *node, bool *handled)
 						*handled = false;
 						return NULL;
 					}
+					/* (a builder of shares: each share has its own, in its part) */
 					for (int k = 0; k < chain->nlevels; k++)
-						if (chain->share[k] != GJ_CHAIN_PROBES)
-							EncodeExtras(chain, &chain->sides[CHAIN_INNER(k)]);
+						if (chain->share[k] != GJ_CHAIN_PROBES && !chain->levels[k]->gj_InnerInParts)
+							EncodeExtras(chain, &chain->sides[CHAIN_INNER(k)], false);
 					chain->state = CHAIN_LOAD;
 					/* the tables do not fit together: the same */
 					if (!OpenAndBuild(chain, GpuJoinChooseKernels(), &err))
@@ -1003,7 +1057,7 @@ GpuJoinChainExec(GpuJoinState *node, bool *handled)
 					loaded = GpuJoinLoadOuterChunk(bottom);
 					if (loaded)
 					{
-						EncodeExtras(chain, &chain->sides[CHAIN_OUTER]);
+						EncodeExtras(chain, &chain->sides[CHAIN_OUTER], false);
 						chain->chunk = ChainBatch(&chain->sides[CHAIN_OUTER],
 												  chain->chunk_columns);
 					}

@@ -414,26 +414,32 @@ PartTids(GpuJoinInnerPart *part)
  * side's arrays.
  */
 static dsa_pointer
-PutInnerPart(GpuJoinState *node, dsa_area *area)
+PutInnerPart(GpuJoinState *node, dsa_area *area, GpuJoinShareBatchFn share_batch, void *arg)
 {
 	GpuJoinSide *side = &node->gj_Inner;
 	GpuJoinHeapReader *reader = side->heap;
 	GpuJoinInnerPart part;
 	GjColumn	columns[GJ_MAX_COLUMNS];
-	GjBatch		batch = GpuJoinSideBatch(side, columns, 0, side->nrows);
+	GjBatch		batch;
+	int32		ncolumns = node->gj_Spec.inner_ncolumns;
+	const int32 *widths = node->gj_Spec.inner_widths;
 	Size		tids_bytes = 0;
 	Size		size;
 	dsa_pointer dp;
 	GpuJoinInnerPart *p;
 
+	/* the side's batch as the table takes it: the node's, or a chain's */
+	if (share_batch != NULL)
+		batch = share_batch(node, arg, columns, &ncolumns, &widths);
+	else
+		batch = GpuJoinSideBatch(side, columns, 0, side->nrows);
 	memset(&part, 0, sizeof(part));
 	part.nrows = side->nrows;
 	part.nruns = reader->nruns;
 	part.has_tids = side->host_by_tid;
 	if (part.has_tids)
 		tids_bytes = sizeof(ItemPointerData) * side->nrows;
-	(void) GpuJoinServicePartOf(GpuJoinNodeKernels(node), &batch, node->gj_Spec.inner_ncolumns,
-								node->gj_Spec.inner_widths, &part.where);
+	(void) GpuJoinServicePartOf(GpuJoinNodeKernels(node), &batch, ncolumns, widths, &part.where);
 	size = add_size(MAXALIGN(sizeof(GpuJoinInnerPart)),
 					add_size(MAXALIGN(mul_size(part.nruns, sizeof(GpuJoinBlockRun))),
 							 tids_bytes));
@@ -621,7 +627,7 @@ ReadSharesAgain(GpuJoinState *node)
  * nothing.
  */
 static bool
-ReadInnerShare(GpuJoinState *node)
+ReadInnerShare(GpuJoinState *node, GpuJoinShareBatchFn share_batch, void *arg)
 {
 	GpuJoinParallelState *shared = node->gj_Shared;
 	GpuJoinHeapReader *reader = node->gj_Inner.heap;
@@ -656,7 +662,7 @@ ReadInnerShare(GpuJoinState *node)
 	read_ms = GpuJoinElapsedMs(start);
 	rows = node->gj_Inner.nrows;
 	INSTR_TIME_SET_CURRENT(start);
-	part = PutInnerPart(node, node->css.ss.ps.state->es_query_dsa);
+	part = PutInnerPart(node, node->css.ss.ps.state->es_query_dsa, share_batch, arg);
 	InnerParts(shared)[Participant()] = part;
 	if (!DsaPointerIsValid(part))
 	{
@@ -850,7 +856,7 @@ GpuJoinShareBuild(GpuJoinState *node)
 		node->css.ss.ps.state->es_query_dsa != NULL;
 	if (node->gj_InnerShares)
 	{
-		if (ReadInnerShare(node))
+		if (ReadInnerShare(node, NULL, NULL))
 			return false;
 	}
 	else if (ClaimBuild(shared))
@@ -870,31 +876,40 @@ GpuJoinShareBuild(GpuJoinState *node)
 }
 
 /*
- * A level of a partial chain (exec_chain.c), at the chain's start: the
- * first process to come builds the level's table for the others
- * (GJ_CHAIN_BUILDS: it reads the inner side whole, as every process of a
- * partial chain did, builds it in the chain's layout of columns and
- * publishes it with GpuJoinPublishBuild as soon as it is built); the
- * others wait for it and probe that table (GJ_CHAIN_PROBES: they read
- * nothing; GpuJoinChainShareOpen makes the context), or read and build
- * their own where there is none to share (GJ_CHAIN_OWN_BUILD).  As for a
- * join on its own (ShareEligible): with the service's kernels, a variant
- * whose build can be shared, no text codes, no join filter, and no inner
- * column needed on the host but where the planner priced them fetched by
- * tid for each match (gj_InnerByTid) and no later level's key is one of
- * them (by_tid_ok: the chain encodes such keys from the side's batch):
- * the builder then reads the rows' tids instead, publishes them, and every
- * process fetches the inner tuple of each of its matches by its tid, as
- * the chain's emission does for any side read so.  The inner side is read
- * whole by the builder (not in shares), and no process waits on a level
- * while one that waits for it builds another: every process goes through
- * the levels in the same order, and the first to come to the first shared
- * level comes first to every level after it, since the others wait there
- * until it has published that one, after reading all of them; so the
- * builder never waits.
+ * A level of a partial chain (exec_chain.c), at the chain's start: one
+ * process builds the level's table for the others (GJ_CHAIN_BUILDS: it
+ * builds it in the chain's layout of columns and publishes it with
+ * GpuJoinPublishBuild as soon as it is built); the others wait for it and
+ * probe that table (GJ_CHAIN_PROBES: GpuJoinChainShareOpen makes the
+ * context), or read and build their own where there is none to share
+ * (GJ_CHAIN_OWN_BUILD).  As for a join on its own (ShareEligible): with
+ * the service's kernels, a variant whose build can be shared, no text
+ * codes, no join filter, and no inner column needed on the host but where
+ * the planner priced them fetched by tid for each match (gj_InnerByTid)
+ * and no later level's key is one of them (by_tid_ok: the chain encodes
+ * such keys from the side's batch): the builder then reads the rows' tids
+ * instead, publishes them, and every process fetches the inner tuple of
+ * each of its matches by its tid, as the chain's emission does for any
+ * side read so.
+ *
+ * An inner side read as heap pages is read in shares as a join's on its
+ * own (ReadInnerShare), where the chain says how a share becomes part of
+ * its table (share_batch: the side's batch with the extra key columns of
+ * later levels, in the chain's layout): every process that comes in time
+ * reads a share of its pages, the last of them builds from the shares
+ * where they lie (gj_InnerInParts) and the others wait.  Else the first
+ * process to come reads it whole and builds.
+ *
+ * No process waits for a level whose builder waits for another: every
+ * process goes through the levels in the same order, and one that waits
+ * at a level stays there until its builder has read every level and built
+ * and published that one; so no process comes to a later level before the
+ * builder of an earlier one has passed it, and a builder finds every level
+ * after its own either claimed by itself alone or not yet claimed.
  */
 int
-GpuJoinChainClaimBuild(GpuJoinState *node, bool by_tid_ok)
+GpuJoinChainClaimBuild(GpuJoinState *node, bool by_tid_ok, GpuJoinShareBatchFn share_batch,
+					   void *arg)
 {
 	bool		by_tid = node->gj_Inner.nhost > 0;
 	GpuJoinPublishedBuild *pub = &node->gj_ChainBuild;
@@ -904,10 +919,25 @@ GpuJoinChainClaimBuild(GpuJoinState *node, bool by_tid_ok)
 	node->gj_Borrowed = false;
 	node->gj_Inner.host_by_tid = false;
 	node->gj_InnerShares = false;
+	node->gj_InnerInParts = false;
+	/* read whole unless in shares (below) */
+	if (node->gj_Inner.heap != NULL)
+		GpuJoinHeapSetParallel(node->gj_Inner.heap, NULL);
 	if (!ShareEligible(node) ||
 		(by_tid && (!by_tid_ok || node->css.ss.ps.state->es_query_dsa == NULL)))
 		return GJ_CHAIN_OWN_BUILD;
-	if (ClaimBuild(node->gj_Shared))
+	node->gj_InnerShares = share_batch != NULL && gpujoin_parallel_inner_shares &&
+		InnerScan(node->gj_Shared) != NULL && node->css.ss.ps.state->es_query_dsa != NULL;
+	if (node->gj_InnerShares)
+	{
+		/* (host columns: the builder takes the shares' tids, for all to fetch by) */
+		if (ReadInnerShare(node, share_batch, arg))
+		{
+			node->gj_ChainShare = true;
+			return GJ_CHAIN_BUILDS;
+		}
+	}
+	else if (ClaimBuild(node->gj_Shared))
 	{
 		/* (host columns: it reads their tids, for all to fetch by) */
 		node->gj_SharedBuilder = true;
@@ -918,7 +948,10 @@ GpuJoinChainClaimBuild(GpuJoinState *node, bool by_tid_ok)
 	WaitForBuild(node->gj_Shared, pub);
 	node->gj_ChainShare = pub->state == GJ_SHARED_BUILD_BUILT && pub->chain &&
 		(!by_tid || DsaPointerIsValid(pub->tids));
-	return node->gj_ChainShare ? GJ_CHAIN_PROBES : GJ_CHAIN_OWN_BUILD;
+	if (node->gj_ChainShare)
+		return GJ_CHAIN_PROBES;
+	(void) OwnBuild(node);
+	return GJ_CHAIN_OWN_BUILD;
 }
 
 /*

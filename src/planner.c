@@ -84,10 +84,6 @@ typedef enum GpuJoinPathPrivateIndex
 								 * fetched by tid for each match */
 	GpuJoinPathInnerByTid,		/* Boolean: likewise the inner side's, from a
 								 * parallel join's shared build */
-	GpuJoinPathUnshared,		/* Float: what a partial path's price saved by
-								 * reading its inner side in shares for a
-								 * shared build, which a partial chain's
-								 * level does not (0 where it has none) */
 	GpuJoinPathChainSaved,		/* Float: what the price took off as the top of
 								 * a chain with the GPU join below
 								 * (ChainSaving); 0 where it is none */
@@ -186,9 +182,10 @@ ChainKeyRows(Path *lower, Var *key)
  * whole in every process of the parallel plan, each on its share of the
  * lowest outer side; through the service each level is built once for
  * all (exec_chain.c), as the joins' prices have it (host columns fetched
- * by tid where they priced them so), but its builder reads the inner side
- * whole rather than in shares: what the two prices saved by the shares
- * (unshared: this join's, the lower's in its GpuJoinPathUnshared) is
+ * by tid where they priced them so).  The lowest level's inner side is
+ * read in shares as its price has it, but a level above it by one process
+ * alone (the builder of the one below, while the others wait for that
+ * build): what this join's price saved by the shares (unshared) is
  * charged back.
  */
 static Cost
@@ -230,8 +227,7 @@ ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool 
 		return 0.0;
 	return (gpujoin_emit_cost + outer_path->pathtarget->cost.per_tuple) * outer_path->rows +
 		outer_path->rows * (list_length(outer_path->pathtarget->exprs) + 1) * gpujoin_extract_cost -
-		ChainKeyRows(outer_path, (Var *) outer_arg) * gpujoin_extract_cost -
-		unshared - floatVal(list_nth(priv, GpuJoinPathUnshared));
+		ChainKeyRows(outer_path, (Var *) outer_arg) * gpujoin_extract_cost - unshared;
 }
 
 /*
@@ -305,7 +301,7 @@ static List *
 PathPrivate(GpuJoinClauses *clauses, GpuJoinStrategy strategy, GjVariant variant,
 			GjMaterialize materialize, JoinType jointype, char *considered,
 			bool partitioned, bool outer_by_tid, bool inner_by_tid, Cost chain_saved,
-			Cost unshared, Cost deformed_numerics)
+			Cost deformed_numerics)
 {
 	List	   *priv = list_make5(clauses->key_clauses,
 								  clauses->outer_is_left,
@@ -324,7 +320,6 @@ PathPrivate(GpuJoinClauses *clauses, GpuJoinStrategy strategy, GjVariant variant
 	priv = lappend(priv, makeBoolean(partitioned));
 	priv = lappend(priv, makeBoolean(outer_by_tid));
 	priv = lappend(priv, makeBoolean(inner_by_tid));
-	priv = lappend(priv, makeFloat(psprintf("%g", unshared)));
 	priv = lappend(priv, makeFloat(psprintf("%g", chain_saved)));
 	priv = lappend(priv, makeFloat(psprintf("%g", deformed_numerics)));
 	return priv;
@@ -461,8 +456,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 
 	cpath->custom_private = PathPrivate(clauses, strategy, variant, materialize, jointype,
 										considered, partitioned, outer_by_tid, inner_by_tid,
-										Max(saved, 0.0), partial && shared_build ? unshared : 0.0,
-										deformed_numerics);
+										Max(saved, 0.0), deformed_numerics);
 
 	/* a copy for an aggregation above (before add_path may free it) */
 	if (strategy == GPUJOIN_STRATEGY_HASH)
@@ -510,7 +504,7 @@ GpuJoinScanPath(PlannerInfo *root, RelOptInfo *rel, Path *scan_path, bool use_gp
 	clauses.exact = true;
 	cpath->custom_private = PathPrivate(&clauses, GPUJOIN_STRATEGY_HASH, GJ_VARIANT_SCAN,
 										GJ_MATERIALIZE_GFUR, JOIN_INNER, considered,
-										false, false, false, 0.0, 0.0, deformed_numerics);
+										false, false, false, 0.0, deformed_numerics);
 	return cpath;
 }
 

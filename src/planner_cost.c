@@ -957,9 +957,10 @@ GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 			 * (exec_parallel.c): one process's share of the reading, and
 			 * its rows, deformed, back on the host and out again to the
 			 * build, priced as reading its tuples again.  (A level of a
-			 * partial chain shares its build, and its host columns by tid,
-			 * but its builder reads the inner side whole: the reading
-			 * saved here is what the chain charges back, unshared.)
+			 * partial chain above its lowest shares its build, and its
+			 * host columns by tid, but its builder reads the inner side
+			 * whole: the reading saved here is what the chain charges
+			 * back, unshared.)
 			 */
 			startup_cost -= inner_read * (1.0 - 1.0 / divisor);
 			startup_cost += inner_rows / divisor * gpujoin_heap_tuple_cost;

@@ -36,9 +36,11 @@
 -- division by zero the device leaves to the host (PostgreSQL's error).
 -- Partial chains below a Gather (gpujoin.enable_parallel_chain: each
 -- process runs the whole chain on its share of the fact table): the same rows, the fact table read once
--- between the processes, out of device memory, a partial GpuPreAgg on top.
+-- between the processes, the lowest level's inner side read once in shares
+-- (a snowflake's with the key of the level above), out of device memory, a
+-- partial GpuPreAgg on top.
 BEGIN;
-SELECT plan(136);
+SELECT plan(145);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -384,7 +386,7 @@ SELECT pg_temp.plan_analyze(sql) AS plan FROM q WHERE name = 'star of 3, repeate
 SELECT cmp_ok(pg_temp.plan_number(plan, 'Workers Launched'), '>=', 1::bigint,
 	'a partial chain: workers were launched')
 FROM anp;
-SELECT is((regexp_match(plan, 'Participants: (\d+)  (?:Shared Builds: \d+  )?Chunks: \d+  Inner Rows: \d+  Outer Rows: (\d+)  Matches: \d+[^>]*$'))::bigint[],
+SELECT is((regexp_match(plan, 'Participants: (\d+)  (?:Shared Builds: \d+  )?(?:Inner Shares: \d+  )?Chunks: \d+  Inner Rows: \d+  Outer Rows: (\d+)  Matches: \d+[^>]*$'))::bigint[],
 	ARRAY[pg_temp.plan_number(plan, 'Workers Launched') + 1, 30000],
 	'EXPLAIN ANALYZE, a partial chain: the leader and every worker took part, reading the fact table once between them')
 FROM anp;
@@ -407,6 +409,52 @@ SELECT is(got, want, 'EXPLAIN ANALYZE, a partial chain: ' ||
 	CASE WHEN want IS NOT NULL THEN 'the levels without host columns built once, the others probing that build'
 		ELSE 'no shared builds without the gpujoin service' END)
 FROM anp, pg_temp.shared_builds(plan, 2);
+-- through the service the lowest level's inner side is read in shares by
+-- the processes (each page once: Inner Shares, those that read some), its
+-- table built from the shares where they lie; without, every process
+-- reads it whole
+SELECT is(m[3]::bigint,
+	(SELECT relpages FROM pg_class WHERE relname = m[1])::bigint *
+		CASE WHEN current_setting('gpujoin.service') = 'on' THEN 1 ELSE m[2]::bigint END,
+	'EXPLAIN ANALYZE, a partial chain: ' || CASE WHEN current_setting('gpujoin.service') = 'on'
+		THEN 'the lowest level''s inner pages read once, in shares'
+		ELSE 'no service: every process read the lowest level''s inner pages' END)
+FROM anp, regexp_match(plan, 'Outer Relation: f \(heap pages, parallel\)\s+Inner Relation: (\w+)[^>]*?Participants: (\d+)[^>]*?Inner Pages: read=(\d+)') AS m;
+-- a snowflake in parallel: the lowest level's inner side (d1p, d1s with
+-- more pages) carries the key of the level above (k2), which each process
+-- encodes for its share (paced: several read one), into the part of the
+-- table it lends the builder; out of device memory in the count or a
+-- retrieve, the builder reads the shares again and the others the
+-- builder's rows
+SET LOCAL join_collapse_limit = 1;
+CREATE TABLE d1p (k int4, k2 int8, pad text);
+INSERT INTO d1p SELECT g, CASE WHEN g % 40 = 0 THEN NULL ELSE (g * 3) % 800 END, repeat('p', 40)
+	FROM generate_series(1, 26000) g;
+ANALYZE d1p;
+CREATE TEMP TABLE snowp (sql text, digest text);
+INSERT INTO snowp VALUES ('SELECT f.id, d1p.k2, d2.b FROM (f JOIN d1p ON f.k1 = d1p.k) JOIN d2 ON d1p.k2 = d2.k', NULL);
+:postgres_join
+UPDATE snowp SET digest = pg_temp.rows_digest(sql);
+:gpu_join
+:parallel_cheap
+SET LOCAL gpujoin.chunk_rows = 700;
+SELECT ok(pg_temp.plan(sql) ~ 'Gather[\s\S]*Parallel Custom Scan \(GpuHashJoin\)[^>]*Chain: 2 joins in one pass',
+	'a snowflake in parallel: one partial chain of 2 GPU joins')
+FROM snowp;
+SELECT is(pg_temp.with_fault(fault, 'rows_digest', sql), digest,
+	'a snowflake in parallel, ' || CASE fault WHEN 'none' THEN 'its lowest level in shares'
+		ELSE 'paced shares' || CASE WHEN fault = 'share_pace' THEN '' ELSE ', out of memory in a retrieve' END END ||
+	': the same rows as PostgreSQL')
+FROM snowp, unnest(ARRAY['none', 'share_pace', 'share_pace_retrieve_oom']) AS fault ORDER BY fault;
+SELECT is(pg_temp.with_fault(fault, 'rows_digest', sql), digest,
+	'a snowflake in parallel, out of memory in ' || step || ': the same rows as PostgreSQL')
+FROM snowp, faults ORDER BY fault;
+SELECT ok(current_setting('gpujoin.service') = 'off' OR
+	(regexp_match(pg_temp.with_fault('share_pace', 'plan_analyze', sql),
+				  'Inner Relation: d1p[\s\S]*?Inner Shares: (\d+)'))[1]::int >= 2,
+	'a snowflake in parallel, paced: several processes read a share of d1p')
+FROM snowp;
+RESET join_collapse_limit;
 -- ... as the planner priced it (EXPLAIN VERBOSE's Variants Considered)
 SELECT ok(pg_temp.plan_verbose(sql) ~ ('a chain with the GPU join below \([\d.]+ saved, ' ||
 		CASE WHEN current_setting('gpujoin.service') = 'on'

@@ -779,9 +779,8 @@ OpenAndBuild(GpuJoinChain *chain, const GjKernels *kernels, GjError *err)
 		GpuJoinCloseDevice(level);	/* (a GpuPreAgg's groups kept) */
 		GpuJoinDeviceOpen(&level->gj_Device, kernels, &chain->specs[k]);
 		memset(err, 0, sizeof(*err));
-		/* read in shares: built where they lie, or read again whole */
-		if (chain->on_fallback || !level->gj_InnerInParts ||
-			!GpuJoinBuildShares(level, &status, err))
+		/* read in shares: built where they lie (not on the CPU twin), or read again whole */
+		if (!level->gj_InnerInParts || !GpuJoinBuildShares(level, &status, err))
 		{
 			if (level->gj_InnerInParts)
 			{

@@ -701,6 +701,32 @@ ReadInnerShare(GpuJoinState *node, GpuJoinShareBatchFn share_batch, void *arg)
 }
 
 /*
+ * A run of a parallel join (or of a partial chain's level) about to decide
+ * anew how it shares its build: what the last run decided, forgotten
+ */
+static void
+ForgetSharing(GpuJoinState *node)
+{
+	node->gj_SharedBuilder = false;
+	node->gj_ChainShare = false;
+	node->gj_Inner.host_by_tid = false;
+	node->gj_InnerShares = false;
+	node->gj_InnerInParts = false;
+}
+
+/*
+ * May this launch's participants read the inner side in shares
+ * (gpujoin.parallel_inner_shares: a heap side whose block scan the node
+ * keeps in its dynamic shared memory, and the query's DSA for the lists)?
+ */
+static bool
+InnerSharesOn(GpuJoinState *node)
+{
+	return gpujoin_parallel_inner_shares && InnerScan(node->gj_Shared) != NULL &&
+		node->css.ss.ps.state->es_query_dsa != NULL;
+}
+
+/*
  * A participant that builds its own table after all (nothing to share):
  * it reads the whole inner side for itself, as usual (false)
  */
@@ -826,11 +852,7 @@ GpuJoinShareBuild(GpuJoinState *node)
 	GpuJoinParallelState *shared = node->gj_Shared;
 	GpuJoinPublishedBuild pub;
 
-	node->gj_SharedBuilder = false;
-	node->gj_ChainShare = false;
-	node->gj_Inner.host_by_tid = false;
-	node->gj_InnerShares = false;
-	node->gj_InnerInParts = false;
+	ForgetSharing(node);
 	if (node->gj_Borrowed)
 	{
 		/* a rescan that reads the inner side again: not that build */
@@ -852,8 +874,7 @@ GpuJoinShareBuild(GpuJoinState *node)
 	 * builds.  Either way the builder's host columns are the tids, which
 	 * the others fetch by too.
 	 */
-	node->gj_InnerShares = gpujoin_parallel_inner_shares && InnerScan(shared) != NULL &&
-		node->css.ss.ps.state->es_query_dsa != NULL;
+	node->gj_InnerShares = InnerSharesOn(node);
 	if (node->gj_InnerShares)
 	{
 		if (ReadInnerShare(node, NULL, NULL))
@@ -914,20 +935,15 @@ GpuJoinChainClaimBuild(GpuJoinState *node, bool by_tid_ok, GpuJoinShareBatchFn s
 	bool		by_tid = node->gj_Inner.nhost > 0;
 	GpuJoinPublishedBuild *pub = &node->gj_ChainBuild;
 
-	node->gj_SharedBuilder = false;
-	node->gj_ChainShare = false;
+	ForgetSharing(node);
 	node->gj_Borrowed = false;
-	node->gj_Inner.host_by_tid = false;
-	node->gj_InnerShares = false;
-	node->gj_InnerInParts = false;
 	/* read whole unless in shares (below) */
 	if (node->gj_Inner.heap != NULL)
 		GpuJoinHeapSetParallel(node->gj_Inner.heap, NULL);
 	if (!ShareEligible(node) ||
 		(by_tid && (!by_tid_ok || node->css.ss.ps.state->es_query_dsa == NULL)))
 		return GJ_CHAIN_OWN_BUILD;
-	node->gj_InnerShares = share_batch != NULL && gpujoin_parallel_inner_shares &&
-		InnerScan(node->gj_Shared) != NULL && node->css.ss.ps.state->es_query_dsa != NULL;
+	node->gj_InnerShares = share_batch != NULL && InnerSharesOn(node);
 	if (node->gj_InnerShares)
 	{
 		/* (host columns: the builder takes the shares' tids, for all to fetch by) */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/multi_device.sh: one GPU join on one GPU and spread over two
+# bench/multi_device.sh: one GPU join on one GPU and spread over several
 # (broadcast and partitioned by key), against PostgreSQL's parallel hash
 # join with 8 and 16 workers
 #
@@ -20,6 +20,9 @@
 #					broadcast
 #	gpu_2_partition	likewise, partitioned by key
 #	gpu_2_auto		likewise, the way the cost model prices lowest
+#	gpu_N_WAY		likewise on devices 0 .. N - 1 (gpu_4_partition, ...)
+#	gpu_parallel_W	gpujoin on, the planner's choice with W workers a
+#					Gather, on the first GPUS (default 1) devices
 # SETTINGS="..." runs only the settings named.  Each setting in one
 # session: a warm-up, then the median of RUNS (3) of EXPLAIN ANALYZE's
 # Execution Time (TIMING OFF).  Every setting must return the row of
@@ -36,13 +39,17 @@ q="SELECT count(*), sum(xr.v + xs.v) FROM xr JOIN xs ON xr.k = xs.k"
 base="SET jit = off; SET work_mem = '4GB';"
 forced="SET gpujoin.device = gpu; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off; SET gpujoin.enable_parallel = off; SET max_parallel_workers_per_gather = 0;"
 
+# the ordinals 0 .. n - 1
+first_devices() { seq -s, 0 $(($1 - 1)); }
+
 settings_of() {
 	case "$1" in
 	pg_parallel_*) echo "SET gpujoin.enabled = off; SET max_parallel_workers_per_gather = ${1#pg_parallel_}; SET max_parallel_workers = ${1#pg_parallel_};" ;;
+	gpu_parallel_*) echo "SET gpujoin.devices = '$(first_devices "${GPUS:-1}")'; SET max_parallel_workers_per_gather = ${1#gpu_parallel_}; SET max_parallel_workers = ${1#gpu_parallel_};" ;;
 	gpu_1) echo "$forced SET gpujoin.devices = '0';" ;;
-	gpu_2_broadcast) echo "$forced SET gpujoin.devices = '0,1'; SET gpujoin.multi_device = broadcast;" ;;
-	gpu_2_partition) echo "$forced SET gpujoin.devices = '0,1'; SET gpujoin.multi_device = partition;" ;;
-	gpu_2_auto) echo "$forced SET gpujoin.devices = '0,1'; SET gpujoin.multi_device = auto;" ;;
+	gpu_[0-9]*_*)
+		local n=${1#gpu_}
+		echo "$forced SET gpujoin.devices = '$(first_devices "${n%%_*}")'; SET gpujoin.multi_device = ${n#*_};" ;;
 	esac
 }
 

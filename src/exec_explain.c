@@ -59,6 +59,40 @@ ShowExprs(const char *qlabel, List *exprs, List *context, bool useprefix,
 }
 
 /*
+ * The key clauses with the outer side's operand first, as PostgreSQL's own
+ * hash and merge joins show theirs (createplan.c's get_switched_clauses),
+ * so that EXPLAIN's Hash Cond says which side is which; a clause whose
+ * operator has no commutator keeps the query's order
+ */
+static List *
+OuterSideFirst(List *key_clauses, List *outer_is_left)
+{
+	List	   *shown = NIL;
+	ListCell   *lc1;
+	ListCell   *lc2;
+
+	forboth(lc1, key_clauses, lc2, outer_is_left)
+	{
+		Node	   *clause = lfirst(lc1);
+		Oid			commutator;
+
+		if (lfirst_int(lc2) == 0 && IsA(clause, OpExpr) &&
+			list_length(((OpExpr *) clause)->args) == 2 &&
+			OidIsValid(commutator = get_commutator(((OpExpr *) clause)->opno)))
+		{
+			OpExpr	   *op = copyObject((OpExpr *) clause);
+
+			op->opno = commutator;
+			op->opfuncid = InvalidOid;
+			op->args = list_make2(lsecond(op->args), linitial(op->args));
+			clause = (Node *) op;
+		}
+		shown = lappend(shown, clause);
+	}
+	return shown;
+}
+
+/*
  * What this process's run of the node would show in EXPLAIN ANALYZE
  */
 void
@@ -351,10 +385,15 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	foreach(lc, node->gj_Workers)
 		AddCounters(&total, lfirst(lc));
 
-	ShowExprs(node->gj_Strategy == GPUJOIN_STRATEGY_MERGE ? "Merge Cond" :
-			  node->gj_Strategy == GPUJOIN_STRATEGY_THETA ? "Join Cond" : "Hash Cond",
-			  list_nth(cscan->custom_exprs, GpuJoinExprsKeyClauses),
-			  context, useprefix, es);
+	/* a theta join's conditions as written, like a nested loop's Join Filter */
+	if (node->gj_Strategy == GPUJOIN_STRATEGY_THETA)
+		ShowExprs("Join Cond", list_nth(cscan->custom_exprs, GpuJoinExprsKeyClauses),
+				  context, useprefix, es);
+	else
+		ShowExprs(node->gj_Strategy == GPUJOIN_STRATEGY_MERGE ? "Merge Cond" : "Hash Cond",
+				  OuterSideFirst(list_nth(cscan->custom_exprs, GpuJoinExprsKeyClauses),
+								 list_nth(cscan->custom_private, GpuJoinPrivateOuterIsLeft)),
+				  context, useprefix, es);
 	if (node->gj_JoinType != JOIN_INNER)
 	{
 		static const char *const names[] = {

@@ -20,6 +20,7 @@
 #include "exec.h"
 #include "lib/stringinfo.h"
 #include "nodes/makefuncs.h"
+#include "optimizer/clauses.h"
 #include "utils/ruleutils.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -74,18 +75,13 @@ OuterSideFirst(List *key_clauses, List *outer_is_left)
 	forboth(lc1, key_clauses, lc2, outer_is_left)
 	{
 		Node	   *clause = lfirst(lc1);
-		Oid			commutator;
 
 		if (lfirst_int(lc2) == 0 && IsA(clause, OpExpr) &&
 			list_length(((OpExpr *) clause)->args) == 2 &&
-			OidIsValid(commutator = get_commutator(((OpExpr *) clause)->opno)))
+			OidIsValid(get_commutator(((OpExpr *) clause)->opno)))
 		{
-			OpExpr	   *op = copyObject((OpExpr *) clause);
-
-			op->opno = commutator;
-			op->opfuncid = InvalidOid;
-			op->args = list_make2(lsecond(op->args), linitial(op->args));
-			clause = (Node *) op;
+			clause = copyObject(clause);
+			CommuteOpExpr((OpExpr *) clause);
 		}
 		shown = lappend(shown, clause);
 	}

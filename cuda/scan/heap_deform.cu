@@ -7,9 +7,11 @@
  * One call ships what the tuples first .. first + n - 1 need (the plan,
  * their byte offsets, the pages: queued on the stream with no wait, at the
  * bus's speed when the caller staged them in GjKernels.stage_alloc's
- * page-locked memory, or read by the device in place, from PostgreSQL's
- * shared buffers, without a copy on the host: ShipPagesInPlace), runs gj_heap_deform_row (heap_deform.h) in one
- * thread per tuple, and copies the rows back into the caller's arrays.
+ * page-locked memory, or from PostgreSQL's shared buffers in place, with
+ * no copy on the host: a run of pages at a time, or read by the device
+ * page by page: ShipPagesInPlace), runs gj_heap_deform_row (heap_deform.h)
+ * in one thread per tuple, and copies the rows back into the caller's
+ * arrays.
  * Without a filter the copies (values, keys and every NULL flag array,
  * which start at zero on both sides) are queued behind the kernel, so
  * that they cross the bus while the caller reads its next pages
@@ -275,26 +277,91 @@ CopyPagesOnHost(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_
 }
 
 /*
+ * Pages in place that lie one after another in the region (a relation read
+ * into the buffers in order) are copied a run at a time by the copy
+ * engine, at the bus's full speed: the gather's reads of mapped memory
+ * reach about 31 GB/s on an H200 host where copies of page-locked memory
+ * reach 55.  A batch is copied so when it has at most one run per
+ * MIN_RUN_PAGES pages (256 kB a copy on average, enough to hide each
+ * copy's cost of starting), or is one run; else gathered page by page.
+ */
+#define MIN_RUN_PAGES	32
+
+/* The runs of pages p0 .. p1 - 1: pages whose indexes follow one another */
+static int64_t
+CountRuns(const GjPageBatch *pages, int64_t p0, int64_t p1)
+{
+	int64_t		runs = 1;
+
+	for (int64_t p = p0 + 1; p < p1; p++)
+		runs += pages->page_index[p] != pages->page_index[p - 1] + 1;
+	return runs;
+}
+
+/*
+ * Copy pages p0 .. p1 - 1 (mapped) to d_pages a run at a time; a run in
+ * pieces that each lie in one registered part (the driver refuses a copy
+ * whose source spans two registrations), so a page may be cut in two
+ */
+static GjStatus
+CopyPageRuns(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t p1,
+			 char *d_pages, GjError *err)
+{
+	size_t		page = (size_t) pages->page_size;
+	int64_t		start = p0;
+
+	for (int64_t p = p0 + 1; p <= p1; p++)
+	{
+		const char *from;
+		char	   *to;
+		size_t		bytes;
+
+		if (p < p1 && pages->page_index[p] == pages->page_index[p - 1] + 1)
+			continue;
+		from = pages->region + (size_t) pages->page_index[start] * page;
+		to = d_pages + (size_t) (start - p0) * page;
+		bytes = (size_t) (p - start) * page;
+		while (bytes > 0)
+		{
+			size_t		room = REGION_PART - (uintptr_t) from % REGION_PART;
+			size_t		piece = bytes < room ? bytes : room;
+
+			GJ_CUDA_TRY(err, cudaMemcpyAsync(to, from, piece, cudaMemcpyHostToDevice,
+											 ctx->stream));
+			from += piece;
+			to += piece;
+			bytes -= piece;
+		}
+		start = p;
+	}
+	return GJ_OK;
+}
+
+/*
  * Ship pages p0 .. p1 - 1 of a batch in place to d_pages, one after
- * another: read from the region by the device (their indexes first, to
- * d_index), or copied on the host
+ * another: copied a run at a time or read by the device from the region
+ * (their indexes first, to d_index), or copied on the host
  */
 static GjStatus
 ShipPagesInPlace(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t p1,
 				 uint32_t *d_index, char *d_pages, GjError *err)
 {
 	int64_t		npages = p1 - p0;
+	int64_t		runs;
 
 	if (!MapPages(ctx, pages, p0, p1))
 		return CopyPagesOnHost(ctx, pages, p0, p1, d_pages, err);
+	/* the pages cross the bus either way */
+	ctx->stats.bytes_to_device += npages * (int64_t) pages->page_size;
+	runs = CountRuns(pages, p0, p1);
+	if (runs == 1 || runs <= npages / MIN_RUN_PAGES)
+		return CopyPageRuns(ctx, pages, p0, p1, d_pages, err);
 	GJ_TRY(gj_cuda_copy_to_device_async(ctx, d_index, pages->page_index + p0,
 										sizeof(uint32_t) * (size_t) npages, err));
 	heap_gather_kernel<<<npages < ctx->max_grid ? (int) npages : ctx->max_grid,
 		GJ_BLOCK_SIZE, 0, ctx->stream>>>(pages->region, d_index, npages,
 										 pages->page_size, d_pages);
 	GJ_CUDA_TRY(err, cudaGetLastError());
-	/* the pages cross the bus all the same */
-	ctx->stats.bytes_to_device += npages * (int64_t) pages->page_size;
 	return GJ_OK;
 }
 

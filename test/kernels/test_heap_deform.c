@@ -495,34 +495,47 @@ InitSpec(GjDeformSpec *spec, const Schema *s)
 /*
  * Pages in place (GjPageBatch.region): a region of REGION_PAGES pages that
  * lives as long as the process, as the shared buffers do (the device
- * registers it once and keeps it), with a batch's pages put in it in
- * reverse order, page 0 of the region left unused; aligned, which the
- * device reads itself, or 8 bytes off, which it copies on the host
+ * registers it once and keeps it), page 0 of the region left unused; a
+ * batch's pages put in it in reverse order (no two one after another: the
+ * device gathers them page by page), or in order in runs of RUN_PAGES with
+ * a page left out between runs (as a relation read into the buffers in
+ * order: the device copies a run at a time); aligned, which the device
+ * reads itself, or 8 bytes off, which it copies on the host.  The device
+ * registers host memory in parts of 64 MB, aligned in the address space,
+ * and a copy may not span two: the region is placed so that a boundary
+ * between parts cuts its page BOUNDARY_PAGE in two, and runs cross it.
  */
 #define REGION_PAGES		4096
+#define RUN_PAGES			40
+#define HOST_PART			((size_t) 64 << 20)
+#define BOUNDARY_PAGE		24
 
 static char *region_mem;
 
 /*
- * Put w's pages in the region (misaligned: 8 bytes off), page i at index
- * index[i]; false when they do not fit
+ * Put w's pages in the region (misaligned: 8 bytes off; in_runs: in order,
+ * in runs), page i at index index[i]; false when they do not fit
  */
 static bool
-PlacePages(const Written *w, bool misaligned, const char **region, int64_t *region_bytes,
-		   uint32_t *index)
+PlacePages(const Written *w, bool misaligned, bool in_runs, const char **region,
+		   int64_t *region_bytes, uint32_t *index)
 {
 	int64_t		npages = w->bytes / PAGE_SIZE;
 	char	   *base;
 
-	if (npages + 1 > REGION_PAGES - 1)
+	if (npages + npages / RUN_PAGES + 1 > REGION_PAGES - 1)
 		return false;
 	if (region_mem == NULL)
-		region_mem = TestAlloc((size_t) REGION_PAGES * PAGE_SIZE + 64);
-	base = region_mem + (misaligned ? 8 : 0);
+		region_mem = TestAlloc(2 * HOST_PART + (size_t) REGION_PAGES * PAGE_SIZE);
+	/* the first boundary past the region's first BOUNDARY_PAGE + 1 pages */
+	base = (char *) (((uintptr_t) region_mem + (BOUNDARY_PAGE + 1) * PAGE_SIZE + HOST_PART - 1) /
+					 HOST_PART * HOST_PART);
+	base -= BOUNDARY_PAGE * PAGE_SIZE + PAGE_SIZE / 2;
+	base += misaligned ? 8 : 0;
 	memset(base, POISON, (size_t) (REGION_PAGES - 1) * PAGE_SIZE);
 	for (int64_t i = 0; i < npages; i++)
 	{
-		index[i] = (uint32_t) (npages - i);
+		index[i] = (uint32_t) (in_runs ? 1 + i + i / RUN_PAGES : npages - i);
 		memcpy(base + (size_t) index[i] * PAGE_SIZE, w->pages + i * PAGE_SIZE, PAGE_SIZE);
 	}
 	*region = base;
@@ -592,8 +605,8 @@ DeformAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const 
 
 		stage = kernels->stage_alloc(sizeof(uint32_t) * (size_t) (w->bytes / PAGE_SIZE + 1));
 		index = (uint32_t *) stage;
-		if (index != NULL && PlacePages(w, w->ntuples % 8 == 6, &batch.region,
-										&batch.region_bytes, index))
+		if (index != NULL && PlacePages(w, w->ntuples % 8 == 6, w->ntuples % 16 == 2,
+										&batch.region, &batch.region_bytes, index))
 		{
 			batch.pages = NULL;
 			batch.page_index = index;
@@ -695,6 +708,12 @@ RunOn(const GjKernels *kernels, const char *impl)
 
 		rng_state = UINT64_C(0x9E3779B97F4A7C15) * (uint64_t) (trial + 1);
 		ntuples = trial < 50 ? 1 + Below(3000) : 100000 + Below(100000);
+		/*
+		 * Trials 40-51 in place: in runs and page by page, six of each (the
+		 * last two large enough to be copied in several runs)
+		 */
+		if (trial >= 40 && trial < 52)
+			ntuples = (trial < 50 ? 0 : 100032) + 48 * (int64_t) Below(62) + (trial % 2 ? 2 : 26);
 		first = Below((int) ntuples);
 		n = Below((int) (ntuples - first) + 1);
 		MakeSchema(&s);
@@ -705,7 +724,8 @@ RunOn(const GjKernels *kernels, const char *impl)
 				 trial, s.natts, s.ncolumns, s.nkeys, (long long) ntuples,
 				 w.bad_attno > 0 ? ", a TOAST pointer of an unknown tag" : "",
 				 ntuples % 4 != 2 || ntuples % 3 == 0 ? "" :
-				 ntuples % 8 == 6 ? ", pages in place, misaligned" : ", pages in place");
+				 ntuples % 8 == 6 ? ", pages in place, misaligned" :
+				 ntuples % 16 == 2 ? ", pages in place, in runs" : ", pages in place");
 		DeformAndCheck(kernels, ctx, &s, &w, 0, ntuples, bad);
 		TestReport(impl, name);
 		if (w.bad_attno == 0)

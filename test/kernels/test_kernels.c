@@ -61,7 +61,9 @@
  * any; the cases of no selected configuration are skipped, and the
  * special cases of a variant run when its name is selected);
  * GJ_TEST_LARGE_ROWS=N sets the inner rows of the two large cases
- * (2000000 by default).  The last line is "N passed, N failed"; the exit
+ * (2000000 by default); GJ_TEST_ONLY=heap_deform (or a comma-separated
+ * list of joins, heap_deform, expr, agg, scan, chain) runs only those
+ * groups of tests.  The last line is "N passed, N failed"; the exit
  * status is non-zero on any failure.
  *
  * IDENTIFICATION
@@ -97,6 +99,7 @@ bool		have_cuda = false;
 /* CUDA devices: a spread join's logical devices go round them */
 static int	physical_devices = 1;
 static const char *config_filter = NULL;	/* GJ_TEST_CONFIGS */
+static const char *group_filter = NULL; /* GJ_TEST_ONLY */
 
 /* ----------------------------------------------------------------
  *		Reporting
@@ -4788,6 +4791,24 @@ TestPinnedPool(void)
 }
 #endif
 
+/*
+ * Whether a group of tests runs: all of them, or those GJ_TEST_ONLY names
+ * (a comma-separated list of joins, heap_deform, expr, agg, scan, chain)
+ */
+static bool
+Wanted(const char *group)
+{
+	char		buf[256];
+
+	if (group_filter == NULL || group_filter[0] == '\0')
+		return true;
+	snprintf(buf, sizeof(buf), "%s", group_filter);
+	for (char *tok = strtok(buf, ","); tok != NULL; tok = strtok(NULL, ","))
+		if (strcmp(tok, group) == 0)
+			return true;
+	return false;
+}
+
 int
 main(void)
 {
@@ -4800,6 +4821,7 @@ main(void)
 
 	verbose = verbose_env != NULL && strcmp(verbose_env, "1") == 0;
 	config_filter = getenv("GJ_TEST_CONFIGS");
+	group_filter = getenv("GJ_TEST_ONLY");
 	if (large_env != NULL && atoll(large_env) >= 2)
 		large_rows = atoll(large_env);
 
@@ -4833,13 +4855,16 @@ main(void)
 		Report("cuda", "device present");
 	}
 
-	TestHandWritten();
-	TestPhjRules();
-	TestThetaRules();
-	TestInvalidArguments(&gj_cpu_kernels, NULL);
-	TestThetaInvalid(&gj_cpu_kernels);
+	if (Wanted("joins"))
+	{
+		TestHandWritten();
+		TestPhjRules();
+		TestThetaRules();
+		TestInvalidArguments(&gj_cpu_kernels, NULL);
+		TestThetaInvalid(&gj_cpu_kernels);
+	}
 #ifdef GPUJOIN_WITH_CUDA
-	if (have_cuda)
+	if (have_cuda && Wanted("joins"))
 	{
 		TestInvalidArguments(&gj_cuda_kernels, &gj_cpu_kernels);
 		TestThetaInvalid(&gj_cuda_kernels);
@@ -4855,6 +4880,9 @@ main(void)
 		TestHugeCount(&gj_cuda_kernels, GJ_VARIANT_BAND, 100000, 100000);
 		TestPinnedPool();
 		TestPoolLimit();
+	}
+	if (have_cuda)
+	{
 		/*
 		 * The rest as the gpujoin service runs them: what one context
 		 * frees, device memory and page-locked rounds, is the next one's
@@ -4862,24 +4890,32 @@ main(void)
 		gj_cuda_pool_keep((size_t) 1 << 30, (size_t) 256 << 20);
 	}
 #endif
-	TestSpreadDeviceFault(&gj_cpu_kernels, "cpu", GJ_SPREAD_PARTITION, 3);
-	TestSpreadDeviceFault(&gj_cpu_kernels, "cpu", GJ_SPREAD_BROADCAST, 2);
-	TestExchanges();
-#ifdef GPUJOIN_WITH_CUDA
-	if (have_cuda)
+	if (Wanted("joins"))
 	{
-		TestSpreadDeviceFault(&gj_cuda_kernels, "cuda", GJ_SPREAD_PARTITION, 3);
-		TestSpreadDeviceFault(&gj_cuda_kernels, "cuda", GJ_SPREAD_BROADCAST, 2);
-	}
+		TestSpreadDeviceFault(&gj_cpu_kernels, "cpu", GJ_SPREAD_PARTITION, 3);
+		TestSpreadDeviceFault(&gj_cpu_kernels, "cpu", GJ_SPREAD_BROADCAST, 2);
+		TestExchanges();
+#ifdef GPUJOIN_WITH_CUDA
+		if (have_cuda)
+		{
+			TestSpreadDeviceFault(&gj_cuda_kernels, "cuda", GJ_SPREAD_PARTITION, 3);
+			TestSpreadDeviceFault(&gj_cuda_kernels, "cuda", GJ_SPREAD_BROADCAST, 2);
+		}
 #endif
-	TestGenerated(large_rows);
-	TestThetaHandWritten();
-	TestThetaGenerated(large_rows);
-	TestHeapDeform();
-	TestExpr();
-	TestAgg();
-	TestScan();
-	TestChain();
+		TestGenerated(large_rows);
+		TestThetaHandWritten();
+		TestThetaGenerated(large_rows);
+	}
+	if (Wanted("heap_deform"))
+		TestHeapDeform();
+	if (Wanted("expr"))
+		TestExpr();
+	if (Wanted("agg"))
+		TestAgg();
+	if (Wanted("scan"))
+		TestScan();
+	if (Wanted("chain"))
+		TestChain();
 
 	if (verbose)
 		printf("%.1f s\n", (gj_clock_ms() - start) / 1000.0);

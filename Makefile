@@ -52,9 +52,10 @@ OBJS = \
 	cuda/expr/expr_cpu.o \
 	cuda/agg/group_agg_cpu.o \
 	cuda/device/spread.o \
-	cuda/device/chain.o
+	cuda/device/chain.o \
+	cuda/scan/page_cache.o
 
-REGRESS = create_extension hash_join rescan settings variants theta join_types heap_in_place
+REGRESS = create_extension hash_join rescan settings variants theta join_types heap_in_place page_cache
 REGRESS_OPTS = --inputdir=. --load-extension=gpujoin
 # isolation tests (specs/): concurrent sessions against the heap-page path
 ISOLATION = heap_mvcc

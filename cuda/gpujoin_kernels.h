@@ -1258,6 +1258,18 @@ typedef struct GjPageBatch
 	const char *region;			/* in place: the region and its size */
 	int64_t		region_bytes;
 	const uint32_t *page_index; /* in place: per page, its index in region */
+
+	/*
+	 * In place, pages to keep between calls (cuda/scan/page_cache.h): with
+	 * cache_bytes > 0 (the memory to keep them in, taken by the process's
+	 * first such call) and page_lsn not NULL, page i is block
+	 * page_block[i] of the relation whose three words are relation, kept
+	 * under LSN page_lsn[i] (0: not kept)
+	 */
+	int64_t		cache_bytes;
+	const uint64_t *page_lsn;
+	const uint32_t *page_block;
+	uint32_t	relation[3];
 } GjPageBatch;
 
 /*
@@ -1285,6 +1297,7 @@ typedef struct GjDeformOut
 	uint32_t   *selected;
 	int64_t		nrows;			/* out */
 	int64_t		bytes_shipped;	/* out: pages and offsets sent to a device */
+	int64_t		pages_cached;	/* out: pages read from the ones kept */
 	int64_t		host_numerics;	/* out: numeric values left GJ_NUMERIC_ON_HOST
 								 * in the rows (none: no row to look at) */
 } GjDeformOut;

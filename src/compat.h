@@ -28,6 +28,20 @@
 #include "storage/proc.h"
 #include "utils/lsyscache.h"
 
+/*
+ * 16: a relation's file is rd_locator (spcOid, dbOid, relNumber), no longer
+ * rd_node (spcNode, dbNode, relNode): its three words
+ */
+#if PG_VERSION_NUM >= 160000
+#define GpuJoinRelationWords(rel, words) \
+	((words)[0] = (rel)->rd_locator.spcOid, (words)[1] = (rel)->rd_locator.dbOid, \
+	 (words)[2] = (rel)->rd_locator.relNumber)
+#else
+#define GpuJoinRelationWords(rel, words) \
+	((words)[0] = (rel)->rd_node.spcNode, (words)[1] = (rel)->rd_node.dbNode, \
+	 (words)[2] = (rel)->rd_node.relNode)
+#endif
+
 /* 18: EXPLAIN's property functions moved out of commands/explain.h */
 #if PG_VERSION_NUM >= 180000
 #include "commands/explain_format.h"

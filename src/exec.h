@@ -230,6 +230,8 @@ typedef struct GpuJoinHeapStage
 	char	   *pages;
 	Buffer	   *buffers;
 	uint32	   *page_index;
+	uint64	   *page_lsn;		/* in place, pages kept: per page, its LSN under
+								 * the lock its items were listed under, or 0 */
 	int			npins;
 	uint32	   *tuples;
 	uint16	   *lengths;
@@ -350,6 +352,9 @@ typedef struct GpuJoinHeapReader
 	int64		pages_read;
 	int64		pages_all_visible;
 	int64		pages_in_place;
+	int64		pages_cached;	/* read from the ones the device kept */
+	bool		keep_pages;		/* in place: pages kept between joins
+								 * (gpujoin.page_cache) */
 	int64		tuples_read;
 	double		read_ms;
 	double		deform_ms;
@@ -384,6 +389,7 @@ typedef struct GpuJoinCounters
 	int64		heap_all_visible[2];	/* of them, those with tuples and all
 										 * visible */
 	int64		heap_in_place[2];	/* of them, those read in place */
+	int64		heap_kept[2];	/* and of those, the ones the device had kept */
 	int64		heap_tuples[2]; /* visible tuples read */
 	double		heap_ms[2];		/* time reading pages (load includes it) */
 	double		heap_deform_ms[2];	/* time deforming them (load includes it) */

@@ -117,6 +117,7 @@ GpuJoinCollectCounters(GpuJoinState *node, GpuJoinCounters *c)
 		c->heap_pages[i] = reader->pages_read;
 		c->heap_all_visible[i] = reader->pages_all_visible;
 		c->heap_in_place[i] = reader->pages_in_place;
+		c->heap_kept[i] = reader->pages_cached;
 		c->heap_tuples[i] = reader->tuples_read;
 		c->heap_ms[i] = reader->read_ms;
 		c->heap_deform_ms[i] = reader->deform_ms;
@@ -197,6 +198,7 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
 		sum->heap_pages[i] += add->heap_pages[i];
 		sum->heap_all_visible[i] += add->heap_all_visible[i];
 		sum->heap_in_place[i] += add->heap_in_place[i];
+		sum->heap_kept[i] += add->heap_kept[i];
 		sum->heap_tuples[i] += add->heap_tuples[i];
 		sum->heap_ms[i] += add->heap_ms[i];
 		sum->heap_deform_ms[i] += add->heap_deform_ms[i];
@@ -252,6 +254,8 @@ ShowHeapCounters(const char *label, const GpuJoinCounters *c, int i, ExplainStat
 						 " shipped=" INT64_FORMAT "kB", label,
 						 c->heap_pages[i], c->heap_all_visible[i], c->heap_in_place[i],
 						 c->heap_tuples[i], (c->heap_shipped[i] + 1023) / 1024);
+		if (c->heap_kept[i] > 0)
+			appendStringInfo(es->str, " kept=" INT64_FORMAT, c->heap_kept[i]);
 		if (es->timing)
 			appendStringInfo(es->str, " time=%.3f deform=%.3f host=%.3f alloc=%.3f ms",
 							 c->heap_ms[i], c->heap_deform_ms[i], c->heap_host_ms[i],
@@ -279,6 +283,8 @@ ShowHeapCounters(const char *label, const GpuJoinCounters *c, int i, ExplainStat
 							   c->heap_all_visible[i], es);
 		ExplainPropertyInteger(psprintf("%s Pages In Place", prefix), NULL,
 							   c->heap_in_place[i], es);
+		if (c->heap_kept[i] > 0)
+			ExplainPropertyInteger(psprintf("%s Pages Kept", prefix), NULL, c->heap_kept[i], es);
 		ExplainPropertyInteger(psprintf("%s Tuples", prefix), NULL, c->heap_tuples[i], es);
 		ExplainPropertyInteger(psprintf("%s Shipped", prefix), "kB",
 							   (c->heap_shipped[i] + 1023) / 1024, es);

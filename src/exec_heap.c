@@ -365,6 +365,7 @@ FreeStage(void *arg)
 		stages[i]->mem = NULL;
 		stages[i]->pages = NULL;
 		stages[i]->page_index = NULL;
+		stages[i]->page_lsn = NULL;
 		stages[i]->tuples = NULL;
 		/* memory of cxt: goes with it */
 		stages[i]->lengths = NULL;
@@ -417,6 +418,13 @@ ChooseStaging(GpuJoinHeapReader *reader)
 	reader->in_place = gpujoin_heap_in_place && !RelationUsesLocalBuffers(reader->rel) &&
 		in_place_pages >= Min(pages, 64);
 	reader->stage_pages = reader->in_place ? in_place_pages : pages;
+	/*
+	 * Pages kept by the device between joins (page_cache.h) are known by
+	 * their LSN, which only a WAL-logged relation's changes move; the
+	 * setting is read when the first stage is allocated
+	 */
+	reader->keep_pages = reader->in_place && gpujoin_page_cache > 0 &&
+		RelationNeedsWAL(reader->rel) && !RecoveryInProgress();
 }
 
 /*
@@ -451,6 +459,9 @@ AllocStage(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKernels *
 	{
 		stage->page_index = (uint32 *) stage->mem;
 		stage->buffers = MemoryContextAlloc(reader->cxt, sizeof(Buffer) * reader->stage_pages);
+		if (reader->keep_pages)
+			stage->page_lsn = MemoryContextAlloc(reader->cxt,
+												 sizeof(uint64) * reader->stage_pages);
 	}
 	else
 		stage->pages = stage->mem;
@@ -751,6 +762,9 @@ StageAllVisiblePage(GpuJoinHeapReader *reader, BlockNumber block, GpuJoinHeapSta
 	{
 		int64		first = stage->ntuples;
 
+		/* the page's state when its items are listed: under this lock */
+		if (stage->page_lsn != NULL)
+			stage->page_lsn[stage->npages] = PageGetLSN(page);
 		StageNormalItems(stage, page);
 		if (stage->ntuples > first)
 		{
@@ -789,6 +803,9 @@ StageScannedPage(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage)
 		IncrBufferRefCount(scan->rs_cbuf);
 		StageBuffer(stage, scan->rs_cbuf);
 		page = BufferGetPage(scan->rs_cbuf);
+		/* its tuples checked one by one: not kept */
+		if (stage->page_lsn != NULL)
+			stage->page_lsn[stage->npages] = 0;
 	}
 	else
 	{
@@ -1252,6 +1269,7 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		out.keys = side->keys + side->nrows;
 		out.keynulls = side->keynulls + side->nrows;
 		out.selected = reader->selected;
+		memset(&batch, 0, sizeof(batch));
 		batch.pages = reader->cur.pages;
 		batch.bytes = (int64) reader->cur.npages * BLCKSZ;
 		batch.ntuples = reader->cur.ntuples;
@@ -1260,12 +1278,20 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		batch.region = BufferBlocks;
 		batch.region_bytes = (int64) NBuffers * BLCKSZ;
 		batch.page_index = reader->cur.page_index;
+		if (reader->cur.page_lsn != NULL)
+		{
+			batch.cache_bytes = (int64) gpujoin_page_cache * 1024 * 1024;
+			batch.page_lsn = reader->cur.page_lsn;
+			batch.page_block = reader->cur.blocks;
+			GpuJoinRelationWords(reader->rel, batch.relation);
+		}
 		StartDeform(node, reader, &batch, n, &out);
 		/* the device has these pages: read the next ones meanwhile */
 		if (reader->consumed + n >= reader->cur.ntuples)
 			Prefetch(reader, node->gj_Device.kernels);
 		FinishDeform(node, reader);
 		reader->bytes_shipped += out.bytes_shipped;
+		reader->pages_cached += out.pages_cached;
 		rows = out.nrows;
 		INSTR_TIME_SET_CURRENT(start);
 		if (reader->filter != NULL)

@@ -47,6 +47,7 @@ int			gpujoin_materialize = GPUJOIN_AUTO;
 int			gpujoin_chunk_rows = GPUJOIN_DEFAULT_CHUNK_ROWS;
 int			gpujoin_heap_stage_pages = GPUJOIN_DEFAULT_HEAP_STAGE_PAGES;
 bool		gpujoin_heap_in_place = true;
+int			gpujoin_page_cache = 0;
 bool		gpujoin_deform_numeric = true;
 int			gpujoin_device_memory_limit = 0;
 bool		gpujoin_explain_device = true;
@@ -583,6 +584,23 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("gpujoin.page_cache",
+							"Sets the device memory that keeps heap pages between joins.",
+							"Pages read in place that are all-visible, of tables whose changes "
+							"are WAL-logged, are kept in this much memory of the device (host "
+							"memory on the CPU) by the process that runs the deform, the gpujoin "
+							"service or the backend, and a later join whose page has the same "
+							"LSN reads the kept copy instead of moving the page again. The "
+							"process's first join that keeps a page takes the memory, for as "
+							"long as the process lives. 0, the default, keeps none.",
+							&gpujoin_page_cache,
+							0,
+							0,
+							INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_MB,
+							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpujoin.pinned_cache",
 							"Sets the most page-locked host memory a session keeps between GPU joins.",

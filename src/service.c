@@ -1102,6 +1102,14 @@ PrepareDeform(Call *call)
 			return false;
 		batch->region = BufferBlocks;
 		batch->region_bytes = d->region_bytes;
+		if (d->cache_bytes > 0)
+		{
+			if (!RESOLVE_AS(&d->page_lsn, npages * sizeof(uint64), batch->page_lsn) ||
+				!RESOLVE_AS(&d->page_block, npages * sizeof(uint32), batch->page_block))
+				return false;
+			batch->cache_bytes = d->cache_bytes;
+			memcpy(batch->relation, d->relation, sizeof(batch->relation));
+		}
 		for (int64 i = 0; i < npages; i++)
 			if (batch->page_index[i] >= (uint32) NBuffers)
 			{
@@ -1147,6 +1155,7 @@ ExecuteDeform(Call *call)
 	d->nrows = call->dout.nrows;
 	d->bytes_shipped = call->dout.bytes_shipped;
 	d->host_numerics = call->dout.host_numerics;
+	d->pages_cached = call->dout.pages_cached;
 }
 
 /* GJ_OP_PROBE: the devices the service sees, device 0's properties */

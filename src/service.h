@@ -183,6 +183,10 @@ typedef struct GjServiceDeform
 	int32		page_size;
 	int64		region_bytes;	/* in place: shared buffers' size */
 	GjServiceRef page_index;
+	int64		cache_bytes;	/* in place, pages kept: GjPageBatch's */
+	GjServiceRef page_lsn;
+	GjServiceRef page_block;
+	uint32		relation[3];
 	int64		first;
 	int64		n;
 	/* where it writes, and what it says */
@@ -196,6 +200,7 @@ typedef struct GjServiceDeform
 	int64		nrows;
 	int64		bytes_shipped;
 	int64		host_numerics;
+	int64		pages_cached;
 } GjServiceDeform;
 
 /*

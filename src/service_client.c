@@ -1260,6 +1260,7 @@ TakeDeform(bool keep)
 	deform.out->nrows = d->nrows;
 	deform.out->bytes_shipped = d->bytes_shipped;
 	deform.out->host_numerics = d->host_numerics;
+	deform.out->pages_cached = d->pages_cached;
 	deform.status = req->status;
 	if (req->status != GJ_OK)
 		deform.err = req->err;
@@ -1315,6 +1316,11 @@ HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *sp
 	need += ScratchNeed(pages->tuples, pages->ntuples * sizeof(uint32));
 	if (pages->pages == NULL)
 		need += ScratchNeed(pages->page_index, npages * sizeof(uint32));
+	if (pages->pages == NULL && pages->cache_bytes > 0 && pages->page_lsn != NULL)
+	{
+		need += ScratchNeed(pages->page_lsn, npages * sizeof(uint64));
+		need += ScratchNeed(pages->page_block, npages * sizeof(uint32));
+	}
 	for (int c = 0; c < spec->ncolumns; c++)
 	{
 		need += ScratchNeed(out->values[c], rows * widths[c]);
@@ -1375,10 +1381,18 @@ HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *sp
 	d->tuples = Ref(pages->tuples, pages->ntuples * sizeof(uint32));
 	d->page_size = pages->page_size;
 	d->page_index.handle = DSM_HANDLE_INVALID;
+	d->page_lsn.handle = d->page_block.handle = DSM_HANDLE_INVALID;
 	if (pages->pages == NULL)
 	{
 		d->region_bytes = pages->region_bytes;
 		d->page_index = Ref(pages->page_index, npages * sizeof(uint32));
+		if (pages->cache_bytes > 0 && pages->page_lsn != NULL)
+		{
+			d->cache_bytes = pages->cache_bytes;
+			d->page_lsn = Ref(pages->page_lsn, npages * sizeof(uint64));
+			d->page_block = Ref(pages->page_block, npages * sizeof(uint32));
+			memcpy(d->relation, pages->relation, sizeof(d->relation));
+		}
 	}
 	d->first = first;
 	d->n = n;
@@ -1407,6 +1421,7 @@ HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *sp
 	deform.taken = false;
 	out->bytes_shipped = 0;
 	out->host_numerics = 0;
+	out->pages_cached = 0;
 	Send();
 	return GJ_OK;
 }

@@ -265,6 +265,9 @@ typedef struct GjCudaContext
 #define GJ_CUDA_BUILD(ctx)	((ctx)->build_of != NULL ? (ctx)->build_of : (ctx))
 
 /* The variants (one line per implemented variant; see context.cu) */
+/* heap_deform.cu: drop a deform started and not finished (the slots of kept pages it holds) */
+extern "C" void gj_cuda_heap_deform_forget(GjCudaContext *ctx);
+
 extern const GjCudaVariant gj_cuda_nphj;	/* hash_join.cu */
 extern const GjCudaVariant gj_cuda_phj;	/* partitioned_join.cu */
 extern const GjCudaVariant gj_cuda_smj;	/* sort_merge.cu */

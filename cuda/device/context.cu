@@ -450,6 +450,7 @@ gj_cuda_context_destroy(GjContext *ctx)
 	(void) cudaSetDevice(cuda->device);
 	if (cuda->stream != NULL)
 		(void) cudaStreamSynchronize(cuda->stream);
+	gj_cuda_heap_deform_forget(cuda);
 	ReleaseAll(cuda);
 	if (cuda->stream != NULL)
 		(void) cudaStreamDestroy(cuda->stream);

@@ -39,6 +39,7 @@
 
 #include "common.cuh"
 #include "heap_deform.h"
+#include "page_cache.h"
 
 /* What the tuples of one call found, at the start of the output buffer */
 typedef struct DeformFound
@@ -341,13 +342,196 @@ CopyPageRuns(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t p
 }
 
 /*
+ * Pages kept between calls (page_cache.h), per device: device memory of
+ * the first call's GjPageBatch.cache_bytes, taken by the process's first
+ * call that asks for it and kept while the process lives (none when it
+ * cannot be had).  A call's kept pages are the slots it holds from its
+ * start to its finish: the slots it reads (its pages copied from them
+ * into its input, on the device), the slots it fills (from its input,
+ * behind the pages' shipping), let go once its stream has done both.
+ */
+typedef struct KeptPages
+{
+	GjPageCache *cache;			/* NULL: none held */
+	int64_t		n;
+	uint8_t    *use;
+	int64_t    *slot;
+} KeptPages;
+
+static GjPageCache device_caches[GJ_MAX_DEVICES];
+static char *device_cache_memory[GJ_MAX_DEVICES];
+static bool device_cache_tried[GJ_MAX_DEVICES];
+static int32_t device_cache_page[GJ_MAX_DEVICES];
+static pthread_mutex_t device_cache_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* The device's cache for the batch's pages, made at its first use; NULL when none */
+static GjPageCache *
+DeviceCache(GjCudaContext *ctx, const GjPageBatch *pages)
+{
+	int			dev = ctx->device;
+	GjPageCache *cache = NULL;
+
+	if (pages->cache_bytes <= 0 || pages->page_lsn == NULL || pages->page_block == NULL ||
+		dev < 0 || dev >= GJ_MAX_DEVICES)
+		return NULL;
+	pthread_mutex_lock(&device_cache_mutex);
+	if (!device_cache_tried[dev])
+	{
+		int64_t		nslots = pages->cache_bytes / pages->page_size;
+		void	   *memory = NULL;
+
+		device_cache_tried[dev] = true;
+		device_cache_page[dev] = pages->page_size;
+		if (nslots > 0 &&
+			cudaMalloc(&memory, (size_t) nslots * (size_t) pages->page_size) == cudaSuccess)
+		{
+			if (gj_page_cache_init(&device_caches[dev], nslots))
+				device_cache_memory[dev] = (char *) memory;
+			else
+				(void) cudaFree(memory);
+		}
+		(void) cudaGetLastError();	/* out of memory is not sticky: no cache */
+	}
+	if (device_cache_memory[dev] != NULL && device_cache_page[dev] == pages->page_size)
+		cache = &device_caches[dev];
+	pthread_mutex_unlock(&device_cache_mutex);
+	return cache;
+}
+
+/* Let go of a call's kept pages: the ones it filled readable, or dropped */
+static void
+ReleaseKept(KeptPages *kept, bool filled)
+{
+	if (kept->cache != NULL)
+		gj_page_cache_release(kept->cache, kept->use, kept->slot, kept->n, filled);
+	free(kept->use);
+	free(kept->slot);
+	memset(kept, 0, sizeof(*kept));
+}
+
+/* Each page from[i] to to[i], a block a page */
+__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
+copy_pages_kernel(const char *const *__restrict__ from, char *const *__restrict__ to,
+				  int64_t npages, int32_t page_size)
+{
+	int			words = page_size / (int) sizeof(uint4);
+
+	for (int64_t p = blockIdx.x; p < npages; p += gridDim.x)
+	{
+		const uint4 *src = (const uint4 *) from[p];
+		uint4	   *dst = (uint4 *) to[p];
+
+		for (int w = threadIdx.x; w < words; w += blockDim.x)
+			dst[w] = src[w];
+	}
+}
+
+/*
+ * Queue the copies of count pages, from[i] to to[i], through d_ptrs (room
+ * for 2 x count pointers on the device); the host arrays may go when this
+ * returns (pageable memory: the copy has taken them)
+ */
+static GjStatus
+CopyPagesByPointer(GjCudaContext *ctx, const char **from, char **to, int64_t count,
+				   int32_t page_size, char **d_ptrs, GjError *err)
+{
+	if (count == 0)
+		return GJ_OK;
+	GJ_CUDA_TRY(err, cudaMemcpyAsync(d_ptrs, from, sizeof(char *) * (size_t) count,
+									 cudaMemcpyHostToDevice, ctx->stream));
+	GJ_CUDA_TRY(err, cudaMemcpyAsync(d_ptrs + count, to, sizeof(char *) * (size_t) count,
+									 cudaMemcpyHostToDevice, ctx->stream));
+	copy_pages_kernel<<<count < ctx->max_grid ? (int) count : ctx->max_grid,
+		GJ_BLOCK_SIZE, 0, ctx->stream>>>((const char *const *) d_ptrs, d_ptrs + count, count,
+										 page_size);
+	GJ_CUDA_TRY(err, cudaGetLastError());
+	return GJ_OK;
+}
+
+static GjStatus ShipPages(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t p1,
+						  uint32_t *d_index, char *d_pages, GjError *err);
+
+/*
+ * Pages p0 .. p1 - 1 of a batch in place (mapped), with pages kept: the
+ * kept ones copied on the device from their slots, the others shipped
+ * (all of them as ShipPages does when none is kept), then the ones to
+ * keep copied into their slots; d_ptrs has room for 4 x (p1 - p0)
+ * pointers.  The slots stay held in kept until the finish.
+ */
+static GjStatus
+ShipKeptPages(GjCudaContext *ctx, GjPageCache *cache, const GjPageBatch *pages, int64_t p0,
+			  int64_t p1, uint32_t *d_index, char *d_pages, char **d_ptrs, KeptPages *kept,
+			  int64_t *nhits, GjError *err)
+{
+	size_t		page = (size_t) pages->page_size;
+	char	   *memory = device_cache_memory[ctx->device];
+	int64_t		npages = p1 - p0;
+	const char **from = (const char **) malloc(sizeof(char *) * 2 * (size_t) npages);
+	char	  **to = (char **) malloc(sizeof(char *) * 2 * (size_t) npages);
+	int64_t		count = 0;
+	int64_t		nfills = 0;
+	GjStatus	status = GJ_OK;
+
+	*nhits = 0;
+	kept->use = (uint8_t *) malloc((size_t) npages);
+	kept->slot = (int64_t *) malloc(sizeof(int64_t) * (size_t) npages);
+	if (from == NULL || to == NULL || kept->use == NULL || kept->slot == NULL)
+	{
+		free(from);
+		free(to);
+		ReleaseKept(kept, false);
+		return gj_error_set(err, GJ_ERROR_HOST_MEMORY, "heap deform: out of memory.");
+	}
+	kept->cache = cache;
+	kept->n = npages;
+	gj_page_cache_acquire(cache, pages->relation, pages->page_block + p0, pages->page_lsn + p0,
+						  npages, kept->use, kept->slot);
+	for (int64_t i = 0; i < npages; i++)
+	{
+		*nhits += kept->use[i] == GJ_PAGE_HIT;
+		nfills += kept->use[i] == GJ_PAGE_FILL;
+	}
+
+	/* the pages into d_pages: from the host, and the kept ones from their slots */
+	if (*nhits == 0)
+		status = ShipPages(ctx, pages, p0, p1, d_index, d_pages, err);
+	else
+	{
+		for (int64_t i = 0; i < npages; i++)
+		{
+			from[count] = kept->use[i] == GJ_PAGE_HIT ? memory + (size_t) kept->slot[i] * page :
+				gj_heap_page_in_place(pages, p0 + i);
+			to[count++] = d_pages + (size_t) i * page;
+		}
+		status = CopyPagesByPointer(ctx, from, to, count, pages->page_size, d_ptrs, err);
+		ctx->stats.bytes_to_device += (npages - *nhits) * (int64_t) page;
+	}
+	/* then the ones to keep into their slots, behind them on the stream */
+	if (status == GJ_OK && nfills > 0)
+	{
+		count = 0;
+		for (int64_t i = 0; i < npages; i++)
+			if (kept->use[i] == GJ_PAGE_FILL)
+			{
+				from[count] = d_pages + (size_t) i * page;
+				to[count++] = memory + (size_t) kept->slot[i] * page;
+			}
+		status = CopyPagesByPointer(ctx, from, to, count, pages->page_size,
+									d_ptrs + 2 * npages, err);
+	}
+	free(from);
+	free(to);
+	return status;
+}
+
+/*
  * Ship pages p0 .. p1 - 1 of a batch in place to d_pages, one after
  * another: copied a run at a time or read by the device from the region
  * (their indexes first, to d_index), or copied on the host
  */
 static GjStatus
-ShipPagesInPlace(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t p1,
-				 uint32_t *d_index, char *d_pages, GjError *err)
+ShipPages(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t p1,
+		  uint32_t *d_index, char *d_pages, GjError *err)
 {
 	int64_t		npages = p1 - p0;
 	int64_t		runs;
@@ -366,6 +550,25 @@ ShipPagesInPlace(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64
 										 pages->page_size, d_pages);
 	GJ_CUDA_TRY(err, cudaGetLastError());
 	return GJ_OK;
+}
+
+/*
+ * Pages p0 .. p1 - 1 of a batch in place to d_pages: with pages kept (and
+ * the region mapped), ShipKeptPages; else ShipPages.  d_ptrs: room for 4 x
+ * (p1 - p0) pointers, or NULL when the call keeps no page.
+ */
+static GjStatus
+ShipPagesInPlace(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t p1,
+				 uint32_t *d_index, char *d_pages, char **d_ptrs, KeptPages *kept,
+				 int64_t *nhits, GjError *err)
+{
+	GjPageCache *cache = d_ptrs != NULL ? DeviceCache(ctx, pages) : NULL;
+
+	*nhits = 0;
+	if (cache != NULL && MapPages(ctx, pages, p0, p1))
+		return ShipKeptPages(ctx, cache, pages, p0, p1, d_index, d_pages, d_ptrs, kept, nhits,
+							 err);
+	return ShipPages(ctx, pages, p0, p1, d_index, d_pages, err);
 }
 
 /*
@@ -459,6 +662,7 @@ typedef struct PendingDeform
 	bool		queued;			/* their copies back are queued already */
 	size_t		keep_off;		/* with a filter: keep[n] is their count */
 	size_t		selected_off;
+	KeptPages	kept;			/* the slots of pages kept that it holds */
 } PendingDeform;
 
 /*
@@ -505,6 +709,8 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 	size_t		tuples_off = Align8(attrs_off + attrs_bytes);
 	size_t		index_off = Align8(tuples_off + sizeof(uint32_t) * (size_t) n);
 	size_t		pages_off;
+	size_t		ptrs_off = 0;
+	int64_t		nhits = 0;
 	size_t		ship_off = 0;	/* the pages the call's tuples lie in */
 	size_t		ship_bytes = (size_t) pages->bytes;
 	size_t		input_bytes;
@@ -533,6 +739,12 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 		pages_off = Align8(index_off + sizeof(uint32_t) * ship_bytes / (size_t) pages->page_size);
 	pages_off = (pages_off + 15) & ~(size_t) 15;	/* the gather writes 16 bytes */
 	input_bytes = pages_off + ship_bytes;
+	/* pages kept between calls: the pointers their copies take */
+	if (pages->pages == NULL && pages->cache_bytes > 0 && pages->page_lsn != NULL)
+	{
+		ptrs_off = Align8(input_bytes);
+		input_bytes = ptrs_off + 4 * sizeof(char *) * (ship_bytes / (size_t) pages->page_size);
+	}
 
 	/* the output: found, the rows, and with a filter what compacts them */
 	output_bytes = LayoutRows(plan, NULL, rows_off, n, NULL);
@@ -567,12 +779,16 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 
 		GJ_TRY(ShipPagesInPlace(ctx, pages, p0,
 								p0 + (int64_t) (ship_bytes / (size_t) pages->page_size),
-								(uint32_t *) (input + index_off), input + pages_off, err));
+								(uint32_t *) (input + index_off), input + pages_off,
+								ptrs_off > 0 ? (char **) (input + ptrs_off) : NULL,
+								&pending->kept, &nhits, err));
 	}
 	/* the pages, the tuple offsets and, in place, the pages' indexes */
 	out->bytes_shipped = (int64_t) (ship_bytes + sizeof(uint32_t) * (size_t) n);
 	if (pages->pages == NULL)
 		out->bytes_shipped += (int64_t) (sizeof(uint32_t) * ship_bytes / (size_t) pages->page_size);
+	out->bytes_shipped -= nhits * (int64_t) pages->page_size;
+	out->pages_cached = nhits;
 	/* found and the NULL flags start at zero, and so does keep */
 	GJ_CUDA_TRY(err, cudaMemsetAsync(output, 0, rows_off + (size_t) n * (plan->ncolumns + 1),
 									 ctx->stream));
@@ -631,9 +847,15 @@ DeformFinish(GjCudaContext *ctx, PendingDeform *pending, GjError *err)
 	uint64_t	nrows = (uint64_t) pending->n;
 	DeformFound found;
 
+	GjStatus	status;
+
 	pending->active = false;
 	/* behind everything the start queued: when it returns, all is done */
-	GJ_TRY(gj_cuda_copy_from_device(ctx, &found, output, sizeof(found), err));
+	status = gj_cuda_copy_from_device(ctx, &found, output, sizeof(found), err);
+	if (pending->kept.cache != NULL)
+		ReleaseKept(&pending->kept, status == GJ_OK);
+	if (status != GJ_OK)
+		return status;
 	if (found.bad_attno > 0)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"heap deform: a TOAST pointer of an unknown tag in attribute %d.",
@@ -689,6 +911,23 @@ Pending(GjCudaContext *ctx, GjError *err)
 	return (PendingDeform *) ctx->deform_state;
 }
 
+/*
+ * A deform started and not finished is dropped (its start failed, or the
+ * context goes): once the stream has done what it queued, the slots it
+ * held are let go, the ones it was filling freed
+ */
+void
+gj_cuda_heap_deform_forget(GjCudaContext *ctx)
+{
+	PendingDeform *pending = (PendingDeform *) ctx->deform_state;
+
+	if (pending == NULL || pending->kept.cache == NULL)
+		return;
+	(void) cudaStreamSynchronize(ctx->stream);
+	(void) cudaGetLastError();
+	ReleaseKept(&pending->kept, false);
+}
+
 GjStatus
 gj_cuda_heap_deform_start(GjContext *gctx, const GjPageBatch *pages, const GjDeformSpec *spec,
 						  int64_t first, int64_t n, GjDeformOut *out, GjError *err)
@@ -710,9 +949,12 @@ gj_cuda_heap_deform_start(GjContext *gctx, const GjPageBatch *pages, const GjDef
 	out->nrows = 0;
 	out->bytes_shipped = 0;
 	out->host_numerics = 0;
+	out->pages_cached = 0;
 	/* the plan and attributes are copied before this returns (pageable) */
 	status = n > 0 ? DeformStart(ctx, pages, &plan, attrs, first, n, out, pending, err) : GJ_OK;
 	free(attrs);
+	if (status != GJ_OK)
+		gj_cuda_heap_deform_forget(ctx);
 	return status;
 }
 

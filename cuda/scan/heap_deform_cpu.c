@@ -21,6 +21,43 @@
 #include "common.h"
 #include "gpujoin_kernels.h"
 #include "heap_deform.h"
+#include "page_cache.h"
+
+/*
+ * The twin's kept pages (page_cache.h), in host memory: made by the
+ * process's first call with GjPageBatch.cache_bytes, that size for as long
+ * as the process lives (none when it cannot be had)
+ */
+static GjPageCache twin_cache;
+static char *twin_memory;
+static int32_t twin_page_size;
+static bool twin_tried;
+static pthread_mutex_t twin_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static GjPageCache *
+TwinCache(const GjPageBatch *pages)
+{
+	GjPageCache *cache = NULL;
+
+	pthread_mutex_lock(&twin_mutex);
+	if (!twin_tried)
+	{
+		int64_t		nslots = pages->cache_bytes / pages->page_size;
+
+		twin_tried = true;
+		twin_memory = nslots > 0 ? (char *) malloc((size_t) nslots * (size_t) pages->page_size) : NULL;
+		if (twin_memory != NULL && !gj_page_cache_init(&twin_cache, nslots))
+		{
+			free(twin_memory);
+			twin_memory = NULL;
+		}
+		twin_page_size = pages->page_size;
+	}
+	if (twin_memory != NULL && twin_page_size == pages->page_size)
+		cache = &twin_cache;
+	pthread_mutex_unlock(&twin_mutex);
+	return cache;
+}
 
 /*
  * Check spec and plan its deform: plan, and attrs[0 .. spec->natts - 1]
@@ -239,6 +276,77 @@ gj_heap_deform_prepare(const GjPageBatch *pages, const GjDeformSpec *spec, int64
 }
 
 /*
+ * A call's pages p0 .. p0 + npages - 1 where it reads them: with kept
+ * pages, each from its slot (a page kept under the same LSN, or the page
+ * copied into a slot now), else from the region
+ */
+typedef struct KeptCall
+{
+	GjPageCache *cache;			/* NULL: no page kept, read in place */
+	int64_t		p0;
+	int64_t		npages;
+	uint8_t    *use;
+	int64_t    *slot;
+	const char **from;
+} KeptCall;
+
+static GjStatus
+KeptPages(const GjPageBatch *pages, int64_t first, int64_t n, KeptCall *kept)
+{
+	uint32_t	page = (uint32_t) pages->page_size;
+	int64_t		p1;
+
+	memset(kept, 0, sizeof(*kept));
+	if (pages->pages != NULL || pages->cache_bytes <= 0 || pages->page_lsn == NULL ||
+		pages->page_block == NULL || n == 0)
+		return GJ_OK;
+	kept->cache = TwinCache(pages);
+	if (kept->cache == NULL)
+		return GJ_OK;
+	kept->p0 = pages->tuples[first] / page;
+	p1 = pages->tuples[first + n - 1] / page + 1;
+	kept->npages = p1 - kept->p0;
+	kept->use = (uint8_t *) malloc((size_t) kept->npages);
+	kept->slot = (int64_t *) malloc(sizeof(int64_t) * (size_t) kept->npages);
+	kept->from = (const char **) malloc(sizeof(char *) * (size_t) kept->npages);
+	if (kept->use == NULL || kept->slot == NULL || kept->from == NULL)
+	{
+		free(kept->use);
+		free(kept->slot);
+		free(kept->from);
+		memset(kept, 0, sizeof(*kept));
+		return GJ_ERROR_HOST_MEMORY;
+	}
+	gj_page_cache_acquire(kept->cache, pages->relation, pages->page_block + kept->p0,
+						  pages->page_lsn + kept->p0, kept->npages, kept->use, kept->slot);
+	for (int64_t i = 0; i < kept->npages; i++)
+	{
+		char	   *slot = twin_memory + (size_t) (kept->slot[i] < 0 ? 0 : kept->slot[i]) * page;
+
+		if (kept->use[i] == GJ_PAGE_FILL)
+			memcpy(slot, gj_heap_page_in_place(pages, kept->p0 + i), page);
+		kept->from[i] = kept->use[i] == GJ_PAGE_SHIP ?
+			gj_heap_page_in_place(pages, kept->p0 + i) : slot;
+	}
+	return GJ_OK;
+}
+
+/* The call is done with its kept pages: counted in out, let go */
+static void
+ReleaseKept(KeptCall *kept, GjDeformOut *out)
+{
+	if (kept->cache == NULL)
+		return;
+	for (int64_t i = 0; i < kept->npages; i++)
+		out->pages_cached += kept->use[i] == GJ_PAGE_HIT;
+	gj_page_cache_release(kept->cache, kept->use, kept->slot, kept->npages, true);
+	free(kept->use);
+	free(kept->slot);
+	free(kept->from);
+	memset(kept, 0, sizeof(*kept));
+}
+
+/*
  * Deform tuples first .. first + n - 1 of pages into out (the context is
  * not needed on the CPU and may be NULL)
  */
@@ -250,6 +358,7 @@ gj_cpu_heap_deform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec 
 	GjDeformAttr *attrs;
 	GjDeformRows rows;
 	GjStatus	status;
+	KeptCall	kept;
 
 	status = gj_heap_deform_prepare(pages, spec, first, n, &plan, &attrs, err);
 	if (status != GJ_OK)
@@ -267,16 +376,27 @@ gj_cpu_heap_deform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec 
 	out->nrows = 0;
 	out->bytes_shipped = 0;
 	out->host_numerics = 0;
+	out->pages_cached = 0;
+	status = KeptPages(pages, first, n, &kept);
+	if (status != GJ_OK)
+	{
+		free(attrs);
+		return gj_error_set(err, status, "heap deform: out of memory.");
+	}
 	for (int64_t i = 0; i < n; i++)
 	{
 		GjDeformFound found;
 		int64_t		row = out->nrows;
+		uint32_t	t = pages->tuples[first + i];
+		const char *tuple = kept.cache != NULL ?
+			kept.from[t / (uint32_t) pages->page_size - kept.p0] + t % (uint32_t) pages->page_size :
+			gj_heap_batch_tuple(pages, t);
 
 		/* a row the filter drops is written over by the next tuple's */
-		gj_heap_deform_row(&plan, attrs, gj_heap_batch_tuple(pages, pages->tuples[first + i]),
-						   row, &rows, &found);
+		gj_heap_deform_row(&plan, attrs, tuple, row, &rows, &found);
 		if (found.bad_attno > 0)
 		{
+			ReleaseKept(&kept, out);
 			free(attrs);
 			return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 								"heap deform: a TOAST pointer of an unknown tag in attribute %d.",
@@ -299,6 +419,7 @@ gj_cpu_heap_deform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec 
 		out->host_numerics += found.host_numerics;
 		out->nrows++;
 	}
+	ReleaseKept(&kept, out);
 	free(attrs);
 	return GJ_OK;
 }

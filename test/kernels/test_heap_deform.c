@@ -115,6 +115,7 @@ typedef struct Written
 	int64_t		key_nulls;
 	int			bad_attno;		/* > 0: the first attribute with a TOAST
 								 * pointer of an unknown tag */
+	uint32_t	serial;			/* which of the process's written sets */
 } Written;
 
 static void
@@ -223,6 +224,8 @@ ReferenceKey(uint64_t v, int len, GjKeyKind kind)
 	}
 }
 
+static uint32_t written_serial;
+
 /*
  * Write ntuples tuples of schema s into pages as heap_fill_tuple would,
  * recording the expected rows; with bad_toast, one tuple carries a TOAST
@@ -245,6 +248,7 @@ WriteTuples(const Schema *s, int64_t ntuples, bool bad_toast, Written *w)
 	w->attr_values = TestAlloc(sizeof(uint64_t) * (size_t) (ntuples * MAX_TEST_ATTS));
 	w->attr_nulls = TestAlloc((size_t) (ntuples * MAX_TEST_ATTS));
 	w->ntuples = ntuples;
+	w->serial = ++written_serial;
 
 	for (int64_t row = 0; row < ntuples; row++)
 	{
@@ -543,6 +547,39 @@ PlacePages(const Written *w, bool misaligned, bool in_runs, const char **region,
 	return true;
 }
 
+/*
+ * Pages in place kept between calls too (page_cache.h), in a cache of
+ * KEEP_BYTES (fewer pages than the largest sets have: some are reused):
+ * every set's pages as blocks 0, 1, ... of one relation, each set's under
+ * LSNs of its own, so that a kept page of an earlier set is never the one
+ * to read.  A set's first call (first 0) keeps its pages; its second, the
+ * even pages under the same LSNs, reads them from the kept copies, the odd
+ * ones under new LSNs, and copies them again.  The rows must be the same.
+ */
+#define KEEP_BYTES			((int64_t) 8 << 20)
+
+static uint64_t keep_lsns[REGION_PAGES];
+static uint32_t keep_blocks[REGION_PAGES];
+
+static void
+KeepPages(const Written *w, int64_t first, GjPageBatch *batch)
+{
+	int64_t		npages = w->bytes / PAGE_SIZE;
+
+	for (int64_t p = 0; p < npages && p < REGION_PAGES; p++)
+	{
+		keep_lsns[p] = ((uint64_t) w->serial << 32) + 2 * (uint64_t) p + 1 +
+			(first > 0 && p % 2 == 1 ? 1 : 0);
+		keep_blocks[p] = (uint32_t) p;
+	}
+	batch->cache_bytes = KEEP_BYTES;
+	batch->page_lsn = keep_lsns;
+	batch->page_block = keep_blocks;
+	batch->relation[0] = 1663;
+	batch->relation[1] = 5;
+	batch->relation[2] = 16384;
+}
+
 /* Deform rows first .. first + n - 1 with kernels and check them */
 static void
 DeformAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const Written *w,
@@ -569,6 +606,7 @@ DeformAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const 
 
 	InitSpec(&spec, s);
 
+	memset(&batch, 0, sizeof(batch));
 	batch.pages = w->pages;
 	batch.bytes = w->bytes;
 	batch.ntuples = w->ntuples;
@@ -610,6 +648,7 @@ DeformAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const 
 		{
 			batch.pages = NULL;
 			batch.page_index = index;
+			KeepPages(w, first, &batch);
 		}
 	}
 
@@ -690,7 +729,7 @@ static void
 RunOn(const GjKernels *kernels, const char *impl)
 {
 	GjContext  *ctx = OpenContext(kernels);
-	char		name[128];
+	char		name[192];
 
 	if (kernels != &gj_cpu_kernels && ctx == NULL)
 	{
@@ -1014,6 +1053,7 @@ DeformFiltered(const GjKernels *kernels, GjContext *ctx, const Schema *s, const 
 	spec.filter = &filter.program;
 	spec.input_attnos = filter.input_attnos;
 	spec.input_kinds = filter.input_kinds;
+	memset(&batch, 0, sizeof(batch));
 	batch.pages = w->pages;
 	batch.bytes = w->bytes;
 	batch.ntuples = w->ntuples;
@@ -1318,6 +1358,7 @@ QualsOn(const GjKernels *kernels, const char *impl, const TestQualCase *cases, i
 
 		/* three copies; the deform takes the last two */
 		memset(pages, 0, sizeof(pages));
+		memset(&batch, 0, sizeof(batch));
 		batch.pages = pages;
 		batch.bytes = PAGE_SIZE;
 		batch.ntuples = 3;

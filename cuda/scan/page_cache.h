@@ -1,0 +1,93 @@
+/*-------------------------------------------------------------------------
+ *
+ * page_cache.h
+ *	  Heap pages kept between calls of the deform, by the process that
+ *	  runs it (the gpujoin service, or a backend): which block of which
+ *	  relation each slot holds, under which page LSN
+ *
+ * A page read in place is kept (GjPageBatch.page_lsn not 0: an
+ * all-visible page of a WAL-logged relation, its LSN read under the share
+ * lock its items were listed under) in a slot of the cache's memory, in
+ * device memory on a GPU, in host memory on the CPU twin; a later call
+ * whose page carries the same key and LSN reads the slot instead of the
+ * page, so the page does not cross the bus again.  Equal LSNs mean no
+ * WAL-logged change to the page since its items were listed: a change in
+ * progress holds the exclusive lock the next listing waits for, and a
+ * copy made while one ran is kept under the LSN from before it, which the
+ * change then moved.  The listed items' bytes in the copy are then the
+ * page's; what may differ (hint bits, xmax) is nothing the deform reads.
+ *
+ * The table is plain C for both tables of kernels; the slots' memory is
+ * the caller's (slot s at s x page size).  A slot being filled is read by
+ * no call until its filler says it is filled, and a slot a call reads is
+ * not reused until the call lets it go, so calls in several threads (the
+ * service's) may use one cache.  Slots are reused in clock order.
+ *
+ * IDENTIFICATION
+ *	  cuda/scan/page_cache.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef GJ_PAGE_CACHE_H
+#define GJ_PAGE_CACHE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+/* What a call does with one of its pages */
+typedef enum GjPageUse
+{
+	GJ_PAGE_SHIP = 0,			/* from the region, not kept */
+	GJ_PAGE_HIT,				/* from its slot */
+	GJ_PAGE_FILL				/* from the region, and copied into its slot */
+} GjPageUse;
+
+typedef struct GjPageCache
+{
+	pthread_mutex_t lock;
+	int64_t		nslots;
+	int64_t		nbuckets;		/* a power of two */
+	int64_t    *buckets;		/* per bucket, its chain's first slot, or -1 */
+	int64_t    *next;			/* per slot, the next in its chain, or -1 */
+	uint32_t   *keys;			/* per slot, 4 words: the relation's 3, the
+								 * block */
+	uint64_t   *lsns;			/* per slot, the LSN it was filled under */
+	int32_t    *readers;		/* per slot, the calls reading it now */
+	uint8_t    *states;			/* per slot: free, filling, filled */
+	int64_t		hand;			/* the clock: the next slot to look at */
+	int64_t		hits;			/* pages read from slots, ever */
+	int64_t		fills;			/* pages copied into slots, ever */
+} GjPageCache;
+
+/* A cache of nslots slots (> 0); false when out of host memory */
+extern bool gj_page_cache_init(GjPageCache *cache, int64_t nslots);
+extern void gj_page_cache_free(GjPageCache *cache);
+
+/*
+ * For each of n pages of relation rel (its 3 words), block blocks[i],
+ * kept under LSN lsns[i] (0: not to be kept), what the call does with it
+ * (use[i]) and its slot (slot[i], -1 for GJ_PAGE_SHIP).  The slots stay
+ * the call's until gj_page_cache_release.
+ */
+extern void gj_page_cache_acquire(GjPageCache *cache, const uint32_t rel[3],
+								  const uint32_t *blocks, const uint64_t *lsns,
+								  int64_t n, uint8_t *use, int64_t *slot);
+
+/*
+ * The call is done with what acquire gave it: the slots it read let go;
+ * the slots it filled readable when filled is true, else freed
+ */
+extern void gj_page_cache_release(GjPageCache *cache, const uint8_t *use,
+								  const int64_t *slot, int64_t n, bool filled);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* GJ_PAGE_CACHE_H */

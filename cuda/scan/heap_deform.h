@@ -160,6 +160,19 @@ gj_heap_page_in_place(const GjPageBatch *pages, int64_t p)
 }
 
 /*
+ * Whether a call from tuple first starts its first page: false where the
+ * call before read tuples of the same page (a page two calls share is
+ * counted once, by the first)
+ */
+static inline bool
+gj_heap_starts_page(const GjPageBatch *pages, int64_t first)
+{
+	uint32_t	page = (uint32_t) pages->page_size;
+
+	return first == 0 || pages->tuples[first - 1] / page != pages->tuples[first] / page;
+}
+
+/*
  * The bytes of a batch's tuple at offset t (GjPageBatch.tuples): in the
  * copied pages, or in place in the region (on the host: the CPU twin, and
  * heap_deform.cu's copy where it cannot read the region from the device)

@@ -285,6 +285,8 @@ typedef struct KeptCall
 	GjPageCache *cache;			/* NULL: no page kept, read in place */
 	int64_t		p0;
 	int64_t		npages;
+	int64_t		counted;		/* the first page counted: 0, or 1 where the
+								 * call before counted it */
 	uint8_t    *use;
 	int64_t    *slot;
 	const char **from;
@@ -306,6 +308,7 @@ KeptPages(const GjPageBatch *pages, int64_t first, int64_t n, KeptCall *kept)
 	kept->p0 = pages->tuples[first] / page;
 	p1 = pages->tuples[first + n - 1] / page + 1;
 	kept->npages = p1 - kept->p0;
+	kept->counted = gj_heap_starts_page(pages, first) ? 0 : 1;
 	kept->use = (uint8_t *) malloc((size_t) kept->npages);
 	kept->slot = (int64_t *) malloc(sizeof(int64_t) * (size_t) kept->npages);
 	kept->from = (const char **) malloc(sizeof(char *) * (size_t) kept->npages);
@@ -337,7 +340,7 @@ ReleaseKept(KeptCall *kept, GjDeformOut *out)
 {
 	if (kept->cache == NULL)
 		return;
-	for (int64_t i = 0; i < kept->npages; i++)
+	for (int64_t i = kept->counted; i < kept->npages; i++)
 		out->pages_cached += kept->use[i] == GJ_PAGE_HIT;
 	gj_page_cache_release(kept->cache, kept->use, kept->slot, kept->npages, true);
 	free(kept->use);

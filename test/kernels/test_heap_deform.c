@@ -560,6 +560,7 @@ PlacePages(const Written *w, bool misaligned, bool in_runs, const char **region,
 
 static uint64_t keep_lsns[REGION_PAGES];
 static uint32_t keep_blocks[REGION_PAGES];
+static uint32_t keep_serial;	/* the set whose pages the cache holds */
 
 static void
 KeepPages(const Written *w, int64_t first, GjPageBatch *batch)
@@ -578,6 +579,37 @@ KeepPages(const Written *w, int64_t first, GjPageBatch *batch)
 	batch->relation[0] = 1663;
 	batch->relation[1] = 5;
 	batch->relation[2] = 16384;
+}
+
+/*
+ * The pages a call read from the kept copies: those of its pages that
+ * were kept under the same LSN (none before the set's first call, the even
+ * ones after it, all of them where the second call starts at 0 too),
+ * counting its first page only where the call starts it.  Exactly that
+ * many where the set's pages all fit in the cache, at most that many where
+ * some were reused.
+ */
+static void
+CheckKept(const Written *w, const GjPageBatch *batch, int64_t first, int64_t n,
+		  const GjDeformOut *out)
+{
+	int64_t		expect = 0;
+
+	if (n > 0 && w->serial == keep_serial)
+	{
+		int64_t		p0 = batch->tuples[first] / PAGE_SIZE;
+		int64_t		p1 = batch->tuples[first + n - 1] / PAGE_SIZE + 1;
+
+		if (first > 0 && batch->tuples[first - 1] / PAGE_SIZE == (uint32_t) p0)
+			p0++;
+		for (int64_t p = p0; p < p1; p++)
+			expect += first == 0 || p % 2 == 0;
+	}
+	keep_serial = w->serial;
+	if (w->bytes <= KEEP_BYTES ? out->pages_cached != expect : out->pages_cached > expect)
+		Failf("%lld pages read from the kept copies, expected %s%lld",
+			  (long long) out->pages_cached, w->bytes <= KEEP_BYTES ? "" : "at most ",
+			  (long long) expect);
 }
 
 /* Deform rows first .. first + n - 1 with kernels and check them */
@@ -680,6 +712,8 @@ DeformAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const 
 	else
 	{
 		CheckRows(s, w, first, n, values, nulls, keys, keynulls, &out);
+		if (batch.page_lsn != NULL)
+			CheckKept(w, &batch, first, n, &out);
 		/* nothing written past the n rows */
 		for (int c = 0; c < s->ncolumns; c++)
 		{

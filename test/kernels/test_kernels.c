@@ -1848,24 +1848,31 @@ PrintStats(const char *impl, const GjStats *stats)
 		   (long long) stats->device_memory_peak);
 }
 
+/*
+ * Does name match one of the comma-separated alternatives of list ("BAND,NLJ"):
+ * hold it (within), or equal it?
+ */
+static bool
+InList(const char *list, const char *name, bool within)
+{
+	char		buf[256];
+	char	   *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *alt = strtok_r(buf, ",", &save); alt != NULL;
+		 alt = strtok_r(NULL, ",", &save))
+	{
+		if (within ? strstr(name, alt) != NULL : strcmp(name, alt) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* Is a configuration (or a variant's special case) selected by GJ_TEST_CONFIGS? */
 static bool
 Selected(const char *name)
 {
-	char		buf[128];
-	char	   *save = NULL;
-
-	if (config_filter == NULL)
-		return true;
-	/* a comma-separated list of alternatives: "BAND,NLJ" */
-	snprintf(buf, sizeof(buf), "%s", config_filter);
-	for (char *alt = strtok_r(buf, ",", &save); alt != NULL;
-		 alt = strtok_r(NULL, ",", &save))
-	{
-		if (strstr(name, alt) != NULL)
-			return true;
-	}
-	return false;
+	return config_filter == NULL || InList(config_filter, name, true);
 }
 
 /*
@@ -4798,15 +4805,8 @@ TestPinnedPool(void)
 static bool
 Wanted(const char *group)
 {
-	char		buf[256];
-
-	if (group_filter == NULL || group_filter[0] == '\0')
-		return true;
-	snprintf(buf, sizeof(buf), "%s", group_filter);
-	for (char *tok = strtok(buf, ","); tok != NULL; tok = strtok(NULL, ","))
-		if (strcmp(tok, group) == 0)
-			return true;
-	return false;
+	return group_filter == NULL || group_filter[0] == '\0' ||
+		InList(group_filter, group, false);
 }
 
 int

@@ -587,15 +587,17 @@ KeepPages(const Written *w, int64_t first, GjPageBatch *batch)
  * ones after it, all of them where the second call starts at 0 too),
  * counting its first page only where the call starts it.  Exactly that
  * many where the set's pages all fit in the cache, at most that many where
- * some were reused.
+ * some were reused; none where the kernels do not keep the pages (CUDA
+ * with a misaligned region, which the device cannot read: the pages are
+ * copied on the host instead).
  */
 static void
-CheckKept(const Written *w, const GjPageBatch *batch, int64_t first, int64_t n,
+CheckKept(const Written *w, const GjPageBatch *batch, int64_t first, int64_t n, bool keeps,
 		  const GjDeformOut *out)
 {
 	int64_t		expect = 0;
 
-	if (n > 0 && w->serial == keep_serial)
+	if (keeps && n > 0 && w->serial == keep_serial)
 	{
 		int64_t		p0 = batch->tuples[first] / PAGE_SIZE;
 		int64_t		p1 = batch->tuples[first + n - 1] / PAGE_SIZE + 1;
@@ -713,7 +715,8 @@ DeformAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const 
 	{
 		CheckRows(s, w, first, n, values, nulls, keys, keynulls, &out);
 		if (batch.page_lsn != NULL)
-			CheckKept(w, &batch, first, n, &out);
+			CheckKept(w, &batch, first, n,
+					  kernels == &gj_cpu_kernels || (uintptr_t) batch.region % 16 == 0, &out);
 		/* nothing written past the n rows */
 		for (int c = 0; c < s->ncolumns; c++)
 		{

@@ -688,11 +688,34 @@ StageNormalItems(GpuJoinHeapStage *stage, Page page)
 }
 
 /*
- * In place, in a scan of its own: pin block, the page after the one being
- * staged, now, and start its header and item array on their way into the
- * CPU's cache, so that they are there when its turn comes (the buffer
- * lookup and the item list are otherwise mostly cache misses, one after
- * another)
+ * The block NextBlock returns after block, where that is known now: the
+ * next one in a scan of its own; in a parallel scan, the next one of the
+ * chunk the shared block scan handed this process (as
+ * table_block_parallelscan_nextpage takes it), none after the chunk's last
+ */
+static BlockNumber
+FollowingBlock(GpuJoinHeapReader *reader, BlockNumber block)
+{
+	HeapScanDesc scan = (HeapScanDesc) reader->scan;
+	ParallelBlockTableScanWorker worker = scan->rs_parallelworkerdata;
+	ParallelBlockTableScanDesc pbscan = (ParallelBlockTableScanDesc) reader->pscan;
+
+	if (reader->replay != NULL)
+		return InvalidBlockNumber;
+	if (pbscan == NULL)
+		return block + 1 < scan->rs_nblocks ? block + 1 : InvalidBlockNumber;
+	if (worker == NULL || worker->phsw_chunk_remaining == 0 ||
+		worker->phsw_nallocated + 1 >= pbscan->phs_nblocks)
+		return InvalidBlockNumber;
+	return (block + 1) % pbscan->phs_nblocks;
+}
+
+/*
+ * In place: pin block, the page after the one being staged, now (none when
+ * it is not known yet), and start its header and item array on their way
+ * into the CPU's cache, so that they are there when its turn comes (the
+ * buffer lookup and the item list are otherwise mostly cache misses, one
+ * after another)
  */
 static void
 ReadAhead(GpuJoinHeapReader *reader, BlockNumber block)
@@ -700,8 +723,7 @@ ReadAhead(GpuJoinHeapReader *reader, BlockNumber block)
 	HeapScanDesc scan = (HeapScanDesc) reader->scan;
 	const char *page;
 
-	if (!reader->in_place || reader->pscan != NULL || reader->replay != NULL ||
-		block >= scan->rs_nblocks)
+	if (!reader->in_place || block == InvalidBlockNumber)
 		return;
 	reader->ahead = ReadBufferExtended(reader->rel, MAIN_FORKNUM, block, RBM_NORMAL,
 									   scan->rs_strategy);
@@ -746,9 +768,12 @@ StageAllVisiblePage(GpuJoinHeapReader *reader, BlockNumber block, GpuJoinHeapSta
 		reader->ahead = InvalidBuffer;
 	}
 	else
+	{
+		ReleaseAhead(reader);	/* not the block read ahead */
 		buffer = ReadBufferExtended(reader->rel, MAIN_FORKNUM, block, RBM_NORMAL,
 									scan->rs_strategy);
-	ReadAhead(reader, block + 1);
+	}
+	ReadAhead(reader, FollowingBlock(reader, block));
 	heap_page_prune_opt(reader->rel, buffer);
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buffer);

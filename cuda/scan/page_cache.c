@@ -8,6 +8,18 @@
  * words and its block.  Acquire and release run under the cache's mutex
  * and never wait for anything else.
  *
+ * Which page a full cache gives up (Victim) resists scans: the pages of a
+ * relation read whole, again and again, and larger than the cache would
+ * each be dropped before their next read by a clock that takes every
+ * page it comes to, and the cache would serve none.  Here the hand, which
+ * moves one slot a miss, takes a cold page (neither filled nor hit during
+ * the hand's last two turns) outright, any other for one miss in
+ * ADMIT_ONE_IN; for the other misses the page missed is not kept.  So a
+ * relation read again and again keeps about as much of itself as the
+ * cache holds (the pages it keeps are hit every turn and never go cold),
+ * and pages no longer read make room for new ones within two turns of
+ * the hand.
+ *
  * IDENTIFICATION
  *	  cuda/scan/page_cache.c
  *
@@ -21,6 +33,8 @@
 #define SLOT_FREE		0
 #define SLOT_FILLING	1
 #define SLOT_FILLED		2
+
+#define ADMIT_ONE_IN	8
 
 static uint64_t
 Hash(const uint32_t rel[3], uint32_t block)
@@ -49,8 +63,12 @@ gj_page_cache_init(GjPageCache *cache, int64_t nslots)
 	cache->lsns = (uint64_t *) calloc((size_t) nslots, sizeof(uint64_t));
 	cache->readers = (int32_t *) calloc((size_t) nslots, sizeof(int32_t));
 	cache->states = (uint8_t *) calloc((size_t) nslots, 1);
+	cache->used = (uint32_t *) calloc((size_t) nslots, sizeof(uint32_t));
+	cache->nfree = nslots;
+	cache->lottery = UINT64_C(0x9E3779B97F4A7C15);
 	if (cache->buckets == NULL || cache->next == NULL || cache->keys == NULL ||
-		cache->lsns == NULL || cache->readers == NULL || cache->states == NULL)
+		cache->lsns == NULL || cache->readers == NULL || cache->states == NULL ||
+		cache->used == NULL)
 	{
 		gj_page_cache_free(cache);
 		return false;
@@ -72,6 +90,7 @@ gj_page_cache_free(GjPageCache *cache)
 	free(cache->lsns);
 	free(cache->readers);
 	free(cache->states);
+	free(cache->used);
 	if (cache->nslots > 0 && cache->buckets != NULL)
 		pthread_mutex_destroy(&cache->lock);
 	memset(cache, 0, sizeof(*cache));
@@ -109,28 +128,54 @@ Unlink(GjPageCache *cache, int64_t s)
 	*at = cache->next[s];
 	cache->next[s] = -1;
 	cache->states[s] = SLOT_FREE;
+	cache->nfree++;
+}
+
+/* Whether this miss may take a kept page's slot: one in ADMIT_ONE_IN */
+static bool
+Admit(GjPageCache *cache)
+{
+	uint64_t	x = cache->lottery;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	cache->lottery = x;
+	return x % ADMIT_ONE_IN == 0;
 }
 
 /*
- * A slot for a block not held: a free one, or the next filled one no call
- * reads, in clock order, taken out of its chain; -1 when every slot is
- * being filled or read
+ * A free slot for a block not held: one that is free, or a filled one no
+ * call reads that the clock gives up (see the file's head), taken out of
+ * its chain; -1 when the page is not to be kept (every slot being filled
+ * or read, or the lottery lost)
  */
 static int64_t
 Victim(GjPageCache *cache)
 {
+	if (cache->nfree > 0)
+		for (int64_t i = 0; i < cache->nslots; i++)
+		{
+			int64_t		s = (cache->hand + i) % cache->nslots;
+
+			if (cache->states[s] == SLOT_FREE)
+				return s;
+		}
 	for (int64_t i = 0; i < cache->nslots; i++)
 	{
 		int64_t		s = cache->hand;
 
-		cache->hand = (cache->hand + 1) % cache->nslots;
-		if (cache->states[s] == SLOT_FREE)
-			return s;
-		if (cache->states[s] == SLOT_FILLED && cache->readers[s] == 0)
+		if (++cache->hand == cache->nslots)
 		{
-			Unlink(cache, s);
-			return s;
+			cache->hand = 0;
+			cache->turn++;
 		}
+		if (cache->states[s] != SLOT_FILLED || cache->readers[s] > 0)
+			continue;			/* being filled or read: the next one */
+		if (cache->turn - cache->used[s] < 2 && !Admit(cache))
+			return -1;
+		Unlink(cache, s);
+		return s;
 	}
 	return -1;
 }
@@ -153,6 +198,7 @@ gj_page_cache_acquire(GjPageCache *cache, const uint32_t rel[3], const uint32_t 
 		{
 			/* the same page as when it was kept */
 			cache->readers[s]++;
+			cache->used[s] = cache->turn;
 			cache->hits++;
 			use[i] = GJ_PAGE_HIT;
 			slot[i] = s;
@@ -176,6 +222,8 @@ gj_page_cache_acquire(GjPageCache *cache, const uint32_t rel[3], const uint32_t 
 		cache->keys[4 * s + 3] = blocks[i];
 		cache->lsns[s] = lsns[i];
 		cache->states[s] = SLOT_FILLING;
+		cache->used[s] = cache->turn;
+		cache->nfree--;
 		cache->next[s] = cache->buckets[Bucket(cache, rel, blocks[i])];
 		cache->buckets[Bucket(cache, rel, blocks[i])] = s;
 		cache->fills++;

@@ -60,7 +60,12 @@ typedef struct GjPageCache
 	uint64_t   *lsns;			/* per slot, the LSN it was filled under */
 	int32_t    *readers;		/* per slot, the calls reading it now */
 	uint8_t    *states;			/* per slot: free, filling, filled */
+	uint32_t   *used;			/* per filled slot, the turn of the hand it
+								 * was last filled or hit in */
+	int64_t		nfree;			/* free slots */
 	int64_t		hand;			/* the clock: the next slot to look at */
+	uint32_t	turn;			/* the hand's turns so far */
+	uint64_t	lottery;		/* the state of Admit's xorshift */
 	int64_t		hits;			/* pages read from slots, ever */
 	int64_t		fills;			/* pages copied into slots, ever */
 } GjPageCache;

@@ -153,11 +153,14 @@ Admit(GjPageCache *cache)
 static int64_t
 Victim(GjPageCache *cache)
 {
+	/* the next free slot from where the last one was found */
 	if (cache->nfree > 0)
 		for (int64_t i = 0; i < cache->nslots; i++)
 		{
-			int64_t		s = (cache->hand + i) % cache->nslots;
+			int64_t		s = cache->free_at;
 
+			cache->looked++;
+			cache->free_at = (cache->free_at + 1) % cache->nslots;
 			if (cache->states[s] == SLOT_FREE)
 				return s;
 		}
@@ -165,6 +168,7 @@ Victim(GjPageCache *cache)
 	{
 		int64_t		s = cache->hand;
 
+		cache->looked++;
 		if (++cache->hand == cache->nslots)
 		{
 			cache->hand = 0;

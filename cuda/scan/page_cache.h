@@ -63,11 +63,13 @@ typedef struct GjPageCache
 	uint32_t   *used;			/* per filled slot, the turn of the hand it
 								 * was last filled or hit in */
 	int64_t		nfree;			/* free slots */
+	int64_t		free_at;		/* where to look for the next free one */
 	int64_t		hand;			/* the clock: the next slot to look at */
 	uint32_t	turn;			/* the hand's turns so far */
 	uint64_t	lottery;		/* the state of Admit's xorshift */
 	int64_t		hits;			/* pages read from slots, ever */
 	int64_t		fills;			/* pages copied into slots, ever */
+	int64_t		looked;			/* slots Victim looked at, ever */
 } GjPageCache;
 
 /* A cache of nslots slots (> 0); false when out of host memory */

@@ -2054,7 +2054,9 @@ TextsOn(const GjKernels *kernels, const char *impl)
  * relation of three quarters of the cache, read after it, is hit whole
  * within 16 turns (the larger one's pages go cold after two turns of the
  * hand, which moves a slot a miss: eleven turns here); its pages under a new
- * LSN are hit none, then all.
+ * LSN are hit none, then all.  Throughout, a miss looks at a few slots on
+ * average, not the whole cache (filling it must not take time quadratic
+ * in its size).
  */
 #define CACHE_SLOTS		512
 #define CACHE_CALL		64
@@ -2117,6 +2119,9 @@ CacheTurns(void)
 	if ((hits = CacheTurn(&cache, small, nsmall, 2)) != nsmall)
 		Failf("%lld of %lld pages hit after they were kept again under the new LSN",
 			  (long long) hits, (long long) nsmall);
+	if (cache.looked > 4 * (cache.fills + 6 * nbig + 20 * nsmall))
+		Failf("the cache looked at %lld slots for %lld fills", (long long) cache.looked,
+			  (long long) cache.fills);
 	gj_page_cache_free(&cache);
 	TestReport("cpu", "page cache: turns over twice its pages, then a smaller relation, then new LSNs");
 }

@@ -39,7 +39,6 @@
 
 #include "common.cuh"
 #include "heap_deform.h"
-#include "page_cache.h"
 
 /* What the tuples of one call found, at the start of the output buffer */
 typedef struct DeformFound
@@ -788,10 +787,8 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 	if (pages->pages == NULL)
 		out->bytes_shipped += (int64_t) (sizeof(uint32_t) * ship_bytes / (size_t) pages->page_size);
 	out->bytes_shipped -= nhits * (int64_t) pages->page_size;
-	out->pages_cached = nhits;
-	if (nhits > 0 && !gj_heap_starts_page(pages, first) &&
-		pending->kept.use[0] == GJ_PAGE_HIT)
-		out->pages_cached--;	/* the call before counted it */
+	out->pages_cached = nhits > 0 ?
+		gj_heap_pages_kept(pages, first, pending->kept.use, pending->kept.n) : 0;
 	/* found and the NULL flags start at zero, and so does keep */
 	GJ_CUDA_TRY(err, cudaMemsetAsync(output, 0, rows_off + (size_t) n * (plan->ncolumns + 1),
 									 ctx->stream));

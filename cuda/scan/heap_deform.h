@@ -50,6 +50,7 @@
 
 #include "gpujoin_kernels.h"
 #include "expr.h"
+#include "page_cache.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -160,16 +161,21 @@ gj_heap_page_in_place(const GjPageBatch *pages, int64_t p)
 }
 
 /*
- * Whether a call from tuple first starts its first page: false where the
- * call before read tuples of the same page (a page two calls share is
- * counted once, by the first)
+ * The pages a call from tuple first read from kept copies, by its uses
+ * (page_cache.h, one per page from the page of tuple first): its first
+ * page counted only where the call starts it, not where the call before
+ * read tuples of the same page (a page two calls share counts once)
  */
-static inline bool
-gj_heap_starts_page(const GjPageBatch *pages, int64_t first)
+static inline int64_t
+gj_heap_pages_kept(const GjPageBatch *pages, int64_t first, const uint8_t *use, int64_t npages)
 {
 	uint32_t	page = (uint32_t) pages->page_size;
+	int64_t		kept = 0;
 
-	return first == 0 || pages->tuples[first - 1] / page != pages->tuples[first] / page;
+	for (int64_t i = first > 0 && pages->tuples[first - 1] / page == pages->tuples[first] / page;
+		 i < npages; i++)
+		kept += use[i] == GJ_PAGE_HIT;
+	return kept;
 }
 
 /*

@@ -21,7 +21,6 @@
 #include "common.h"
 #include "gpujoin_kernels.h"
 #include "heap_deform.h"
-#include "page_cache.h"
 
 /*
  * The twin's kept pages (page_cache.h), in host memory: made by the
@@ -285,8 +284,6 @@ typedef struct KeptCall
 	GjPageCache *cache;			/* NULL: no page kept, read in place */
 	int64_t		p0;
 	int64_t		npages;
-	int64_t		counted;		/* the first page counted: 0, or 1 where the
-								 * call before counted it */
 	uint8_t    *use;
 	int64_t    *slot;
 	const char **from;
@@ -308,7 +305,6 @@ KeptPages(const GjPageBatch *pages, int64_t first, int64_t n, KeptCall *kept)
 	kept->p0 = pages->tuples[first] / page;
 	p1 = pages->tuples[first + n - 1] / page + 1;
 	kept->npages = p1 - kept->p0;
-	kept->counted = gj_heap_starts_page(pages, first) ? 0 : 1;
 	kept->use = (uint8_t *) malloc((size_t) kept->npages);
 	kept->slot = (int64_t *) malloc(sizeof(int64_t) * (size_t) kept->npages);
 	kept->from = (const char **) malloc(sizeof(char *) * (size_t) kept->npages);
@@ -334,14 +330,13 @@ KeptPages(const GjPageBatch *pages, int64_t first, int64_t n, KeptCall *kept)
 	return GJ_OK;
 }
 
-/* The call is done with its kept pages: counted in out, let go */
+/* The call from tuple first is done with its kept pages: counted in out, let go */
 static void
-ReleaseKept(KeptCall *kept, GjDeformOut *out)
+ReleaseKept(const GjPageBatch *pages, int64_t first, KeptCall *kept, GjDeformOut *out)
 {
 	if (kept->cache == NULL)
 		return;
-	for (int64_t i = kept->counted; i < kept->npages; i++)
-		out->pages_cached += kept->use[i] == GJ_PAGE_HIT;
+	out->pages_cached += gj_heap_pages_kept(pages, first, kept->use, kept->npages);
 	gj_page_cache_release(kept->cache, kept->use, kept->slot, kept->npages, true);
 	free(kept->use);
 	free(kept->slot);
@@ -399,7 +394,7 @@ gj_cpu_heap_deform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec 
 		gj_heap_deform_row(&plan, attrs, tuple, row, &rows, &found);
 		if (found.bad_attno > 0)
 		{
-			ReleaseKept(&kept, out);
+			ReleaseKept(pages, first, &kept, out);
 			free(attrs);
 			return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 								"heap deform: a TOAST pointer of an unknown tag in attribute %d.",
@@ -422,7 +417,7 @@ gj_cpu_heap_deform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec 
 		out->host_numerics += found.host_numerics;
 		out->nrows++;
 	}
-	ReleaseKept(&kept, out);
+	ReleaseKept(pages, first, &kept, out);
 	free(attrs);
 	return GJ_OK;
 }

@@ -192,8 +192,9 @@ ChainKeyCost(OpExpr *op, Node *outer_arg)
  * below it saves (src/exec_chain.c), or 0 when the two cannot be one
  * chain: the lower join's emission of its rows and this one's copying of
  * them into a batch, less the encoding of this join's key on the host for
- * each row of the side that holds it (ChainKeyRows, ChainKeyCost).  Not positive: the two stay apart (the plan says so,
- * GpuJoinPrivateChainBelow, and the executor chains only where it does).
+ * each row of the side that holds it (ChainKeyRows, ChainKeyCost).  Not
+ * positive: the two stay apart (the plan says so, GpuJoinPrivateChainBelow,
+ * and the executor chains only where it does).
  *
  * A partial chain (both joins partial, gpujoin.enable_parallel_chain) runs
  * whole in every process of the parallel plan, each on its share of the

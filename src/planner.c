@@ -170,13 +170,31 @@ ChainKeyRows(Path *lower, Var *key)
 }
 
 /*
+ * What the host's encoding of one row's key for a chain level costs: an
+ * int4, date or int8 column keyed against its own type is packed straight
+ * from the batch's values (exec_chain.c's EncodeIntExtra, about 2 ns a
+ * row on the development machine), any other goes through a value's
+ * extraction
+ */
+static Cost
+ChainKeyCost(OpExpr *op, Node *outer_arg)
+{
+	Oid			type = getBaseType(exprType(outer_arg));
+
+	if ((type == INT4OID || type == DATEOID || type == INT8OID) &&
+		getBaseType(exprType(linitial(op->args))) == getBaseType(exprType(lsecond(op->args))))
+		return GPUJOIN_CHAIN_INT_KEY_NS * gpujoin_model.cost_per_ms / 1e6;
+	return gpujoin_extract_cost;
+}
+
+/*
  * What running this join as the top of a chain with the GPU hash join
  * below it saves (src/exec_chain.c), or 0 when the two cannot be one
  * chain: the lower join's emission of its rows and this one's copying of
- * them into a batch, less the encoding of this join's key on the host, a
- * value's extraction for each row of the side that holds it
- * (ChainKeyRows).  Not positive: the two stay apart (the plan says so,
- * GpuJoinPrivateChainBelow, and the executor chains only where it does).
+ * them into a batch, less the encoding of this join's key on the host for
+ * each row of the side that holds it (ChainKeyRows, ChainKeyCost).  Not
+ * positive: the two stay apart (the plan says so, GpuJoinPrivateChainBelow,
+ * and the executor chains only where it does).
  *
  * A partial chain (both joins partial, gpujoin.enable_parallel_chain) runs
  * whole in every process of the parallel plan, each on its share of the
@@ -227,7 +245,7 @@ ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool 
 		return 0.0;
 	return (gpujoin_emit_cost + outer_path->pathtarget->cost.per_tuple) * outer_path->rows +
 		outer_path->rows * (list_length(outer_path->pathtarget->exprs) + 1) * gpujoin_extract_cost -
-		ChainKeyRows(outer_path, (Var *) outer_arg) * gpujoin_extract_cost - unshared;
+		ChainKeyRows(outer_path, (Var *) outer_arg) * ChainKeyCost(op, outer_arg) - unshared;
 }
 
 /*

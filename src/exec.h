@@ -889,7 +889,7 @@ extern void GpuJoinReadBorrowedInner(GpuJoinState *node);
  */
 typedef GjBatch (*GpuJoinShareBatchFn) (GpuJoinState *node, void *arg, GjColumn *columns,
 										int32 *ncolumns, const int32 **widths);
-extern int	GpuJoinChainClaimBuild(GpuJoinState *node, bool by_tid_ok,
+extern int	GpuJoinChainClaimBuild(GpuJoinState *node, bool shares_ok, bool by_tid_ok,
 								   GpuJoinShareBatchFn share_batch, void *arg);
 extern bool GpuJoinChainShareOpen(GpuJoinState *node, const GjKernels *kernels);
 extern void GpuJoinWholeInner(GpuJoinState *node);

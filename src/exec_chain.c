@@ -89,10 +89,14 @@
 #define CHAIN_FOLD		7			/* a GpuPreAgg on top: the last level's
 									 * counted chunk into the groups */
 
-/* An 8-byte key column a side's batch carries for a later level */
+/*
+ * An 8-byte column a side's batch carries for a later level: a key, or the
+ * codes of a text group key of the GpuPreAgg on top (CodeExtras)
+ */
 typedef struct ChainExtra
 {
-	int			level;			/* the level that probes with it */
+	int			level;			/* the level that probes with it, or -1 */
+	GpuJoinDict *dict;			/* -1: the codes it gives the values */
 	const GpuJoinColumn *col;	/* the side's column it is encoded from */
 	uint64	   *keys;			/* per row of the batch */
 	uint8	   *nulls;
@@ -118,6 +122,9 @@ typedef struct GpuJoinChain
 	int32		key_columns[GJ_MAX_LEVELS];
 	GpuJoinChainColumn *cols;	/* the top's scan tuple */
 	int			ncols;
+	int		   *codes;			/* per top's outer column, where the codes
+								 * of its text lie among the last level's
+								 * columns, or -1 (CodeExtras) */
 	GjAggSpec  *agg_spec;		/* a GpuPreAgg on top: its spec with the
 								 * chain's layout of its outer columns */
 	GjAggSpec  *own_agg_spec;	/* ... and as the node has it alone */
@@ -297,12 +304,13 @@ SideWidths(const ChainSide *cs, int32 *widths)
 /*
  * A GpuPreAgg on top: the inputs of its spec on its outer side name that
  * side's device columns, which in the chain are where the levels below
- * hand them down (chain->cols, the top's outer columns first).  A copy of
- * the spec with those inputs moved there; false where an input is not
- * carried on the device there (a host column of the side it comes from)
- * or is converted by the node's own outer side (a text key's code, a
- * scaled numeric) but not by the side it comes from alike (a heap side's
- * numerics of declared scale: GpuJoinHeapNumericsOnDevice).
+ * hand them down (chain->cols, the top's outer columns first; a text group
+ * key's codes where CodeExtras put them).  A copy of the spec with those
+ * inputs moved there; false where an input is not carried on the device
+ * there (a host column of the side it comes from) or is converted by the
+ * node's own outer side (a scaled numeric) but not by the side it comes
+ * from alike (a heap side's numerics of declared scale:
+ * GpuJoinHeapNumericsOnDevice).
  */
 static inline bool
 SameConversion(const GpuJoinColumn *a, const GpuJoinColumn *b)
@@ -326,13 +334,57 @@ ChainAggSpec(GpuJoinChain *chain, GpuJoinState *top)
 		for (c = 0; c < top->gj_Outer.ncolumns; c++)
 			if (top->gj_Outer.columns[c].device == in->column)
 				break;
-		if (c == top->gj_Outer.ncolumns || chain->cols[c].values < 0 ||
-			!SameConversion(&top->gj_Outer.columns[c], chain->cols[c].col))
+		if (c == top->gj_Outer.ncolumns)
 			return false;
-		in->column = (int8) chain->cols[c].values;
+		if (chain->codes[c] >= 0)
+			in->column = (int8) chain->codes[c];
+		else if (chain->cols[c].values >= 0 &&
+				 SameConversion(&top->gj_Outer.columns[c], chain->cols[c].col))
+			in->column = (int8) chain->cols[c].values;
+		else
+			return false;
 	}
 	chain->agg_spec = spec;
 	chain->own_agg_spec = GpuJoinAggSpec(top);
+	return true;
+}
+
+/*
+ * A GpuPreAgg on top: its text group keys are codes of their values
+ * (GpuJoinDict), which its own outer side would make as it reads them; in
+ * the chain that side is not read, and the side below that holds such a
+ * column (a level's inner side, or the lowest level's outer side) carries
+ * their codes, made with the GpuPreAgg's own dictionary, as an extra
+ * column (EncodeExtras), so that the groups' words decode as the node's
+ * would.  Codes of long texts are each process's own, so in a partial
+ * chain a level whose inner side carries codes builds its own table
+ * (SharesOk).  False where a value is not in the side's batch (a host
+ * column fetched by tid for each match).
+ */
+static bool
+CodeExtras(GpuJoinChain *chain, GpuJoinState *top)
+{
+	for (int c = 0; c < top->gj_Outer.ncolumns; c++)
+	{
+		const GpuJoinColumn *col;
+		ChainSide  *cs;
+		int			side;
+
+		chain->codes[c] = -1;
+		if (top->gj_Outer.columns[c].dict == NULL)
+			continue;
+		if (!Follow(chain, chain->nlevels - 2, top->gj_Outer.columns[c].attno, &side, &col))
+			return false;
+		cs = &chain->sides[side];
+		if (col->dict != NULL || GpuJoinColumnConverted(col) ||
+			(col->device < 0 && cs->side->host_by_tid) ||
+			cs->nextra == GJ_MAX_LEVELS)
+			return false;
+		cs->extra[cs->nextra].level = -1;
+		cs->extra[cs->nextra].dict = top->gj_Outer.columns[c].dict;
+		cs->extra[cs->nextra].col = col;
+		cs->nextra++;			/* (where it lies: once the layouts are known) */
+	}
 	return true;
 }
 
@@ -396,9 +448,13 @@ GpuJoinChainInit(GpuJoinState *node)
 		if (col->device < 0 && cs->side->host_by_tid)
 			return;
 		cs->extra[cs->nextra].level = k;
+		cs->extra[cs->nextra].dict = NULL;
 		cs->extra[cs->nextra].col = col;
 		cs->nextra++;
 	}
+	chain->codes = palloc(sizeof(int) * Max(node->gj_Outer.ncolumns, 1));
+	if (node->gj_Agg != NULL && !CodeExtras(chain, node))
+		return;
 
 	/* the levels' specs: each level's outer columns what the one below hands down */
 	for (int k = 0; k < n; k++)
@@ -429,17 +485,26 @@ GpuJoinChainInit(GpuJoinState *node)
 		if (spec->inner_ncolumns > GJ_MAX_COLUMNS || spec->outer_ncolumns > GJ_MAX_COLUMNS)
 			return;
 	}
-	/* where each level's key lies among its outer columns */
+	/*
+	 * where each level's key lies among its outer columns, and the codes of
+	 * the top's text group keys among the last level's (its outer columns
+	 * hold every column of the levels below)
+	 */
 	for (int s = 0; s < CHAIN_SIDES; s++)
 	{
 		ChainSide  *cs = &chain->sides[s];
 
 		for (int e = 0; e < cs->nextra; e++)
 		{
-			int			k = cs->extra[e].level;
-
-			chain->key_columns[k] = (s == CHAIN_OUTER ? 0 : chain->specs[s - 1].outer_ncolumns) +
+			int			at = (s == CHAIN_OUTER ? 0 : chain->specs[s - 1].outer_ncolumns) +
 				cs->side->ndevice + e;
+
+			if (cs->extra[e].dict == NULL)
+				chain->key_columns[cs->extra[e].level] = at;
+			else
+				for (int c = 0; c < node->gj_Outer.ncolumns; c++)
+					if (node->gj_Outer.columns[c].dict == cs->extra[e].dict)
+						chain->codes[c] = at;
 		}
 	}
 
@@ -585,10 +650,10 @@ EncodeIntExtra(GpuJoinState *level, GpuJoinSide *side, ChainExtra *x)
 }
 
 /*
- * Encode the extra key columns of a side for its rows now in the batch;
- * in_side: into arrays of the side's own (staging memory the gpujoin
- * service reads in place: a share of a level's inner side, part of the
- * table another process builds)
+ * Encode the extra columns of a side for its rows now in the batch (keys,
+ * codes); in_side: into arrays of the side's own (staging memory the
+ * gpujoin service reads in place: a share of a level's inner side, part
+ * of the table another process builds)
  */
 static void
 EncodeExtras(GpuJoinChain *chain, ChainSide *cs, bool in_side)
@@ -598,7 +663,7 @@ EncodeExtras(GpuJoinChain *chain, ChainSide *cs, bool in_side)
 	for (int e = 0; e < cs->nextra; e++)
 	{
 		ChainExtra *x = &cs->extra[e];
-		GpuJoinState *level = chain->levels[x->level];
+		GpuJoinState *level = chain->levels[x->dict != NULL ? chain->nlevels - 1 : x->level];
 		ExprContext *econtext = level->css.ss.ps.ps_ExprContext;
 
 		if (in_side)
@@ -623,7 +688,7 @@ EncodeExtras(GpuJoinChain *chain, ChainSide *cs, bool in_side)
 			x->keys = MemoryContextAllocHuge(chain->cxt, sizeof(uint64) * x->capacity);
 			x->nulls = MemoryContextAllocHuge(chain->cxt, x->capacity);
 		}
-		if (EncodeIntExtra(level, side, x))
+		if (x->dict == NULL && EncodeIntExtra(level, side, x))
 			continue;
 		for (int64 row = 0; row < side->nrows; row++)
 		{
@@ -632,6 +697,12 @@ EncodeExtras(GpuJoinChain *chain, ChainSide *cs, bool in_side)
 
 			if ((row & 1023) == 0)
 				ResetExprContext(econtext);
+			if (x->dict != NULL)
+			{
+				x->nulls[row] = isnull;
+				x->keys[row] = isnull ? 0 : (uint64) GpuJoinDictCode(x->dict, value);
+				continue;
+			}
 			x->nulls[row] = isnull ||
 				!GpuJoinEncodeKey(level, &level->gj_Outer, value, &x->keys[row]);
 			if (x->nulls[row])
@@ -684,6 +755,22 @@ ByTidOk(GpuJoinChain *chain, int k)
 
 	for (int e = 0; e < cs->nextra; e++)
 		if (cs->extra[e].col->device < 0)
+			return false;
+	return true;
+}
+
+/*
+ * May level k's table be built by one process for all?  Not where its
+ * rows carry codes of texts (CodeExtras): a long text's code is the
+ * process's own.
+ */
+static bool
+SharesOk(GpuJoinChain *chain, int k)
+{
+	ChainSide  *cs = &chain->sides[CHAIN_INNER(k)];
+
+	for (int e = 0; e < cs->nextra; e++)
+		if (cs->extra[e].dict != NULL)
 			return false;
 	return true;
 }
@@ -979,7 +1066,8 @@ GpuJoinChainExec(GpuJoinState *node, bool *handled)
 						 * level for all where it can (the others wait,
 						 * then probe its table and read nothing)
 						 */
-						chain->share[k] = GpuJoinChainClaimBuild(level, ByTidOk(chain, k),
+						chain->share[k] = GpuJoinChainClaimBuild(level, SharesOk(chain, k),
+																 ByTidOk(chain, k),
 																 ShareBatch, chain);
 						if (chain->share[k] == GJ_CHAIN_PROBES)
 							GpuJoinForgetInner(level);

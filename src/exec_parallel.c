@@ -905,8 +905,9 @@ GpuJoinShareBuild(GpuJoinState *node)
  * context), or read and build their own where there is none to share
  * (GJ_CHAIN_OWN_BUILD).  As for a join on its own (ShareEligible): with
  * the service's kernels, a variant whose build can be shared, no text
- * codes, no join filter, and no inner column needed on the host but where
- * the planner priced them fetched by tid for each match (gj_InnerByTid)
+ * codes (its side's, nor a GpuPreAgg's on top: shares_ok), no join
+ * filter, and no inner column needed on the host but where the planner
+ * priced them fetched by tid for each match (gj_InnerByTid)
  * and no later level's key is one of them (by_tid_ok: the chain encodes
  * such keys from the side's batch): the builder then reads the rows' tids
  * instead, publishes them, and every process fetches the inner tuple of
@@ -929,8 +930,8 @@ GpuJoinShareBuild(GpuJoinState *node)
  * after its own either claimed by itself alone or not yet claimed.
  */
 int
-GpuJoinChainClaimBuild(GpuJoinState *node, bool by_tid_ok, GpuJoinShareBatchFn share_batch,
-					   void *arg)
+GpuJoinChainClaimBuild(GpuJoinState *node, bool shares_ok, bool by_tid_ok,
+					   GpuJoinShareBatchFn share_batch, void *arg)
 {
 	bool		by_tid = node->gj_Inner.nhost > 0;
 	GpuJoinPublishedBuild *pub = &node->gj_ChainBuild;
@@ -940,7 +941,7 @@ GpuJoinChainClaimBuild(GpuJoinState *node, bool by_tid_ok, GpuJoinShareBatchFn s
 	/* read whole unless in shares (below) */
 	if (node->gj_Inner.heap != NULL)
 		GpuJoinHeapSetParallel(node->gj_Inner.heap, NULL);
-	if (!ShareEligible(node) ||
+	if (!shares_ok || !ShareEligible(node) ||
 		(by_tid && (!by_tid_ok || node->css.ss.ps.state->es_query_dsa == NULL)))
 		return GJ_CHAIN_OWN_BUILD;
 	node->gj_InnerShares = share_batch != NULL && InnerSharesOn(node);

@@ -27,11 +27,12 @@
 -- subquery; a chain cut short by a LIMIT; a left join on top (no chain).
 -- A GpuPreAgg on top of a chain (gpujoin.enable_chain_preagg): the last
 -- level's matches folded into the groups on the device, group keys and
--- arguments from every level; not where an input is converted by the
--- GpuPreAgg's own outer side (a numeric argument, a text group key of a
--- level below; one of its own inner side is) but not by the side it comes
--- from alike (a numeric of declared scale of the fact table read as pages
--- is, scaled by the deform); out
+-- arguments from every level, text group keys of every side (the side
+-- below that holds one carries its codes: short texts' words, long
+-- texts' codes of the GpuPreAgg's dictionary, NULLs); not where an input
+-- is converted by the GpuPreAgg's own outer side (a numeric argument) but
+-- not by the side it comes from alike (a numeric of declared scale of the
+-- fact table read as pages is, scaled by the deform); out
 -- of device memory in the build, count and aggregate; an argument whose
 -- division by zero the device leaves to the host (PostgreSQL's error).
 -- Partial chains below a Gather (gpujoin.enable_parallel_chain: each
@@ -40,7 +41,7 @@
 -- (a snowflake's with the key of the level above), out of device memory, a
 -- partial GpuPreAgg on top.
 BEGIN;
-SELECT plan(145);
+SELECT plan(153);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -82,7 +83,11 @@ INSERT INTO d1s SELECT g, CASE WHEN g % 40 = 0 THEN NULL ELSE (g * 3) % 800 END,
 CREATE TABLE dt (t text, x int4);
 INSERT INTO dt SELECT 'f' || g, g FROM generate_series(0, 999, 3) g;
 CREATE TABLE e (k int4, y int4);
-ANALYZE f, d1, d2, d3, d4, d5, d1s, dt, e;
+-- long texts (longer than a word: codes of a dictionary), NULL in some rows
+CREATE TABLE dl (k int4, label text);
+INSERT INTO dl SELECT g, CASE WHEN g % 11 = 0 THEN NULL
+	ELSE 'a label longer than a word, number ' || (g % 17) END FROM generate_series(1, 500) g;
+ANALYZE f, d1, d2, d3, d4, d5, d1s, dt, e, dl;
 
 -- levels: how many joins the chain has (a pattern where the device's costs
 -- decide the join order: the text key's join lowest, the chain above it, or
@@ -320,8 +325,12 @@ INSERT INTO qa VALUES
 	 'SELECT d1.a, sum(f.nd), avg(f.nd), max(f.nd), count(*) FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k GROUP BY d1.a'),
 	('a text group key of the top''s own inner side', true,
 	 'SELECT d2.name, count(*), sum(f.v) FROM f JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k GROUP BY d2.name'),
-	('a text group key of a level below', false,
-	 'SELECT d1.name, count(*), sum(f.v) FROM f JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k GROUP BY d1.name');
+	('a text group key of a level below', true,
+	 'SELECT d1.name, count(*), sum(f.v) FROM f JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k GROUP BY d1.name'),
+	('text group keys of the lowest level, long ones and NULLs, and of the top''s inner side', true,
+	 'SELECT dl.label, d2.name, count(*), sum(f.v) FROM f JOIN dl ON f.k3 = dl.k JOIN d1 ON f.k1 = d1.k JOIN d2 ON f.k2 = d2.k GROUP BY 1, 2'),
+	('a text group key of the fact table, a long one of a level below', true,
+	 'SELECT f.t, dl.label, count(*), max(d2.b) FROM f JOIN dl ON f.k3 = dl.k JOIN d2 ON f.k2 = d2.k GROUP BY 1, 2');
 :postgres_join
 CREATE TEMP TABLE refa AS SELECT name, pg_temp.rows_digest(sql) AS digest FROM qa;
 -- (the joins in the order written: the top's inner side is the last)

@@ -13,12 +13,18 @@
  * each be dropped before their next read by a clock that takes every
  * page it comes to, and the cache would serve none.  Here the hand, which
  * moves one slot a miss, takes a cold page (neither filled nor hit during
- * the hand's last two turns) outright, any other for one miss in
- * ADMIT_ONE_IN; for the other misses the page missed is not kept.  So a
- * relation read again and again keeps about as much of itself as the
+ * the hand's last COLD_TURNS x nslots moves) outright, any other for one
+ * miss in ADMIT_ONE_IN; for the other misses the page missed is not kept.
+ * So a relation read again and again keeps about as much of itself as the
  * cache holds (the pages it keeps are hit every turn and never go cold),
  * and pages no longer read make room for new ones within two turns of
- * the hand.
+ * the hand.  That holds for a relation up to about three times the cache
+ * (its misses in one reading move the hand less than two turns); a larger
+ * one looks cold page by page, and gets about nothing, as from a clock.
+ * The distance is counted in moves, not in whole turns: counted in turns,
+ * a page hit late in one looked cold early in the next but one, so a
+ * relation 2.4 times the cache lost hits run after run until it got
+ * almost none (on an H200, 2026-12-01).
  *
  * IDENTIFICATION
  *	  cuda/scan/page_cache.c
@@ -35,6 +41,7 @@
 #define SLOT_FILLED		2
 
 #define ADMIT_ONE_IN	8
+#define COLD_TURNS		2
 
 static uint64_t
 Hash(const uint32_t rel[3], uint32_t block)
@@ -63,7 +70,7 @@ gj_page_cache_init(GjPageCache *cache, int64_t nslots)
 	cache->lsns = (uint64_t *) calloc((size_t) nslots, sizeof(uint64_t));
 	cache->readers = (int32_t *) calloc((size_t) nslots, sizeof(int32_t));
 	cache->states = (uint8_t *) calloc((size_t) nslots, 1);
-	cache->used = (uint32_t *) calloc((size_t) nslots, sizeof(uint32_t));
+	cache->used = (uint64_t *) calloc((size_t) nslots, sizeof(uint64_t));
 	cache->nfree = nslots;
 	cache->lottery = UINT64_C(0x9E3779B97F4A7C15);
 	if (cache->buckets == NULL || cache->next == NULL || cache->keys == NULL ||
@@ -169,14 +176,13 @@ Victim(GjPageCache *cache)
 		int64_t		s = cache->hand;
 
 		cache->looked++;
+		cache->moves++;
 		if (++cache->hand == cache->nslots)
-		{
 			cache->hand = 0;
-			cache->turn++;
-		}
 		if (cache->states[s] != SLOT_FILLED || cache->readers[s] > 0)
 			continue;			/* being filled or read: the next one */
-		if (cache->turn - cache->used[s] < 2 && !Admit(cache))
+		if (cache->moves - cache->used[s] < (uint64_t) (COLD_TURNS * cache->nslots) &&
+			!Admit(cache))
 			return -1;
 		Unlink(cache, s);
 		return s;
@@ -202,7 +208,7 @@ gj_page_cache_acquire(GjPageCache *cache, const uint32_t rel[3], const uint32_t 
 		{
 			/* the same page as when it was kept */
 			cache->readers[s]++;
-			cache->used[s] = cache->turn;
+			cache->used[s] = cache->moves;
 			cache->hits++;
 			use[i] = GJ_PAGE_HIT;
 			slot[i] = s;
@@ -226,7 +232,7 @@ gj_page_cache_acquire(GjPageCache *cache, const uint32_t rel[3], const uint32_t 
 		cache->keys[4 * s + 3] = blocks[i];
 		cache->lsns[s] = lsns[i];
 		cache->states[s] = SLOT_FILLING;
-		cache->used[s] = cache->turn;
+		cache->used[s] = cache->moves;
 		cache->nfree--;
 		cache->next[s] = cache->buckets[Bucket(cache, rel, blocks[i])];
 		cache->buckets[Bucket(cache, rel, blocks[i])] = s;

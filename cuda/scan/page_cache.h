@@ -60,12 +60,12 @@ typedef struct GjPageCache
 	uint64_t   *lsns;			/* per slot, the LSN it was filled under */
 	int32_t    *readers;		/* per slot, the calls reading it now */
 	uint8_t    *states;			/* per slot: free, filling, filled */
-	uint32_t   *used;			/* per filled slot, the turn of the hand it
-								 * was last filled or hit in */
+	uint64_t   *used;			/* per filled slot, the hand's moves when it
+								 * was last filled or hit */
 	int64_t		nfree;			/* free slots */
 	int64_t		free_at;		/* where to look for the next free one */
 	int64_t		hand;			/* the clock: the next slot to look at */
-	uint32_t	turn;			/* the hand's turns so far */
+	uint64_t	moves;			/* the hand's moves so far, one slot each */
 	uint64_t	lottery;		/* the state of Admit's xorshift */
 	int64_t		hits;			/* pages read from slots, ever */
 	int64_t		fills;			/* pages copied into slots, ever */

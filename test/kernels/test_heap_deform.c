@@ -2093,7 +2093,7 @@ CacheTurns(void)
 	GjPageCache cache;
 	const uint32_t big[3] = {1663, 5, 16384};
 	const uint32_t small[3] = {1663, 5, 16385};
-	const int64_t nbig = 2 * CACHE_SLOTS;
+	const int64_t nbig = 12 * CACHE_SLOTS / 5;
 	const int64_t nsmall = 3 * CACHE_SLOTS / 4;
 	int64_t		hits;
 
@@ -2102,10 +2102,18 @@ CacheTurns(void)
 		Failf("gj_page_cache_init(%d) failed", CACHE_SLOTS);
 		return;
 	}
-	for (int turn = 0; turn < 6; turn++)
+
+	/*
+	 * 2.4 times the cache (SSB's fact table at SF 10 is 2.36 times 2 GB):
+	 * from the second turn on, most of the cache hit, turn after turn
+	 * (with the hand's turns counted whole, a page hit late in one turn
+	 * looked cold early in the next but one; on the H200 six runs of
+	 * S1.1 hit 97, 90, 20, 13 and 5 % of the slots after the first)
+	 */
+	for (int turn = 0; turn < 10; turn++)
 	{
 		hits = CacheTurn(&cache, big, nbig, 1);
-		if (turn == 0 ? hits != 0 : hits < nbig * 2 / 5)
+		if (turn == 0 ? hits != 0 : hits < CACHE_SLOTS * 4 / 5)
 			Failf("turn %d over %lld pages of a cache of %d: %lld hit", turn,
 				  (long long) nbig, CACHE_SLOTS, (long long) hits);
 	}
@@ -2119,11 +2127,11 @@ CacheTurns(void)
 	if ((hits = CacheTurn(&cache, small, nsmall, 2)) != nsmall)
 		Failf("%lld of %lld pages hit after they were kept again under the new LSN",
 			  (long long) hits, (long long) nsmall);
-	if (cache.looked > 4 * (cache.fills + 6 * nbig + 20 * nsmall))
+	if (cache.looked > 4 * (cache.fills + 10 * nbig + 20 * nsmall))
 		Failf("the cache looked at %lld slots for %lld fills", (long long) cache.looked,
 			  (long long) cache.fills);
 	gj_page_cache_free(&cache);
-	TestReport("cpu", "page cache: turns over twice its pages, then a smaller relation, then new LSNs");
+	TestReport("cpu", "page cache: turns over 2.4 times its pages, then a smaller relation, then new LSNs");
 }
 
 void

@@ -26,14 +26,6 @@
  * relation 2.4 times the cache lost hits run after run until it got
  * almost none (on an H200, 2026-12-01).
  *
- * A call that would read fewer than one in HIT_SHARE of its pages from
- * their slots reads none of them there: its pages then go to the device
- * as they lie, in one copy of each run of them, where a few kept ones
- * among them would have turned that into a gather of every page one by
- * one, which costs more than the bus it saves (on the H200, SSB's S1.1 at
- * SF 10 with 2 GB kept of lineorder's 4.7 took 168-182 ms, against
- * 147-154 with none).
- *
  * IDENTIFICATION
  *	  cuda/scan/page_cache.c
  *
@@ -50,7 +42,6 @@
 
 #define ADMIT_ONE_IN	8
 #define COLD_TURNS		2
-#define HIT_SHARE		4
 
 static uint64_t
 Hash(const uint32_t rel[3], uint32_t block)
@@ -203,8 +194,6 @@ void
 gj_page_cache_acquire(GjPageCache *cache, const uint32_t rel[3], const uint32_t *blocks,
 					  const uint64_t *lsns, int64_t n, uint8_t *use, int64_t *slot)
 {
-	int64_t		hits = 0;
-
 	pthread_mutex_lock(&cache->lock);
 	for (int64_t i = 0; i < n; i++)
 	{
@@ -220,7 +209,7 @@ gj_page_cache_acquire(GjPageCache *cache, const uint32_t rel[3], const uint32_t 
 			/* the same page as when it was kept */
 			cache->readers[s]++;
 			cache->used[s] = cache->moves;
-			hits++;
+			cache->hits++;
 			use[i] = GJ_PAGE_HIT;
 			slot[i] = s;
 			continue;
@@ -251,17 +240,6 @@ gj_page_cache_acquire(GjPageCache *cache, const uint32_t rel[3], const uint32_t 
 		use[i] = GJ_PAGE_FILL;
 		slot[i] = s;
 	}
-	/* a few hits among many pages: none read from their slots (the head) */
-	if (hits * HIT_SHARE < n)
-		for (int64_t i = 0; i < n && hits > 0; i++)
-			if (use[i] == GJ_PAGE_HIT)
-			{
-				cache->readers[slot[i]]--;
-				use[i] = GJ_PAGE_SHIP;
-				slot[i] = -1;
-				hits--;
-			}
-	cache->hits += hits;
 	pthread_mutex_unlock(&cache->lock);
 }
 

@@ -80,8 +80,7 @@ extern void gj_page_cache_free(GjPageCache *cache);
  * For each of n pages of relation rel (its 3 words), block blocks[i],
  * kept under LSN lsns[i] (0: not to be kept), what the call does with it
  * (use[i]) and its slot (slot[i], -1 for GJ_PAGE_SHIP).  The slots stay
- * the call's until gj_page_cache_release.  No page is GJ_PAGE_HIT where
- * fewer than a quarter of the n would be (page_cache.c).
+ * the call's until gj_page_cache_release.
  */
 extern void gj_page_cache_acquire(GjPageCache *cache, const uint32_t rel[3],
 								  const uint32_t *blocks, const uint64_t *lsns,

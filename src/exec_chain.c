@@ -502,9 +502,9 @@ GpuJoinChainInit(GpuJoinState *node)
 			if (cs->extra[e].dict == NULL)
 				chain->key_columns[cs->extra[e].level] = at;
 			else
-				for (int c = 0; c < node->gj_Outer.ncolumns; c++)
-					if (node->gj_Outer.columns[c].dict == cs->extra[e].dict)
-						chain->codes[c] = at;
+				for (int i = 0; i < node->gj_Outer.ncolumns; i++)
+					if (node->gj_Outer.columns[i].dict == cs->extra[e].dict)
+						chain->codes[i] = at;
 		}
 	}
 

@@ -98,6 +98,18 @@ typedef struct GpuJoinAggSaved
 	bool		sorted;			/* in the spec's order (agg_result's) */
 } GpuJoinAggSaved;
 
+/*
+ * A condition of the HAVING clause checked on whole groups (planner_agg.c
+ * HavingConditions): item's final value (a count, an integer sum, a
+ * numeric sum's value times 10^scale) against bound, of the same scale
+ */
+typedef struct GpuJoinAggHaving
+{
+	int			item;
+	int			strategy;		/* B-tree's, the value on the left */
+	int128		bound;
+} GpuJoinAggHaving;
+
 typedef struct GpuJoinAgg
 {
 	GjAggSpec  *spec;
@@ -141,6 +153,18 @@ typedef struct GpuJoinAgg
 	struct GpuJoinAggRow *order;
 	int64		norder;			/* rows in order; -1: not gathered yet */
 	int64		host_sorted;	/* EXPLAIN ANALYZE: groups sorted on the host */
+
+	/*
+	 * A serial plan's HAVING conditions, checked on the groups being
+	 * emitted where they are whole (each folded once, into one table: one
+	 * set of groups, the context's); the Finalize Aggregate checks the
+	 * whole clause again
+	 */
+	int			nhaving;
+	GpuJoinAggHaving *having;
+	bool		whole;			/* the groups being emitted are */
+	int64		sets_begun;		/* sets of groups emitted so far */
+	int64		having_removed; /* EXPLAIN ANALYZE: groups not emitted */
 } GpuJoinAgg;
 
 /* A row of the sorted output: group g of set "set" */
@@ -151,6 +175,8 @@ typedef struct GpuJoinAggRow
 } GpuJoinAggRow;
 
 static void InitOrdering(GpuJoinAgg *agg, GjAggSpec *spec, List *ordering);
+static void InitHaving(GpuJoinAgg *agg, List *conditions);
+static int128 Sum128(const GjAggResult *r, int a, int64 g);
 static bool ReadContextGroups(GpuJoinState *node, GjAggResult *r);
 static TupleTableSlot *EmitGroup(GpuJoinState *node, const GjAggResult *r, Datum **states,
 								 int64 g);
@@ -580,7 +606,126 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 		elog(ERROR, "gpujoin: a GpuPreAgg without aggregates");
 	AddNaNCounts(node, agg, join_tlist);
 	AddOverflowGuards(node, agg, join_tlist);
+	InitHaving(agg, list_length(agg_private) > 5 ? (List *) list_nth(agg_private, 5) : NIL);
 	node->gj_Agg = agg;
+}
+
+/*
+ * The HAVING conditions the plan gave (planner_agg.c HavingConditions),
+ * each constant at its item's scale; a constant of more decimals than the
+ * sum has is left to the Finalize Aggregate
+ */
+static void
+InitHaving(GpuJoinAgg *agg, List *conditions)
+{
+	ListCell   *lc;
+
+	agg->having = palloc0(sizeof(GpuJoinAggHaving) * Max(list_length(conditions), 1));
+	foreach(lc, conditions)
+	{
+		List	   *c = lfirst(lc);
+		GpuJoinAggHaving *h = &agg->having[agg->nhaving];
+		Const	   *bound = lthird_node(Const, c);
+		int			scale = 0;
+		int64		value;
+
+		h->item = intVal(linitial(c));
+		h->strategy = intVal(lsecond(c));
+		if (h->item < 0 || h->item >= agg->nitems)
+			elog(ERROR, "gpujoin: a HAVING condition on aggregate %d of %d", h->item,
+				 agg->nitems);
+		switch (bound->consttype)
+		{
+			case INT2OID:
+				value = DatumGetInt16(bound->constvalue);
+				break;
+			case INT4OID:
+				value = DatumGetInt32(bound->constvalue);
+				break;
+			case INT8OID:
+				value = DatumGetInt64(bound->constvalue);
+				break;
+			default:
+				if (!GpuJoinNumericConstScaled(bound->constvalue, &scale, &value) ||
+					scale > Max(agg->items[h->item].scale, 0))
+					continue;
+				break;
+		}
+		h->bound = value;
+		for (int d = scale; d < Max(agg->items[h->item].scale, 0); d++)
+			h->bound *= 10;
+		agg->nhaving++;
+	}
+}
+
+/*
+ * Whether group g of r may pass the HAVING conditions: false only where
+ * one is false of the group's final value; a NULL sum, a NaN in a numeric
+ * sum, a state made on the host are left to the Finalize Aggregate
+ */
+static bool
+HavingKeeps(const GpuJoinAgg *agg, const GjAggResult *r, Datum **states, int64 g)
+{
+	for (int i = 0; i < agg->nhaving; i++)
+	{
+		const GpuJoinAggHaving *h = &agg->having[i];
+		const GpuJoinAggItem *item = &agg->items[h->item];
+		int			a = h->item;
+		int128		v;
+		bool		holds;
+
+		if (states != NULL && states[a] != NULL)
+			continue;
+		switch (item->func)
+		{
+			case GPUJOIN_AGG_COUNT_STAR:
+			case GPUJOIN_AGG_COUNT:
+				v = r->n[a][g];
+				break;
+			case GPUJOIN_AGG_SUM_INT:
+				if (r->n[a][g] == 0)
+					continue;
+				/* as PartialState emits it: int4_sum's int8, unchecked */
+				v = (int64) (uint64) Sum128(r, a, g);
+				break;
+			case GPUJOIN_AGG_SUM_INT8:
+				if (r->n[a][g] == 0)
+					continue;
+				v = Sum128(r, a, g);
+				break;
+			case GPUJOIN_AGG_SUM_NUMERIC:
+				if (r->n[a][g] == 0 || r->n[item->nan_agg][g] > 0)
+					continue;
+				v = Sum128(r, a, g);
+				break;
+			default:
+				continue;
+		}
+		switch (h->strategy)
+		{
+			case BTLessStrategyNumber:
+				holds = v < h->bound;
+				break;
+			case BTLessEqualStrategyNumber:
+				holds = v <= h->bound;
+				break;
+			case BTEqualStrategyNumber:
+				holds = v == h->bound;
+				break;
+			case BTGreaterEqualStrategyNumber:
+				holds = v >= h->bound;
+				break;
+			case BTGreaterStrategyNumber:
+				holds = v > h->bound;
+				break;
+			default:
+				holds = true;
+				break;
+		}
+		if (!holds)
+			return false;
+	}
+	return true;
 }
 
 /*
@@ -1338,7 +1483,20 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 		if (agg->pos >= agg->norder)
 			return NULL;
 		if (agg->order == NULL)
-			return EmitGroup(node, &agg->sets[0]->result, agg->sets[0]->states, agg->pos++);
+		{
+			/* one set, the context's: whole groups */
+			GpuJoinAggSaved *set = agg->sets[0];
+
+			while (agg->nhaving > 0 && agg->pos < agg->norder &&
+				   !HavingKeeps(agg, &set->result, set->states, agg->pos))
+			{
+				agg->pos++;
+				agg->having_removed++;
+			}
+			if (agg->pos >= agg->norder)
+				return NULL;
+			return EmitGroup(node, &set->result, set->states, agg->pos++);
+		}
 		row = &agg->order[agg->pos++];
 		return EmitGroup(node, &agg->sets[row->set]->result, agg->sets[row->set]->states,
 						 row->g);
@@ -1346,8 +1504,18 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 	for (;;)
 	{
 		if (agg->emitting && agg->pos < r->ngroups)
-			break;
-		/* the next set of groups: a saved one, then the context's */
+		{
+			if (!agg->whole || agg->nhaving == 0 ||
+				HavingKeeps(agg, r, agg->result_states, agg->pos))
+				break;
+			agg->pos++;
+			agg->having_removed++;
+			continue;
+		}
+		/*
+		 * the next set of groups: a saved one, then the context's (its
+		 * groups whole where it is the only one)
+		 */
 		agg->emitting = false;
 		if (agg->saved != NIL)
 		{
@@ -1356,12 +1524,17 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 			agg->saved = list_delete_first(agg->saved);
 			*r = saved->result;
 			agg->result_states = saved->states;
+			agg->whole = false;
 		}
 		else if (ReadContextGroups(node, r))
+		{
 			agg->result_states = NULL;
+			agg->whole = (agg->sets_begun == 0);
+		}
 		else
 			return NULL;
 		agg->emitting = true;
+		agg->sets_begun++;
 		agg->pos = 0;
 	}
 	return EmitGroup(node, r, agg->result_states, agg->pos++);
@@ -1470,6 +1643,7 @@ GpuJoinAggRescan(GpuJoinState *node)
 	agg->saved = NIL;
 	agg->host = NULL;
 	agg->emitting = false;
+	agg->sets_begun = 0;
 	agg->pos = 0;
 	agg->sets = NULL;
 	agg->order = NULL;
@@ -1507,6 +1681,9 @@ GpuJoinAggExplain(GpuJoinState *node, int64 groups, int64 spills, int64 host_sor
 	ExplainPropertyText("Device Aggregation", what, es);
 	if (agg->spec->nsort > 0)
 		ExplainPropertyText("Output Order", "by the group keys, sorted on the device", es);
+	if (agg->nhaving > 0)
+		ExplainPropertyText("Having", psprintf("%d condition%s of the HAVING clause, on whole groups",
+											  agg->nhaving, agg->nhaving == 1 ? "" : "s"), es);
 	if (es->verbose)
 		ExplainPropertyText("Group-By Variants Considered", agg->considered, es);
 	if (es->analyze)
@@ -1521,5 +1698,7 @@ GpuJoinAggExplain(GpuJoinState *node, int64 groups, int64 spills, int64 host_sor
 			ExplainPropertyInteger("Undecided Rounds", NULL, agg->undecided_rounds, es);
 			ExplainPropertyInteger("Matches Folded on the Host", NULL, agg->host_folded, es);
 		}
+		if (agg->nhaving > 0)
+			ExplainPropertyInteger("Groups Removed by Having", NULL, agg->having_removed, es);
 	}
 }

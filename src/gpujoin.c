@@ -40,6 +40,7 @@ bool		gpujoin_enable_preagg = true;
 bool		gpujoin_enable_preagg_scan = true;
 bool		gpujoin_enable_chain = true;
 bool		gpujoin_enable_chain_preagg = false;
+bool		gpujoin_enable_preagg_having = true;
 bool		gpujoin_enable_parallel_chain = false;
 int			gpujoin_join_variant = GPUJOIN_AUTO;
 int			gpujoin_groupby_variant = GPUJOIN_AUTO;
@@ -410,6 +411,17 @@ _PG_init(void)
 							 "is read once, and each level's matches go to the next on the device, not "
 							 "back to the host as rows.",
 							 &gpujoin_enable_chain,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.enable_preagg_having",
+							 "Lets a serial GpuPreAgg check the HAVING clause's simple conditions on its groups.",
+							 "Where its groups are whole, a group whose count or sum fails a comparison "
+							 "with a constant in the HAVING clause is not emitted; the Finalize Aggregate "
+							 "checks the whole clause again.",
+							 &gpujoin_enable_preagg_having,
 							 true,
 							 PGC_USERSET,
 							 0,

@@ -116,6 +116,7 @@ extern bool gpujoin_enable_preagg;
 extern bool gpujoin_enable_preagg_scan;
 extern bool gpujoin_enable_chain;
 extern bool gpujoin_enable_chain_preagg;
+extern bool gpujoin_enable_preagg_having;
 extern bool gpujoin_enable_parallel_chain;
 extern bool gpujoin_deform_numeric;
 extern int	gpujoin_join_variant;

@@ -157,7 +157,8 @@ typedef struct GpuJoinAgg
 	/*
 	 * A serial plan's HAVING conditions, checked on the groups being
 	 * emitted where they are whole (each folded once, into one table: one
-	 * set of groups, the context's); the Finalize Aggregate checks the
+	 * set of groups, the context's, whose table never spilled, which would
+	 * return a key once per spill); the Finalize Aggregate checks the
 	 * whole clause again
 	 */
 	int			nhaving;
@@ -1484,10 +1485,10 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 			return NULL;
 		if (agg->order == NULL)
 		{
-			/* one set, the context's: whole groups */
+			/* one set, the context's: whole groups, where its table never spilled */
 			GpuJoinAggSaved *set = agg->sets[0];
 
-			while (agg->nhaving > 0 && agg->pos < agg->norder &&
+			while (agg->nhaving > 0 && set->result.spills == 0 && agg->pos < agg->norder &&
 				   !HavingKeeps(agg, &set->result, set->states, agg->pos))
 			{
 				agg->pos++;
@@ -1529,7 +1530,7 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 		else if (ReadContextGroups(node, r))
 		{
 			agg->result_states = NULL;
-			agg->whole = (agg->sets_begun == 0);
+			agg->whole = (agg->sets_begun == 0 && r->spills == 0);
 		}
 		else
 			return NULL;

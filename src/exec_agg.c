@@ -607,7 +607,9 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 		elog(ERROR, "gpujoin: a GpuPreAgg without aggregates");
 	AddNaNCounts(node, agg, join_tlist);
 	AddOverflowGuards(node, agg, join_tlist);
-	InitHaving(agg, list_length(agg_private) > 5 ? (List *) list_nth(agg_private, 5) : NIL);
+	/* (with no group key the Finalize Aggregate needs its one group: none) */
+	InitHaving(agg, list_length(agg_private) > 5 && agg->nkeys > 0 ?
+			   (List *) list_nth(agg_private, 5) : NIL);
 	node->gj_Agg = agg;
 }
 

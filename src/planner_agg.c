@@ -908,7 +908,11 @@ HavingConditions(Query *parse, PathTarget *partial)
 	Oid			numeric_family = get_opclass_family(GetDefaultOpClass(NUMERICOID, BTREE_AM_OID));
 	ListCell   *lc;
 
-	if (!gpujoin_enable_preagg_having)
+	/*
+	 * with no GROUP BY the Finalize Aggregate makes its one row of no
+	 * input too (a count of 0): the group must reach it
+	 */
+	if (!gpujoin_enable_preagg_having || parse->groupClause == NIL)
 		return NIL;
 	foreach(lc, (List *) parse->havingQual)
 	{

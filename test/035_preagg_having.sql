@@ -15,8 +15,9 @@
 -- Aggregate), a join and a scan, unsorted and sorted output, groups in
 -- several sets (a small device memory limit: nothing removed, the groups
 -- not whole), a parallel plan (no check: each process's groups are
--- partial), a rescan under a SubPlan, and gpujoin.enable_preagg_having
--- off.
+-- partial), a rescan under a SubPlan, no GROUP BY (the Finalize
+-- Aggregate makes a row of no input too: nothing checked), and
+-- gpujoin.enable_preagg_having off.
 BEGIN;
 SELECT plan(16);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
@@ -51,7 +52,8 @@ INSERT INTO hq VALUES
 	('two conditions, one aggregate only in HAVING', 'SELECT hf.g, count(*) FROM hf JOIN hd ON hf.k = hd.k GROUP BY hf.g HAVING sum(hf.v) > 5000 AND count(*) < 300', 2),
 	('an OR: not checked', 'SELECT hf.g, count(*) FROM hf JOIN hd ON hf.k = hd.k GROUP BY hf.g HAVING count(*) > 128 OR sum(hf.v) < 100', 0),
 	('a scan, sorted output', 'SELECT hf.g, sum(hf.n) FROM hf GROUP BY hf.g HAVING sum(hf.n) > 200 ORDER BY hf.g', 1),
-	('a scan, two keys', 'SELECT hf.g, hf.k % 3, count(*) FROM hf GROUP BY 1, 2 HAVING count(*) >= 7', 1);
+	('a scan, two keys', 'SELECT hf.g, hf.k % 3, count(*) FROM hf GROUP BY 1, 2 HAVING count(*) >= 7', 1),
+	('no GROUP BY: the one group reaches the Finalize Aggregate', 'SELECT count(*) FROM hf JOIN hd ON hf.k = hd.k HAVING count(*) < 5', 0);
 :postgres_join
 CREATE TEMP TABLE href AS SELECT name, pg_temp.rows_digest(sql) AS digest,
 	(SELECT count(*) FROM hf) AS n FROM hq;

@@ -57,6 +57,7 @@
 #include "utils/float.h"
 #include "utils/fmgrprotos.h"
 #include "utils/fmgroids.h"
+#include "utils/date.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 
@@ -100,8 +101,9 @@ typedef struct GpuJoinAggSaved
 
 /*
  * A condition of the HAVING clause checked on whole groups (planner_agg.c
- * HavingConditions): item's final value (a count, an integer sum, a
- * numeric sum's value times 10^scale) against bound, of the same scale
+ * HavingConditions): item's final value (a count, an integer sum, a min or
+ * max's word, a numeric's value times 10^scale) against bound, of the
+ * same scale
  */
 typedef struct GpuJoinAggHaving
 {
@@ -648,6 +650,9 @@ InitHaving(GpuJoinAgg *agg, List *conditions)
 			case INT8OID:
 				value = DatumGetInt64(bound->constvalue);
 				break;
+			case DATEOID:
+				value = DatumGetDateADT(bound->constvalue);
+				break;
 			default:
 				if (!GpuJoinNumericConstScaled(bound->constvalue, &scale, &value) ||
 					scale > Max(agg->items[h->item].scale, 0))
@@ -663,8 +668,9 @@ InitHaving(GpuJoinAgg *agg, List *conditions)
 
 /*
  * Whether group g of r may pass the HAVING conditions: false only where
- * one is false of the group's final value; a NULL sum, a NaN in a numeric
- * sum, a state made on the host are left to the Finalize Aggregate
+ * one is false of the group's final value; a NULL sum, min or max, a NaN
+ * in a numeric, a state made on the host are left to the Finalize
+ * Aggregate
  */
 static bool
 HavingKeeps(const GpuJoinAgg *agg, const GjAggResult *r, Datum **states, int64 g)
@@ -700,6 +706,14 @@ HavingKeeps(const GpuJoinAgg *agg, const GjAggResult *r, Datum **states, int64 g
 				if (r->n[a][g] == 0 || r->n[item->nan_agg][g] > 0)
 					continue;
 				v = Sum128(r, a, g);
+				break;
+			case GPUJOIN_AGG_MIN:
+			case GPUJOIN_AGG_MAX:
+				/* the value's word (IntDatum's); a numeric's NaN PG_INT64_MAX */
+				if (r->n[a][g] == 0 ||
+					(item->type == NUMERICOID && r->a[a][g] == PG_INT64_MAX))
+					continue;
+				v = r->a[a][g];
 				break;
 			default:
 				continue;

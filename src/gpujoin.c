@@ -418,9 +418,9 @@ _PG_init(void)
 
 	DefineCustomBoolVariable("gpujoin.enable_preagg_having",
 							 "Lets a serial GpuPreAgg check the HAVING clause's simple conditions on its groups.",
-							 "Where its groups are whole, a group whose count or sum fails a comparison "
-							 "with a constant in the HAVING clause is not emitted; the Finalize Aggregate "
-							 "checks the whole clause again.",
+							 "Where its groups are whole, a group whose count, sum, min or max fails a "
+							 "comparison with a constant in the HAVING clause is not emitted; the Finalize "
+							 "Aggregate checks the whole clause again.",
 							 &gpujoin_enable_preagg_having,
 							 true,
 							 PGC_USERSET,

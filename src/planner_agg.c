@@ -891,9 +891,10 @@ ChargeTextKeys(PlannerInfo *root, CustomPath *cpath, List *keys)
 /*
  * The conditions of the HAVING clause that a serial GpuPreAgg checks on
  * its groups before it emits them, where they are whole (each group
- * folded once, in one table: exec_agg.c's HavingKeeps): a count, or a
- * sum of integers or of a numeric of declared scale, compared (<, <=, =,
- * >=, >) with a constant, which a group that fails does not pass the
+ * folded once, in one table: exec_agg.c's HavingKeeps): a count, a sum
+ * of integers or of a numeric of declared scale, or the min or max of an
+ * integer, a date or such a numeric, compared (<, <=, =, >=, >) with a
+ * constant of its type, which a group that fails does not pass the
  * Finalize Aggregate's HAVING either.  Each a list: the aggregate's
  * position among the partial target's Aggrefs (the node's items), the
  * comparison's B-tree strategy with the aggregate on the left, and the
@@ -906,6 +907,7 @@ HavingConditions(Query *parse, PathTarget *partial)
 {
 	List	   *conditions = NIL;
 	Oid			numeric_family = get_opclass_family(GetDefaultOpClass(NUMERICOID, BTREE_AM_OID));
+	Oid			date_family = get_opclass_family(GetDefaultOpClass(DATEOID, BTREE_AM_OID));
 	ListCell   *lc;
 
 	/*
@@ -940,13 +942,25 @@ HavingConditions(Query *parse, PathTarget *partial)
 			case F_COUNT_ANY:
 			case F_SUM_INT2:
 			case F_SUM_INT4:
+			case F_MIN_INT2:
+			case F_MIN_INT4:
+			case F_MIN_INT8:
+			case F_MAX_INT2:
+			case F_MAX_INT4:
+			case F_MAX_INT8:
 				family = INTEGER_BTREE_FAM_OID;
+				break;
+			case F_MIN_DATE:
+			case F_MAX_DATE:
+				family = date_family;
 				break;
 			case F_SUM_INT8:
 				family = numeric_family;
 				break;
 			case F_SUM_NUMERIC:
-				/* a sum at the argument's declared scale, exact */
+			case F_MIN_NUMERIC:
+			case F_MAX_NUMERIC:
+				/* at the argument's declared scale, exact */
 				if (GpuJoinNumericExprScale((Node *) linitial_node(TargetEntry, aggref->args)->expr) < 0)
 					continue;
 				family = numeric_family;
@@ -955,6 +969,7 @@ HavingConditions(Query *parse, PathTarget *partial)
 				continue;
 		}
 		if ((family == numeric_family) != (bound->consttype == NUMERICOID) ||
+			(family == date_family) != (bound->consttype == DATEOID) ||
 			(family == INTEGER_BTREE_FAM_OID && bound->consttype != INT2OID &&
 			 bound->consttype != INT4OID && bound->consttype != INT8OID))
 			continue;

@@ -2,14 +2,16 @@
 --
 -- A serial GpuPreAgg checks the HAVING clause's simple conditions on its
 -- groups before it emits them, where the groups are whole (each folded
--- once, into one table): a count, or a sum of integers or of a numeric of
--- declared scale, compared with a constant (planner_agg.c
--- HavingConditions, exec_agg.c HavingKeeps).  EXPLAIN says "Having: N
--- conditions ..." and, under ANALYZE, "Groups Removed by Having".  The
--- rows must be PostgreSQL's: counts against int4 and int8 constants (a
--- cross-type operator), sums of int4, int8 and numeric(8,2) against
--- constants on either side, of fewer decimals than the sum (more: left to
--- the Finalize Aggregate), =, <, <=, >=, >, two conditions, an OR (not
+-- once, into one table): a count, a sum of integers or of a numeric of
+-- declared scale, or the min or max of an integer, a date or such a
+-- numeric, compared with a constant (planner_agg.c HavingConditions,
+-- exec_agg.c HavingKeeps).  EXPLAIN says "Having: N conditions ..." and,
+-- under ANALYZE, "Groups Removed by Having".  The rows must be
+-- PostgreSQL's: counts against int4 and int8 constants (a cross-type
+-- operator), sums of int4, int8 and numeric(8,2) against constants on
+-- either side, of fewer decimals than the sum (more: left to the Finalize
+-- Aggregate), max(int4), min(int8), min(date) over NULL dates,
+-- max(numeric) over NULLs and a NaN, =, <, <=, >=, >, two conditions, an OR (not
 -- checked), an aggregate only the HAVING clause reads, NULL sums (groups
 -- of NULL arguments) and NaN in a numeric sum (left to the Finalize
 -- Aggregate), a join and a scan, unsorted and sorted output, groups in
@@ -27,13 +29,14 @@ SET LOCAL client_min_messages = warning;
 SET LOCAL max_parallel_workers_per_gather = 0;
 SET LOCAL gpujoin.cost_as_gpu = on;
 
-CREATE TABLE hf (k int4, g int4, v int4, b int8, n numeric(8,2));
+CREATE TABLE hf (k int4, g int4, v int4, b int8, n numeric(8,2), d date);
 INSERT INTO hf SELECT i % 2500, i % 1500,
 	CASE WHEN i % 1500 < 20 THEN NULL ELSE (i * 7) % 100 END,
 	((i * 13) % 1000)::int8 * 100000000,
 	CASE WHEN i % 1500 BETWEEN 20 AND 29 THEN NULL
 		 WHEN i = 36 THEN 'NaN'
-		 ELSE ((i * 11) % 2001 - 1000) / 4.0 END
+		 ELSE ((i * 11) % 2001 - 1000) / 4.0 END,
+	CASE WHEN i % 1500 BETWEEN 40 AND 45 THEN NULL ELSE date '2020-01-01' + (i * 17) % 400 END
 FROM generate_series(1, 30000) i;
 CREATE TABLE hd (k int4, w int4);
 INSERT INTO hd SELECT (i * i) % 3000, i FROM generate_series(1, 4000) i;
@@ -53,6 +56,9 @@ INSERT INTO hq VALUES
 	('an OR: not checked', 'SELECT hf.g, count(*) FROM hf JOIN hd ON hf.k = hd.k GROUP BY hf.g HAVING count(*) > 128 OR sum(hf.v) < 100', 0),
 	('a scan, sorted output', 'SELECT hf.g, sum(hf.n) FROM hf GROUP BY hf.g HAVING sum(hf.n) > 200 ORDER BY hf.g', 1),
 	('a scan, two keys', 'SELECT hf.g, hf.k % 3, count(*) FROM hf GROUP BY 1, 2 HAVING count(*) >= 7', 1),
+	('max(int4) >= and min(int8) <', 'SELECT hf.g, max(hf.v) FROM hf JOIN hd ON hf.k = hd.k GROUP BY hf.g HAVING max(hf.v) >= 92 AND min(hf.b) < 2000000000', 2),
+	('min(date) >=, NULL dates', 'SELECT hf.g, min(hf.d) FROM hf JOIN hd ON hf.k = hd.k GROUP BY hf.g HAVING min(hf.d) >= date ''2020-01-13''', 1),
+	('max(numeric) <=, NULLs and a NaN', 'SELECT hf.g, max(hf.n) FROM hf JOIN hd ON hf.k = hd.k GROUP BY hf.g HAVING max(hf.n) <= 240.25', 1),
 	('no GROUP BY: the one group reaches the Finalize Aggregate', 'SELECT count(*) FROM hf JOIN hd ON hf.k = hd.k HAVING count(*) < 5', 0);
 :postgres_join
 CREATE TEMP TABLE href AS SELECT name, pg_temp.rows_digest(sql) AS digest,

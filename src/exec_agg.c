@@ -538,7 +538,7 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 		agg->nkeys++;
 	}
 	spec->nkeys = agg->nkeys;
-	InitOrdering(agg, spec, list_length(agg_private) > 4 ? (List *) list_nth(agg_private, 4) : NIL);
+	InitOrdering(agg, spec, (List *) list_nth(agg_private, 4));
 
 	/* the partial Aggrefs the plan appended */
 	pos = 0;
@@ -610,8 +610,7 @@ GpuJoinAggInit(GpuJoinState *node, CustomScan *cscan, List *join_tlist, List *ag
 	AddNaNCounts(node, agg, join_tlist);
 	AddOverflowGuards(node, agg, join_tlist);
 	/* (with no group key the Finalize Aggregate needs its one group: none) */
-	InitHaving(agg, list_length(agg_private) > 5 && agg->nkeys > 0 ?
-			   (List *) list_nth(agg_private, 5) : NIL);
+	InitHaving(agg, agg->nkeys > 0 ? (List *) list_nth(agg_private, 5) : NIL);
 	node->gj_Agg = agg;
 }
 
@@ -742,6 +741,19 @@ HavingKeeps(const GpuJoinAgg *agg, const GjAggResult *r, Datum **states, int64 g
 		if (!holds)
 			return false;
 	}
+	return true;
+}
+
+/*
+ * Whether group g of r, whole, is not to be emitted (HavingKeeps), counted
+ * as removed
+ */
+static bool
+HavingDrops(GpuJoinAgg *agg, const GjAggResult *r, Datum **states, int64 g)
+{
+	if (agg->nhaving == 0 || HavingKeeps(agg, r, states, g))
+		return false;
+	agg->having_removed++;
 	return true;
 }
 
@@ -1504,12 +1516,9 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 			/* one set, the context's: whole groups, where its table never spilled */
 			GpuJoinAggSaved *set = agg->sets[0];
 
-			while (agg->nhaving > 0 && set->result.spills == 0 && agg->pos < agg->norder &&
-				   !HavingKeeps(agg, &set->result, set->states, agg->pos))
-			{
+			while (set->result.spills == 0 && agg->pos < agg->norder &&
+				   HavingDrops(agg, &set->result, set->states, agg->pos))
 				agg->pos++;
-				agg->having_removed++;
-			}
 			if (agg->pos >= agg->norder)
 				return NULL;
 			return EmitGroup(node, &set->result, set->states, agg->pos++);
@@ -1522,11 +1531,9 @@ GpuJoinAggEmitNext(GpuJoinState *node)
 	{
 		if (agg->emitting && agg->pos < r->ngroups)
 		{
-			if (!agg->whole || agg->nhaving == 0 ||
-				HavingKeeps(agg, r, agg->result_states, agg->pos))
+			if (!agg->whole || !HavingDrops(agg, r, agg->result_states, agg->pos))
 				break;
 			agg->pos++;
-			agg->having_removed++;
 			continue;
 		}
 		/*

@@ -96,7 +96,8 @@
 typedef struct ChainExtra
 {
 	int			level;			/* the level that probes with it, or -1 */
-	GpuJoinDict *dict;			/* -1: the codes it gives the values */
+	GpuJoinDict *dict;			/* NULL for a key; else the dictionary
+								 * whose codes of the values it holds */
 	const GpuJoinColumn *col;	/* the side's column it is encoded from */
 	uint64	   *keys;			/* per row of the batch */
 	uint8	   *nulls;

@@ -476,11 +476,13 @@ GroupByMs(int variant, double rows, int nkeys, int naggs, double groups)
  * joined row formed for an Aggregate), plus the aggregation on the device
  * and one row per group.  Its parent is the join's relation, whose relids
  * become the plan's custom_relids: EXPLAIN names the relations it reads by
- * them.
+ * them.  custom_private: the join, the groups expected, the variant, the
+ * variants considered, the output order (NIL here: SortedPreAggPath) and
+ * the HAVING conditions it checks (HavingConditions, or NIL).
  */
 static CustomPath *
 PreAggPath(RelOptInfo *input_rel, CustomPath *join, PathTarget *partial, int nkeys,
-		   int naggs, double groups)
+		   int naggs, double groups, List *having)
 {
 	CustomPath *cpath = makeNode(CustomPath);
 	double		rows;
@@ -551,6 +553,7 @@ PreAggPath(RelOptInfo *input_rel, CustomPath *join, PathTarget *partial, int nke
 	cpath->path.total_cost = cpath->path.startup_cost + groups * gpujoin_emit_cost;
 	cpath->custom_private = list_make4(join, makeFloat(psprintf("%.1f", groups)),
 									   makeString(pstrdup(variant)), makeString(considered));
+	cpath->custom_private = lappend(lappend(cpath->custom_private, NIL), having);
 	return cpath;
 }
 
@@ -822,9 +825,10 @@ EstimateGroups(PlannerInfo *root, List *keys, double rows)
  */
 static CustomPath *
 SortedPreAggPath(PlannerInfo *root, RelOptInfo *input_rel, CustomPath *join,
-				 PathTarget *partial, int nkeys, int naggs, double groups, List *ordering)
+				 PathTarget *partial, int nkeys, int naggs, double groups, List *ordering,
+				 List *having)
 {
-	CustomPath *sorted = PreAggPath(input_rel, join, partial, nkeys, naggs, groups);
+	CustomPath *sorted = PreAggPath(input_rel, join, partial, nkeys, naggs, groups, having);
 	int			columns = list_length(ordering) / 3;
 	Cost		sort = groups * columns * (64.0 + 8.0) / 32.0 * gpujoin_model.preagg_sort_row_ns /
 		1e6 * gpujoin_model.cost_per_ms;
@@ -832,7 +836,7 @@ SortedPreAggPath(PlannerInfo *root, RelOptInfo *input_rel, CustomPath *join,
 	sorted->path.pathkeys = root->group_pathkeys;
 	sorted->path.startup_cost += sort;
 	sorted->path.total_cost += sort;
-	sorted->custom_private = lappend(sorted->custom_private, ordering);
+	list_nth_cell(sorted->custom_private, 4)->ptr_value = ordering;
 	return sorted;
 }
 
@@ -1068,23 +1072,18 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 	if (join != NULL)
 	{
 		List	   *ordering = GroupOrdering(root);
-
+		List	   *having = HavingConditions(parse, partial);
 		CustomPath *cpath;
 
-		List	   *having = HavingConditions(parse, partial);
-
 		groups = EstimateGroups(root, keys, join->path.rows);
-		cpath = PreAggPath(input_rel, join, partial, list_length(keys), naggs, groups);
+		cpath = PreAggPath(input_rel, join, partial, list_length(keys), naggs, groups, having);
 		ChargeTextKeys(root, cpath, keys);
-		cpath->custom_private = lappend(lappend(cpath->custom_private, NIL), having);
 		AddFinalizePaths(root, output_rel, &cpath->path, groups, false);
 		if (ordering != NIL)
-		{
-			cpath = SortedPreAggPath(root, input_rel, join, partial, list_length(keys),
-									 naggs, groups, ordering);
-			cpath->custom_private = lappend(cpath->custom_private, having);
-			AddFinalizePaths(root, output_rel, &cpath->path, groups, true);
-		}
+			AddFinalizePaths(root, output_rel,
+							 &SortedPreAggPath(root, input_rel, join, partial, list_length(keys),
+											   naggs, groups, ordering, having)->path,
+							 groups, true);
 	}
 	if (partial_join != NULL)
 	{
@@ -1096,7 +1095,8 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 
 		/* each process may meet every group */
 		groups = EstimateGroups(root, keys, partial_join->path.rows);
-		cpath = PreAggPath(input_rel, partial_join, partial, list_length(keys), naggs, groups);
+		cpath = PreAggPath(input_rel, partial_join, partial, list_length(keys), naggs, groups,
+						   NIL);
 		ChargeTextKeys(root, cpath, keys);
 		total = groups * processes;
 		gather = (Path *) create_gather_path(root, input_rel, &cpath->path, partial, NULL, &total);
@@ -1106,7 +1106,7 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 		if (ordering != NIL)
 		{
 			cpath = SortedPreAggPath(root, input_rel, partial_join, partial, list_length(keys),
-									 naggs, groups, ordering);
+									 naggs, groups, ordering, NIL);
 			total = groups * processes;
 			gather = (Path *) create_gather_merge_path(root, input_rel, &cpath->path, partial,
 													   root->group_pathkeys, NULL, &total);
@@ -1153,10 +1153,8 @@ PlanGpuPreAggPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, Lis
 													   lthird(best_path->custom_private),
 													   makeInteger(num_join_cols),
 													   lfourth(best_path->custom_private),
-													   list_length(best_path->custom_private) > 4 ?
-													   list_nth(best_path->custom_private, 4) : NIL),
-											list_length(best_path->custom_private) > 5 ?
-											list_nth(best_path->custom_private, 5) : NIL));
+													   list_nth(best_path->custom_private, 4)),
+											list_nth(best_path->custom_private, 5)));
 	cscan->methods = &gpujoin_preagg_scan_methods;
 	return &cscan->scan.plan;
 }

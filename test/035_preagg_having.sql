@@ -90,6 +90,14 @@ BEGIN
 END $$;
 
 :gpu_join
+-- the GpuPreAgg made cheap (its fixed and per-row costs 0), so that the
+-- planner takes it over one relation too, whatever the device's prices
+SET LOCAL gpujoin.setup_cost = 0;
+SET LOCAL gpujoin.cost_per_ms = 0;
+SET LOCAL gpujoin.emit_cost = 0;
+SET LOCAL gpujoin.extract_cost = 0;
+SET LOCAL gpujoin.heap_page_cost = 0;
+SET LOCAL gpujoin.heap_tuple_cost = 0;
 SELECT is(pg_temp.having_failures(), '', 'serial: PostgreSQL''s rows, the simple conditions checked on whole groups');
 SELECT matches(pg_temp.plan_analyze((SELECT sql FROM hq WHERE name = 'sum(numeric) >, NULL sums and a NaN')),
 	'Finalize GroupAggregate[\s\S]*Filter: \(sum\(hf\.n\) > ''300''::numeric\)[\s\S]*Custom Scan \(GpuPreAgg\)[\s\S]*Having: 1 condition of the HAVING clause, on whole groups[\s\S]*Groups Removed by Having: \d+',
@@ -136,6 +144,8 @@ SELECT matches(pg_temp.plan_analyze($$SELECT hf.g, hf.k % 7, count(*) FROM hf GR
 RESET gpujoin.device_memory_limit;
 
 -- a parallel plan: each process's groups are partial, nothing checked
+RESET gpujoin.setup_cost; RESET gpujoin.cost_per_ms; RESET gpujoin.emit_cost;
+RESET gpujoin.extract_cost; RESET gpujoin.heap_page_cost; RESET gpujoin.heap_tuple_cost;
 :parallel_cheap
 SELECT is(pg_temp.rows_digest(sql), href.digest, name || ', in parallel: the same rows')
 FROM hq JOIN href USING (name) WHERE name IN ('count > int4', 'sum(numeric) >, NULL sums and a NaN') ORDER BY name;

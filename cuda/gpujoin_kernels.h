@@ -622,6 +622,19 @@ typedef struct GjKernels
 	 */
 	GjStatus	(*build_parts) (GjContext *ctx, const GjBatch *parts, int nparts,
 								GjError *err);
+
+	/*
+	 * A chain's step from one level to the next in one call (CHAINS OF
+	 * JOINS, gj_chain_hand_down): the round of from's counted chunk that
+	 * starts at match first, counted by to, which probes with column key
+	 * of it; *handed its matches, *nmatches to's.  For a table whose
+	 * rounds would otherwise come through the host between two calls (the
+	 * gpujoin service's clients: the service runs the step where the
+	 * kernels keep the round).  NULL elsewhere: the chain calls
+	 * retrieve_device and count itself.
+	 */
+	GjStatus	(*hand_down) (GjContext *from, int64_t first, GjContext *to, int key,
+							  int64_t *handed, int64_t *nmatches, GjError *err);
 } GjKernels;
 
 /*
@@ -773,6 +786,20 @@ extern GjStatus gj_chain_init(GjChain *chain, const GjKernels *kernels, int nlev
 							  const int32_t *key_columns, GjError *err);
 extern GjStatus gj_chain_count(GjChain *chain, const GjBatch *chunk, GjError *err);
 extern GjStatus gj_chain_next(GjChain *chain, int64_t *nmatches, GjError *err);
+
+/*
+ * One step of the walk, on contexts of kernels: the round of matches from
+ * first of from's counted chunk (from's spec has nouter and ninner
+ * columns), left where the kernels keep it (retrieve_device; retrieve
+ * with on_host), counted by to, which probes with its outer column key;
+ * columns (GJ_MAX_COLUMNS) describe the round to that count.  *handed is
+ * the round's matches, *nmatches to's.  The chain's own walk calls it, or
+ * GjKernels.hand_down where the table has one (whose service runs this).
+ */
+extern GjStatus gj_chain_hand_down(const GjKernels *kernels, GjContext *from, int64_t first,
+								   int nouter, int ninner, bool on_host, GjContext *to,
+								   int key, GjColumn *columns, int64_t *handed,
+								   int64_t *nmatches, GjError *err);
 
 /*
  * Can a join of this variant be partitioned by key over several devices?

@@ -499,18 +499,25 @@ Resolve(Client *c, const GjServiceRef *ref, uint64 bytes, void **out, GjError *e
 	return true;
 }
 
-/* The context a request names, or NULL (err set) */
+/* Context number of a request of generation, or NULL (err set) */
 static ServedContext *
-ContextOf(Client *c, const GjServiceRequest *req, GjError *err)
+ContextNumbered(Client *c, const GjServiceRequest *req, int number, GjError *err)
 {
-	if (req->generation != gj_service->generation || req->context < 0 ||
-		req->context >= c->ncontexts || c->contexts[req->context].ctx == NULL)
+	if (req->generation != gj_service->generation || number < 0 ||
+		number >= c->ncontexts || c->contexts[number].ctx == NULL)
 	{
 		GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT,
 					 "The gpujoin service has no such context (it may have restarted).");
 		return NULL;
 	}
-	return &c->contexts[req->context];
+	return &c->contexts[number];
+}
+
+/* The context a request names, or NULL (err set) */
+static ServedContext *
+ContextOf(Client *c, const GjServiceRequest *req, GjError *err)
+{
+	return ContextNumbered(c, req, req->context, err);
 }
 
 /* A batch from its references: nrows rows of the columns of widths */
@@ -574,6 +581,7 @@ typedef struct Call
 	Client	   *client;
 	GjServiceRequest *req;
 	ServedContext *sc;
+	ServedContext *sc_to;		/* GJ_OP_HAND_DOWN: the level below */
 	const GjKernels *create_kernels;	/* GJ_OP_CREATE, GJ_OP_SHARE */
 	int			create_id;
 	LentBuild  *share;			/* GJ_OP_SHARE: the build, one ref taken */
@@ -614,7 +622,7 @@ NowMs(void)
 static const char *const op_names[] = {
 	"?", "create", "destroy", "stats", "build", "count", "retrieve",
 	"agg_begin", "aggregate", "agg_result", "forget", "probe", "deform",
-	"share"
+	"share", "hand_down"
 };
 
 static Call *calls = NULL;
@@ -1271,6 +1279,7 @@ Prepare(Call *call)
 	memset(&req->err, 0, sizeof(req->err));
 	req->result_too_small = false;
 	call->sc = NULL;
+	call->sc_to = NULL;
 	call->contexts_delta = 0;
 	call->result = NULL;
 	call->result_len = 0;
@@ -1327,6 +1336,22 @@ Prepare(Call *call)
 			}
 		case GJ_OP_DEFORM:
 			return PrepareDeform(call);
+		case GJ_OP_HAND_DOWN:
+			/* two levels of one chain: contexts of one table, the key a
+			 * column of the round (gj_chain_init checked its width) */
+			if ((call->sc_to = ContextNumbered(c, req, req->context_to, &req->err)) == NULL)
+				return false;
+			if (call->sc_to == sc || call->sc_to->kernels != sc->kernels ||
+				call->sc_to->spec.outer_ncolumns !=
+				sc->spec.outer_ncolumns + sc->spec.inner_ncolumns + 1 ||
+				req->key_column < 0 || req->key_column >= call->sc_to->spec.outer_ncolumns ||
+				call->sc_to->spec.outer_widths[req->key_column] != (int32) sizeof(uint64))
+			{
+				GjServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT,
+							   "A gpujoin service hand-down names levels that are not one chain's.");
+				return false;
+			}
+			return true;
 		default:
 			GjServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT, "Unknown gpujoin service request.");
 			return false;
@@ -1393,6 +1418,13 @@ Execute(Call *call)
 			break;
 		case GJ_OP_DEFORM:
 			ExecuteDeform(call);
+			break;
+		case GJ_OP_HAND_DOWN:
+			req->status = gj_chain_hand_down(sc->kernels, sc->ctx, req->first,
+											 sc->spec.outer_ncolumns, sc->spec.inner_ncolumns,
+											 false, call->sc_to->ctx, req->key_column,
+											 call->columns, &req->handed, &req->nmatches,
+											 &req->err);
 			break;
 		default:
 			break;

@@ -107,8 +107,10 @@ typedef enum GjServiceOp
 	GJ_OP_FORGET,				/* a segment the client freed */
 	GJ_OP_PROBE,				/* the GPU the service sees */
 	GJ_OP_DEFORM,				/* heap_deform, whole */
-	GJ_OP_SHARE					/* context_share: a new context that probes
+	GJ_OP_SHARE,				/* context_share: a new context that probes
 								 * the build of a context of any client */
+	GJ_OP_HAND_DOWN				/* hand_down: a chain's round from context
+								 * to context_to, on the device */
 } GjServiceOp;
 
 /* Where the kernels run in the service (GjServiceRequest.target) */
@@ -217,6 +219,8 @@ typedef struct GjServiceRequest
 	int32		op;				/* GjServiceOp */
 	int32		target;			/* GJ_OP_CREATE: GJ_TARGET_* */
 	int32		context;		/* the service's number of the context */
+	int32		context_to;		/* hand_down: the level below, its key column */
+	int32		key_column;
 	uint32		generation;		/* of the service the context lives in */
 	int32		share_slot;		/* GJ_OP_SHARE: the slot and pid of the */
 	int32		share_pid;		/* client whose context (above) is shared */
@@ -238,7 +242,8 @@ typedef struct GjServiceRequest
 	GjError		err;
 	bool		result_too_small;
 	uint64		result_bytes;	/* what the arrays need */
-	int64		nmatches;		/* count, retrieve, aggregate */
+	int64		nmatches;		/* count, retrieve, aggregate, hand_down */
+	int64		handed;			/* hand_down: the round's matches */
 	int64		undecided;		/* aggregate */
 	GjStats		stats;			/* GJ_OP_STATS */
 	GjDeviceInfo info;			/* GJ_OP_PROBE: device < 0 when none */

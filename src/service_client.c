@@ -1151,6 +1151,31 @@ Retrieve(GjContext *ctx, int64_t first, GjMatchRound *round, GjError *err)
 	return GJ_OK;
 }
 
+/*
+ * A chain's round handed from one level to the next in the service, on
+ * the device, instead of through this process (GjKernels.hand_down)
+ */
+static GjStatus
+HandDown(GjContext *from, int64_t first, GjContext *to, int key,
+		 int64_t *handed, int64_t *nmatches, GjError *err)
+{
+	ClientContext *cc = (ClientContext *) from;
+	ClientContext *below = (ClientContext *) to;
+
+	*handed = *nmatches = 0;
+	if (below->generation != cc->generation)
+		return GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT,
+							  "The levels of a chain of joins live in different runs of the gpujoin service.");
+	BeginOn(GJ_OP_HAND_DOWN, cc);
+	req->context_to = below->id;
+	req->key_column = key;
+	req->first = first;
+	(void) Call(false, cc->generation);
+	*handed = req->handed;
+	*nmatches = req->nmatches;
+	return Answer(err);
+}
+
 /* An output array copied into scratch: copied back after the call */
 typedef struct CopyBack
 {
@@ -1535,6 +1560,7 @@ AggResult(GjContext *ctx, GjAggResult *out, GjError *err)
 		.agg_result = AggResult, \
 		.context_share = ContextShare, \
 		.retrieve_device = Retrieve, \
+		.hand_down = HandDown, \
 	}
 
 static const GjKernels service_cpu_kernels = SERVICE_KERNELS("cpu", ContextCreateCpu, StageAlloc);

@@ -7,7 +7,9 @@
  *
  * Plain C over any GjKernels table, like spread.c: the levels are
  * contexts of that table, and the chain only calls their count and
- * retrieve_device.  What stays on the device is the rounds: a level's
+ * retrieve_device (gj_chain_hand_down), or the table's hand_down, which
+ * the gpujoin service's clients have: the service runs the same step on
+ * its own contexts.  What stays on the device is the rounds: a level's
  * matches, their row numbers and the columns they carry, which the next
  * level's count copies from device memory to device memory.
  *
@@ -131,52 +133,71 @@ gj_chain_count(GjChain *chain, const GjBatch *chunk, GjError *err)
 }
 
 /*
- * Hand a round of level k's matches down: level k + 1 counts them, with
- * the columns they carry, their row numbers and the key it probes with
+ * The round of from's matches that starts at first, counted by to with
+ * the columns it carries, its row numbers and the key it probes with
+ */
+GjStatus
+gj_chain_hand_down(const GjKernels *kernels, GjContext *from, int64_t first,
+				   int nouter, int ninner, bool on_host, GjContext *to, int key,
+				   GjColumn *columns, int64_t *handed, int64_t *nmatches, GjError *err)
+{
+	GjMatchRound round;
+	GjBatch		batch;
+
+	*handed = *nmatches = 0;
+	if (on_host || kernels->retrieve_device == NULL)
+		GJ_TRY(kernels->retrieve(from, first, &round, err));
+	else
+		GJ_TRY(kernels->retrieve_device(from, first, &round, err));
+	*handed = round.nmatches;
+
+	for (int c = 0; c < nouter; c++)
+	{
+		columns[c].values = round.outer_values[c];
+		columns[c].nulls = round.outer_nulls[c];
+	}
+	for (int c = 0; c < ninner; c++)
+	{
+		columns[nouter + c].values = round.inner_values[c];
+		columns[nouter + c].nulls = round.inner_nulls[c];
+	}
+	columns[nouter + ninner].values = round.inner_rows;
+	columns[nouter + ninner].nulls = NULL;
+
+	memset(&batch, 0, sizeof(batch));
+	batch.nrows = round.nmatches;
+	batch.keys = (const uint64_t *) columns[key].values;
+	batch.nulls = columns[key].nulls;
+	batch.columns = columns;
+	batch.row_numbers = round.outer_rows;
+	return kernels->count(to, &batch, nmatches, err);
+}
+
+/*
+ * Hand a round of level k's matches down: level k + 1 counts them, in one
+ * call of the table where it has one (GjKernels.hand_down)
  */
 static GjStatus
 HandDown(GjChain *chain, int k, GjError *err)
 {
 	const GjKernels *kernels = chain->kernels;
-	GjMatchRound round;
-	GjBatch		batch;
-	int			nouter = chain->ncolumns[k];
-	int			ninner = chain->inner_ncolumns[k];
-	int			key = chain->key_columns[k + 1];
+	int64_t		handed = 0;
 	int64_t		nmatches = 0;
 
-	if (chain->on_host || kernels->retrieve_device == NULL)
-		GJ_TRY(kernels->retrieve(chain->levels[k], chain->next[k], &round, err));
+	if (kernels->hand_down != NULL && !chain->on_host)
+		GJ_TRY(kernels->hand_down(chain->levels[k], chain->next[k], chain->levels[k + 1],
+								  chain->key_columns[k + 1], &handed, &nmatches, err));
 	else
-		GJ_TRY(kernels->retrieve_device(chain->levels[k], chain->next[k], &round, err));
-	chain->next[k] += round.nmatches;
-
-	for (int c = 0; c < nouter; c++)
-	{
-		chain->columns[c].values = round.outer_values[c];
-		chain->columns[c].nulls = round.outer_nulls[c];
-	}
-	for (int c = 0; c < ninner; c++)
-	{
-		chain->columns[nouter + c].values = round.inner_values[c];
-		chain->columns[nouter + c].nulls = round.inner_nulls[c];
-	}
-	chain->columns[nouter + ninner].values = round.inner_rows;
-	chain->columns[nouter + ninner].nulls = NULL;
-
-	memset(&batch, 0, sizeof(batch));
-	batch.nrows = round.nmatches;
-	batch.keys = (const uint64_t *) chain->columns[key].values;
-	batch.nulls = chain->columns[key].nulls;
-	batch.columns = chain->columns;
-	batch.row_numbers = round.outer_rows;
-
-	GJ_TRY(kernels->count(chain->levels[k + 1], &batch, &nmatches, err));
+		GJ_TRY(gj_chain_hand_down(kernels, chain->levels[k], chain->next[k],
+								  chain->ncolumns[k], chain->inner_ncolumns[k], chain->on_host,
+								  chain->levels[k + 1], chain->key_columns[k + 1],
+								  chain->columns, &handed, &nmatches, err));
+	chain->next[k] += handed;
 	chain->nmatches[k + 1] = nmatches;
 	chain->next[k + 1] = 0;
 	chain->depth = k + 1;
 	chain->chunks[k + 1]++;
-	chain->rows_in[k + 1] += batch.nrows;
+	chain->rows_in[k + 1] += handed;
 	chain->rows_out[k + 1] += nmatches;
 	return GJ_OK;
 }

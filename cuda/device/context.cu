@@ -1282,6 +1282,7 @@ const GjKernels gj_cuda_kernels = {
 	gj_cuda_exchange_free,
 	gj_cuda_retrieve_device,
 	gj_cuda_build_parts,
+	NULL,						/* hand_down: the chain's own */
 };
 
 /* Page-locked host memory for staging (GjKernels.stage_alloc), or NULL */

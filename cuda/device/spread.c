@@ -1278,6 +1278,7 @@ static const GjKernels tablename = { \
 	prefix##_exchange_free, \
 	prefix##_retrieve,			/* rounds in the host: retrieve_device */ \
 	prefix##_build_parts, \
+	NULL,						/* hand_down: the chain's own */ \
 }
 
 SPREAD_TABLE(cpu, gj_cpu_kernels, spread_cpu_kernels);

@@ -191,8 +191,11 @@ ChainKeyCost(OpExpr *op, Node *outer_arg)
  * What running this join as the top of a chain with the GPU hash join
  * below it saves (src/exec_chain.c), or 0 when the two cannot be one
  * chain: the lower join's emission of its rows and this one's copying of
- * them into a batch, less the encoding of this join's key on the host for
- * each row of the side that holds it (ChainKeyRows, ChainKeyCost).  Not
+ * them into a batch, and where the joins are priced as the GPU's (as_gpu)
+ * the bus that their device prices charge for those rows, which stay on
+ * the device (GpuJoinChainBusMs), less the encoding of this join's key on
+ * the host for each row of the side that holds it (ChainKeyRows,
+ * ChainKeyCost).  Not
  * positive: the two stay apart (the plan says so, GpuJoinPrivateChainBelow,
  * and the executor chains only where it does).
  *
@@ -208,7 +211,8 @@ ChainKeyCost(OpExpr *op, Node *outer_arg)
  */
 static Cost
 ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool partial,
-			GpuJoinClauses *clauses, GjVariant variant, bool partitioned, Cost unshared)
+			GpuJoinClauses *clauses, GjVariant variant, bool partitioned, Cost unshared,
+			bool as_gpu)
 {
 	CustomPath *lower = (CustomPath *) outer_path;
 	List	   *priv;
@@ -244,7 +248,8 @@ ChainSaving(Path *outer_path, JoinType jointype, GpuJoinStrategy strategy, bool 
 		(lower_variant != GJ_VARIANT_NPHJ && lower_variant != GJ_VARIANT_PHJ))
 		return 0.0;
 	return (gpujoin_emit_cost + outer_path->pathtarget->cost.per_tuple) * outer_path->rows +
-		outer_path->rows * (list_length(outer_path->pathtarget->exprs) + 1) * gpujoin_extract_cost -
+		outer_path->rows * (list_length(outer_path->pathtarget->exprs) + 1) * gpujoin_extract_cost +
+		(as_gpu ? GpuJoinChainBusMs(outer_path) * gpujoin_model.cost_per_ms : 0.0) -
 		ChainKeyRows(outer_path, (Var *) outer_arg) * ChainKeyCost(op, outer_arg) - unshared;
 }
 
@@ -450,7 +455,7 @@ AddGpuJoinPath(PlannerInfo *root, RelOptInfo *joinrel, Path *outer_path, Path *i
 							  ", the last to finish emitting those none matched" : "");
 	/* the top of a chain with the GPU hash join below: no rows between them */
 	saved = ChainSaving(outer_path, jointype, strategy, partial, clauses, variant, partitioned,
-						unshared);
+						unshared, use_gpu || gpujoin_cost_as_gpu);
 	if (saved > 0.0)
 	{
 		saved = Min(saved, cpath->path.total_cost - cpath->path.startup_cost);

@@ -61,6 +61,7 @@ extern List *GpuJoinHeapHostQuals(RelOptInfo *rel);
 
 /* planner_cost.c */
 extern double GpuJoinParallelDivisor(const Path *path);
+extern double GpuJoinChainBusMs(Path *outer_path);
 extern int GpuJoinParallelProcesses(const Path *path);
 extern void GpuJoinCostPath(PlannerInfo *root, CustomPath *cpath, Path *outer_path,
 							Path *inner_path, GpuJoinClauses *clauses, JoinPathExtraData *extra,

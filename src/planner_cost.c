@@ -190,6 +190,27 @@ ModelDeviceMs(GjVariant variant, GjMaterialize materialize, double inner_rows,
 }
 
 /*
+ * What ModelDeviceMs charges the bus for the rows between two levels of a
+ * chain, which stay on the device (cuda/device/chain.c; through the
+ * gpujoin service, its hand-down): the lower level's matches out and the
+ * upper level's outer side in, rows of outer_path's columns, from every
+ * process of a partial path (the GPU is theirs together)
+ */
+double
+GpuJoinChainBusMs(Path *outer_path)
+{
+	int			ncolumns;
+	int			bytes;
+	double		rows = outer_path->rows;
+
+	if (outer_path->parallel_aware)
+		rows *= GpuJoinParallelDivisor(outer_path);
+	CountPayload(outer_path, &ncolumns, &bytes);
+	return rows * (2.0 * bytes + GPUJOIN_KEY_BYTES + GPUJOIN_MATCH_BYTES) /
+		(gpujoin_model.transfer_gbps * 1e6);
+}
+
+/*
  * Append ms as "%.3f" would print it, with integer arithmetic: this text is
  * made at every costing of every GPU join path, and printf's float
  * formatting was a seventh of the planning time of a many-way join

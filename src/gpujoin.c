@@ -39,9 +39,9 @@ bool		gpujoin_enable_heapscan = true;
 bool		gpujoin_enable_preagg = true;
 bool		gpujoin_enable_preagg_scan = true;
 bool		gpujoin_enable_chain = true;
-bool		gpujoin_enable_chain_preagg = false;
+bool		gpujoin_enable_chain_preagg = true;
 bool		gpujoin_enable_preagg_having = true;
-bool		gpujoin_enable_parallel_chain = false;
+bool		gpujoin_enable_parallel_chain = true;
 int			gpujoin_join_variant = GPUJOIN_AUTO;
 int			gpujoin_groupby_variant = GPUJOIN_AUTO;
 int			gpujoin_materialize = GPUJOIN_AUTO;
@@ -430,11 +430,9 @@ _PG_init(void)
 	DefineCustomBoolVariable("gpujoin.enable_chain_preagg",
 							 "Lets a GpuPreAgg be the top of a chain of GPU joins.",
 							 "The last level's matches are folded into the groups on the device, not "
-							 "joined by the GpuPreAgg's own join from the rows of a chain below it. "
-							 "Off by default: on the H200 it was slower than the GpuPreAgg's own join "
-							 "over the chain below.",
+							 "joined by the GpuPreAgg's own join from the rows of a chain below it.",
 							 &gpujoin_enable_chain_preagg,
-							 false,
+							 true,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
@@ -442,12 +440,10 @@ _PG_init(void)
 	DefineCustomBoolVariable("gpujoin.enable_parallel_chain",
 							 "Lets the GPU joins of a parallel plan run as one chain in every process.",
 							 "Each process below the Gather runs the whole chain on its share of the "
-							 "lowest outer side and builds every level's table for itself (no shared "
-							 "build). Off by default: on the H200 such chains were faster than stacked "
-							 "parallel GPU joins where many joined rows come out, and slower under an "
-							 "aggregate, which the planner does not yet tell apart.",
+							 "lowest outer side; through the gpujoin service each level is built once "
+							 "for all of them.",
 							 &gpujoin_enable_parallel_chain,
-							 false,
+							 true,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

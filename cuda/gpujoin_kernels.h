@@ -245,6 +245,20 @@ gj_pack_keys(const int64_t *values, const int32_t *bits, int nkeys, bool exact)
 	return key;
 }
 
+/*
+ * Row row's integer of an array of signed integers of width 4 or 8 bytes,
+ * packed as one key (a chain's key, GjKernels.pack_keys: the twin's loop
+ * and CUDA's kernel)
+ */
+static inline GJ_HOST_DEVICE uint64_t
+gj_pack_int_key(const void *values, int width, int64_t row, int32_t bits, bool exact)
+{
+	int64_t		v = width == 4 ? (int64_t) ((const int32_t *) values)[row] :
+		((const int64_t *) values)[row];
+
+	return gj_pack_keys(&v, &bits, 1, exact);
+}
+
 /* The join algorithms, one file each in cuda/join/ */
 typedef enum GjVariant
 {
@@ -488,6 +502,7 @@ struct GjDeformSpec;
 struct GjDeformOut;
 struct GjAggSpec;
 struct GjAggResult;
+struct GjKeyPack;				/* CHAINS OF JOINS, below */
 
 typedef struct GjKernels
 {
@@ -634,7 +649,23 @@ typedef struct GjKernels
 	 * retrieve_device and count itself.
 	 */
 	GjStatus	(*hand_down) (GjContext *from, int64_t first, GjContext *to, int key,
-							  int64_t *handed, int64_t *nmatches, GjError *err);
+							  const struct GjKeyPack *pack, int64_t *handed,
+							  int64_t *nmatches, GjError *err);
+
+	/*
+	 * A chain's key packed where the kernels keep it (CHAINS OF JOINS,
+	 * GjKeyPack): n integers of width bytes (4 or 8, signed) at values,
+	 * where retrieve_device leaves a round's column (or in host memory),
+	 * each packed as gj_pack_keys packs one key of bits bits, exact or
+	 * not; *keys points at the n keys, in ctx's memory (the device's for
+	 * CUDA), valid until the next pack_keys on ctx, for a count on ctx.
+	 * A NULL row's key is packed from whatever its value holds (the count
+	 * reads its NULL flag).  NULL in the tables of the gpujoin service's
+	 * clients (the service packs in its hand_down) and of spreads.
+	 */
+	GjStatus	(*pack_keys) (GjContext *ctx, const void *values, int width, int64_t n,
+							  int32_t bits, bool exact, const uint64_t **keys,
+							  GjError *err);
 } GjKernels;
 
 /*
@@ -716,9 +747,11 @@ gj_spread_device(uint64_t key, int ndevices)
  * never NULL), so level k + 1's spec gives its outer side
  * gj_chain_columns(k + 1) = outer_ncolumns(k) + inner_ncolumns(k) + 1
  * columns of those widths.  Level 0 probes with the chunk's keys; level
- * k + 1 with the column key_columns[k + 1] of its outer columns, a
- * normalized key (width 8; its NULL flags are the key's): a column of the
- * chunk (a star) or of an earlier level's inner side (a snowflake).  A
+ * k + 1 with the column key_columns[k + 1] of its outer columns (its
+ * NULL flags are the key's): a normalized key (width 8), or an integer
+ * column packed into one for the rows handed down (packs[k + 1],
+ * GjKeyPack); a column of the chunk (a star) or of an earlier level's
+ * inner side (a snowflake).  A
  * level's outer row numbers are the chunk's (GjBatch.row_numbers carries
  * them down), so the last level's rounds give for each match the chunk's
  * row (outer_rows), the row of each earlier level (its row-number column)
@@ -745,12 +778,28 @@ gj_spread_device(uint64_t key, int ndevices)
  */
 #define GJ_MAX_LEVELS		8
 
+/*
+ * How a level above the lowest gets its key from the column it probes
+ * with: width 0, the column is the 8-byte normalized key (the caller
+ * encoded it); width 4 or 8, the column holds the signed integers
+ * themselves, packed as one key of bits bits (gj_pack_keys, exact or
+ * not) by the kernels' pack_keys for the rows handed down to the level,
+ * so that the caller encodes nothing and no key column is carried
+ */
+typedef struct GjKeyPack
+{
+	int32_t		width;
+	int32_t		bits;
+	bool		exact;
+} GjKeyPack;
+
 typedef struct GjChain
 {
 	const GjKernels *kernels;
 	int32_t		nlevels;		/* 1 .. GJ_MAX_LEVELS */
 	GjContext  *levels[GJ_MAX_LEVELS];
 	int32_t		key_columns[GJ_MAX_LEVELS]; /* level 0's unused */
+	GjKeyPack	packs[GJ_MAX_LEVELS];	/* level 0's unused */
 	int32_t		ncolumns[GJ_MAX_LEVELS];	/* outer columns of each level */
 	int32_t		inner_ncolumns[GJ_MAX_LEVELS];
 	bool		on_host;
@@ -783,7 +832,8 @@ gj_chain_columns(int chunk_ncolumns, const int32_t *inner_ncolumns, int level)
 
 extern GjStatus gj_chain_init(GjChain *chain, const GjKernels *kernels, int nlevels,
 							  GjContext *const *levels, const GjJoinSpec *specs,
-							  const int32_t *key_columns, GjError *err);
+							  const int32_t *key_columns, const GjKeyPack *packs,
+							  GjError *err);
 extern GjStatus gj_chain_count(GjChain *chain, const GjBatch *chunk, GjError *err);
 extern GjStatus gj_chain_next(GjChain *chain, int64_t *nmatches, GjError *err);
 
@@ -792,14 +842,15 @@ extern GjStatus gj_chain_next(GjChain *chain, int64_t *nmatches, GjError *err);
  * first of from's counted chunk (from's spec has nouter and ninner
  * columns), left where the kernels keep it (retrieve_device; retrieve
  * with on_host), counted by to, which probes with its outer column key;
- * columns (GJ_MAX_COLUMNS) describe the round to that count.  *handed is
+ * columns (GJ_MAX_COLUMNS) describe the round to that count; the key
+ * packed by to's pack_keys first where pack's width is not 0.  *handed is
  * the round's matches, *nmatches to's.  The chain's own walk calls it, or
  * GjKernels.hand_down where the table has one (whose service runs this).
  */
 extern GjStatus gj_chain_hand_down(const GjKernels *kernels, GjContext *from, int64_t first,
 								   int nouter, int ninner, bool on_host, GjContext *to,
-								   int key, GjColumn *columns, int64_t *handed,
-								   int64_t *nmatches, GjError *err);
+								   int key, const GjKeyPack *pack, GjColumn *columns,
+								   int64_t *handed, int64_t *nmatches, GjError *err);
 
 /*
  * Can a join of this variant be partitioned by key over several devices?

@@ -23,10 +23,13 @@
  * Level k + 1 probes with the key of its one key clause, a column of the
  * level below's output: GpuJoinChainInit follows it through the lower
  * nodes' target lists to the side that holds it (the bottom's outer side
- * for a star, a lower level's inner side for a snowflake), and that side's
- * batch carries the key, encoded on the host as the level's own outer rows
- * would be (GpuJoinEncodeKey), as an 8-byte column after its own device
- * columns.  The top's scan tuple columns are followed the same way.
+ * for a star, a lower level's inner side for a snowflake).  A plain
+ * integer column there is packed into the level's key by the kernels, for
+ * the rows handed down to it (IntKeyPack, GjKeyPack); for any other, that
+ * side's batch carries the key, encoded on the host as the level's own
+ * outer rows would be (GpuJoinEncodeKey), as an 8-byte column after its
+ * own device columns.  The top's scan tuple columns are followed the same
+ * way.
  *
  * What a chain takes: every level an inner GPU hash join (NPHJ or PHJ) on
  * one device, all serial or all partial (gpujoin.enable_parallel_chain).
@@ -121,6 +124,10 @@ typedef struct GpuJoinChain
 	ChainSide	sides[CHAIN_SIDES];
 	GjJoinSpec	specs[GJ_MAX_LEVELS];
 	int32		key_columns[GJ_MAX_LEVELS];
+	GjKeyPack	packs[GJ_MAX_LEVELS];	/* a level's integer key, packed by
+										 * the kernels (IntKeyPack) */
+	int			pack_sides[GJ_MAX_LEVELS];	/* ... the side it lies in, */
+	int			pack_columns[GJ_MAX_LEVELS];	/* and its device column */
 	GpuJoinChainColumn *cols;	/* the top's scan tuple */
 	int			ncols;
 	int		   *codes;			/* per top's outer column, where the codes
@@ -290,6 +297,40 @@ Follow(GpuJoinChain *chain, int k, AttrNumber attno, int *side, const GpuJoinCol
 	return Follow(chain, k - 1, (*col)->attno, side, col);
 }
 
+/*
+ * Can level's key, col of a side below, be packed by the kernels from the
+ * column itself (GjKeyPack)?  A plain int4, date or int8 device column
+ * keyed against its own type is (KeyValue's integer keys: one packed key
+ * of the level's bits): the rounds carry the column anyway, so nothing is
+ * encoded on the host and no 8-byte key column is carried for every row
+ * of that side, of which only those that reach the level need a key.
+ * Before 2026-12-01 the host encoded it for every row (EncodeIntExtra).
+ */
+static bool
+IntKeyPack(const GpuJoinState *level, const GpuJoinColumn *col, GjKeyPack *pack)
+{
+	if (col->device < 0 || GpuJoinColumnConverted(col))
+		return false;
+	switch (level->gj_Outer.key_codings[0].kind)
+	{
+		case GPUJOIN_KEY_INT4:
+		case GPUJOIN_KEY_DATE:
+			if (col->typlen != sizeof(int32))
+				return false;
+			break;
+		case GPUJOIN_KEY_INT8:
+			if (col->typlen != sizeof(int64))
+				return false;
+			break;
+		default:
+			return false;
+	}
+	pack->width = col->typlen;
+	pack->bits = level->gj_KeyBits[0];
+	pack->exact = level->gj_KeyExact;
+	return true;
+}
+
 /* The widths of a side's device columns and its extra keys */
 static int
 SideWidths(const ChainSide *cs, int32 *widths)
@@ -445,6 +486,12 @@ GpuJoinChainInit(GpuJoinState *node)
 		if (!Follow(chain, k - 1, level->gj_Outer.key_attnos[0], &side, &col))
 			return;
 		cs = &chain->sides[side];
+		if (IntKeyPack(level, col, &chain->packs[k]))
+		{
+			chain->pack_sides[k] = side;
+			chain->pack_columns[k] = col->device;
+			continue;
+		}
 		/* a host column of a side fetched by tid is not in its batch */
 		if (col->device < 0 && cs->side->host_by_tid)
 			return;
@@ -508,6 +555,15 @@ GpuJoinChainInit(GpuJoinState *node)
 						chain->codes[i] = at;
 		}
 	}
+	/* a key packed by the kernels: its side's column itself */
+	for (int k = 1; k < n; k++)
+		if (chain->packs[k].width != 0)
+		{
+			int			s = chain->pack_sides[k];
+
+			chain->key_columns[k] = (s == CHAIN_OUTER ? 0 : chain->specs[s - 1].outer_ncolumns) +
+				chain->pack_columns[k];
+		}
 
 	/* the top's scan tuple: its own inner side, and what its outer columns follow to */
 	chain->ncols = node->gj_Outer.ncolumns + node->gj_Inner.ncolumns;
@@ -605,52 +661,6 @@ GpuJoinChainFillMatch(GpuJoinState *node, const GjMatchRound *round, int64 i)
  */
 
 /*
- * Encode extra key column x of a side whose key is a plain int4, date or
- * int8 device column: straight from its values in the batch, as
- * GpuJoinEncodeKey would (KeyValue's integer keys, one packed key), without
- * a Datum per row; false where the key is anything else.  Every fact row's
- * key of every level above the lowest goes through here (in SSB at SF 1,
- * the general path took about 37 ns a row on the H200 host, 2026-11-29).
- */
-static bool
-EncodeIntExtra(GpuJoinState *level, GpuJoinSide *side, ChainExtra *x)
-{
-	const GpuJoinColumn *col = x->col;
-	const char *values;
-	const uint8 *nulls;
-	int32_t		bits = level->gj_KeyBits[0];
-	bool		exact = level->gj_KeyExact;
-
-	if (col->device < 0 || GpuJoinColumnConverted(col))
-		return false;
-	switch (level->gj_Outer.key_codings[0].kind)
-	{
-		case GPUJOIN_KEY_INT4:
-		case GPUJOIN_KEY_DATE:
-			if (col->typlen != sizeof(int32))
-				return false;
-			break;
-		case GPUJOIN_KEY_INT8:
-			if (col->typlen != sizeof(int64))
-				return false;
-			break;
-		default:
-			return false;
-	}
-	values = side->device_values[col->device];
-	nulls = side->device_nulls[col->device];
-	for (int64 row = 0; row < side->nrows; row++)
-	{
-		int64_t		v = (col->typlen == sizeof(int32)) ?
-			((const int32 *) values)[row] : ((const int64 *) values)[row];
-
-		x->nulls[row] = (nulls != NULL && nulls[row] != 0);
-		x->keys[row] = x->nulls[row] ? 0 : gj_pack_keys(&v, &bits, 1, exact);
-	}
-	return true;
-}
-
-/*
  * Encode the extra columns of a side for its rows now in the batch (keys,
  * codes); in_side: into arrays of the side's own (staging memory the
  * gpujoin service reads in place: a share of a level's inner side, part
@@ -689,8 +699,6 @@ EncodeExtras(GpuJoinChain *chain, ChainSide *cs, bool in_side)
 			x->keys = MemoryContextAllocHuge(chain->cxt, sizeof(uint64) * x->capacity);
 			x->nulls = MemoryContextAllocHuge(chain->cxt, x->capacity);
 		}
-		if (x->dict == NULL && EncodeIntExtra(level, side, x))
-			continue;
 		for (int64 row = 0; row < side->nrows; row++)
 		{
 			bool		isnull;
@@ -897,7 +905,7 @@ OpenAndBuild(GpuJoinChain *chain, const GjKernels *kernels, GjError *err)
 			contexts[k] = chain->levels[k]->gj_Device.ctx;
 		memset(err, 0, sizeof(*err));
 		status = gj_chain_init(&chain->gj, kernels, chain->nlevels, contexts,
-							   chain->specs, chain->key_columns, err);
+							   chain->specs, chain->key_columns, chain->packs, err);
 		GpuJoinCheckStatus(status, err, "could not chain GPU joins");
 	}
 	return true;

@@ -186,8 +186,6 @@ typedef struct GpuJoinModel
 #define GPUJOIN_DEFAULT_SETUP_COST			750.0
 #define GPUJOIN_DEFAULT_WORKER_SETUP_COST	15000.0
 #define GPUJOIN_DEFAULT_EXTRACT_COST		0.0009
-/* a chain level's integer key packed on the host, per row (planner.c) */
-#define GPUJOIN_CHAIN_INT_KEY_NS			2.0
 /* heap sides: the H100 host's 3.5 ns a tuple, 3.1 µs a page at 80 units/ms */
 #define GPUJOIN_DEFAULT_HEAP_TUPLE_COST		0.0003
 #define GPUJOIN_DEFAULT_HEAP_PAGE_COST		0.25

@@ -170,11 +170,12 @@ ChainKeyRows(Path *lower, Var *key)
 }
 
 /*
- * What the host's encoding of one row's key for a chain level costs: an
- * int4, date or int8 column keyed against its own type is packed straight
- * from the batch's values (exec_chain.c's EncodeIntExtra, about 2 ns a
- * row on the development machine), any other goes through a value's
- * extraction
+ * What the host's encoding of one row's key for a chain level costs: none
+ * for an int4, date or int8 column keyed against its own type, which the
+ * kernels pack from the column the rounds carry, for the rows that reach
+ * the level (exec_chain.c's IntKeyPack; until 2026-12-01 the host packed
+ * it for every row of the side, about 2 ns a row on the development
+ * machine); any other key goes through a value's extraction
  */
 static Cost
 ChainKeyCost(OpExpr *op, Node *outer_arg)
@@ -183,7 +184,7 @@ ChainKeyCost(OpExpr *op, Node *outer_arg)
 
 	if ((type == INT4OID || type == DATEOID || type == INT8OID) &&
 		getBaseType(exprType(linitial(op->args))) == getBaseType(exprType(lsecond(op->args))))
-		return GPUJOIN_CHAIN_INT_KEY_NS * gpujoin_model.cost_per_ms / 1e6;
+		return 0.0;
 	return gpujoin_extract_cost;
 }
 

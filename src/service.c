@@ -1345,7 +1345,8 @@ Prepare(Call *call)
 				call->sc_to->spec.outer_ncolumns !=
 				sc->spec.outer_ncolumns + sc->spec.inner_ncolumns + 1 ||
 				req->key_column < 0 || req->key_column >= call->sc_to->spec.outer_ncolumns ||
-				call->sc_to->spec.outer_widths[req->key_column] != (int32) sizeof(uint64))
+				call->sc_to->spec.outer_widths[req->key_column] !=
+				(req->key_pack.width != 0 ? req->key_pack.width : (int32) sizeof(uint64)))
 			{
 				GjServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT,
 							   "A gpujoin service hand-down names levels that are not one chain's.");
@@ -1423,8 +1424,8 @@ Execute(Call *call)
 			req->status = gj_chain_hand_down(sc->kernels, sc->ctx, req->first,
 											 sc->spec.outer_ncolumns, sc->spec.inner_ncolumns,
 											 false, call->sc_to->ctx, req->key_column,
-											 call->columns, &req->handed, &req->nmatches,
-											 &req->err);
+											 &req->key_pack, call->columns, &req->handed,
+											 &req->nmatches, &req->err);
 			break;
 		default:
 			break;

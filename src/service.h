@@ -220,7 +220,8 @@ typedef struct GjServiceRequest
 	int32		target;			/* GJ_OP_CREATE: GJ_TARGET_* */
 	int32		context;		/* the service's number of the context */
 	int32		context_to;		/* hand_down: the level below, its key column */
-	int32		key_column;
+	int32		key_column;		/* and how it is packed */
+	GjKeyPack	key_pack;
 	uint32		generation;		/* of the service the context lives in */
 	int32		share_slot;		/* GJ_OP_SHARE: the slot and pid of the */
 	int32		share_pid;		/* client whose context (above) is shared */

@@ -1156,7 +1156,7 @@ Retrieve(GjContext *ctx, int64_t first, GjMatchRound *round, GjError *err)
  * the device, instead of through this process (GjKernels.hand_down)
  */
 static GjStatus
-HandDown(GjContext *from, int64_t first, GjContext *to, int key,
+HandDown(GjContext *from, int64_t first, GjContext *to, int key, const GjKeyPack *pack,
 		 int64_t *handed, int64_t *nmatches, GjError *err)
 {
 	ClientContext *cc = (ClientContext *) from;
@@ -1169,6 +1169,9 @@ HandDown(GjContext *from, int64_t first, GjContext *to, int key,
 	BeginOn(GJ_OP_HAND_DOWN, cc);
 	req->context_to = below->id;
 	req->key_column = key;
+	memset(&req->key_pack, 0, sizeof(req->key_pack));
+	if (pack != NULL)
+		req->key_pack = *pack;
 	req->first = first;
 	(void) Call(false, cc->generation);
 	*handed = req->handed;

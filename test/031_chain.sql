@@ -13,7 +13,11 @@
 -- one match of each row), anti joins (NOT EXISTS: the
 -- kernels hand up the rows with no match, NULL keys and an empty inner
 -- side included), left joins (the rows with no match NULL-extended on the
--- device, a host column of the left join's inner side NULL), an empty dimension, a join with a filter or a hashed text key
+-- device, a host column of the left join's inner side NULL), an empty
+-- dimension (lowest: chained where the levels above have integer keys,
+-- which the kernels pack for the rows that reach them; apart where a key
+-- is encoded on the host for every fact row), a join with a filter or a
+-- hashed text key
 -- (which recheck their rows on the host: the planner puts them lowest, and
 -- the chain starts above them), a snowflake (a level keyed by the level
 -- below's column); the same with the chain off (stacked nodes, no
@@ -41,7 +45,7 @@
 -- (a snowflake's with the key of the level above), out of device memory, a
 -- partial GpuPreAgg on top.
 BEGIN;
-SELECT plan(153);
+SELECT plan(154);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -121,6 +125,7 @@ CREATE TEMP TABLE q2 (name text PRIMARY KEY, sql text);
 INSERT INTO q2 VALUES
 	('snowflake', 'SELECT f.id, d1s.name, d2.b FROM (f JOIN d1s ON f.k1 = d1s.k) JOIN d2 ON d1s.k2 = d2.k'),
 	('an empty dimension', 'SELECT f.id, d1.a, e.y FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k JOIN e ON f.k5 = e.k'),
+	('an empty dimension, a cross-type key', 'SELECT f.id, d2.b, d3.c FROM f JOIN e ON f.k5 = e.k JOIN d3 ON f.k3 = d3.k JOIN d2 ON f.k1 = d2.k'),
 	('correlated', 'SELECT x, (SELECT string_agg(f.id::text || '':'' || d3.c, '','' ORDER BY f.id, d3.c) FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k WHERE f.k5 = x) FROM generate_series(0, 4) x'),
 	('left on top', 'SELECT f.id, d1.a, d3.c FROM f JOIN d1 ON f.k1 = d1.k LEFT JOIN d3 ON f.k3 = d3.k'),
 	('left below', 'SELECT f.id, d1.a, d2.b, d2.name, d3.c FROM ((f LEFT JOIN d2 ON f.k2 = d2.k) JOIN d1 ON f.k1 = d1.k) JOIN d3 ON f.k3 = d3.k');
@@ -185,15 +190,22 @@ SELECT is(pg_temp.rows_digest(sql), ref.digest, 'a snowflake: the same rows as P
 FROM q2 JOIN ref USING (name) WHERE name = 'snowflake';
 SELECT ok(pg_temp.plan(sql) ~ 'Chain: 2 joins in one pass', 'a snowflake: one chain of 2 GPU joins')
 FROM q2 WHERE name = 'snowflake';
--- an empty dimension on top (lowest, its few rows would not pay for the
--- keys the chain encodes for every fact row: the planner keeps it apart)
+-- an empty dimension on top
 SELECT is(pg_temp.rows_digest(sql), ref.digest, 'an empty dimension on top: the same rows as PostgreSQL')
 FROM q2 JOIN ref USING (name) WHERE name = 'an empty dimension';
 SELECT ok(pg_temp.plan(sql) ~ 'Chain: 3 joins in one pass', 'an empty dimension on top: one chain of 3 GPU joins')
 FROM q2 WHERE name = 'an empty dimension';
 RESET join_collapse_limit;
-SELECT ok(pg_temp.plan(sql) !~ 'Chain:', 'an empty dimension lowest: no chain (its rows would not pay for the keys)')
+-- lowest: the levels above probe with integer keys, which the kernels
+-- pack for the rows that reach them (nothing per fact row), so one chain;
+-- an int4 column keyed against int8 is encoded on the host for every fact
+-- row, which the empty dimension's rows would not pay for: that level apart
+SELECT ok(pg_temp.plan(sql) ~ 'Chain: 3 joins in one pass', 'an empty dimension lowest, integer keys above: one chain of 3')
 FROM q2 WHERE name = 'an empty dimension';
+SELECT ok(pg_temp.rows_digest(sql) = ref.digest AND pg_temp.plan(sql) ~ 'Chain: 2 joins in one pass' AND
+		  pg_temp.plan(sql) !~ 'Chain: 3',
+	'an empty dimension lowest, an int4 column keyed against int8 above: that level apart, the same rows')
+FROM q2 JOIN ref USING (name) WHERE name = 'an empty dimension, a cross-type key';
 
 -- EXPLAIN ANALYZE: each level's rows are the matches it handed up
 CREATE TEMP TABLE an AS
@@ -375,7 +387,7 @@ RESET join_collapse_limit;
 -- a partial chain: below a Gather every process (the leader and 2
 -- workers) runs the whole chain on its share of the fact table's pages
 -- (small chunks: several in each process; gpujoin.enable_parallel_chain,
--- off by default)
+-- on by default, set here all the same)
 :parallel_cheap
 SET LOCAL gpujoin.chunk_rows = 700;
 SET LOCAL gpujoin.enable_parallel_chain = on;
@@ -522,7 +534,7 @@ SELECT is(plan ~ 'Gather[\s\S]*Parallel Custom Scan \(GpuPreAgg\)[^>]*Chain: \d 
 FROM gotpa ORDER BY name;
 RESET join_collapse_limit;
 RESET gpujoin.enable_chain_preagg;
--- off (the default): the same parallel plans' GPU joins stacked
+-- off: the same parallel plans' GPU joins stacked
 SET LOCAL gpujoin.enable_parallel_chain = off;
 SELECT ok(pg_temp.plan(sql) ~ 'Parallel Custom Scan \(GpuHashJoin\)' AND pg_temp.plan(sql) !~ 'Chain:',
 	'gpujoin.enable_parallel_chain off: parallel GPU joins, no chain')

@@ -159,7 +159,7 @@ RunChain(const GjKernels *k, const Star *s, int L, int64_t chunk_rows, bool on_h
 		BenchCheck(PROGRAM, k->build(levels[l], &inner, &err), &err, "build");
 	}
 	*build_ms = gj_clock_ms() - t0;
-	BenchCheck(PROGRAM, gj_chain_init(&chain, k, L, levels, specs, key_columns, &err),
+	BenchCheck(PROGRAM, gj_chain_init(&chain, k, L, levels, specs, key_columns, NULL, &err),
 			   &err, "gj_chain_init");
 	chain.on_host = on_host;
 

@@ -34,12 +34,13 @@
 /*
  * Check and record a chain of nlevels contexts of kernels, each made with
  * specs[k] and built on its inner side; key_columns[k] (k >= 1) the outer
- * column level k probes with (CHAINS OF JOINS)
+ * column level k probes with, packed as packs[k] says (packs NULL: every
+ * such column a normalized key) (CHAINS OF JOINS)
  */
 GjStatus
 gj_chain_init(GjChain *chain, const GjKernels *kernels, int nlevels,
 			  GjContext *const *levels, const GjJoinSpec *specs,
-			  const int32_t *key_columns, GjError *err)
+			  const int32_t *key_columns, const GjKeyPack *packs, GjError *err)
 {
 	memset(chain, 0, sizeof(*chain));
 	if (kernels == NULL || kernels->count == NULL || kernels->retrieve == NULL)
@@ -95,7 +96,21 @@ gj_chain_init(GjChain *chain, const GjKernels *kernels, int nlevels,
 										"Outer column %d of level %d of a chain of joins is %d bytes wide, but level %d hands down %d.",
 										c, k, spec->outer_widths[c], k - 1, width);
 			}
-			if (key < 0 || key >= n || spec->outer_widths[key] != (int32_t) sizeof(uint64_t))
+			if (packs != NULL && packs[k].width != 0)
+			{
+				const GjKeyPack *pack = &packs[k];
+
+				if ((pack->width != 4 && pack->width != 8) || pack->bits < 1 || pack->bits > 64 ||
+					key < 0 || key >= n || spec->outer_widths[key] != pack->width)
+					return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+										"Level %d of a chain of joins packs its key from outer column %d, which is not an integer column of %d bytes of its %d.",
+										k, key, pack->width, n);
+				if (kernels->pack_keys == NULL && kernels->hand_down == NULL)
+					return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+										"The %s kernels cannot pack a chain's keys.", kernels->name);
+				chain->packs[k] = *pack;
+			}
+			else if (key < 0 || key >= n || spec->outer_widths[key] != (int32_t) sizeof(uint64_t))
 				return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 									"Level %d of a chain of joins probes with outer column %d, which is not an 8-byte column of its %d.",
 									k, key, n);
@@ -139,7 +154,8 @@ gj_chain_count(GjChain *chain, const GjBatch *chunk, GjError *err)
 GjStatus
 gj_chain_hand_down(const GjKernels *kernels, GjContext *from, int64_t first,
 				   int nouter, int ninner, bool on_host, GjContext *to, int key,
-				   GjColumn *columns, int64_t *handed, int64_t *nmatches, GjError *err)
+				   const GjKeyPack *pack, GjColumn *columns, int64_t *handed,
+				   int64_t *nmatches, GjError *err)
 {
 	GjMatchRound round;
 	GjBatch		batch;
@@ -168,6 +184,14 @@ gj_chain_hand_down(const GjKernels *kernels, GjContext *from, int64_t first,
 	batch.nrows = round.nmatches;
 	batch.keys = (const uint64_t *) columns[key].values;
 	batch.nulls = columns[key].nulls;
+	if (pack != NULL && pack->width != 0 && round.nmatches > 0)
+	{
+		if (kernels->pack_keys == NULL)
+			return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+								"The %s kernels cannot pack a chain's keys.", kernels->name);
+		GJ_TRY(kernels->pack_keys(to, columns[key].values, pack->width, round.nmatches,
+								  pack->bits, pack->exact, &batch.keys, err));
+	}
 	batch.columns = columns;
 	batch.row_numbers = round.outer_rows;
 	return kernels->count(to, &batch, nmatches, err);
@@ -186,12 +210,14 @@ HandDown(GjChain *chain, int k, GjError *err)
 
 	if (kernels->hand_down != NULL && !chain->on_host)
 		GJ_TRY(kernels->hand_down(chain->levels[k], chain->next[k], chain->levels[k + 1],
-								  chain->key_columns[k + 1], &handed, &nmatches, err));
+								  chain->key_columns[k + 1], &chain->packs[k + 1],
+								  &handed, &nmatches, err));
 	else
 		GJ_TRY(gj_chain_hand_down(kernels, chain->levels[k], chain->next[k],
 								  chain->ncolumns[k], chain->inner_ncolumns[k], chain->on_host,
 								  chain->levels[k + 1], chain->key_columns[k + 1],
-								  chain->columns, &handed, &nmatches, err));
+								  &chain->packs[k + 1], chain->columns, &handed, &nmatches,
+								  err));
 	chain->next[k] += handed;
 	chain->nmatches[k + 1] = nmatches;
 	chain->next[k + 1] = 0;

@@ -108,6 +108,9 @@ typedef enum GjBufferId
 	GJ_BUFFER_INNER_ROW_NUMBERS,	/* GjRowId[inner rows] */
 	GJ_BUFFER_OUTER_ROW_NUMBERS,	/* GjRowId[outer rows] */
 
+	/* A chain's keys packed for this level (gj_cuda_pack_keys): uint64_t[rows], then the values */
+	GJ_BUFFER_PACKED_KEYS,
+
 	/* The heap deform's (scan/heap_deform.cu) */
 	GJ_BUFFER_SCAN_INPUT,		/* its plan, the tuple offsets, the pages */
 	GJ_BUFFER_SCAN_OUTPUT,		/* what it found, and the rows */
@@ -291,6 +294,9 @@ extern "C"
 								 GjMatchRound *round, GjError *err);
 	GjStatus	gj_cuda_retrieve_device(GjContext *ctx, int64_t first,
 										GjMatchRound *round, GjError *err);
+	GjStatus	gj_cuda_pack_keys(GjContext *ctx, const void *values, int width,
+								  int64_t n, int32_t bits, bool exact,
+								  const uint64_t **keys, GjError *err);
 	GjStatus	gj_cuda_heap_deform(GjContext *ctx, const GjPageBatch *pages,
 									const GjDeformSpec *spec, int64_t first,
 									int64_t n, GjDeformOut *out, GjError *err);

@@ -887,6 +887,22 @@ gj_check_share(const GjJoinSpec *spec, const char *variant_name, bool has_build,
 }
 
 /*
+ * Check pack_keys's arguments (GjKernels.pack_keys), for both
+ * implementations: 0 .. GJ_MAX_ROWS integers of 4 or 8 bytes, keys of 1
+ * to 64 bits
+ */
+static inline GjStatus
+gj_check_pack(const void *values, int width, int64_t n, int32_t bits, GjError *err)
+{
+	if ((width != 4 && width != 8) || n < 0 || n > GJ_MAX_ROWS || bits < 1 || bits > 64 ||
+		(n > 0 && values == NULL))
+		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+							"pack_keys takes 0 to %lld integers of 4 or 8 bytes into keys of 1 to 64 bits.",
+							(long long) GJ_MAX_ROWS);
+	return GJ_OK;
+}
+
+/*
  * Check a batch passed to build (side inner) or count (side outer):
  * 0 .. GJ_MAX_ROWS rows, what the variant matches on, and the spec's
  * payload columns of that side, each with its values (NULL flags are

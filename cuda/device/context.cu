@@ -787,6 +787,52 @@ gj_cuda_retrieve_device(GjContext *ctx, int64_t first, GjMatchRound *round,
 	return Retrieve(ctx, first, round, true, err);
 }
 
+/* Each row's integer, signed, of width 4 or 8, packed as one key */
+__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
+pack_keys_kernel(const char *__restrict__ d_values, int width, int64_t n, int32_t bits,
+				 bool exact, uint64_t *__restrict__ d_keys)
+{
+	for (int64_t row = gj_thread_index(); row < n; row += gj_grid_stride())
+		d_keys[row] = gj_pack_int_key(d_values, width, row, bits, exact);
+}
+
+/*
+ * A chain's key packed on the device (GjKernels.pack_keys): the values,
+ * wherever they lie (a round's column on this or another device, or host
+ * memory), are copied behind the keys in the context's buffer, and packed
+ * from there
+ */
+extern "C" GjStatus
+gj_cuda_pack_keys(GjContext *ctx, const void *values, int width, int64_t n,
+				  int32_t bits, bool exact, const uint64_t **keys, GjError *err)
+{
+	GjCudaContext *cuda = gj_cuda_context_get(ctx, err);
+	double		start = gj_clock_ms();
+	double		transfer_start;
+	char	   *d_buffer;
+
+	*keys = NULL;
+	if (cuda == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	GJ_TRY(gj_check_pack(values, width, n, bits, err));
+	transfer_start = cuda->stats.transfer_ms;
+	GJ_TRY(gj_cuda_buffer_reserve(cuda, GJ_BUFFER_PACKED_KEYS,
+								  (size_t) n * (sizeof(uint64_t) + (size_t) width) + 1, err));
+	d_buffer = GJ_BUFFER(cuda, GJ_BUFFER_PACKED_KEYS, char);
+	if (n > 0)
+	{
+		GJ_TRY(gj_cuda_copy_to_device(cuda, d_buffer + (size_t) n * sizeof(uint64_t), values,
+									  (size_t) n * (size_t) width, err));
+		pack_keys_kernel<<<gj_cuda_grid_size(cuda, n), GJ_BLOCK_SIZE, 0, cuda->stream>>>(
+			d_buffer + (size_t) n * sizeof(uint64_t), width, n, bits, exact,
+			(uint64_t *) d_buffer);
+		GJ_CUDA_TRY(err, cudaGetLastError());
+	}
+	*keys = (const uint64_t *) d_buffer;
+	AddElapsed(cuda, &cuda->stats.probe_ms, start, transfer_start);
+	return GJ_OK;
+}
+
 /*
  * The variant's private state, ctx->variant_state: allocated, zeroed, by
  * the first call (a variant's first build), returned as it is by later
@@ -830,6 +876,8 @@ BufferName(GjBufferId id)
 			return "the inner row numbers";
 		case GJ_BUFFER_OUTER_ROW_NUMBERS:
 			return "the outer chunk's row numbers";
+		case GJ_BUFFER_PACKED_KEYS:
+			return "a chain's packed keys";
 		case GJ_BUFFER_SCAN_INPUT:
 			return "the heap pages";
 		case GJ_BUFFER_SCAN_OUTPUT:
@@ -1283,6 +1331,7 @@ const GjKernels gj_cuda_kernels = {
 	gj_cuda_retrieve_device,
 	gj_cuda_build_parts,
 	NULL,						/* hand_down: the chain's own */
+	gj_cuda_pack_keys,
 };
 
 /* Page-locked host memory for staging (GjKernels.stage_alloc), or NULL */

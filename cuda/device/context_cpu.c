@@ -87,6 +87,7 @@ ReleaseAll(GjCpuContext *ctx)
 	gj_cpu_agg_destroy(ctx->agg_state);
 	ctx->agg_state = NULL;
 	gj_cpu_materialize_release(ctx);
+	gj_cpu_buffer_release(&ctx->packed_keys);
 }
 
 /*
@@ -510,6 +511,30 @@ gj_cpu_count_offsets(uint64_t *counts, int64_t nrows)
 	return sum;
 }
 
+/*
+ * A chain's key packed (GjKernels.pack_keys), as gj_cuda_pack_keys packs
+ * it on the device: each row's integer, whatever its NULL flag
+ */
+static GjStatus
+PackKeys(GjContext *ctx, const void *values, int width, int64_t n, int32_t bits,
+		 bool exact, const uint64_t **keys, GjError *err)
+{
+	GjCpuContext *cpu = gj_cpu_context_get(ctx, err);
+	uint64_t   *out;
+
+	*keys = NULL;
+	if (cpu == NULL)
+		return GJ_ERROR_INVALID_ARGUMENT;
+	GJ_TRY(gj_check_pack(values, width, n, bits, err));
+	GJ_TRY(gj_cpu_buffer_reserve(&cpu->packed_keys, (size_t) n * sizeof(uint64_t),
+								 "a chain's packed keys", err));
+	out = cpu->packed_keys.ptr;
+	for (int64_t row = 0; row < n; row++)
+		out[row] = gj_pack_int_key(values, width, row, bits, exact);
+	*keys = out;
+	return GJ_OK;
+}
+
 /* The CPU twin's deform is done when it starts: nothing left to finish */
 static GjStatus
 DeformFinish(GjContext *ctx, GjError *err)
@@ -546,4 +571,5 @@ const GjKernels gj_cpu_kernels = {
 	.exchange_free = gj_cpu_exchange_free,
 	.retrieve_device = gj_cpu_retrieve,	/* its rounds are host memory */
 	.build_parts = gj_cpu_build_parts,
+	.pack_keys = PackKeys,
 };

@@ -107,6 +107,7 @@ typedef struct GjCpuContext
 	const struct GjCpuContext *build_of;
 	GjHostBuffer row_numbers[GJ_NUM_SIDES];
 	bool		has_row_numbers[GJ_NUM_SIDES];
+	GjHostBuffer packed_keys;	/* a chain's keys for this level (pack_keys) */
 
 	bool		has_build;
 	bool		has_chunk;

@@ -1279,6 +1279,7 @@ static const GjKernels tablename = { \
 	prefix##_retrieve,			/* rounds in the host: retrieve_device */ \
 	prefix##_build_parts, \
 	NULL,						/* hand_down: the chain's own */ \
+	NULL,						/* pack_keys: no chain over a spread */ \
 }
 
 SPREAD_TABLE(cpu, gj_cpu_kernels, spread_cpu_kernels);

@@ -19,8 +19,11 @@
  * three NPHJ levels; a star of four with repeated keys, every variant and
  * both materializations, rounds much smaller than the matches, and chunk
  * row numbers of its own; a snowflake (a level probing with the level
- * above's column); an empty level; a chain of one level; and the
- * arguments gj_chain_init must refuse.  Each case also folds the last
+ * above's column); an empty level; a chain of one level; two cases again
+ * with the keys of the levels above the lowest packed by the kernels
+ * (GjKeyPack: the chunk carries those keys as 4-byte integers, a
+ * snowflake's column is an 8-byte one, each level's inner keys packed
+ * alike); and the arguments gj_chain_init must refuse.  Each case also folds the last
  * level's matches into groups (agg_begin, aggregate, agg_result on the last
  * level's context, as a GpuPreAgg on top of a chain does): count(*),
  * sum(chunk value) and min(level 0's value) by the last level's value,
@@ -52,6 +55,8 @@ typedef struct ChainInner
 	int16_t    *value;
 	uint8_t    *value_nulls;
 	uint64_t   *down;
+	uint64_t   *packed;			/* keys packed as a packed case's level
+								 * packs its probes (PackOf), or NULL */
 	GjColumn	columns[2];
 } ChainInner;
 
@@ -74,6 +79,9 @@ typedef struct ChainCase
 									 * test's groups read it) */
 	int64_t		max_matches;
 	bool		numbered;		/* the chunk brings row numbers */
+	bool		packed;			/* the keys of levels 1.. packed by the
+								 * kernels (GjKeyPack) from 4-byte chunk
+								 * columns and 8-byte down columns */
 } ChainCase;
 
 /* What a semi level's row number becomes in a combination: any match */
@@ -93,6 +101,7 @@ typedef struct ChainData
 	uint64_t   *keys[MAX_LEVELS];
 	uint8_t    *key_nulls[MAX_LEVELS];
 	int32_t    *value;
+	int32_t    *key32[MAX_LEVELS];	/* a packed case's chunk keys of levels 1.. */
 	GjRowId    *numbers;
 	GjColumn	columns[MAX_LEVELS + 1];
 	ChainInner	inner[MAX_LEVELS];
@@ -228,6 +237,25 @@ ReferenceNext(const ChainCase *cc, const ChainData *d, int level, uint32_t row, 
 		Reference(cc, d, level + 1, c, out);
 }
 
+/*
+ * How a packed case's level k (>= 1) packs its key: a snowflake's from
+ * the 8-byte down column above, a star's from the chunk's 4-byte column;
+ * width 0 for the lowest level and cases not packed
+ */
+static GjKeyPack
+PackOf(const ChainCase *cc, int k)
+{
+	GjKeyPack	pack = {0, 0, false};
+
+	if (cc->packed && k > 0)
+	{
+		pack.width = cc->from_above[k] ? 8 : 4;
+		pack.bits = cc->from_above[k] ? 64 : 32;
+		pack.exact = true;
+	}
+	return pack;
+}
+
 static void
 MakeData(const ChainCase *cc, ChainData *d)
 {
@@ -263,6 +291,19 @@ MakeData(const ChainCase *cc, ChainData *d)
 		in->columns[0].nulls = in->value_nulls;
 		in->columns[1].values = in->down;
 		in->columns[1].nulls = NULL;
+		if (PackOf(cc, k).width != 0)
+		{
+			GjKeyPack	pack = PackOf(cc, k);
+
+			/* the inner keys as the level packs its probes' values */
+			in->packed = TestAlloc((size_t) (m > 0 ? m : 1) * sizeof(uint64_t));
+			for (int64_t i = 0; i < m; i++)
+			{
+				int64_t		v = (int64_t) in->keys[i];
+
+				in->packed[i] = gj_pack_keys(&v, &pack.bits, 1, pack.exact);
+			}
+		}
 
 		d->keys[k] = TestAlloc((size_t) cc->nrows * sizeof(uint64_t));
 		d->key_nulls[k] = TestAlloc((size_t) cc->nrows);
@@ -287,6 +328,14 @@ MakeData(const ChainCase *cc, ChainData *d)
 	{
 		d->columns[k - 1].values = d->keys[k];
 		d->columns[k - 1].nulls = d->key_nulls[k];
+		if (cc->packed)
+		{
+			/* the values themselves, for the level to pack */
+			d->key32[k] = TestAlloc((size_t) (cc->nrows > 0 ? cc->nrows : 1) * sizeof(int32_t));
+			for (int64_t r = 0; r < cc->nrows; r++)
+				d->key32[k][r] = (int32_t) d->keys[k][r];
+			d->columns[k - 1].values = d->key32[k];
+		}
 	}
 	d->columns[cc->nlevels - 1].values = d->value;
 	d->columns[cc->nlevels - 1].nulls = NULL;
@@ -302,8 +351,10 @@ FreeData(const ChainCase *cc, ChainData *d)
 		free(d->inner[k].value);
 		free(d->inner[k].value_nulls);
 		free(d->inner[k].down);
+		free(d->inner[k].packed);
 		free(d->keys[k]);
 		free(d->key_nulls[k]);
+		free(d->key32[k]);
 	}
 	free(d->value);
 	free(d->numbers);
@@ -311,7 +362,8 @@ FreeData(const ChainCase *cc, ChainData *d)
 
 /*
  * The specs of the levels: level 0's outer columns are the chunk's
- * payload (nlevels - 1 keys of 8 bytes, a value of 4); each level's inner
+ * payload (nlevels - 1 keys of 8 bytes, of 4 in a packed case, a value
+ * of 4); each level's inner
  * columns its value (2) and its down key (8); a level's outer columns
  * what the one above hands down.  key_columns[k]: the chunk's key column
  * of level k (a star), or the down column of level k - 1 (a snowflake).
@@ -339,7 +391,7 @@ MakeSpecs(const ChainCase *cc, GjJoinSpec *specs, int32_t *key_columns)
 		{
 			s->outer_ncolumns = cc->nlevels;
 			for (int c = 0; c < cc->nlevels - 1; c++)
-				s->outer_widths[c] = 8;
+				s->outer_widths[c] = cc->packed ? 4 : 8;
 			s->outer_widths[cc->nlevels - 1] = 4;
 			key_columns[0] = 0;
 			continue;
@@ -451,6 +503,7 @@ StartChain(const GjKernels *k, const ChainCase *cc, const ChainData *d, bool on_
 		   const GjAggSpec *agg, GjJoinSpec *specs, GjContext **levels, GjChain *chain)
 {
 	int32_t		key_columns[MAX_LEVELS];
+	GjKeyPack	packs[MAX_LEVELS];
 	GjError		err;
 	GjBatch		chunk;
 	int			L = cc->nlevels;
@@ -462,7 +515,7 @@ StartChain(const GjKernels *k, const ChainCase *cc, const ChainData *d, bool on_
 		GjBatch		inner;
 
 		memset(&inner, 0, sizeof(inner));
-		inner.keys = d->inner[l].keys;
+		inner.keys = d->inner[l].packed != NULL ? d->inner[l].packed : d->inner[l].keys;
 		inner.nulls = d->inner[l].key_nulls;
 		inner.nrows = d->inner[l].nrows;
 		inner.columns = d->inner[l].columns;
@@ -473,7 +526,9 @@ StartChain(const GjKernels *k, const ChainCase *cc, const ChainData *d, bool on_
 			return false;
 		}
 	}
-	if (gj_chain_init(chain, k, L, levels, specs, key_columns, &err) != GJ_OK)
+	for (int l = 0; l < L; l++)
+		packs[l] = PackOf(cc, l);
+	if (gj_chain_init(chain, k, L, levels, specs, key_columns, packs, &err) != GJ_OK)
 	{
 		Failf("gj_chain_init: %s", err.message);
 		return false;
@@ -916,7 +971,7 @@ TestInvalid(void)
 	cc.nlevels = 3;
 	cc.max_matches = 100;
 	MakeSpecs(&cc, specs, key_columns);
-	if (gj_chain_init(&chain, &gj_cpu_kernels, 3, fake, specs, key_columns, &err) != GJ_OK)
+	if (gj_chain_init(&chain, &gj_cpu_kernels, 3, fake, specs, key_columns, NULL, &err) != GJ_OK)
 		Failf("a good chain was refused: %s", err.message);
 	TestReport("cpu", "chain: gj_chain_init takes a good chain");
 
@@ -945,7 +1000,7 @@ TestInvalid(void)
 				break;
 		}
 		memset(&err, 0, sizeof(err));
-		status = gj_chain_init(&chain, &gj_cpu_kernels, 3, fake, specs, key_columns, &err);
+		status = gj_chain_init(&chain, &gj_cpu_kernels, 3, fake, specs, key_columns, NULL, &err);
 		if (status != GJ_ERROR_INVALID_ARGUMENT || err.message[0] == '\0')
 			Failf("gj_chain_init took %s", bad[i].what);
 		snprintf(name, sizeof(name), "chain: gj_chain_init refuses %s", bad[i].what);
@@ -986,15 +1041,58 @@ TestInvalid(void)
 	}
 	memset(&err, 0, sizeof(err));
 	if (gj_chain_init(&chain, &gj_cpu_kernels, GJ_MAX_LEVELS + 1, fake, specs,
-					  key_columns, &err) != GJ_ERROR_INVALID_ARGUMENT)
+					  key_columns, NULL, &err) != GJ_ERROR_INVALID_ARGUMENT)
 		Failf("gj_chain_init took %d levels", GJ_MAX_LEVELS + 1);
 	TestReport("cpu", "chain: gj_chain_init refuses too many levels");
+
+	/* a packed key: of the column's width, 4 or 8, 1 to 64 bits, kernels that pack */
+	{
+		static const struct
+		{
+			const char *what;
+			GjKeyPack	pack;
+			const GjKernels *kernels;
+		}			packs[] = {
+			{"a pack of 8 bytes from a 4-byte column", {8, 32, true}, NULL},
+			{"a pack of 2 bytes", {2, 16, true}, NULL},
+			{"a pack of 65 bits", {4, 65, true}, NULL},
+			{"a pack by kernels that cannot pack", {4, 32, true}, NULL},
+		};
+
+		for (size_t i = 0; i < sizeof(packs) / sizeof(packs[0]); i++)
+		{
+			GjKeyPack	p[MAX_LEVELS];
+			GjKernels	no_pack = gj_cpu_kernels;
+			const GjKernels *k = &gj_cpu_kernels;
+			char		name[128];
+
+			cc.packed = true;
+			MakeSpecs(&cc, specs, key_columns);
+			for (int l = 0; l < 3; l++)
+				p[l] = PackOf(&cc, l);
+			if (gj_chain_init(&chain, k, 3, fake, specs, key_columns, p, &err) != GJ_OK)
+				Failf("a packed key was refused: %s", err.message);
+			p[1] = packs[i].pack;
+			if (i == 3)
+			{
+				no_pack.pack_keys = NULL;
+				k = &no_pack;
+			}
+			memset(&err, 0, sizeof(err));
+			if (gj_chain_init(&chain, k, 3, fake, specs, key_columns, p, &err) !=
+				GJ_ERROR_INVALID_ARGUMENT || err.message[0] == '\0')
+				Failf("gj_chain_init took %s", packs[i].what);
+			snprintf(name, sizeof(name), "chain: gj_chain_init refuses %s", packs[i].what);
+			TestReport("cpu", name);
+		}
+		cc.packed = false;
+	}
 }
 
 void
 TestChain(void)
 {
-	ChainCase	cases[10];
+	ChainCase	cases[12];
 	int			n = 0;
 	ChainCase  *c;
 
@@ -1124,6 +1222,16 @@ TestChain(void)
 	c->inner_rows[2] = 250;
 	c->match[1] = GJ_OUTER_LEFT;
 	c->max_matches = 400;
+
+	/* two of them again, the keys of levels 1.. packed by the kernels */
+	cases[n] = cases[1];
+	c = &cases[n++];
+	snprintf(c->name, sizeof(c->name), "star of 4, every variant, keys packed by the kernels");
+	c->packed = true;
+	cases[n] = cases[8];
+	c = &cases[n++];
+	snprintf(c->name, sizeof(c->name), "left levels and a snowflake, keys packed by the kernels");
+	c->packed = true;
 
 	for (int i = 0; i < n; i++)
 		RunCase(&cases[i]);

@@ -1337,8 +1337,9 @@ Prepare(Call *call)
 		case GJ_OP_DEFORM:
 			return PrepareDeform(call);
 		case GJ_OP_HAND_DOWN:
-			/* two levels of one chain: contexts of one table, the key a
-			 * column of the round (gj_chain_init checked its width) */
+			/* two levels of one chain: contexts of one table, the lower
+			 * one's outer columns what the upper hands down, the key one
+			 * of them, 8 bytes wide or as wide as its pack says */
 			if ((call->sc_to = ContextNumbered(c, req, req->context_to, &req->err)) == NULL)
 				return false;
 			if (call->sc_to == sc || call->sc_to->kernels != sc->kernels ||

@@ -1359,11 +1359,27 @@ GpuJoinChainExplain(GpuJoinState *node, ExplainState *es)
 									 node->gj_Chain->nlevels),
 							es);
 	else if (node->gj_Chain != NULL)
+	{
+		GpuJoinChain *chain = node->gj_Chain;
+
 		ExplainPropertyText("Chain",
 							psprintf("%d joins in one pass over the outer side of the lowest, each one's matches handed to the next on the device%s",
-									 node->gj_Chain->nlevels,
+									 chain->nlevels,
 									 node->gj_Agg != NULL ? ", the last one's folded into groups there" : ""),
 							es);
+		/* where the keys of the levels above the lowest are made (IntKeyPack) */
+		if (es->verbose)
+		{
+			int			packed = 0;
+
+			for (int k = 1; k < chain->nlevels; k++)
+				packed += chain->packs[k].width != 0;
+			ExplainPropertyText("Chain Keys",
+								psprintf("%d packed on the device for the rows that reach their level, %d encoded on the host for every row of their side",
+										 packed, chain->nlevels - 1 - packed),
+								es);
+		}
+	}
 	else if (node->gj_ChainedInto != NULL)
 		ExplainPropertyText("Chain", "a level of the chain run by the GPU join above: its matches go up on the device",
 							es);

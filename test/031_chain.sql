@@ -20,8 +20,10 @@
 -- hashed text key
 -- (which recheck their rows on the host: the planner puts them lowest, and
 -- the chain starts above them), a snowflake (a level keyed by the level
--- below's column); the same with the chain off (stacked nodes, no
--- "Chain:"); the levels' rows in EXPLAIN ANALYZE; the chain running out of
+-- below's column); EXPLAIN VERBOSE's "Chain Keys" (integer keys packed
+-- on the device, a numeric one encoded on the host); the same with the
+-- chain off (stacked nodes, no "Chain:"); the levels' rows in EXPLAIN
+-- ANALYZE; the chain running out of
 -- device memory in its build (it comes apart into its joins) or in its
 -- count or retrieve (gpujoin.inject_fault: it goes on on the CPU twin
 -- after the matches it had taken); tables that do not fit the device
@@ -45,7 +47,7 @@
 -- (a snowflake's with the key of the level above), out of device memory, a
 -- partial GpuPreAgg on top.
 BEGIN;
-SELECT plan(154);
+SELECT plan(156);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -91,7 +93,10 @@ CREATE TABLE e (k int4, y int4);
 CREATE TABLE dl (k int4, label text);
 INSERT INTO dl SELECT g, CASE WHEN g % 11 = 0 THEN NULL
 	ELSE 'a label longer than a word, number ' || (g % 17) END FROM generate_series(1, 500) g;
-ANALYZE f, d1, d2, d3, d4, d5, d1s, dt, e, dl;
+-- a numeric key (encoded on the host, not packed by the kernels)
+CREATE TABLE dn (k numeric, u int4);
+INSERT INTO dn SELECT g, g FROM generate_series(0, 2000) g;
+ANALYZE f, d1, d2, d3, d4, d5, d1s, dt, e, dl, dn;
 
 -- levels: how many joins the chain has (a pattern where the device's costs
 -- decide the join order: the text key's join lowest, the chain above it, or
@@ -206,6 +211,22 @@ SELECT ok(pg_temp.rows_digest(sql) = ref.digest AND pg_temp.plan(sql) ~ 'Chain: 
 		  pg_temp.plan(sql) !~ 'Chain: 3',
 	'an empty dimension lowest, an int4 column keyed against int8 above: that level apart, the same rows')
 FROM q2 JOIN ref USING (name) WHERE name = 'an empty dimension, a cross-type key';
+
+-- EXPLAIN VERBOSE: where the keys of the levels above the lowest are made
+SELECT ok(pg_temp.plan_verbose(sql) ~ 'Chain Keys: 4 packed on the device for the rows that reach their level, 0 encoded on the host',
+	'EXPLAIN VERBOSE: a star of 5 over integer keys, its 4 upper keys packed on the device')
+FROM q WHERE name = 'star of 5';
+SET LOCAL join_collapse_limit = 1;
+CREATE TEMP TABLE qn (sql text);
+INSERT INTO qn VALUES ('SELECT f.id, d1.a, dn.u FROM f JOIN d1 ON f.k1 = d1.k JOIN dn ON f.n = dn.k');
+:postgres_join
+CREATE TEMP TABLE refn AS SELECT pg_temp.rows_digest(sql) AS digest FROM qn;
+:gpu_join
+SELECT ok(pg_temp.plan_verbose(sql) ~ 'Chain Keys: 0 packed on the device for the rows that reach their level, 1 encoded on the host' AND
+		  pg_temp.rows_digest(sql) = refn.digest,
+	'a numeric key above the lowest: encoded on the host (EXPLAIN VERBOSE), PostgreSQL''s rows')
+FROM qn, refn;
+RESET join_collapse_limit;
 
 -- EXPLAIN ANALYZE: each level's rows are the matches it handed up
 CREATE TEMP TABLE an AS

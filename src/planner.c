@@ -171,20 +171,25 @@ ChainKeyRows(Path *lower, Var *key)
 
 /*
  * What the host's encoding of one row's key for a chain level costs: none
- * for an int4, date or int8 column keyed against its own type, which the
- * kernels pack from the column the rounds carry, for the rows that reach
- * the level (exec_chain.c's IntKeyPack; until 2026-12-01 the host packed
- * it for every row of the side, about 2 ns a row on the development
- * machine); any other key goes through a value's extraction
+ * for an int4 or int8 column keyed against an integer (int2, int4, int8:
+ * each side keeps its own type's coding) or a date against a date, which
+ * the kernels pack from the column the rounds carry, for the rows that
+ * reach the level (exec_chain.c's IntKeyPack; until 2026-12-01 the host
+ * packed it for every row of the side, about 2 ns a row on the
+ * development machine); any other key goes through a value's extraction
  */
 static Cost
 ChainKeyCost(OpExpr *op, Node *outer_arg)
 {
 	Oid			type = getBaseType(exprType(outer_arg));
+	Oid			left = getBaseType(exprType(linitial(op->args)));
+	Oid			right = getBaseType(exprType(lsecond(op->args)));
 
-	if ((type == INT4OID || type == DATEOID || type == INT8OID) &&
-		getBaseType(exprType(linitial(op->args))) == getBaseType(exprType(lsecond(op->args))))
+#define CHAIN_INTEGER(t) ((t) == INT2OID || (t) == INT4OID || (t) == INT8OID)
+	if (((type == INT4OID || type == INT8OID) && CHAIN_INTEGER(left) && CHAIN_INTEGER(right)) ||
+		(type == DATEOID && left == DATEOID && right == DATEOID))
 		return 0.0;
+#undef CHAIN_INTEGER
 	return gpujoin_extract_cost;
 }
 

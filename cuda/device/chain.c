@@ -100,8 +100,9 @@ gj_chain_init(GjChain *chain, const GjKernels *kernels, int nlevels,
 			{
 				const GjKeyPack *pack = &packs[k];
 
-				if ((pack->width != 4 && pack->width != 8) || pack->bits < 1 || pack->bits > 64 ||
-					key < 0 || key >= n || spec->outer_widths[key] != pack->width)
+				/* the width and bits pack_keys takes; then the column's */
+				GJ_TRY(gj_check_pack(NULL, pack->width, 0, pack->bits, err));
+				if (key < 0 || key >= n || spec->outer_widths[key] != pack->width)
 					return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 										"Level %d of a chain of joins packs its key from outer column %d, which is not an integer column of %d bytes of its %d.",
 										k, key, pack->width, n);

@@ -79,7 +79,10 @@ typedef enum GjStatus
 								 * limit: switch to the CPU twin */
 	GJ_ERROR_HOST_MEMORY,		/* host allocation failed */
 	GJ_ERROR_INVALID_ARGUMENT,	/* caller bug */
-	GJ_ERROR_KERNEL				/* launch, copy or execution failure */
+	GJ_ERROR_KERNEL,			/* launch, copy or execution failure */
+	GJ_ERROR_PAGES_GONE			/* a deform's page that only a kept copy
+								 * stood for is no longer kept: read it and
+								 * call again (GjPageBatch) */
 } GjStatus;
 
 /* Filled by the callee when it returns anything but GJ_OK */
@@ -666,6 +669,18 @@ typedef struct GjKernels
 	GjStatus	(*pack_keys) (GjContext *ctx, const void *values, int width, int64_t n,
 							  int32_t bits, bool exact, const uint64_t **keys,
 							  GjError *err);
+
+	/*
+	 * Which of n blocks of a relation (its 3 words: GjPageBatch.relation)
+	 * the pages the deform keeps (page_size bytes each) hold under LSN
+	 * lsns[i] (not 0): counts[i] the tuples listed when the copy was made,
+	 * -1 where none is; nothing is held (a deform that finds one gone says
+	 * so).  The only call that may come while a deform of the context is
+	 * started and not finished.  NULL: the kernels keep no pages.
+	 */
+	GjStatus	(*pages_kept) (GjContext *ctx, const uint32_t relation[3],
+							   const uint32_t *blocks, const uint64_t *lsns, int64_t n,
+							   int32_t page_size, int16_t *counts, GjError *err);
 } GjKernels;
 
 /*
@@ -1335,7 +1350,8 @@ typedef struct GjPageBatch
 								 * required in place */
 	const char *region;			/* in place: the region and its size */
 	int64_t		region_bytes;
-	const uint32_t *page_index; /* in place: per page, its index in region */
+	const uint32_t *page_index; /* in place: per page, its index in region,
+								 * or GJ_PAGE_KEPT_ONLY */
 
 	/*
 	 * In place, pages to keep between calls (cuda/scan/page_cache.h): with
@@ -1349,6 +1365,17 @@ typedef struct GjPageBatch
 	const uint32_t *page_block;
 	uint32_t	relation[3];
 } GjPageBatch;
+
+/*
+ * A page in place that is not in the region: pages_kept found a copy of
+ * block page_block[i] kept under page_lsn[i] with count tuples, and the
+ * host did not read it.  Its tuples' offsets are i x page_size + 0 .. count
+ * - 1, their places in the list kept with the copy (the items listed when
+ * it was made), and the call reads them from the copy.  A call that finds
+ * one no longer kept so (another call took its slot) writes no row and
+ * returns GJ_ERROR_PAGES_GONE: the caller reads those pages and calls again.
+ */
+#define GJ_PAGE_KEPT_ONLY		UINT32_MAX
 
 /*
  * Where the deform writes: row i of the output is tuple first + i of the
@@ -1390,6 +1417,11 @@ typedef struct GjDeformOut
 extern GjStatus gj_cpu_heap_deform(GjContext *ctx, const GjPageBatch *pages,
 								   const GjDeformSpec *spec, int64_t first, int64_t n,
 								   GjDeformOut *out, GjError *err);
+
+/* gj_cpu_kernels' pages_kept: the pages the twin's deform keeps (ctx not used) */
+extern GjStatus gj_cpu_pages_kept(GjContext *ctx, const uint32_t relation[3],
+								  const uint32_t *blocks, const uint64_t *lsns, int64_t n,
+								  int32_t page_size, int16_t *counts, GjError *err);
 
 /*
  * GROUPED AGGREGATION (cuda/agg/)

@@ -75,9 +75,12 @@
 /* 17: old_snapshot_threshold, and so TestForOldSnapshot, went */
 #if PG_VERSION_NUM >= 170000
 #define GpuJoinTestForOldSnapshot(snapshot, rel, page)	((void) 0)
+#define GpuJoinOldSnapshotsOff()	true
 #else
 #define GpuJoinTestForOldSnapshot(snapshot, rel, page) \
 	TestForOldSnapshot((snapshot), (rel), (page))
+/* no page goes unread while a read may have to raise "snapshot too old" */
+#define GpuJoinOldSnapshotsOff()	(old_snapshot_threshold < 0)
 #endif
 
 /* 16: a table's counters lost their t_ prefixes */

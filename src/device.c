@@ -834,6 +834,7 @@ GpuJoinStatusToSqlState(GjStatus status)
 		case GJ_ERROR_HOST_MEMORY:
 			return ERRCODE_OUT_OF_MEMORY;
 		case GJ_ERROR_INVALID_ARGUMENT:
+		case GJ_ERROR_PAGES_GONE:	/* the scan reads them (exec_heap.c) */
 			return ERRCODE_INTERNAL_ERROR;
 		case GJ_ERROR_KERNEL:
 			return ERRCODE_SYSTEM_ERROR;

@@ -230,9 +230,14 @@ typedef struct GpuJoinHeapStage
 	char	   *pages;
 	Buffer	   *buffers;
 	uint32	   *page_index;
-	uint64	   *page_lsn;		/* in place, pages kept: per page, its LSN under
-								 * the lock its items were listed under, or 0 */
-	int			npins;
+	uint64	   *page_lsn;		/* in place, pages kept: per page, the LSN of
+								 * its visibility map page, read under the
+								 * lock its items were listed under while the
+								 * map vouched for it, or 0 */
+	int			npins;			/* buffers[0 .. npins - 1]: per page in place,
+								 * its buffer (invalid: a kept copy only) */
+	int			nkept_only;		/* pages not read: their kept copies only
+								 * (GJ_PAGE_KEPT_ONLY) */
 	uint32	   *tuples;
 	uint16	   *lengths;
 	BlockNumber *blocks;
@@ -355,6 +360,17 @@ typedef struct GpuJoinHeapReader
 	int64		pages_cached;	/* read from the ones the device kept */
 	bool		keep_pages;		/* in place: pages kept between joins
 								 * (gpujoin.page_cache) */
+	bool		unread;			/* and those the device keeps not read
+								 * (gpujoin.page_cache_unread) */
+	Buffer		vmbuffer;		/* the visibility map page pinned */
+	GpuJoinSide *side;			/* the side it reads */
+	GpuJoinDeviceContext *device;	/* the device the pages go to */
+	BlockNumber *ask_blocks;	/* blocks taken from the scan, asked about */
+	uint64	   *ask_lsns;		/* their map pages' LSNs (0: not vouched for) */
+	int16	   *ask_counts;		/* kept: the tuples listed; else -1 */
+	int			nasked;
+	int			asked_at;		/* the next of them to stage */
+	int64		pages_unread;	/* not read: their kept copies */
 	int64		tuples_read;
 	double		read_ms;
 	double		deform_ms;
@@ -390,6 +406,7 @@ typedef struct GpuJoinCounters
 										 * visible */
 	int64		heap_in_place[2];	/* of them, those read in place */
 	int64		heap_kept[2];	/* and of those, the ones the device had kept */
+	int64		heap_unread[2];	/* and of those, the ones the host did not read */
 	int64		heap_tuples[2]; /* visible tuples read */
 	double		heap_ms[2];		/* time reading pages (load includes it) */
 	double		heap_deform_ms[2];	/* time deforming them (load includes it) */

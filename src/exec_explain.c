@@ -118,6 +118,7 @@ GpuJoinCollectCounters(GpuJoinState *node, GpuJoinCounters *c)
 		c->heap_all_visible[i] = reader->pages_all_visible;
 		c->heap_in_place[i] = reader->pages_in_place;
 		c->heap_kept[i] = reader->pages_cached;
+		c->heap_unread[i] = reader->pages_unread;
 		c->heap_tuples[i] = reader->tuples_read;
 		c->heap_ms[i] = reader->read_ms;
 		c->heap_deform_ms[i] = reader->deform_ms;
@@ -199,6 +200,7 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
 		sum->heap_all_visible[i] += add->heap_all_visible[i];
 		sum->heap_in_place[i] += add->heap_in_place[i];
 		sum->heap_kept[i] += add->heap_kept[i];
+		sum->heap_unread[i] += add->heap_unread[i];
 		sum->heap_tuples[i] += add->heap_tuples[i];
 		sum->heap_ms[i] += add->heap_ms[i];
 		sum->heap_deform_ms[i] += add->heap_deform_ms[i];
@@ -256,6 +258,8 @@ ShowHeapCounters(const char *label, const GpuJoinCounters *c, int i, ExplainStat
 						 c->heap_tuples[i], (c->heap_shipped[i] + 1023) / 1024);
 		if (c->heap_kept[i] > 0)
 			appendStringInfo(es->str, " kept=" INT64_FORMAT, c->heap_kept[i]);
+		if (c->heap_unread[i] > 0)
+			appendStringInfo(es->str, " unread=" INT64_FORMAT, c->heap_unread[i]);
 		if (es->timing)
 			appendStringInfo(es->str, " time=%.3f deform=%.3f host=%.3f alloc=%.3f ms",
 							 c->heap_ms[i], c->heap_deform_ms[i], c->heap_host_ms[i],
@@ -285,6 +289,8 @@ ShowHeapCounters(const char *label, const GpuJoinCounters *c, int i, ExplainStat
 							   c->heap_in_place[i], es);
 		if (c->heap_kept[i] > 0)
 			ExplainPropertyInteger(psprintf("%s Pages Kept", prefix), NULL, c->heap_kept[i], es);
+		if (c->heap_unread[i] > 0)
+			ExplainPropertyInteger(psprintf("%s Pages Unread", prefix), NULL, c->heap_unread[i], es);
 		ExplainPropertyInteger(psprintf("%s Tuples", prefix), NULL, c->heap_tuples[i], es);
 		ExplainPropertyInteger(psprintf("%s Shipped", prefix), "kB",
 							   (c->heap_shipped[i] + 1023) / 1024, es);

@@ -63,6 +63,8 @@
 #include "access/tableam.h"
 #include "access/tupdesc_details.h"
 #include "access/tupmacs.h"
+#include "access/visibilitymap.h"
+#include "catalog/catalog.h"
 #include "executor/executor.h"
 #include "exec.h"
 #include "miscadmin.h"
@@ -71,6 +73,7 @@
 #include "portability/instr_time.h"
 #include "rewrite/rewriteManip.h"
 #include "storage/bufmgr.h"
+#include "storage/bufpage.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -348,6 +351,9 @@ GpuJoinHeapBegin(GpuJoinState *node, GpuJoinSide *side, Index rti, List *quals,
 	MemoryContextRegisterResetCallback(reader->cxt, &reader->stage_callback);
 	reader->parallel = side == &node->gj_Outer && node->css.ss.ps.plan->parallel_aware;
 	reader->slot = ExecInitExtraTupleSlot(estate, tupdesc, &TTSOpsHeapTuple);
+	reader->side = side;
+	reader->device = &node->gj_Device;
+	reader->vmbuffer = InvalidBuffer;
 }
 
 /* Reset callback: free the staging areas the executor did not get to free */
@@ -385,8 +391,10 @@ static void
 ReleaseStage(GpuJoinHeapStage *stage)
 {
 	for (int i = 0; i < stage->npins; i++)
-		ReleaseBuffer(stage->buffers[i]);
+		if (BufferIsValid(stage->buffers[i]))
+			ReleaseBuffer(stage->buffers[i]);
 	stage->npins = 0;
+	stage->nkept_only = 0;
 }
 
 /* Give back the pin of the page read ahead, if any */
@@ -420,11 +428,16 @@ ChooseStaging(GpuJoinHeapReader *reader)
 	reader->stage_pages = reader->in_place ? in_place_pages : pages;
 	/*
 	 * Pages kept by the device between joins (page_cache.h) are known by
-	 * their LSN, which only a WAL-logged relation's changes move; the
-	 * setting is read when the first stage is allocated
+	 * the LSN of their visibility map page (KeptLsn), which only a
+	 * WAL-logged relation's map moves when it sets a bit; not a system
+	 * catalog's, whose in-place updates change a page and leave its bit
+	 * set.  The settings are read when the first stage is allocated.
 	 */
 	reader->keep_pages = reader->in_place && gpujoin_page_cache > 0 &&
-		RelationNeedsWAL(reader->rel) && !RecoveryInProgress();
+		RelationNeedsWAL(reader->rel) && !RecoveryInProgress() &&
+		!IsCatalogRelation(reader->rel);
+	reader->unread = reader->keep_pages && gpujoin_page_cache_unread &&
+		GpuJoinOldSnapshotsOff();
 }
 
 /*
@@ -490,6 +503,8 @@ ForgetStaged(GpuJoinHeapReader *reader)
 	reader->next_ready = false;
 	reader->consumed = 0;
 	reader->done = false;
+	reader->nasked = 0;
+	reader->asked_at = 0;
 }
 
 /* Start the scan over: at the first block, with nothing staged */
@@ -735,6 +750,141 @@ ReadAhead(GpuJoinHeapReader *reader, BlockNumber block)
 }
 
 /*
+ * The heap blocks one visibility map page covers (visibilitymap.c's
+ * HEAPBLOCKS_PER_PAGE: two bits a block in the page's MAXALIGNed contents)
+ */
+#define GPUJOIN_MAP_BLOCKS	((BLCKSZ - MAXALIGN(SizeOfPageHeaderData)) * 4)
+
+/*
+ * The LSN a page is kept under (page_cache.h): that of the visibility map
+ * page that holds its bits, read with the bits under the map page's share
+ * lock, while its all-visible bit is set; 0 when it is not (or there is no
+ * map page), and the page is not kept.  The map page is pinned
+ * (reader->vmbuffer) for block already.  Called with the heap page's share
+ * lock held, under which its items are listed: a change to the page
+ * clears the bit first, under the page's exclusive lock, and the bit set
+ * again (vacuum) moves the map page's LSN past this one
+ * (visibilitymap_set: the LSN of its WAL record), so that while the bit is
+ * set under the same LSN the page's listed items are as they were.
+ * (Not a system catalog's: heap_inplace_update changes a tuple and leaves
+ * the bit; ChooseStaging keeps none.)
+ */
+static uint64
+KeptLsn(GpuJoinHeapReader *reader, BlockNumber block)
+{
+	uint64		lsn = 0;
+
+	if (!BufferIsValid(reader->vmbuffer) ||
+		BufferGetBlockNumber(reader->vmbuffer) != block / GPUJOIN_MAP_BLOCKS)
+		return 0;
+	LockBuffer(reader->vmbuffer, BUFFER_LOCK_SHARE);
+	if (visibilitymap_get_status(reader->rel, block, &reader->vmbuffer) & VISIBILITYMAP_ALL_VISIBLE)
+		lsn = PageGetLSN(BufferGetPage(reader->vmbuffer));
+	LockBuffer(reader->vmbuffer, BUFFER_LOCK_UNLOCK);
+	return lsn;
+}
+
+/*
+ * Take the next blocks the stage has room for from the scan, and ask the
+ * device which of them it keeps under the LSN of their map page, whose
+ * bits say they are all-visible (read under that page's share lock, a
+ * page at a time; ask_lsns 0 for the others); the stage takes them in
+ * order (StagePagesInto).  A kept one is left unread (StageKeptPage): the
+ * query's snapshot sees every tuple of a page the map vouches for (its
+ * bit is set only when all are visible to every transaction, as an
+ * index-only scan relies on), and they are the ones listed when the copy
+ * was made (KeptLsn).  A change being made now has not cleared the bit
+ * yet: it is of a transaction this snapshot does not see, as for an
+ * index-only scan.
+ */
+static void
+AskKept(GpuJoinHeapReader *reader, int room)
+{
+	GpuJoinDeviceContext *dev = reader->device;
+	Buffer		locked = InvalidBuffer;
+	uint64		map_lsn = 0;
+	uint32		relation[3];
+	GjError		err;
+
+	if (reader->ask_blocks == NULL)
+	{
+		reader->ask_blocks = MemoryContextAlloc(reader->cxt, sizeof(BlockNumber) * reader->stage_pages);
+		reader->ask_lsns = MemoryContextAlloc(reader->cxt, sizeof(uint64) * reader->stage_pages);
+		reader->ask_counts = MemoryContextAlloc(reader->cxt, sizeof(int16) * reader->stage_pages);
+	}
+	reader->nasked = 0;
+	reader->asked_at = 0;
+	/* heapgetpage's ways, where StageAllVisiblePage would not read (below) */
+	if (reader->snapshot->takenDuringRecovery || IsolationIsSerializable())
+		room = Min(room, 1);
+	while (reader->nasked < room)
+	{
+		BlockNumber block = NextBlock(reader);
+
+		if (block == InvalidBlockNumber)
+			break;
+		reader->ask_blocks[reader->nasked++] = block;
+	}
+	for (int i = 0; i < reader->nasked; i++)
+	{
+		BlockNumber block = reader->ask_blocks[i];
+		uint8		bits;
+
+		if (BufferIsValid(locked) &&
+			BufferGetBlockNumber(locked) != block / GPUJOIN_MAP_BLOCKS)
+		{
+			LockBuffer(locked, BUFFER_LOCK_UNLOCK);
+			locked = InvalidBuffer;
+		}
+		if (!BufferIsValid(locked))
+		{
+			/* pin the block's map page (no lock held), then lock it */
+			(void) visibilitymap_get_status(reader->rel, block, &reader->vmbuffer);
+			if (BufferIsValid(reader->vmbuffer) &&
+				BufferGetBlockNumber(reader->vmbuffer) == block / GPUJOIN_MAP_BLOCKS)
+			{
+				locked = reader->vmbuffer;
+				LockBuffer(locked, BUFFER_LOCK_SHARE);
+				map_lsn = PageGetLSN(BufferGetPage(locked));
+			}
+		}
+		bits = BufferIsValid(locked) ?
+			visibilitymap_get_status(reader->rel, block, &reader->vmbuffer) : 0;
+		reader->ask_lsns[i] = (bits & VISIBILITYMAP_ALL_VISIBLE) ? map_lsn : 0;
+	}
+	if (BufferIsValid(locked))
+		LockBuffer(locked, BUFFER_LOCK_UNLOCK);
+	GpuJoinRelationWords(reader->rel, relation);
+	memset(&err, 0, sizeof(err));
+	if (reader->snapshot->takenDuringRecovery || IsolationIsSerializable() ||
+		dev->ctx == NULL || dev->kernels->pages_kept == NULL ||
+		dev->kernels->pages_kept(dev->ctx, relation, reader->ask_blocks, reader->ask_lsns,
+								 reader->nasked, BLCKSZ, reader->ask_counts, &err) != GJ_OK)
+		for (int i = 0; i < reader->nasked; i++)
+			reader->ask_counts[i] = -1;
+}
+
+/*
+ * Stage block, which the device keeps with count tuples under lsn
+ * (AskKept), as the stage's next page, unread: no buffer, its tuples'
+ * offsets their ordinals (GJ_PAGE_KEPT_ONLY)
+ */
+static void
+StageKeptPage(GpuJoinHeapStage *stage, BlockNumber block, uint64 lsn, int count)
+{
+	uint32		base = (uint32) stage->npages * BLCKSZ;
+	uint32	   *tuples = stage->tuples + stage->ntuples;
+
+	for (int k = 0; k < count; k++)
+		tuples[k] = base + (uint32) k;
+	stage->ntuples += count;
+	stage->buffers[stage->npins++] = InvalidBuffer;
+	stage->page_index[stage->npages] = GJ_PAGE_KEPT_ONLY;
+	stage->page_lsn[stage->npages] = lsn;
+	stage->nkept_only++;
+}
+
+/*
  * Stage block as the stage's next page if it is all-visible: then every
  * normal item on it is a tuple the query sees, as heapgetpage decides for
  * such a page, and its per-tuple loop can be skipped (what is left of the
@@ -775,6 +925,9 @@ StageAllVisiblePage(GpuJoinHeapReader *reader, BlockNumber block, GpuJoinHeapSta
 	}
 	ReadAhead(reader, FollowingBlock(reader, block));
 	heap_page_prune_opt(reader->rel, buffer);
+	/* the map page that vouches for it, pinned before the lock (no I/O under it) */
+	if (stage->page_lsn != NULL)
+		(void) visibilitymap_get_status(reader->rel, block, &reader->vmbuffer);
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buffer);
 	GpuJoinTestForOldSnapshot(snapshot, reader->rel, page);
@@ -787,9 +940,9 @@ StageAllVisiblePage(GpuJoinHeapReader *reader, BlockNumber block, GpuJoinHeapSta
 	{
 		int64		first = stage->ntuples;
 
-		/* the page's state when its items are listed: under this lock */
+		/* the map's word on it when its items are listed: under this lock */
 		if (stage->page_lsn != NULL)
-			stage->page_lsn[stage->npages] = PageGetLSN(page);
+			stage->page_lsn[stage->npages] = KeptLsn(reader, block);
 		StageNormalItems(stage, page);
 		if (stage->ntuples > first)
 		{
@@ -866,9 +1019,24 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 	INSTR_TIME_SET_CURRENT(start);
 	while (stage->npages < reader->stage_pages)
 	{
-		BlockNumber block = NextBlock(reader);
+		BlockNumber block;
+		int			asked = -1;
 		int64		first;
 
+		if (!reader->unread)
+			block = NextBlock(reader);
+		else
+		{
+			/* the next blocks asked about first (AskKept) */
+			if (reader->asked_at >= reader->nasked)
+				AskKept(reader, reader->stage_pages - stage->npages);
+			block = InvalidBlockNumber;
+			if (reader->asked_at < reader->nasked)
+			{
+				asked = reader->asked_at++;
+				block = reader->ask_blocks[asked];
+			}
+		}
 		if (block == InvalidBlockNumber)
 		{
 			reader->done = true;
@@ -882,7 +1050,15 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 		 * its buffer a second time.  (Its flag is read with the pin alone
 		 * in place: it only chooses the way the next page is read.)
 		 */
-		if (reader->try_all_visible && StageAllVisiblePage(reader, block, stage))
+		if (asked >= 0 && reader->ask_counts[asked] > 0)
+		{
+			/* kept, and vouched for by the map: not read */
+			CHECK_FOR_INTERRUPTS();
+			StageKeptPage(stage, block, reader->ask_lsns[asked], reader->ask_counts[asked]);
+			reader->pages_unread++;
+			reader->try_all_visible = true;
+		}
+		else if (reader->try_all_visible && StageAllVisiblePage(reader, block, stage))
 			reader->try_all_visible = true;
 		else
 		{
@@ -898,7 +1074,7 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 		stage->blocks[stage->npages] = block;
 		if (reader->try_all_visible)
 			reader->pages_all_visible++;
-		if (reader->in_place)
+		if (reader->in_place && stage->page_index[stage->npages] != GJ_PAGE_KEPT_ONLY)
 			reader->pages_in_place++;
 		/* as heap_getnextslot counts the rows a scan returns */
 		if (pgstat_should_count_relation(reader->rel))
@@ -982,7 +1158,7 @@ OpenDevice(GpuJoinState *node)
  * them (out of memory, or gone) leaves them to the CPU twin, which writes
  * the same rows at once.
  */
-static void
+static bool
 StartDeform(GpuJoinState *node, GpuJoinHeapReader *reader, const GjPageBatch *batch,
 			int64 n, GjDeformOut *out)
 {
@@ -1000,23 +1176,102 @@ StartDeform(GpuJoinState *node, GpuJoinHeapReader *reader, const GjPageBatch *ba
 		memset(&err, 0, sizeof(err));
 		status = gj_cpu_heap_deform(NULL, batch, &reader->spec, reader->consumed, n, out, &err);
 	}
-	GpuJoinCheckStatus(status, &err, "could not read the heap pages of a GPU join");
 	reader->deform_ms += GpuJoinElapsedMs(start);
+	if (status == GJ_ERROR_PAGES_GONE)
+		return false;
+	GpuJoinCheckStatus(status, &err, "could not read the heap pages of a GPU join");
+	return true;
 }
 
-/* Wait for the deform StartDeform left to the device: its rows are in out */
-static void
+/*
+ * Wait for the deform StartDeform left to the device: its rows are in out;
+ * false when a kept copy it was to read was gone (no row written)
+ */
+static bool
 FinishDeform(GpuJoinState *node, GpuJoinHeapReader *reader)
 {
 	GpuJoinDeviceContext *dev = &node->gj_Device;
 	instr_time	start;
 	GjError		err;
+	GjStatus	status;
 
 	INSTR_TIME_SET_CURRENT(start);
 	memset(&err, 0, sizeof(err));
-	GpuJoinCheckStatus(dev->kernels->heap_deform_finish(dev->ctx, &err), &err,
-					   "could not read the heap pages of a GPU join");
+	status = dev->kernels->heap_deform_finish(dev->ctx, &err);
 	reader->deform_ms += GpuJoinElapsedMs(start);
+	if (status == GJ_ERROR_PAGES_GONE)
+		return false;
+	GpuJoinCheckStatus(status, &err, "could not read the heap pages of a GPU join");
+	return true;
+}
+
+/*
+ * Read the pages of the stage that were left unread (their kept copies
+ * only: StageKeptPage), as they would have been read: each in place, its
+ * visible tuples listed where its ordinals were.  The snapshot sees the
+ * same tuples in them (the map vouched for them after it was taken: every
+ * change since is of a transaction it does not see), so the counts agree;
+ * an ERROR if one does not.  For the host's own reads of their tuples
+ * (host columns, tids, quals the device left undecided, numerics it left)
+ * and for a kept copy gone before the deform read it.
+ */
+static void
+ReadKeptPages(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage)
+{
+	HeapScanDesc scan = (HeapScanDesc) reader->scan;
+	int64		t = 0;
+
+	for (int p = 0; p < stage->npages && stage->nkept_only > 0; p++)
+	{
+		BlockNumber block = stage->blocks[p];
+		int64		first = t;
+		int64		count;
+		GpuJoinHeapStage one;
+		Page		page;
+		uint32		tuples[MaxHeapTuplesPerPage + 1];
+		uint16		lengths[MaxHeapTuplesPerPage + 1];
+		OffsetNumber offnums[MaxHeapTuplesPerPage + 1];
+
+		while (t < stage->ntuples && stage->tuples[t] / BLCKSZ == (uint32) p)
+			t++;
+		count = t - first;
+		if (stage->page_index[p] != GJ_PAGE_KEPT_ONLY)
+			continue;
+		/*
+		 * list it as the stage lists a page, in a stage of one page at p
+		 * (whose lists may write one entry past the page's)
+		 */
+		memset(&one, 0, sizeof(one));
+		one.tuples = tuples;
+		one.lengths = lengths;
+		one.offnums = offnums;
+		one.npages = p;
+		one.page_index = stage->page_index;
+		one.page_lsn = stage->page_lsn;
+		one.buffers = stage->buffers + p;
+		one.blocks = stage->blocks;
+		if (!StageAllVisiblePage(reader, block, &one))
+		{
+			GpuJoinHeapReadPage(reader->scan, block);
+			page = BufferGetPage(scan->rs_cbuf);
+			IncrBufferRefCount(scan->rs_cbuf);
+			StageBuffer(&one, scan->rs_cbuf);
+			stage->page_lsn[p] = 0;
+			StageItems(&one, page, scan->rs_vistuples, scan->rs_ntuples);
+		}
+		else if (one.npins == 0)
+			stage->buffers[p] = InvalidBuffer;	/* no tuple: released */
+		/* StageItems and StageNormalItems list from 0, each at its page */
+		if (one.ntuples != count)
+			elog(ERROR, "gpujoin: block %u of \"%s\" holds %lld visible tuples, its kept copy %lld",
+				 block, RelationGetRelationName(reader->rel), (long long) one.ntuples,
+				 (long long) count);
+		memcpy(stage->tuples + first, tuples, sizeof(uint32) * count);
+		memcpy(stage->lengths + first, lengths, sizeof(uint16) * count);
+		memcpy(stage->offnums + first, offnums, sizeof(OffsetNumber) * count);
+		stage->nkept_only--;
+	}
+	ReleaseAhead(reader);
 }
 
 /* Does the deform write the column (raw bytes, or a numeric it converts)? */
@@ -1210,6 +1465,21 @@ Recheck(GpuJoinSide *side, GpuJoinHeapReader *reader, int64 n)
 }
 
 /*
+ * Whether the host reads tuples of the rows a deform just wrote: numerics
+ * it left, or quals it left undecided (TakeHostNumerics, Recheck)
+ */
+static bool
+HostReads(const GpuJoinHeapReader *reader, const GjDeformOut *out)
+{
+	if (out->host_numerics > 0)
+		return true;
+	for (int64 r = 0; reader->filter != NULL && r < out->nrows; r++)
+		if (reader->selected[r] & GJ_DEFORM_UNDECIDED)
+			return true;
+	return false;
+}
+
+/*
  * Read rows into the side's batch until it holds max_rows or the relation
  * is done; false when the relation had no more rows
  */
@@ -1310,11 +1580,28 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 			batch.page_block = reader->cur.blocks;
 			GpuJoinRelationWords(reader->rel, batch.relation);
 		}
-		StartDeform(node, reader, &batch, n, &out);
-		/* the device has these pages: read the next ones meanwhile */
-		if (reader->consumed + n >= reader->cur.ntuples)
-			Prefetch(reader, node->gj_Device.kernels);
-		FinishDeform(node, reader);
+		/*
+		 * The deform; again, with the pages left unread read, where a kept
+		 * copy was gone, or where the host must read the tuples itself
+		 */
+		if (reader->cur.nkept_only > 0 && (side->host_by_tid || reader->host_maxattno > 0))
+			ReadKeptPages(reader, &reader->cur);
+		for (bool prefetched = false;;)
+		{
+			bool		deformed = StartDeform(node, reader, &batch, n, &out);
+
+			/* the device has these pages: read the next ones meanwhile */
+			if (deformed && !prefetched && reader->consumed + n >= reader->cur.ntuples)
+			{
+				Prefetch(reader, node->gj_Device.kernels);
+				prefetched = true;
+			}
+			if (deformed)
+				deformed = FinishDeform(node, reader);
+			if (deformed && (reader->cur.nkept_only == 0 || !HostReads(reader, &out)))
+				break;
+			ReadKeptPages(reader, &reader->cur);
+		}
 		reader->bytes_shipped += out.bytes_shipped;
 		reader->pages_cached += out.pages_cached;
 		rows = out.nrows;
@@ -1438,6 +1725,9 @@ GpuJoinHeapEnd(GpuJoinHeapReader *reader)
 	ReleaseStage(&reader->cur);
 	ReleaseStage(&reader->next);
 	ReleaseAhead(reader);
+	if (BufferIsValid(reader->vmbuffer))
+		ReleaseBuffer(reader->vmbuffer);
+	reader->vmbuffer = InvalidBuffer;
 	if (reader->scan != NULL)
 		table_endscan(reader->scan);
 	reader->scan = NULL;

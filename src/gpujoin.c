@@ -49,6 +49,7 @@ int			gpujoin_chunk_rows = GPUJOIN_DEFAULT_CHUNK_ROWS;
 int			gpujoin_heap_stage_pages = GPUJOIN_DEFAULT_HEAP_STAGE_PAGES;
 bool		gpujoin_heap_in_place = true;
 int			gpujoin_page_cache = 0;
+bool		gpujoin_page_cache_unread = false;
 bool		gpujoin_deform_numeric = true;
 int			gpujoin_device_memory_limit = 0;
 bool		gpujoin_explain_device = true;
@@ -595,13 +596,15 @@ _PG_init(void)
 
 	DefineCustomIntVariable("gpujoin.page_cache",
 							"Sets the device memory that keeps heap pages between joins.",
-							"Pages read in place that are all-visible, of tables whose changes "
-							"are WAL-logged, are kept in this much memory of the device (host "
-							"memory on the CPU) by the process that runs the deform, the gpujoin "
-							"service or the backend, and a later join whose page has the same "
-							"LSN reads the kept copy instead of moving the page again. The "
-							"process's first join that keeps a page takes the memory, for as "
-							"long as the process lives. 0, the default, keeps none.",
+							"Pages read in place that are all-visible, of tables (not system "
+							"catalogs) whose changes are WAL-logged, are kept in this much memory "
+							"of the device (host memory on the CPU) by the process that runs the "
+							"deform, the gpujoin service or the backend, with the LSN of the "
+							"visibility map page that vouched for them; a later join reads the "
+							"kept copy instead of moving the page again while the map still "
+							"vouches for it under that LSN. The process's first join that keeps "
+							"a page takes the memory, for as long as the process lives. 0, the "
+							"default, keeps none.",
 							&gpujoin_page_cache,
 							0,
 							0,
@@ -609,6 +612,20 @@ _PG_init(void)
 							PGC_SUSET,
 							GUC_UNIT_MB,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("gpujoin.page_cache_unread",
+							 "Leaves unread the heap pages the device keeps that the visibility map vouches for.",
+							 "With gpujoin.page_cache, a join first asks which of its next blocks "
+							 "the device keeps under the LSN of their visibility map page, whose "
+							 "bit says they are all-visible still; it does not read those pages "
+							 "at all, and the device reads their kept copies. Off, the default: "
+							 "every page is read on the host, and only its move to the device is "
+							 "saved (on an H200 the unread pages did not make the joins faster).",
+							 &gpujoin_page_cache_unread,
+							 false,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("gpujoin.pinned_cache",
 							"Sets the most page-locked host memory a session keeps between GPU joins.",

@@ -126,6 +126,7 @@ extern int	gpujoin_chunk_rows;
 extern int	gpujoin_heap_stage_pages;
 extern bool gpujoin_heap_in_place;
 extern int	gpujoin_page_cache;		/* MB */
+extern bool gpujoin_page_cache_unread;
 extern int	gpujoin_pinned_cache;	/* kB */
 extern int	gpujoin_device_memory_limit;	/* kB; 0 = free device memory */
 extern bool gpujoin_explain_device;

@@ -582,6 +582,9 @@ typedef struct Call
 	GjServiceRequest *req;
 	ServedContext *sc;
 	ServedContext *sc_to;		/* GJ_OP_HAND_DOWN: the level below */
+	const uint32 *kept_blocks;	/* GJ_OP_PAGES_KEPT */
+	const uint64 *kept_lsns;
+	int16	   *kept_counts;
 	const GjKernels *create_kernels;	/* GJ_OP_CREATE, GJ_OP_SHARE */
 	int			create_id;
 	LentBuild  *share;			/* GJ_OP_SHARE: the build, one ref taken */
@@ -1119,7 +1122,8 @@ PrepareDeform(Call *call)
 			memcpy(batch->relation, d->relation, sizeof(batch->relation));
 		}
 		for (int64 i = 0; i < npages; i++)
-			if (batch->page_index[i] >= (uint32) NBuffers)
+			if (batch->page_index[i] >= (uint32) NBuffers &&
+				!(batch->page_index[i] == GJ_PAGE_KEPT_ONLY && batch->page_lsn != NULL))
 			{
 				GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request names a page outside shared buffers.");
 				return false;
@@ -1336,6 +1340,25 @@ Prepare(Call *call)
 			}
 		case GJ_OP_DEFORM:
 			return PrepareDeform(call);
+		case GJ_OP_PAGES_KEPT:
+			{
+				uint64		n = (uint64) Max(req->kept_n, 0);
+				void	   *p;
+				GjError    *err = &req->err;
+
+				if (!RESOLVE_AS(&req->kept_blocks, n * sizeof(uint32), call->kept_blocks) ||
+					!RESOLVE_AS(&req->kept_lsns, n * sizeof(uint64), call->kept_lsns) ||
+					!RESOLVE_AS(&req->kept_counts, n * sizeof(int16), call->kept_counts))
+					return false;
+				if (n > 0 && (call->kept_blocks == NULL || call->kept_lsns == NULL ||
+							  call->kept_counts == NULL))
+				{
+					GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT,
+								   "A gpujoin service request for kept pages has no arrays.");
+					return false;
+				}
+				return true;
+			}
 		case GJ_OP_HAND_DOWN:
 			/* two levels of one chain: contexts of one table, the lower
 			 * one's outer columns what the upper hands down, the key one
@@ -1420,6 +1443,16 @@ Execute(Call *call)
 			break;
 		case GJ_OP_DEFORM:
 			ExecuteDeform(call);
+			break;
+		case GJ_OP_PAGES_KEPT:
+			if (sc->kernels->pages_kept == NULL)
+				for (int64 i = 0; i < req->kept_n; i++)
+					call->kept_counts[i] = -1;
+			else
+				req->status = sc->kernels->pages_kept(sc->ctx, req->kept_relation,
+													  call->kept_blocks, call->kept_lsns,
+													  req->kept_n, req->kept_page_size,
+													  call->kept_counts, &req->err);
 			break;
 		case GJ_OP_HAND_DOWN:
 			req->status = gj_chain_hand_down(sc->kernels, sc->ctx, req->first,

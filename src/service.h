@@ -109,8 +109,10 @@ typedef enum GjServiceOp
 	GJ_OP_DEFORM,				/* heap_deform, whole */
 	GJ_OP_SHARE,				/* context_share: a new context that probes
 								 * the build of a context of any client */
-	GJ_OP_HAND_DOWN				/* hand_down: a chain's round from context
+	GJ_OP_HAND_DOWN,			/* hand_down: a chain's round from context
 								 * to context_to, on the device */
+	GJ_OP_PAGES_KEPT			/* pages_kept: the heap pages the service's
+								 * device keeps */
 } GjServiceOp;
 
 /* Where the kernels run in the service (GjServiceRequest.target) */
@@ -226,6 +228,13 @@ typedef struct GjServiceRequest
 	int32		share_slot;		/* GJ_OP_SHARE: the slot and pid of the */
 	int32		share_pid;		/* client whose context (above) is shared */
 	int64		first;			/* retrieve, aggregate */
+	/* pages_kept: n blocks and LSNs of a relation in, counts (int16) out */
+	int64		kept_n;
+	int32		kept_page_size;
+	uint32		kept_relation[3];
+	GjServiceRef kept_blocks;
+	GjServiceRef kept_lsns;
+	GjServiceRef kept_counts;
 	bool		fetch_only;		/* retrieve: copy the kept round again */
 	GjServiceRef result;		/* where arrays coming back go */
 	dsm_handle	forget;			/* GJ_OP_FORGET */

@@ -1206,6 +1206,39 @@ RefOut(void *ptr, uint64 bytes, CopyBack *backs, int *nbacks)
 }
 
 /*
+ * The heap pages the service's device keeps (GjKernels.pages_kept), asked
+ * of the service; a deform still out is answered first (its scratch may
+ * be needed again)
+ */
+static GjStatus
+PagesKept(GjContext *ctx, const uint32_t relation[3], const uint32_t *blocks,
+		  const uint64_t *lsns, int64_t n, int32_t page_size, int16_t *counts, GjError *err)
+{
+	ClientContext *cc = (ClientContext *) ctx;
+	CopyBack	backs[1];
+	int			nbacks = 0;
+
+	if (cc == NULL)
+		return gj_cpu_pages_kept(NULL, relation, blocks, lsns, n, page_size, counts, err);
+	if (DeformPending())
+		TakeDeform(true);
+	EnsureScratch(ScratchNeed(blocks, n * sizeof(uint32)) +
+				  ScratchNeed(lsns, n * sizeof(uint64)) +
+				  ScratchNeed(counts, n * sizeof(int16)));
+	BeginOn(GJ_OP_PAGES_KEPT, cc);
+	req->kept_n = n;
+	req->kept_page_size = page_size;
+	memcpy(req->kept_relation, relation, sizeof(req->kept_relation));
+	req->kept_blocks = Ref(blocks, n * sizeof(uint32));
+	req->kept_lsns = Ref(lsns, n * sizeof(uint64));
+	req->kept_counts = RefOut(counts, n * sizeof(int16), backs, &nbacks);
+	(void) Call(false, cc->generation);
+	for (int i = 0; i < nbacks; i++)
+		memcpy(backs[i].to, scratch.base + backs[i].offset, backs[i].bytes);
+	return Answer(err);
+}
+
+/*
  * A deform sent and not yet answered: heap_deform_start sends it and
  * returns, so that the backend reads the next pages while the service
  * deforms these (as the session's own device does); heap_deform_finish
@@ -1564,6 +1597,7 @@ AggResult(GjContext *ctx, GjAggResult *out, GjError *err)
 		.context_share = ContextShare, \
 		.retrieve_device = Retrieve, \
 		.hand_down = HandDown, \
+		.pages_kept = PagesKept, \
 	}
 
 static const GjKernels service_cpu_kernels = SERVICE_KERNELS("cpu", ContextCreateCpu, StageAlloc);

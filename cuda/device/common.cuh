@@ -304,6 +304,9 @@ extern "C"
 										  const GjDeformSpec *spec, int64_t first,
 										  int64_t n, GjDeformOut *out, GjError *err);
 	GjStatus	gj_cuda_heap_deform_finish(GjContext *ctx, GjError *err);
+	GjStatus	gj_cuda_pages_kept(GjContext *ctx, const uint32_t relation[3],
+								   const uint32_t *blocks, const uint64_t *lsns, int64_t n,
+								   int32_t page_size, int16_t *counts, GjError *err);
 	void	   *gj_cuda_stage_alloc(size_t bytes);
 	void		gj_cuda_stage_free(void *ptr);
 	GjStatus	gj_cuda_agg_begin(GjContext *ctx, const GjAggSpec *spec, GjError *err);

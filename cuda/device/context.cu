@@ -1332,6 +1332,7 @@ const GjKernels gj_cuda_kernels = {
 	gj_cuda_build_parts,
 	NULL,						/* hand_down: the chain's own */
 	gj_cuda_pack_keys,
+	gj_cuda_pages_kept,
 };
 
 /* Page-locked host memory for staging (GjKernels.stage_alloc), or NULL */

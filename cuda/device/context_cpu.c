@@ -572,4 +572,5 @@ const GjKernels gj_cpu_kernels = {
 	.retrieve_device = gj_cpu_retrieve,	/* its rounds are host memory */
 	.build_parts = gj_cpu_build_parts,
 	.pack_keys = PackKeys,
+	.pages_kept = gj_cpu_pages_kept,
 };

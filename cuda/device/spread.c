@@ -1280,6 +1280,7 @@ static const GjKernels tablename = { \
 	prefix##_build_parts, \
 	NULL,						/* hand_down: the chain's own */ \
 	NULL,						/* pack_keys: no chain over a spread */ \
+	NULL,						/* pages_kept: its deform reads every page */ \
 }
 
 SPREAD_TABLE(cpu, gj_cpu_kernels, spread_cpu_kernels);

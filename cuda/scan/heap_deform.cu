@@ -210,10 +210,15 @@ MapPagesLocked(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t
 		return false;
 	for (int64_t p = p0; p < p1; p++)
 	{
-		uintptr_t	start = (uintptr_t) gj_heap_page_in_place(pages, p);
-		size_t		first = start / REGION_PART;
-		size_t		last = (start + page - 1) / REGION_PART;
+		uintptr_t	start;
+		size_t		first;
+		size_t		last;
 
+		if (gj_heap_page_kept_only(pages, p))
+			continue;			/* not in the region: read from its copy */
+		start = (uintptr_t) gj_heap_page_in_place(pages, p);
+		first = start / REGION_PART;
+		last = (start + page - 1) / REGION_PART;
 		for (size_t part = first; part <= last; part++)
 		{
 			if (part == mapped)
@@ -344,10 +349,12 @@ CopyPageRuns(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t p
  * Pages kept between calls (page_cache.h), per device: device memory of
  * the first call's GjPageBatch.cache_bytes, taken by the process's first
  * call that asks for it and kept while the process lives (none when it
- * cannot be had).  A call's kept pages are the slots it holds from its
- * start to its finish: the slots it reads (its pages copied from them
- * into its input, on the device), the slots it fills (from its input,
- * behind the pages' shipping), let go once its stream has done both.
+ * cannot be had), with GJ_PAGE_MAX_ITEMS offsets a slot: where its
+ * tuples listed when it was filled lie in it.  A call's kept pages are the
+ * slots it holds from its start to its finish: the slots it reads (its
+ * pages copied from them into its input, on the device), the slots it
+ * fills (from its input, behind the pages' shipping, with the offsets of
+ * the page's tuples in the batch), let go once its stream has done both.
  */
 typedef struct KeptPages
 {
@@ -359,6 +366,7 @@ typedef struct KeptPages
 
 static GjPageCache device_caches[GJ_MAX_DEVICES];
 static char *device_cache_memory[GJ_MAX_DEVICES];
+static uint16_t *device_cache_items[GJ_MAX_DEVICES];
 static bool device_cache_tried[GJ_MAX_DEVICES];
 static int32_t device_cache_page[GJ_MAX_DEVICES];
 static pthread_mutex_t device_cache_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -377,17 +385,25 @@ DeviceCache(GjCudaContext *ctx, const GjPageBatch *pages)
 	if (!device_cache_tried[dev])
 	{
 		int64_t		nslots = pages->cache_bytes / pages->page_size;
+		size_t		items_bytes = sizeof(uint16_t) * (size_t) nslots *
+			(size_t) GJ_PAGE_MAX_ITEMS(pages->page_size);
 		void	   *memory = NULL;
+		void	   *items = NULL;
 
 		device_cache_tried[dev] = true;
 		device_cache_page[dev] = pages->page_size;
 		if (nslots > 0 &&
-			cudaMalloc(&memory, (size_t) nslots * (size_t) pages->page_size) == cudaSuccess)
+			cudaMalloc(&memory, (size_t) nslots * (size_t) pages->page_size) == cudaSuccess &&
+			cudaMalloc(&items, items_bytes) == cudaSuccess &&
+			gj_page_cache_init(&device_caches[dev], nslots))
 		{
-			if (gj_page_cache_init(&device_caches[dev], nslots))
-				device_cache_memory[dev] = (char *) memory;
-			else
-				(void) cudaFree(memory);
+			device_cache_memory[dev] = (char *) memory;
+			device_cache_items[dev] = (uint16_t *) items;
+		}
+		else
+		{
+			(void) cudaFree(memory);
+			(void) cudaFree(items);
 		}
 		(void) cudaGetLastError();	/* out of memory is not sticky: no cache */
 	}
@@ -395,6 +411,32 @@ DeviceCache(GjCudaContext *ctx, const GjPageBatch *pages)
 		cache = &device_caches[dev];
 	pthread_mutex_unlock(&device_cache_mutex);
 	return cache;
+}
+
+/* GjKernels.pages_kept: what the context's device keeps (nothing held) */
+extern "C" GjStatus
+gj_cuda_pages_kept(GjContext *gctx, const uint32_t relation[3], const uint32_t *blocks,
+				   const uint64_t *lsns, int64_t n, int32_t page_size, int16_t *counts,
+				   GjError *err)
+{
+	GjCudaContext *ctx = gj_cuda_context_get(gctx, err);
+	GjPageCache *cache = NULL;
+	int			dev;
+
+	if (ctx == NULL)
+		return err->status;
+	dev = ctx->device;
+	pthread_mutex_lock(&device_cache_mutex);
+	if (dev >= 0 && dev < GJ_MAX_DEVICES && device_cache_memory[dev] != NULL &&
+		device_cache_page[dev] == page_size)
+		cache = &device_caches[dev];
+	pthread_mutex_unlock(&device_cache_mutex);
+	if (cache != NULL)
+		gj_page_cache_probe(cache, relation, blocks, lsns, n, counts);
+	else
+		for (int64_t i = 0; i < n; i++)
+			counts[i] = -1;
+	return GJ_OK;
 }
 
 /* Let go of a call's kept pages: the ones it filled readable, or dropped */
@@ -426,6 +468,45 @@ copy_pages_kernel(const char *const *__restrict__ from, char *const *__restrict_
 }
 
 /*
+ * The tuples' offsets of the pages filled (block b: slot slots[b], its
+ * offsets offs[starts[b] .. starts[b + 1] - 1]) into their slots' lists
+ */
+__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
+keep_items_kernel(const int64_t *__restrict__ slots, const int32_t *__restrict__ starts,
+				  const uint16_t *__restrict__ offs, int64_t nfills, int32_t max_items,
+				  uint16_t *__restrict__ items)
+{
+	for (int64_t b = blockIdx.x; b < nfills; b += gridDim.x)
+	{
+		uint16_t   *to = items + slots[b] * max_items;
+
+		for (int32_t k = starts[b] + threadIdx.x; k < starts[b + 1]; k += blockDim.x)
+			to[k - starts[b]] = offs[k];
+	}
+}
+
+/*
+ * A kept copy's tuples (GJ_PAGE_KEPT_ONLY): each of the call's n tuples
+ * whose page p0 + p is one (slots[p] >= 0) has its ordinal as its offset's
+ * place in the page; it becomes the offset the copy's list keeps there
+ */
+__global__ void __launch_bounds__(GJ_BLOCK_SIZE)
+kept_tuples_kernel(uint32_t *__restrict__ tuples, int64_t n, int64_t p0, int32_t page_size,
+				   const int64_t *__restrict__ slots, int32_t max_items,
+				   const uint16_t *__restrict__ items)
+{
+	for (int64_t i = gj_thread_index(); i < n; i += gj_grid_stride())
+	{
+		uint32_t	t = tuples[i];
+		int64_t		p = t / (uint32_t) page_size;
+		int64_t		s = slots[p - p0];
+
+		if (s >= 0)
+			tuples[i] = (uint32_t) (p * page_size) + items[s * max_items + t % (uint32_t) page_size];
+	}
+}
+
+/*
  * Queue the copies of count pages, from[i] to to[i], through d_ptrs (room
  * for 2 x count pointers on the device); the host arrays may go when this
  * returns (pageable memory: the copy has taken them)
@@ -451,44 +532,165 @@ static GjStatus ShipPages(GjCudaContext *ctx, const GjPageBatch *pages, int64_t 
 						  uint32_t *d_index, char *d_pages, GjError *err);
 
 /*
+ * What a call with pages kept needs on the device besides the pages: its
+ * tuples' offsets (kept copies only: rewritten from their lists), and the
+ * lists of the pages it fills; laid out by DeformStart in its input
+ */
+typedef struct KeptInput
+{
+	uint32_t   *tuples;			/* the call's n offsets (device) */
+	int64_t		n;
+	const int64_t *starts;		/* host: per page of the call, where its
+								 * tuples start in the batch (npages + 1) */
+	int64_t    *page_slots;		/* npages: a kept copy's slot, or -1 */
+	int64_t    *fill_slots;		/* npages: the slots filled */
+	int32_t    *fill_starts;	/* npages + 1 */
+	uint16_t   *fill_offs;		/* the offsets of their tuples */
+} KeptInput;
+
+/*
+ * The lists of the pages the call fills (uses GJ_PAGE_FILL), from the
+ * batch's offsets, into their slots' lists: through the device, behind
+ * what is queued
+ */
+static GjStatus
+KeepItems(GjCudaContext *ctx, const GjPageBatch *pages, const KeptPages *kept,
+		  const KeptInput *in, int64_t nfills, GjError *err)
+{
+	uint32_t	page = (uint32_t) pages->page_size;
+	int64_t		nitems = in->starts[kept->n] - in->starts[0];
+	int64_t    *slots = (int64_t *) malloc(sizeof(int64_t) * (size_t) nfills);
+	int32_t    *starts = (int32_t *) malloc(sizeof(int32_t) * (size_t) (nfills + 1));
+	uint16_t   *offs = (uint16_t *) malloc(sizeof(uint16_t) * (size_t) (nitems > 0 ? nitems : 1));
+	int64_t		f = 0;
+	GjStatus	status = GJ_OK;
+
+	if (slots == NULL || starts == NULL || offs == NULL)
+		status = gj_error_set(err, GJ_ERROR_HOST_MEMORY, "heap deform: out of memory.");
+	else
+	{
+		starts[0] = 0;
+		for (int64_t i = 0; i < kept->n; i++)
+		{
+			if (kept->use[i] != GJ_PAGE_FILL)
+				continue;
+			slots[f] = kept->slot[i];
+			starts[f + 1] = starts[f];
+			for (int64_t t = in->starts[i]; t < in->starts[i + 1]; t++)
+				offs[starts[f + 1]++] = (uint16_t) (pages->tuples[t] % page);
+			f++;
+		}
+		/* pageable: the copies have taken the arrays when they return */
+		status = gj_cuda_copy_to_device_async(ctx, in->fill_slots, slots,
+											  sizeof(int64_t) * (size_t) nfills, err);
+		if (status == GJ_OK)
+			status = gj_cuda_copy_to_device_async(ctx, in->fill_starts, starts,
+												  sizeof(int32_t) * (size_t) (nfills + 1), err);
+		if (status == GJ_OK && starts[nfills] > 0)
+			status = gj_cuda_copy_to_device_async(ctx, in->fill_offs, offs,
+												  sizeof(uint16_t) * (size_t) starts[nfills], err);
+		if (status == GJ_OK)
+		{
+			keep_items_kernel<<<nfills < ctx->max_grid ? (int) nfills : ctx->max_grid,
+				GJ_BLOCK_SIZE, 0, ctx->stream>>>(in->fill_slots, in->fill_starts, in->fill_offs,
+												 nfills, GJ_PAGE_MAX_ITEMS(pages->page_size),
+												 device_cache_items[ctx->device]);
+			if (cudaGetLastError() != cudaSuccess)
+				status = gj_error_set(err, GJ_ERROR_KERNEL, "heap deform: a launch failed.");
+		}
+	}
+	free(slots);
+	free(starts);
+	free(offs);
+	return status;
+}
+
+/*
+ * The call's tuples on kept copies only (GJ_PAGE_KEPT_ONLY): their offsets
+ * from the copies' lists (queued behind the copies of the offsets)
+ */
+static GjStatus
+KeptTuples(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, const KeptPages *kept,
+		   const uint8_t *only, const KeptInput *in, GjError *err)
+{
+	int64_t    *slots = (int64_t *) malloc(sizeof(int64_t) * (size_t) kept->n);
+
+	if (slots == NULL)
+		return gj_error_set(err, GJ_ERROR_HOST_MEMORY, "heap deform: out of memory.");
+	for (int64_t i = 0; i < kept->n; i++)
+		slots[i] = only[i] ? kept->slot[i] : -1;
+	if (gj_cuda_copy_to_device_async(ctx, in->page_slots, slots,
+									 sizeof(int64_t) * (size_t) kept->n, err) != GJ_OK)
+	{
+		free(slots);
+		return err->status;
+	}
+	free(slots);
+	kept_tuples_kernel<<<gj_cuda_grid_size(ctx, in->n), GJ_BLOCK_SIZE, 0, ctx->stream>>>
+		(in->tuples, in->n, p0, pages->page_size, in->page_slots,
+		 GJ_PAGE_MAX_ITEMS(pages->page_size), device_cache_items[ctx->device]);
+	GJ_CUDA_TRY(err, cudaGetLastError());
+	return GJ_OK;
+}
+
+/*
  * Pages p0 .. p1 - 1 of a batch in place (mapped), with pages kept: the
  * kept ones copied on the device from their slots, the others shipped
  * (all of them as ShipPages does when none is kept), then the ones to
- * keep copied into their slots; d_ptrs has room for 4 x (p1 - p0)
- * pointers.  The slots stay held in kept until the finish.
+ * keep copied into their slots, with their tuples' offsets; the offsets of
+ * the tuples on kept copies only rewritten; d_ptrs has room for 4 x (p1 -
+ * p0) pointers.  The slots stay held in kept until the finish.  A kept
+ * copy only that is gone: GJ_ERROR_PAGES_GONE, nothing queued, nothing held.
  */
 static GjStatus
 ShipKeptPages(GjCudaContext *ctx, GjPageCache *cache, const GjPageBatch *pages, int64_t p0,
 			  int64_t p1, uint32_t *d_index, char *d_pages, char **d_ptrs, KeptPages *kept,
-			  int64_t *nhits, GjError *err)
+			  const KeptInput *in, int64_t *nhits, GjError *err)
 {
 	size_t		page = (size_t) pages->page_size;
 	char	   *memory = device_cache_memory[ctx->device];
 	int64_t		npages = p1 - p0;
 	const char **from = (const char **) malloc(sizeof(char *) * 2 * (size_t) npages);
 	char	  **to = (char **) malloc(sizeof(char *) * 2 * (size_t) npages);
+	int16_t    *counts = (int16_t *) malloc(sizeof(int16_t) * (size_t) npages);
+	uint8_t    *only = (uint8_t *) malloc((size_t) npages);
 	int64_t		count = 0;
 	int64_t		nfills = 0;
+	int64_t		nonly = 0;
+	int64_t		ngone = 0;
 	GjStatus	status = GJ_OK;
 
 	*nhits = 0;
 	kept->use = (uint8_t *) malloc((size_t) npages);
 	kept->slot = (int64_t *) malloc(sizeof(int64_t) * (size_t) npages);
-	if (from == NULL || to == NULL || kept->use == NULL || kept->slot == NULL)
+	if (from == NULL || to == NULL || counts == NULL || only == NULL || kept->use == NULL ||
+		kept->slot == NULL)
 	{
-		free(from);
-		free(to);
-		ReleaseKept(kept, false);
-		return gj_error_set(err, GJ_ERROR_HOST_MEMORY, "heap deform: out of memory.");
+		status = gj_error_set(err, GJ_ERROR_HOST_MEMORY, "heap deform: out of memory.");
+		goto done;
+	}
+	for (int64_t i = 0; i < npages; i++)
+	{
+		counts[i] = in->starts[i + 1] - in->starts[i] > GJ_PAGE_MAX_ITEMS(pages->page_size) ?
+			-1 : (int16_t) (in->starts[i + 1] - in->starts[i]);
+		only[i] = gj_heap_page_kept_only(pages, p0 + i);
+		nonly += only[i];
 	}
 	kept->cache = cache;
 	kept->n = npages;
 	gj_page_cache_acquire(cache, pages->relation, pages->page_block + p0, pages->page_lsn + p0,
-						  npages, kept->use, kept->slot);
+						  counts, only, npages, kept->use, kept->slot);
 	for (int64_t i = 0; i < npages; i++)
 	{
 		*nhits += kept->use[i] == GJ_PAGE_HIT;
 		nfills += kept->use[i] == GJ_PAGE_FILL;
+		ngone += kept->use[i] == GJ_PAGE_GONE;
+	}
+	if (ngone > 0)
+	{
+		*nhits = 0;
+		status = gj_error_set(err, GJ_ERROR_PAGES_GONE, "heap deform: a page kept is gone.");
+		goto done;
 	}
 
 	/* the pages into d_pages: from the host, and the kept ones from their slots */
@@ -517,9 +719,27 @@ ShipKeptPages(GjCudaContext *ctx, GjPageCache *cache, const GjPageBatch *pages, 
 			}
 		status = CopyPagesByPointer(ctx, from, to, count, pages->page_size,
 									d_ptrs + 2 * npages, err);
+		if (status == GJ_OK)
+			status = KeepItems(ctx, pages, kept, in, nfills, err);
+	}
+	if (status == GJ_OK && nonly > 0)
+		status = KeptTuples(ctx, pages, p0, kept, only, in, err);
+done:
+	if (status != GJ_OK && kept->cache == NULL)
+	{
+		free(kept->use);
+		free(kept->slot);
+		memset(kept, 0, sizeof(*kept));
+	}
+	else if (status == GJ_ERROR_PAGES_GONE)
+	{
+		/* nothing queued: let go of what was taken */
+		ReleaseKept(kept, false);
 	}
 	free(from);
 	free(to);
+	free(counts);
+	free(only);
 	return status;
 }
 
@@ -553,20 +773,24 @@ ShipPages(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t p1,
 
 /*
  * Pages p0 .. p1 - 1 of a batch in place to d_pages: with pages kept (and
- * the region mapped), ShipKeptPages; else ShipPages.  d_ptrs: room for 4 x
- * (p1 - p0) pointers, or NULL when the call keeps no page.
+ * the region mapped), ShipKeptPages; else ShipPages, and a kept copy only
+ * among them is gone.  d_ptrs: room for 4 x (p1 - p0) pointers, or NULL
+ * when the call keeps no page.
  */
 static GjStatus
 ShipPagesInPlace(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64_t p1,
 				 uint32_t *d_index, char *d_pages, char **d_ptrs, KeptPages *kept,
-				 int64_t *nhits, GjError *err)
+				 const KeptInput *in, int64_t *nhits, GjError *err)
 {
 	GjPageCache *cache = d_ptrs != NULL ? DeviceCache(ctx, pages) : NULL;
 
 	*nhits = 0;
 	if (cache != NULL && MapPages(ctx, pages, p0, p1))
-		return ShipKeptPages(ctx, cache, pages, p0, p1, d_index, d_pages, d_ptrs, kept, nhits,
-							 err);
+		return ShipKeptPages(ctx, cache, pages, p0, p1, d_index, d_pages, d_ptrs, kept, in,
+							 nhits, err);
+	for (int64_t p = p0; p < p1; p++)
+		if (gj_heap_page_kept_only(pages, p))
+			return gj_error_set(err, GJ_ERROR_PAGES_GONE, "heap deform: a page kept is gone.");
 	return ShipPages(ctx, pages, p0, p1, d_index, d_pages, err);
 }
 
@@ -709,6 +933,9 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 	size_t		index_off = Align8(tuples_off + sizeof(uint32_t) * (size_t) n);
 	size_t		pages_off;
 	size_t		ptrs_off = 0;
+	size_t		kept_off = 0;
+	int64_t    *starts = NULL;
+	KeptInput	kin;
 	int64_t		nhits = 0;
 	size_t		ship_off = 0;	/* the pages the call's tuples lie in */
 	size_t		ship_bytes = (size_t) pages->bytes;
@@ -738,11 +965,25 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 		pages_off = Align8(index_off + sizeof(uint32_t) * ship_bytes / (size_t) pages->page_size);
 	pages_off = (pages_off + 15) & ~(size_t) 15;	/* the gather writes 16 bytes */
 	input_bytes = pages_off + ship_bytes;
-	/* pages kept between calls: the pointers their copies take */
+	/*
+	 * pages kept between calls: the pointers their copies take, and what
+	 * their tuples' lists take (KeptInput)
+	 */
+	memset(&kin, 0, sizeof(kin));
 	if (pages->pages == NULL && pages->cache_bytes > 0 && pages->page_lsn != NULL)
 	{
+		int64_t		p0 = (int64_t) (ship_off / (size_t) pages->page_size);
+		int64_t		npages = (int64_t) (ship_bytes / (size_t) pages->page_size);
+
+		starts = (int64_t *) malloc(sizeof(int64_t) * (size_t) (npages + 1));
+		if (starts == NULL)
+			return gj_error_set(err, GJ_ERROR_HOST_MEMORY, "heap deform: out of memory.");
+		gj_heap_page_starts(pages, p0, p0 + npages, starts);
 		ptrs_off = Align8(input_bytes);
-		input_bytes = ptrs_off + 4 * sizeof(char *) * (ship_bytes / (size_t) pages->page_size);
+		kept_off = Align8(ptrs_off + 4 * sizeof(char *) * (size_t) npages);
+		input_bytes = kept_off + 2 * sizeof(int64_t) * (size_t) npages +
+			Align8(sizeof(int32_t) * (size_t) (npages + 1)) +
+			sizeof(uint16_t) * (size_t) (starts[npages] - starts[0]);
 	}
 
 	/* the output: found, the rows, and with a filter what compacts them */
@@ -756,31 +997,55 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 		output_bytes = LayoutRows(plan, NULL, compact_off, n, NULL);
 	}
 
-	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_SCAN_INPUT, input_bytes, err));
-	GJ_TRY(gj_cuda_buffer_reserve(ctx, GJ_BUFFER_SCAN_OUTPUT, output_bytes, err));
+	if (gj_cuda_buffer_reserve(ctx, GJ_BUFFER_SCAN_INPUT, input_bytes, err) != GJ_OK ||
+		gj_cuda_buffer_reserve(ctx, GJ_BUFFER_SCAN_OUTPUT, output_bytes, err) != GJ_OK)
+	{
+		free(starts);
+		return err->status;
+	}
 	input = GJ_BUFFER(ctx, GJ_BUFFER_SCAN_INPUT, char);
+	if (starts != NULL)
+	{
+		int64_t		npages = (int64_t) (ship_bytes / (size_t) pages->page_size);
+
+		kin.tuples = (uint32_t *) (input + tuples_off);
+		kin.n = n;
+		kin.starts = starts;
+		kin.page_slots = (int64_t *) (input + kept_off);
+		kin.fill_slots = kin.page_slots + npages;
+		kin.fill_starts = (int32_t *) (kin.fill_slots + npages);
+		kin.fill_offs = (uint16_t *) (input + kept_off + 2 * sizeof(int64_t) * (size_t) npages +
+									  Align8(sizeof(int32_t) * (size_t) (npages + 1)));
+	}
 	output = GJ_BUFFER(ctx, GJ_BUFFER_SCAN_OUTPUT, char);
 	LayoutRows(plan, output, rows_off, n, &rows);
 	if (plan->has_filter)
 		LayoutRows(plan, output, compact_off, n, &compact);
 
 	/* queued: the copy of found below waits for them and the kernels */
-	GJ_TRY(gj_cuda_copy_to_device_async(ctx, input, plan, sizeof(GjDeformPlan), err));
-	GJ_TRY(gj_cuda_copy_to_device_async(ctx, input + attrs_off, attrs, attrs_bytes, err));
-	GJ_TRY(gj_cuda_copy_to_device_async(ctx, input + tuples_off, pages->tuples + first,
-										sizeof(uint32_t) * (size_t) n, err));
+	if (gj_cuda_copy_to_device_async(ctx, input, plan, sizeof(GjDeformPlan), err) != GJ_OK ||
+		gj_cuda_copy_to_device_async(ctx, input + attrs_off, attrs, attrs_bytes, err) != GJ_OK ||
+		gj_cuda_copy_to_device_async(ctx, input + tuples_off, pages->tuples + first,
+									 sizeof(uint32_t) * (size_t) n, err) != GJ_OK)
+	{
+		free(starts);
+		return err->status;
+	}
 	if (pages->pages != NULL)
 		GJ_TRY(gj_cuda_copy_to_device_async(ctx, input + pages_off, pages->pages + ship_off,
 											ship_bytes, err));
 	else
 	{
 		int64_t		p0 = (int64_t) (ship_off / (size_t) pages->page_size);
+		GjStatus	status = ShipPagesInPlace(ctx, pages, p0,
+											  p0 + (int64_t) (ship_bytes / (size_t) pages->page_size),
+											  (uint32_t *) (input + index_off), input + pages_off,
+											  ptrs_off > 0 ? (char **) (input + ptrs_off) : NULL,
+											  &pending->kept, &kin, &nhits, err);
 
-		GJ_TRY(ShipPagesInPlace(ctx, pages, p0,
-								p0 + (int64_t) (ship_bytes / (size_t) pages->page_size),
-								(uint32_t *) (input + index_off), input + pages_off,
-								ptrs_off > 0 ? (char **) (input + ptrs_off) : NULL,
-								&pending->kept, &nhits, err));
+		free(starts);
+		if (status != GJ_OK)
+			return status;
 	}
 	/* the pages, the tuple offsets and, in place, the pages' indexes */
 	out->bytes_shipped = (int64_t) (ship_bytes + sizeof(uint32_t) * (size_t) n);

@@ -160,6 +160,44 @@ gj_heap_page_in_place(const GjPageBatch *pages, int64_t p)
 	return pages->region + (size_t) pages->page_index[p] * (size_t) pages->page_size;
 }
 
+/* Whether page p of a batch in place is a kept copy only (GJ_PAGE_KEPT_ONLY) */
+static inline bool
+gj_heap_page_kept_only(const GjPageBatch *pages, int64_t p)
+{
+	return pages->page_index != NULL && pages->page_index[p] == GJ_PAGE_KEPT_ONLY;
+}
+
+/*
+ * Where the tuples of pages p0 .. p1 - 1 lie in the batch's list (sorted by
+ * offset): page p0 + i's are starts[i] .. starts[i + 1] - 1 (p1 - p0 + 1
+ * entries), whichever tuples of the batch a call takes
+ */
+static inline void
+gj_heap_page_starts(const GjPageBatch *pages, int64_t p0, int64_t p1, int64_t *starts)
+{
+	uint32_t	page = (uint32_t) pages->page_size;
+	int64_t		lo = 0;
+	int64_t		hi = pages->ntuples;
+
+	/* the first tuple at or past page p0 */
+	while (lo < hi)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (pages->tuples[mid] / page < (uint64_t) p0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (int64_t p = p0; p < p1; p++)
+	{
+		starts[p - p0] = lo;
+		while (lo < pages->ntuples && pages->tuples[lo] / page == (uint64_t) p)
+			lo++;
+	}
+	starts[p1 - p0] = lo;
+}
+
 /*
  * The pages a call from tuple first read from kept copies, by its uses
  * (page_cache.h, one per page from the page of tuple first): its first

@@ -29,6 +29,8 @@
  */
 static GjPageCache twin_cache;
 static char *twin_memory;
+static uint16_t *twin_items;	/* per slot, GJ_PAGE_MAX_ITEMS offsets: its
+								 * tuples' places in the page */
 static int32_t twin_page_size;
 static bool twin_tried;
 static pthread_mutex_t twin_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -45,10 +47,14 @@ TwinCache(const GjPageBatch *pages)
 
 		twin_tried = true;
 		twin_memory = nslots > 0 ? (char *) malloc((size_t) nslots * (size_t) pages->page_size) : NULL;
-		if (twin_memory != NULL && !gj_page_cache_init(&twin_cache, nslots))
+		twin_items = nslots > 0 ? (uint16_t *) malloc(sizeof(uint16_t) * (size_t) nslots *
+													  GJ_PAGE_MAX_ITEMS((size_t) pages->page_size)) : NULL;
+		if (twin_memory == NULL || twin_items == NULL || !gj_page_cache_init(&twin_cache, nslots))
 		{
 			free(twin_memory);
+			free(twin_items);
 			twin_memory = NULL;
+			twin_items = NULL;
 		}
 		twin_page_size = pages->page_size;
 	}
@@ -56,6 +62,25 @@ TwinCache(const GjPageBatch *pages)
 		cache = &twin_cache;
 	pthread_mutex_unlock(&twin_mutex);
 	return cache;
+}
+
+/* gj_cpu_kernels' pages_kept: the twin's kept pages */
+GjStatus
+gj_cpu_pages_kept(GjContext *ctx, const uint32_t relation[3], const uint32_t *blocks,
+				  const uint64_t *lsns, int64_t n, int32_t page_size, int16_t *counts,
+				  GjError *err)
+{
+	bool		have;
+
+	pthread_mutex_lock(&twin_mutex);
+	have = twin_memory != NULL && twin_page_size == page_size;
+	pthread_mutex_unlock(&twin_mutex);
+	if (have)
+		gj_page_cache_probe(&twin_cache, relation, blocks, lsns, n, counts);
+	else
+		for (int64_t i = 0; i < n; i++)
+			counts[i] = -1;
+	return GJ_OK;
 }
 
 /*
@@ -249,14 +274,16 @@ gj_heap_deform_prepare(const GjPageBatch *pages, const GjDeformSpec *spec, int64
 			pages->region == NULL || pages->page_index == NULL || pages->region_bytes < 0)
 			return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 								"heap deform: pages in place need their size, region and indexes.");
-		/* the pages the call's tuples lie in, which it reads, in the region */
+		/* the pages the call's tuples lie in, which it reads, in the region
+		 * (or kept copies only, which the call finds kept or not) */
 		if (n > 0)
 		{
 			uint32_t	last = pages->tuples[first + n - 1] / page;
 
 			for (uint32_t p = pages->tuples[first] / page; p <= last; p++)
 				if ((int64_t) p * page >= pages->bytes ||
-					((int64_t) pages->page_index[p] + 1) * page > pages->region_bytes)
+					(!gj_heap_page_kept_only(pages, p) &&
+					 ((int64_t) pages->page_index[p] + 1) * page > pages->region_bytes))
 					return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 										"heap deform: page %u in place is not in its region.",
 										(unsigned) p);
@@ -277,7 +304,8 @@ gj_heap_deform_prepare(const GjPageBatch *pages, const GjDeformSpec *spec, int64
 /*
  * A call's pages p0 .. p0 + npages - 1 where it reads them: with kept
  * pages, each from its slot (a page kept under the same LSN, or the page
- * copied into a slot now), else from the region
+ * copied into a slot now, with its tuples' offsets), else from the region;
+ * a kept copy only (GJ_PAGE_KEPT_ONLY) with its tuples' offsets in items
  */
 typedef struct KeptCall
 {
@@ -287,47 +315,124 @@ typedef struct KeptCall
 	uint8_t    *use;
 	int64_t    *slot;
 	const char **from;
+	const uint16_t **items;		/* a copy only: its tuples' offsets, else NULL */
 } KeptCall;
 
-static GjStatus
-KeptPages(const GjPageBatch *pages, int64_t first, int64_t n, KeptCall *kept)
+static void
+FreeKeptCall(KeptCall *kept)
+{
+	free(kept->use);
+	free(kept->slot);
+	free(kept->from);
+	free(kept->items);
+	memset(kept, 0, sizeof(*kept));
+}
+
+/* Whether any of the call's pages is a kept copy only */
+static bool
+AnyKeptOnly(const GjPageBatch *pages, int64_t first, int64_t n)
 {
 	uint32_t	page = (uint32_t) pages->page_size;
+
+	if (pages->pages != NULL || pages->page_index == NULL || n == 0)
+		return false;
+	for (int64_t p = pages->tuples[first] / page; p <= pages->tuples[first + n - 1] / page; p++)
+		if (gj_heap_page_kept_only(pages, p))
+			return true;
+	return false;
+}
+
+static GjStatus
+KeptPages(const GjPageBatch *pages, int64_t first, int64_t n, KeptCall *kept, GjError *err)
+{
+	uint32_t	page = (uint32_t) pages->page_size;
+	int64_t		max_items = GJ_PAGE_MAX_ITEMS((int64_t) page);
 	int64_t		p1;
+	int64_t    *starts;
+	int16_t    *counts;
+	uint8_t    *only;
+	bool		gone = false;
+	GjStatus	status = GJ_OK;
 
 	memset(kept, 0, sizeof(*kept));
 	if (pages->pages != NULL || pages->cache_bytes <= 0 || pages->page_lsn == NULL ||
-		pages->page_block == NULL || n == 0)
-		return GJ_OK;
-	kept->cache = TwinCache(pages);
-	if (kept->cache == NULL)
-		return GJ_OK;
+		pages->page_block == NULL || n == 0 || (kept->cache = TwinCache(pages)) == NULL)
+		return AnyKeptOnly(pages, first, n) ?
+			gj_error_set(err, GJ_ERROR_PAGES_GONE, "heap deform: a page kept is gone.") : GJ_OK;
 	kept->p0 = pages->tuples[first] / page;
 	p1 = pages->tuples[first + n - 1] / page + 1;
 	kept->npages = p1 - kept->p0;
 	kept->use = (uint8_t *) malloc((size_t) kept->npages);
 	kept->slot = (int64_t *) malloc(sizeof(int64_t) * (size_t) kept->npages);
 	kept->from = (const char **) malloc(sizeof(char *) * (size_t) kept->npages);
-	if (kept->use == NULL || kept->slot == NULL || kept->from == NULL)
+	kept->items = (const uint16_t **) calloc((size_t) kept->npages, sizeof(uint16_t *));
+	starts = (int64_t *) malloc(sizeof(int64_t) * (size_t) (kept->npages + 1));
+	counts = (int16_t *) malloc(sizeof(int16_t) * (size_t) kept->npages);
+	only = (uint8_t *) malloc((size_t) kept->npages);
+	if (kept->use == NULL || kept->slot == NULL || kept->from == NULL || kept->items == NULL ||
+		starts == NULL || counts == NULL || only == NULL)
 	{
-		free(kept->use);
-		free(kept->slot);
-		free(kept->from);
-		memset(kept, 0, sizeof(*kept));
-		return GJ_ERROR_HOST_MEMORY;
+		FreeKeptCall(kept);
+		status = gj_error_set(err, GJ_ERROR_HOST_MEMORY, "heap deform: out of memory.");
+		goto done;
 	}
-	gj_page_cache_acquire(kept->cache, pages->relation, pages->page_block + kept->p0,
-						  pages->page_lsn + kept->p0, kept->npages, kept->use, kept->slot);
+	gj_heap_page_starts(pages, kept->p0, p1, starts);
 	for (int64_t i = 0; i < kept->npages; i++)
 	{
-		char	   *slot = twin_memory + (size_t) (kept->slot[i] < 0 ? 0 : kept->slot[i]) * page;
+		counts[i] = starts[i + 1] - starts[i] > max_items ? -1 :
+			(int16_t) (starts[i + 1] - starts[i]);
+		only[i] = gj_heap_page_kept_only(pages, kept->p0 + i);
+	}
+	gj_page_cache_acquire(kept->cache, pages->relation, pages->page_block + kept->p0,
+						  pages->page_lsn + kept->p0, counts, only, kept->npages, kept->use,
+						  kept->slot);
+	for (int64_t i = 0; i < kept->npages; i++)
+		gone |= kept->use[i] == GJ_PAGE_GONE;
+	if (gone)
+	{
+		gj_page_cache_release(kept->cache, kept->use, kept->slot, kept->npages, false);
+		FreeKeptCall(kept);
+		status = gj_error_set(err, GJ_ERROR_PAGES_GONE, "heap deform: a page kept is gone.");
+		goto done;
+	}
+	for (int64_t i = 0; i < kept->npages; i++)
+	{
+		int64_t		s = kept->slot[i] < 0 ? 0 : kept->slot[i];
+		char	   *slot = twin_memory + (size_t) s * page;
+		uint16_t   *items = twin_items + (size_t) s * (size_t) max_items;
 
 		if (kept->use[i] == GJ_PAGE_FILL)
+		{
+			/* the page, and where its listed tuples lie in it */
 			memcpy(slot, gj_heap_page_in_place(pages, kept->p0 + i), page);
+			for (int64_t k = 0; k < counts[i]; k++)
+				items[k] = (uint16_t) (pages->tuples[starts[i] + k] % page);
+		}
 		kept->from[i] = kept->use[i] == GJ_PAGE_SHIP ?
 			gj_heap_page_in_place(pages, kept->p0 + i) : slot;
+		if (only[i])
+			kept->items[i] = items;
 	}
-	return GJ_OK;
+done:
+	free(starts);
+	free(counts);
+	free(only);
+	return status;
+}
+
+/* Where the call's tuple at offset t lies */
+static inline const char *
+KeptTuple(const GjPageBatch *pages, const KeptCall *kept, uint32_t t)
+{
+	uint32_t	page = (uint32_t) pages->page_size;
+	int64_t		i;
+
+	if (kept->cache == NULL)
+		return gj_heap_batch_tuple(pages, t);
+	i = t / page - kept->p0;
+	if (kept->items[i] != NULL)
+		return kept->from[i] + kept->items[i][t % page];
+	return kept->from[i] + t % page;
 }
 
 /* The call from tuple first is done with its kept pages: counted in out, let go */
@@ -338,10 +443,7 @@ ReleaseKept(const GjPageBatch *pages, int64_t first, KeptCall *kept, GjDeformOut
 		return;
 	out->pages_cached += gj_heap_pages_kept(pages, first, kept->use, kept->npages);
 	gj_page_cache_release(kept->cache, kept->use, kept->slot, kept->npages, true);
-	free(kept->use);
-	free(kept->slot);
-	free(kept->from);
-	memset(kept, 0, sizeof(*kept));
+	FreeKeptCall(kept);
 }
 
 /*
@@ -375,20 +477,18 @@ gj_cpu_heap_deform(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec 
 	out->bytes_shipped = 0;
 	out->host_numerics = 0;
 	out->pages_cached = 0;
-	status = KeptPages(pages, first, n, &kept);
+	status = KeptPages(pages, first, n, &kept, err);
 	if (status != GJ_OK)
 	{
 		free(attrs);
-		return gj_error_set(err, status, "heap deform: out of memory.");
+		return status;
 	}
 	for (int64_t i = 0; i < n; i++)
 	{
 		GjDeformFound found;
 		int64_t		row = out->nrows;
 		uint32_t	t = pages->tuples[first + i];
-		const char *tuple = kept.cache != NULL ?
-			kept.from[t / (uint32_t) pages->page_size - kept.p0] + t % (uint32_t) pages->page_size :
-			gj_heap_batch_tuple(pages, t);
+		const char *tuple = KeptTuple(pages, &kept, t);
 
 		/* a row the filter drops is written over by the next tuple's */
 		gj_heap_deform_row(&plan, attrs, tuple, row, &rows, &found);

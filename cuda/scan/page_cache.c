@@ -68,13 +68,14 @@ gj_page_cache_init(GjPageCache *cache, int64_t nslots)
 	cache->next = (int64_t *) malloc(sizeof(int64_t) * (size_t) nslots);
 	cache->keys = (uint32_t *) calloc((size_t) nslots, 4 * sizeof(uint32_t));
 	cache->lsns = (uint64_t *) calloc((size_t) nslots, sizeof(uint64_t));
+	cache->counts = (int16_t *) calloc((size_t) nslots, sizeof(int16_t));
 	cache->readers = (int32_t *) calloc((size_t) nslots, sizeof(int32_t));
 	cache->states = (uint8_t *) calloc((size_t) nslots, 1);
 	cache->used = (uint64_t *) calloc((size_t) nslots, sizeof(uint64_t));
 	cache->nfree = nslots;
 	cache->lottery = UINT64_C(0x9E3779B97F4A7C15);
 	if (cache->buckets == NULL || cache->next == NULL || cache->keys == NULL ||
-		cache->lsns == NULL || cache->readers == NULL || cache->states == NULL ||
+		cache->lsns == NULL || cache->counts == NULL || cache->readers == NULL || cache->states == NULL ||
 		cache->used == NULL)
 	{
 		gj_page_cache_free(cache);
@@ -95,6 +96,7 @@ gj_page_cache_free(GjPageCache *cache)
 	free(cache->next);
 	free(cache->keys);
 	free(cache->lsns);
+	free(cache->counts);
 	free(cache->readers);
 	free(cache->states);
 	free(cache->used);
@@ -192,7 +194,8 @@ Victim(GjPageCache *cache)
 
 void
 gj_page_cache_acquire(GjPageCache *cache, const uint32_t rel[3], const uint32_t *blocks,
-					  const uint64_t *lsns, int64_t n, uint8_t *use, int64_t *slot)
+					  const uint64_t *lsns, const int16_t *counts, const uint8_t *kept_only,
+					  int64_t n, uint8_t *use, int64_t *slot)
 {
 	pthread_mutex_lock(&cache->lock);
 	for (int64_t i = 0; i < n; i++)
@@ -201,10 +204,15 @@ gj_page_cache_acquire(GjPageCache *cache, const uint32_t rel[3], const uint32_t 
 
 		use[i] = GJ_PAGE_SHIP;
 		slot[i] = -1;
-		if (lsns[i] == 0)
+		if (lsns[i] == 0 || counts[i] < 0)
+		{
+			if (kept_only != NULL && kept_only[i])
+				use[i] = GJ_PAGE_GONE;
 			continue;
+		}
 		s = Find(cache, rel, blocks[i]);
-		if (s >= 0 && cache->states[s] == SLOT_FILLED && cache->lsns[s] == lsns[i])
+		if (s >= 0 && cache->states[s] == SLOT_FILLED && cache->lsns[s] == lsns[i] &&
+			cache->counts[s] == counts[i])
 		{
 			/* the same page as when it was kept */
 			cache->readers[s]++;
@@ -212,6 +220,12 @@ gj_page_cache_acquire(GjPageCache *cache, const uint32_t rel[3], const uint32_t 
 			cache->hits++;
 			use[i] = GJ_PAGE_HIT;
 			slot[i] = s;
+			continue;
+		}
+		if (kept_only != NULL && kept_only[i])
+		{
+			/* nothing to fill it from: the caller reads the page */
+			use[i] = GJ_PAGE_GONE;
 			continue;
 		}
 		if (s >= 0)
@@ -231,6 +245,7 @@ gj_page_cache_acquire(GjPageCache *cache, const uint32_t rel[3], const uint32_t 
 		cache->keys[4 * s + 2] = rel[2];
 		cache->keys[4 * s + 3] = blocks[i];
 		cache->lsns[s] = lsns[i];
+		cache->counts[s] = counts[i];
 		cache->states[s] = SLOT_FILLING;
 		cache->used[s] = cache->moves;
 		cache->nfree--;
@@ -239,6 +254,21 @@ gj_page_cache_acquire(GjPageCache *cache, const uint32_t rel[3], const uint32_t 
 		cache->fills++;
 		use[i] = GJ_PAGE_FILL;
 		slot[i] = s;
+	}
+	pthread_mutex_unlock(&cache->lock);
+}
+
+void
+gj_page_cache_probe(GjPageCache *cache, const uint32_t rel[3], const uint32_t *blocks,
+					const uint64_t *lsns, int64_t n, int16_t *counts)
+{
+	pthread_mutex_lock(&cache->lock);
+	for (int64_t i = 0; i < n; i++)
+	{
+		int64_t		s = lsns[i] != 0 ? Find(cache, rel, blocks[i]) : -1;
+
+		counts[i] = s >= 0 && cache->states[s] == SLOT_FILLED && cache->lsns[s] == lsns[i] ?
+			cache->counts[s] : -1;
 	}
 	pthread_mutex_unlock(&cache->lock);
 }

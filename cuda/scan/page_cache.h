@@ -45,8 +45,17 @@ typedef enum GjPageUse
 {
 	GJ_PAGE_SHIP = 0,			/* from the region, not kept */
 	GJ_PAGE_HIT,				/* from its slot */
-	GJ_PAGE_FILL				/* from the region, and copied into its slot */
+	GJ_PAGE_FILL,				/* from the region, and copied into its slot */
+	GJ_PAGE_GONE				/* a page the call has only a kept copy of
+								 * (not in the region), no longer kept */
 } GjPageUse;
+
+/*
+ * The most tuples a page of page_size bytes holds (PostgreSQL's
+ * MaxHeapTuplesPerPage: a 24-byte page header, then per tuple a 4-byte item
+ * and a MAXALIGNed 23-byte header): the room a slot's item list has
+ */
+#define GJ_PAGE_MAX_ITEMS(page_size)	(((page_size) - 24) / 28)
 
 typedef struct GjPageCache
 {
@@ -58,6 +67,9 @@ typedef struct GjPageCache
 	uint32_t   *keys;			/* per slot, 4 words: the relation's 3, the
 								 * block */
 	uint64_t   *lsns;			/* per slot, the LSN it was filled under */
+	int16_t    *counts;			/* per slot, the tuples listed when it was
+								 * filled (their offsets are kept with the
+								 * page, in the caller's memory) */
 	int32_t    *readers;		/* per slot, the calls reading it now */
 	uint8_t    *states;			/* per slot: free, filling, filled */
 	uint64_t   *used;			/* per filled slot, the hand's moves when it
@@ -78,13 +90,27 @@ extern void gj_page_cache_free(GjPageCache *cache);
 
 /*
  * For each of n pages of relation rel (its 3 words), block blocks[i],
- * kept under LSN lsns[i] (0: not to be kept), what the call does with it
- * (use[i]) and its slot (slot[i], -1 for GJ_PAGE_SHIP).  The slots stay
- * the call's until gj_page_cache_release.
+ * kept under LSN lsns[i] (0: not to be kept) with counts[i] tuples listed
+ * (-1: more than a slot's list holds, not to be kept),
+ * what the call does with it (use[i]) and its slot (slot[i], -1 for
+ * GJ_PAGE_SHIP and GJ_PAGE_GONE).  A page with kept_only[i] set (kept_only
+ * NULL: none) is not in the region: it is read from its slot if kept under
+ * the same LSN with the same count, and is GJ_PAGE_GONE if not (never
+ * filled).  The slots stay the call's until gj_page_cache_release.
  */
 extern void gj_page_cache_acquire(GjPageCache *cache, const uint32_t rel[3],
 								  const uint32_t *blocks, const uint64_t *lsns,
+								  const int16_t *counts, const uint8_t *kept_only,
 								  int64_t n, uint8_t *use, int64_t *slot);
+
+/*
+ * Which of n blocks of relation rel are kept under LSN lsns[i] (not 0):
+ * counts[i] the tuples listed when it was kept, or -1.  Nothing is held:
+ * a later call's acquire finds out whether it still is.
+ */
+extern void gj_page_cache_probe(GjPageCache *cache, const uint32_t rel[3],
+								const uint32_t *blocks, const uint64_t *lsns, int64_t n,
+								int16_t *counts);
 
 /*
  * The call is done with what acquire gave it: the slots it read let go;

@@ -623,6 +623,121 @@ CheckKept(const Written *w, const GjPageBatch *batch, int64_t first, int64_t n, 
 			  (long long) expect);
 }
 
+/*
+ * The call again with the pages it finds kept (the kernels' pages_kept,
+ * with the counts their tuples have in the batch) as kept copies only
+ * (GJ_PAGE_KEPT_ONLY, as the executor stages a page the visibility map
+ * vouches for: no place in the region, its tuples' offsets their
+ * ordinals): the rows must be the same.  Then the call's first page a
+ * kept copy only under an LSN never kept: GJ_ERROR_PAGES_GONE, and the
+ * call after it as before.
+ */
+static int64_t kept_only_calls[2];	/* calls with a kept copy only, per kernels */
+
+static void
+KeptOnlyAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const Written *w,
+				 const GjPageBatch *batch, const GjDeformSpec *spec, int64_t first, int64_t n,
+				 int impl)
+{
+	int64_t		npages = batch->bytes / PAGE_SIZE;
+	uint32_t   *index = TestAlloc(sizeof(uint32_t) * (size_t) npages);
+	uint32_t   *tuples = TestAlloc(sizeof(uint32_t) * (size_t) (batch->ntuples + 1));
+	uint64_t   *lsns = TestAlloc(sizeof(uint64_t) * (size_t) npages);
+	int16_t    *found = TestAlloc(sizeof(int16_t) * (size_t) npages);
+	int64_t    *counts = TestAlloc(sizeof(int64_t) * (size_t) npages);
+	char	   *values[GJ_MAX_COLUMNS];
+	uint8_t    *nulls[GJ_MAX_COLUMNS];
+	uint64_t   *keys = TestAlloc(sizeof(uint64_t) * (size_t) (n + 1));
+	uint8_t    *keynulls = TestAlloc((size_t) (n + 1));
+	GjPageBatch kb = *batch;
+	GjDeformOut out;
+	GjError		err;
+	GjStatus	status;
+	int64_t		nonly = 0;
+
+	memset(counts, 0, sizeof(int64_t) * (size_t) npages);
+	for (int64_t t = 0; t < batch->ntuples; t++)
+		counts[batch->tuples[t] / PAGE_SIZE]++;
+	memset(&err, 0, sizeof(err));
+	if (kernels->pages_kept(ctx, batch->relation, batch->page_block, batch->page_lsn, npages,
+							PAGE_SIZE, found, &err) != GJ_OK)
+		Failf("pages_kept: %s", err.message);
+	memcpy(index, batch->page_index, sizeof(uint32_t) * (size_t) npages);
+	memcpy(lsns, batch->page_lsn, sizeof(uint64_t) * (size_t) npages);
+	for (int64_t p = 0; p < npages; p++)
+		if (found[p] >= 0 && found[p] == counts[p])
+		{
+			index[p] = GJ_PAGE_KEPT_ONLY;
+			nonly++;
+		}
+	for (int64_t t = 0, k = 0; t < batch->ntuples; t++)
+	{
+		uint32_t	p = batch->tuples[t] / PAGE_SIZE;
+
+		k = t > 0 && batch->tuples[t - 1] / PAGE_SIZE == p ? k + 1 : 0;
+		tuples[t] = index[p] == GJ_PAGE_KEPT_ONLY ? p * PAGE_SIZE + (uint32_t) k : batch->tuples[t];
+	}
+	kb.page_index = index;
+	kb.tuples = tuples;
+	kb.page_lsn = lsns;
+
+	for (int pass = 0; pass < 2 && n > 0 && nonly > 0; pass++)
+	{
+		for (int c = 0; c < s->ncolumns; c++)
+		{
+			values[c] = TestAlloc((size_t) (8 * (n + 1)));
+			nulls[c] = TestAlloc((size_t) (n + 1));
+			memset(nulls[c], 0, (size_t) (n + 1));
+		}
+		memset(keynulls, 0, (size_t) (n + 1));
+		memset(&out, 0, sizeof(out));
+		out.values = values;
+		out.nulls = nulls;
+		out.keys = keys;
+		out.keynulls = keynulls;
+		memset(&err, 0, sizeof(err));
+		status = kernels->heap_deform(ctx, &kb, spec, first, n, &out, &err);
+		if (pass == 0)
+		{
+			if (status != GJ_OK)
+				Failf("heap_deform with %lld kept copies only: status %d: %s",
+					  (long long) nonly, (int) status, err.message);
+			else
+				CheckRows(s, w, first, n, values, nulls, keys, keynulls, &out);
+			kept_only_calls[impl]++;
+
+			/* the call's first page a kept copy only under an LSN never kept */
+			{
+				uint32_t	p = batch->tuples[first] / PAGE_SIZE;
+
+				if (index[p] != GJ_PAGE_KEPT_ONLY)
+					for (int64_t t = first; t < batch->ntuples && batch->tuples[t] / PAGE_SIZE == p; t++)
+						tuples[t] = p * PAGE_SIZE + (uint32_t) (t - first);
+				index[p] = GJ_PAGE_KEPT_ONLY;
+				lsns[p] = UINT64_MAX;
+			}
+			/* the call's tuples before first on that page keep their ordinals */
+			for (int64_t t = first - 1; t >= 0 && batch->tuples[t] / PAGE_SIZE == batch->tuples[first] / PAGE_SIZE; t--)
+				tuples[t] = batch->tuples[first] / PAGE_SIZE * PAGE_SIZE + 0;
+		}
+		else if (status != GJ_ERROR_PAGES_GONE)
+			Failf("heap_deform with a page never kept as a kept copy only: status %d, expected GJ_ERROR_PAGES_GONE",
+				  (int) status);
+		for (int c = 0; c < s->ncolumns; c++)
+		{
+			free(values[c]);
+			free(nulls[c]);
+		}
+	}
+	free(index);
+	free(tuples);
+	free(lsns);
+	free(found);
+	free(counts);
+	free(keys);
+	free(keynulls);
+}
+
 /* Deform rows first .. first + n - 1 with kernels and check them */
 static void
 DeformAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const Written *w,
@@ -727,6 +842,10 @@ DeformAndCheck(const GjKernels *kernels, GjContext *ctx, const Schema *s, const 
 			CheckKept(w, &batch, first, n,
 					  kernels == &gj_cpu_kernels || (uintptr_t) batch.region % 16 == 0,
 					  kernels == &gj_cpu_kernels ? 0 : 1, &out);
+		if (batch.page_lsn != NULL &&
+			(kernels == &gj_cpu_kernels || (uintptr_t) batch.region % 16 == 0))
+			KeptOnlyAndCheck(kernels, ctx, s, w, &batch, &spec, first, n,
+							 kernels == &gj_cpu_kernels ? 0 : 1);
 		/* nothing written past the n rows */
 		for (int c = 0; c < s->ncolumns; c++)
 		{
@@ -2061,11 +2180,73 @@ TextsOn(const GjKernels *kernels, const char *impl)
 #define CACHE_SLOTS		512
 #define CACHE_CALL		64
 
+/*
+ * A relation's pages 0 .. npages - 1 all kept under LSN 2 (CacheTurns):
+ * the probe finds each with the count it was kept with, and none under
+ * another LSN or of another relation; acquired as kept copies only, they
+ * are hit under the same LSN and count, and gone (never filled, nothing
+ * held) under another LSN, another count, or not kept at all
+ */
+static void
+KeptOnlyPages(GjPageCache *cache, const uint32_t rel[3], int64_t npages)
+{
+	const uint32_t other[3] = {1663, 5, 16386};
+	uint32_t	blocks[CACHE_CALL];
+	uint64_t	lsns[CACHE_CALL];
+	int16_t		counts[CACHE_CALL];
+	int16_t		found[CACHE_CALL];
+	uint8_t		only[CACHE_CALL];
+	uint8_t		use[CACHE_CALL];
+	int64_t		slot[CACHE_CALL];
+	int64_t		n = npages < CACHE_CALL ? npages : CACHE_CALL;
+	int64_t		fills = cache->fills;
+
+	for (int64_t i = 0; i < n; i++)
+	{
+		blocks[i] = (uint32_t) i;
+		lsns[i] = i % 4 == 1 ? 3 : 2;	/* every fourth under another LSN */
+		counts[i] = (int16_t) (i % 7 + (i % 4 == 2));	/* and one in four: another count */
+		only[i] = 1;
+	}
+	gj_page_cache_probe(cache, rel, blocks, lsns, n, found);
+	for (int64_t i = 0; i < n; i++)
+		if (found[i] != (i % 4 == 1 ? -1 : (int16_t) (i % 7)))
+			Failf("probe of block %lld: %d, expected %d", (long long) i, found[i],
+				  i % 4 == 1 ? -1 : (int) (i % 7));
+	gj_page_cache_probe(cache, other, blocks, lsns, n, found);
+	for (int64_t i = 0; i < n; i++)
+		if (found[i] != -1)
+			Failf("probe of block %lld of a relation never kept: %d", (long long) i, found[i]);
+	gj_page_cache_acquire(cache, rel, blocks, lsns, counts, only, n, use, slot);
+	for (int64_t i = 0; i < n; i++)
+	{
+		int			expect = i % 4 == 1 || i % 4 == 2 ? GJ_PAGE_GONE : GJ_PAGE_HIT;
+
+		if (use[i] != expect || (expect == GJ_PAGE_GONE) != (slot[i] < 0))
+			Failf("kept copy only of block %lld: use %d slot %lld, expected %d", (long long) i,
+				  use[i], (long long) slot[i], expect);
+	}
+	gj_page_cache_release(cache, use, slot, n, true);
+	gj_page_cache_acquire(cache, other, blocks, lsns, counts, only, n, use, slot);
+	for (int64_t i = 0; i < n; i++)
+		if (use[i] != GJ_PAGE_GONE)
+			Failf("kept copy only of block %lld of a relation never kept: use %d",
+				  (long long) i, use[i]);
+	gj_page_cache_release(cache, use, slot, n, true);
+	if (cache->fills != fills)
+		Failf("kept copies only filled %lld slots", (long long) (cache->fills - fills));
+	/* nothing is held: the slots hit are read by no call now */
+	for (int64_t s = 0; s < cache->nslots; s++)
+		if (cache->readers[s] != 0)
+			Failf("slot %lld still read by %d calls", (long long) s, cache->readers[s]);
+}
+
 static int64_t
 CacheTurn(GjPageCache *cache, const uint32_t rel[3], int64_t npages, uint64_t lsn)
 {
 	uint32_t	blocks[CACHE_CALL];
 	uint64_t	lsns[CACHE_CALL];
+	int16_t		counts[CACHE_CALL];
 	uint8_t		use[CACHE_CALL];
 	int64_t		slot[CACHE_CALL];
 	int64_t		hits = 0;
@@ -2078,8 +2259,9 @@ CacheTurn(GjPageCache *cache, const uint32_t rel[3], int64_t npages, uint64_t ls
 		{
 			blocks[i] = (uint32_t) (p0 + i);
 			lsns[i] = lsn;
+			counts[i] = (int16_t) ((p0 + i) % 7);
 		}
-		gj_page_cache_acquire(cache, rel, blocks, lsns, n, use, slot);
+		gj_page_cache_acquire(cache, rel, blocks, lsns, counts, NULL, n, use, slot);
 		for (int64_t i = 0; i < n; i++)
 			hits += use[i] == GJ_PAGE_HIT;
 		gj_page_cache_release(cache, use, slot, n, true);
@@ -2127,6 +2309,7 @@ CacheTurns(void)
 	if ((hits = CacheTurn(&cache, small, nsmall, 2)) != nsmall)
 		Failf("%lld of %lld pages hit after they were kept again under the new LSN",
 			  (long long) hits, (long long) nsmall);
+	KeptOnlyPages(&cache, small, nsmall);
 	if (cache.looked > 4 * (cache.fills + 10 * nbig + 20 * nsmall))
 		Failf("the cache looked at %lld slots for %lld fills", (long long) cache.looked,
 			  (long long) cache.fills);
@@ -2139,6 +2322,8 @@ TestHeapDeform(void)
 {
 	CacheTurns();
 	RunOn(&gj_cpu_kernels, "cpu");
+	if (kept_only_calls[0] == 0)
+		Failf("no deform with a kept copy only ran on the CPU twin");
 	RunFiltersOn(&gj_cpu_kernels, "cpu");
 	NumericsOn(&gj_cpu_kernels, "cpu");
 	TextsOn(&gj_cpu_kernels, "cpu");
@@ -2146,6 +2331,8 @@ TestHeapDeform(void)
 	if (have_cuda)
 	{
 		RunOn(&gj_cuda_kernels, "cuda");
+		if (kept_only_calls[1] == 0)
+			Failf("no deform with a kept copy only ran on the device");
 		RunFiltersOn(&gj_cuda_kernels, "cuda");
 		NumericsOn(&gj_cuda_kernels, "cuda");
 		TextsOn(&gj_cuda_kernels, "cuda");

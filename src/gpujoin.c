@@ -49,7 +49,7 @@ int			gpujoin_chunk_rows = GPUJOIN_DEFAULT_CHUNK_ROWS;
 int			gpujoin_heap_stage_pages = GPUJOIN_DEFAULT_HEAP_STAGE_PAGES;
 bool		gpujoin_heap_in_place = true;
 int			gpujoin_page_cache = 0;
-bool		gpujoin_page_cache_unread = false;
+bool		gpujoin_page_cache_unread = true;
 bool		gpujoin_deform_numeric = true;
 int			gpujoin_device_memory_limit = 0;
 bool		gpujoin_explain_device = true;
@@ -618,11 +618,10 @@ _PG_init(void)
 							 "With gpujoin.page_cache, a join first asks which of its next blocks "
 							 "the device keeps under the LSN of their visibility map page, whose "
 							 "bit says they are all-visible still; it does not read those pages "
-							 "at all, and the device reads their kept copies. Off, the default: "
-							 "every page is read on the host, and only its move to the device is "
-							 "saved (on an H200 the unread pages did not make the joins faster).",
+							 "at all, and the device reads their kept copies. Off: every page is "
+							 "read on the host, and only its move to the device is saved.",
 							 &gpujoin_page_cache_unread,
-							 false,
+							 true,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

@@ -3,12 +3,16 @@
  * page_cache.c
  *	  Which heap pages the deform keeps, in which slots (page_cache.h)
  *
- * A chained hash table over the slots: a bucket holds the first slot of
- * its chain, each slot the next; a slot's key is its relation's three
- * words and its block.  Acquire and release run under the cache's mutex
- * and never wait for anything else.
+ * The slots are split in shards (GjPageShard), a block's by its hash; in
+ * each, a chained hash table over its slots: a bucket holds the first slot
+ * of its chain, each slot the next; a slot's key is its relation's three
+ * words and its block.  A call's pages are taken a shard at a time, under
+ * that shard's mutex, which is never held while waiting for anything else;
+ * each slot's fields lie together (GjPageSlot), and the buckets and slots a
+ * call will look at are fetched into the CPU's cache before the mutex is
+ * taken, so that it is held for little more than the comparisons.
  *
- * Which page a full cache gives up (Victim) resists scans: the pages of a
+ * Which page a full shard gives up (Victim) resists scans: the pages of a
  * relation read whole, again and again, and larger than the cache would
  * each be dropped before their next read by a clock that takes every
  * page it comes to, and the cache would serve none.  Here the hand, which
@@ -43,6 +47,9 @@
 #define ADMIT_ONE_IN	8
 #define COLD_TURNS		2
 
+/* The pages a call takes at a time: their hashes, a shard at a time */
+#define BATCH			256
+
 static uint64_t
 Hash(const uint32_t rel[3], uint32_t block)
 {
@@ -54,70 +61,122 @@ Hash(const uint32_t rel[3], uint32_t block)
 	return h ^ (h >> 29);
 }
 
+/* A hash's shard (bits 40 and up: apart from the bucket's low bits) */
+static inline int
+ShardIndex(const GjPageCache *cache, uint64_t h)
+{
+	return (int) ((h >> 40) & (uint64_t) (cache->nshards - 1));
+}
+
+/* The shard of a slot counted over the cache */
+static inline int
+ShardOfSlot(const GjPageCache *cache, int64_t s)
+{
+	int			k = (int) (s / cache->shards[0].nslots);
+
+	return k < cache->nshards ? k : cache->nshards - 1;
+}
+
+static void
+FreeShard(GjPageShard *shard)
+{
+	free(shard->buckets);
+	free(shard->slots);
+	if (shard->nslots > 0 && shard->buckets != NULL && shard->slots != NULL)
+		pthread_mutex_destroy(&shard->lock);
+	memset(shard, 0, sizeof(*shard));
+}
+
+static bool
+InitShard(GjPageShard *shard, int64_t first, int64_t nslots, int k)
+{
+	memset(shard, 0, sizeof(*shard));
+	shard->nbuckets = 1;
+	while (shard->nbuckets < 2 * nslots)
+		shard->nbuckets <<= 1;
+	shard->first = first;
+	shard->nslots = nslots;
+	shard->buckets = (int64_t *) malloc(sizeof(int64_t) * (size_t) shard->nbuckets);
+	shard->slots = (GjPageSlot *) calloc((size_t) nslots, sizeof(GjPageSlot));
+	if (shard->buckets == NULL || shard->slots == NULL)
+	{
+		free(shard->buckets);
+		free(shard->slots);
+		memset(shard, 0, sizeof(*shard));
+		return false;
+	}
+	shard->nfree = nslots;
+	shard->lottery = UINT64_C(0x9E3779B97F4A7C15) + (uint64_t) k * UINT64_C(0x632BE59BD9B4E019);
+	for (int64_t b = 0; b < shard->nbuckets; b++)
+		shard->buckets[b] = -1;
+	for (int64_t s = 0; s < nslots; s++)
+		shard->slots[s].next = -1;
+	pthread_mutex_init(&shard->lock, NULL);
+	return true;
+}
+
 bool
 gj_page_cache_init(GjPageCache *cache, int64_t nslots)
 {
+	int64_t		per;
+
 	memset(cache, 0, sizeof(*cache));
 	if (nslots <= 0)
 		return false;
-	cache->nbuckets = 1;
-	while (cache->nbuckets < 2 * nslots)
-		cache->nbuckets <<= 1;
+	cache->nshards = 1;
+	while (cache->nshards * 2 <= GJ_PAGE_CACHE_SHARDS &&
+		   nslots / (cache->nshards * 2) >= GJ_PAGE_SHARD_MIN_SLOTS)
+		cache->nshards *= 2;
 	cache->nslots = nslots;
-	cache->buckets = (int64_t *) malloc(sizeof(int64_t) * (size_t) cache->nbuckets);
-	cache->next = (int64_t *) malloc(sizeof(int64_t) * (size_t) nslots);
-	cache->keys = (uint32_t *) calloc((size_t) nslots, 4 * sizeof(uint32_t));
-	cache->lsns = (uint64_t *) calloc((size_t) nslots, sizeof(uint64_t));
-	cache->counts = (int16_t *) calloc((size_t) nslots, sizeof(int16_t));
-	cache->readers = (int32_t *) calloc((size_t) nslots, sizeof(int32_t));
-	cache->states = (uint8_t *) calloc((size_t) nslots, 1);
-	cache->used = (uint64_t *) calloc((size_t) nslots, sizeof(uint64_t));
-	cache->nfree = nslots;
-	cache->lottery = UINT64_C(0x9E3779B97F4A7C15);
-	if (cache->buckets == NULL || cache->next == NULL || cache->keys == NULL ||
-		cache->lsns == NULL || cache->counts == NULL || cache->readers == NULL || cache->states == NULL ||
-		cache->used == NULL)
-	{
-		gj_page_cache_free(cache);
-		return false;
-	}
-	for (int64_t b = 0; b < cache->nbuckets; b++)
-		cache->buckets[b] = -1;
-	for (int64_t s = 0; s < nslots; s++)
-		cache->next[s] = -1;
-	pthread_mutex_init(&cache->lock, NULL);
+	per = nslots / cache->nshards;
+	for (int k = 0; k < cache->nshards; k++)
+		if (!InitShard(&cache->shards[k], k * per,
+					   k == cache->nshards - 1 ? nslots - k * per : per, k))
+		{
+			gj_page_cache_free(cache);
+			return false;
+		}
 	return true;
 }
 
 void
 gj_page_cache_free(GjPageCache *cache)
 {
-	free(cache->buckets);
-	free(cache->next);
-	free(cache->keys);
-	free(cache->lsns);
-	free(cache->counts);
-	free(cache->readers);
-	free(cache->states);
-	free(cache->used);
-	if (cache->nslots > 0 && cache->buckets != NULL)
-		pthread_mutex_destroy(&cache->lock);
+	for (int k = 0; k < GJ_PAGE_CACHE_SHARDS; k++)
+		FreeShard(&cache->shards[k]);
 	memset(cache, 0, sizeof(*cache));
 }
 
-static int64_t
-Bucket(const GjPageCache *cache, const uint32_t rel[3], uint32_t block)
+void
+gj_page_cache_counters(GjPageCache *cache, int64_t *fills, int64_t *looked, int64_t *readers)
 {
-	return (int64_t) (Hash(rel, block) & (uint64_t) (cache->nbuckets - 1));
+	*fills = *looked = *readers = 0;
+	for (int k = 0; k < cache->nshards; k++)
+	{
+		GjPageShard *shard = &cache->shards[k];
+
+		pthread_mutex_lock(&shard->lock);
+		*fills += shard->fills;
+		*looked += shard->looked;
+		for (int64_t s = 0; s < shard->nslots; s++)
+			*readers += shard->slots[s].readers;
+		pthread_mutex_unlock(&shard->lock);
+	}
 }
 
-/* The slot that holds the block, or -1 */
-static int64_t
-Find(const GjPageCache *cache, const uint32_t rel[3], uint32_t block)
+static inline int64_t
+Bucket(const GjPageShard *shard, uint64_t h)
 {
-	for (int64_t s = cache->buckets[Bucket(cache, rel, block)]; s >= 0; s = cache->next[s])
+	return (int64_t) (h & (uint64_t) (shard->nbuckets - 1));
+}
+
+/* The slot of the shard that holds the block (hash h), or -1 */
+static int64_t
+Find(const GjPageShard *shard, uint64_t h, const uint32_t rel[3], uint32_t block)
+{
+	for (int64_t s = shard->buckets[Bucket(shard, h)]; s >= 0; s = shard->slots[s].next)
 	{
-		const uint32_t *key = cache->keys + 4 * s;
+		const uint32_t *key = shard->slots[s].key;
 
 		if (key[3] == block && key[0] == rel[0] && key[1] == rel[1] && key[2] == rel[2])
 			return s;
@@ -127,29 +186,29 @@ Find(const GjPageCache *cache, const uint32_t rel[3], uint32_t block)
 
 /* Take slot s out of its chain, and free it */
 static void
-Unlink(GjPageCache *cache, int64_t s)
+Unlink(GjPageShard *shard, int64_t s)
 {
-	const uint32_t *key = cache->keys + 4 * s;
-	int64_t    *at = &cache->buckets[Bucket(cache, key, key[3])];
+	GjPageSlot *slot = &shard->slots[s];
+	int64_t    *at = &shard->buckets[Bucket(shard, Hash(slot->key, slot->key[3]))];
 
 	while (*at != s)
-		at = &cache->next[*at];
-	*at = cache->next[s];
-	cache->next[s] = -1;
-	cache->states[s] = SLOT_FREE;
-	cache->nfree++;
+		at = &shard->slots[*at].next;
+	*at = slot->next;
+	slot->next = -1;
+	slot->state = SLOT_FREE;
+	shard->nfree++;
 }
 
 /* Whether this miss may take a kept page's slot: one in ADMIT_ONE_IN */
 static bool
-Admit(GjPageCache *cache)
+Admit(GjPageShard *shard)
 {
-	uint64_t	x = cache->lottery;
+	uint64_t	x = shard->lottery;
 
 	x ^= x << 13;
 	x ^= x >> 7;
 	x ^= x << 17;
-	cache->lottery = x;
+	shard->lottery = x;
 	return x % ADMIT_ONE_IN == 0;
 }
 
@@ -160,36 +219,138 @@ Admit(GjPageCache *cache)
  * or read, or the lottery lost)
  */
 static int64_t
-Victim(GjPageCache *cache)
+Victim(GjPageShard *shard)
 {
 	/* the next free slot from where the last one was found */
-	if (cache->nfree > 0)
-		for (int64_t i = 0; i < cache->nslots; i++)
+	if (shard->nfree > 0)
+		for (int64_t i = 0; i < shard->nslots; i++)
 		{
-			int64_t		s = cache->free_at;
+			int64_t		s = shard->free_at;
 
-			cache->looked++;
-			cache->free_at = (cache->free_at + 1) % cache->nslots;
-			if (cache->states[s] == SLOT_FREE)
+			shard->looked++;
+			shard->free_at = (shard->free_at + 1) % shard->nslots;
+			if (shard->slots[s].state == SLOT_FREE)
 				return s;
 		}
-	for (int64_t i = 0; i < cache->nslots; i++)
+	for (int64_t i = 0; i < shard->nslots; i++)
 	{
-		int64_t		s = cache->hand;
+		int64_t		s = shard->hand;
+		GjPageSlot *slot = &shard->slots[s];
 
-		cache->looked++;
-		cache->moves++;
-		if (++cache->hand == cache->nslots)
-			cache->hand = 0;
-		if (cache->states[s] != SLOT_FILLED || cache->readers[s] > 0)
+		shard->looked++;
+		shard->moves++;
+		if (++shard->hand == shard->nslots)
+			shard->hand = 0;
+		if (slot->state != SLOT_FILLED || slot->readers > 0)
 			continue;			/* being filled or read: the next one */
-		if (cache->moves - cache->used[s] < (uint64_t) (COLD_TURNS * cache->nslots) &&
-			!Admit(cache))
+		if (shard->moves - slot->used < (uint64_t) (COLD_TURNS * shard->nslots) &&
+			!Admit(shard))
 			return -1;
-		Unlink(cache, s);
+		Unlink(shard, s);
 		return s;
 	}
 	return -1;
+}
+
+/*
+ * Hashes of pages 0 .. n - 1 of a batch (n <= BATCH) into h, and the pages
+ * in order of their shards (order; shard k's at order[start[k] ..
+ * start[k + 1] - 1]), with their buckets' chains' first slots on their way
+ * into the CPU's cache (read without the lock: only a hint)
+ */
+static void
+HashBatch(GjPageCache *cache, const uint32_t rel[3], const uint32_t *blocks, int64_t n,
+		  uint64_t *h, int16_t *order, int *start)
+{
+	int			at[GJ_PAGE_CACHE_SHARDS];
+
+	memset(start, 0, sizeof(int) * (GJ_PAGE_CACHE_SHARDS + 1));
+	for (int64_t i = 0; i < n; i++)
+	{
+		GjPageShard *shard;
+
+		h[i] = Hash(rel, blocks[i]);
+		shard = &cache->shards[ShardIndex(cache, h[i])];
+		start[ShardIndex(cache, h[i]) + 1]++;
+		__builtin_prefetch(&shard->buckets[Bucket(shard, h[i])]);
+	}
+	for (int k = 0; k < cache->nshards; k++)
+	{
+		start[k + 1] += start[k];
+		at[k] = start[k];
+	}
+	for (int64_t i = 0; i < n; i++)
+	{
+		GjPageShard *shard = &cache->shards[ShardIndex(cache, h[i])];
+		int64_t		s = __atomic_load_n(&shard->buckets[Bucket(shard, h[i])], __ATOMIC_RELAXED);
+
+		order[at[ShardIndex(cache, h[i])]++] = (int16_t) i;
+		if (s >= 0 && s < shard->nslots)
+			__builtin_prefetch(&shard->slots[s]);
+	}
+}
+
+/* Page i, of hash h, in shard (locked): what the call does with it */
+static void
+AcquireOne(GjPageShard *shard, uint64_t h, const uint32_t rel[3], uint32_t block, uint64_t lsn,
+		   int16_t count, bool kept_only, uint8_t *use, int64_t *slot)
+{
+	int64_t		s;
+	GjPageSlot *sl;
+
+	*use = GJ_PAGE_SHIP;
+	*slot = -1;
+	if (lsn == 0 || count < 0)
+	{
+		if (kept_only)
+			*use = GJ_PAGE_GONE;
+		return;
+	}
+	s = Find(shard, h, rel, block);
+	if (s >= 0 && shard->slots[s].state == SLOT_FILLED && shard->slots[s].lsn == lsn &&
+		shard->slots[s].count == count)
+	{
+		/* the same page as when it was kept */
+		shard->slots[s].readers++;
+		shard->slots[s].used = shard->moves;
+		shard->hits++;
+		*use = GJ_PAGE_HIT;
+		*slot = shard->first + s;
+		return;
+	}
+	if (kept_only)
+	{
+		/* nothing to fill it from: the caller reads the page */
+		*use = GJ_PAGE_GONE;
+		return;
+	}
+	if (s >= 0)
+	{
+		/*
+		 * Kept under another LSN (or being filled): refilled here when no
+		 * call reads it, else this call ships the page
+		 */
+		if (shard->slots[s].state != SLOT_FILLED || shard->slots[s].readers > 0)
+			return;
+		Unlink(shard, s);
+	}
+	else if ((s = Victim(shard)) < 0)
+		return;
+	sl = &shard->slots[s];
+	sl->key[0] = rel[0];
+	sl->key[1] = rel[1];
+	sl->key[2] = rel[2];
+	sl->key[3] = block;
+	sl->lsn = lsn;
+	sl->count = count;
+	sl->state = SLOT_FILLING;
+	sl->used = shard->moves;
+	shard->nfree--;
+	sl->next = shard->buckets[Bucket(shard, h)];
+	shard->buckets[Bucket(shard, h)] = s;
+	shard->fills++;
+	*use = GJ_PAGE_FILL;
+	*slot = shard->first + s;
 }
 
 void
@@ -197,98 +358,107 @@ gj_page_cache_acquire(GjPageCache *cache, const uint32_t rel[3], const uint32_t 
 					  const uint64_t *lsns, const int16_t *counts, const uint8_t *kept_only,
 					  int64_t n, uint8_t *use, int64_t *slot)
 {
-	pthread_mutex_lock(&cache->lock);
-	for (int64_t i = 0; i < n; i++)
-	{
-		int64_t		s;
+	uint64_t	h[BATCH];
+	int16_t		order[BATCH];
+	int			start[GJ_PAGE_CACHE_SHARDS + 1];
 
-		use[i] = GJ_PAGE_SHIP;
-		slot[i] = -1;
-		if (lsns[i] == 0 || counts[i] < 0)
+	for (int64_t p0 = 0; p0 < n; p0 += BATCH)
+	{
+		int64_t		m = n - p0 < BATCH ? n - p0 : BATCH;
+
+		HashBatch(cache, rel, blocks + p0, m, h, order, start);
+		for (int k = 0; k < cache->nshards; k++)
 		{
-			if (kept_only != NULL && kept_only[i])
-				use[i] = GJ_PAGE_GONE;
-			continue;
-		}
-		s = Find(cache, rel, blocks[i]);
-		if (s >= 0 && cache->states[s] == SLOT_FILLED && cache->lsns[s] == lsns[i] &&
-			cache->counts[s] == counts[i])
-		{
-			/* the same page as when it was kept */
-			cache->readers[s]++;
-			cache->used[s] = cache->moves;
-			cache->hits++;
-			use[i] = GJ_PAGE_HIT;
-			slot[i] = s;
-			continue;
-		}
-		if (kept_only != NULL && kept_only[i])
-		{
-			/* nothing to fill it from: the caller reads the page */
-			use[i] = GJ_PAGE_GONE;
-			continue;
-		}
-		if (s >= 0)
-		{
-			/*
-			 * Kept under another LSN (or being filled): refilled here
-			 * when no call reads it, else this call ships the page
-			 */
-			if (cache->states[s] != SLOT_FILLED || cache->readers[s] > 0)
+			GjPageShard *shard = &cache->shards[k];
+
+			if (start[k] == start[k + 1])
 				continue;
-			Unlink(cache, s);
+			pthread_mutex_lock(&shard->lock);
+			for (int j = start[k]; j < start[k + 1]; j++)
+			{
+				int64_t		i = p0 + order[j];
+
+				AcquireOne(shard, h[order[j]], rel, blocks[i], lsns[i], counts[i],
+						   kept_only != NULL && kept_only[i], &use[i], &slot[i]);
+			}
+			pthread_mutex_unlock(&shard->lock);
 		}
-		else if ((s = Victim(cache)) < 0)
-			continue;
-		cache->keys[4 * s] = rel[0];
-		cache->keys[4 * s + 1] = rel[1];
-		cache->keys[4 * s + 2] = rel[2];
-		cache->keys[4 * s + 3] = blocks[i];
-		cache->lsns[s] = lsns[i];
-		cache->counts[s] = counts[i];
-		cache->states[s] = SLOT_FILLING;
-		cache->used[s] = cache->moves;
-		cache->nfree--;
-		cache->next[s] = cache->buckets[Bucket(cache, rel, blocks[i])];
-		cache->buckets[Bucket(cache, rel, blocks[i])] = s;
-		cache->fills++;
-		use[i] = GJ_PAGE_FILL;
-		slot[i] = s;
 	}
-	pthread_mutex_unlock(&cache->lock);
 }
 
 void
 gj_page_cache_probe(GjPageCache *cache, const uint32_t rel[3], const uint32_t *blocks,
 					const uint64_t *lsns, int64_t n, int16_t *counts)
 {
-	pthread_mutex_lock(&cache->lock);
-	for (int64_t i = 0; i < n; i++)
-	{
-		int64_t		s = lsns[i] != 0 ? Find(cache, rel, blocks[i]) : -1;
+	uint64_t	h[BATCH];
+	int16_t		order[BATCH];
+	int			start[GJ_PAGE_CACHE_SHARDS + 1];
 
-		counts[i] = s >= 0 && cache->states[s] == SLOT_FILLED && cache->lsns[s] == lsns[i] ?
-			cache->counts[s] : -1;
+	for (int64_t p0 = 0; p0 < n; p0 += BATCH)
+	{
+		int64_t		m = n - p0 < BATCH ? n - p0 : BATCH;
+
+		HashBatch(cache, rel, blocks + p0, m, h, order, start);
+		for (int k = 0; k < cache->nshards; k++)
+		{
+			GjPageShard *shard = &cache->shards[k];
+
+			if (start[k] == start[k + 1])
+				continue;
+			pthread_mutex_lock(&shard->lock);
+			for (int j = start[k]; j < start[k + 1]; j++)
+			{
+				int64_t		i = p0 + order[j];
+				int64_t		s = lsns[i] != 0 ? Find(shard, h[order[j]], rel, blocks[i]) : -1;
+
+				counts[i] = s >= 0 && shard->slots[s].state == SLOT_FILLED &&
+					shard->slots[s].lsn == lsns[i] ? shard->slots[s].count : -1;
+			}
+			pthread_mutex_unlock(&shard->lock);
+		}
 	}
-	pthread_mutex_unlock(&cache->lock);
 }
 
 void
 gj_page_cache_release(GjPageCache *cache, const uint8_t *use, const int64_t *slot, int64_t n,
 					  bool filled)
 {
-	pthread_mutex_lock(&cache->lock);
-	for (int64_t i = 0; i < n; i++)
+	for (int64_t p0 = 0; p0 < n; p0 += BATCH)
 	{
-		if (use[i] == GJ_PAGE_HIT)
-			cache->readers[slot[i]]--;
-		else if (use[i] == GJ_PAGE_FILL)
+		int64_t		m = n - p0 < BATCH ? n - p0 : BATCH;
+		uint32_t	mask = 0;
+
+		for (int64_t i = p0; i < p0 + m; i++)
+			if (use[i] == GJ_PAGE_HIT || use[i] == GJ_PAGE_FILL)
+			{
+				int			k = ShardOfSlot(cache, slot[i]);
+
+				mask |= UINT32_C(1) << k;
+				__builtin_prefetch(&cache->shards[k].slots[slot[i] - cache->shards[k].first]);
+			}
+		for (int k = 0; k < cache->nshards; k++)
 		{
-			if (filled)
-				cache->states[slot[i]] = SLOT_FILLED;
-			else
-				Unlink(cache, slot[i]);
+			GjPageShard *shard = &cache->shards[k];
+
+			if ((mask & (UINT32_C(1) << k)) == 0)
+				continue;
+			pthread_mutex_lock(&shard->lock);
+			for (int64_t i = p0; i < p0 + m; i++)
+			{
+				int64_t		s;
+
+				if ((use[i] != GJ_PAGE_HIT && use[i] != GJ_PAGE_FILL) ||
+					ShardOfSlot(cache, slot[i]) != k)
+					continue;
+				s = slot[i] - shard->first;
+				if (use[i] == GJ_PAGE_HIT)
+					shard->slots[s].readers--;
+				else if (filled)
+					shard->slots[s].state = SLOT_FILLED;
+				else
+					Unlink(shard, s);
+			}
+			pthread_mutex_unlock(&shard->lock);
 		}
 	}
-	pthread_mutex_unlock(&cache->lock);
 }

@@ -21,7 +21,8 @@
  * the caller's (slot s at s x page size).  A slot being filled is read by
  * no call until its filler says it is filled, and a slot a call reads is
  * not reused until the call lets it go, so calls in several threads (the
- * service's) may use one cache.  Slots are reused in clock order.
+ * service's) may use one cache.  Slots are reused in clock order, the
+ * clock of their shard (GjPageShard).
  *
  * IDENTIFICATION
  *	  cuda/scan/page_cache.h
@@ -57,23 +58,38 @@ typedef enum GjPageUse
  */
 #define GJ_PAGE_MAX_ITEMS(page_size)	(((page_size) - 24) / 28)
 
-typedef struct GjPageCache
+/* A slot: which block it holds, under which LSN, and its state (one cache line) */
+typedef struct GjPageSlot
+{
+	uint32_t	key[4];			/* the relation's 3 words, the block */
+	uint64_t	lsn;			/* the LSN it was filled under */
+	uint64_t	used;			/* filled: its shard's hand's moves when it
+								 * was last filled or hit */
+	int64_t		next;			/* the next slot of its chain (in its shard),
+								 * or -1 */
+	int32_t		readers;		/* the calls reading it now */
+	int16_t		count;			/* the tuples listed when it was filled
+								 * (their offsets are kept with the page, in
+								 * the caller's memory) */
+	uint8_t		state;			/* free, filling, filled */
+} GjPageSlot;
+
+/*
+ * A shard of the cache: the slots of the blocks whose hash falls in it,
+ * with a lock, a chained hash table and a clock of their own (a block is
+ * in one shard), so that calls of several threads on other blocks do not
+ * wait for each other (on the H200, seven processes' calls through one
+ * lock spent about 60 ms of every SF 10 scan of SSB's fact table in it)
+ */
+typedef struct GjPageShard
 {
 	pthread_mutex_t lock;
+	int64_t		first;			/* its first slot, counted over the cache */
 	int64_t		nslots;
 	int64_t		nbuckets;		/* a power of two */
-	int64_t    *buckets;		/* per bucket, its chain's first slot, or -1 */
-	int64_t    *next;			/* per slot, the next in its chain, or -1 */
-	uint32_t   *keys;			/* per slot, 4 words: the relation's 3, the
-								 * block */
-	uint64_t   *lsns;			/* per slot, the LSN it was filled under */
-	int16_t    *counts;			/* per slot, the tuples listed when it was
-								 * filled (their offsets are kept with the
-								 * page, in the caller's memory) */
-	int32_t    *readers;		/* per slot, the calls reading it now */
-	uint8_t    *states;			/* per slot: free, filling, filled */
-	uint64_t   *used;			/* per filled slot, the hand's moves when it
-								 * was last filled or hit */
+	int64_t    *buckets;		/* per bucket, its chain's first slot (in the
+								 * shard), or -1 */
+	GjPageSlot *slots;
 	int64_t		nfree;			/* free slots */
 	int64_t		free_at;		/* where to look for the next free one */
 	int64_t		hand;			/* the clock: the next slot to look at */
@@ -82,11 +98,26 @@ typedef struct GjPageCache
 	int64_t		hits;			/* pages read from slots, ever */
 	int64_t		fills;			/* pages copied into slots, ever */
 	int64_t		looked;			/* slots Victim looked at, ever */
+} GjPageShard;
+
+/* Shards of a cache of many slots (each at least GJ_PAGE_SHARD_MIN_SLOTS) */
+#define GJ_PAGE_CACHE_SHARDS	16
+#define GJ_PAGE_SHARD_MIN_SLOTS	4096
+
+typedef struct GjPageCache
+{
+	int64_t		nslots;
+	int			nshards;		/* a power of two */
+	GjPageShard shards[GJ_PAGE_CACHE_SHARDS];
 } GjPageCache;
 
 /* A cache of nslots slots (> 0); false when out of host memory */
 extern bool gj_page_cache_init(GjPageCache *cache, int64_t nslots);
 extern void gj_page_cache_free(GjPageCache *cache);
+
+/* Its counters, over the shards (for tests): fills, slots looked at, calls reading slots */
+extern void gj_page_cache_counters(GjPageCache *cache, int64_t *fills, int64_t *looked,
+								   int64_t *readers);
 
 /*
  * For each of n pages of relation rel (its 3 words), block blocks[i],

@@ -2171,11 +2171,12 @@ TextsOn(const GjKernels *kernels, const char *impl)
  * at least 40 % of its pages hit from its second turn on (about half
  * fits; a cache that took every page it missed would hit none); then a
  * relation of three quarters of the cache, read after it, is hit whole
- * within 16 turns (the larger one's pages go cold after two turns of the
+ * within 24 turns (the larger one's pages go cold after two turns of the
  * hand, which moves a slot a miss: eleven turns here); its pages under a new
  * LSN are hit none, then all.  Throughout, a miss looks at a few slots on
  * average, not the whole cache (filling it must not take time quadratic
- * in its size).
+ * in its size).  Again with a cache of as many shards as a cache has
+ * (page_cache.h), each with a clock of its own.
  */
 #define CACHE_SLOTS		512
 #define CACHE_CALL		64
@@ -2199,7 +2200,10 @@ KeptOnlyPages(GjPageCache *cache, const uint32_t rel[3], int64_t npages)
 	uint8_t		use[CACHE_CALL];
 	int64_t		slot[CACHE_CALL];
 	int64_t		n = npages < CACHE_CALL ? npages : CACHE_CALL;
-	int64_t		fills = cache->fills;
+	int64_t		fills;
+	int64_t		fills_after;
+	int64_t		looked;
+	int64_t		readers;
 
 	for (int64_t i = 0; i < n; i++)
 	{
@@ -2208,6 +2212,7 @@ KeptOnlyPages(GjPageCache *cache, const uint32_t rel[3], int64_t npages)
 		counts[i] = (int16_t) (i % 7 + (i % 4 == 2));	/* and one in four: another count */
 		only[i] = 1;
 	}
+	gj_page_cache_counters(cache, &fills, &looked, &readers);
 	gj_page_cache_probe(cache, rel, blocks, lsns, n, found);
 	for (int64_t i = 0; i < n; i++)
 		if (found[i] != (i % 4 == 1 ? -1 : (int16_t) (i % 7)))
@@ -2233,12 +2238,12 @@ KeptOnlyPages(GjPageCache *cache, const uint32_t rel[3], int64_t npages)
 			Failf("kept copy only of block %lld of a relation never kept: use %d",
 				  (long long) i, use[i]);
 	gj_page_cache_release(cache, use, slot, n, true);
-	if (cache->fills != fills)
-		Failf("kept copies only filled %lld slots", (long long) (cache->fills - fills));
+	gj_page_cache_counters(cache, &fills_after, &looked, &readers);
+	if (fills_after != fills)
+		Failf("kept copies only filled %lld slots", (long long) (fills_after - fills));
 	/* nothing is held: the slots hit are read by no call now */
-	for (int64_t s = 0; s < cache->nslots; s++)
-		if (cache->readers[s] != 0)
-			Failf("slot %lld still read by %d calls", (long long) s, cache->readers[s]);
+	if (readers != 0)
+		Failf("slots still read by %lld calls", (long long) readers);
 }
 
 static int64_t
@@ -2270,18 +2275,21 @@ CacheTurn(GjPageCache *cache, const uint32_t rel[3], int64_t npages, uint64_t ls
 }
 
 static void
-CacheTurns(void)
+CacheTurns(int64_t nslots)
 {
 	GjPageCache cache;
 	const uint32_t big[3] = {1663, 5, 16384};
 	const uint32_t small[3] = {1663, 5, 16385};
-	const int64_t nbig = 12 * CACHE_SLOTS / 5;
-	const int64_t nsmall = 3 * CACHE_SLOTS / 4;
+	const int64_t nbig = 12 * nslots / 5;
+	const int64_t nsmall = 3 * nslots / 4;
 	int64_t		hits;
+	int64_t		fills;
+	int64_t		looked;
+	int64_t		readers;
 
-	if (!gj_page_cache_init(&cache, CACHE_SLOTS))
+	if (!gj_page_cache_init(&cache, nslots))
 	{
-		Failf("gj_page_cache_init(%d) failed", CACHE_SLOTS);
+		Failf("gj_page_cache_init(%lld) failed", (long long) nslots);
 		return;
 	}
 
@@ -2295,14 +2303,14 @@ CacheTurns(void)
 	for (int turn = 0; turn < 10; turn++)
 	{
 		hits = CacheTurn(&cache, big, nbig, 1);
-		if (turn == 0 ? hits != 0 : hits < CACHE_SLOTS * 4 / 5)
-			Failf("turn %d over %lld pages of a cache of %d: %lld hit", turn,
-				  (long long) nbig, CACHE_SLOTS, (long long) hits);
+		if (turn == 0 ? hits != 0 : hits < nslots * 4 / 5)
+			Failf("turn %d over %lld pages of a cache of %lld: %lld hit", turn,
+				  (long long) nbig, (long long) nslots, (long long) hits);
 	}
-	for (int turn = 0; turn < 16 && (turn == 0 || hits < nsmall); turn++)
+	for (int turn = 0; turn < 24 && (turn == 0 || hits < nsmall); turn++)
 		hits = CacheTurn(&cache, small, nsmall, 1);
 	if (hits != nsmall)
-		Failf("16 turns over %lld pages after the larger relation: the last %lld hit",
+		Failf("24 turns over %lld pages after the larger relation: the last %lld hit",
 			  (long long) nsmall, (long long) hits);
 	if ((hits = CacheTurn(&cache, small, nsmall, 2)) != 0)
 		Failf("%lld pages hit under a new LSN", (long long) hits);
@@ -2310,17 +2318,21 @@ CacheTurns(void)
 		Failf("%lld of %lld pages hit after they were kept again under the new LSN",
 			  (long long) hits, (long long) nsmall);
 	KeptOnlyPages(&cache, small, nsmall);
-	if (cache.looked > 4 * (cache.fills + 10 * nbig + 20 * nsmall))
-		Failf("the cache looked at %lld slots for %lld fills", (long long) cache.looked,
-			  (long long) cache.fills);
+	gj_page_cache_counters(&cache, &fills, &looked, &readers);
+	if (looked > 4 * (fills + 10 * nbig + 20 * nsmall))
+		Failf("the cache looked at %lld slots for %lld fills", (long long) looked,
+			  (long long) fills);
 	gj_page_cache_free(&cache);
-	TestReport("cpu", "page cache: turns over 2.4 times its pages, then a smaller relation, then new LSNs");
+	TestReport("cpu", nslots >= GJ_PAGE_SHARD_MIN_SLOTS * GJ_PAGE_CACHE_SHARDS ?
+			   "page cache in shards: turns over 2.4 times its pages, then a smaller relation, then new LSNs" :
+			   "page cache: turns over 2.4 times its pages, then a smaller relation, then new LSNs");
 }
 
 void
 TestHeapDeform(void)
 {
-	CacheTurns();
+	CacheTurns(CACHE_SLOTS);
+	CacheTurns(GJ_PAGE_SHARD_MIN_SLOTS * GJ_PAGE_CACHE_SHARDS);
 	RunOn(&gj_cpu_kernels, "cpu");
 	if (kept_only_calls[0] == 0)
 		Failf("no deform with a kept copy only ran on the CPU twin");

@@ -865,12 +865,12 @@ AskKept(GpuJoinHeapReader *reader, int room)
 }
 
 /*
- * Stage block, which the device keeps with count tuples under lsn
- * (AskKept), as the stage's next page, unread: no buffer, its tuples'
- * offsets their ordinals (GJ_PAGE_KEPT_ONLY)
+ * Stage a block the device keeps with count tuples under lsn (AskKept) as
+ * the stage's next page, unread: no buffer, its tuples' offsets their
+ * ordinals (GJ_PAGE_KEPT_ONLY)
  */
 static void
-StageKeptPage(GpuJoinHeapStage *stage, BlockNumber block, uint64 lsn, int count)
+StageKeptPage(GpuJoinHeapStage *stage, uint64 lsn, int count)
 {
 	uint32		base = (uint32) stage->npages * BLCKSZ;
 	uint32	   *tuples = stage->tuples + stage->ntuples;
@@ -1054,7 +1054,7 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 		{
 			/* kept, and vouched for by the map: not read */
 			CHECK_FOR_INTERRUPTS();
-			StageKeptPage(stage, block, reader->ask_lsns[asked], reader->ask_counts[asked]);
+			StageKeptPage(stage, reader->ask_lsns[asked], reader->ask_counts[asked]);
 			reader->pages_unread++;
 			reader->try_all_visible = true;
 		}
@@ -1270,6 +1270,9 @@ ReadKeptPages(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage)
 		memcpy(stage->lengths + first, lengths, sizeof(uint16) * count);
 		memcpy(stage->offnums + first, offnums, sizeof(OffsetNumber) * count);
 		stage->nkept_only--;
+		/* read after all: counted so */
+		reader->pages_unread--;
+		reader->pages_in_place++;
 	}
 	ReleaseAhead(reader);
 }
@@ -1600,6 +1603,9 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 				deformed = FinishDeform(node, reader);
 			if (deformed && (reader->cur.nkept_only == 0 || !HostReads(reader, &out)))
 				break;
+			/* the host reads this relation's tuples: its next pages are read too */
+			if (deformed)
+				reader->unread = false;
 			ReadKeptPages(reader, &reader->cur);
 		}
 		reader->bytes_shipped += out.bytes_shipped;

@@ -431,11 +431,7 @@ gj_cuda_pages_kept(GjContext *gctx, const uint32_t relation[3], const uint32_t *
 		device_cache_page[dev] == page_size)
 		cache = &device_caches[dev];
 	pthread_mutex_unlock(&device_cache_mutex);
-	if (cache != NULL)
-		gj_page_cache_probe(cache, relation, blocks, lsns, n, counts);
-	else
-		for (int64_t i = 0; i < n; i++)
-			counts[i] = -1;
+	gj_page_cache_probe(cache, relation, blocks, lsns, n, counts);
 	return GJ_OK;
 }
 
@@ -669,13 +665,7 @@ ShipKeptPages(GjCudaContext *ctx, GjPageCache *cache, const GjPageBatch *pages, 
 		status = gj_error_set(err, GJ_ERROR_HOST_MEMORY, "heap deform: out of memory.");
 		goto done;
 	}
-	for (int64_t i = 0; i < npages; i++)
-	{
-		counts[i] = in->starts[i + 1] - in->starts[i] > GJ_PAGE_MAX_ITEMS(pages->page_size) ?
-			-1 : (int16_t) (in->starts[i + 1] - in->starts[i]);
-		only[i] = gj_heap_page_kept_only(pages, p0 + i);
-		nonly += only[i];
-	}
+	nonly = gj_heap_page_kept_counts(pages, p0, npages, in->starts, counts, only);
 	kept->cache = cache;
 	kept->n = npages;
 	gj_page_cache_acquire(cache, pages->relation, pages->page_block + p0, pages->page_lsn + p0,
@@ -788,9 +778,8 @@ ShipPagesInPlace(GjCudaContext *ctx, const GjPageBatch *pages, int64_t p0, int64
 	if (cache != NULL && MapPages(ctx, pages, p0, p1))
 		return ShipKeptPages(ctx, cache, pages, p0, p1, d_index, d_pages, d_ptrs, kept, in,
 							 nhits, err);
-	for (int64_t p = p0; p < p1; p++)
-		if (gj_heap_page_kept_only(pages, p))
-			return gj_error_set(err, GJ_ERROR_PAGES_GONE, "heap deform: a page kept is gone.");
+	if (gj_heap_any_kept_only(pages, p0, p1))
+		return gj_error_set(err, GJ_ERROR_PAGES_GONE, "heap deform: a page kept is gone.");
 	return ShipPages(ctx, pages, p0, p1, d_index, d_pages, err);
 }
 

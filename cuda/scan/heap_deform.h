@@ -167,6 +167,16 @@ gj_heap_page_kept_only(const GjPageBatch *pages, int64_t p)
 	return pages->page_index != NULL && pages->page_index[p] == GJ_PAGE_KEPT_ONLY;
 }
 
+/* Whether any of pages p0 .. p1 - 1 of a batch is a kept copy only */
+static inline bool
+gj_heap_any_kept_only(const GjPageBatch *pages, int64_t p0, int64_t p1)
+{
+	for (int64_t p = p0; p < p1; p++)
+		if (gj_heap_page_kept_only(pages, p))
+			return true;
+	return false;
+}
+
 /*
  * Where the tuples of pages p0 .. p1 - 1 lie in the batch's list (sorted by
  * offset): page p0 + i's are starts[i] .. starts[i + 1] - 1 (p1 - p0 + 1
@@ -196,6 +206,29 @@ gj_heap_page_starts(const GjPageBatch *pages, int64_t p0, int64_t p1, int64_t *s
 			lo++;
 	}
 	starts[p1 - p0] = lo;
+}
+
+/*
+ * Pages p0 .. p0 + npages - 1 of a batch as the page cache takes them
+ * (gj_page_cache_acquire), from their tuples' starts (gj_heap_page_starts):
+ * counts[i] the tuples listed (-1 where more than a slot's list holds: not
+ * kept), only[i] whether it is a kept copy only; the kept copies only
+ */
+static inline int64_t
+gj_heap_page_kept_counts(const GjPageBatch *pages, int64_t p0, int64_t npages,
+						 const int64_t *starts, int16_t *counts, uint8_t *only)
+{
+	int64_t		nonly = 0;
+
+	for (int64_t i = 0; i < npages; i++)
+	{
+		int64_t		n = starts[i + 1] - starts[i];
+
+		counts[i] = n > GJ_PAGE_MAX_ITEMS(pages->page_size) ? -1 : (int16_t) n;
+		only[i] = gj_heap_page_kept_only(pages, p0 + i);
+		nonly += only[i];
+	}
+	return nonly;
 }
 
 /*

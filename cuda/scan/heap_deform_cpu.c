@@ -70,16 +70,12 @@ gj_cpu_pages_kept(GjContext *ctx, const uint32_t relation[3], const uint32_t *bl
 				  const uint64_t *lsns, int64_t n, int32_t page_size, int16_t *counts,
 				  GjError *err)
 {
-	bool		have;
+	GjPageCache *cache;
 
 	pthread_mutex_lock(&twin_mutex);
-	have = twin_memory != NULL && twin_page_size == page_size;
+	cache = twin_memory != NULL && twin_page_size == page_size ? &twin_cache : NULL;
 	pthread_mutex_unlock(&twin_mutex);
-	if (have)
-		gj_page_cache_probe(&twin_cache, relation, blocks, lsns, n, counts);
-	else
-		for (int64_t i = 0; i < n; i++)
-			counts[i] = -1;
+	gj_page_cache_probe(cache, relation, blocks, lsns, n, counts);
 	return GJ_OK;
 }
 
@@ -336,10 +332,8 @@ AnyKeptOnly(const GjPageBatch *pages, int64_t first, int64_t n)
 
 	if (pages->pages != NULL || pages->page_index == NULL || n == 0)
 		return false;
-	for (int64_t p = pages->tuples[first] / page; p <= pages->tuples[first + n - 1] / page; p++)
-		if (gj_heap_page_kept_only(pages, p))
-			return true;
-	return false;
+	return gj_heap_any_kept_only(pages, pages->tuples[first] / page,
+								 pages->tuples[first + n - 1] / page + 1);
 }
 
 static GjStatus
@@ -377,12 +371,7 @@ KeptPages(const GjPageBatch *pages, int64_t first, int64_t n, KeptCall *kept, Gj
 		goto done;
 	}
 	gj_heap_page_starts(pages, kept->p0, p1, starts);
-	for (int64_t i = 0; i < kept->npages; i++)
-	{
-		counts[i] = starts[i + 1] - starts[i] > max_items ? -1 :
-			(int16_t) (starts[i + 1] - starts[i]);
-		only[i] = gj_heap_page_kept_only(pages, kept->p0 + i);
-	}
+	(void) gj_heap_page_kept_counts(pages, kept->p0, kept->npages, starts, counts, only);
 	gj_page_cache_acquire(kept->cache, pages->relation, pages->page_block + kept->p0,
 						  pages->page_lsn + kept->p0, counts, only, kept->npages, kept->use,
 						  kept->slot);

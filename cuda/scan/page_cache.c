@@ -394,6 +394,12 @@ gj_page_cache_probe(GjPageCache *cache, const uint32_t rel[3], const uint32_t *b
 	int16_t		order[BATCH];
 	int			start[GJ_PAGE_CACHE_SHARDS + 1];
 
+	if (cache == NULL)
+	{
+		for (int64_t i = 0; i < n; i++)
+			counts[i] = -1;
+		return;
+	}
 	for (int64_t p0 = 0; p0 < n; p0 += BATCH)
 	{
 		int64_t		m = n - p0 < BATCH ? n - p0 : BATCH;

@@ -136,8 +136,9 @@ extern void gj_page_cache_acquire(GjPageCache *cache, const uint32_t rel[3],
 
 /*
  * Which of n blocks of relation rel are kept under LSN lsns[i] (not 0):
- * counts[i] the tuples listed when it was kept, or -1.  Nothing is held:
- * a later call's acquire finds out whether it still is.
+ * counts[i] the tuples listed when it was kept, or -1 (every one for a
+ * NULL cache: none made).  Nothing is held: a later call's acquire finds
+ * out whether it still is.
  */
 extern void gj_page_cache_probe(GjPageCache *cache, const uint32_t rel[3],
 								const uint32_t *blocks, const uint64_t *lsns, int64_t n,

@@ -47,6 +47,7 @@ typedef struct DeformFound
 	int			bad_attno;		/* the highest GjDeformFound.bad_attno */
 	unsigned long long key_nulls;	/* rows with a NULL key */
 	unsigned long long host_numerics;	/* GjDeformFound.host_numerics */
+	unsigned long long rows;	/* with a filter: the rows that stay */
 } DeformFound;
 
 /* Offsets in a buffer, each array aligned to 8 bytes */
@@ -1076,6 +1077,10 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 		/* keep[] becomes each row's place; keep[n], read by the finish, the
 		 * rows that stay */
 		GJ_TRY(gj_cuda_count_offsets(ctx, (uint64_t *) keep, n, NULL, err));
+		/* into found, so that the finish learns it with the rest of found */
+		GJ_CUDA_TRY(err, cudaMemcpyAsync(&((DeformFound *) output)->rows, keep + n,
+										 sizeof(unsigned long long),
+										 cudaMemcpyDeviceToDevice, ctx->stream));
 		heap_compact_kernel<<<gj_cuda_grid_size(ctx, n), GJ_BLOCK_SIZE, 0, ctx->stream>>>
 			((const GjDeformPlan *) input, n, (const uint8_t *) (output + verdict_off),
 			 keep, rows, compact, (uint32_t *) (output + selected_off));
@@ -1098,9 +1103,10 @@ DeformFinish(GjCudaContext *ctx, PendingDeform *pending, GjError *err)
 	char	   *output = GJ_BUFFER(ctx, GJ_BUFFER_SCAN_OUTPUT, char);
 	GjDeformOut *out = pending->out;
 	const GjDeformRows *result = &pending->result;
-	uint64_t	nrows = (uint64_t) pending->n;
 	DeformFound found;
-
+	size_t		nrows;
+	double		start;
+	cudaError_t rc;
 	GjStatus	status;
 
 	pending->active = false;
@@ -1114,38 +1120,37 @@ DeformFinish(GjCudaContext *ctx, PendingDeform *pending, GjError *err)
 		return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
 							"heap deform: a TOAST pointer of an unknown tag in attribute %d.",
 							found.bad_attno);
-	if (pending->queued)
+	nrows = pending->queued ? (size_t) pending->n : (size_t) found.rows;
+	if (!pending->queued)
 	{
-		out->null_columns = found.null_columns;
-		out->key_nulls = (int64_t) found.key_nulls;
-		out->host_numerics = (int64_t) found.host_numerics;
-		out->nrows = (int64_t) nrows;
-		return GJ_OK;
-	}
-	if (pending->has_filter)
-	{
-		unsigned long long *keep = (unsigned long long *) (output + pending->keep_off);
-
-		GJ_TRY(gj_cuda_copy_from_device(ctx, &nrows, keep + pending->n, sizeof(nrows), err));
-		GJ_TRY(gj_cuda_copy_from_device(ctx, out->selected, output + pending->selected_off,
-										sizeof(uint32_t) * (size_t) nrows, err));
-	}
-
-	if (pending->nkeys > 0)
-	{
-		GJ_TRY(gj_cuda_copy_from_device(ctx, out->keys, result->keys,
-										sizeof(uint64_t) * nrows, err));
-		if (found.key_nulls > 0)
-			GJ_TRY(gj_cuda_copy_from_device(ctx, out->keynulls, result->keynulls,
-											(size_t) nrows, err));
-	}
-	for (int c = 0; c < pending->ncolumns; c++)
-	{
-		GJ_TRY(gj_cuda_copy_from_device(ctx, out->values[c], result->values[c],
-										(size_t) pending->widths[c] * nrows, err));
-		if (found.null_columns & (1U << c))
-			GJ_TRY(gj_cuda_copy_from_device(ctx, out->nulls[c], result->nulls[c],
-											(size_t) nrows, err));
+		/*
+		 * The rows the filter kept, their tuples, and of the NULL flags only
+		 * those found set: queued together, waited for once
+		 */
+		start = gj_clock_ms();
+		status = gj_cuda_copy_from_device_async(ctx, out->selected, output + pending->selected_off,
+												sizeof(uint32_t) * nrows, err);
+		if (status == GJ_OK && pending->nkeys > 0)
+			status = gj_cuda_copy_from_device_async(ctx, out->keys, result->keys,
+													sizeof(uint64_t) * nrows, err);
+		if (status == GJ_OK && pending->nkeys > 0 && found.key_nulls > 0)
+			status = gj_cuda_copy_from_device_async(ctx, out->keynulls, result->keynulls,
+													nrows, err);
+		for (int c = 0; status == GJ_OK && c < pending->ncolumns; c++)
+		{
+			status = gj_cuda_copy_from_device_async(ctx, out->values[c], result->values[c],
+													(size_t) pending->widths[c] * nrows, err);
+			if (status == GJ_OK && (found.null_columns & (1U << c)))
+				status = gj_cuda_copy_from_device_async(ctx, out->nulls[c], result->nulls[c],
+														nrows, err);
+		}
+		/* even after a failed copy: none queued may still write into out */
+		rc = cudaStreamSynchronize(ctx->stream);
+		if (rc != cudaSuccess && status == GJ_OK)
+			status = gj_cuda_fail(err, rc, __FILE__, __LINE__);
+		ctx->stats.transfer_ms += gj_clock_ms() - start;
+		if (status != GJ_OK)
+			return status;
 	}
 	out->null_columns = found.null_columns;
 	out->key_nulls = (int64_t) found.key_nulls;

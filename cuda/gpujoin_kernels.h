@@ -1364,6 +1364,14 @@ typedef struct GjPageBatch
 	const uint64_t *page_lsn;
 	const uint32_t *page_block;
 	uint32_t	relation[3];
+
+	/*
+	 * Or NULL: per page, the index in tuples of its first tuple (pages + 1
+	 * entries, the last ntuples), which the caller listed them by; spares
+	 * the kernels reading every offset on the host to find each page's
+	 * tuples (the pages kept want them)
+	 */
+	const int64_t *page_starts;
 } GjPageBatch;
 
 /*

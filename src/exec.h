@@ -242,6 +242,8 @@ typedef struct GpuJoinHeapStage
 	uint16	   *lengths;
 	BlockNumber *blocks;
 	OffsetNumber *offnums;
+	int64	   *page_starts;	/* pages kept: per page, its first tuple's
+								 * index in tuples (npages + 1 entries) */
 	int			npages;
 	int64		ntuples;
 	char	   *mem;

@@ -372,6 +372,7 @@ FreeStage(void *arg)
 		stages[i]->pages = NULL;
 		stages[i]->page_index = NULL;
 		stages[i]->page_lsn = NULL;
+		stages[i]->page_starts = NULL;
 		stages[i]->tuples = NULL;
 		/* memory of cxt: goes with it */
 		stages[i]->lengths = NULL;
@@ -473,8 +474,13 @@ AllocStage(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKernels *
 		stage->page_index = (uint32 *) stage->mem;
 		stage->buffers = MemoryContextAlloc(reader->cxt, sizeof(Buffer) * reader->stage_pages);
 		if (reader->keep_pages)
+		{
 			stage->page_lsn = MemoryContextAlloc(reader->cxt,
 												 sizeof(uint64) * reader->stage_pages);
+			stage->page_starts = MemoryContextAlloc(reader->cxt,
+													sizeof(int64) * (reader->stage_pages + 1));
+			stage->page_starts[0] = 0;
+		}
 	}
 	else
 		stage->pages = stage->mem;
@@ -1080,6 +1086,8 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 		if (pgstat_should_count_relation(reader->rel))
 			GpuJoinCountTuplesReturned(reader->rel, stage->ntuples - first);
 		stage->npages++;
+		if (stage->page_starts != NULL)
+			stage->page_starts[stage->npages] = stage->ntuples;
 	}
 	reader->tuples_read += stage->ntuples;
 	reader->read_ms += GpuJoinElapsedMs(start);
@@ -1581,6 +1589,7 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 			batch.cache_bytes = (int64) gpujoin_page_cache * 1024 * 1024;
 			batch.page_lsn = reader->cur.page_lsn;
 			batch.page_block = reader->cur.blocks;
+			batch.page_starts = reader->cur.page_starts;
 			GpuJoinRelationWords(reader->rel, batch.relation);
 		}
 		/*

@@ -190,6 +190,7 @@ typedef struct GjServiceDeform
 	int64		cache_bytes;	/* in place, pages kept: GjPageBatch's */
 	GjServiceRef page_lsn;
 	GjServiceRef page_block;
+	GjServiceRef page_starts;	/* or none: GjPageBatch's */
 	uint32		relation[3];
 	int64		first;
 	int64		n;

@@ -1381,6 +1381,8 @@ HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *sp
 	{
 		need += ScratchNeed(pages->page_lsn, npages * sizeof(uint64));
 		need += ScratchNeed(pages->page_block, npages * sizeof(uint32));
+		if (pages->page_starts != NULL)
+			need += ScratchNeed(pages->page_starts, (npages + 1) * sizeof(int64));
 	}
 	for (int c = 0; c < spec->ncolumns; c++)
 	{
@@ -1442,7 +1444,7 @@ HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *sp
 	d->tuples = Ref(pages->tuples, pages->ntuples * sizeof(uint32));
 	d->page_size = pages->page_size;
 	d->page_index.handle = DSM_HANDLE_INVALID;
-	d->page_lsn.handle = d->page_block.handle = DSM_HANDLE_INVALID;
+	d->page_lsn.handle = d->page_block.handle = d->page_starts.handle = DSM_HANDLE_INVALID;
 	if (pages->pages == NULL)
 	{
 		d->region_bytes = pages->region_bytes;
@@ -1452,6 +1454,8 @@ HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *sp
 			d->cache_bytes = pages->cache_bytes;
 			d->page_lsn = Ref(pages->page_lsn, npages * sizeof(uint64));
 			d->page_block = Ref(pages->page_block, npages * sizeof(uint32));
+			if (pages->page_starts != NULL)
+				d->page_starts = Ref(pages->page_starts, (npages + 1) * sizeof(int64));
 			memcpy(d->relation, pages->relation, sizeof(d->relation));
 		}
 	}

@@ -178,32 +178,60 @@ gj_heap_any_kept_only(const GjPageBatch *pages, int64_t p0, int64_t p1)
 }
 
 /*
- * Where the tuples of pages p0 .. p1 - 1 lie in the batch's list (sorted by
- * offset): page p0 + i's are starts[i] .. starts[i + 1] - 1 (p1 - p0 + 1
- * entries), whichever tuples of the batch a call takes
+ * The first of tuples lo .. hi - 1 of a batch (sorted by offset) whose
+ * offset is at least off, or hi
  */
-static inline void
-gj_heap_page_starts(const GjPageBatch *pages, int64_t p0, int64_t p1, int64_t *starts)
+static inline int64_t
+gj_heap_tuple_at(const GjPageBatch *pages, int64_t lo, int64_t hi, uint64_t off)
 {
-	uint32_t	page = (uint32_t) pages->page_size;
-	int64_t		lo = 0;
-	int64_t		hi = pages->ntuples;
-
-	/* the first tuple at or past page p0 */
 	while (lo < hi)
 	{
 		int64_t		mid = lo + (hi - lo) / 2;
 
-		if (pages->tuples[mid] / page < (uint64_t) p0)
+		if (pages->tuples[mid] < off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/*
+ * Where the tuples of pages p0 .. p1 - 1 lie in the batch's list (sorted by
+ * offset): page p0 + i's are starts[i] .. starts[i + 1] - 1 (p1 - p0 + 1
+ * entries), whichever tuples of the batch a call takes: the batch's
+ * page_starts, or found by doubling steps from each page's start, then
+ * halving (a few dozen reads a page, not one and a division per tuple)
+ */
+static inline void
+gj_heap_page_starts(const GjPageBatch *pages, int64_t p0, int64_t p1, int64_t *starts)
+{
+	uint64_t	page = (uint64_t) pages->page_size;
+	int64_t		n = pages->ntuples;
+	int64_t		lo;
+
+	if (pages->page_starts != NULL)
+	{
+		for (int64_t p = p0; p <= p1; p++)
+			starts[p - p0] = pages->page_starts[p];
+		return;
+	}
+	lo = gj_heap_tuple_at(pages, 0, n, (uint64_t) p0 * page);
 	for (int64_t p = p0; p < p1; p++)
 	{
+		uint64_t	end = (uint64_t) (p + 1) * page;
+		int64_t		step = 1;
+		int64_t		hi = lo;
+
 		starts[p - p0] = lo;
-		while (lo < pages->ntuples && pages->tuples[lo] / page == (uint64_t) p)
-			lo++;
+		/* past the page's tuples: the first at or beyond end lies in hi's range */
+		while (hi < n && pages->tuples[hi] < end)
+		{
+			lo = hi + 1;
+			hi = hi + step < n ? hi + step : n;
+			step *= 2;
+		}
+		lo = gj_heap_tuple_at(pages, lo, hi, end);
 	}
 	starts[p1 - p0] = lo;
 }

@@ -253,38 +253,57 @@ Victim(GjPageShard *shard)
 }
 
 /*
- * Hashes of pages 0 .. n - 1 of a batch (n <= BATCH) into h, and the pages
- * in order of their shards (order; shard k's at order[start[k] ..
- * start[k + 1] - 1]), with their buckets' chains' first slots on their way
- * into the CPU's cache (read without the lock: only a hint)
+ * Pages 0 .. n - 1 of a batch (n <= BATCH) in order of their shards,
+ * shard_of[i] (-1: none, left out): shard k's at order[start[k] ..
+ * start[k + 1] - 1]
  */
 static void
-HashBatch(GjPageCache *cache, const uint32_t rel[3], const uint32_t *blocks, int64_t n,
-		  uint64_t *h, int16_t *order, int *start)
+OrderByShard(const GjPageCache *cache, const int8_t *shard_of, int64_t n, int16_t *order,
+			 int *start)
 {
 	int			at[GJ_PAGE_CACHE_SHARDS];
 
 	memset(start, 0, sizeof(int) * (GJ_PAGE_CACHE_SHARDS + 1));
 	for (int64_t i = 0; i < n; i++)
-	{
-		GjPageShard *shard;
-
-		h[i] = Hash(rel, blocks[i]);
-		shard = &cache->shards[ShardIndex(cache, h[i])];
-		start[ShardIndex(cache, h[i]) + 1]++;
-		__builtin_prefetch(&shard->buckets[Bucket(shard, h[i])]);
-	}
+		if (shard_of[i] >= 0)
+			start[shard_of[i] + 1]++;
 	for (int k = 0; k < cache->nshards; k++)
 	{
 		start[k + 1] += start[k];
 		at[k] = start[k];
 	}
 	for (int64_t i = 0; i < n; i++)
+		if (shard_of[i] >= 0)
+			order[at[shard_of[i]]++] = (int16_t) i;
+}
+
+/*
+ * Hashes of pages 0 .. n - 1 of a batch (n <= BATCH) into h, and the pages
+ * in order of their shards (OrderByShard), with their buckets' chains'
+ * first slots on their way into the CPU's cache (read without the lock:
+ * only a hint)
+ */
+static void
+HashBatch(GjPageCache *cache, const uint32_t rel[3], const uint32_t *blocks, int64_t n,
+		  uint64_t *h, int16_t *order, int *start)
+{
+	int8_t		shard_of[BATCH] = {0};
+
+	for (int64_t i = 0; i < n; i++)
 	{
-		GjPageShard *shard = &cache->shards[ShardIndex(cache, h[i])];
+		GjPageShard *shard;
+
+		h[i] = Hash(rel, blocks[i]);
+		shard_of[i] = (int8_t) ShardIndex(cache, h[i]);
+		shard = &cache->shards[shard_of[i]];
+		__builtin_prefetch(&shard->buckets[Bucket(shard, h[i])]);
+	}
+	OrderByShard(cache, shard_of, n, order, start);
+	for (int64_t i = 0; i < n; i++)
+	{
+		GjPageShard *shard = &cache->shards[shard_of[i]];
 		int64_t		s = __atomic_load_n(&shard->buckets[Bucket(shard, h[i])], __ATOMIC_RELAXED);
 
-		order[at[ShardIndex(cache, h[i])]++] = (int16_t) i;
 		if (s >= 0 && s < shard->nslots)
 			__builtin_prefetch(&shard->slots[s]);
 	}
@@ -429,34 +448,40 @@ void
 gj_page_cache_release(GjPageCache *cache, const uint8_t *use, const int64_t *slot, int64_t n,
 					  bool filled)
 {
+	int8_t		shard_of[BATCH];
+	int16_t		order[BATCH];
+	int			start[GJ_PAGE_CACHE_SHARDS + 1];
+
 	for (int64_t p0 = 0; p0 < n; p0 += BATCH)
 	{
 		int64_t		m = n - p0 < BATCH ? n - p0 : BATCH;
-		uint32_t	mask = 0;
 
-		for (int64_t i = p0; i < p0 + m; i++)
-			if (use[i] == GJ_PAGE_HIT || use[i] == GJ_PAGE_FILL)
+		/* the slots held, by shard, each shard's taken under its lock once */
+		for (int64_t i = 0; i < m; i++)
+		{
+			shard_of[i] = -1;
+			if (use[p0 + i] == GJ_PAGE_HIT || use[p0 + i] == GJ_PAGE_FILL)
 			{
-				int			k = ShardOfSlot(cache, slot[i]);
+				GjPageShard *shard;
 
-				mask |= UINT32_C(1) << k;
-				__builtin_prefetch(&cache->shards[k].slots[slot[i] - cache->shards[k].first]);
+				shard_of[i] = (int8_t) ShardOfSlot(cache, slot[p0 + i]);
+				shard = &cache->shards[shard_of[i]];
+				__builtin_prefetch(&shard->slots[slot[p0 + i] - shard->first]);
 			}
+		}
+		OrderByShard(cache, shard_of, m, order, start);
 		for (int k = 0; k < cache->nshards; k++)
 		{
 			GjPageShard *shard = &cache->shards[k];
 
-			if ((mask & (UINT32_C(1) << k)) == 0)
+			if (start[k] == start[k + 1])
 				continue;
 			pthread_mutex_lock(&shard->lock);
-			for (int64_t i = p0; i < p0 + m; i++)
+			for (int j = start[k]; j < start[k + 1]; j++)
 			{
-				int64_t		s;
+				int64_t		i = p0 + order[j];
+				int64_t		s = slot[i] - shard->first;
 
-				if ((use[i] != GJ_PAGE_HIT && use[i] != GJ_PAGE_FILL) ||
-					ShardOfSlot(cache, slot[i]) != k)
-					continue;
-				s = slot[i] - shard->first;
 				if (use[i] == GJ_PAGE_HIT)
 					shard->slots[s].readers--;
 				else if (filled)

@@ -44,6 +44,7 @@
 #include "common.h"
 #include "gpujoin_kernels.h"
 #include "expr.h"
+#include "scan/heap_deform.h"
 #include "scan/page_cache.h"
 #include "test_kernels.h"
 
@@ -561,6 +562,7 @@ PlacePages(const Written *w, bool misaligned, bool in_runs, const char **region,
 
 static uint64_t keep_lsns[REGION_PAGES];
 static uint32_t keep_blocks[REGION_PAGES];
+static int64_t keep_starts[REGION_PAGES + 1];
 static uint32_t keep_serial;	/* the set whose pages the cache holds */
 static bool keep_whole;			/* all of them: its first call found them
 								 * free slots */
@@ -580,6 +582,16 @@ KeepPages(const Written *w, int64_t first, GjPageBatch *batch)
 	batch->cache_bytes = KEEP_BYTES;
 	batch->page_lsn = keep_lsns;
 	batch->page_block = keep_blocks;
+	/* every other set with its pages' starts given, as the executor gives them */
+	if (w->serial % 2 == 1 && npages <= REGION_PAGES)
+	{
+		memset(keep_starts, 0, sizeof(keep_starts));
+		for (int64_t t = 0; t < batch->ntuples; t++)
+			keep_starts[batch->tuples[t] / PAGE_SIZE + 1]++;
+		for (int64_t p = 0; p < npages; p++)
+			keep_starts[p + 1] += keep_starts[p];
+		batch->page_starts = keep_starts;
+	}
 	batch->relation[0] = 1663;
 	batch->relation[1] = 5;
 	batch->relation[2] = 16384;
@@ -2328,9 +2340,76 @@ CacheTurns(int64_t nslots)
 			   "page cache: turns over 2.4 times its pages, then a smaller relation, then new LSNs");
 }
 
+/*
+ * gj_heap_page_starts against a count of each page's tuples: batches of
+ * pages with no tuple, one, and the most a page lists, runs of empty
+ * pages, and calls over every range of pages, the batch's first and last
+ * included
+ */
+static void
+PageStarts(void)
+{
+	const int32_t page = 8192;
+	const int64_t npages = 300;
+	const int	max_items = GJ_PAGE_MAX_ITEMS(8192);
+	uint32_t   *tuples = TestAlloc(sizeof(uint32_t) * (size_t) (npages * max_items));
+	int64_t    *first = TestAlloc(sizeof(int64_t) * (size_t) (npages + 1));
+	int64_t    *starts = TestAlloc(sizeof(int64_t) * (size_t) (npages + 1));
+	uint64_t	state = 42;
+	int64_t		ranges = 0;
+
+	for (int round = 0; round < 4; round++)
+	{
+		GjPageBatch batch;
+		int64_t		n = 0;
+
+		for (int64_t p = 0; p < npages; p++)
+		{
+			uint64_t	r = TestRandom(&state);
+			int			count = round == 0 ? (int) (r % 3) :	/* 0, 1 or 2 */
+				round == 1 ? (p % 50 < 20 ? 0 : max_items) :	/* runs of empty pages */
+				round == 2 ? (int) (r % (uint64_t) (max_items + 1)) :
+				(p == 0 || p == npages - 1 ? 0 : 97);
+
+			first[p] = n;
+			for (int k = 0; k < count; k++)
+				tuples[n++] = (uint32_t) (p * page + 24 + k * (page - 24) / max_items);
+		}
+		first[npages] = n;
+		memset(&batch, 0, sizeof(batch));
+		batch.tuples = tuples;
+		batch.ntuples = n;
+		batch.page_size = page;
+		batch.bytes = (int64_t) npages * page;
+		for (int64_t p0 = 0; p0 < npages; p0 += 1 + (int64_t) (TestRandom(&state) % 7))
+			for (int64_t p1 = p0 + 1; p1 <= npages; p1 += 1 + (int64_t) (TestRandom(&state) % 41))
+			{
+				gj_heap_page_starts(&batch, p0, p1, starts);
+				ranges++;
+				for (int64_t p = p0; p <= p1; p++)
+					if (starts[p - p0] != first[p])
+					{
+						Failf("round %d, pages %lld .. %lld: page %lld starts at tuple %lld, expected %lld",
+							  round, (long long) p0, (long long) p1 - 1, (long long) p,
+							  (long long) starts[p - p0], (long long) first[p]);
+						p0 = npages;
+						p1 = npages + 1;
+						break;
+					}
+			}
+	}
+	free(tuples);
+	free(first);
+	free(starts);
+	if (ranges < 1000)
+		Failf("only %lld ranges of pages tried", (long long) ranges);
+	TestReport("cpu", "where each page's tuples start in a batch: every range of pages, empty and full pages");
+}
+
 void
 TestHeapDeform(void)
 {
+	PageStarts();
 	CacheTurns(CACHE_SLOTS);
 	CacheTurns(GJ_PAGE_SHARD_MIN_SLOTS * GJ_PAGE_CACHE_SHARDS);
 	RunOn(&gj_cpu_kernels, "cpu");

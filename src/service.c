@@ -625,7 +625,7 @@ NowMs(void)
 static const char *const op_names[] = {
 	"?", "create", "destroy", "stats", "build", "count", "retrieve",
 	"agg_begin", "aggregate", "agg_result", "forget", "probe", "deform",
-	"share", "hand_down"
+	"share", "hand_down", "pages_kept"
 };
 
 static Call *calls = NULL;
@@ -1116,8 +1116,19 @@ PrepareDeform(Call *call)
 		if (d->cache_bytes > 0)
 		{
 			if (!RESOLVE_AS(&d->page_lsn, npages * sizeof(uint64), batch->page_lsn) ||
-				!RESOLVE_AS(&d->page_block, npages * sizeof(uint32), batch->page_block))
+				!RESOLVE_AS(&d->page_block, npages * sizeof(uint32), batch->page_block) ||
+				!RESOLVE_AS(&d->page_starts, (npages + 1) * sizeof(int64), batch->page_starts))
 				return false;
+			/* the kernels index the tuples by them: they must list them all, in order */
+			for (int64 i = 0; batch->page_starts != NULL && i <= npages; i++)
+				if (batch->page_starts[i] < (i == 0 ? 0 : batch->page_starts[i - 1]) ||
+					batch->page_starts[i] > d->ntuples ||
+					(i == 0 && batch->page_starts[i] != 0) ||
+					(i == npages && batch->page_starts[i] != d->ntuples))
+				{
+					GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request's pages' starts do not list its tuples.");
+					return false;
+				}
 			batch->cache_bytes = d->cache_bytes;
 			memcpy(batch->relation, d->relation, sizeof(batch->relation));
 		}
@@ -1168,6 +1179,27 @@ ExecuteDeform(Call *call)
 	d->bytes_shipped = call->dout.bytes_shipped;
 	d->host_numerics = call->dout.host_numerics;
 	d->pages_cached = call->dout.pages_cached;
+}
+
+/*
+ * GJ_OP_PAGES_KEPT, answered on the main thread: a look at the page cache's
+ * table in host memory, which takes no device work, so that the question
+ * asked before each stage of pages waits for no worker
+ */
+static void
+ServePagesKept(Call *call)
+{
+	GjServiceRequest *req = call->req;
+	ServedContext *sc = call->sc;
+
+	if (sc->kernels->pages_kept == NULL)
+		for (int64 i = 0; i < req->kept_n; i++)
+			call->kept_counts[i] = -1;
+	else
+		req->status = sc->kernels->pages_kept(sc->ctx, req->kept_relation,
+											  call->kept_blocks, call->kept_lsns,
+											  req->kept_n, req->kept_page_size,
+											  call->kept_counts, &req->err);
 }
 
 /* GJ_OP_PROBE: the devices the service sees, device 0's properties */
@@ -1357,7 +1389,8 @@ Prepare(Call *call)
 								   "A gpujoin service request for kept pages has no arrays.");
 					return false;
 				}
-				return true;
+				ServePagesKept(call);
+				return false;
 			}
 		case GJ_OP_HAND_DOWN:
 			/* two levels of one chain: contexts of one table, the lower
@@ -1443,16 +1476,6 @@ Execute(Call *call)
 			break;
 		case GJ_OP_DEFORM:
 			ExecuteDeform(call);
-			break;
-		case GJ_OP_PAGES_KEPT:
-			if (sc->kernels->pages_kept == NULL)
-				for (int64 i = 0; i < req->kept_n; i++)
-					call->kept_counts[i] = -1;
-			else
-				req->status = sc->kernels->pages_kept(sc->ctx, req->kept_relation,
-													  call->kept_blocks, call->kept_lsns,
-													  req->kept_n, req->kept_page_size,
-													  call->kept_counts, &req->err);
 			break;
 		case GJ_OP_HAND_DOWN:
 			req->status = gj_chain_hand_down(sc->kernels, sc->ctx, req->first,

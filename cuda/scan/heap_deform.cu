@@ -867,14 +867,12 @@ typedef struct PendingDeform
 	bool		active;
 	GjDeformOut *out;
 	int64_t		n;
-	bool		has_filter;
 	int			ncolumns;
 	int			nkeys;
 	int16_t		widths[GJ_MAX_COLUMNS];
 	GjDeformRows result;		/* the rows to bring back (device) */
 	bool		queued;			/* their copies back are queued already */
-	size_t		keep_off;		/* with a filter: keep[n] is their count */
-	size_t		selected_off;
+	size_t		selected_off;	/* with a filter: each row's tuple */
 	KeptPages	kept;			/* the slots of pages kept that it holds */
 } PendingDeform;
 
@@ -1062,22 +1060,19 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 	pending->out = out;
 	pending->queued = false;
 	pending->n = n;
-	pending->has_filter = plan->has_filter;
 	pending->ncolumns = plan->ncolumns;
 	pending->nkeys = plan->nkeys;
 	for (int c = 0; c < plan->ncolumns; c++)
 		pending->widths[c] = plan->column_widths[c];
 	pending->result = rows;
-	pending->keep_off = keep_off;
 	pending->selected_off = selected_off;
 	if (plan->has_filter)
 	{
 		unsigned long long *keep = (unsigned long long *) (output + keep_off);
 
-		/* keep[] becomes each row's place; keep[n], read by the finish, the
-		 * rows that stay */
+		/* keep[] becomes each row's place; keep[n], the rows that stay, goes
+		 * into found, so that the finish learns it with the rest of found */
 		GJ_TRY(gj_cuda_count_offsets(ctx, (uint64_t *) keep, n, NULL, err));
-		/* into found, so that the finish learns it with the rest of found */
 		GJ_CUDA_TRY(err, cudaMemcpyAsync(&((DeformFound *) output)->rows, keep + n,
 										 sizeof(unsigned long long),
 										 cudaMemcpyDeviceToDevice, ctx->stream));

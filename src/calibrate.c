@@ -46,7 +46,8 @@
  *	  TIMING OFF, the best of three runs after a warm-up);
  *	- gpujoin.extract_cost, the planner's charge per value copied into a
  *	  column batch: a GPU join of two generated tables that match nothing,
- *	  less the Seq Scans of the two and its device work, per value the
+ *	  less the Seq Scans of the two and its device work (the join's own
+ *	  timers, in the same run), per value the
  *	  planner charges (rows x (columns + keys)), in planner units at the
  *	  cost_per_ms just measured;
  *	- gpujoin.emit_cost, per joined row formed: a join that forms 8 rows
@@ -628,18 +629,33 @@ ExplainTimingOff(const char *query, double *cost)
 /*
  * The best execution time (ms) of three runs of a query after a warm-up
  * (which also warms up the device for a GPU join); if cost is not NULL, the
- * query's estimated total cost
+ * query's estimated total cost.  host_part: each run's time less the
+ * device work of the GPU joins it ended (GpuJoinEndedWork: their own
+ * timers, which run with EXPLAIN's timing off), -1 if a run ended none.
  */
 static double
-BestExecutionMs(const char *query, double *cost)
+BestExecutionMs(const char *query, double *cost, bool host_part)
 {
 	double		best_ms = -1.0;
 
 	for (int run = 0; run < 4; run++)
 	{
 		double		c = -1.0;
-		double		ms = ExplainTimingOff(query, &c);
+		int64		joins_before;
+		int64		joins_after;
+		double		device_before;
+		double		device_after;
+		double		ms;
 
+		GpuJoinEndedWork(&joins_before, &device_before);
+		ms = ExplainTimingOff(query, &c);
+		GpuJoinEndedWork(&joins_after, &device_after);
+		if (host_part)
+		{
+			if (joins_after == joins_before)
+				return -1.0;	/* no GPU join was planned */
+			ms -= device_after - device_before;
+		}
 		if (run > 0 && ms > 0.0 && (best_ms < 0.0 || ms < best_ms))
 		{
 			best_ms = ms;
@@ -690,33 +706,6 @@ MinPositive(double a, double b)
 	return Min(a, b);
 }
 
-/* The device work of the GPU join in a query: its node's own timers (ms) */
-static double
-JoinDeviceMs(const char *query)
-{
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
-	double		device_ms = -1.0;
-
-	args[0] = ExplainJson("", query);
-	if (SPI_execute_with_args("SELECT (n->>'Transfer Time')::float8 + (n->>'Build Time')::float8 + "
-							  "(n->>'Probe Time')::float8 + (n->>'Materialize Time')::float8 "
-							  "FROM jsonb_path_query($1::jsonb, "
-							  "'strict $.**?(@.\"Custom Plan Provider\" == \"GpuHashJoin\")') n",
-							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "gpujoin_calibrate: could not read a measuring join's plan");
-	if (SPI_processed == 1)
-	{
-		bool		isnull;
-		double		ms = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0],
-													  SPI_tuptable->tupdesc, 1, &isnull));
-
-		if (!isnull)
-			device_ms = ms;
-	}
-	return device_ms;
-}
-
 /* What MeasureHostCosts finds; -1 where it could not be measured */
 typedef struct HostCosts
 {
@@ -730,14 +719,14 @@ typedef struct HostCosts
  * payload column each): a and c with the same n/8 keys, each 8 times, b
  * with keys of its own.
  *
- * - extract_ns: the join of a and b (nothing matches, nothing is emitted),
- *   less the Seq Scans of a and b alone, less its device work (transfers,
- *   build, probe: the node's own timers, from one more run with timing
- *   on), over the values the planner charges for (GpuJoinCostPath: rows x
- *   (columns + keys), 3 a row and side here);
+ * - extract_ns: the join of a and b (nothing matches, nothing is emitted)
+ *   less its device work (transfers, build, probe: the node's own timers,
+ *   in the same run), less the Seq Scans of a and b alone, over the values
+ *   the planner charges for (GpuJoinCostPath: rows x (columns + keys), 3 a
+ *   row and side here);
  * - emit_ns: the join of a and c (every row meets 8 rows of the other side:
  *   8n rows formed, enough to stand clear of the noise of the rest) less
- *   the join of a and b and less the difference of their device work, per
+ *   its device work, less the join of a and b less its device work, per
  *   row formed;
  * - scan_units_per_ms: the Seq Scan of a, its estimated cost over its time.
  *
@@ -762,8 +751,6 @@ MeasureHostCosts(int64 n)
 	double		scan_a_ms = -1.0;
 	double		scan_b_ms = -1.0;
 	double		scan_cost = -1.0;
-	double		none_device_ms = -1.0;
-	double		all_device_ms = -1.0;
 
 	save_nestlevel = BeginMeasurement("enable_hashjoin", "off",
 									  psprintf("CREATE TEMP TABLE gpujoin_calibrate_ea AS "
@@ -787,18 +774,17 @@ MeasureHostCosts(int64 n)
 	 */
 	for (int round = 0; round < 8; round++)
 	{
-		none_ms = MinPositive(none_ms, BestExecutionMs(none, NULL));
-		all_ms = MinPositive(all_ms, BestExecutionMs(all, NULL));
-		scan_a_ms = MinPositive(scan_a_ms, BestExecutionMs("SELECT x, p FROM gpujoin_calibrate_ea", &scan_cost));
-		scan_b_ms = MinPositive(scan_b_ms, BestExecutionMs("SELECT y, q FROM gpujoin_calibrate_eb", NULL));
-		none_device_ms = MinPositive(none_device_ms, JoinDeviceMs(none));
-		all_device_ms = MinPositive(all_device_ms, JoinDeviceMs(all));
+		none_ms = MinPositive(none_ms, BestExecutionMs(none, NULL, true));
+		all_ms = MinPositive(all_ms, BestExecutionMs(all, NULL, true));
+		scan_a_ms = MinPositive(scan_a_ms, BestExecutionMs("SELECT x, p FROM gpujoin_calibrate_ea",
+														   &scan_cost, false));
+		scan_b_ms = MinPositive(scan_b_ms, BestExecutionMs("SELECT y, q FROM gpujoin_calibrate_eb",
+														   NULL, false));
 
-		if (none_device_ms >= 0.0 && none_ms > 0.0 && scan_a_ms > 0.0 && scan_b_ms > 0.0)
-			result.extract_ns = NsPer(none_ms - scan_a_ms - scan_b_ms - none_device_ms,
-									  2.0 * n * 3.0);
-		if (none_device_ms >= 0.0 && all_device_ms >= 0.0 && all_ms > 0.0 && none_ms > 0.0)
-			result.emit_ns = NsPer(all_ms - none_ms - (all_device_ms - none_device_ms), 8.0 * n);
+		if (none_ms > 0.0 && scan_a_ms > 0.0 && scan_b_ms > 0.0)
+			result.extract_ns = NsPer(none_ms - scan_a_ms - scan_b_ms, 2.0 * n * 3.0);
+		if (all_ms > 0.0 && none_ms > 0.0)
+			result.emit_ns = NsPer(all_ms - none_ms, 8.0 * n);
 		if (result.extract_ns > 0.0 && result.emit_ns > 0.0)
 			break;
 	}
@@ -864,8 +850,6 @@ MeasureHeapCosts(int64 n, double scan_units_per_ms)
 	HeapCosts	result = {-1.0, -1.0};
 	double		narrow_ms = -1.0;
 	double		wide_ms = -1.0;
-	double		narrow_device_ms = -1.0;
-	double		wide_device_ms = -1.0;
 	double		pages_a;
 	double		pages_w;
 	double		pages_b;
@@ -889,22 +873,17 @@ MeasureHeapCosts(int64 n, double scan_units_per_ms)
 	/* as MeasureHostCosts: up to three rounds, each figure its best */
 	for (int round = 0; round < 3; round++)
 	{
-		narrow_ms = MinPositive(narrow_ms, BestExecutionMs(narrow, NULL));
-		wide_ms = MinPositive(wide_ms, BestExecutionMs(wide, NULL));
-		narrow_device_ms = MinPositive(narrow_device_ms, JoinDeviceMs(narrow));
-		wide_device_ms = MinPositive(wide_device_ms, JoinDeviceMs(wide));
+		narrow_ms = MinPositive(narrow_ms, BestExecutionMs(narrow, NULL, true));
+		wide_ms = MinPositive(wide_ms, BestExecutionMs(wide, NULL, true));
 
-		if (narrow_device_ms >= 0.0 && wide_device_ms >= 0.0 && narrow_ms > 0.0 &&
-			wide_ms > 0.0 && pages_w > pages_a)
-			result.page_ns = NsPer(wide_ms - narrow_ms - (wide_device_ms - narrow_device_ms),
-								   pages_w - pages_a);
+		if (narrow_ms > 0.0 && wide_ms > 0.0 && pages_w > pages_a)
+			result.page_ns = NsPer(wide_ms - narrow_ms, pages_w - pages_a);
 		if (result.page_ns > 0.0)
 		{
 			double		check_ns = scan_units_per_ms > 0.0 ?
 				cpu_operator_cost / scan_units_per_ms * 1e6 : 0.0;
 
-			result.tuple_ns = NsPer(narrow_ms - narrow_device_ms -
-									result.page_ns * (pages_a + pages_b) * 1e-6,
+			result.tuple_ns = NsPer(narrow_ms - result.page_ns * (pages_a + pages_b) * 1e-6,
 									2.0 * n) - check_ns;
 			if (result.tuple_ns > 0.0)
 				break;
@@ -948,7 +927,7 @@ MeasureCostPerMs(int64 n)
 {
 	int			save_nestlevel = BeginJoinMeasurement("gpujoin.enabled", "off", n);
 	double		cost = -1.0;
-	double		best_ms = BestExecutionMs(CALIBRATE_JOIN, &cost);
+	double		best_ms = BestExecutionMs(CALIBRATE_JOIN, &cost, false);
 
 	EndMeasurement("DROP TABLE gpujoin_calibrate_a, gpujoin_calibrate_b", save_nestlevel);
 	return (best_ms > 0.0 && cost > 0.0) ? cost / best_ms : -1.0;
@@ -975,12 +954,12 @@ MeasureSetupCost(int64 n)
 	/* PostgreSQL's hash join, then the GPU join */
 	nestlevel = NewGUCNestLevel();
 	SetUntilNestEnd("gpujoin.enabled", "off");
-	pg_ms = BestExecutionMs(CALIBRATE_JOIN, &pg_cost);
+	pg_ms = BestExecutionMs(CALIBRATE_JOIN, &pg_cost, false);
 	AtEOXact_GUC(true, nestlevel);
 	nestlevel = NewGUCNestLevel();
 	SetUntilNestEnd("enable_hashjoin", "off");
 	SetUntilNestEnd("gpujoin.setup_cost", "0");
-	gpu_ms = BestExecutionMs(CALIBRATE_JOIN, &gpu_cost);
+	gpu_ms = BestExecutionMs(CALIBRATE_JOIN, &gpu_cost, false);
 	AtEOXact_GUC(true, nestlevel);
 
 	EndMeasurement("DROP TABLE gpujoin_calibrate_a, gpujoin_calibrate_b", save_nestlevel);

@@ -839,14 +839,36 @@ ExecGpuJoin(CustomScanState *css)
 }
 
 /*
+ * The GPU joins this process has ended, and their device work (ms:
+ * transfers, build, probe, materialize), whether or not EXPLAIN timed
+ * them: gpujoin_calibrate() takes a query's device work from the run it
+ * times, as the device work of another run can differ by more than the
+ * host's part it is after (the CPU twin's first touch of its buffers)
+ */
+static int64 gpujoin_joins_ended = 0;
+static double gpujoin_ended_device_ms = 0.0;
+
+void
+GpuJoinEndedWork(int64 *joins, double *device_ms)
+{
+	*joins = gpujoin_joins_ended;
+	*device_ms = gpujoin_ended_device_ms;
+}
+
+/*
  * EndCustomScan callback
  */
 static void
 EndGpuJoin(CustomScanState *css)
 {
 	GpuJoinState *node = (GpuJoinState *) css;
+	GjStats		stats;
 
 	GpuJoinDeviceClose(&node->gj_Device);
+	GpuJoinDeviceStats(&node->gj_Device, &stats);	/* the closed contexts' */
+	gpujoin_joins_ended++;
+	gpujoin_ended_device_ms += stats.transfer_ms + stats.build_ms + stats.probe_ms +
+		stats.materialize_ms;
 	GpuJoinEndOuterParts(node);
 	if (node->gj_Outer.heap)
 		GpuJoinHeapEnd(node->gj_Outer.heap);

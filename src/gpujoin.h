@@ -382,6 +382,7 @@ extern const char *GpuJoinVariantName(GjVariant variant, GjMaterialize materiali
 extern const char *GpuJoinGroupByVariantName(int variant);
 extern int	GpuJoinGroupByVariantOf(const char *name);
 extern void GpuJoinInitExecutor(void);
+extern void GpuJoinEndedWork(int64 *joins, double *device_ms);
 
 /*
  * How a key value becomes a signed 64-bit integer (keys.c); the exact

@@ -1037,6 +1037,21 @@ CountContexts(int delta)
 	SpinLockRelease(&gj_service->mutex);
 }
 
+/*
+ * Whether a deform's page starts (npages + 1 of them) list its ntuples
+ * tuples: from 0 to ntuples, never going down
+ */
+static bool
+StartsListTuples(const int64 *starts, int64 npages, int64 ntuples)
+{
+	if (starts[0] != 0 || starts[npages] != ntuples)
+		return false;
+	for (int64 i = 1; i <= npages; i++)
+		if (starts[i] < starts[i - 1])
+			return false;
+	return true;
+}
+
 /* Resolve a deform array into out; false (err set) if it is not there */
 #define RESOLVE_AS(ref, bytes, out) \
 	(Resolve(c, (ref), (bytes), &p, err) && ((out) = p, true))
@@ -1120,15 +1135,12 @@ PrepareDeform(Call *call)
 				!RESOLVE_AS(&d->page_starts, (npages + 1) * sizeof(int64), batch->page_starts))
 				return false;
 			/* the kernels index the tuples by them: they must list them all, in order */
-			for (int64 i = 0; batch->page_starts != NULL && i <= npages; i++)
-				if (batch->page_starts[i] < (i == 0 ? 0 : batch->page_starts[i - 1]) ||
-					batch->page_starts[i] > d->ntuples ||
-					(i == 0 && batch->page_starts[i] != 0) ||
-					(i == npages && batch->page_starts[i] != d->ntuples))
-				{
-					GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request's pages' starts do not list its tuples.");
-					return false;
-				}
+			if (batch->page_starts != NULL &&
+				!StartsListTuples(batch->page_starts, npages, d->ntuples))
+			{
+				GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT, "A heap deform request's pages' starts do not list its tuples.");
+				return false;
+			}
 			batch->cache_bytes = d->cache_bytes;
 			memcpy(batch->relation, d->relation, sizeof(batch->relation));
 		}

@@ -1243,15 +1243,18 @@ typedef struct GjDeformSpec
 	 * no numeric input.
 	 *
 	 * Or, where input_texts[i] > 0, a text attribute (a varlena) compared
-	 * byte for byte, as a deterministic collation compares text, with the
-	 * input's own input_texts[i] distinct constants, read as an INT8: k
-	 * where it equals constant k (1-based), 0 where it equals none, and
-	 * GJ_TEXT_ON_HOST where only the host can read it (compressed, a TOAST
-	 * pointer, an ALTER TABLE default), outside GJ_EXPR_DIGITS' 18 digits.
-	 * The constants of the text inputs, in input order, are the strings
-	 * text_pool[text_offsets[j] .. text_offsets[j + 1]), at most
-	 * GJ_DEFORM_MAX_TEXTS of them and GJ_DEFORM_MAX_TEXT_BYTES bytes.
-	 * input_texts NULL: no text input.
+	 * byte for byte (gj_text_compare) with the input's own input_texts[i]
+	 * constants, which are in that order, each above the one before, and
+	 * read as an INT8, its place among them: 2k where it equals constant k
+	 * (1-based), 2k - 1 where it lies below constant k and above any
+	 * before it, 2n + 1 above all n of them; GJ_TEXT_ON_HOST where only
+	 * the host can read it (compressed, a TOAST pointer, an ALTER TABLE
+	 * default), outside GJ_EXPR_DIGITS' 18 digits.  Equal places are equal
+	 * bytes, as a deterministic collation's equal texts are; their order
+	 * is a C collation's.  The constants of the text inputs, in input
+	 * order, are the strings text_pool[text_offsets[j] .. text_offsets[j +
+	 * 1]), at most GJ_DEFORM_MAX_TEXTS of them and
+	 * GJ_DEFORM_MAX_TEXT_BYTES bytes.  input_texts NULL: no text input.
 	 */
 	const GjExprProgram *filter;
 	const int16_t *input_attnos;
@@ -1265,6 +1268,23 @@ typedef struct GjDeformSpec
 #define GJ_DEFORM_MAX_TEXTS			64
 #define GJ_DEFORM_MAX_TEXT_BYTES	2048
 #define GJ_TEXT_ON_HOST				INT64_MIN
+
+/*
+ * Text a (alen bytes) against text b (blen bytes): below, at or above 0 as
+ * their first differing byte (unsigned) says, or else the shorter first:
+ * PostgreSQL's order of text under a C collation (varstr_cmp's memcmp),
+ * 0 exactly when the bytes are the same
+ */
+static inline GJ_HOST_DEVICE int
+gj_text_compare(const char *a, int64_t alen, const char *b, int64_t blen)
+{
+	int64_t		n = alen < blen ? alen : blen;
+
+	for (int64_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return (uint8_t) a[i] < (uint8_t) b[i] ? -1 : 1;
+	return alen < blen ? -1 : (alen > blen ? 1 : 0);
+}
 
 /*
  * A short string as one word: the bytes of a value of at most

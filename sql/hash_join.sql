@@ -23,7 +23,7 @@ SELECT count(*) FROM o JOIN i ON o.k = i.k WHERE o.k IS NULL;
 EXPLAIN (COSTS OFF) SELECT * FROM o JOIN i ON o.k = i.k AND o.v < i.w;
 SELECT * FROM o JOIN i ON o.k = i.k AND o.v < i.w ORDER BY v, w;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF)
-SELECT * FROM o JOIN i ON o.k = i.k AND i.w > 'x';
+SELECT * FROM o JOIN i ON o.k = i.k AND i.w ~ '^[y-z]';
 
 -- empty inner, empty outer, no matches
 CREATE TABLE e (k int4, z text);

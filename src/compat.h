@@ -27,6 +27,7 @@
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "utils/lsyscache.h"
+#include "utils/pg_locale.h"
 
 /*
  * 16: a relation's file is rd_locator (spcOid, dbOid, relNumber), no longer
@@ -180,6 +181,21 @@ GpuJoinPathKeyDescending(const PathKey *pk)
 	return pk->pk_cmptype == COMPARE_GT;
 #else
 	return pk->pk_strategy == BTGreaterStrategyNumber;
+#endif
+}
+
+/*
+ * Does collation collid compare text byte for byte (memcmp, the shorter
+ * first where one is the other's start), as C and POSIX do?  (18 asks the
+ * collation's locale)
+ */
+static inline bool
+GpuJoinCollationIsC(Oid collid)
+{
+#if PG_VERSION_NUM >= 180000
+	return OidIsValid(collid) && pg_newlocale_from_collation(collid)->collate_is_c;
+#else
+	return OidIsValid(collid) && lc_collate_is_c(collid);
 #endif
 }
 

@@ -24,8 +24,9 @@
  *	x op ANY/ALL (array constant): IN (...), NOT IN (...)
  *	text		a scan's text or varchar column = or <> a text constant,
  *				IN and NOT IN lists of them (texteq, textne), under a
- *				deterministic collation: the deform matches the bytes
- *				(CompileTextCompare)
+ *				deterministic collation, and < <= > >= (text_lt, ...)
+ *				under a C collation: the deform places the bytes among
+ *				the constants' (CompileTextCompare)
  *	numerics	numeric columns of declared scale (in a scan's quals the
  *				deform reads them at that scale, gj_heap_numeric; in
  *				the aggregation's programs the sides converted them,
@@ -147,12 +148,14 @@ StaticAssertDecl(DATEVAL_NOBEGIN == GJ_DATE_NOBEGIN && DATEVAL_NOEND == GJ_DATE_
 				 "the device's infinite dates and timestamps are PostgreSQL's");
 
 /*
- * Text equality (TEXT_OP marks it): a scan's text column compared with
- * constants, which the deform matches (CompileTextCompare)
+ * Text comparisons (TEXT_OP marks them): a scan's text column compared
+ * with constants, among which the deform places it (CompileTextCompare)
  */
 #define TEXT_OP			0x200
 static const DeviceFunction text_functions[] = {
-	{"texteq", GJ_EXPR_EQ}, {"textne", GJ_EXPR_NE}
+	{"texteq", GJ_EXPR_EQ}, {"textne", GJ_EXPR_NE},
+	{"text_lt", GJ_EXPR_LT}, {"text_le", GJ_EXPR_LE},
+	{"text_gt", GJ_EXPR_GT}, {"text_ge", GJ_EXPR_GE}
 };
 
 /* The step of the built-in function behind funcid (| NUMERIC_OP), or -1 */
@@ -383,6 +386,8 @@ typedef struct Compiler
 	List	   *texts[GJ_EXPR_MAX_INPUTS];
 	int			ntexts;			/* of all text inputs, and their bytes */
 	int			text_bytes;
+	/* per constant of the program: 1 + the text input whose code it is, or 0 */
+	uint8		text_code_of[GJ_EXPR_MAX_CONSTS];
 } Compiler;
 
 /*
@@ -664,6 +669,25 @@ static bool CompileNumericCall(Compiler *c, int op, List *args, GjExprType *type
 static bool CompileTextCompare(Compiler *c, Node *column, Node *constant, Oid collid,
 							   int cmp, bool use_or, GjExprType *type);
 
+/* The comparison that holds of b and a where cmp holds of a and b */
+static int
+CommutedCompare(int cmp)
+{
+	switch (cmp)
+	{
+		case GJ_EXPR_LT:
+			return GJ_EXPR_GT;
+		case GJ_EXPR_LE:
+			return GJ_EXPR_GE;
+		case GJ_EXPR_GT:
+			return GJ_EXPR_LT;
+		case GJ_EXPR_GE:
+			return GJ_EXPR_LE;
+		default:
+			return cmp;
+	}
+}
+
 /*
  * The arguments of an operator or function, then its step; collid: an
  * operator's input collation (a text comparison's; InvalidOid for a
@@ -689,7 +713,7 @@ CompileCall(Compiler *c, Oid funcid, List *args, Oid collid, Oid resulttype,
 			return false;
 		if (IsA(linitial(args), Const))
 			return CompileTextCompare(c, lsecond(args), linitial(args), collid,
-									  op & ~TEXT_OP, false, type);
+									  CommutedCompare(op & ~TEXT_OP), false, type);
 		return CompileTextCompare(c, linitial(args), lsecond(args), collid,
 								  op & ~TEXT_OP, false, type);
 	}
@@ -865,9 +889,10 @@ AddArrayStep(Compiler *c, bool use_or, GjExprType type, int first, int n, int cm
 }
 
 /*
- * The number a text input reads for the constant value (text *): its place
- * among the input's constants, added the first time; -1 where a filter's
- * constants would be too many or too large
+ * The code of the constant value (text *) among a text input's: its
+ * number in the order they came, added the first time (PlaceTexts makes
+ * it the number the input reads for it); -1 where a filter's constants
+ * would be too many or too large
  */
 static int
 TextCode(Compiler *c, int input, Datum value)
@@ -893,15 +918,63 @@ TextCode(Compiler *c, int input, Datum value)
 	return k;
 }
 
+/* Two text constants (cells of text *) in gj_text_compare's order */
+static int
+CompareTexts(const ListCell *a, const ListCell *b)
+{
+	text	   *t = (text *) lfirst(a);
+	text	   *u = (text *) lfirst(b);
+
+	return gj_text_compare(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t),
+						   VARDATA_ANY(u), VARSIZE_ANY_EXHDR(u));
+}
+
 /*
- * A text column compared for equality (cmp GJ_EXPR_EQ, texteq) or
- * inequality (GJ_EXPR_NE, textne) with a constant, or with each element
- * of a constant array (ANY where use_or, else ALL: IN, NOT IN), under a
- * deterministic collation, where equal text is equal bytes (texteq): the
- * column, of the scanned relation, is an input the deform reads as the
- * number of the constant it equals among the input's own, 0 for none
- * (gj_heap_text_match), checked within 18 digits (a value only the host
- * can read is not: undecided), and compared with the constants' numbers
+ * Sort each text input's constants in gj_text_compare's order and give
+ * the program's constants that are their codes (TextCode) the numbers
+ * the deform reads for them: 2k for the k-th (gj_heap_text_place)
+ */
+static void
+PlaceTexts(Compiler *c)
+{
+	GjExprProgram *p = &c->out->program;
+
+	for (int i = 0; i < p->ninputs; i++)
+	{
+		List	   *came = c->texts[i];
+		int			place[GJ_DEFORM_MAX_TEXTS + 1];
+		int			k = 0;
+		ListCell   *lc;
+		ListCell   *lc2;
+
+		if (came == NIL)
+			continue;
+		/* the k-th to come: 2 x (1 + the constants below it) */
+		foreach(lc, came)
+		{
+			place[++k] = 2;
+			foreach(lc2, came)
+				place[k] += CompareTexts(lc2, lc) < 0 ? 2 : 0;
+		}
+		for (int j = 0; j < p->nconsts; j++)
+			if (c->text_code_of[j] == i + 1 && !p->consts[j].isnull)
+				p->consts[j].v.i = place[p->consts[j].v.i];
+		c->texts[i] = list_copy(came);
+		list_sort(c->texts[i], CompareTexts);
+	}
+}
+
+/*
+ * A text column compared (cmp: GJ_EXPR_EQ, texteq; GJ_EXPR_NE, textne;
+ * GJ_EXPR_LT .. GE, text_lt ..) with a constant, or with each element of
+ * a constant array (ANY where use_or, else ALL: IN, NOT IN), under a
+ * deterministic collation, where equal text is equal bytes (texteq), and
+ * for an order under a C collation, which orders the bytes as
+ * gj_text_compare does (varstr_cmp): the column, of the scanned relation,
+ * is an input the deform reads as its place among the input's constants
+ * (gj_heap_text_place: 2k at the k-th, odd between them), checked within
+ * 18 digits (a value only the host can read is not: undecided), and
+ * compared with the constants' places (PlaceTexts)
  */
 static bool
 CompileTextCompare(Compiler *c, Node *column, Node *constant, Oid collid, int cmp,
@@ -917,7 +990,8 @@ CompileTextCompare(Compiler *c, Node *column, Node *constant, Oid collid, int cm
 	while (IsA(column, RelabelType))
 		column = (Node *) ((RelabelType *) column)->arg;
 	if (c->tlist != NIL || !IsA(column, Var) || !IsA(con, Const) || con->constisnull ||
-		!OidIsValid(collid) || !get_collation_isdeterministic(collid))
+		!OidIsValid(collid) || !get_collation_isdeterministic(collid) ||
+		(cmp != GJ_EXPR_EQ && cmp != GJ_EXPR_NE && !GpuJoinCollationIsC(collid)))
 		return false;
 	var = (Var *) column;
 	if ((var->vartype != TEXTOID && var->vartype != VARCHAROID) || var->varno != c->relid ||
@@ -933,7 +1007,10 @@ CompileTextCompare(Compiler *c, Node *column, Node *constant, Oid collid, int cm
 		int			k = TextCode(c, input, con->constvalue);
 
 		*type = GJ_EXPR_BOOL;
-		return k >= 0 && AddInt8Const(c, k, false) && AddStep(c, cmp, GJ_EXPR_INT8, 0);
+		if (k < 0 || !AddInt8Const(c, k, false))
+			return false;
+		c->text_code_of[p->nconsts - 1] = (uint8) (input + 1);
+		return AddStep(c, cmp, GJ_EXPR_INT8, 0);
 	}
 	else
 	{
@@ -956,9 +1033,10 @@ CompileTextCompare(Compiler *c, Node *column, Node *constant, Oid collid, int cm
 			nvalues += !nulls[i];
 			p->consts[p->nconsts].isnull = nulls[i];
 			p->consts[p->nconsts].v.i = k;
+			c->text_code_of[p->nconsts] = (uint8) (input + 1);
 			p->nconsts++;
 		}
-		/* a text input has a constant to match (gj_heap_text_match) */
+		/* a text input has a constant to be placed among (gj_heap_text_place) */
 		*type = GJ_EXPR_BOOL;
 		return nvalues > 0 && AddArrayStep(c, use_or, GJ_EXPR_INT8, first, n, cmp);
 	}
@@ -1249,7 +1327,8 @@ CompileScanQuals(List *quals, Index relid, bool on_host, GpuJoinDeviceExpr *out)
 		return false;
 	if (on_host && !AddStep(&c, GJ_EXPR_ON_HOST, GJ_EXPR_BOOL, 0))
 		return false;
-	/* the text inputs' constants, input by input */
+	/* the text inputs' constants, input by input, each input's in order */
+	PlaceTexts(&c);
 	for (int i = 0; i < out->program.ninputs; i++)
 	{
 		ListCell   *lc;

@@ -7,7 +7,10 @@
 -- takes, NULLs, NaN, -0 and infinities, integer and float arithmetic at
 -- its limits, numerics of declared scale (an added column's default
 -- undecided), text and varchar equality and IN lists (long, compressed,
--- out-of-line values and an added column's default undecided), AND/OR/NOT, IN and NOT IN lists with NULLs, casts, query
+-- out-of-line values and an added column's default undecided), text
+-- ranges under the C collation (the cluster's; bytes above 127, the empty
+-- string, prefixes), not under another (the host's),
+-- AND/OR/NOT, IN and NOT IN lists with NULLs, casts, query
 -- parameters; every join type; pages staged one at a time and small
 -- chunks; a partitioned join (whose outer side the executor filters); a
 -- parallel join; a rescan.  Where the device cannot decide a row (a step
@@ -20,7 +23,7 @@
 -- whose policy the device does not evaluate, keeps the Seq Scan.
 -- An operator's function replaced in the transaction: the new one runs.
 BEGIN;
-SELECT plan(45);
+SELECT plan(47);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -83,6 +86,12 @@ FROM generate_series(1, 3000) g;
 ALTER TABLE tx ADD COLUMN d text DEFAULT 'dflt';
 INSERT INTO tx SELECT g % 400, 'w' || g, 'v' || g, CASE WHEN g % 2 = 0 THEN 'dflt' ELSE 'e' || g END
 FROM generate_series(1, 300) g;
+-- for the ranges: the empty string, prefixes of the constants, bytes above 127
+INSERT INTO tx SELECT g % 400, (ARRAY['', 'w', 'w1', 'W1', 'w1' || chr(233), 'w' || chr(233), 'x', 'w3', 'w30', 'v'])[g % 10 + 1],
+	(ARRAY['', 'v', 'v1' || chr(233), 'V', 'v19'])[g % 5 + 1], 'f'
+FROM generate_series(1, 200) g;
+-- a deterministic collation other than C: text ranges stay the host's
+CREATE COLLATION pg_temp.en (provider = icu, locale = 'en-US');
 ANALYZE a, c, n, tx;
 
 -- the queries: how many sides each reads as pages, and how many of them
@@ -127,12 +136,16 @@ INSERT INTO fq VALUES
 	('text IN with a NULL, <>, 200 bytes', 'SELECT tx.k, tx.t, c.w FROM tx JOIN c ON tx.k = c.k WHERE tx.t IN (''w1'', ''w22'', ' || quote_literal(repeat('ab', 100) || '2') || ', NULL) OR (tx.t <> ''w3'' AND tx.k < 40)', 2, 1),
 	('text NOT IN: compressed and out-of-line values undecided', 'SELECT tx.k, tx.v, length(tx.t) FROM tx JOIN c ON tx.k = c.k WHERE tx.t NOT IN (''w1'', ''w2'', ''w3'') AND tx.k < 200', 2, 1),
 	('varchar, and text under COLLATE "C"', 'SELECT tx.k, tx.v FROM tx JOIN c ON tx.k = c.k WHERE tx.v = ''v7'' OR tx.t = ''w9'' COLLATE "C"', 2, 1),
+	('text range', 'SELECT tx.k, tx.t, c.w FROM tx JOIN c ON tx.k = c.k WHERE tx.t BETWEEN ''w1'' AND ''w3''', 2, 1),
+	('text and varchar orders, constants first, with = and IN', 'SELECT tx.k, tx.t, tx.v FROM tx JOIN c ON tx.k = c.k WHERE (''w1'' < tx.t AND tx.v >= ''v1'') OR tx.t IN (''w'', ''x'') OR tx.t <= '''' OR tx.v > ''v1'' || chr(200) OR ''w30'' = tx.t', 2, 1),
+	('text orders under POSIX, bytes above 127', 'SELECT tx.k, tx.t FROM tx JOIN c ON tx.k = c.k WHERE tx.t COLLATE "POSIX" > ''w1'' AND tx.t < ''w'' || chr(233) || ''z''', 2, 1),
+	('a text range under another collation: the host''s filter', 'SELECT tx.k, tx.t FROM tx JOIN c ON tx.k = c.k WHERE tx.t COLLATE pg_temp.en BETWEEN ''W1'' AND ''w3''', 2, 0),
 	('an added text column: its default undecided', 'SELECT tx.k, tx.d FROM tx JOIN c ON tx.k = c.k WHERE tx.d IN (''dflt'', ''e7'')', 2, 1),
 	('LIKE: the host''s filter', 'SELECT a.k, c.w FROM a JOIN c ON a.k = c.k WHERE a.t LIKE ''x1%''', 2, 0),
 	('CASE: the host''s filter', 'SELECT a.k, c.w FROM a JOIN c ON a.k = c.k WHERE CASE WHEN a.z > 5 THEN a.k ELSE 0 END > 3', 2, 0),
 	('a long IN list: the host''s filter', 'SELECT a.k FROM a JOIN c ON a.k = c.k WHERE a.z IN (' || (SELECT string_agg(g::text, ',') FROM generate_series(1, 300) g) || ')', 2, 0),
 	('the device''s quals, then the host''s', 'SELECT a.k, a.t, c.w FROM a JOIN c ON a.k = c.k WHERE a.z > 1200 AND a.t LIKE ''x1%'' AND a.f8 < 200', 2, 1),
-	('the host''s quals on both sides, a text range', 'SELECT tx.k, tx.t, c.w FROM tx JOIN c ON tx.k = c.k WHERE tx.t BETWEEN ''w1'' AND ''w3'' AND c.f8::text LIKE ''1%''', 2, 0),
+	('the host''s quals on both sides, a text range', 'SELECT tx.k, tx.t, c.w FROM tx JOIN c ON tx.k = c.k WHERE tx.t COLLATE pg_temp.en BETWEEN ''w1'' AND ''w3'' AND c.f8::text LIKE ''1%''', 2, 0),
 	('the host''s quals, a left join''s inner side', 'SELECT a.k, a.z, c2.w FROM a LEFT JOIN (SELECT * FROM c WHERE c.w::text LIKE ''%7'') c2 ON a.k = c2.k', 2, 0),
 	('the host''s quals, an anti join', 'SELECT a.k FROM a WHERE a.t LIKE ''%3'' AND NOT EXISTS (SELECT 1 FROM c WHERE c.k = a.k AND c.w::text LIKE ''1%'')', 2, 0),
 	('a volatile qual keeps the Seq Scan', 'SELECT a.k, c.w FROM a JOIN c ON a.k = c.k WHERE a.z > 100 AND a.z + (random() * 0)::int4 >= 0', 1, 0),
@@ -171,6 +184,13 @@ SELECT is(pg_temp.plan_number(pg_temp.plan_analyze(sql), 'Rows Removed by (?:Out
 SELECT matches(pg_temp.plan(sql), '(?:Outer|Inner) Device Filter: [^\n]*\(tx\.t <> ALL \(''\{w1,w2,w3\}''::text\[\]\)\)',
 			   'EXPLAIN shows the text qual as the device''s filter')
 	FROM fq WHERE name = 'text NOT IN: compressed and out-of-line values undecided';
+SELECT matches(pg_temp.plan(sql), '(?:Outer|Inner) Device Filter: \(\(tx\.t >= ''w1''::text\) AND \(tx\.t <= ''w3''::text\)\)',
+			   'EXPLAIN shows a text range under the C collation as the device''s filter')
+	FROM fq WHERE name = 'text range';
+SELECT is(pg_temp.plan_number(pg_temp.plan_analyze(sql), 'Rows Removed by (?:Outer|Inner) Device Filter'),
+		  (SELECT count(*) FROM tx WHERE NOT coalesce(tx.t BETWEEN 'w1' AND 'w3', false)),
+		  'a text range: the filter removed the rows it fails')
+	FROM fq WHERE name = 'text range';
 SET LOCAL gpujoin.heap_stage_pages = 1;
 SET LOCAL gpujoin.chunk_rows = 7;
 SELECT is(pg_temp.heap_failures('fq', 'fq_expected'), '', 'pages staged one at a time, chunks of 7 rows: every query');

@@ -81,8 +81,8 @@ typedef struct GjDeformAttr
  *	max_needed		the highest attribute a column, key or the filter reads
  *	filter			the spec's filter (has_filter), its inputs read as
  *					input_kinds[] from input_attnos[], or as numerics of
- *					scale input_scales[] (>= 0), or as text matched
- *					against constants input_text_first[] ..
+ *					scale input_scales[] (>= 0), or as text placed
+ *					among constants input_text_first[] ..
  *					+ input_text_count[] - 1 (count > 0) of text_offsets[]
  *					and text_pool[]
  */
@@ -435,33 +435,30 @@ gj_heap_text_word(const char *p, int64_t size)
 
 /*
  * A text attribute's value at p (size bytes with its varlena header) as
- * filter input i reads it: k where it is constant k of the input's, 0
- * where it is none, GJ_TEXT_ON_HOST where gj_heap_varlena_bytes cannot
- * read it
+ * filter input i reads it: its place among the input's constants, which
+ * are in gj_text_compare's order (GjDeformSpec: 2k where it is constant k,
+ * 2k - 1 below constant k and above those before, 2n + 1 above all n),
+ * GJ_TEXT_ON_HOST where gj_heap_varlena_bytes cannot read it
  */
 static inline GJ_HOST_DEVICE int64_t
-gj_heap_text_match(const GjDeformPlan *plan, int i, const char *p, int64_t size)
+gj_heap_text_place(const GjDeformPlan *plan, int i, const char *p, int64_t size)
 {
 	const char *data;
 	int64_t		len;
+	int			n = plan->input_text_count[i];
 
 	if (!gj_heap_varlena_bytes(p, size, &data, &len))
 		return GJ_TEXT_ON_HOST;
-	for (int k = 0; k < plan->input_text_count[i]; k++)
+	for (int k = 0; k < n; k++)
 	{
 		int			j = plan->input_text_first[i] + k;
-		const char *text = plan->text_pool + plan->text_offsets[j];
-		int64_t		n = plan->text_offsets[j + 1] - plan->text_offsets[j];
-		int64_t		b = 0;
+		int			cmp = gj_text_compare(data, len, plan->text_pool + plan->text_offsets[j],
+										  plan->text_offsets[j + 1] - plan->text_offsets[j]);
 
-		if (n != len)
-			continue;
-		while (b < n && data[b] == text[b])
-			b++;
-		if (b == n)
-			return k + 1;
+		if (cmp <= 0)
+			return 2 * (k + 1) + (cmp < 0 ? -1 : 0);
 	}
-	return 0;
+	return 2 * n + 1;
 }
 
 /*
@@ -611,7 +608,7 @@ gj_heap_deform_row(const GjDeformPlan *plan, const GjDeformAttr *attrs,
 			if (plan->input_scales[i] >= 0)
 				inputs[i].v.i = isnull ? 0 : gj_heap_numeric(p, size, plan->input_scales[i]);
 			else if (plan->input_text_count[i] > 0)
-				inputs[i].v.i = isnull ? 0 : gj_heap_text_match(plan, i, p, size);
+				inputs[i].v.i = isnull ? 0 : gj_heap_text_place(plan, i, p, size);
 			else
 				inputs[i] = gj_expr_input_of(bytes, plan->input_widths[i],
 											 (GjKeyKind) plan->input_kinds[i]);

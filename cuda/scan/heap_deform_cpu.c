@@ -221,6 +221,14 @@ PlanDeform(const GjDeformSpec *spec, GjDeformPlan *plan, GjDeformAttr *attrs,
 										ntexts, (int) from, (int) to, GJ_DEFORM_MAX_TEXT_BYTES);
 				plan->text_offsets[ntexts] = pool_bytes;
 				memcpy(plan->text_pool + pool_bytes, spec->text_pool + from, (size_t) (to - from));
+				/* each of an input's constants above the one before (gj_heap_text_place) */
+				if (k > 0 &&
+					gj_text_compare(plan->text_pool + plan->text_offsets[ntexts - 1],
+									pool_bytes - plan->text_offsets[ntexts - 1],
+									plan->text_pool + pool_bytes, to - from) >= 0)
+					return gj_error_set(err, GJ_ERROR_INVALID_ARGUMENT,
+										"heap deform: text constant %d is not above the one before.",
+										ntexts);
 				pool_bytes += to - from;
 			}
 			plan->text_offsets[ntexts] = pool_bytes;

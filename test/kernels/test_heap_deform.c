@@ -1924,11 +1924,15 @@ NumericsOn(const GjKernels *kernels, const char *impl)
  *		Text filter inputs
  *
  * Tuples of an int4, a text and an int8 (TextCase), the text in 1- and
- * 4-byte varlena headers; the filter "t IN ('AIR', '', <200 bytes>)" as
- * the planner compiles it: the text read as the number of the constant it
- * equals (gj_heap_text_match), checked within 18 digits, compared with
- * 1, 2 and 3.  A value that differs from a constant in its length or in
- * one byte fails; one only the host can read is undecided; NULL fails.
+ * 4-byte varlena headers; the filter "t IN ('', 'AIR', <200 bytes>)" as
+ * the planner compiles it: the text read as its place among the constants,
+ * which are in byte order (gj_heap_text_place: 2k at the k-th), checked
+ * within 18 digits, compared with 2, 4 and 6.  A value that differs from
+ * a constant in its length or in one byte fails; one only the host can
+ * read is undecided; NULL fails.  Then t < c, t <= c, t > c, t >= c,
+ * t = c and t <> c for each of the three constants c, against memcmp's
+ * order of the bytes (the shorter first where one starts the other): the
+ * places between the constants order the values as a C collation does.
  * ----------------------------------------------------------------
  */
 #define LONG_TEXT_BYTES 200
@@ -1953,6 +1957,7 @@ static const TextCase text_cases[] = {
 	{"AIRX: longer", 0, "AIRX", false, false, 0, GJ_QUAL_FAILS},
 	{"AI: shorter", 0, "AI", false, false, 0, GJ_QUAL_FAILS},
 	{"air: another byte", 0, "air", false, false, 0, GJ_QUAL_FAILS},
+	{"\\xc3\\xa9: bytes above 127", 0, "\xc3\xa9", false, false, 0, GJ_QUAL_FAILS},
 	{"200 bytes, 4-byte header", 1, NULL, false, true, 0, GJ_QUAL_PASSES},
 	{"200 bytes, the last one other", 2, NULL, false, true, 0, GJ_QUAL_FAILS},
 	{"NULL", 0, NULL, true, false, 0, GJ_QUAL_FAILS},
@@ -1976,6 +1981,7 @@ static const int64_t text_words[] = {
 	(int64_t) UINT64_C(0x8500000058524941),	/* AIRX */
 	(int64_t) UINT64_C(0x8300000000004941),	/* AI */
 	(int64_t) UINT64_C(0x8400000000726961),	/* air */
+	(int64_t) UINT64_C(0x830000000000a9c3),	/* \xc3\xa9 */
 	GJ_TEXT_ON_HOST,			/* 200 bytes */
 	GJ_TEXT_ON_HOST,
 	0,							/* NULL */
@@ -1990,6 +1996,49 @@ LongText(char *to, bool last_other)
 		to[b] = (char) ('a' + b % 26);
 	if (last_other)
 		to[LONG_TEXT_BYTES - 1] = '#';
+}
+
+/* The bytes of text case i (its length; NULL where it has none to compare) */
+static const char *
+TextCaseBytes(int i, char *room, int *len)
+{
+	const TextCase *c = &text_cases[i];
+
+	if (c->isnull || c->special != 0)
+		return NULL;
+	if (c->text > 0)
+	{
+		LongText(room, c->text == 2);
+		*len = LONG_TEXT_BYTES;
+		return room;
+	}
+	*len = (int) strlen(c->bytes);
+	return c->bytes;
+}
+
+/* Whether a <cmp> b in memcmp's order, the shorter first where one starts the other */
+static bool
+TextOrderHolds(const char *a, int alen, const char *b, int blen, int cmp)
+{
+	int			d = memcmp(a, b, (size_t) (alen < blen ? alen : blen));
+
+	if (d == 0)
+		d = alen - blen;
+	switch (cmp)
+	{
+		case GJ_EXPR_LT:
+			return d < 0;
+		case GJ_EXPR_LE:
+			return d <= 0;
+		case GJ_EXPR_GT:
+			return d > 0;
+		case GJ_EXPR_GE:
+			return d >= 0;
+		case GJ_EXPR_EQ:
+			return d == 0;
+		default:
+			return d != 0;
+	}
 }
 
 static void
@@ -2010,7 +2059,7 @@ TextsOn(const GjKernels *kernels, const char *impl)
 	uint8_t		input_kinds[1] = {GJ_KEY_SIGNED};
 	int16_t		input_texts[1] = {3};
 	char		pool[3 + LONG_TEXT_BYTES];
-	int32_t		offsets[4] = {0, 3, 3, 3 + LONG_TEXT_BYTES};
+	int32_t		offsets[4] = {0, 0, 3, 3 + LONG_TEXT_BYTES};
 	int64_t		pos = 0;
 	const char *names[NUM_TEXT_CASES];
 	int			verdicts[NUM_TEXT_CASES];
@@ -2045,7 +2094,7 @@ TextsOn(const GjKernels *kernels, const char *impl)
 		tuples[i] = (uint32_t) pos;
 		pos += WriteVarlenaTuple(i, c->isnull, c->long_varlena, c->special, bytes, n, pages + pos);
 	}
-	memcpy(pool, "AIR", 3);
+	memcpy(pool, "AIR", 3);		/* '' at 0 .. 0, then AIR, then the long one */
 	LongText(pool + 3, false);
 
 	memset(&program, 0, sizeof(program));
@@ -2054,7 +2103,7 @@ TextsOn(const GjKernels *kernels, const char *impl)
 	FilterStep(&program, GJ_EXPR_INPUT, GJ_EXPR_INT8, 0);
 	FilterStep(&program, GJ_EXPR_DIGITS, GJ_EXPR_INT8, 0);
 	for (int k = 1; k <= 3; k++)
-		FilterConst(&program, GJ_EXPR_INT8, k, 0);
+		FilterConst(&program, GJ_EXPR_INT8, 2 * k, 0);
 	program.nsteps -= 3;		/* the constants, as ANY's list */
 	FilterStep(&program, GJ_EXPR_ANY, GJ_EXPR_INT8, 0);
 	program.steps[program.nsteps - 1].cmp = GJ_EXPR_EQ;
@@ -2097,13 +2146,59 @@ TextsOn(const GjKernels *kernels, const char *impl)
 		Failf("heap_deform with a text filter: %s", err.message);
 	else
 		CheckVerdictRows(names, verdicts, NUM_TEXT_CASES, selected, int8s, out.nrows);
-	TestReport(impl, "text filter inputs: t IN ('AIR', '', 200 bytes)");
+	TestReport(impl, "text filter inputs: t IN ('', 'AIR', 200 bytes)");
+
+	/* each order, and = and <>, with each constant: its place, 2k */
+	for (int k = 1; k <= 3; k++)
+	{
+		static const int cmps[] = {GJ_EXPR_LT, GJ_EXPR_LE, GJ_EXPR_GT, GJ_EXPR_GE,
+		GJ_EXPR_EQ, GJ_EXPR_NE};
+
+		for (int o = 0; o < 6; o++)
+		{
+			int			verdicts_k[NUM_TEXT_CASES];
+
+			program.nsteps = 2;	/* the input and its digits' check */
+			program.nconsts = 0;
+			FilterConst(&program, GJ_EXPR_INT8, 2 * k, 0);
+			FilterStep(&program, cmps[o], GJ_EXPR_INT8, 0);
+			for (int i = 0; i < NUM_TEXT_CASES; i++)
+			{
+				char		room[LONG_TEXT_BYTES];
+				int			len = 0;
+				const char *bytes = TextCaseBytes(i, room, &len);
+
+				verdicts_k[i] = text_cases[i].isnull ? GJ_QUAL_FAILS :
+					bytes == NULL ? GJ_QUAL_UNDECIDED :
+					TextOrderHolds(bytes, len, pool + offsets[k - 1],
+								   offsets[k] - offsets[k - 1], cmps[o]) ?
+					GJ_QUAL_PASSES : GJ_QUAL_FAILS;
+			}
+			memset(selected, POISON, sizeof(selected));
+			memset(int8s, POISON, sizeof(int8s));
+			if (kernels->heap_deform(ctx, &batch, &spec, 0, NUM_TEXT_CASES, &out, &err) != GJ_OK)
+				Failf("heap_deform with text order %d against constant %d: %s", cmps[o], k,
+					  err.message);
+			else
+				CheckVerdictRows(names, verdicts_k, NUM_TEXT_CASES, selected, int8s, out.nrows);
+		}
+	}
+	TestReport(impl, "text filter inputs: t < <= > >= = <> each constant, in byte order");
 
 	/* a text input of a fixed-width attribute; constants past the pool */
 	input_attnos[0] = 1;
 	if (kernels->heap_deform(ctx, &batch, &spec, 0, 1, &out, &err) != GJ_ERROR_INVALID_ARGUMENT)
 		Failf("an int4 read as a text input was accepted");
 	input_attnos[0] = 2;
+	offsets[1] = 3;				/* AIR first, then '': not in order */
+	offsets[2] = 3;
+	if (kernels->heap_deform(ctx, &batch, &spec, 0, 1, &out, &err) != GJ_ERROR_INVALID_ARGUMENT)
+		Failf("text constants out of order were accepted");
+	offsets[1] = 0;
+	offsets[2] = 0;				/* '' twice */
+	if (kernels->heap_deform(ctx, &batch, &spec, 0, 1, &out, &err) != GJ_ERROR_INVALID_ARGUMENT)
+		Failf("a text constant twice was accepted");
+	offsets[2] = 3;
 	offsets[3] = GJ_DEFORM_MAX_TEXT_BYTES + 4;
 	if (kernels->heap_deform(ctx, &batch, &spec, 0, 1, &out, &err) != GJ_ERROR_INVALID_ARGUMENT)
 		Failf("text constants past the pool's bytes were accepted");

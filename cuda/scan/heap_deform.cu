@@ -922,7 +922,8 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 	size_t		pages_off;
 	size_t		ptrs_off = 0;
 	size_t		kept_off = 0;
-	int64_t    *starts = NULL;
+	int64_t    *found = NULL;	/* the pages' starts, where the batch has none */
+	const int64_t *starts = NULL;
 	KeptInput	kin;
 	int64_t		nhits = 0;
 	size_t		ship_off = 0;	/* the pages the call's tuples lie in */
@@ -963,10 +964,10 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 		int64_t		p0 = (int64_t) (ship_off / (size_t) pages->page_size);
 		int64_t		npages = (int64_t) (ship_bytes / (size_t) pages->page_size);
 
-		starts = (int64_t *) malloc(sizeof(int64_t) * (size_t) (npages + 1));
-		if (starts == NULL)
+		if (pages->page_starts == NULL &&
+			(found = (int64_t *) malloc(sizeof(int64_t) * (size_t) (npages + 1))) == NULL)
 			return gj_error_set(err, GJ_ERROR_HOST_MEMORY, "heap deform: out of memory.");
-		gj_heap_page_starts(pages, p0, p0 + npages, starts);
+		starts = gj_heap_page_starts(pages, p0, p0 + npages, found);
 		ptrs_off = Align8(input_bytes);
 		kept_off = Align8(ptrs_off + 4 * sizeof(char *) * (size_t) npages);
 		input_bytes = kept_off + 2 * sizeof(int64_t) * (size_t) npages +
@@ -988,7 +989,7 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 	if (gj_cuda_buffer_reserve(ctx, GJ_BUFFER_SCAN_INPUT, input_bytes, err) != GJ_OK ||
 		gj_cuda_buffer_reserve(ctx, GJ_BUFFER_SCAN_OUTPUT, output_bytes, err) != GJ_OK)
 	{
-		free(starts);
+		free(found);
 		return err->status;
 	}
 	input = GJ_BUFFER(ctx, GJ_BUFFER_SCAN_INPUT, char);
@@ -1016,7 +1017,7 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 		gj_cuda_copy_to_device_async(ctx, input + tuples_off, pages->tuples + first,
 									 sizeof(uint32_t) * (size_t) n, err) != GJ_OK)
 	{
-		free(starts);
+		free(found);
 		return err->status;
 	}
 	if (pages->pages != NULL)
@@ -1031,7 +1032,7 @@ DeformStart(GjCudaContext *ctx, const GjPageBatch *pages, const GjDeformPlan *pl
 											  ptrs_off > 0 ? (char **) (input + ptrs_off) : NULL,
 											  &pending->kept, &kin, &nhits, err);
 
-		free(starts);
+		free(found);
 		if (status != GJ_OK)
 			return status;
 	}

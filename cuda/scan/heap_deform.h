@@ -199,23 +199,20 @@ gj_heap_tuple_at(const GjPageBatch *pages, int64_t lo, int64_t hi, uint64_t off)
 /*
  * Where the tuples of pages p0 .. p1 - 1 lie in the batch's list (sorted by
  * offset): page p0 + i's are starts[i] .. starts[i + 1] - 1 (p1 - p0 + 1
- * entries), whichever tuples of the batch a call takes: the batch's
- * page_starts, or found by doubling steps from each page's start, then
+ * entries), whichever tuples of the batch a call takes. The batch's own
+ * page_starts when it has them (found needs no room then: NULL will do);
+ * else written into found, by doubling steps from each page's start, then
  * halving (a few dozen reads a page, not one and a division per tuple)
  */
-static inline void
-gj_heap_page_starts(const GjPageBatch *pages, int64_t p0, int64_t p1, int64_t *starts)
+static inline const int64_t *
+gj_heap_page_starts(const GjPageBatch *pages, int64_t p0, int64_t p1, int64_t *found)
 {
 	uint64_t	page = (uint64_t) pages->page_size;
 	int64_t		n = pages->ntuples;
 	int64_t		lo;
 
 	if (pages->page_starts != NULL)
-	{
-		for (int64_t p = p0; p <= p1; p++)
-			starts[p - p0] = pages->page_starts[p];
-		return;
-	}
+		return pages->page_starts + p0;
 	lo = gj_heap_tuple_at(pages, 0, n, (uint64_t) p0 * page);
 	for (int64_t p = p0; p < p1; p++)
 	{
@@ -223,7 +220,7 @@ gj_heap_page_starts(const GjPageBatch *pages, int64_t p0, int64_t p1, int64_t *s
 		int64_t		step = 1;
 		int64_t		hi = lo;
 
-		starts[p - p0] = lo;
+		found[p - p0] = lo;
 		/* past the page's tuples: the first at or beyond end lies in hi's range */
 		while (hi < n && pages->tuples[hi] < end)
 		{
@@ -233,7 +230,8 @@ gj_heap_page_starts(const GjPageBatch *pages, int64_t p0, int64_t p1, int64_t *s
 		}
 		lo = gj_heap_tuple_at(pages, lo, hi, end);
 	}
-	starts[p1 - p0] = lo;
+	found[p1 - p0] = lo;
+	return found;
 }
 
 /*

@@ -350,7 +350,8 @@ KeptPages(const GjPageBatch *pages, int64_t first, int64_t n, KeptCall *kept, Gj
 	uint32_t	page = (uint32_t) pages->page_size;
 	int64_t		max_items = GJ_PAGE_MAX_ITEMS((int64_t) page);
 	int64_t		p1;
-	int64_t    *starts;
+	int64_t    *found = NULL;	/* the pages' starts, where the batch has none */
+	const int64_t *starts;
 	int16_t    *counts;
 	uint8_t    *only;
 	bool		gone = false;
@@ -368,17 +369,18 @@ KeptPages(const GjPageBatch *pages, int64_t first, int64_t n, KeptCall *kept, Gj
 	kept->slot = (int64_t *) malloc(sizeof(int64_t) * (size_t) kept->npages);
 	kept->from = (const char **) malloc(sizeof(char *) * (size_t) kept->npages);
 	kept->items = (const uint16_t **) calloc((size_t) kept->npages, sizeof(uint16_t *));
-	starts = (int64_t *) malloc(sizeof(int64_t) * (size_t) (kept->npages + 1));
+	if (pages->page_starts == NULL)
+		found = (int64_t *) malloc(sizeof(int64_t) * (size_t) (kept->npages + 1));
 	counts = (int16_t *) malloc(sizeof(int16_t) * (size_t) kept->npages);
 	only = (uint8_t *) malloc((size_t) kept->npages);
 	if (kept->use == NULL || kept->slot == NULL || kept->from == NULL || kept->items == NULL ||
-		starts == NULL || counts == NULL || only == NULL)
+		(pages->page_starts == NULL && found == NULL) || counts == NULL || only == NULL)
 	{
 		FreeKeptCall(kept);
 		status = gj_error_set(err, GJ_ERROR_HOST_MEMORY, "heap deform: out of memory.");
 		goto done;
 	}
-	gj_heap_page_starts(pages, kept->p0, p1, starts);
+	starts = gj_heap_page_starts(pages, kept->p0, p1, found);
 	(void) gj_heap_page_kept_counts(pages, kept->p0, kept->npages, starts, counts, only);
 	gj_page_cache_acquire(kept->cache, pages->relation, pages->page_block + kept->p0,
 						  pages->page_lsn + kept->p0, counts, only, kept->npages, kept->use,
@@ -411,7 +413,7 @@ KeptPages(const GjPageBatch *pages, int64_t first, int64_t n, KeptCall *kept, Gj
 			kept->items[i] = items;
 	}
 done:
-	free(starts);
+	free(found);
 	free(counts);
 	free(only);
 	return status;

@@ -27,7 +27,12 @@
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "utils/lsyscache.h"
-#include "utils/pg_locale.h"
+#if PG_VERSION_NUM >= 180000
+#include "catalog/pg_collation.h"
+#include "catalog/pg_database.h"
+#include "utils/builtins.h"
+#include "utils/syscache.h"
+#endif
 
 /*
  * 16: a relation's file is rd_locator (spcOid, dbOid, relNumber), no longer
@@ -186,14 +191,60 @@ GpuJoinPathKeyDescending(const PathKey *pk)
 
 /*
  * Does collation collid compare text byte for byte (memcmp, the shorter
- * first where one is the other's start), as C and POSIX do?  (18 asks the
- * collation's locale)
+ * first where one is the other's start), as C and POSIX do?  Asked without
+ * utils/pg_locale.h: on a server built with ICU that header needs ICU's own
+ * headers, which a machine building extensions need not have. 15-17 ask
+ * lc_collate_is_c (the server's, declared in that header); 18 dropped it, so
+ * the collation's provider and locale are read as its pg_newlocale_from_collation
+ * reads them: libc "C" or "POSIX", and every builtin locale (C, C.UTF-8,
+ * PG_UNICODE_FAST: code point order, which is byte order in UTF-8), never ICU
  */
+#if PG_VERSION_NUM < 180000
+extern bool lc_collate_is_c(Oid collation);
+#endif
+
 static inline bool
 GpuJoinCollationIsC(Oid collid)
 {
 #if PG_VERSION_NUM >= 180000
-	return OidIsValid(collid) && pg_newlocale_from_collation(collid)->collate_is_c;
+	HeapTuple	tuple;
+	char		provider;
+	Datum		locale;
+	bool		is_c = false;
+
+	if (!OidIsValid(collid))
+		return false;
+	if (collid == C_COLLATION_OID)
+		return true;
+	if (collid == DEFAULT_COLLATION_OID)
+	{
+		tuple = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(MyDatabaseId));
+		if (!HeapTupleIsValid(tuple))
+			elog(ERROR, "cache lookup failed for database %u", MyDatabaseId);
+		provider = ((Form_pg_database) GETSTRUCT(tuple))->datlocprovider;
+		locale = provider == COLLPROVIDER_LIBC ?
+			SysCacheGetAttrNotNull(DATABASEOID, tuple, Anum_pg_database_datcollate) : 0;
+	}
+	else
+	{
+		tuple = SearchSysCache1(COLLOID, ObjectIdGetDatum(collid));
+		if (!HeapTupleIsValid(tuple))
+			elog(ERROR, "cache lookup failed for collation %u", collid);
+		provider = ((Form_pg_collation) GETSTRUCT(tuple))->collprovider;
+		locale = provider == COLLPROVIDER_LIBC ?
+			SysCacheGetAttrNotNull(COLLOID, tuple, Anum_pg_collation_collcollate) : 0;
+	}
+	if (provider == COLLPROVIDER_BUILTIN)
+		is_c = true;
+	else if (provider == COLLPROVIDER_LIBC)
+	{
+		char	   *name = TextDatumGetCString(locale);
+
+		is_c = strcmp(name, "C") == 0 || strcmp(name, "POSIX") == 0;
+		pfree(name);
+	}
+	ReleaseSysCache(tuple);
+	return is_c;
 #else
 	return OidIsValid(collid) && lc_collate_is_c(collid);
 #endif

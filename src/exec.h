@@ -897,6 +897,7 @@ extern void ShutdownGpuJoin(CustomScanState *css);
 extern bool GpuJoinShareBuild(GpuJoinState *node);
 extern void GpuJoinPublishBuild(GpuJoinState *node, bool built);
 extern void GpuJoinReadBorrowedInner(GpuJoinState *node);
+extern void GpuJoinLoadOwnInner(GpuJoinState *node);
 
 /* What a level of a partial chain does about its table (GpuJoinChainClaimBuild) */
 #define GJ_CHAIN_OWN_BUILD		0	/* reads its inner side and builds for itself */

@@ -845,7 +845,7 @@ ReadProbedInner(GpuJoinChain *chain, int k)
 	if (level->gj_Borrowed)
 		GpuJoinReadBorrowedInner(level);
 	else
-		GpuJoinLoadInner(level);
+		GpuJoinLoadOwnInner(level);
 	EncodeExtras(chain, &chain->sides[CHAIN_INNER(k)], false);
 	chain->share[k] = GJ_CHAIN_OWN_BUILD;
 }

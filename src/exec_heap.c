@@ -616,7 +616,8 @@ NextBlock(GpuJoinHeapReader *reader)
 			RecordBlock(reader, block);
 			/* a test aid: the others get shares too (test/028) */
 			if (gpujoin_inject_fault == GPUJOIN_FAULT_SHARE_PACE ||
-				gpujoin_inject_fault == GPUJOIN_FAULT_SHARE_PACE_RETRIEVE_OOM)
+				gpujoin_inject_fault == GPUJOIN_FAULT_SHARE_PACE_RETRIEVE_OOM ||
+				gpujoin_inject_fault == GPUJOIN_FAULT_SHARE_PACE_REFUSED)
 				pg_usleep(2000);
 		}
 	}

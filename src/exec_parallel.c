@@ -809,6 +809,11 @@ ProbeBuild(GpuJoinState *node, const GpuJoinPublishedBuild *pub)
 	GjError		err;
 
 	memset(&err, 0, sizeof(err));
+	if (gpujoin_inject_fault == GPUJOIN_FAULT_SHARE_PACE_REFUSED && IsParallelWorker())
+	{
+		elog(DEBUG1, "gpujoin: could not share the build of a parallel GPU join: refused (gpujoin.inject_fault)");
+		return false;
+	}
 	if (GpuJoinServiceShare(&pub->build, &kernels, &ctx, &err) != GJ_OK)
 	{
 		elog(DEBUG1, "gpujoin: could not share the build of a parallel GPU join: %s", err.message);
@@ -1085,6 +1090,20 @@ GpuJoinReadBorrowedInner(GpuJoinState *node)
 		GpuJoinSideDigest(&node->gj_Inner) != node->gj_BorrowedDigest)
 		DifferentInnerSides(node->gj_BorrowedRows, node->gj_Inner.nrows,
 							"Set gpujoin.parallel_shared_build = off to have each participant build its own.");
+}
+
+/*
+ * A level of a partial chain that was to probe another process's build and
+ * reads its inner side after all, for a table of its own (the build is not
+ * to be had, or the chain runs on the CPU twin): the whole side, not the
+ * rest of the launch's block scan, which the shares used up where it read
+ * one
+ */
+void
+GpuJoinLoadOwnInner(GpuJoinState *node)
+{
+	(void) OwnBuild(node);
+	GpuJoinLoadInner(node);
 }
 
 /*

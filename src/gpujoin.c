@@ -265,6 +265,7 @@ static const struct config_enum_entry gpujoin_inject_fault_options[] = {
 	{"share_room", GPUJOIN_FAULT_SHARE_ROOM, false},
 	{"share_pace", GPUJOIN_FAULT_SHARE_PACE, false},
 	{"share_pace_retrieve_oom", GPUJOIN_FAULT_SHARE_PACE_RETRIEVE_OOM, false},
+	{"share_pace_refused", GPUJOIN_FAULT_SHARE_PACE_REFUSED, false},
 	{NULL, 0, false}
 };
 

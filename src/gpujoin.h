@@ -75,6 +75,11 @@ typedef enum GpuJoinFault
 								 * each block, so that every participant
 								 * gets a share */
 	GPUJOIN_FAULT_SHARE_PACE_RETRIEVE_OOM,	/* both that and retrieve_oom */
+	GPUJOIN_FAULT_SHARE_PACE_REFUSED,	/* share_pace, and a parallel worker
+										 * that is to probe another's build is
+										 * refused it, as the service refuses
+										 * a build it cannot lend: it reads
+										 * and builds its own */
 	GPUJOIN_FAULT_SHARED_COUNT	/* the step of that count (not a setting):
 								 * a count for every other fault */
 } GpuJoinFault;

@@ -862,8 +862,13 @@ PrepareShare(Call *call)
 					 "The client whose build is to be shared is gone from the gpujoin service.");
 		return false;
 	}
-	/* a build under way is not to be shared (the executor never asks so) */
-	if (calls[req->share_slot].busy && calls[req->share_slot].req->op == GJ_OP_BUILD)
+	/*
+	 * a build under way is not to be shared (the executor never asks so);
+	 * the lender may be building another context meanwhile (a chain's
+	 * builder goes on to its next level as soon as it publishes one)
+	 */
+	if (calls[req->share_slot].busy && calls[req->share_slot].req->op == GJ_OP_BUILD &&
+		calls[req->share_slot].req->context == req->context)
 	{
 		GjServiceError(&req->err, GJ_ERROR_INVALID_ARGUMENT,
 					 "The build to be shared is not finished.");

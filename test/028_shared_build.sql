@@ -22,7 +22,7 @@
 -- are priced as on a GPU (gpujoin.cost_as_gpu), so the CPU twin runs the
 -- same plans in CI.
 BEGIN;
-SELECT plan(66);
+SELECT plan(68);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -306,6 +306,11 @@ SET LOCAL gpujoin.chunk_rows = 2000;
 SET LOCAL gpujoin.inject_fault = 'share_pace_retrieve_oom';
 SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
 	'shares paced, out of device memory in a retrieve mid-chunk: the same rows (' || name || ')')
+FROM q WHERE name IN ('inner', 'inner host column') ORDER BY name;
+-- a worker refused the build it was to probe reads and builds its own
+SET LOCAL gpujoin.inject_fault = 'share_pace_refused';
+SELECT is(pg_temp.rows_digest(sql), (SELECT digest FROM ref WHERE ref.name = q.name),
+	'shares paced, a worker refused the build: the same rows (' || name || ')')
 FROM q WHERE name IN ('inner', 'inner host column') ORDER BY name;
 RESET gpujoin.chunk_rows;
 RESET gpujoin.heap_fetch_cost;

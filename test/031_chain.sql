@@ -47,7 +47,7 @@
 -- (a snowflake's with the key of the level above), out of device memory, a
 -- partial GpuPreAgg on top.
 BEGIN;
-SELECT plan(157);
+SELECT plan(158);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -492,6 +492,13 @@ SELECT is(pg_temp.with_fault(fault, 'rows_digest', sql), digest,
 		ELSE 'paced shares' || CASE WHEN fault = 'share_pace' THEN '' ELSE ', out of memory in a retrieve' END END ||
 	': the same rows as PostgreSQL')
 FROM snowp, unnest(ARRAY['none', 'share_pace', 'share_pace_retrieve_oom']) AS fault ORDER BY fault;
+-- a worker that read a share and is refused the builder's table reads the
+-- whole inner side for a table of its own, not the rest of the launch's
+-- block scan, which the shares used up (it once built on no rows there
+-- and lost every match of its share of the fact table)
+SELECT is(pg_temp.with_fault('share_pace_refused', 'rows_digest', sql), digest,
+	'a snowflake in parallel, paced shares, a worker refused the build: the same rows as PostgreSQL')
+FROM snowp;
 SELECT is(pg_temp.with_fault(fault, 'rows_digest', sql), digest,
 	'a snowflake in parallel, out of memory in ' || step || ': the same rows as PostgreSQL')
 FROM snowp, faults ORDER BY fault;

@@ -40,7 +40,7 @@ GJ_PG_MAJOR=${GJ_PG_MAJOR:-15}
 GJ_NAME=$(basename "$(dirname "$0")")/$(basename "$0")
 
 gj_step() {
-	printf '\n==== %s: %s ====\n' "$GJ_NAME" "$*"
+	printf '\n==== %s: %s ==== %s\n' "$GJ_NAME" "$*" "$(date +%H:%M:%S)"
 }
 
 gj_note() {

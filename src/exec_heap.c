@@ -802,16 +802,13 @@ KeptLsn(GpuJoinHeapReader *reader, BlockNumber block)
  * index-only scan relies on), and they are the ones listed when the copy
  * was made (KeptLsn).  A change being made now has not cleared the bit
  * yet: it is of a transaction this snapshot does not see, as for an
- * index-only scan.
+ * index-only scan.  (CollectAsk lists them, Ask asks.)
  */
 static void
-AskKept(GpuJoinHeapReader *reader, int room)
+CollectAsk(GpuJoinHeapReader *reader, int room)
 {
-	GpuJoinDeviceContext *dev = reader->device;
 	Buffer		locked = InvalidBuffer;
 	uint64		map_lsn = 0;
-	uint32		relation[3];
-	GjError		err;
 
 	if (reader->ask_blocks == NULL)
 	{
@@ -861,6 +858,16 @@ AskKept(GpuJoinHeapReader *reader, int room)
 	}
 	if (BufferIsValid(locked))
 		LockBuffer(locked, BUFFER_LOCK_UNLOCK);
+}
+
+/* The device's answer about the blocks CollectAsk listed (-1: not kept) */
+static void
+Ask(GpuJoinHeapReader *reader)
+{
+	GpuJoinDeviceContext *dev = reader->device;
+	uint32		relation[3];
+	GjError		err;
+
 	GpuJoinRelationWords(reader->rel, relation);
 	memset(&err, 0, sizeof(err));
 	if (reader->snapshot->takenDuringRecovery || IsolationIsSerializable() ||
@@ -869,6 +876,43 @@ AskKept(GpuJoinHeapReader *reader, int room)
 								 reader->nasked, BLCKSZ, reader->ask_counts, &err) != GJ_OK)
 		for (int i = 0; i < reader->nasked; i++)
 			reader->ask_counts[i] = -1;
+}
+
+static void
+AskKept(GpuJoinHeapReader *reader, int room)
+{
+	CollectAsk(reader, room);
+	Ask(reader);
+}
+
+/*
+ * Before a deform that takes the last tuples of the current stage, when
+ * the next stage is not read yet: ask about its blocks along with that
+ * deform where the device is the gpujoin service's (the answer is there
+ * when the deform's is, and StagePagesInto finds them asked), else not
+ * yet (false: the next stage asks as it is read, while the device works)
+ */
+static bool
+AskAhead(GpuJoinHeapReader *reader)
+{
+	GpuJoinDeviceContext *dev = reader->device;
+	uint32		relation[3];
+	bool		gpu;
+
+	if (!reader->unread || reader->done || reader->next_ready ||
+		reader->asked_at < reader->nasked || dev->ctx == NULL ||
+		!GpuJoinIsServiceKernels(dev->kernels, &gpu) ||
+		reader->snapshot->takenDuringRecovery || IsolationIsSerializable())
+		return false;
+	CollectAsk(reader, reader->stage_pages);
+	if (reader->nasked == 0)
+		return false;			/* the scan is done: the next stage finds so */
+	GpuJoinRelationWords(reader->rel, relation);
+	if (GpuJoinServiceAskAhead(dev->kernels, dev->ctx, relation, reader->ask_blocks,
+							   reader->ask_lsns, reader->nasked, BLCKSZ, reader->ask_counts))
+		return true;
+	Ask(reader);
+	return false;
 }
 
 /*
@@ -1599,18 +1643,31 @@ GpuJoinHeapFill(GpuJoinState *node, GpuJoinSide *side, int64 max_rows)
 		 */
 		if (reader->cur.nkept_only > 0 && (side->host_by_tid || reader->host_maxattno > 0))
 			ReadKeptPages(reader, &reader->cur);
-		for (bool prefetched = false;;)
+		for (bool prefetched = false, ahead = false;;)
 		{
-			bool		deformed = StartDeform(node, reader, &batch, n, &out);
+			bool		last = reader->consumed + n >= reader->cur.ntuples;
+			bool		deformed;
 
-			/* the device has these pages: read the next ones meanwhile */
-			if (deformed && !prefetched && reader->consumed + n >= reader->cur.ntuples)
+			if (last && !prefetched && !ahead)
+				ahead = AskAhead(reader);
+			deformed = StartDeform(node, reader, &batch, n, &out);
+
+			/*
+			 * The device has these pages: read the next ones meanwhile; or,
+			 * with their question gone along, once the deform is answered
+			 */
+			if (deformed && last && !prefetched && !ahead)
 			{
 				Prefetch(reader, node->gj_Device.kernels);
 				prefetched = true;
 			}
 			if (deformed)
 				deformed = FinishDeform(node, reader);
+			if (ahead && !prefetched)
+			{
+				Prefetch(reader, node->gj_Device.kernels);
+				prefetched = true;
+			}
 			if (deformed && (reader->cur.nkept_only == 0 || !HostReads(reader, &out)))
 				break;
 			/* the host reads this relation's tuples: its next pages are read too */

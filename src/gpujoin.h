@@ -557,6 +557,10 @@ extern GjStatus GpuJoinServiceShare(const GpuJoinSharedBuild *build,
 									const GjKernels **kernels, GjContext **ctx,
 									GjError *err);
 extern bool GpuJoinIsServiceKernels(const GjKernels *kernels, bool *gpu);
+extern bool GpuJoinServiceAskAhead(const GjKernels *kernels, GjContext *ctx,
+								   const uint32 relation[3], const uint32 *blocks,
+								   const uint64 *lsns, int64 n, int32 page_size,
+								   int16 *counts);
 extern int	GpuJoinServiceProbe(GjDeviceInfo *info, char *message, Size message_size);
 extern void GpuJoinServiceState(char **state, int64 *requests, int64 *contexts);
 extern bool GpuJoinIsCpuTwin(const GjKernels *kernels);

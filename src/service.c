@@ -582,7 +582,7 @@ typedef struct Call
 	GjServiceRequest *req;
 	ServedContext *sc;
 	ServedContext *sc_to;		/* GJ_OP_HAND_DOWN: the level below */
-	const uint32 *kept_blocks;	/* GJ_OP_PAGES_KEPT */
+	const uint32 *kept_blocks;	/* GJ_OP_PAGES_KEPT, or with GJ_OP_DEFORM */
 	const uint64 *kept_lsns;
 	int16	   *kept_counts;
 	const GjKernels *create_kernels;	/* GJ_OP_CREATE, GJ_OP_SHARE */
@@ -1061,6 +1061,8 @@ StartsListTuples(const int64 *starts, int64 npages, int64 ntuples)
 #define RESOLVE_AS(ref, bytes, out) \
 	(Resolve(c, (ref), (bytes), &p, err) && ((out) = p, true))
 
+static bool PrepareKept(Call *call);
+
 /* GJ_OP_DEFORM, main thread: the spec, pages and arrays of the whole deform */
 static bool
 PrepareDeform(Call *call)
@@ -1178,24 +1180,96 @@ PrepareDeform(Call *call)
 	out->nulls = call->dnulls;
 	return RESOLVE_AS(&d->keys, n * sizeof(uint64), out->keys) &&
 		RESOLVE_AS(&d->keynulls, n, out->keynulls) &&
-		RESOLVE_AS(&d->selected, n * sizeof(uint32), out->selected);
+		RESOLVE_AS(&d->selected, n * sizeof(uint32), out->selected) &&
+		(call->req->kept_n <= 0 || PrepareKept(call));
 }
 
-/* GJ_OP_DEFORM, worker */
+/*
+ * The question of kept pages that came with a deform, answered: every
+ * count -1 where the kernels keep none or the look fails (the client then
+ * reads those pages itself)
+ */
+static void
+AnswerKept(Call *call)
+{
+	GjServiceRequest *req = call->req;
+	const GjKernels *kernels = call->sc->kernels;
+	GjError		err;
+
+	memset(&err, 0, sizeof(err));
+	if (kernels->pages_kept == NULL ||
+		kernels->pages_kept(call->sc->ctx, req->kept_relation, call->kept_blocks,
+							call->kept_lsns, req->kept_n, req->kept_page_size,
+							call->kept_counts, &err) != GJ_OK)
+		for (int64 i = 0; i < req->kept_n; i++)
+			call->kept_counts[i] = -1;
+	req->deform.kept_answered = true;
+}
+
+/*
+ * GJ_OP_DEFORM, worker.  A question of kept pages that comes with it (the
+ * client's next stage) is answered while the device deforms, in place of a
+ * request of its own after it: one round trip a stage, not two.
+ */
 static void
 ExecuteDeform(Call *call)
 {
 	GjServiceDeform *d = &call->req->deform;
+	const GjKernels *kernels = call->sc->kernels;
+	GjStatus	status;
 
 	/* (the kernels guard their tables of registered host memory themselves) */
-	call->req->status = call->sc->kernels->heap_deform(call->sc->ctx, &call->dpages, &call->dspec,
-													   d->first, d->n, &call->dout, &call->req->err);
+	if (call->req->kept_n > 0 && kernels->heap_deform_start != NULL &&
+		kernels->heap_deform_finish != NULL)
+	{
+		status = kernels->heap_deform_start(call->sc->ctx, &call->dpages, &call->dspec,
+											d->first, d->n, &call->dout, &call->req->err);
+		AnswerKept(call);
+		if (status == GJ_OK)
+			status = kernels->heap_deform_finish(call->sc->ctx, &call->req->err);
+	}
+	else
+	{
+		status = kernels->heap_deform(call->sc->ctx, &call->dpages, &call->dspec,
+									  d->first, d->n, &call->dout, &call->req->err);
+		if (call->req->kept_n > 0)
+			AnswerKept(call);
+	}
+	call->req->status = status;
 	d->null_columns = call->dout.null_columns;
 	d->key_nulls = call->dout.key_nulls;
 	d->nrows = call->dout.nrows;
 	d->bytes_shipped = call->dout.bytes_shipped;
 	d->host_numerics = call->dout.host_numerics;
 	d->pages_cached = call->dout.pages_cached;
+}
+
+/*
+ * The arrays of a question of kept pages (GJ_OP_PAGES_KEPT, or one that
+ * comes with a deform); false, with the error set, where they are not the
+ * client's
+ */
+static bool
+PrepareKept(Call *call)
+{
+	Client	   *c = call->client;
+	GjServiceRequest *req = call->req;
+	uint64		n = (uint64) Max(req->kept_n, 0);
+	void	   *p;
+	GjError    *err = &req->err;
+
+	if (!RESOLVE_AS(&req->kept_blocks, n * sizeof(uint32), call->kept_blocks) ||
+		!RESOLVE_AS(&req->kept_lsns, n * sizeof(uint64), call->kept_lsns) ||
+		!RESOLVE_AS(&req->kept_counts, n * sizeof(int16), call->kept_counts))
+		return false;
+	if (n > 0 && (call->kept_blocks == NULL || call->kept_lsns == NULL ||
+				  call->kept_counts == NULL))
+	{
+		GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT,
+					   "A gpujoin service request for kept pages has no arrays.");
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -1390,25 +1464,9 @@ Prepare(Call *call)
 		case GJ_OP_DEFORM:
 			return PrepareDeform(call);
 		case GJ_OP_PAGES_KEPT:
-			{
-				uint64		n = (uint64) Max(req->kept_n, 0);
-				void	   *p;
-				GjError    *err = &req->err;
-
-				if (!RESOLVE_AS(&req->kept_blocks, n * sizeof(uint32), call->kept_blocks) ||
-					!RESOLVE_AS(&req->kept_lsns, n * sizeof(uint64), call->kept_lsns) ||
-					!RESOLVE_AS(&req->kept_counts, n * sizeof(int16), call->kept_counts))
-					return false;
-				if (n > 0 && (call->kept_blocks == NULL || call->kept_lsns == NULL ||
-							  call->kept_counts == NULL))
-				{
-					GjServiceError(err, GJ_ERROR_INVALID_ARGUMENT,
-								   "A gpujoin service request for kept pages has no arrays.");
-					return false;
-				}
+			if (PrepareKept(call))
 				ServePagesKept(call);
-				return false;
-			}
+			return false;
 		case GJ_OP_HAND_DOWN:
 			/* two levels of one chain: contexts of one table, the lower
 			 * one's outer columns what the upper hands down, the key one

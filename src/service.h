@@ -206,6 +206,7 @@ typedef struct GjServiceDeform
 	int64		bytes_shipped;
 	int64		host_numerics;
 	int64		pages_cached;
+	bool		kept_answered;	/* the request's kept_counts written */
 } GjServiceDeform;
 
 /*
@@ -229,7 +230,11 @@ typedef struct GjServiceRequest
 	int32		share_slot;		/* GJ_OP_SHARE: the slot and pid of the */
 	int32		share_pid;		/* client whose context (above) is shared */
 	int64		first;			/* retrieve, aggregate */
-	/* pages_kept: n blocks and LSNs of a relation in, counts (int16) out */
+	/*
+	 * pages_kept: n blocks and LSNs of a relation in, counts (int16) out;
+	 * also with a heap deform, the question of the client's next stage
+	 * (kept_n > 0, 0 for none), answered while the device deforms
+	 */
 	int64		kept_n;
 	int32		kept_page_size;
 	uint32		kept_relation[3];

@@ -1257,13 +1257,33 @@ typedef struct PendingDeform
 	int64		first;
 	int64		n;
 	GjDeformOut *out;
-	CopyBack	backs[2 * GJ_MAX_COLUMNS + 3];
+	CopyBack	backs[2 * GJ_MAX_COLUMNS + 4];
 	int			nbacks;
+	int16	   *ask_counts;		/* the question that went with it, or NULL */
+	int64		ask_n;
 	GjStatus	status;
 	GjError		err;
 } PendingDeform;
 
 static PendingDeform deform;
+
+/*
+ * A question of pages_kept to go with the next deform sent
+ * (GpuJoinServiceAskAhead): its arrays, the caller's until that deform is
+ * answered
+ */
+typedef struct AheadAsk
+{
+	bool		set;
+	uint32		relation[3];
+	const uint32 *blocks;
+	const uint64 *lsns;
+	int64		n;
+	int32		page_size;
+	int16	   *counts;
+} AheadAsk;
+
+static AheadAsk ahead;
 
 static bool
 DeformPending(void)
@@ -1280,6 +1300,8 @@ DropDeform(void)
 {
 	deform.sent = false;
 	deform.taken = false;
+	deform.ask_counts = NULL;
+	ahead.set = false;
 }
 
 static void
@@ -1306,16 +1328,27 @@ static void
 TakeDeform(bool keep)
 {
 	GjServiceDeform *d = &req->deform;
+	int16	   *ask_counts = deform.ask_counts;
+	bool		received;
+	bool		answered;
 
 	/* first: an ERROR while waiting leaves no deform out */
 	deform.sent = false;
 	deform.taken = false;
-	if (!Receive(!keep, deform.generation))
-		return;					/* quiet: Begin waits for it once more */
+	deform.ask_counts = NULL;
+	received = Receive(!keep, deform.generation);
 	if (!keep)
 		return;
+	/* the question that went with it, unanswered: none of its pages kept */
+	answered = received && d->kept_answered;
+	for (int64 i = 0; ask_counts != NULL && !answered && i < deform.ask_n; i++)
+		ask_counts[i] = -1;
+	if (!received)
+		return;					/* quiet: Begin waits for it once more */
 	for (int i = 0; i < deform.nbacks; i++)
-		memcpy(deform.backs[i].to, scratch.base + deform.backs[i].offset, deform.backs[i].bytes);
+		if (answered || deform.backs[i].to != (void *) ask_counts)
+			memcpy(deform.backs[i].to, scratch.base + deform.backs[i].offset,
+				   deform.backs[i].bytes);
 	deform.out->null_columns = d->null_columns;
 	deform.out->key_nulls = d->key_nulls;
 	deform.out->nrows = d->nrows;
@@ -1339,6 +1372,7 @@ HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *sp
 {
 	ClientContext *cc = (ClientContext *) ctx;
 	GjServiceDeform *d;
+	AheadAsk	ask;
 	uint64		rows = (uint64) Max(n, 0);
 	int64		npages = pages->page_size > 0 ? pages->bytes / pages->page_size : 0;
 	Size		need = 0;
@@ -1356,9 +1390,23 @@ HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *sp
 	if (deform.sent)
 		TakeDeform(false);
 	deform.taken = false;
+	/* the question to go with this one, taken (an ERROR below drops it) */
+	ask = ahead;
+	ahead.set = false;
 	if (cc == NULL || pages->page_size <= 0 || spec->ncolumns > GJ_MAX_COLUMNS ||
 		(pages->pages == NULL && (pages->region != BufferBlocks || pages->page_size != BLCKSZ)))
-		return gj_cpu_heap_deform(NULL, pages, spec, first, n, out, err);
+	{
+		GjStatus	status = gj_cpu_heap_deform(NULL, pages, spec, first, n, out, err);
+		GjError		ask_err;
+
+		/* done here: the question on its own */
+		memset(&ask_err, 0, sizeof(ask_err));
+		if (ask.set && PagesKept(ctx, ask.relation, ask.blocks, ask.lsns, ask.n, ask.page_size,
+								 ask.counts, &ask_err) != GJ_OK)
+			for (int64 i = 0; i < ask.n; i++)
+				ask.counts[i] = -1;
+		return status;
+	}
 	for (int c = 0; c < spec->ncolumns; c++)
 		widths[c] = gj_deform_column_width(spec, c);
 
@@ -1393,6 +1441,12 @@ HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *sp
 	need += ScratchNeed(out->keynulls, rows);
 	if (spec->filter)
 		need += ScratchNeed(out->selected, rows * sizeof(uint32));
+	if (ask.set)
+	{
+		need += ScratchNeed(ask.blocks, ask.n * sizeof(uint32));
+		need += ScratchNeed(ask.lsns, ask.n * sizeof(uint64));
+		need += ScratchNeed(ask.counts, ask.n * sizeof(int16));
+	}
 	EnsureScratch(need);
 
 	BeginOn(GJ_OP_DEFORM, cc);
@@ -1474,6 +1528,22 @@ HeapDeformStart(GjContext *ctx, const GjPageBatch *pages, const GjDeformSpec *sp
 	d->selected.handle = DSM_HANDLE_INVALID;
 	if (spec->filter)
 		d->selected = RefOut(out->selected, rows * sizeof(uint32), deform.backs, &deform.nbacks);
+
+	/* the next stage's question, answered while the device deforms these */
+	req->kept_n = 0;
+	deform.ask_counts = NULL;
+	if (ask.set)
+	{
+		req->kept_n = ask.n;
+		req->kept_page_size = ask.page_size;
+		memcpy(req->kept_relation, ask.relation, sizeof(req->kept_relation));
+		req->kept_blocks = Ref(ask.blocks, ask.n * sizeof(uint32));
+		req->kept_lsns = Ref(ask.lsns, ask.n * sizeof(uint64));
+		req->kept_counts = RefOut(ask.counts, ask.n * sizeof(int16), deform.backs,
+								  &deform.nbacks);
+		deform.ask_counts = ask.counts;
+		deform.ask_n = ask.n;
+	}
 
 	/* sent, not waited for: heap_deform_finish receives it */
 	deform.generation = cc->generation;
@@ -1653,6 +1723,36 @@ GpuJoinServiceShare(const GpuJoinSharedBuild *build, const GjKernels **kernels,
 {
 	*kernels = GpuJoinServiceKernels(build->gpu);
 	return ShareBuild(build, ctx, err);
+}
+
+/*
+ * Ask pages_kept of kernels (a table of the service's, context ctx) along
+ * with the next heap_deform_start, which the caller is about to call: the
+ * counts are written by the time that deform is answered (its
+ * heap_deform_finish, or the next request), -1 where the service did not
+ * answer.  False where kernels are not the service's: ask on its own.  A
+ * reader asks about its next stage so, and the service answers while the
+ * device deforms the current one: without it each stage waited for its
+ * deform, then for its question (a second round trip through the service's
+ * main thread).
+ */
+bool
+GpuJoinServiceAskAhead(const GjKernels *kernels, GjContext *ctx, const uint32 relation[3],
+					   const uint32 *blocks, const uint64 *lsns, int64 n, int32 page_size,
+					   int16 *counts)
+{
+	bool		gpu;
+
+	if (ctx == NULL || n <= 0 || !GpuJoinIsServiceKernels(kernels, &gpu))
+		return false;
+	ahead.set = true;
+	memcpy(ahead.relation, relation, sizeof(ahead.relation));
+	ahead.blocks = blocks;
+	ahead.lsns = lsns;
+	ahead.n = n;
+	ahead.page_size = page_size;
+	ahead.counts = counts;
+	return true;
 }
 
 /* Is this one of the service's tables, and on the GPU? */

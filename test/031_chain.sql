@@ -206,14 +206,15 @@ RESET join_collapse_limit;
 -- pack for the rows that reach them (nothing per fact row), so one chain,
 -- an int4 column keyed against int8 too (each side keeps its own type's
 -- coding); a numeric key is encoded on the host for every fact row, which
--- the empty dimension's rows would not pay for: no chain there
+-- the empty dimension's rows would not pay for: that level is no chain's
+-- (priced as on a GPU, the two integer levels below it are one chain)
 SELECT ok(pg_temp.plan(sql) ~ 'Chain: 3 joins in one pass', 'an empty dimension lowest, integer keys above: one chain of 3')
 FROM q2 WHERE name = 'an empty dimension';
 SELECT ok(pg_temp.rows_digest(sql) = ref.digest AND pg_temp.plan(sql) ~ 'Chain: 3 joins in one pass',
 	'an empty dimension lowest, an int4 column keyed against int8 above: one chain of 3, the same rows')
 FROM q2 JOIN ref USING (name) WHERE name = 'an empty dimension, a cross-type key';
-SELECT ok(pg_temp.rows_digest(sql) = ref.digest AND pg_temp.plan(sql) !~ 'Chain:',
-	'an empty dimension lowest, a numeric key above: no chain, the same rows')
+SELECT ok(pg_temp.rows_digest(sql) = ref.digest AND pg_temp.plan(sql) !~ 'Chain: 3 joins',
+	'an empty dimension lowest, a numeric key above: that level in no chain, the same rows')
 FROM q2 JOIN ref USING (name) WHERE name = 'an empty dimension, a numeric key';
 
 -- EXPLAIN VERBOSE: where the keys of the levels above the lowest are made

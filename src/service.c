@@ -1062,6 +1062,7 @@ StartsListTuples(const int64 *starts, int64 npages, int64 ntuples)
 	(Resolve(c, (ref), (bytes), &p, err) && ((out) = p, true))
 
 static bool PrepareKept(Call *call);
+static GjStatus LookKept(Call *call, GjError *err);
 
 /* GJ_OP_DEFORM, main thread: the spec, pages and arrays of the whole deform */
 static bool
@@ -1193,14 +1194,10 @@ static void
 AnswerKept(Call *call)
 {
 	GjServiceRequest *req = call->req;
-	const GjKernels *kernels = call->sc->kernels;
 	GjError		err;
 
 	memset(&err, 0, sizeof(err));
-	if (kernels->pages_kept == NULL ||
-		kernels->pages_kept(call->sc->ctx, req->kept_relation, call->kept_blocks,
-							call->kept_lsns, req->kept_n, req->kept_page_size,
-							call->kept_counts, &err) != GJ_OK)
+	if (LookKept(call, &err) != GJ_OK)
 		for (int64 i = 0; i < req->kept_n; i++)
 			call->kept_counts[i] = -1;
 	req->deform.kept_answered = true;
@@ -1273,24 +1270,36 @@ PrepareKept(Call *call)
 }
 
 /*
- * GJ_OP_PAGES_KEPT, answered on the main thread: a look at the page cache's
- * table in host memory, which takes no device work, so that the question
- * asked before each stage of pages waits for no worker
+ * The look at the page cache a question of kept pages asks for (a table in
+ * host memory: no device work); every count -1 where the kernels keep no
+ * pages
  */
-static void
-ServePagesKept(Call *call)
+static GjStatus
+LookKept(Call *call, GjError *err)
 {
 	GjServiceRequest *req = call->req;
 	ServedContext *sc = call->sc;
 
 	if (sc->kernels->pages_kept == NULL)
+	{
 		for (int64 i = 0; i < req->kept_n; i++)
 			call->kept_counts[i] = -1;
-	else
-		req->status = sc->kernels->pages_kept(sc->ctx, req->kept_relation,
-											  call->kept_blocks, call->kept_lsns,
-											  req->kept_n, req->kept_page_size,
-											  call->kept_counts, &req->err);
+		return GJ_OK;
+	}
+	return sc->kernels->pages_kept(sc->ctx, req->kept_relation, call->kept_blocks,
+								   call->kept_lsns, req->kept_n, req->kept_page_size,
+								   call->kept_counts, err);
+}
+
+/*
+ * GJ_OP_PAGES_KEPT, answered on the main thread (LookKept), so that a
+ * question that did not go with a deform (a scan's first stage, say)
+ * waits for no worker
+ */
+static void
+ServePagesKept(Call *call)
+{
+	call->req->status = LookKept(call, &call->req->err);
 }
 
 /* GJ_OP_PROBE: the devices the service sees, device 0's properties */

@@ -43,21 +43,12 @@ END $$;
 
 -- the outer side's pages: read, all-visible, kept copies read, left unread
 CREATE FUNCTION pg_temp.outer_pages(q text) RETURNS int8[]
-LANGUAGE plpgsql AS $$
-DECLARE
-	line text;
-BEGIN
-	PERFORM set_config('gpujoin.explain_device', 'on', true);
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
-		IF line ~ 'Outer Pages: read=' THEN
-			RETURN ARRAY[substring(line FROM 'read=(\d+)')::int8,
-						 substring(line FROM 'all-visible=(\d+)')::int8,
-						 coalesce(substring(line FROM 'kept=(\d+)')::int8, 0),
-						 coalesce(substring(line FROM 'unread=(\d+)')::int8, 0)];
-		END IF;
-	END LOOP;
-	RETURN NULL;
-END $$;
+LANGUAGE sql AS $$
+	SELECT ARRAY[substring(l FROM 'read=(\d+)')::int8, substring(l FROM 'all-visible=(\d+)')::int8,
+				 coalesce(substring(l FROM 'kept=(\d+)')::int8, 0),
+				 coalesce(substring(l FROM 'unread=(\d+)')::int8, 0)]
+	FROM substring(pg_temp.plan_analyze(q) FROM 'Outer Pages: [^\n]*') AS l
+$$;
 CREATE FUNCTION pg_temp.same(q text) RETURNS boolean
 LANGUAGE plpgsql AS $$
 DECLARE

@@ -273,9 +273,13 @@ typedef struct GpuJoinHeapStage
  *	in_place		pages are read where they lie in the shared buffers, kept
  *					pinned while their stage is in use, instead of copied
  *					(gpujoin.heap_in_place; AllocStage decides)
- *	stage_pages		the size of a staging area: gpujoin.heap_stage_pages, or
- *					fewer for a smaller relation, or to keep few buffers
- *					pinned in place
+ *	stage_reads		the most pages a stage reads from the buffers (pinned in
+ *					place, or copied): gpujoin.heap_stage_pages, or fewer
+ *					for a smaller relation, or to keep few buffers pinned
+ *					in place
+ *	stage_pages		the most pages a staging area holds: stage_reads, or
+ *					with pages left unread up to GJ_KEPT_STAGE_FACTOR times
+ *					as many (ChooseStaging)
  *	stage_callback	frees the staging areas if the executor does not (an
  *					error)
  *	cur				the staging area rows are taken from (exec_heap.c,
@@ -302,6 +306,16 @@ typedef struct GpuJoinHeapStage
  *					in it
  *	pages_read ...	counters for EXPLAIN ANALYZE, over every scan
  */
+/*
+ * How many times gpujoin.heap_stage_pages pages a stage holds where they
+ * are kept pages left unread (ChooseStaging): fewer calls of the deform
+ * and fewer questions.  SSB at SF 10 with every lineorder page kept (H200
+ * hosts, 2026-12-02): on one, 1,841 ms with 4,096 pages a stage against
+ * 2,071 and 1,937 with 1,024 and 2,188 with 16,384; on another, within
+ * its noise (docs/performance.md).
+ */
+#define GJ_KEPT_STAGE_FACTOR	4
+
 /* Blocks start .. start + count - 1 of a relation, read in that order */
 typedef struct GpuJoinBlockRun
 {
@@ -337,6 +351,7 @@ typedef struct GpuJoinHeapReader
 	Buffer		ahead;
 	BlockNumber ahead_block;
 	MemoryContext cxt;
+	int			stage_reads;
 	int			stage_pages;
 	MemoryContextCallback stage_callback;
 	GpuJoinHeapStage cur;

@@ -32,7 +32,8 @@
  * per tuple with no slot, no executor call and no per-row memory.  The
  * staging area holds gpujoin.heap_stage_pages pages (8 MB: few enough
  * calls of the deform per side), or the relation's pages when it has
- * fewer; an outer chunk takes what it needs of it and leaves the rest for
+ * fewer, or more where they are kept pages left unread (ChooseStaging);
+ * an outer chunk takes what it needs of it and leaves the rest for
  * the next chunk.  On the device the deform is started, the next pages are
  * read into a second staging area while it runs, and then it is finished
  * (double buffering: the host's page reads overlap the bus and the
@@ -420,13 +421,13 @@ ReleaseAhead(GpuJoinHeapReader *reader)
 static void
 ChooseStaging(GpuJoinHeapReader *reader)
 {
-	int			pages = Max(1, Min((BlockNumber) gpujoin_heap_stage_pages,
-								   RelationGetNumberOfBlocks(reader->rel)));
+	BlockNumber nblocks = RelationGetNumberOfBlocks(reader->rel);
+	int			pages = Max(1, Min((BlockNumber) gpujoin_heap_stage_pages, nblocks));
 	int			in_place_pages = Min(pages, NBuffers / 128);
 
 	reader->in_place = gpujoin_heap_in_place && !RelationUsesLocalBuffers(reader->rel) &&
 		in_place_pages >= Min(pages, 64);
-	reader->stage_pages = reader->in_place ? in_place_pages : pages;
+	reader->stage_pages = reader->stage_reads = reader->in_place ? in_place_pages : pages;
 	/*
 	 * Pages kept by the device between joins (page_cache.h) are known by
 	 * the LSN of their visibility map page (KeptLsn), which only a
@@ -439,6 +440,21 @@ ChooseStaging(GpuJoinHeapReader *reader)
 		!IsCatalogRelation(reader->rel);
 	reader->unread = reader->keep_pages && gpujoin_page_cache_unread &&
 		GpuJoinOldSnapshotsOff();
+	/*
+	 * A kept page left unread costs its stage no buffer and no copy, only
+	 * its tuples' ordinals: such pages come GJ_KEPT_STAGE_FACTOR times as
+	 * many a stage (fewer calls of the deform, fewer questions), the pages
+	 * read still at most stage_reads.  Where the host must read them after
+	 * all (ReadKeptPages) every page of the stage is pinned: no more than
+	 * the 1/128 of the shared buffers a stage may pin, and no more than
+	 * the setting's largest value (a tuple's place, page * BLCKSZ + offset,
+	 * is a uint32).
+	 */
+	if (reader->unread)
+		reader->stage_pages =
+			Max(reader->stage_reads,
+				Min(Min((BlockNumber) reader->stage_reads * GJ_KEPT_STAGE_FACTOR, nblocks),
+					Min(NBuffers / 128, GPUJOIN_MAX_HEAP_STAGE_PAGES)));
 }
 
 /*
@@ -1068,7 +1084,8 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 		return false;
 
 	INSTR_TIME_SET_CURRENT(start);
-	while (stage->npages < reader->stage_pages)
+	while (stage->npages < reader->stage_pages &&
+		   stage->npages - stage->nkept_only < reader->stage_reads)
 	{
 		BlockNumber block;
 		int			asked = -1;

@@ -7,7 +7,9 @@
 -- service the question about the next stage goes with the deform of the
 -- current one and is answered while the device works
 -- (GpuJoinServiceAskAhead), so a small gpujoin.heap_stage_pages makes
--- dozens of stages, each asked ahead.  Differential: inner, left and
+-- dozens of stages, each asked ahead (a stage reads at most that many
+-- pages and holds four times as many kept ones left unread: after the
+-- changes below, stages of both).  Differential: inner, left and
 -- filtered joins and a parallel one return PostgreSQL's rows, and the
 -- second run of a join reads every page of its outer side from the kept
 -- copies, none on the host; pages changed in the transaction (their
@@ -25,10 +27,10 @@ SET LOCAL max_parallel_workers_per_gather = 0;
 SET LOCAL gpujoin.cost_as_gpu = on;
 SET LOCAL gpujoin.page_cache = '16MB';
 SET LOCAL gpujoin.page_cache_unread = on;
-SET LOCAL gpujoin.heap_stage_pages = 8;
+SET LOCAL gpujoin.heap_stage_pages = 2;
 
--- pco: 60000 rows over about 330 pages (about 40 stages of 8), keys with
--- duplicates, NULLs and no partner; pci: the inner side
+-- pco: 60000 rows over about 330 pages (about 40 stages of 8 kept ones),
+-- keys with duplicates, NULLs and no partner; pci: the inner side
 CREATE TABLE pco (id int4, k int4, v int8);
 CREATE TABLE pci (k int4, w int8);
 INSERT INTO pci SELECT g, g * 10 FROM generate_series(1, 600) g;

@@ -61,11 +61,13 @@ SELECT (pg_relation_size('pc_a') + pg_relation_size('pc_b') + pg_relation_size('
 		AS a_b_c_fit,
 	pg_relation_size('pc_big') / 8192 > 2048 AS big_does_not;
 
--- per side: how many of the all-visible pages it read were kept copies
--- (none, some, all); which pages VACUUM leaves all-visible depends on the
--- pins others hold on them then (the checkpointer's, writing), so the
--- counts are not shown
-CREATE FUNCTION pg_temp.kept(q text) RETURNS TABLE (side text, kept text)
+-- per side: how many of the pages q's EXPLAIN ANALYZE counts as whole
+-- (read=, all-visible=) it counts as part of them (kept=: kept copies,
+-- unread=: left unread): none, some, all; which pages VACUUM leaves
+-- all-visible depends on the pins others hold on them then (the
+-- checkpointer's, writing), so the counts are not shown
+CREATE FUNCTION pg_temp.pages(q text, part text, whole text)
+RETURNS TABLE (side text, pages text)
 LANGUAGE plpgsql AS $$
 DECLARE
 	line text;
@@ -75,14 +77,16 @@ BEGIN
 	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) ' || q LOOP
 		IF line ~ 'Pages: read=' THEN
 			side := substring(line FROM '(Outer|Inner) Pages');
-			n := coalesce(substring(line FROM 'kept=(\d+)')::bigint, 0);
-			kept := CASE WHEN n = 0 THEN 'none'
-				WHEN n = substring(line FROM 'all-visible=(\d+)')::bigint THEN 'all'
+			n := coalesce(substring(line FROM ' ' || part || '=(\d+)')::bigint, 0);
+			pages := CASE WHEN n = 0 THEN 'none'
+				WHEN n = substring(line FROM ' ' || whole || '=(\d+)')::bigint THEN 'all'
 				ELSE 'some' END;
 			RETURN NEXT;
 		END IF;
 	END LOOP;
 END $$;
+CREATE FUNCTION pg_temp.kept(q text) RETURNS TABLE (side text, kept text)
+LANGUAGE sql AS $$ SELECT * FROM pg_temp.pages(q, 'kept', 'all-visible') $$;
 -- q's rows through the GPU join and through PostgreSQL's: equal or not
 CREATE FUNCTION pg_temp.same(q text) RETURNS boolean
 LANGUAGE plpgsql AS $$
@@ -161,23 +165,7 @@ SELECT pg_temp.same(:'qac') AS same_rows;
 -- reads tuples itself: a column of the table taken through the join
 -- (pad), numerics the deform leaves to the host (more than 18 digits).
 CREATE FUNCTION pg_temp.unread(q text) RETURNS TABLE (side text, unread text)
-LANGUAGE plpgsql AS $$
-DECLARE
-	line text;
-	n bigint;
-BEGIN
-	PERFORM set_config('gpujoin.explain_device', 'on', true);
-	FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) ' || q LOOP
-		IF line ~ 'Pages: read=' THEN
-			side := substring(line FROM '(Outer|Inner) Pages');
-			n := coalesce(substring(line FROM 'unread=(\d+)')::bigint, 0);
-			unread := CASE WHEN n = 0 THEN 'none'
-				WHEN n = substring(line FROM 'read=(\d+)')::bigint THEN 'all'
-				ELSE 'some' END;
-			RETURN NEXT;
-		END IF;
-	END LOOP;
-END $$;
+LANGUAGE sql AS $$ SELECT * FROM pg_temp.pages(q, 'unread', 'read') $$;
 CREATE TABLE pc_n (k int4, n numeric(30, 2), pad text) WITH (autovacuum_enabled = off);
 INSERT INTO pc_n SELECT g % 5000, CASE WHEN g % 97 = 0 THEN 1e25 + g ELSE g / 4.0 END,
 	'n' || g FROM generate_series(1, 30000) g;

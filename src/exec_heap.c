@@ -1091,20 +1091,21 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 		int			asked = -1;
 		int64		first;
 
-		if (!reader->unread)
-			block = NextBlock(reader);
-		else
+		/*
+		 * The blocks asked about (AskKept) first, those a stage before left
+		 * too (it read as many pages as it may): the scan has handed them
+		 * out, and they are read even where the host has stopped leaving
+		 * pages unread since
+		 */
+		if (reader->unread && reader->asked_at >= reader->nasked)
+			AskKept(reader, reader->stage_pages - stage->npages);
+		if (reader->asked_at < reader->nasked)
 		{
-			/* the next blocks asked about first (AskKept) */
-			if (reader->asked_at >= reader->nasked)
-				AskKept(reader, reader->stage_pages - stage->npages);
-			block = InvalidBlockNumber;
-			if (reader->asked_at < reader->nasked)
-			{
-				asked = reader->asked_at++;
-				block = reader->ask_blocks[asked];
-			}
+			asked = reader->asked_at++;
+			block = reader->ask_blocks[asked];
 		}
+		else
+			block = reader->unread ? InvalidBlockNumber : NextBlock(reader);
 		if (block == InvalidBlockNumber)
 		{
 			reader->done = true;
@@ -1118,7 +1119,7 @@ StagePagesInto(GpuJoinHeapReader *reader, GpuJoinHeapStage *stage, const GjKerne
 		 * its buffer a second time.  (Its flag is read with the pin alone
 		 * in place: it only chooses the way the next page is read.)
 		 */
-		if (asked >= 0 && reader->ask_counts[asked] > 0)
+		if (asked >= 0 && reader->unread && reader->ask_counts[asked] > 0)
 		{
 			/* kept, and vouched for by the map: not read */
 			CHECK_FOR_INTERRUPTS();

@@ -788,9 +788,12 @@ ReadAhead(GpuJoinHeapReader *reader, BlockNumber block)
  * clears the bit first, under the page's exclusive lock, and the bit set
  * again (vacuum) moves the map page's LSN past this one
  * (visibilitymap_set: the LSN of its WAL record), so that while the bit is
- * set under the same LSN the page's listed items are as they were.
- * (Not a system catalog's: heap_inplace_update changes a tuple and leaves
- * the bit; ChooseStaging keeps none.)
+ * set under the same LSN the page's listed items are as they were.  On
+ * PostgreSQL 18 the clear moves it too (the change's WAL record takes the
+ * map page): one change there gives every page under that map page a new
+ * LSN, and they are kept again when next read.  (Not a system catalog's:
+ * heap_inplace_update changes a tuple and leaves the bit; ChooseStaging
+ * keeps none.)
  */
 static uint64
 KeptLsn(GpuJoinHeapReader *reader, BlockNumber block)

@@ -115,7 +115,8 @@ SELECT ok(pg_temp.same(:'qund'),
 -- and every page is read again (2026-12-02, the CPU twin: on 18 one UPDATE
 -- made the next scan find none of the table's 324 all-visible pages kept,
 -- the scan after it 323; 15, with data checksums or without, kept the 323
--- unchanged ones throughout)
+-- unchanged ones throughout: 18 writes the map page into the WAL records
+-- of changes that clear its bits, which moves its LSN, the pages' key)
 UPDATE pco SET v = v + 1 WHERE id % 4000 = 0;
 DELETE FROM pco WHERE id % 9000 = 1;
 INSERT INTO pco SELECT g, g % 700, g FROM generate_series(70001, 70100) g;

@@ -400,6 +400,9 @@ typedef struct GpuJoinHeapReader
 	int			texts;			/* text columns it makes words of */
 	int64		numerics_on_host;	/* of their values, those it left to the
 									 * host (TakeHostNumerics) */
+	struct GpuJoinQualMemo *memo;	/* the quals' results per value of the one
+									 * column they read, or NULL (exec_heap.c) */
+	int64		memo_hits;		/* tuples the memo decided */
 } GpuJoinHeapReader;
 
 /*
@@ -434,6 +437,8 @@ typedef struct GpuJoinCounters
 	int			heap_numerics[2];	/* numeric columns the deform converts */
 	int			heap_texts[2];	/* text columns it makes words of */
 	int64		heap_numerics_host[2];	/* their values the host converted */
+	int64		heap_memo_hits[2];	/* tuples whose host quals a value's earlier
+									 * result decided */
 	int64		shared_builds;	/* runs that probed the build of another
 								 * participant instead of building */
 	int64		inner_shares;	/* runs that read a share of the inner

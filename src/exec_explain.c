@@ -129,6 +129,7 @@ GpuJoinCollectCounters(GpuJoinState *node, GpuJoinCounters *c)
 		c->heap_numerics[i] = reader->numerics;
 		c->heap_texts[i] = reader->texts;
 		c->heap_numerics_host[i] = reader->numerics_on_host;
+		c->heap_memo_hits[i] = reader->memo_hits;
 	}
 	GpuJoinDeviceStats(&node->gj_Device, &c->stats);
 
@@ -211,6 +212,7 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
 		sum->heap_numerics[i] = Max(sum->heap_numerics[i], add->heap_numerics[i]);
 		sum->heap_texts[i] = Max(sum->heap_texts[i], add->heap_texts[i]);
 		sum->heap_numerics_host[i] += add->heap_numerics_host[i];
+		sum->heap_memo_hits[i] += add->heap_memo_hits[i];
 	}
 	GpuJoinAddStats(&sum->stats, &add->stats);
 }
@@ -260,6 +262,8 @@ ShowHeapCounters(const char *label, const GpuJoinCounters *c, int i, ExplainStat
 			appendStringInfo(es->str, " kept=" INT64_FORMAT, c->heap_kept[i]);
 		if (c->heap_unread[i] > 0)
 			appendStringInfo(es->str, " unread=" INT64_FORMAT, c->heap_unread[i]);
+		if (c->heap_memo_hits[i] > 0)
+			appendStringInfo(es->str, " filter-reused=" INT64_FORMAT, c->heap_memo_hits[i]);
 		if (es->timing)
 			appendStringInfo(es->str, " time=%.3f deform=%.3f host=%.3f alloc=%.3f ms",
 							 c->heap_ms[i], c->heap_deform_ms[i], c->heap_host_ms[i],
@@ -291,6 +295,9 @@ ShowHeapCounters(const char *label, const GpuJoinCounters *c, int i, ExplainStat
 			ExplainPropertyInteger(psprintf("%s Pages Kept", prefix), NULL, c->heap_kept[i], es);
 		if (c->heap_unread[i] > 0)
 			ExplainPropertyInteger(psprintf("%s Pages Unread", prefix), NULL, c->heap_unread[i], es);
+		if (c->heap_memo_hits[i] > 0)
+			ExplainPropertyInteger(psprintf("%s Filter Results Reused", prefix), NULL,
+								   c->heap_memo_hits[i], es);
 		ExplainPropertyInteger(psprintf("%s Tuples", prefix), NULL, c->heap_tuples[i], es);
 		ExplainPropertyInteger(psprintf("%s Shipped", prefix), "kB",
 							   (c->heap_shipped[i] + 1023) / 1024, es);

@@ -66,9 +66,11 @@
 #include "access/tupmacs.h"
 #include "access/visibilitymap.h"
 #include "catalog/catalog.h"
+#include "common/hashfn.h"
 #include "executor/executor.h"
 #include "exec.h"
 #include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "pgstat.h"
 #include "portability/instr_time.h"
@@ -128,6 +130,189 @@ GpuJoinHeapKeyKind(GpuJoinKeyKind kind)
 }
 
 /*
+ * The host quals' results per value of the one column the quals read (a
+ * dimension's text range under a collation the device does not compare
+ * in, say: S2.2 of SSB): a tuple whose value came before is decided by
+ * that value's result, without the quals' functions.  Only where the
+ * quals read no other column, no parameter and nothing volatile, so that
+ * the value alone decides them.  Open addressing; at most GJ_MEMO_VALUES
+ * values of at most GJ_MEMO_BYTES bytes, the others evaluated each time.
+ */
+#define GJ_MEMO_SLOTS	8192		/* a power of 2, twice the values */
+#define GJ_MEMO_VALUES	4096
+#define GJ_MEMO_BYTES	256
+
+typedef struct GpuJoinMemoEntry
+{
+	uint32		hash;
+	int16		len;			/* of bytes; -1: an empty slot */
+	bool		passes;
+	char	   *bytes;			/* the value's bytes (see MemoBytes) */
+} GpuJoinMemoEntry;
+
+typedef struct GpuJoinQualMemo
+{
+	AttrNumber	attno;			/* the column */
+	int16		typlen;
+	bool		typbyval;
+	int8		null_passes;	/* the result for NULL, or -1: not known yet */
+	int			nvalues;
+	GpuJoinMemoEntry slots[GJ_MEMO_SLOTS];
+} GpuJoinQualMemo;
+
+static bool
+ReadsParam(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param) || IsA(node, SubPlan) || IsA(node, AlternativeSubPlan))
+		return true;
+	return expression_tree_walker(node, ReadsParam, context);
+}
+
+/*
+ * A memo for the reader's quals (reader->memo), where the host evaluates
+ * some of them for every tuple the device's pass (host_quals) and they
+ * read one column of the relation alone (vars: their Vars)
+ */
+static void
+BeginMemo(GpuJoinHeapReader *reader, List *vars)
+{
+	AttrNumber	attno = InvalidAttrNumber;
+	GpuJoinQualMemo *memo;
+	Form_pg_attribute att;
+	ListCell   *lc;
+
+	if (reader->host_quals == NIL || vars == NIL ||
+		contain_volatile_functions((Node *) reader->quals) ||
+		ReadsParam((Node *) reader->quals, NULL))
+		return;
+	foreach(lc, vars)
+	{
+		Var		   *var = lfirst(lc);
+
+		if (!IsA(var, Var) || var->varattno <= 0 ||
+			(attno != InvalidAttrNumber && var->varattno != attno))
+			return;
+		attno = var->varattno;
+	}
+	att = TupleDescAttr(RelationGetDescr(reader->rel), attno - 1);
+	memo = palloc0(sizeof(GpuJoinQualMemo));
+	memo->attno = attno;
+	memo->typlen = att->attlen;
+	memo->typbyval = att->attbyval;
+	memo->null_passes = -1;
+	for (int i = 0; i < GJ_MEMO_SLOTS; i++)
+		memo->slots[i].len = -1;
+	reader->memo = memo;
+}
+
+/*
+ * The bytes that stand for *value in the memo: the Datum itself for a type
+ * passed by value, else the value's bytes (a varlena's data without its
+ * header, which may be short or long for one value: two entries then);
+ * false for a value stored compressed or out of line, or too long
+ */
+static bool
+MemoBytes(const GpuJoinQualMemo *memo, const Datum *value, const char **bytes, int *len)
+{
+	if (memo->typbyval)
+	{
+		*bytes = (const char *) value;
+		*len = sizeof(Datum);
+	}
+	else if (memo->typlen > 0)
+	{
+		*bytes = DatumGetPointer(*value);
+		*len = memo->typlen;
+	}
+	else if (memo->typlen == -1)
+	{
+		struct varlena *v = (struct varlena *) DatumGetPointer(*value);
+
+		if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
+			return false;
+		*bytes = VARDATA_ANY(v);
+		*len = VARSIZE_ANY_EXHDR(v);
+	}
+	else
+	{
+		*bytes = DatumGetCString(*value);
+		*len = strlen(*bytes);
+	}
+	return *len <= GJ_MEMO_BYTES;
+}
+
+/* The entry of bytes, or the empty slot where it would go */
+static GpuJoinMemoEntry *
+MemoFind(GpuJoinQualMemo *memo, uint32 hash, const char *bytes, int len)
+{
+	uint32		i = hash & (GJ_MEMO_SLOTS - 1);
+
+	for (;; i = (i + 1) & (GJ_MEMO_SLOTS - 1))
+	{
+		GpuJoinMemoEntry *e = &memo->slots[i];
+
+		if (e->len < 0 ||
+			(e->hash == hash && e->len == len && memcmp(e->bytes, bytes, len) == 0))
+			return e;
+	}
+}
+
+/*
+ * Whether the tuple in slot passes the reader's quals: PostgreSQL's
+ * evaluation, or the memo's result for its value
+ */
+static bool
+QualPasses(GpuJoinHeapReader *reader, TupleTableSlot *slot)
+{
+	GpuJoinQualMemo *memo = reader->memo;
+	ExprContext *econtext = reader->econtext;
+	GpuJoinMemoEntry *e = NULL;
+	bool		isnull = false;
+	Datum		value = (Datum) 0;
+	const char *bytes = NULL;
+	int			len = 0;
+	uint32		hash = 0;
+	bool		passes;
+
+	if (memo != NULL)
+	{
+		value = slot_getattr(slot, memo->attno, &isnull);
+		if (isnull && memo->null_passes >= 0)
+		{
+			reader->memo_hits++;
+			return memo->null_passes != 0;
+		}
+		if (!isnull && MemoBytes(memo, &value, &bytes, &len))
+		{
+			hash = hash_bytes((const unsigned char *) bytes, len);
+			e = MemoFind(memo, hash, bytes, len);
+			if (e->len >= 0)
+			{
+				reader->memo_hits++;
+				return e->passes;
+			}
+		}
+	}
+	econtext->ecxt_scantuple = slot;
+	passes = ExecQual(reader->qual, econtext);
+	ResetExprContext(econtext);
+	if (memo != NULL && isnull)
+		memo->null_passes = passes;
+	else if (e != NULL && memo->nvalues < GJ_MEMO_VALUES)
+	{
+		e->bytes = MemoryContextAlloc(reader->cxt, Max(len, 1));
+		memcpy(e->bytes, bytes, len);
+		e->hash = hash;
+		e->len = len;
+		e->passes = passes;
+		memo->nvalues++;
+	}
+	return passes;
+}
+
+/*
  * The scan's quals, as the plan holds them (with the range table index the
  * planner gave the relation), with their Vars of range table entry rti,
  * compiled for the device; the query parameters they read set in the
@@ -153,6 +338,7 @@ BeginQuals(GpuJoinHeapReader *reader, List *quals, Index rti, EState *estate)
 			 RelationGetRelationName(reader->rel));
 	reader->econtext = CreateExprContext(estate);
 	reader->qual = ExecInitQual(reader->quals, NULL);
+	BeginMemo(reader, vars);
 	forboth(lc1, filter->params, lc2, filter->param_consts)
 	{
 		Param	   *param = lfirst_node(Param, lc1);
@@ -1510,7 +1696,6 @@ MoveRow(GpuJoinSide *side, int64 from, int64 to)
 static int64
 Recheck(GpuJoinSide *side, GpuJoinHeapReader *reader, int64 n)
 {
-	ExprContext *econtext = reader->econtext;
 	int64		kept = 0;
 
 	for (int64 r = 0; r < n; r++)
@@ -1519,13 +1704,8 @@ Recheck(GpuJoinSide *side, GpuJoinHeapReader *reader, int64 n)
 
 		if (t & GJ_DEFORM_UNDECIDED)
 		{
-			bool		passes;
-
 			t &= ~GJ_DEFORM_UNDECIDED;
-			econtext->ecxt_scantuple = StoreStagedTuple(reader, reader->consumed + t);
-			passes = ExecQual(reader->qual, econtext);
-			ResetExprContext(econtext);
-			if (!passes)
+			if (!QualPasses(reader, StoreStagedTuple(reader, reader->consumed + t)))
 				continue;
 		}
 		if (kept != r)

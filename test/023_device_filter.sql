@@ -18,12 +18,13 @@
 -- it: the error where PostgreSQL raises it, none where its order of
 -- evaluation avoids it.  Quals outside the evaluator are the host's: it
 -- evaluates every qual on the tuples the device's pass (EXPLAIN's Host
--- Filter), with PostgreSQL's errors; a qual with a query parameter, a
+-- Filter), with PostgreSQL's errors (quals over one column: a result per
+-- value, reused); a qual with a query parameter, a
 -- subquery or a volatile function, or a table under row-level security
 -- whose policy the device does not evaluate, keeps the Seq Scan.
 -- An operator's function replaced in the transaction: the new one runs.
 BEGIN;
-SELECT plan(47);
+SELECT plan(49);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -191,6 +192,15 @@ SELECT is(pg_temp.plan_number(pg_temp.plan_analyze(sql), 'Rows Removed by (?:Out
 		  (SELECT count(*) FROM tx WHERE NOT coalesce(tx.t BETWEEN 'w1' AND 'w3', false)),
 		  'a text range: the filter removed the rows it fails')
 	FROM fq WHERE name = 'text range';
+-- the host's quals over one column: each value's result reused for the
+-- tuples after it (not for compressed and out-of-line values); over two
+-- columns, none
+SELECT matches(pg_temp.plan_analyze(sql), 'Pages: [^\n]* filter-reused=[1-9]',
+			   'a host filter over one column: its results reused per value')
+	FROM fq WHERE name = 'a text range under another collation: the host''s filter';
+SELECT doesnt_match(pg_temp.plan_analyze(sql), 'filter-reused=',
+					'a host filter over two columns: evaluated for every tuple')
+	FROM fq WHERE name = 'CASE: the host''s filter';
 SET LOCAL gpujoin.heap_stage_pages = 1;
 SET LOCAL gpujoin.chunk_rows = 7;
 SELECT is(pg_temp.heap_failures('fq', 'fq_expected'), '', 'pages staged one at a time, chunks of 7 rows: every query');

@@ -302,27 +302,39 @@ GpuJoinPlanner(Query *parse, const char *query_string, int cursorOptions,
 /*
  * The partial target of the grouping: the group keys as they are, the
  * Aggrefs in partial mode (as planner.c's make_partial_grouping_target);
- * NULL when another column is needed (a functionally dependent one), which
- * the device does not carry
+ * NULL where another expression is needed.  A column outside the
+ * aggregates that is not a group key is one PostgreSQL let the query
+ * read because a primary key among the group keys determines it (its
+ * planner took such columns out of the GROUP BY:
+ * remove_useless_groupby_columns; TPC-H Q10's c_name, c_acctbal,
+ * c_phone): the device groups by it too, which makes the same groups, and
+ * it comes out as a key.  keys: every key the device groups by, the
+ * query's first (*nquery of them); a dependent column's sort/group
+ * reference is its ORDER BY's, or one no clause uses.
  */
 static PathTarget *
 PartialTarget(PlannerInfo *root, PathTarget *grouping_target, Node *having, List **keys,
-			  List **aggrefs)
+			  int *nquery, List **aggrefs)
 {
 	Query	   *parse = root->parse;
 	PathTarget *partial = create_empty_pathtarget();
 	List	   *others = NIL;
 	List	   *pulled;
 	ListCell   *lc;
+	ListCell   *lc2;
+	Index		next_ref = 0;
 	int			i = 0;
 
 	*keys = NIL;
 	*aggrefs = NIL;
+	foreach(lc, parse->targetList)
+		next_ref = Max(next_ref, lfirst_node(TargetEntry, lc)->ressortgroupref);
 	foreach(lc, grouping_target->exprs)
 	{
 		Expr	   *expr = (Expr *) lfirst(lc);
 		Index		sgref = get_pathtarget_sortgroupref(grouping_target, i);
 
+		next_ref = Max(next_ref, sgref);
 		if (sgref && parse->groupClause &&
 			get_sortgroupref_clause_noerr(sgref, parse->groupClause) != NULL)
 		{
@@ -333,6 +345,7 @@ PartialTarget(PlannerInfo *root, PathTarget *grouping_target, Node *having, List
 			others = lappend(others, expr);
 		i++;
 	}
+	*nquery = list_length(*keys);
 	if (having)
 		others = lappend(others, having);
 	pulled = pull_var_clause((Node *) others, PVC_INCLUDE_AGGREGATES |
@@ -340,12 +353,22 @@ PartialTarget(PlannerInfo *root, PathTarget *grouping_target, Node *having, List
 	foreach(lc, pulled)
 	{
 		Node	   *node = lfirst(lc);
+		Index		sgref = 0;
 
-		if (IsA(node, Aggref))
+		if (IsA(node, Aggref) || list_member(*keys, node))
 			continue;
-		/* a Var outside the aggregates that is not a group key */
-		if (!list_member(*keys, node))
+		/* a functionally dependent column (above); nothing else */
+		if (!IsA(node, Var) || ((Var *) node)->varlevelsup != 0 || *nquery == 0)
 			return NULL;
+		i = 0;
+		foreach(lc2, grouping_target->exprs)
+		{
+			if (equal(lfirst(lc2), node))
+				sgref = get_pathtarget_sortgroupref(grouping_target, i);
+			i++;
+		}
+		add_column_to_pathtarget(partial, (Expr *) node, sgref ? sgref : ++next_ref);
+		*keys = lappend(*keys, node);
 	}
 	add_new_columns_to_pathtarget(partial, pulled);
 	foreach(lc, partial->exprs)
@@ -1028,6 +1051,7 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 	ListCell   *lc;
 	double		groups;
 	int			naggs;
+	int			nquery;
 
 	if (prev_upper_paths_hook)
 		prev_upper_paths_hook(root, stage, input_rel, output_rel, extra);
@@ -1052,7 +1076,7 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 	/* every key and aggregate on the device */
 	join_tlist = (join ? join : partial_join)->path.pathtarget->exprs;
 	partial = PartialTarget(root, output_rel->reltarget, (Node *) parse->havingQual, &keys,
-							&aggrefs);
+							&nquery, &aggrefs);
 	if (partial == NULL || aggrefs == NIL || list_length(keys) > GJ_AGG_MAX_KEYS)
 		return;
 	/* a numeric sum also counts its NaNs (exec_agg.c) */
@@ -1075,7 +1099,7 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 		List	   *having = HavingConditions(parse, partial);
 		CustomPath *cpath;
 
-		groups = EstimateGroups(root, keys, join->path.rows);
+		groups = EstimateGroups(root, list_copy_head(keys, nquery), join->path.rows);
 		cpath = PreAggPath(input_rel, join, partial, list_length(keys), naggs, groups, having);
 		ChargeTextKeys(root, cpath, keys);
 		AddFinalizePaths(root, output_rel, &cpath->path, groups, false);
@@ -1094,7 +1118,7 @@ GpuJoinUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_
 		Path	   *gather;
 
 		/* each process may meet every group */
-		groups = EstimateGroups(root, keys, partial_join->path.rows);
+		groups = EstimateGroups(root, list_copy_head(keys, nquery), partial_join->path.rows);
 		cpath = PreAggPath(input_rel, partial_join, partial, list_length(keys), naggs, groups,
 						   NIL);
 		ChargeTextKeys(root, cpath, keys);

@@ -18,7 +18,8 @@
 -- declared scale (NaN, NULL, 18 digits, negative scales), sums and
 -- averages of numeric arithmetic (+ - *, comparisons in FILTER, integers
 -- cast to numeric; NaN and values past 64 bits folded on the host),
--- parallel plans (a GpuPreAgg per process under a Gather), averages of
+-- parallel plans (a GpuPreAgg per process under a Gather), columns a
+-- primary key among the keys determines (grouped by too), averages of
 -- floats and float keys (NaN its own group, -0 with 0), text keys (coded
 -- on the host; NULL, empty, varchar, char(n), compressed values), and the errors
 -- PostgreSQL raises (int4 overflow in an argument, a float sum that
@@ -67,7 +68,16 @@ INSERT INTO ps SELECT g % 3500,
 	repeat('long text ', 300 + g % 4) || g % 4
 FROM generate_series(1, 9000) g;
 CREATE TABLE pe (k int4, v int4);
-ANALYZE pr, ps, pe;
+-- pk: a primary key, which lets a query read its other columns without
+-- grouping by them (PostgreSQL's planner then groups by the key alone)
+CREATE TABLE pk (id int4 PRIMARY KEY, label text, amount numeric(10,2), code int2, note text);
+INSERT INTO pk SELECT g,
+	CASE WHEN g % 11 = 0 THEN NULL ELSE 'label ' || g % 40 END,
+	CASE WHEN g % 13 = 0 THEN NULL ELSE (g % 500) / 4.0 END,
+	(g % 9)::int2,
+	CASE WHEN g % 5 = 0 THEN repeat('note ', 400) || g ELSE 'n' || g END
+FROM generate_series(0, 2600) g;
+ANALYZE pr, ps, pe, pk;
 
 -- the queries, and whether the device computes their aggregates (NULL:
 -- as the costs decide)
@@ -103,6 +113,9 @@ INSERT INTO aq VALUES
 	('a float key expression and an integer key', 'SELECT pr.f4 * 2 - 1, ps.g, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY 1, 2', true),
 	('a left join stays on the CPU', 'SELECT count(*), sum(ps.g) FROM pr LEFT JOIN ps ON pr.k = ps.k', false),
 	('a column outside the aggregates', 'SELECT ps.g, count(*) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g, ps.k', true),
+	('columns a primary key determines: keys on the device too', 'SELECT pk.id, pk.label, pk.amount, pk.code, count(*), sum(pr.v) FROM pr JOIN pk ON pr.k = pk.id GROUP BY pk.id', true),
+	('columns a primary key determines, ordered by one, with a key of the other side', 'SELECT pk.id, pk.code, pr.v2 % 3, max(pr.w) FROM pr JOIN pk ON pr.k = pk.id GROUP BY pk.id, pr.v2 % 3 ORDER BY pk.code DESC, pk.id, 3 LIMIT 40', true),
+	('a compressed column a primary key determines', 'SELECT pk.id, md5(pk.note), count(*) FROM pr JOIN pk ON pr.k = pk.id WHERE pk.id % 5 = 0 GROUP BY pk.id', true),
 	('numerics of declared scale, one group', 'SELECT sum(pr.n), avg(pr.n), min(pr.n), max(pr.n), sum(pr.n4), avg(pr.n4), min(pr.n4), max(pr.n4), count(pr.n) FROM pr JOIN ps ON pr.k = ps.k', true),
 	('numerics: groups all NaN, all NULL, mixed', 'SELECT pr.v2, sum(pr.n), avg(pr.n), min(pr.n), max(pr.n), count(pr.n) FROM pr JOIN ps ON pr.k = ps.k GROUP BY pr.v2', true),
 	('numerics: 18 digits, sums past 2^63', 'SELECT ps.g, sum(pr.n0), avg(pr.n0), min(pr.n0), max(pr.n0) FROM pr JOIN ps ON pr.k = ps.k GROUP BY ps.g', true),

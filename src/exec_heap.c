@@ -70,7 +70,6 @@
 #include "executor/executor.h"
 #include "exec.h"
 #include "miscadmin.h"
-#include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "pgstat.h"
 #include "portability/instr_time.h"
@@ -160,32 +159,22 @@ typedef struct GpuJoinQualMemo
 	GpuJoinMemoEntry slots[GJ_MEMO_SLOTS];
 } GpuJoinQualMemo;
 
-static bool
-ReadsParam(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Param) || IsA(node, SubPlan) || IsA(node, AlternativeSubPlan))
-		return true;
-	return expression_tree_walker(node, ReadsParam, context);
-}
-
 /*
  * A memo for the reader's quals (reader->memo), where the host evaluates
  * some of them for every tuple the device's pass (host_quals) and they
- * read one column of the relation alone (vars: their Vars)
+ * read one column of the relation alone (vars: their Vars) and no Param:
+ * the host's have none, nor a SubPlan or anything volatile (HostQual), and
+ * the device's Params are those its program lists (filter->params)
  */
 static void
-BeginMemo(GpuJoinHeapReader *reader, List *vars)
+BeginMemo(GpuJoinHeapReader *reader, const GpuJoinDeviceExpr *filter, List *vars)
 {
 	AttrNumber	attno = InvalidAttrNumber;
 	GpuJoinQualMemo *memo;
 	Form_pg_attribute att;
 	ListCell   *lc;
 
-	if (reader->host_quals == NIL || vars == NIL ||
-		contain_volatile_functions((Node *) reader->quals) ||
-		ReadsParam((Node *) reader->quals, NULL))
+	if (reader->host_quals == NIL || vars == NIL || filter->params != NIL)
 		return;
 	foreach(lc, vars)
 	{
@@ -338,7 +327,7 @@ BeginQuals(GpuJoinHeapReader *reader, List *quals, Index rti, EState *estate)
 			 RelationGetRelationName(reader->rel));
 	reader->econtext = CreateExprContext(estate);
 	reader->qual = ExecInitQual(reader->quals, NULL);
-	BeginMemo(reader, vars);
+	BeginMemo(reader, filter, vars);
 	forboth(lc1, filter->params, lc2, filter->param_consts)
 	{
 		Param	   *param = lfirst_node(Param, lc1);

@@ -34,14 +34,18 @@ SET LOCAL gpujoin.heap_stage_pages = 2;
 CREATE TABLE pco (id int4, k int4, v int8);
 CREATE TABLE pci (k int4, w int8);
 INSERT INTO pci SELECT g, g * 10 FROM generate_series(1, 600) g;
-DO $$
+-- fill tbl, created in this transaction, with q's rows by COPY FREEZE
+-- (through a file in the data directory)
+CREATE FUNCTION pg_temp.copy_frozen(tbl text, q text) RETURNS void
+LANGUAGE plpgsql AS $$
 DECLARE
-	f text := current_setting('data_directory') || '/gpujoin_036_pco.copy';
+	f text := current_setting('data_directory') || '/gpujoin_036_' || tbl || '.copy';
 BEGIN
-	EXECUTE format($c$COPY (SELECT g, CASE WHEN g %% 53 = 0 THEN NULL ELSE g %% 700 END, g * 3
-		FROM generate_series(1, 60000) g) TO %L$c$, f);
-	EXECUTE format('COPY pco FROM %L WITH (FREEZE)', f);
+	EXECUTE format('COPY (%s) TO %L', q, f);
+	EXECUTE format('COPY %I FROM %L WITH (FREEZE)', tbl, f);
 END $$;
+SELECT pg_temp.copy_frozen('pco', 'SELECT g, CASE WHEN g % 53 = 0 THEN NULL ELSE g % 700 END, g * 3
+	FROM generate_series(1, 60000) g');
 
 -- the outer side's pages: read, all-visible, kept copies read, left unread
 CREATE FUNCTION pg_temp.outer_pages(q text) RETURNS int8[]
@@ -94,13 +98,7 @@ SELECT ok(pg_temp.same(:'qfilt'), 'a filter that keeps few rows: PostgreSQL''s r
 -- took must still be read once the host reads them all.  (They were not,
 -- once: 3 of the table's 109 pages lost, on the CPU twin.)
 CREATE TABLE pcu (id int4, k int4);
-DO $$
-DECLARE
-	f text := current_setting('data_directory') || '/gpujoin_036_pcu.copy';
-BEGIN
-	EXECUTE format('COPY (SELECT g, g %% 700 FROM generate_series(1, 20000) g) TO %L', f);
-	EXECUTE format('COPY pcu FROM %L WITH (FREEZE)', f);
-END $$;
+SELECT pg_temp.copy_frozen('pcu', 'SELECT g, g % 700 FROM generate_series(1, 20000) g');
 \set qund 'SELECT u.id, i.w FROM pcu u JOIN pci i ON u.k = i.k WHERE u.k <> 5 AND u.id / (u.k - 5) > 2'
 SELECT ok(pg_temp.same(:'qund'), 'rows left undecided, nothing kept yet: PostgreSQL''s rows');
 SELECT ok(pg_temp.same(:'qund'), 'rows left undecided, every page kept: PostgreSQL''s rows');

@@ -23,7 +23,8 @@
 -- below's column); EXPLAIN VERBOSE's "Chain Keys" (integer keys packed
 -- on the device, a numeric one encoded on the host); the same with the
 -- chain off (stacked nodes, no "Chain:"); the levels' rows in EXPLAIN
--- ANALYZE; the chain running out of
+-- ANALYZE; the levels ordered by their estimated selectivities, whichever
+-- order the query names them in; the chain running out of
 -- device memory in its build (it comes apart into its joins) or in its
 -- count or retrieve (gpujoin.inject_fault: it goes on on the CPU twin
 -- after the matches it had taken); tables that do not fit the device
@@ -47,7 +48,7 @@
 -- (a snowflake's with the key of the level above), out of device memory, a
 -- partial GpuPreAgg on top.
 BEGIN;
-SELECT plan(158);
+SELECT plan(162);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -155,6 +156,25 @@ FROM got JOIN ref USING (name) ORDER BY name;
 SELECT ok(plan ~ ('Chain: ' || levels || ' joins in one pass'),
 	name || ': one chain of ' || levels || ' GPU joins')
 FROM got ORDER BY name;
+
+-- the order of the levels follows the estimated selectivities, not the
+-- order the query names the dimensions in: the join that drops most fact
+-- rows (d1's 12 keys of 1,200) is the lowest level, the one that keeps most
+-- (d3's 400 of 500) on top, so fewer rows go up between them
+CREATE TEMP TABLE qo (name text PRIMARY KEY, sql text);
+INSERT INTO qo VALUES
+	('the selective dimension named first',
+	 'SELECT f.id, d1.a, d3.c FROM f JOIN d1 ON f.k1 = d1.k JOIN d3 ON f.k3 = d3.k WHERE d1.k <= 12 AND d3.k <= 400'),
+	('the selective dimension named last',
+	 'SELECT f.id, d1.a, d3.c FROM f JOIN d3 ON f.k3 = d3.k JOIN d1 ON f.k1 = d1.k WHERE d3.k <= 400 AND d1.k <= 12');
+:postgres_join
+CREATE TEMP TABLE refo AS SELECT name, pg_temp.rows_digest(sql) AS digest FROM qo;
+:gpu_join
+SELECT ok(p ~ 'Chain: 2 joins in one pass' AND substring(p FROM 'Hash Cond: \(([^)]*)\)') = 'f.k3 = d3.k',
+	name || ': a chain of 2, the less selective join on top')
+FROM (SELECT name, pg_temp.plan(sql) AS p FROM qo) s ORDER BY name;
+SELECT is(pg_temp.rows_digest(sql), refo.digest, name || ': the same rows as PostgreSQL')
+FROM qo JOIN refo USING (name) ORDER BY name;
 
 -- left, semi and anti joins as levels: the device NULL-extends a row with
 -- no match (left), keeps a row once however many inner rows it matches

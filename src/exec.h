@@ -889,6 +889,7 @@ extern TupleTableSlot *GpuJoinChainExec(GpuJoinState *node, bool *handled);
 extern void GpuJoinChainRescan(GpuJoinState *node);
 extern void GpuJoinChainShutdown(GpuJoinState *node);
 extern void GpuJoinChainExplain(GpuJoinState *node, ExplainState *es);
+extern GpuJoinState **GpuJoinChainLevels(GpuJoinState *node, int *nlevels);
 
 /* exec_partition.c */
 extern void GpuJoinPlanPartitions(GpuJoinState *node);

@@ -1347,6 +1347,22 @@ GpuJoinChainShutdown(GpuJoinState *node)
 }
 
 /*
+ * The levels of the chain node runs as its top, the lowest first, and their
+ * number in *nlevels; NULL (and 0) when it runs none or the chain came apart
+ */
+GpuJoinState **
+GpuJoinChainLevels(GpuJoinState *node, int *nlevels)
+{
+	if (node->gj_Chain == NULL || node->gj_Chain->unchained)
+	{
+		*nlevels = 0;
+		return NULL;
+	}
+	*nlevels = node->gj_Chain->nlevels;
+	return node->gj_Chain->levels;
+}
+
+/*
  * EXPLAIN: on the top, the levels it runs; on a level, the top that runs
  * it
  */

@@ -218,6 +218,35 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
 }
 
 /*
+ * A relation a side reads as heap pages, as EXPLAIN names a Seq Scan's:
+ * schema-qualified under VERBOSE, its alias after it where it has one
+ */
+static void
+AppendHeapRelation(StringInfo buf, const GpuJoinHeapReader *reader, ExplainState *es)
+{
+	RangeTblEntry *rte = rt_fetch(reader->rti, es->rtable);
+	char	   *relname = get_rel_name(rte->relid);
+	char	   *refname = (char *) list_nth(es->rtable_names, reader->rti - 1);
+
+	if (es->verbose)
+		appendStringInfo(buf, "%s.", quote_identifier(get_namespace_name(get_rel_namespace(rte->relid))));
+	appendStringInfoString(buf, quote_identifier(relname));
+	if (refname != NULL && strcmp(refname, relname) != 0)
+		appendStringInfo(buf, " %s", quote_identifier(refname));
+}
+
+/* A side's relation, or where it is not read as heap pages, other_name */
+static void
+AppendSideName(StringInfo buf, const GpuJoinSide *side, const char *other_name,
+			   ExplainState *es)
+{
+	if (side->heap != NULL)
+		AppendHeapRelation(buf, side->heap, es);
+	else
+		appendStringInfoString(buf, other_name);
+}
+
+/*
  * "Outer Relation: r (heap pages)": a side the join reads itself (with
  * VERBOSE, schema-qualified, as EXPLAIN names a Seq Scan's relation);
  * "(heap pages, parallel)" when the processes of a parallel join share
@@ -230,20 +259,111 @@ static void
 ShowHeapSide(const char *label, const GpuJoinSide *side, bool by_tid, ExplainState *es)
 {
 	const GpuJoinHeapReader *reader = side->heap;
-	RangeTblEntry *rte = rt_fetch(reader->rti, es->rtable);
-	char	   *relname = get_rel_name(rte->relid);
-	char	   *refname = (char *) list_nth(es->rtable_names, reader->rti - 1);
 	StringInfoData buf;
 
 	initStringInfo(&buf);
-	if (es->verbose)
-		appendStringInfo(&buf, "%s.", quote_identifier(get_namespace_name(get_rel_namespace(rte->relid))));
-	appendStringInfoString(&buf, quote_identifier(relname));
-	if (refname != NULL && strcmp(refname, relname) != 0)
-		appendStringInfo(&buf, " %s", quote_identifier(refname));
+	AppendHeapRelation(&buf, reader, es);
 	appendStringInfo(&buf, " (heap pages%s%s)", reader->parallel ? ", parallel" : "",
 					 by_tid ? ", host columns fetched per match" : "");
 	ExplainPropertyText(label, buf.data, es);
+}
+
+/*
+ * The top of a chain (exec_chain.c) lists its levels, the lowest first, in
+ * the order the outer rows pass them: each one's join type, inner relation
+ * (for the lowest, its outer relation too), condition and variant, and
+ * under ANALYZE the rows that reached the level and those it handed up,
+ * summed over the processes.  The levels' own nodes below say the same, a
+ * node each, as stacked joins would; this is the chain read in one place.
+ * A level's expressions are deparsed against its own plan, its ancestors
+ * the levels above it and then the top's.
+ */
+static void
+ShowChainLevels(GpuJoinState *top, List *ancestors, ExplainState *es)
+{
+	static const char *const types[] = {
+		[JOIN_INNER] = "inner", [JOIN_LEFT] = "left", [JOIN_SEMI] = "semi", [JOIN_ANTI] = "anti",
+	};
+	static const char *const type_names[] = {	/* as the nodes' Join Type */
+		[JOIN_INNER] = "Inner", [JOIN_LEFT] = "Left", [JOIN_SEMI] = "Semi", [JOIN_ANTI] = "Anti",
+	};
+	int			nlevels;
+	GpuJoinState **levels = GpuJoinChainLevels(top, &nlevels);
+	List	   *level_ancestors[GJ_MAX_LEVELS];
+
+	if (nlevels == 0)
+		return;
+	level_ancestors[nlevels - 1] = ancestors;
+	for (int k = nlevels - 2; k >= 0; k--)
+		level_ancestors[k] = lcons(levels[k + 1]->css.ss.ps.plan, list_copy(level_ancestors[k + 1]));
+	ExplainOpenGroup("Chain Levels", "Chain Levels", false, es);
+	for (int k = 0; k < nlevels; k++)
+	{
+		GpuJoinState *level = levels[k];
+		CustomScan *cscan = (CustomScan *) level->css.ss.ps.plan;
+		List	   *context;
+		List	   *keys;
+		char	   *cond;
+		char	   *filter = NULL;
+		List	   *join_quals = list_nth(cscan->custom_exprs, GpuJoinExprsJoinQuals);
+		StringInfoData outer_name;
+		StringInfoData inner_name;
+		const char *variant;
+		GpuJoinCounters total;
+		ListCell   *lc;
+
+		Assert(level->gj_JoinType < lengthof(types) && types[level->gj_JoinType] != NULL);
+		context = set_deparse_context_plan(es->deparse_cxt, (Plan *) cscan, level_ancestors[k]);
+		keys = OuterSideFirst(list_nth(cscan->custom_exprs, GpuJoinExprsKeyClauses),
+							  list_nth(cscan->custom_private, GpuJoinPrivateOuterIsLeft));
+		cond = deparse_expression((Node *) make_ands_explicit(keys), context, true, false);
+		if (join_quals != NIL)
+			filter = deparse_expression((Node *) make_ands_explicit(join_quals), context, true, false);
+		GpuJoinCollectCounters(level, &total);
+		foreach(lc, level->gj_Workers)
+			AddCounters(&total, lfirst(lc));
+		initStringInfo(&outer_name);
+		if (k == 0)
+			AppendSideName(&outer_name, &level->gj_Outer, "its outer plan", es);
+		initStringInfo(&inner_name);
+		AppendSideName(&inner_name, &level->gj_Inner, "its inner plan", es);
+		variant = GpuJoinVariantName(level->gj_Spec.variant, level->gj_Spec.materialize);
+
+		if (es->format == EXPLAIN_FORMAT_TEXT)
+		{
+			StringInfoData buf;
+
+			initStringInfo(&buf);
+			if (k == 0)
+				appendStringInfo(&buf, "%s ", outer_name.data);
+			appendStringInfo(&buf, "%s join %s on %s", types[level->gj_JoinType], inner_name.data, cond);
+			if (filter != NULL)
+				appendStringInfo(&buf, " filter %s", filter);
+			appendStringInfo(&buf, ", %s", variant);
+			if (es->analyze)
+				appendStringInfo(&buf, ", rows in " INT64_FORMAT ", out " INT64_FORMAT,
+								 total.outer_rows, total.matches);
+			ExplainPropertyText(psprintf("Chain Level %d", k + 1), buf.data, es);
+			continue;
+		}
+		ExplainOpenGroup("Chain Level", NULL, true, es);
+		ExplainPropertyInteger("Level", NULL, k + 1, es);
+		ExplainPropertyText("Join Type", type_names[level->gj_JoinType], es);
+		if (k == 0)
+			ExplainPropertyText("Outer Relation", outer_name.data, es);
+		ExplainPropertyText("Inner Relation", inner_name.data, es);
+		ExplainPropertyText("Hash Cond", cond, es);
+		if (filter != NULL)
+			ExplainPropertyText("Join Filter", filter, es);
+		ExplainPropertyText("Variant", variant, es);
+		if (es->analyze)
+		{
+			ExplainPropertyInteger("Rows In", NULL, total.outer_rows, es);
+			ExplainPropertyInteger("Rows Out", NULL, total.matches, es);
+		}
+		ExplainCloseGroup("Chain Level", NULL, true, es);
+	}
+	ExplainCloseGroup("Chain Levels", "Chain Levels", false, es);
 }
 
 /* ANALYZE: what a heap side read, and the numerics its deform converted */
@@ -421,6 +541,7 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	ExplainPropertyText("Variant", GpuJoinVariantName(node->gj_Spec.variant,
 													  node->gj_Spec.materialize), es);
 	GpuJoinChainExplain(node, es);
+	ShowChainLevels(node, ancestors, es);
 	for (int i = 0; i < 2; i++)
 	{
 		const GpuJoinHeapReader *reader = (i == 0 ? node->gj_Outer : node->gj_Inner).heap;

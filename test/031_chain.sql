@@ -23,7 +23,8 @@
 -- below's column); EXPLAIN VERBOSE's "Chain Keys" (integer keys packed
 -- on the device, a numeric one encoded on the host); the same with the
 -- chain off (stacked nodes, no "Chain:"); the levels' rows in EXPLAIN
--- ANALYZE; the levels ordered by their estimated selectivities, whichever
+-- ANALYZE; the top's list of its levels (text, JSON, their rows under
+-- ANALYZE); the levels ordered by their estimated selectivities, whichever
 -- order the query names them in; the chain running out of
 -- device memory in its build (it comes apart into its joins) or in its
 -- count or retrieve (gpujoin.inject_fault: it goes on on the CPU twin
@@ -48,7 +49,7 @@
 -- (a snowflake's with the key of the level above), out of device memory, a
 -- partial GpuPreAgg on top.
 BEGIN;
-SELECT plan(162);
+SELECT plan(166);
 CREATE EXTENSION IF NOT EXISTS gpujoin;
 LOAD 'gpujoin';
 \ir helpers.psql
@@ -263,6 +264,57 @@ FROM an;
 SELECT is(pg_temp.plan_number(plan, 'Matches'), (SELECT three FROM counts),
 	'EXPLAIN ANALYZE: the top''s matches are the join''s rows')
 FROM an;
+
+-- ... and the top lists each level's rows in and out, the lowest first, as
+-- the level's own node counts them
+SELECT is((SELECT string_agg(m[1] || '/' || m[2], ' ' ORDER BY i)
+		   FROM regexp_matches(plan, 'Chain Level \d: [^\n]*, rows in (\d+), out (\d+)', 'g') WITH ORDINALITY AS x(m, i)),
+		  (SELECT string_agg(m[1] || '/' || m[2], ' ' ORDER BY i DESC)
+		   FROM regexp_matches(plan, 'Outer Rows: (\d+)  Matches: (\d+)', 'g') WITH ORDINALITY AS x(m, i)),
+	'EXPLAIN ANALYZE: the top lists the levels'' rows in and out, the lowest first')
+FROM an;
+
+-- EXPLAIN: the top of every chain lists its levels, the lowest first, each
+-- with its join type, relations, condition and variant as its own node
+-- shows them (text), and the same as a "Chain Levels" group (JSON)
+CREATE TEMP TABLE level_nodes AS
+SELECT name, row_number() OVER (PARTITION BY name ORDER BY i DESC) AS k,
+	   substring(s FROM 'Hash Cond: ([^\n]*)') AS cond,
+	   lower(coalesce(substring(s FROM 'Join Type: (\w+)'), 'inner')) AS type,
+	   substring(s FROM 'Variant: ([^\n]*)') AS variant,
+	   substring(s FROM 'Join Filter: ([^\n]*)') AS filter,
+	   substring(s FROM 'Outer Relation: ([^\n]*) \(heap pages') AS outer_rel,
+	   substring(s FROM 'Inner Relation: ([^\n]*) \(heap pages') AS inner_rel
+FROM got, regexp_split_to_table(plan, 'Custom Scan \(Gpu') WITH ORDINALITY AS x(s, i)
+WHERE plan ~ 'Chain: \d joins in one pass' AND s ~ '\n\s+Chain: (\d joins in one pass|a level)';
+CREATE TEMP TABLE level_lines AS
+SELECT name, m[1]::bigint AS k, m[2] AS line FROM got, regexp_matches(plan, 'Chain Level (\d): ([^\n]*)', 'g') AS m;
+CREATE TEMP TABLE chain_levels AS
+SELECT sum((regexp_match(plan, 'Chain: (\d) joins in one pass'))[1]::int)::bigint AS n FROM got;
+SELECT is((SELECT count(*) FROM level_lines), n, 'EXPLAIN: the tops list as many levels as their chains have')
+FROM chain_levels;
+SELECT is((SELECT count(*) FROM level_nodes JOIN level_lines USING (name, k)
+		   WHERE line = CASE WHEN k = 1 THEN coalesce(outer_rel, 'its outer plan') || ' ' ELSE '' END ||
+						type || ' join ' || coalesce(inner_rel, 'its inner plan') || ' on ' || cond ||
+						coalesce(' filter ' || filter, '') || ', ' || variant),
+		  n, 'EXPLAIN: each level listed as its node shows it, the lowest first')
+FROM chain_levels;
+CREATE FUNCTION pg_temp.plan_json(q text) RETURNS jsonb
+LANGUAGE plpgsql AS $f$
+DECLARE
+	r json;
+BEGIN
+	EXECUTE 'EXPLAIN (FORMAT JSON, COSTS OFF) ' || q INTO r;
+	RETURN r::jsonb;
+END
+$f$;
+SELECT is((SELECT string_agg(concat_ws(':', l->>'Level', l->>'Join Type', l->>'Inner Relation', l->>'Hash Cond', l->>'Variant'),
+								' ' ORDER BY (l->>'Level')::int)
+		   FROM jsonb_array_elements(jsonb_path_query_first(pg_temp.plan_json(sql), 'strict $.**."Chain Levels"')) AS l),
+		  (SELECT string_agg(concat_ws(':', k, initcap(type), inner_rel, cond, variant), ' ' ORDER BY k)
+		   FROM level_nodes WHERE level_nodes.name = q.name),
+	'EXPLAIN (FORMAT JSON): the top''s Chain Levels, one object a level')
+FROM q WHERE name = 'star of 4, date key';
 
 -- out of device memory in the chain's build: the chain comes apart into
 -- its joins (each then falls back on its own); in its count or retrieve:

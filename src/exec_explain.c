@@ -217,6 +217,12 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
 	GpuJoinAddStats(&sum->stats, &add->stats);
 }
 
+/* EXPLAIN's Join Type of the joins a GPU join runs */
+static const char *const join_type_names[] = {
+	[JOIN_INNER] = "Inner", [JOIN_LEFT] = "Left", [JOIN_FULL] = "Full", [JOIN_RIGHT] = "Right",
+	[JOIN_SEMI] = "Semi", [JOIN_ANTI] = "Anti",
+};
+
 /*
  * A relation a side reads as heap pages, as EXPLAIN names a Seq Scan's:
  * schema-qualified under VERBOSE, its alias after it where it has one
@@ -281,12 +287,6 @@ ShowHeapSide(const char *label, const GpuJoinSide *side, bool by_tid, ExplainSta
 static void
 ShowChainLevels(GpuJoinState *top, List *ancestors, ExplainState *es)
 {
-	static const char *const types[] = {
-		[JOIN_INNER] = "inner", [JOIN_LEFT] = "left", [JOIN_SEMI] = "semi", [JOIN_ANTI] = "anti",
-	};
-	static const char *const type_names[] = {	/* as the nodes' Join Type */
-		[JOIN_INNER] = "Inner", [JOIN_LEFT] = "Left", [JOIN_SEMI] = "Semi", [JOIN_ANTI] = "Anti",
-	};
 	int			nlevels;
 	GpuJoinState **levels = GpuJoinChainLevels(top, &nlevels);
 	List	   *level_ancestors[GJ_MAX_LEVELS];
@@ -306,13 +306,13 @@ ShowChainLevels(GpuJoinState *top, List *ancestors, ExplainState *es)
 		char	   *cond;
 		char	   *filter = NULL;
 		List	   *join_quals = list_nth(cscan->custom_exprs, GpuJoinExprsJoinQuals);
+		const char *type = join_type_names[level->gj_JoinType];
 		StringInfoData outer_name;
 		StringInfoData inner_name;
 		const char *variant;
 		GpuJoinCounters total;
 		ListCell   *lc;
 
-		Assert(level->gj_JoinType < lengthof(types) && types[level->gj_JoinType] != NULL);
 		context = set_deparse_context_plan(es->deparse_cxt, (Plan *) cscan, level_ancestors[k]);
 		keys = OuterSideFirst(list_nth(cscan->custom_exprs, GpuJoinExprsKeyClauses),
 							  list_nth(cscan->custom_private, GpuJoinPrivateOuterIsLeft));
@@ -336,7 +336,8 @@ ShowChainLevels(GpuJoinState *top, List *ancestors, ExplainState *es)
 			initStringInfo(&buf);
 			if (k == 0)
 				appendStringInfo(&buf, "%s ", outer_name.data);
-			appendStringInfo(&buf, "%s join %s on %s", types[level->gj_JoinType], inner_name.data, cond);
+			appendStringInfo(&buf, "%c%s join %s on %s", pg_tolower((unsigned char) type[0]), type + 1,
+							 inner_name.data, cond);
 			if (filter != NULL)
 				appendStringInfo(&buf, " filter %s", filter);
 			appendStringInfo(&buf, ", %s", variant);
@@ -348,7 +349,7 @@ ShowChainLevels(GpuJoinState *top, List *ancestors, ExplainState *es)
 		}
 		ExplainOpenGroup("Chain Level", NULL, true, es);
 		ExplainPropertyInteger("Level", NULL, k + 1, es);
-		ExplainPropertyText("Join Type", type_names[level->gj_JoinType], es);
+		ExplainPropertyText("Join Type", type, es);
 		if (k == 0)
 			ExplainPropertyText("Outer Relation", outer_name.data, es);
 		ExplainPropertyText("Inner Relation", inner_name.data, es);
@@ -530,14 +531,7 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 								 list_nth(cscan->custom_private, GpuJoinPrivateOuterIsLeft)),
 				  context, useprefix, es);
 	if (node->gj_JoinType != JOIN_INNER)
-	{
-		static const char *const names[] = {
-			[JOIN_LEFT] = "Left", [JOIN_FULL] = "Full", [JOIN_RIGHT] = "Right",
-			[JOIN_SEMI] = "Semi", [JOIN_ANTI] = "Anti",
-		};
-
-		ExplainPropertyText("Join Type", names[node->gj_JoinType], es);
-	}
+		ExplainPropertyText("Join Type", join_type_names[node->gj_JoinType], es);
 	ExplainPropertyText("Variant", GpuJoinVariantName(node->gj_Spec.variant,
 													  node->gj_Spec.materialize), es);
 	GpuJoinChainExplain(node, es);

@@ -46,17 +46,19 @@ ShowRowsRemoved(const char *qlabel, CustomScanState *css, ExplainState *es)
 /*
  * Show expressions the way explain.c's show_qual does
  */
+static char *
+DeparseExprs(List *exprs, List *context, bool useprefix)
+{
+	return deparse_expression((Node *) make_ands_explicit(exprs), context, useprefix, false);
+}
+
 static void
 ShowExprs(const char *qlabel, List *exprs, List *context, bool useprefix,
 		  ExplainState *es)
 {
-	char	   *exprstr;
-
 	if (exprs == NIL)
 		return;
-	exprstr = deparse_expression((Node *) make_ands_explicit(exprs), context,
-								 useprefix, false);
-	ExplainPropertyText(qlabel, exprstr, es);
+	ExplainPropertyText(qlabel, DeparseExprs(exprs, context, useprefix), es);
 }
 
 /*
@@ -217,6 +219,21 @@ AddCounters(GpuJoinCounters *sum, const GpuJoinCounters *add)
 	GpuJoinAddStats(&sum->stats, &add->stats);
 }
 
+/*
+ * This process's counters (leader) and their sum with those the workers
+ * left (total)
+ */
+static void
+SumCounters(GpuJoinState *node, GpuJoinCounters *leader, GpuJoinCounters *total)
+{
+	ListCell   *lc;
+
+	GpuJoinCollectCounters(node, leader);
+	*total = *leader;
+	foreach(lc, node->gj_Workers)
+		AddCounters(total, lfirst(lc));
+}
+
 /* EXPLAIN's Join Type of the joins a GPU join runs */
 static const char *const join_type_names[] = {
 	[JOIN_INNER] = "Inner", [JOIN_LEFT] = "Left", [JOIN_FULL] = "Full", [JOIN_RIGHT] = "Right",
@@ -310,18 +327,16 @@ ShowChainLevels(GpuJoinState *top, List *ancestors, ExplainState *es)
 		StringInfoData outer_name;
 		StringInfoData inner_name;
 		const char *variant;
+		GpuJoinCounters leader;
 		GpuJoinCounters total;
-		ListCell   *lc;
 
 		context = set_deparse_context_plan(es->deparse_cxt, (Plan *) cscan, level_ancestors[k]);
 		keys = OuterSideFirst(list_nth(cscan->custom_exprs, GpuJoinExprsKeyClauses),
 							  list_nth(cscan->custom_private, GpuJoinPrivateOuterIsLeft));
-		cond = deparse_expression((Node *) make_ands_explicit(keys), context, true, false);
+		cond = DeparseExprs(keys, context, true);
 		if (join_quals != NIL)
-			filter = deparse_expression((Node *) make_ands_explicit(join_quals), context, true, false);
-		GpuJoinCollectCounters(level, &total);
-		foreach(lc, level->gj_Workers)
-			AddCounters(&total, lfirst(lc));
+			filter = DeparseExprs(join_quals, context, true);
+		SumCounters(level, &leader, &total);
 		initStringInfo(&outer_name);
 		if (k == 0)
 			AppendSideName(&outer_name, &level->gj_Outer, "its outer plan", es);
@@ -511,15 +526,11 @@ ExplainGpuJoin(CustomScanState *css, List *ancestors, ExplainState *es)
 	GpuJoinCounters total;
 	List	   *context;
 	bool		useprefix;
-	ListCell   *lc;
 
 	context = set_deparse_context_plan(es->deparse_cxt, (Plan *) cscan, ancestors);
 	useprefix = list_length(es->rtable) > 1 || es->verbose;
 
-	GpuJoinCollectCounters(node, &leader);
-	total = leader;
-	foreach(lc, node->gj_Workers)
-		AddCounters(&total, lfirst(lc));
+	SumCounters(node, &leader, &total);
 
 	/* a theta join's conditions as written, like a nested loop's Join Filter */
 	if (node->gj_Strategy == GPUJOIN_STRATEGY_THETA)
